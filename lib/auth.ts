@@ -1,0 +1,107 @@
+// API keys and users (resource-api §5). Keys are 160 random bits shown once; only sha256(key) is stored.
+// A fast hash is enough here: the keys are random, not passwords, so there is nothing to brute-force,
+// and the hash doubles as the lookup index for `Bearer <key>`.
+import { createHash, randomBytes } from 'node:crypto'
+import { sql, type Kysely } from 'kysely'
+import type { DB } from '../schemas/index.js'
+
+export interface AuthUser {
+  id: number
+  username: string
+  is_superuser: boolean
+  /** §6: the permission row's location, else the lowest-id root, else null. */
+  top_lvl_location_id: number | null
+  /** Non-superuser with a permission row: reads and writes are limited to that subtree. */
+  restricted: boolean
+  key_id: number
+}
+
+export const newApiKey = () => randomBytes(20).toString('hex')
+export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex')
+
+export type Credentials = { username?: string; key: string }
+
+/** Parses `ApiKey <username>:<key>` or `Bearer <key>`; undefined when the header is malformed. */
+export function parseAuthorization(header: string | undefined): Credentials | undefined {
+  if (!header) return undefined
+  const apiKey = /^ApiKey\s+(.+):([^:]+)$/i.exec(header.trim())
+  if (apiKey) return { username: apiKey[1], key: apiKey[2] }
+  const bearer = /^Bearer\s+(\S+)$/i.exec(header.trim())
+  if (bearer) return { key: bearer[1] }
+  return undefined
+}
+
+/** One round trip: key → active user, permission and top-level location. */
+export async function findUserByKey(db: Kysely<DB>, credentials: Credentials): Promise<AuthUser | undefined> {
+  const row = await db
+    .selectFrom('api_key as k')
+    .innerJoin('auth_user as u', 'u.id', 'k.user_id')
+    .leftJoin('location_permission as lp', 'lp.user_id', 'u.id')
+    .select([
+      'u.id',
+      'u.username',
+      'u.is_superuser',
+      'u.is_active',
+      'k.id as key_id',
+      'lp.top_lvl_location_id as permission_location_id',
+      sql<number | null>`coalesce(lp.top_lvl_location_id,
+        (select min(id) from location where parent_location_id is null))`.as('top_lvl_location_id'),
+    ])
+    .where('k.key_hash', '=', hashKey(credentials.key))
+    .executeTakeFirst()
+  if (!row || !row.is_active) return undefined
+  if (credentials.username !== undefined && credentials.username !== row.username) return undefined
+  return {
+    id: row.id,
+    username: row.username,
+    is_superuser: row.is_superuser,
+    top_lvl_location_id: row.top_lvl_location_id,
+    restricted: !row.is_superuser && row.permission_location_id !== null,
+    key_id: row.key_id,
+  }
+}
+
+/** Stores a new key for the user and returns it in clear, the only time it is ever visible. */
+export async function createApiKey(db: Kysely<DB>, userId: number, key = newApiKey()): Promise<string> {
+  await db.insertInto('api_key').values({ user_id: userId, key_hash: hashKey(key) }).execute()
+  return key
+}
+
+export async function createUser(
+  db: Kysely<DB>,
+  user: { username: string; is_superuser?: boolean; email?: string },
+): Promise<number> {
+  const { id } = await db
+    .insertInto('auth_user')
+    .values({
+      username: user.username,
+      email: user.email ?? '',
+      is_superuser: user.is_superuser ?? false,
+      is_staff: user.is_superuser ?? false,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  return id
+}
+
+/** Revokes one key (by its clear text) or every key of a user; returns how many were removed. */
+export async function revokeKeys(db: Kysely<DB>, target: { key?: string; username?: string }): Promise<number> {
+  let query = db.deleteFrom('api_key')
+  if (target.key) query = query.where('key_hash', '=', hashKey(target.key))
+  else if (target.username) {
+    query = query.where('user_id', 'in', db.selectFrom('auth_user').select('id').where('username', '=', target.username))
+  } else return 0
+  const result = await query.executeTakeFirst()
+  return Number(result.numDeletedRows)
+}
+
+const lastTouched = new Map<number, number>()
+
+/** Records use of a key and the user's last login, at most once a minute per key. */
+export async function touchKey(db: Kysely<DB>, user: AuthUser, now = Date.now()): Promise<void> {
+  const previous = lastTouched.get(user.key_id)
+  if (previous !== undefined && now - previous < 60_000) return
+  lastTouched.set(user.key_id, now)
+  await db.updateTable('api_key').set({ last_used_at: sql`now()` }).where('id', '=', user.key_id).execute()
+  await db.updateTable('auth_user').set({ last_login: sql`now()` }).where('id', '=', user.id).execute()
+}

@@ -1,0 +1,90 @@
+// Column helpers: each returns a TypeBox schema that carries, besides its JSON-Schema constraints,
+// the column metadata that the dispatcher, /schema, OpenAPI and the Kysely types are derived from.
+// The static type is the Kysely column type, so `Static<typeof Table>` is a Kysely row.
+import { Type, type TSchema, type TUnsafe, type TObject, type TProperties } from '@sinclair/typebox'
+import type { ColumnType, Generated } from 'kysely'
+
+export type ColumnKind = 'integer' | 'float' | 'string' | 'boolean' | 'date' | 'datetime' | 'json' | 'related'
+export type OnDelete = 'restrict' | 'cascade' | 'set null'
+
+export interface ColumnMeta {
+  kind: ColumnKind
+  nullable: boolean
+  readonly: boolean
+  primaryKey: boolean
+  unique: boolean
+  /** Default applied by the database; undefined = none. Shown by /schema. */
+  default?: unknown
+  /** Target table of a foreign key. */
+  references?: string
+  onDelete?: OnDelete
+  maxLength?: number
+  enum?: readonly string[]
+  pattern?: string
+}
+
+export const COLUMN = 'x-column'
+
+export interface TableMeta {
+  name: string
+  /** Composite unique constraints, for readable 409 messages. */
+  unique?: string[][]
+}
+export const TABLE = 'x-table'
+
+type Opts = Partial<Omit<ColumnMeta, 'kind'>>
+
+function column<T>(base: TSchema, kind: ColumnKind, opts: Opts = {}): TUnsafe<T> {
+  const meta: ColumnMeta = { kind, nullable: false, readonly: false, primaryKey: false, unique: false, ...opts }
+  const schema: Record<string, unknown> = { ...base, [COLUMN]: meta }
+  if (meta.nullable) schema.nullable = true
+  if (meta.readonly) schema.readOnly = true
+  if (meta.enum) schema.enum = [...meta.enum]
+  if (meta.maxLength !== undefined) schema.maxLength = meta.maxLength
+  if (meta.pattern !== undefined) schema.pattern = meta.pattern
+  if (meta.default !== undefined) schema.default = meta.default
+  return Type.Unsafe<T>(schema)
+}
+
+type Nullable<T, O extends Opts> = O extends { nullable: true } ? T | null : T
+/** A column the database fills in when omitted (default, serial, now()). */
+type Defaulted<T, O extends Opts> = O extends { default: unknown } ? Generated<T> : O extends { readonly: true } ? Generated<T> : T
+
+export const col = {
+  id: () => column<Generated<number>>(Type.Integer(), 'integer', { primaryKey: true, unique: true, readonly: true }),
+  integer: <O extends Opts>(opts?: O) => column<Defaulted<Nullable<number, O>, O>>(Type.Integer(), 'integer', opts),
+  float: <O extends Opts>(opts?: O) => column<Defaulted<Nullable<number, O>, O>>(Type.Number(), 'float', opts),
+  string: <O extends Opts>(opts?: O) => column<Defaulted<Nullable<string, O>, O>>(Type.String(), 'string', opts),
+  boolean: <O extends Opts>(opts?: O) => column<Defaulted<Nullable<boolean, O>, O>>(Type.Boolean(), 'boolean', opts),
+  date: <O extends Opts>(opts?: O) => column<Defaulted<Nullable<string, O>, O>>(Type.String({ format: 'date' }), 'date', opts),
+  datetime: <O extends Opts>(opts?: O) =>
+    column<Defaulted<Nullable<string, O>, O>>(Type.String({ format: 'date-time' }), 'datetime', opts),
+  /** `created_at timestamptz NOT NULL DEFAULT now()`, never written by clients. */
+  createdAt: () =>
+    column<ColumnType<string, string | undefined, string>>(Type.String({ format: 'date-time' }), 'datetime', {
+      readonly: true,
+      default: 'now()',
+    }),
+  json: <O extends Opts>(opts?: O) => column<Defaulted<Nullable<unknown, O>, O>>(Type.Unknown(), 'json', opts),
+  /** Foreign key to `table.id`. */
+  fk: <O extends Opts>(table: string, opts?: O) =>
+    column<Defaulted<Nullable<number, O>, O>>(Type.Integer(), 'related', { onDelete: 'restrict', ...opts, references: table }),
+}
+
+export function table<P extends TProperties>(name: string, properties: P, meta: Omit<TableMeta, 'name'> = {}): TObject<P> {
+  return Type.Object(properties, { title: name, [TABLE]: { name, ...meta } })
+}
+
+export function columnMeta(schema: TSchema): ColumnMeta {
+  const meta = (schema as Record<string, unknown>)[COLUMN] as ColumnMeta | undefined
+  if (!meta) throw new Error('schema is not a column')
+  return meta
+}
+
+export function tableMeta(schema: TObject): TableMeta {
+  return (schema as unknown as Record<string, TableMeta>)[TABLE]
+}
+
+export function columnsOf(schema: TObject): Record<string, ColumnMeta> {
+  return Object.fromEntries(Object.entries(schema.properties).map(([name, s]) => [name, columnMeta(s)]))
+}

@@ -1,0 +1,45 @@
+// Configuration from environment variables, validated by one TypeBox schema (README "Configuration").
+import { Type, type Static } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+
+const Integer = (def: number, minimum = 0) => Type.Integer({ default: def, minimum })
+
+export const ConfigSchema = Type.Object({
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  HOST: Type.String({ default: '127.0.0.1' }),
+  PORT: Integer(3000),
+  DATA_DIR: Type.String({ default: './.data' }),
+  MAX_UPLOAD_BYTES: Integer(52_428_800, 1),
+  BODY_LIMIT_BYTES: Integer(10_485_760, 1),
+  DISTRICT_TYPE_NAME: Type.String({ default: 'District' }),
+  CORS_ORIGIN: Type.String({ default: '*' }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  ADMIN_API_KEY: Type.Optional(Type.String({ pattern: '^[0-9a-f]{40}$' })),
+  DEMO_DATA: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '1' }),
+})
+
+export type Config = Static<typeof ConfigSchema>
+
+const NUMERIC = new Set(['PORT', 'MAX_UPLOAD_BYTES', 'BODY_LIMIT_BYTES'])
+
+export class ConfigError extends Error {}
+
+/** Reads the known variables from `env`, applies defaults and fails naming the first bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
+  const raw: Record<string, unknown> = {}
+  for (const key of Object.keys(ConfigSchema.properties)) {
+    const value = env[key]
+    if (value === undefined || value === '') continue
+    raw[key] = NUMERIC.has(key) && /^-?\d+$/.test(value) ? Number(value) : value
+  }
+  const config = Value.Default(ConfigSchema, { ...raw, ...overrides }) as Config
+  const error = Value.Errors(ConfigSchema, config).First()
+  if (error) {
+    const name = error.path.replace(/^\//, '')
+    throw new ConfigError(`Invalid environment variable ${name}=${JSON.stringify(error.value)}: ${error.message}`)
+  }
+  return config
+}

@@ -1,0 +1,253 @@
+// The generic operations behind every model resource: list, detail, create, update, delete.
+// This is where HTTP-level rules meet SQL; resources only add hooks.
+import { sql, type Expression, type Kysely, type SqlBool } from 'kysely'
+import { tables } from '../schemas/index.js'
+import { columnsOf } from './columns.js'
+import { ApiError, badRequest, notFound, validationError } from './errors.js'
+import { parseFilters, ref, resolveField, resolveRelationPath } from './filters.js'
+import { relationsOf, type Context, type ListQuery, type Resource, type Row } from './resource.js'
+import { coerceBody, checkRequiredFields, type BodyEncoding } from './body.js'
+
+export const DEFAULT_LIMIT = 1000
+export const MAX_LIMIT = 100_000
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export const dynamic = (ctx: Context) => ctx.db as unknown as Kysely<any>
+
+/** The locations a restricted user may reach: their top-level location's subtree (§6). */
+export function permittedLocations(ctx: Context) {
+  return sql`(select lt.location_id from location_tree lt where lt.parent_location_id = ${ctx.user.top_lvl_location_id})`
+}
+
+/** Adds LEFT JOINs for relation paths (deduplicated, prefixes first). Aliases are the path joined by `__`. */
+export function withJoins(query: ListQuery, resource: Resource, paths: string[][]): ListQuery {
+  const done = new Set<string>()
+  for (const path of paths) {
+    let relations = resource.relations
+    let from = 't'
+    for (let i = 0; i < path.length; i++) {
+      const relation = relations[path[i]]
+      const alias = path.slice(0, i + 1).join('__')
+      if (!done.has(alias)) {
+        done.add(alias)
+        query = query.leftJoin(`${relation.table} as ${alias}`, `${alias}.id`, `${from}.${relation.column}`)
+      }
+      relations = relationsOf(columnsOf(tables[relation.table as keyof typeof tables]))
+      from = alias
+    }
+  }
+  return query
+}
+
+/** Base read of a model resource: its table as `t`, limited to the requester's locations when restricted. */
+export function baseQuery(ctx: Context): ListQuery {
+  const { resource } = ctx
+  let query = dynamic(ctx).selectFrom(`${resource.table} as t`)
+  if (ctx.user.restricted && resource.location_column) {
+    query = query.where(sql.ref(`t.${resource.location_column}`), 'in', permittedLocations(ctx))
+  }
+  return query
+}
+
+/** Select list for `fields` (query_fields names), with the joins they need. */
+function project(query: ListQuery, resource: Resource, fields: string[]): ListQuery {
+  const paths: string[][] = []
+  const selections = fields.map((name) => {
+    const field = resolveField(resource, name)
+    if (!field) throw new Error(`query field ${name} of ${resource.name} does not resolve`)
+    if (field.path.length) paths.push(field.path)
+    return sql`${ref(field)}`.as(name)
+  })
+  return withJoins(query, resource, paths).select(selections)
+}
+
+export interface ListOptions {
+  limit: number
+  offset: number
+  order: Array<{ field: string; desc: boolean }>
+  fields: string[]
+  filters: Array<[string, string[]]>
+}
+
+/** The list read of §9: filters, the resource's list hook, ordering, one page and the total count. */
+export async function listRows(ctx: Context, options: ListOptions): Promise<{ rows: Row[]; total: number; meta: Row }> {
+  const { resource } = ctx
+  const filters = parseFilters(resource, options.filters)
+  if (resource.hooks.listRows) {
+    const result = await resource.hooks.listRows(ctx, options)
+    return { ...result, meta: result.meta ?? {} }
+  }
+  let query = withJoins(baseQuery(ctx), resource, filters.joins)
+  for (const condition of filters.conditions) query = query.where(condition)
+  let meta: Row = {}
+  if (resource.hooks.list) ({ query, meta = {} } = await resource.hooks.list(ctx, query))
+
+  const orderPaths: string[][] = []
+  for (const { field: name, desc } of options.order) {
+    const field = resolveField(resource, name)!
+    if (field.path.length) orderPaths.push(field.path)
+    query = query.orderBy(ref(field), desc ? 'desc' : 'asc')
+  }
+  // Ordering by a join field needs the join even when the projection leaves it out.
+  query = withJoins(query, resource, orderPaths)
+  query = project(query, resource, options.fields)
+    .select(sql<number>`count(*) over ()`.as('__total'))
+    .limit(options.limit)
+    .offset(options.offset)
+  const rows = (await query.execute()) as Row[]
+  let total = rows.length ? Number(rows[0].__total) : 0
+  if (!rows.length && options.offset > 0) {
+    // Past the last page the window function has no row to ride on: count separately.
+    let count = withJoins(baseQuery(ctx), resource, filters.joins)
+    for (const condition of filters.conditions) count = count.where(condition)
+    if (resource.hooks.list) count = (await resource.hooks.list(ctx, count)).query
+    const result = await count.select(sql<number>`count(*)`.as('n')).executeTakeFirst()
+    total = Number(result?.n ?? 0)
+  }
+  for (const row of rows) delete row.__total
+  return { rows, total, meta }
+}
+
+/** The stored row (every column) or undefined; restricted users do not see rows outside their subtree. */
+export async function findRow(ctx: Context, id: number): Promise<Row | undefined> {
+  return (await baseQuery(ctx).selectAll('t').where('t.id', '=', id).executeTakeFirst()) as Row | undefined
+}
+
+/** §9 detail representation: every column, the join fields of query_fields, synthetic fields, extras. */
+export async function readDetail(ctx: Context, id: number, { extras = true } = {}): Promise<Row> {
+  const { resource } = ctx
+  const columns = Object.keys(resource.columns)
+  const derived = resource.query_fields.filter((f) => !(f in resource.columns))
+  const row = (await project(baseQuery(ctx), resource, [...columns, ...derived])
+    .where('t.id', '=', id)
+    .executeTakeFirst()) as Row | undefined
+  if (!row) throw notFound(ctx.urlName, id)
+  return extras && resource.hooks.detail ? resource.hooks.detail(ctx, row) : row
+}
+
+/** JSON columns travel as JSON text: node-postgres would turn a JS array into a PostgreSQL array. */
+function toDatabase(resource: Resource, values: Row): Row {
+  const out: Row = { ...values }
+  for (const [key, value] of Object.entries(values)) {
+    if (resource.columns[key]?.kind === 'json' && value !== null && value !== undefined) out[key] = JSON.stringify(value)
+  }
+  return out
+}
+
+export async function createRow(ctx: Context, body: Row, encoding: BodyEncoding): Promise<Row> {
+  const { resource } = ctx
+  checkRequiredFields(resource, body)
+  let values = coerceBody(resource, body, encoding)
+  values = (await resource.hooks.beforeWrite?.(ctx, values)) ?? values
+  const insert = dynamic(ctx).insertInto(resource.table!)
+  const { id } = (await (Object.keys(values).length ? insert.values(toDatabase(resource, values)) : insert.defaultValues())
+    .returning('id')
+    .executeTakeFirstOrThrow()) as { id: number }
+  if (resource.hooks.afterWrite) await resource.hooks.afterWrite(ctx, (await findRow(ctx, id))!)
+  return readDetail(ctx, id, { extras: false })
+}
+
+export async function updateRow(ctx: Context, id: number, body: Row, encoding: BodyEncoding): Promise<Row> {
+  const { resource } = ctx
+  const existing = await findRow(ctx, id)
+  if (!existing) throw notFound(ctx.urlName, id)
+  if (body.id !== undefined && body.id !== null && String(body.id) !== String(id)) {
+    throw validationError('id', 'must match the id in the URL')
+  }
+  let values = coerceBody(resource, body, encoding)
+  values = (await resource.hooks.beforeWrite?.(ctx, values, existing)) ?? values
+  if (Object.keys(values).length) {
+    await dynamic(ctx).updateTable(resource.table!).set(toDatabase(resource, values)).where('id', '=', id).execute()
+  }
+  if (resource.hooks.afterWrite) await resource.hooks.afterWrite(ctx, (await findRow(ctx, id))!, existing)
+  return readDetail(ctx, id, { extras: false })
+}
+
+interface Reference {
+  table: string
+  column: string
+}
+
+/** Foreign keys that block a delete of `table` rows (those the database does not cascade itself). */
+export function blockingReferences(table: string): Reference[] {
+  const references: Reference[] = []
+  for (const [name, schema] of Object.entries(tables)) {
+    for (const [column, meta] of Object.entries(columnsOf(schema))) {
+      if (meta.references === table && meta.onDelete === 'restrict') references.push({ table: name, column })
+    }
+  }
+  return references
+}
+
+export async function countDependents(ctx: Context, table: string, ids: number[]): Promise<Record<string, number>> {
+  const dependents: Record<string, number> = {}
+  for (const { table: child, column } of blockingReferences(table)) {
+    const row = await dynamic(ctx)
+      .selectFrom(child)
+      .select(sql<number>`count(*)`.as('n'))
+      .where(column, 'in', ids)
+      .executeTakeFirst()
+    const n = Number(row?.n ?? 0)
+    if (n) dependents[child] = (dependents[child] ?? 0) + n
+  }
+  return dependents
+}
+
+/** Deletes rows and, depth first, every row that references them. Returns the deleted rows by table. */
+export async function deleteCascade(
+  ctx: Context,
+  table: string,
+  ids: number[],
+  deleted = new Map<string, Row[]>(),
+): Promise<Map<string, Row[]>> {
+  if (!ids.length) return deleted
+  for (const { table: child, column } of blockingReferences(table)) {
+    const children = await dynamic(ctx).selectFrom(child).select('id').where(column, 'in', ids).execute()
+    await deleteCascade(ctx, child, children.map((r) => r.id as number), deleted)
+  }
+  const rows = (await dynamic(ctx).deleteFrom(table).where('id', 'in', ids).returningAll().execute()) as Row[]
+  deleted.set(table, [...(deleted.get(table) ?? []), ...rows])
+  return deleted
+}
+
+export function dependentsError(resourceName: string, id: number, dependents: Record<string, number>): ApiError {
+  const list = Object.entries(dependents).map(([t, n]) => `${n} ${t} row(s)`).join(', ')
+  return new ApiError(
+    409,
+    'HAS_DEPENDENTS',
+    `Cannot delete ${resourceName} ${id}: referenced by ${list}. Add ?cascade=true to delete them too`,
+    { dependents },
+  )
+}
+
+/**
+ * §11.5: deletes one row (404 if absent), refusing with 409 while other rows reference it unless
+ * `cascade`; then runs the afterDelete hooks of every table that lost rows.
+ */
+export async function deleteRow(
+  ctx: Context,
+  id: number,
+  cascade: boolean,
+  afterDelete: (table: string, rows: Row[]) => Promise<void>,
+): Promise<void> {
+  const { resource } = ctx
+  const existing = await findRow(ctx, id)
+  if (!existing) throw notFound(ctx.urlName, id)
+  await resource.hooks.beforeDelete?.(ctx, existing)
+  if (!cascade) {
+    const dependents = await countDependents(ctx, resource.table!, [id])
+    if (Object.keys(dependents).length) throw dependentsError(ctx.urlName, id, dependents)
+  }
+  const deleted = await deleteCascade(ctx, resource.table!, [id])
+  for (const [table, rows] of deleted) await afterDelete(table, rows)
+}
+
+/** `DELETE /<r>/?indicator_id=X` for resources that declare it (D13). */
+export async function deleteWhere(ctx: Context, column: string, value: string): Promise<Row[]> {
+  const field = resolveRelationPath(ctx.resource, [column])
+  if (!field) throw badRequest('UNKNOWN_FILTER', `The '${column}' field does not allow filtering.`)
+  const { conditions } = parseFilters(ctx.resource, [[column, [value]]])
+  let query = dynamic(ctx).deleteFrom(`${ctx.resource.table!} as t`)
+  for (const c of conditions as Expression<SqlBool>[]) query = query.where(c)
+  return (await query.returningAll().execute()) as Row[]
+}

@@ -1,0 +1,98 @@
+// The data layer: one Kysely instance over either an embedded PGlite database (no DATABASE_URL) or a
+// PostgreSQL server (DATABASE_URL). Both speak the same SQL; only construction differs.
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { PGlite } from '@electric-sql/pglite'
+import { Kysely, PostgresDialect, sql } from 'kysely'
+import { PGliteDialect } from 'kysely-pglite-dialect'
+import pg from 'pg'
+import type { DB } from '../schemas/index.js'
+
+export type Engine = 'pglite' | 'postgres'
+
+export interface Database {
+  db: Kysely<DB>
+  engine: Engine
+  /** Runs a multi-statement SQL script (migrations, test resets) on `executor`'s session. */
+  execScript(executor: Kysely<unknown>, script: string): Promise<void>
+  close(): Promise<void>
+}
+
+export interface DatabaseOptions {
+  /** postgres://… ; absent = PGlite. */
+  url?: string
+  /** PGlite data directory; absent = in memory. */
+  dataDir?: string
+  /** PGlite: start from a dumped data directory (tests use a migrated template). */
+  loadDataDir?: Blob
+  /** PostgreSQL: the schema to work in (tests isolate each process in its own schema). */
+  searchPath?: string
+  poolSize?: number
+}
+
+// Values leave the database already in the API's formats (resource-api §9):
+// dates stay `YYYY-MM-DD`, timestamps become UTC `YYYY-MM-DDTHH:MM:SS.ffffff`, int8 becomes a number.
+const OID = { int8: 20, date: 1082, timestamp: 1114, timestamptz: 1184 } as const
+
+export function formatTimestamp(text: string): string {
+  // PostgreSQL text output in TimeZone UTC: `2016-05-04 02:31:29.227679+00` (fraction may be shorter).
+  const m = /^(\d{4,}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d+))?/.exec(text)
+  if (!m) return text
+  return `${m[1]}T${m[2]}.${(m[3] ?? '').padEnd(6, '0').slice(0, 6)}`
+}
+
+const identity = (value: string) => value
+const parsers: Record<number, (value: string) => unknown> = {
+  [OID.int8]: (value) => Number(value),
+  [OID.date]: identity,
+  [OID.timestamp]: formatTimestamp,
+  [OID.timestamptz]: formatTimestamp,
+}
+
+export async function createDatabase(options: DatabaseOptions): Promise<Database> {
+  return options.url ? createPostgres(options.url, options) : createPGlite(options)
+}
+
+async function createPGlite(options: DatabaseOptions): Promise<Database> {
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true })
+  const pglite = await PGlite.create({
+    dataDir: options.dataDir ? join(options.dataDir) : undefined,
+    loadDataDir: options.loadDataDir,
+    parsers,
+  })
+  await pglite.exec(`SET TimeZone TO 'UTC'`)
+  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) })
+  return {
+    db,
+    engine: 'pglite',
+    // PGlite's query() speaks the extended protocol (one statement); exec() takes a script. PGlite is a
+    // single session, so the script runs inside whatever transaction `executor` holds.
+    execScript: async (_executor, script) => {
+      await pglite.exec(script)
+    },
+    close: () => db.destroy(),
+  }
+}
+
+async function createPostgres(url: string, options: DatabaseOptions): Promise<Database> {
+  const sessionOptions = ['-c TimeZone=UTC']
+  if (options.searchPath) sessionOptions.push(`-c search_path=${options.searchPath}`)
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    options: sessionOptions.join(' '),
+    types: { getTypeParser: ((oid: number, format?: string) => parsers[oid] ?? pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser },
+  })
+  // An idle client losing its server connection must not crash the process (/health reports it).
+  pool.on('error', () => {})
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
+  return {
+    db,
+    engine: 'postgres',
+    // With no parameters, node-postgres uses the simple protocol, which accepts a script.
+    execScript: async (executor, script) => {
+      await sql.raw(script).execute(executor)
+    },
+    close: () => db.destroy(),
+  }
+}

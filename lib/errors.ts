@@ -1,0 +1,84 @@
+// One error type for every client-facing failure, and the mapping of database errors (resource-api §7).
+import { STATUS_CODES } from 'node:http'
+
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+    readonly details?: Record<string, unknown>,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message)
+  }
+
+  body() {
+    return {
+      statusCode: this.statusCode,
+      error: STATUS_CODES[this.statusCode] ?? 'Error',
+      code: this.code,
+      message: this.message,
+      ...(this.details ? { details: this.details } : {}),
+    }
+  }
+}
+
+export const badRequest = (code: string, message: string, details?: Record<string, unknown>) =>
+  new ApiError(400, code, message, details)
+
+export const invalidValue = (param: string, value: unknown, expected: string) =>
+  badRequest('INVALID_VALUE', `Invalid value for ${param}: ${JSON.stringify(String(value))} (expected ${expected})`)
+
+export const validationError = (field: string, reason: string) =>
+  badRequest('VALIDATION_ERROR', `${field}: ${reason}`, { errors: [{ field, message: reason }] })
+
+export const notFound = (resource: string, id: unknown) =>
+  new ApiError(404, 'NOT_FOUND', `No ${resource} object found for id : ${id}`)
+
+export const forbidden = (message: string, code = 'FORBIDDEN') => new ApiError(403, code, message)
+
+interface PgError {
+  code?: string
+  detail?: string
+  column?: string
+  constraint?: string
+  table?: string
+}
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03'])
+
+/**
+ * Maps a database error to an ApiError by SQLSTATE, or returns undefined for anything unexpected.
+ * Column and value texts come from PostgreSQL's DETAIL: `Key (a, b)=(1, 2) already exists.`
+ */
+export function fromDatabaseError(error: unknown): ApiError | undefined {
+  const pg = error as PgError
+  const code = pg?.code
+  if (typeof code !== 'string') return undefined
+  const key = /Key \((.+)\)=\((.*)\)/.exec(pg.detail ?? '')
+  switch (code) {
+    case '23505': {
+      const [cols, vals] = key ? [key[1], key[2]] : [pg.constraint ?? '?', '?']
+      return new ApiError(409, 'UNIQUE_VIOLATION', `key: "${cols}" with value: "${vals}" already exists`)
+    }
+    case '23503': {
+      const table = /table "([^"]+)"/.exec(pg.detail ?? '')?.[1] ?? 'row'
+      const message = key ? `${key[1]}: no ${table} with id ${key[2]}` : 'a referenced row does not exist'
+      return badRequest('FOREIGN_KEY_VIOLATION', message)
+    }
+    case '23502':
+      return badRequest('NOT_NULL_VIOLATION', `${pg.column ?? 'a column'} may not be null`)
+    case '23514':
+      return badRequest('VALIDATION_ERROR', `${pg.constraint ?? 'a check constraint'} violated`)
+    case '22003':
+      return badRequest('VALIDATION_ERROR', 'a number is out of range')
+    case '22P02':
+    case '22007':
+    case '22008':
+      return badRequest('VALIDATION_ERROR', 'a value has an invalid format')
+  }
+  if (code.startsWith('08') || CONNECTION_CODES.has(code)) {
+    return new ApiError(503, 'DATABASE_UNAVAILABLE', 'Database unavailable')
+  }
+  return undefined
+}

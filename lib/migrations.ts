@@ -1,0 +1,32 @@
+// Plain-SQL migrations from sql/NNN_name.sql, applied in order by Kysely's Migrator, which records
+// them in kysely_migration and holds a lock so concurrent starts do not race.
+import { readdir, readFile } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
+import { Migrator, type Migration, type MigrationProvider, type Kysely } from 'kysely'
+import type { Database } from './database.js'
+
+export const SQL_DIR = fileURLToPath(new URL('../sql/', import.meta.url))
+
+class SqlFileMigrationProvider implements MigrationProvider {
+  constructor(private readonly database: Database) {}
+
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const files = (await readdir(SQL_DIR)).filter((f) => /^\d+_.+\.sql$/.test(f)).sort()
+    const migrations: Record<string, Migration> = {}
+    for (const file of files) {
+      const script = await readFile(SQL_DIR + file, 'utf8')
+      migrations[file.replace(/\.sql$/, '')] = {
+        up: (db: Kysely<unknown>) => this.database.execScript(db, script),
+      }
+    }
+    return migrations
+  }
+}
+
+/** Applies every pending migration; returns the names applied now. */
+export async function migrateToLatest(database: Database): Promise<string[]> {
+  const migrator = new Migrator({ db: database.db, provider: new SqlFileMigrationProvider(database) })
+  const { error, results } = await migrator.migrateToLatest()
+  if (error) throw error
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}

@@ -1,0 +1,155 @@
+// Resource declarations (resource-api §4) and their normalised form. A declaration says what differs;
+// `defineResource` derives the rest (columns, relations, filterable fields and their lookups) from the
+// table's TypeBox schema, so the dispatcher, /schema and OpenAPI all read the same facts.
+import type { TObject } from '@sinclair/typebox'
+import type { Kysely, RawBuilder, SelectQueryBuilder, Transaction } from 'kysely'
+import type { DB } from '../schemas/index.js'
+import { columnsOf, tableMeta, type ColumnKind, type ColumnMeta } from './columns.js'
+import type { Config } from './config.js'
+import type { QueryParams } from './query-params.js'
+import type { AuthUser } from './auth.js'
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
+
+export interface ParamSpec {
+  type: 'integer' | 'integer_list' | 'string' | 'boolean' | 'date'
+  help: string
+}
+
+export interface Relation {
+  column: string
+  table: string
+}
+
+/** What a hook sees: the database (a transaction for writes), the requester and the request's query. */
+export interface Context {
+  db: Kysely<DB> | Transaction<DB>
+  user: AuthUser
+  query: QueryParams
+  config: Config
+  resource: Resource
+  /** Resource name as spelled in the URL (canonical or alias). */
+  urlName: string
+}
+
+// The dispatcher builds dynamic queries over `t`, the resource's table; hooks extend them.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type ListQuery = SelectQueryBuilder<any, any, any>
+export type Row = Record<string, unknown>
+
+export interface Hooks {
+  /** Adds the resource's own parameters to the list query; may return meta extras. */
+  list?: (ctx: Context, query: ListQuery) => Promise<{ query: ListQuery; meta?: Row }>
+  /** Replaces the whole list read (resources whose objects are not rows of one table). */
+  listRows?: (ctx: Context, page: { limit: number; offset: number }) => Promise<{ rows: Row[]; total: number; meta?: Row }>
+  /** Checks and completes values before INSERT/UPDATE; `existing` is the row being updated. */
+  beforeWrite?: (ctx: Context, values: Row, existing?: Row) => Promise<Row | void>
+  /** Side effects of a write in the same transaction (tree maintenance, caches). */
+  afterWrite?: (ctx: Context, row: Row, previous?: Row) => Promise<void>
+  /** Checks before a delete (e.g. protected rows). */
+  beforeDelete?: (ctx: Context, row: Row) => Promise<void>
+  /** Detail representation extras. */
+  detail?: (ctx: Context, row: Row) => Promise<Row>
+  /** Side effects after rows of this resource's table were deleted, directly or by a cascade. */
+  afterDelete?: (ctx: Context, rows: Row[]) => Promise<void>
+}
+
+export interface ResourceDeclaration {
+  name: string
+  aliases?: string[]
+  kind?: 'model' | 'non_model'
+  /** The table's TypeBox schema (model resources). */
+  schema?: TObject
+  /** Projection of list objects; may contain join fields `rel__col`. Default: every column. */
+  query_fields?: string[]
+  /** Filterable fields. Default: query_fields minus JSON columns and synthetic fields. */
+  filtering?: string[]
+  GET_params_required?: string[]
+  required_fields_for_post?: string[]
+  params?: Record<string, ParamSpec>
+  ordering?: string[]
+  methods?: { list: Method[]; detail: Method[] }
+  write_requires_superuser?: boolean
+  list_delete_by?: string[]
+  /** Read-only fields computed from the row `t` (e.g. location `lvl`), with their kind. */
+  synthetic?: Record<string, Synthetic>
+  /** The column holding the row's location: restricted users only reach rows inside their subtree. */
+  location_column?: string
+  hooks?: Hooks
+  /** Non-model resources: run the action, return the result set. */
+  action?: (ctx: Context) => Promise<Row[]>
+  /** Non-model resources: the fields of the returned objects (for /schema). */
+  result_fields?: Record<string, ColumnKind>
+  description?: string
+}
+
+export interface Synthetic {
+  kind: ColumnKind
+  expression: RawBuilder<unknown>
+}
+
+export interface FieldInfo {
+  kind: Exclude<ColumnKind, 'related'> | 'related'
+  /** Table alias the value is read from (`t` or a relation path). */
+  alias: string
+  column: string
+  /** Relation path to join, outermost first (e.g. ['indicator']). */
+  path: string[]
+  meta?: ColumnMeta
+  /** Synthetic fields are an expression rather than a column. */
+  expression?: RawBuilder<unknown>
+}
+
+export interface Resource extends Required<Omit<ResourceDeclaration, 'schema' | 'hooks' | 'action' | 'location_column' | 'description'>> {
+  schema?: TObject
+  table?: string
+  hooks: Hooks
+  action?: ResourceDeclaration['action']
+  location_column?: string
+  description?: string
+  columns: Record<string, ColumnMeta>
+  relations: Record<string, Relation>
+}
+
+const ALL_MODEL_METHODS = { list: ['GET', 'POST', 'DELETE'] as Method[], detail: ['GET', 'PATCH', 'DELETE'] as Method[] }
+
+export function relationsOf(columns: Record<string, ColumnMeta>): Record<string, Relation> {
+  const relations: Record<string, Relation> = {}
+  for (const [name, meta] of Object.entries(columns)) {
+    if (meta.references && name.endsWith('_id')) relations[name.slice(0, -3)] = { column: name, table: meta.references }
+  }
+  return relations
+}
+
+export function defineResource(decl: ResourceDeclaration): Resource {
+  const kind = decl.kind ?? (decl.schema ? 'model' : 'non_model')
+  const columns = decl.schema ? columnsOf(decl.schema) : {}
+  const synthetic = decl.synthetic ?? {}
+  const query_fields = decl.query_fields ?? Object.keys(columns)
+  const filtering =
+    decl.filtering ?? query_fields.filter((f) => !(f in synthetic) && columns[f]?.kind !== 'json')
+  return {
+    name: decl.name,
+    aliases: decl.aliases ?? [],
+    kind,
+    schema: decl.schema,
+    table: decl.schema ? tableMeta(decl.schema).name : undefined,
+    query_fields,
+    filtering,
+    GET_params_required: decl.GET_params_required ?? [],
+    required_fields_for_post: decl.required_fields_for_post ?? [],
+    params: decl.params ?? {},
+    ordering: decl.ordering ?? ['id'],
+    methods: decl.methods ?? (kind === 'model' ? ALL_MODEL_METHODS : { list: ['GET'], detail: [] }),
+    write_requires_superuser: decl.write_requires_superuser ?? false,
+    list_delete_by: decl.list_delete_by ?? [],
+    synthetic,
+    location_column: decl.location_column,
+    hooks: decl.hooks ?? {},
+    action: decl.action,
+    result_fields: decl.result_fields ?? {},
+    description: decl.description,
+    columns,
+    relations: relationsOf(columns),
+  }
+}

@@ -1,0 +1,47 @@
+// Parsing of scalar values shared by query filters, parameters and bodies.
+
+export const INT32_MIN = -2147483648
+export const INT32_MAX = 2147483647
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/
+
+export function isCalendarDate(year: number, month: number, day: number): boolean {
+  if (month < 1 || month > 12 || day < 1) return false
+  const days = new Date(Date.UTC(year, month, 0)).getUTCDate()
+  return day <= days
+}
+
+export function parseDate(text: string): string | undefined {
+  const m = DATE.exec(text)
+  return m && isCalendarDate(+m[1], +m[2], +m[3]) ? text : undefined
+}
+
+/** `YYYY-MM-DD` or an ISO 8601 date-time; no zone means UTC (the session time zone). */
+export function parseTimestamp(text: string): string | undefined {
+  const m = TIMESTAMP.exec(text)
+  if (!m || !isCalendarDate(+m[1], +m[2], +m[3])) return undefined
+  if (m[4] !== undefined && (+m[4] > 23 || +m[5] > 59 || +(m[6] ?? 0) > 59)) return undefined
+  return text
+}
+
+export function parseInteger(text: string): number | undefined {
+  return /^-?\d+$/.test(text) ? Number(text) : undefined
+}
+
+export const isInt32 = (n: number) => Number.isInteger(n) && n >= INT32_MIN && n <= INT32_MAX
+
+export function parseFloatStrict(text: string): number | undefined {
+  if (!/^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(text)) return undefined
+  const n = Number(text)
+  return Number.isFinite(n) ? n : undefined
+}
+
+const TRUE = new Set(['true', 'True', '1'])
+const FALSE = new Set(['false', 'False', '0'])
+
+export function parseBoolean(text: string): boolean | undefined {
+  return TRUE.has(text) ? true : FALSE.has(text) ? false : undefined
+}
+
+export const NULL_TOKENS = new Set(['none', 'None', 'nil', 'null'])

@@ -1,0 +1,238 @@
+// The one dispatcher of resource-api §3: every declaration in resources/ becomes its routes here
+// (list, detail, schema; canonical name and aliases), all served by the same handler.
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import fp from 'fastify-plugin'
+import { stringify } from 'csv-stringify/sync'
+import { ApiError, badRequest, forbidden, invalidValue, notFound } from '../lib/errors.js'
+import { QueryParams } from '../lib/query-params.js'
+import { parseListParams, pageLink, RESERVED } from '../lib/list-params.js'
+import { createRow, deleteRow, deleteWhere, listRows, readDetail, updateRow } from '../lib/crud.js'
+import { ensureObject, type BodyEncoding } from '../lib/body.js'
+import { describeResource } from '../lib/schema-doc.js'
+import { bodySchema, detailSchema, errorSchema, listSchema, querystringSchema } from '../lib/openapi.js'
+import { parseBoolean, parseInteger, isInt32 } from '../lib/values.js'
+import type { Context, Method, Resource, Row } from '../lib/resource.js'
+import { resources } from '../resources/index.js'
+
+type UrlKind = 'list' | 'detail' | 'schema'
+const ALL_METHODS = ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'] as const
+const WRITES = new Set(['POST', 'PATCH', 'DELETE'])
+
+export const byName = new Map<string, Resource>()
+for (const resource of resources) for (const name of [resource.name, ...resource.aliases]) byName.set(name, resource)
+const byTable = new Map<string, Resource>()
+for (const resource of resources) if (resource.table && !byTable.has(resource.table)) byTable.set(resource.table, resource)
+
+export const resourceOfTable = (table: string) => byTable.get(table)?.name
+
+function allowedMethods(resource: Resource, kind: UrlKind): Method[] {
+  return kind === 'schema' ? ['GET'] : resource.methods[kind]
+}
+
+function effectiveMethod(request: FastifyRequest): string {
+  const override = request.headers['x-http-method-override']
+  if (request.method === 'POST' && typeof override === 'string') {
+    const method = override.toUpperCase()
+    if (method === 'PATCH' || method === 'DELETE') return method
+  }
+  return request.method
+}
+
+function encodingOf(request: FastifyRequest): BodyEncoding {
+  return (request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded') ? 'form' : 'json'
+}
+
+/** `<pk>` on detail URLs: an integer, else 400; outside int32 it cannot exist (404). */
+function parsePk(ctx: Context, text: string): number {
+  if (!/^-?\d+$/.test(text)) throw badRequest('INVALID_ID', `Invalid id : ${text}`)
+  const id = Number(text)
+  if (!isInt32(id)) throw notFound(ctx.urlName, text)
+  return id
+}
+
+function parseCascade(query: QueryParams): boolean {
+  const text = query.last('cascade')
+  if (text === undefined || text === '') return false
+  const value = parseBoolean(text)
+  if (value === undefined) throw invalidValue('cascade', text, 'boolean')
+  return value
+}
+
+export default fp(
+  async function dispatcher(app: FastifyInstance) {
+    const context = (request: FastifyRequest, resource: Resource, urlName: string, db = app.db.db): Context => ({
+      db,
+      user: request.user!,
+      query: QueryParams.fromUrl(request.url),
+      config: app.config,
+      resource,
+      urlName,
+    })
+
+    /** Runs `work` in one transaction (§3 step 10). */
+    const inTransaction = <T>(ctx: Context, work: (ctx: Context) => Promise<T>) =>
+      app.db.db.transaction().execute((trx) => work({ ...ctx, db: trx }))
+
+    /** afterDelete hooks of whichever resource owns a table that lost rows. */
+    const afterDelete = (ctx: Context) => async (table: string, rows: Row[]) => {
+      for (const resource of resources) {
+        if (resource.table === table && resource.hooks.afterDelete) await resource.hooks.afterDelete({ ...ctx, resource }, rows)
+      }
+    }
+
+    async function list(ctx: Context, request: FastifyRequest, reply: FastifyReply) {
+      const { resource, query } = ctx
+      const missing = resource.GET_params_required.filter((p) => !query.has(p))
+      if (missing.length) {
+        throw new ApiError(400, 'MISSING_REQUIRED_PARAMETER', `Missing required parameter ${missing.join(', ')}`, { missing })
+      }
+      const accept = request.headers.accept ?? ''
+      const params = parseListParams(resource, query, accept.includes('text/csv') && !accept.includes('application/json'))
+      const filters: Array<[string, string[]]> = []
+      for (const name of query.names()) {
+        if ((RESERVED as readonly string[]).includes(name) || name in resource.params) continue
+        if (resource.kind === 'non_model') throw badRequest('UNKNOWN_FILTER', `The '${name}' field does not allow filtering.`)
+        filters.push([name, query.all(name)])
+      }
+
+      let rows: Row[]
+      let total: number
+      let extras: Row = {}
+      if (resource.kind === 'non_model') {
+        rows = await inTransaction(ctx, resource.action!)
+        total = rows.length
+      } else {
+        ;({ rows, total, meta: extras } = await listRows(ctx, { ...params, filters }))
+      }
+
+      if (params.format === 'csv') {
+        const fields = params.fields
+        const csv = stringify(
+          rows.map((r) => fields.map((f) => (r[f] !== null && typeof r[f] === 'object' ? JSON.stringify(r[f]) : r[f]))),
+          { header: true, columns: fields, record_delimiter: 'windows', cast: { boolean: (b) => String(b) } },
+        )
+        return reply.header('content-type', 'text/csv; charset=utf-8').header('x-total-count', String(total)).send(csv)
+      }
+      const { limit, offset } = params
+      return {
+        objects: rows,
+        meta: {
+          limit,
+          offset,
+          total_count: total,
+          next: offset + limit < total ? pageLink(ctx.urlName, query, limit, offset + limit) : null,
+          previous: offset > 0 ? pageLink(ctx.urlName, query, limit, Math.max(0, offset - limit)) : null,
+          get_params: query.lastValues(),
+          top_lvl_location_id: ctx.user.top_lvl_location_id,
+          ...extras,
+        },
+        error: null,
+      }
+    }
+
+    async function handle(request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) {
+      const method = effectiveMethod(request)
+      const ctx = context(request, resource, urlName)
+      if (kind === 'detail' && resource.kind === 'non_model') {
+        throw new ApiError(404, 'NOT_FOUND', `No ${urlName} object found for id : ${(request.params as Row).id}`)
+      }
+      const allowed = allowedMethods(resource, kind)
+      if (!(allowed as string[]).includes(method)) {
+        throw new ApiError(405, 'METHOD_NOT_ALLOWED', `Method ${method} not allowed on ${request.url.split('?')[0]}`, undefined, {
+          allow: allowed.join(', '),
+        })
+      }
+      const user = request.user!
+      if (method === 'DELETE' && !user.is_superuser) throw forbidden('Only a superuser may delete')
+      if (WRITES.has(method) && resource.write_requires_superuser && !user.is_superuser) {
+        throw forbidden(`Only a superuser may modify ${resource.name}`)
+      }
+      if (kind === 'schema') return describeResource(resource, resourceOfTable)
+
+      const id = kind === 'detail' ? parsePk(ctx, (request.params as { id: string }).id) : undefined
+      const encoding = encodingOf(request)
+      switch (method) {
+        case 'GET':
+          return id === undefined ? list(ctx, request, reply) : readDetail(ctx, id)
+        case 'POST': {
+          const body = ensureObject(request.body)
+          const legacyId = body.id
+          if (legacyId !== undefined && legacyId !== null && legacyId !== '' && String(legacyId) !== '-1') {
+            // §11.3: POST with a usable id is the legacy update.
+            const pk = parseInteger(String(legacyId))
+            if (pk === undefined) throw invalidValue('id', legacyId, 'integer')
+            if (!isInt32(pk)) throw notFound(urlName, legacyId)
+            return inTransaction(ctx, (c) => updateRow(c, pk, { ...body, id: undefined }, encoding))
+          }
+          const created = await inTransaction(ctx, (c) => createRow(c, { ...body, id: undefined }, encoding))
+          return reply.code(201).header('location', `/api/v1/${urlName}/${created.id}/`).send(created)
+        }
+        case 'PATCH':
+          return inTransaction(ctx, (c) => updateRow(c, id!, ensureObject(request.body), encoding))
+        case 'DELETE': {
+          const cascade = parseCascade(ctx.query)
+          const legacy = ctx.query.last('id')
+          if (id !== undefined || (legacy !== undefined && legacy !== '')) {
+            const pk = id ?? parsePk(ctx, legacy!)
+            await inTransaction(ctx, (c) => deleteRow(c, pk, cascade, afterDelete(c)))
+            return reply.code(204).send()
+          }
+          const by = resource.list_delete_by.find((f) => ctx.query.has(f))
+          if (!by) throw badRequest('LIST_DELETE_NOT_ALLOWED', 'Must Delete by ID only')
+          await inTransaction(ctx, async (c) => afterDelete(c)(resource.table!, await deleteWhere(c, by, c.query.last(by)!)))
+          return reply.code(204).send()
+        }
+      }
+      throw new Error(`unreachable method ${method}`)
+    }
+
+    // Schemas document the routes; the dispatcher validates bodies and queries itself (§11.1, §8).
+    const documentOnly = {
+      validatorCompiler: () => (data: unknown) => ({ value: data }),
+      serializerCompiler: () => (data: unknown) => JSON.stringify(data),
+    }
+
+    for (const resource of resources) {
+      for (const urlName of [resource.name, ...resource.aliases]) {
+        const hide = urlName !== resource.name
+        const tags = [resource.name]
+        const kinds: Array<[UrlKind, string]> = [
+          ['list', `/api/v1/${urlName}/`],
+          ['schema', `/api/v1/${urlName}/schema/`],
+          ['detail', `/api/v1/${urlName}/:id/`],
+        ]
+        for (const [kind, url] of kinds) {
+          const handler = (request: FastifyRequest, reply: FastifyReply) => handle(request, reply, resource, urlName, kind)
+          const documented = kind === 'detail' && resource.kind === 'non_model' ? [] : allowedMethods(resource, kind)
+          for (const method of documented) {
+            app.route({ method, url, handler, ...documentOnly, schema: routeSchema(resource, kind, method, hide, tags) } as RouteOptions)
+          }
+          const rest = ALL_METHODS.filter((m) => !(documented as string[]).includes(m))
+          if (rest.length) app.route({ method: rest, url, handler, ...documentOnly, schema: { hide: true } } as RouteOptions)
+        }
+      }
+    }
+
+    app.get('/api/v1/', { schema: { tags: ['api'], summary: 'Every resource with its list and schema URLs', security: [{ apiKey: [] }] } }, async () => {
+      const names = resources.map((r) => r.name).sort()
+      return Object.fromEntries(names.map((n) => [n, { list_endpoint: `/api/v1/${n}/`, schema: `/api/v1/${n}/schema/` }]))
+    })
+  },
+  { name: 'dispatcher', dependencies: ['db', 'auth'] },
+)
+
+function routeSchema(resource: Resource, kind: UrlKind, method: Method, hide: boolean, tags: string[]) {
+  const errors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 404: errorSchema }
+  const base = { hide, tags, security: [{ apiKey: [] }] }
+  if (kind === 'schema') return { ...base, summary: `Describe ${resource.name}`, response: { 200: { type: 'object', additionalProperties: true } } }
+  if (kind === 'list') {
+    if (method === 'GET') {
+      return { ...base, summary: resource.kind === 'model' ? `List ${resource.name}` : `Run ${resource.name}`, querystring: querystringSchema(resource), response: { 200: listSchema(resource), ...errors } }
+    }
+    if (method === 'POST') return { ...base, summary: `Create ${resource.name}`, body: bodySchema(resource, true), response: { 201: detailSchema(resource), ...errors, 409: errorSchema } }
+    return { ...base, summary: `Delete ${resource.name} by ?id=${resource.list_delete_by.length ? ' or ' + resource.list_delete_by.join(', ') : ''}`, response: { 204: { type: 'null' }, ...errors } }
+  }
+  if (method === 'GET') return { ...base, summary: `Read one ${resource.name}`, params: { type: 'object', properties: { id: { type: 'integer' } } }, response: { 200: detailSchema(resource), ...errors } }
+  if (method === 'PATCH') return { ...base, summary: `Update one ${resource.name}`, body: bodySchema(resource, false), response: { 200: detailSchema(resource), ...errors, 409: errorSchema } }
+  return { ...base, summary: `Delete one ${resource.name} (superuser; ?cascade=true)`, response: { 204: { type: 'null' }, ...errors, 409: errorSchema } }
+}

@@ -1,0 +1,16 @@
+import { defineResource } from '../lib/resource.js'
+import { rebuildTree } from '../lib/location-tree.js'
+import { refreshBoundJson, refreshTagJson } from '../lib/caches.js'
+
+export default defineResource({
+  name: 'cache_meta',
+  kind: 'non_model',
+  description: 'Rebuilds location_tree and every indicator tag_json and bound_json, in one transaction.',
+  result_fields: { location_tree_rows: 'integer', indicators_updated: 'integer' },
+  action: async (ctx) => {
+    const location_tree_rows = await rebuildTree(ctx.db)
+    const indicators_updated = await refreshTagJson(ctx.db)
+    await refreshBoundJson(ctx.db)
+    return [{ location_tree_rows, indicators_updated }]
+  },
+})

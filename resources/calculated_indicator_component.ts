@@ -1,0 +1,32 @@
+import { sql } from 'kysely'
+import { CalculatedIndicatorComponent } from '../schemas/calculated_indicator_component.js'
+import { defineResource, type Context, type Row } from '../lib/resource.js'
+import { badRequest } from '../lib/errors.js'
+
+/** The component graph (component → calculated) must stay acyclic (resource-api §19). */
+async function checkAcyclic(ctx: Context, values: Row, existing?: Row) {
+  const calculated = (values.indicator_id ?? existing?.indicator_id) as number
+  const component = (values.indicator_component_id ?? existing?.indicator_component_id) as number
+  const cycle = () =>
+    badRequest('CALCULATION_CYCLE', `indicator ${component} cannot be a component of ${calculated}: it would depend on itself`)
+  if (calculated === component) throw cycle()
+  // Does `component` already depend, transitively, on `calculated`?
+  const { rows } = await sql`with recursive deps(id) as (
+      select indicator_component_id from calculated_indicator_component where indicator_id = ${component}
+      union select c.indicator_component_id from calculated_indicator_component c join deps on c.indicator_id = deps.id)
+    select 1 from deps where id = ${calculated} limit 1`.execute(ctx.db)
+  if (rows.length) throw cycle()
+}
+
+export default defineResource({
+  name: 'calculated_indicator_component',
+  aliases: ['indicator_calculation'],
+  schema: CalculatedIndicatorComponent,
+  query_fields: [
+    'id', 'indicator_id', 'indicator__short_name', 'indicator_component_id', 'indicator_component__short_name',
+    'calculation', 'created_at',
+  ],
+  required_fields_for_post: ['indicator_id', 'indicator_component_id', 'calculation'],
+  list_delete_by: ['indicator_id'],
+  hooks: { beforeWrite: checkAcyclic },
+})

@@ -1,0 +1,72 @@
+import { sql } from 'kysely'
+import { LocationPolygon } from '../schemas/location_polygon.js'
+import { defineResource, type Context, type Row } from '../lib/resource.js'
+import { forbidden, validationError } from '../lib/errors.js'
+import { LOCATION_PARAMS, selectLocations } from '../lib/location-selection.js'
+
+const GEOMETRIES = new Set(['Polygon', 'MultiPolygon'])
+
+/** A Feature with a (Multi)Polygon geometry, or such a bare geometry wrapped as a Feature. */
+export function normaliseFeature(value: unknown): Row {
+  const object = value as Row | null
+  if (object && typeof object === 'object' && !Array.isArray(object)) {
+    if (object.type === 'Feature') {
+      const geometry = object.geometry as Row | null
+      if (geometry && GEOMETRIES.has(geometry.type as string) && Array.isArray(geometry.coordinates)) {
+        return { ...object, properties: object.properties ?? {} }
+      }
+    } else if (GEOMETRIES.has(object.type as string) && Array.isArray(object.coordinates)) {
+      return { type: 'Feature', geometry: object, properties: {} }
+    }
+  }
+  throw validationError('geo_json', 'must be a GeoJSON Feature with a Polygon or MultiPolygon geometry')
+}
+
+async function checkLocationPermitted(ctx: Context, location: number) {
+  if (!ctx.user.restricted) return
+  const inside = await ctx.db
+    .selectFrom('location_tree')
+    .select('lvl')
+    .where('parent_location_id', '=', ctx.user.top_lvl_location_id!)
+    .where('location_id', '=', location)
+    .executeTakeFirst()
+  if (!inside) throw forbidden(`Location ${location} is outside your responsibility`, 'LOCATION_FORBIDDEN')
+}
+
+export default defineResource({
+  name: 'geo',
+  schema: LocationPolygon,
+  query_fields: ['location_id', 'type', 'geometry', 'properties', 'parent_location_id'],
+  filtering: [],
+  required_fields_for_post: ['location_id', 'geo_json'],
+  params: LOCATION_PARAMS,
+  location_column: 'location_id',
+  result_fields: { type: 'string', geometry: 'json', properties: 'json', parent_location_id: 'integer' },
+  hooks: {
+    // List objects are GeoJSON features of the selected locations, ordered by location (resource-api §25).
+    async listRows(ctx, page) {
+      const selection = await selectLocations(ctx)
+      const permitted = ctx.user.restricted
+        ? sql`and p.location_id in (select location_id from location_tree where parent_location_id = ${ctx.user.top_lvl_location_id})`
+        : sql``
+      const selected = selection === null ? sql`` : selection.length ? sql`and p.location_id in (${sql.join(selection)})` : sql`and false`
+      const { rows } = await sql<Row>`select p.location_id, p.geo_json -> 'geometry' as geometry,
+          coalesce(l.parent_location_id, l.id) as parent_location_id, count(*) over () as total
+        from location_polygon p join location l on l.id = p.location_id
+        where true ${selected} ${permitted}
+        order by p.location_id limit ${page.limit} offset ${page.offset}`.execute(ctx.db)
+      const objects = rows.map((r) => ({
+        location_id: r.location_id,
+        type: 'Feature',
+        geometry: r.geometry,
+        properties: { location_id: r.location_id },
+        parent_location_id: r.parent_location_id,
+      }))
+      return { rows: objects, total: rows.length ? Number(rows[0].total) : 0 }
+    },
+    async beforeWrite(ctx, values) {
+      if (values.location_id !== undefined) await checkLocationPermitted(ctx, values.location_id as number)
+      if (values.geo_json !== undefined) return { ...values, geo_json: normaliseFeature(values.geo_json) }
+    },
+  },
+})

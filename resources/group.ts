@@ -1,0 +1,9 @@
+import { AuthGroup } from '../schemas/auth_group.js'
+import { defineResource } from '../lib/resource.js'
+
+export default defineResource({
+  name: 'group',
+  schema: AuthGroup,
+  required_fields_for_post: ['name'],
+  write_requires_superuser: true,
+})

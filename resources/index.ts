@@ -1,0 +1,43 @@
+// Every resource the dispatcher serves. A resource is a schema in schemas/ plus one declaration here.
+import type { Resource } from '../lib/resource.js'
+import allMeta from './all_meta.js'
+import cacheMeta from './cache_meta.js'
+import calculatedIndicatorComponent from './calculated_indicator_component.js'
+import campaign from './campaign.js'
+import campaignType from './campaign_type.js'
+import customChart from './custom_chart.js'
+import dashboard from './dashboard.js'
+import docDetail from './doc_detail.js'
+import docDetailType from './doc_detail_type.js'
+import geo from './geo.js'
+import group from './group.js'
+import indicator from './indicator.js'
+import indicatorTag from './indicator_tag.js'
+import indicatorToTag from './indicator_to_tag.js'
+import location from './location.js'
+import locationResponsibility from './location_responsibility.js'
+import locationType from './location_type.js'
+import user from './user.js'
+import userGroup from './user_group.js'
+
+export const resources: Resource[] = [
+  campaignType,
+  campaign,
+  indicator,
+  indicatorTag,
+  indicatorToTag,
+  calculatedIndicatorComponent,
+  customChart,
+  dashboard,
+  locationType,
+  location,
+  locationResponsibility,
+  geo,
+  docDetailType,
+  docDetail,
+  user,
+  group,
+  userGroup,
+  cacheMeta,
+  allMeta,
+]

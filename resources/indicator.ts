@@ -1,0 +1,13 @@
+import { Indicator } from '../schemas/indicator.js'
+import { defineResource } from '../lib/resource.js'
+import { resetMappings } from '../lib/caches.js'
+
+export default defineResource({
+  name: 'indicator',
+  schema: Indicator,
+  required_fields_for_post: ['name', 'short_name', 'data_format'],
+  ordering: ['name'],
+  hooks: {
+    afterDelete: (ctx, rows) => resetMappings(ctx.db, 'indicator', rows.map((r) => r.id as number)),
+  },
+})

@@ -1,0 +1,56 @@
+import { sql } from 'kysely'
+import { Location } from '../schemas/location.js'
+import { defineResource, type Context, type Row } from '../lib/resource.js'
+import { forbidden } from '../lib/errors.js'
+import { resetMappings } from '../lib/caches.js'
+import { LOCATION_PARAMS, selectLocations } from '../lib/location-selection.js'
+import { addToTree, checkNoCycle, moveInTree } from '../lib/location-tree.js'
+
+/** Restricted users may only place locations under a parent inside their subtree (resource-api §23). */
+async function checkParentPermitted(ctx: Context, parent: number | null) {
+  if (!ctx.user.restricted) return
+  const inside =
+    parent !== null &&
+    (await ctx.db
+      .selectFrom('location_tree')
+      .select('lvl')
+      .where('parent_location_id', '=', ctx.user.top_lvl_location_id!)
+      .where('location_id', '=', parent)
+      .executeTakeFirst())
+  if (!inside) throw forbidden(`Location ${parent ?? 'null'} is outside your responsibility`, 'LOCATION_FORBIDDEN')
+}
+
+export default defineResource({
+  name: 'location',
+  schema: Location,
+  query_fields: [
+    'id', 'name', 'location_code', 'location_type_id', 'parent_location_id', 'latitude', 'longitude', 'lpd_status',
+    'created_at', 'lvl',
+  ],
+  synthetic: {
+    // The admin_level of the location's type (the original computed location_type_id - 1).
+    lvl: { kind: 'integer', expression: sql`(select ty.admin_level from location_type ty where ty.id = t.location_type_id)` },
+  },
+  required_fields_for_post: ['name', 'location_code', 'location_type_id'],
+  params: LOCATION_PARAMS,
+  location_column: 'id',
+  hooks: {
+    async list(ctx, query) {
+      const selection = await selectLocations(ctx)
+      if (selection === null) return { query }
+      return { query: selection.length ? query.where('t.id', 'in', selection) : query.where(sql<boolean>`false`) }
+    },
+    async beforeWrite(ctx, values, existing) {
+      if (!('parent_location_id' in values) && existing) return
+      const parent = (values.parent_location_id ?? null) as number | null
+      await checkParentPermitted(ctx, parent)
+      if (existing) await checkNoCycle(ctx.db, existing.id as number, parent)
+    },
+    async afterWrite(ctx, row: Row, previous?: Row) {
+      const parent = row.parent_location_id as number | null
+      if (!previous) await addToTree(ctx.db, row.id as number, parent)
+      else if (previous.parent_location_id !== parent) await moveInTree(ctx.db, row.id as number, parent)
+    },
+    afterDelete: (ctx, rows) => resetMappings(ctx.db, 'location', rows.map((r) => r.id as number)),
+  },
+})

@@ -1,0 +1,20 @@
+import { AuthUser } from '../schemas/auth_user.js'
+import { defineResource } from '../lib/resource.js'
+import { validationError } from '../lib/errors.js'
+
+const notYourself = () => validationError('id', 'you cannot delete or deactivate yourself')
+
+export default defineResource({
+  name: 'user',
+  schema: AuthUser,
+  required_fields_for_post: ['username'],
+  write_requires_superuser: true,
+  hooks: {
+    async beforeWrite(ctx, values, existing) {
+      if (existing && existing.id === ctx.user.id && values.is_active === false) throw notYourself()
+    },
+    async beforeDelete(ctx, row) {
+      if (row.id === ctx.user.id) throw notYourself()
+    },
+  },
+})

@@ -1,0 +1,9 @@
+import { AuthUserGroups } from '../schemas/auth_user_groups.js'
+import { defineResource } from '../lib/resource.js'
+
+export default defineResource({
+  name: 'user_group',
+  schema: AuthUserGroups,
+  required_fields_for_post: ['user_id', 'group_id'],
+  write_requires_superuser: true,
+})

@@ -1,0 +1,14 @@
+import { col, table } from '../lib/columns.js'
+
+export const AggDatapoint = table(
+  'agg_datapoint',
+  {
+    id: col.id(),
+    indicator_id: col.fk('indicator'),
+    location_id: col.fk('location'),
+    campaign_id: col.fk('campaign'),
+    value: col.float(),
+    is_raw: col.boolean(),
+  },
+  { unique: [['location_id', 'campaign_id', 'indicator_id']] },
+)

@@ -1,0 +1,6 @@
+import { col, table } from '../lib/columns.js'
+
+export const AuthGroup = table('auth_group', {
+  id: col.id(),
+  name: col.string({ maxLength: 150, unique: true }),
+})

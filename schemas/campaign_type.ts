@@ -1,0 +1,6 @@
+import { col, table } from '../lib/columns.js'
+
+export const CampaignType = table('campaign_type', {
+  id: col.id(),
+  name: col.string({ maxLength: 55 }),
+})

@@ -1,0 +1,8 @@
+import { col, table } from '../lib/columns.js'
+
+export const CustomChart = table('custom_chart', {
+  id: col.id(),
+  uuid: col.string({ maxLength: 255, unique: true }),
+  title: col.string({ maxLength: 255, unique: true }),
+  chart_json: col.json(),
+})

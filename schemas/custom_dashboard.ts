@@ -1,0 +1,9 @@
+import { col, table } from '../lib/columns.js'
+
+export const CustomDashboard = table('custom_dashboard', {
+  id: col.id(),
+  title: col.string({ maxLength: 255, unique: true }),
+  description: col.string({ maxLength: 1000, default: '' }),
+  layout: col.integer({ nullable: true, default: 0 }),
+  rows: col.json({ nullable: true }),
+})

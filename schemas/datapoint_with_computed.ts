@@ -1,0 +1,13 @@
+import { col, table } from '../lib/columns.js'
+
+export const DatapointWithComputed = table(
+  'datapoint_with_computed',
+  {
+    id: col.id(),
+    indicator_id: col.fk('indicator'),
+    location_id: col.fk('location'),
+    campaign_id: col.fk('campaign'),
+    value: col.float(),
+  },
+  { unique: [['location_id', 'campaign_id', 'indicator_id']] },
+)

@@ -1,0 +1,6 @@
+import { col, table } from '../lib/columns.js'
+
+export const DocDetailType = table('doc_detail_type', {
+  id: col.id(),
+  name: col.string({ maxLength: 255, unique: true }),
+})

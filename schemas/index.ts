@@ -1,0 +1,72 @@
+// The registry of every table schema, and the Kysely database type derived from them.
+import type { Static, TObject } from '@sinclair/typebox'
+import { AggDatapoint } from './agg_datapoint.js'
+import { ApiKey } from './api_key.js'
+import { AuthGroup } from './auth_group.js'
+import { AuthUser } from './auth_user.js'
+import { AuthUserGroups } from './auth_user_groups.js'
+import { CalculatedIndicatorComponent } from './calculated_indicator_component.js'
+import { Campaign } from './campaign.js'
+import { CampaignType } from './campaign_type.js'
+import { CustomChart } from './custom_chart.js'
+import { CustomDashboard } from './custom_dashboard.js'
+import { Datapoint } from './datapoint.js'
+import { DatapointWithComputed } from './datapoint_with_computed.js'
+import { DocDatapoint } from './doc_datapoint.js'
+import { DocDetail } from './doc_detail.js'
+import { DocDetailType } from './doc_detail_type.js'
+import { DocObjectMap } from './doc_object_map.js'
+import { Indicator } from './indicator.js'
+import { IndicatorBound } from './indicator_bound.js'
+import { IndicatorTag } from './indicator_tag.js'
+import { IndicatorToTag } from './indicator_to_tag.js'
+import { Location } from './location.js'
+import { LocationPermission } from './location_permission.js'
+import { LocationPolygon } from './location_polygon.js'
+import { LocationTree } from './location_tree.js'
+import { LocationType } from './location_type.js'
+import { SourceDoc } from './source_doc.js'
+import { SourceObjectMap } from './source_object_map.js'
+import { SourceSubmission } from './source_submission.js'
+
+export const tables = {
+  agg_datapoint: AggDatapoint,
+  api_key: ApiKey,
+  auth_group: AuthGroup,
+  auth_user: AuthUser,
+  auth_user_groups: AuthUserGroups,
+  calculated_indicator_component: CalculatedIndicatorComponent,
+  campaign: Campaign,
+  campaign_type: CampaignType,
+  custom_chart: CustomChart,
+  custom_dashboard: CustomDashboard,
+  datapoint: Datapoint,
+  datapoint_with_computed: DatapointWithComputed,
+  doc_datapoint: DocDatapoint,
+  doc_detail: DocDetail,
+  doc_detail_type: DocDetailType,
+  doc_object_map: DocObjectMap,
+  indicator: Indicator,
+  indicator_bound: IndicatorBound,
+  indicator_tag: IndicatorTag,
+  indicator_to_tag: IndicatorToTag,
+  location: Location,
+  location_permission: LocationPermission,
+  location_polygon: LocationPolygon,
+  location_tree: LocationTree,
+  location_type: LocationType,
+  source_doc: SourceDoc,
+  source_object_map: SourceObjectMap,
+  source_submission: SourceSubmission,
+} satisfies Record<string, TObject>
+
+export type TableName = keyof typeof tables
+
+/** The Kysely database interface: one row type per table, straight from the TypeBox schemas. */
+export type DB = { [K in TableName]: Static<(typeof tables)[K]> }
+
+export function tableSchema(name: string): TObject {
+  const schema = (tables as Record<string, TObject>)[name]
+  if (!schema) throw new Error(`no schema for table ${name}`)
+  return schema
+}

@@ -1,0 +1,10 @@
+import { col, table } from '../lib/columns.js'
+
+export const IndicatorBound = table('indicator_bound', {
+  id: col.id(),
+  indicator_id: col.fk('indicator'),
+  mn_val: col.float({ nullable: true }),
+  mx_val: col.float({ nullable: true }),
+  bound_name: col.string({ maxLength: 255 }),
+  direction: col.integer({ default: 1 }),
+})

@@ -1,0 +1,8 @@
+import { col, table } from '../lib/columns.js'
+
+/** Closure table of the location hierarchy, maintained by lib/location-tree.ts. */
+export const LocationTree = table('location_tree', {
+  parent_location_id: col.fk('location', { onDelete: 'cascade' }),
+  location_id: col.fk('location', { onDelete: 'cascade' }),
+  lvl: col.integer(),
+})

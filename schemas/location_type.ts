@@ -1,0 +1,7 @@
+import { col, table } from '../lib/columns.js'
+
+export const LocationType = table('location_type', {
+  id: col.id(),
+  name: col.string({ maxLength: 55, unique: true }),
+  admin_level: col.integer({ unique: true }),
+})

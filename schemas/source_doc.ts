@@ -1,0 +1,14 @@
+import { col, table } from '../lib/columns.js'
+
+export const SourceDoc = table('source_doc', {
+  id: col.id(),
+  doc_title: col.string({ unique: true }),
+  file_type: col.string({ maxLength: 10, enum: ['campaign', 'date'] }),
+  date_order: col.string({ maxLength: 3, enum: ['MDY', 'DMY', 'YMD'], default: 'MDY' }),
+  docfile: col.string({ maxLength: 255, nullable: true }),
+  file_header: col.json({ nullable: true }),
+  guid: col.string({ maxLength: 255 }),
+  created_by_id: col.fk('auth_user', { nullable: true, onDelete: 'set null' }),
+  ingest_stats: col.json({ nullable: true, readonly: true }),
+  created_at: col.createdAt(),
+})
