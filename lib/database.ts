@@ -16,6 +16,8 @@ export interface Database {
   /** Runs a multi-statement SQL script (migrations, test resets) on `executor`'s session. */
   execScript(executor: Kysely<unknown>, script: string): Promise<void>
   close(): Promise<void>
+  /** The embedded instance, when engine is pglite (tests dump it as a template). */
+  pglite?: PGlite
 }
 
 export interface DatabaseOptions {
@@ -71,6 +73,7 @@ async function createPGlite(options: DatabaseOptions): Promise<Database> {
       await pglite.exec(script)
     },
     close: () => db.destroy(),
+    pglite,
   }
 }
 

@@ -57,7 +57,7 @@ export function resolveRelationPath(resource: Resource, parts: string[]): FieldI
     if (last) {
       const fkName = `${part}_id`
       const name = part in columns ? part : relations[part] && fkName in columns ? fkName : undefined
-      if (!name || columns[name].kind === 'json') return undefined
+      if (!name) return undefined
       return { kind: columns[name].kind, alias: path.length ? path.join('__') : 't', column: name, path, meta: columns[name] }
     }
     const relation = relations[part]
@@ -76,7 +76,13 @@ export function resolveField(resource: Resource, name: string): FieldInfo | unde
   return resolveRelationPath(resource, name.split('__'))
 }
 
+/** JSON columns and synthetic fields are never filterable (resource-api §8.1). */
 function filterable(resource: Resource, parts: string[]): FieldInfo | undefined {
+  const field = filterablePath(resource, parts)
+  return field && field.kind !== 'json' && !field.expression ? field : undefined
+}
+
+function filterablePath(resource: Resource, parts: string[]): FieldInfo | undefined {
   const name = parts.join('__')
   const allowed = new Set(resource.filtering)
   if (allowed.has(name)) return resolveField(resource, name)

@@ -5,14 +5,14 @@ import fp from 'fastify-plugin'
 import { ApiError, fromDatabaseError } from '../lib/errors.js'
 import { isApiPath } from './auth.js'
 
-export function toApiError(error: FastifyError | Error, bodyLimit?: number): ApiError {
+export function toApiError(error: FastifyError | Error, bodyLimit?: number, contentType?: string): ApiError {
   if (error instanceof ApiError) return error
   const database = fromDatabaseError(error)
   if (database) return database
   const fastify = error as FastifyError
   switch (fastify.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': {
-      const type = /: (.*)$/.exec(fastify.message)?.[1] ?? 'unknown'
+      const type = (contentType ?? 'unknown').split(';')[0].trim()
       return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', `Unsupported Media Type: ${type}`)
     }
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -38,7 +38,7 @@ export function toApiError(error: FastifyError | Error, bodyLimit?: number): Api
 export default fp(
   async function errors(app: FastifyInstance) {
     app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-      const api = toApiError(error, request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit)
+      const api = toApiError(error, request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit, request.headers['content-type'])
       if (api.statusCode >= 500) request.log.error({ err: error }, 'request failed')
       reply.code(api.statusCode).headers(api.headers ?? {}).type('application/json; charset=utf-8').send(api.body())
     })

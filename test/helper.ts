@@ -1,0 +1,144 @@
+// Test harness: one real database per test process (PGlite from a migrated template, or a private
+// schema on the PostgreSQL server named by DATABASE_URL), reset to the freshly migrated state
+// before each scenario, and `build(t)` for an app that closes itself after the test.
+import { createHash, randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { sql, type Kysely } from 'kysely'
+import pg from 'pg'
+import t from 'tap'
+import { buildApp } from '../app.js'
+import type { Config } from '../lib/config.js'
+import { createDatabase, type Database } from '../lib/database.js'
+import { migrateToLatest, SQL_DIR } from '../lib/migrations.js'
+import { createApiKey, createUser } from '../lib/auth.js'
+import type { DB } from '../schemas/index.js'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+export const SHARED = join(ROOT, '..', 'shared')
+export const TESTS_DATA = join(SHARED, 'data', 'rhizome', 'tests_data')
+export const hasSharedData = existsSync(TESTS_DATA)
+
+export const ADMIN_KEY = 'a'.repeat(40)
+export const ALICE_KEY = 'b'.repeat(40)
+export const admin = { authorization: `ApiKey admin:${ADMIN_KEY}` }
+export const alice = { authorization: `ApiKey alice:${ALICE_KEY}` }
+export const engine = process.env.DATABASE_URL ? 'postgres' : 'pglite'
+
+let shared: Promise<{ database: Database; seed: Map<string, Record<string, unknown>[]> }> | undefined
+
+/** A migrated PGlite data directory, made once per migration set and reused by every test process. */
+async function pgliteTemplate(): Promise<Blob> {
+  const hash = createHash('sha1')
+  for (const file of readdirSync(SQL_DIR).sort()) hash.update(file).update(readFileSync(join(SQL_DIR, file)))
+  const dir = join(ROOT, 'node_modules', '.cache', 'rhizome')
+  const file = join(dir, `pglite-${hash.digest('hex').slice(0, 12)}.tar`)
+  if (!existsSync(file)) {
+    const database = await createDatabase({})
+    await migrateToLatest(database)
+    const blob = await database.pglite!.dumpDataDir('none')
+    await database.close()
+    mkdirSync(dir, { recursive: true })
+    const tmp = `${file}.${process.pid}`
+    writeFileSync(tmp, Buffer.from(await blob.arrayBuffer()))
+    renameSync(tmp, file)
+  }
+  return new Blob([readFileSync(file)])
+}
+
+async function openDatabase(): Promise<Database> {
+  const url = process.env.DATABASE_URL
+  if (!url) {
+    const database = await createDatabase({ loadDataDir: await pgliteTemplate() })
+    await migrateToLatest(database)
+    return database
+  }
+  // Each test process works in its own schema, dropped at the end: files run in parallel.
+  const schema = `test_${process.pid}_${randomBytes(3).toString('hex')}`
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  await client.query(`create schema ${schema}`)
+  await client.end()
+  const database = await createDatabase({ url, searchPath: schema, poolSize: 5 })
+  await migrateToLatest(database)
+  const close = database.close
+  database.close = async () => {
+    await close()
+    const c = new pg.Client({ connectionString: url })
+    await c.connect()
+    await c.query(`drop schema ${schema} cascade`)
+    await c.end()
+  }
+  return database
+}
+
+const TABLES_IN_DELETE_ORDER = async (db: Kysely<DB>) => {
+  const { rows } = await sql<{ name: string }>`select tablename as name from pg_tables
+    where schemaname = current_schema() and tablename not like 'kysely_%'`.execute(db)
+  return rows.map((r) => r.name)
+}
+
+/** The shared database of this test process, migrated, with a snapshot of the rows migrations seed. */
+export function sharedDatabase() {
+  shared ??= (async () => {
+    const database = await openDatabase()
+    const seed = new Map<string, Record<string, unknown>[]>()
+    for (const table of await TABLES_IN_DELETE_ORDER(database.db)) {
+      const { rows } = await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(database.db)
+      if (rows.length) seed.set(table, rows)
+    }
+    t.teardown(() => database.close())
+    return { database, seed }
+  })()
+  return shared
+}
+
+/** Back to the freshly migrated state (acceptance.md §0), plus `admin` (superuser) and `alice`. */
+export async function resetDatabase(): Promise<{ database: Database; adminId: number; aliceId: number }> {
+  const { database, seed } = await sharedDatabase()
+  const { db } = database
+  const tables = await TABLES_IN_DELETE_ORDER(db)
+  await sql`truncate ${sql.join(tables.map((name) => sql.table(name)))} restart identity cascade`.execute(db)
+  for (const [table, rows] of seed) {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    await (db as Kysely<any>).insertInto(table).values(rows.map((r) => jsonSafe(r))).execute()
+    await resetSequence(db, table)
+  }
+  const adminId = await createUser(db, { username: 'admin', is_superuser: true })
+  await createApiKey(db, adminId, ADMIN_KEY)
+  const aliceId = await createUser(db, { username: 'alice' })
+  await createApiKey(db, aliceId, ALICE_KEY)
+  return { database, adminId, aliceId }
+}
+
+function jsonSafe(row: Record<string, unknown>) {
+  return Object.fromEntries(
+    Object.entries(row).map(([k, v]) => [k, v !== null && typeof v === 'object' ? JSON.stringify(v) : v]),
+  )
+}
+
+/** After inserts with explicit ids, the serial continues after the largest id. */
+export async function resetSequence(db: Kysely<DB>, table: string) {
+  await sql`select setval(pg_get_serial_sequence(${table}, 'id'), coalesce((select max(id) from ${sql.table(table)}), 0) + 1, false)`.execute(db)
+}
+
+export interface Harness {
+  app: Awaited<ReturnType<typeof buildApp>>
+  db: Kysely<DB>
+  adminId: number
+  aliceId: number
+}
+
+/** A ready app on a freshly reset database; closed when `test` ends. */
+export async function build(test: { teardown(fn: () => unknown): void }, config: Partial<Config> = {}): Promise<Harness> {
+  const { database, adminId, aliceId } = await resetDatabase()
+  const app = await buildApp({
+    database,
+    logger: config.LOG_LEVEL ? { level: config.LOG_LEVEL } : false,
+    config: { DATA_DIR: join(ROOT, '.data', 'test'), ...config },
+  })
+  await app.ready()
+  test.teardown(() => app.close())
+  return { app, db: database.db, adminId, aliceId }
+}
