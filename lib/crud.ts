@@ -49,8 +49,8 @@ export function baseQuery(ctx: Context): ListQuery {
   return query
 }
 
-/** Select list for `fields` (query_fields names), with the joins they need. */
-function project(query: ListQuery, resource: Resource, fields: string[]): ListQuery {
+/** Select list for `fields` (query_fields names) and the relation paths they read through. */
+function projection(resource: Resource, fields: string[]) {
   const paths: string[][] = []
   const selections = fields.map((name) => {
     const field = resolveField(resource, name)
@@ -58,7 +58,7 @@ function project(query: ListQuery, resource: Resource, fields: string[]): ListQu
     if (field.path.length) paths.push(field.path)
     return sql`${ref(field)}`.as(name)
   })
-  return withJoins(query, resource, paths).select(selections)
+  return { selections, paths }
 }
 
 export interface ListOptions {
@@ -77,20 +77,16 @@ export async function listRows(ctx: Context, options: ListOptions): Promise<{ ro
     const result = await resource.hooks.listRows(ctx, options)
     return { ...result, meta: result.meta ?? {} }
   }
-  let query = withJoins(baseQuery(ctx), resource, filters.joins)
+  const order = options.order.map(({ field, desc }) => ({ field: resolveField(resource, field)!, desc }))
+  const { selections, paths } = projection(resource, options.fields)
+  // Filters, ordering and projection may read through the same relation: one join each.
+  let query = withJoins(baseQuery(ctx), resource, [...filters.joins, ...order.map((o) => o.field.path), ...paths])
   for (const condition of filters.conditions) query = query.where(condition)
   let meta: Row = {}
   if (resource.hooks.list) ({ query, meta = {} } = await resource.hooks.list(ctx, query))
-
-  const orderPaths: string[][] = []
-  for (const { field: name, desc } of options.order) {
-    const field = resolveField(resource, name)!
-    if (field.path.length) orderPaths.push(field.path)
-    query = query.orderBy(ref(field), desc ? 'desc' : 'asc')
-  }
-  // Ordering by a join field needs the join even when the projection leaves it out.
-  query = withJoins(query, resource, orderPaths)
-  query = project(query, resource, options.fields)
+  for (const { field, desc } of order) query = query.orderBy(ref(field), desc ? 'desc' : 'asc')
+  query = query
+    .select(selections)
     .select(sql<number>`count(*) over ()`.as('__total'))
     .limit(options.limit)
     .offset(options.offset)
@@ -113,12 +109,20 @@ export async function findRow(ctx: Context, id: number): Promise<Row | undefined
   return (await baseQuery(ctx).selectAll('t').where('t.id', '=', id).executeTakeFirst()) as Row | undefined
 }
 
+/** The row as written, whoever asks (hooks need it even before it is linked into the tree). */
+async function storedRow(ctx: Context, id: number): Promise<Row> {
+  return (await dynamic(ctx).selectFrom(ctx.resource.table!).selectAll().where('id', '=', id).executeTakeFirstOrThrow()) as Row
+}
+
 /** §9 detail representation: every column, the join fields of query_fields, synthetic fields, extras. */
 export async function readDetail(ctx: Context, id: number, { extras = true } = {}): Promise<Row> {
   const { resource } = ctx
   const columns = Object.keys(resource.columns)
-  const derived = resource.query_fields.filter((f) => !(f in resource.columns))
-  const row = (await project(baseQuery(ctx), resource, [...columns, ...derived])
+  // Join and synthetic fields; result_fields are shaped by a listRows hook and have no detail column.
+  const derived = resource.query_fields.filter((f) => !(f in resource.columns) && !(f in resource.result_fields))
+  const { selections, paths } = projection(resource, [...columns, ...derived])
+  const row = (await withJoins(baseQuery(ctx), resource, paths)
+    .select(selections)
     .where('t.id', '=', id)
     .executeTakeFirst()) as Row | undefined
   if (!row) throw notFound(ctx.urlName, id)
@@ -143,7 +147,7 @@ export async function createRow(ctx: Context, body: Row, encoding: BodyEncoding)
   const { id } = (await (Object.keys(values).length ? insert.values(toDatabase(resource, values)) : insert.defaultValues())
     .returning('id')
     .executeTakeFirstOrThrow()) as { id: number }
-  if (resource.hooks.afterWrite) await resource.hooks.afterWrite(ctx, (await findRow(ctx, id))!)
+  if (resource.hooks.afterWrite) await resource.hooks.afterWrite(ctx, await storedRow(ctx, id))
   return readDetail(ctx, id, { extras: false })
 }
 
@@ -159,7 +163,7 @@ export async function updateRow(ctx: Context, id: number, body: Row, encoding: B
   if (Object.keys(values).length) {
     await dynamic(ctx).updateTable(resource.table!).set(toDatabase(resource, values)).where('id', '=', id).execute()
   }
-  if (resource.hooks.afterWrite) await resource.hooks.afterWrite(ctx, (await findRow(ctx, id))!, existing)
+  if (resource.hooks.afterWrite) await resource.hooks.afterWrite(ctx, await storedRow(ctx, id), existing)
   return readDetail(ctx, id, { extras: false })
 }
 

@@ -1,0 +1,58 @@
+// Fixture setups of acceptance.md §0 (H-META …), inserted directly through the data layer with their
+// explicit ids, then sequences reset and the location tree and indicator caches rebuilt (as cache_meta).
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { parse } from 'csv-parse/sync'
+import type { Kysely } from 'kysely'
+import type { DB } from '../schemas/index.js'
+import { rebuildTree } from '../lib/location-tree.js'
+import { refreshBoundJson, refreshTagJson } from '../lib/caches.js'
+import { resetSequence, TESTS_DATA } from './helper.js'
+
+type Record_ = Record<string, string>
+
+export function readFixture(name: string): Record_[] {
+  return parse(readFileSync(join(TESTS_DATA, name)), { columns: true, skip_empty_lines: true }) as Record_[]
+}
+
+const orNull = (v: string | undefined) => (v === undefined || v === '' ? null : v)
+
+/** `m/d/yy` → `YYYY-MM-DD` (campaigns.csv). */
+function mdy(text: string) {
+  const [m, d, y] = text.split('/').map(Number)
+  return `${2000 + y}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`
+}
+
+export async function afterDirectInserts(db: Kysely<DB>, tables: string[]) {
+  for (const table of tables) await resetSequence(db, table)
+  await rebuildTree(db)
+  await refreshTagJson(db)
+  await refreshBoundJson(db)
+}
+
+/** H-META: Nigeria 12907 and its 36 states, 34 campaigns, 4 indicators, tag 1 `Polio`. */
+export async function hMeta(db: Kysely<DB>) {
+  await db.insertInto('campaign_type').values({ id: 1, name: 'NID' } as never).execute()
+  await db.insertInto('location_type').values([
+    { id: 1, name: 'country', admin_level: 0 },
+    { id: 2, name: 'province', admin_level: 1 },
+  ] as never).execute()
+  const locations = readFixture('locations.csv').map((r) => ({
+    id: Number(r.id), name: r.name, location_code: r.location_code, location_type_id: Number(r.location_type_id),
+    parent_location_id: orNull(r.parent_location_id) === null ? null : Number(r.parent_location_id),
+    latitude: orNull(r.latitude) === null ? null : Number(r.latitude),
+    longitude: orNull(r.longitude) === null ? null : Number(r.longitude),
+  }))
+  // Parents first, so the foreign key holds row by row.
+  locations.sort((a, b) => (a.parent_location_id === null ? -1 : 0) - (b.parent_location_id === null ? -1 : 0))
+  await db.insertInto('location').values(locations as never).execute()
+  await db.insertInto('campaign').values(readFixture('campaigns.csv').map((r) => ({
+    id: Number(r.id), name: r.name, campaign_type_id: Number(r.campaign_type_id), start_date: mdy(r.start_date), end_date: mdy(r.end_date),
+  })) as never).execute()
+  await db.insertInto('indicator').values(readFixture('indicators.csv').map((r) => ({
+    id: Number(r.id), name: r.name, short_name: r.short_name, description: r.description, is_reported: r.is_reported === 't',
+    data_format: r.data_format,
+  })) as never).execute()
+  await db.insertInto('indicator_tag').values({ id: 1, tag_name: 'Polio' } as never).execute()
+  await afterDirectInserts(db, ['campaign_type', 'location_type', 'location', 'campaign', 'indicator', 'indicator_tag'])
+}
