@@ -25,7 +25,9 @@ export type Config = Static<typeof ConfigSchema>
 
 const NUMERIC = new Set(['PORT', 'MAX_UPLOAD_BYTES', 'BODY_LIMIT_BYTES'])
 
-export class ConfigError extends Error {}
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
 
 /** Reads the known variables from `env`, applies defaults and fails naming the first bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {

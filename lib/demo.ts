@@ -1,3 +1,118 @@
+// A small, self-made demo data set: the fictional country of Veridia with 3 provinces and 9 districts,
+// campaign types and campaigns, indicators with tags and calculations. `npm start` loads it into an
+// empty embedded database so a newcomer sees real answers at once (DEMO_DATA=0 skips it).
 import type { Kysely } from 'kysely'
 import type { DB } from '../schemas/index.js'
-export async function loadDemoData(_db: Kysely<DB>): Promise<boolean> { return false }
+import { rebuildTree } from './location-tree.js'
+import { refreshTagJson } from './caches.js'
+
+const PROVINCES: Record<string, string[]> = {
+  Northmarch: ['Ashford', 'Brindle', 'Coldwater'],
+  Eastvale: ['Dunmore', 'Eastwick', 'Fallow'],
+  Southreach: ['Glimmer', 'Harrow', 'Ivydale'],
+}
+
+/** Loads the demo set when the database has no location; returns whether it did. */
+export async function loadDemoData(db: Kysely<DB>): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    if (await trx.selectFrom('location').select('id').limit(1).executeTakeFirst()) return false
+
+    const typeId: Record<string, number> = {}
+    for (const [admin_level, name] of ['Country', 'Province', 'District'].entries()) {
+      const existing = await trx.selectFrom('location_type').select('id').where('name', '=', name).executeTakeFirst()
+      typeId[name] = existing?.id ??
+        (await trx.insertInto('location_type').values({ name, admin_level }).returning('id').executeTakeFirstOrThrow()).id
+    }
+    const country = await trx
+      .insertInto('location')
+      .values({ name: 'Veridia', location_code: 'VD', location_type_id: typeId.Country, latitude: 10.5, longitude: 20.5 })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    for (const [p, [province, districts]] of Object.entries(PROVINCES).entries()) {
+      const { id } = await trx
+        .insertInto('location')
+        .values({ name: province, location_code: `VD${p + 1}`, location_type_id: typeId.Province, parent_location_id: country.id })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      await trx
+        .insertInto('location')
+        .values(districts.map((name, d) => ({
+          name,
+          location_code: `VD${p + 1}${d + 1}`,
+          location_type_id: typeId.District,
+          parent_location_id: id,
+          lpd_status: (d % 3) + 1,
+        })))
+        .execute()
+    }
+    await rebuildTree(trx)
+
+    const [nid, snid] = await trx
+      .insertInto('campaign_type')
+      .values([{ name: 'National Immunization Days (NID)' }, { name: 'Sub-National Immunization Days (SNID)' }])
+      .returning('id')
+      .execute()
+    await trx
+      .insertInto('campaign')
+      .values([
+        { name: 'March 2016 - NID - OPV', campaign_type_id: nid.id, start_date: '2016-03-01', end_date: '2016-03-31' },
+        { name: 'June 2016 - SNID - OPV', campaign_type_id: snid.id, start_date: '2016-06-01', end_date: '2016-06-30' },
+        { name: 'October 2016 - NID - bOPV', campaign_type_id: nid.id, start_date: '2016-10-01', end_date: '2016-10-31' },
+      ])
+      .execute()
+
+    const indicators = await trx
+      .insertInto('indicator')
+      .values([
+        { short_name: 'Children vaccinated', name: 'Number of children vaccinated', data_format: 'int' },
+        { short_name: 'Children missed', name: 'Number of children missed', data_format: 'int' },
+        { short_name: 'Children targeted', name: 'Number of children targeted', data_format: 'int' },
+        { short_name: 'Percent missed', name: 'Percentage of targeted children missed', data_format: 'pct' },
+        { short_name: 'Access challenged', name: 'District is access-challenged', data_format: 'bool' },
+        { short_name: 'Polio cases', name: 'Confirmed polio cases', data_format: 'date_int', resource_name: 'date' },
+      ])
+      .returning(['id', 'short_name'])
+      .execute()
+    const id = (short: string) => indicators.find((i) => i.short_name === short)!.id
+    await trx
+      .insertInto('calculated_indicator_component')
+      .values([
+        { indicator_id: id('Children targeted'), indicator_component_id: id('Children vaccinated'), calculation: 'PART_TO_BE_SUMMED' },
+        { indicator_id: id('Children targeted'), indicator_component_id: id('Children missed'), calculation: 'PART_TO_BE_SUMMED' },
+        { indicator_id: id('Percent missed'), indicator_component_id: id('Children missed'), calculation: 'NUMERATOR' },
+        { indicator_id: id('Percent missed'), indicator_component_id: id('Children targeted'), calculation: 'DENOMINATOR' },
+      ])
+      .execute()
+    const [coverage, surveillance] = await trx
+      .insertInto('indicator_tag')
+      .values([{ tag_name: 'Coverage' }, { tag_name: 'Surveillance' }])
+      .returning('id')
+      .execute()
+    const [missed] = await trx
+      .insertInto('indicator_tag')
+      .values([{ tag_name: 'Missed children', parent_tag_id: coverage.id }])
+      .returning('id')
+      .execute()
+    await trx
+      .insertInto('indicator_to_tag')
+      .values([
+        { indicator_id: id('Children vaccinated'), indicator_tag_id: coverage.id },
+        { indicator_id: id('Children missed'), indicator_tag_id: missed.id },
+        { indicator_id: id('Percent missed'), indicator_tag_id: missed.id },
+        { indicator_id: id('Polio cases'), indicator_tag_id: surveillance.id },
+      ])
+      .execute()
+    await refreshTagJson(trx)
+
+    const [chart] = await trx
+      .insertInto('custom_chart')
+      .values({ uuid: 'demo-missed-by-province', title: 'Missed children by province', chart_json: JSON.stringify({ type: 'ColumnChart', indicator_ids: [id('Children missed')] }) })
+      .returning('uuid')
+      .execute()
+    await trx
+      .insertInto('custom_dashboard')
+      .values({ title: 'Campaign overview', description: 'Demo dashboard', rows: JSON.stringify([{ layout: 1, charts: [chart.uuid] }]) })
+      .execute()
+    return true
+  })
+}

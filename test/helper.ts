@@ -128,6 +128,7 @@ export interface Harness {
   db: Kysely<DB>
   adminId: number
   aliceId: number
+  database: Database
 }
 
 /** A ready app on a freshly reset database; closed when `test` ends. */
@@ -140,5 +141,5 @@ export async function build(test: { teardown(fn: () => unknown): void }, config:
   })
   await app.ready()
   test.teardown(() => app.close())
-  return { app, db: database.db, adminId, aliceId }
+  return { app, db: database.db, adminId, aliceId, database }
 }

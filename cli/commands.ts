@@ -1,0 +1,79 @@
+// The operator commands, separate from process handling so tests can run them on any database.
+import { readFile } from 'node:fs/promises'
+import type { Kysely } from 'kysely'
+import type { DB } from '../schemas/index.js'
+import { createApiKey, createUser, revokeKeys } from '../lib/auth.js'
+import { loadGeo } from '../lib/geo-loader.js'
+import { loadDemoData } from '../lib/demo.js'
+
+export const USAGE = `usage: npm run cli -- <command>
+  migrate                                         apply pending migrations
+  create-user <username> [--superuser] [--email e] [--location <id>]
+                                                  create a user and print its first API key
+  create-key <username>                           print a new API key for the user
+  revoke-key <key> | --user <username>            revoke one key, or every key of a user
+  load-geo <file>                                 load location_code|geo_json polygons
+  demo                                            load the demo data set into an empty database`
+
+export interface Options {
+  superuser?: boolean
+  email?: string
+  location?: string
+  user?: string
+}
+
+export class UsageError extends Error {
+  override name = 'UsageError'
+}
+
+/** Runs one command; returns the process exit code. Output lines go to `print`. */
+export async function runCommand(
+  db: Kysely<DB>,
+  command: string,
+  arg: string | undefined,
+  options: Options,
+  print: (line: string) => void,
+): Promise<number> {
+  switch (command) {
+    case 'migrate':
+      print('migrations are up to date')
+      return 0
+    case 'create-user': {
+      if (!arg) throw new UsageError('create-user needs a username')
+      const key = await db.transaction().execute(async (trx) => {
+        const id = await createUser(trx, { username: arg, is_superuser: options.superuser, email: options.email })
+        if (options.location) {
+          await trx.insertInto('location_permission').values({ user_id: id, top_lvl_location_id: Number(options.location) }).execute()
+        }
+        return createApiKey(trx, id)
+      })
+      print(`${arg}:${key}`)
+      return 0
+    }
+    case 'create-key': {
+      const user = await db.selectFrom('auth_user').select('id').where('username', '=', arg ?? '').executeTakeFirst()
+      if (!user) throw new UsageError(`no user named ${arg}`)
+      print(`${arg}:${await createApiKey(db, user.id)}`)
+      return 0
+    }
+    case 'revoke-key': {
+      // Accepts the key alone or as printed (`user:key`).
+      const key = arg?.includes(':') ? arg.slice(arg.lastIndexOf(':') + 1) : arg
+      if (!key && !options.user) throw new UsageError('revoke-key needs a key or --user <username>')
+      const revoked = await revokeKeys(db, options.user ? { username: options.user } : { key })
+      print(`${revoked} key(s) revoked`)
+      return revoked ? 0 : 1
+    }
+    case 'load-geo': {
+      if (!arg) throw new UsageError('load-geo needs a file')
+      const result = await loadGeo(db, await readFile(arg))
+      print(`${result.loaded} polygon(s) loaded`)
+      if (result.unknown.length) print(`unknown location codes skipped: ${result.unknown.join(', ')}`)
+      return 0
+    }
+    case 'demo':
+      print((await loadDemoData(db)) ? 'demo data loaded' : 'the database already has locations; nothing loaded')
+      return 0
+  }
+  throw new UsageError(`unknown command ${command}`)
+}
