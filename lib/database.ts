@@ -1,5 +1,6 @@
 // The data layer: one Kysely instance over either an embedded PGlite database (no DATABASE_URL) or a
 // PostgreSQL server (DATABASE_URL). Both speak the same SQL; only construction differs.
+import { createHash } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
@@ -16,6 +17,12 @@ export interface Database {
   /** Runs a multi-statement SQL script (migrations, test resets) on `executor`'s session. */
   execScript(executor: Kysely<unknown>, script: string): Promise<void>
   close(): Promise<void>
+  /**
+   * Calls `onNotify` for every NOTIFY on `channel`, and `onState(false)` whenever delivery may have gaps
+   * (the listening connection broke; it reconnects by itself), `onState(true)` once it listens again.
+   * Returns a function that stops listening.
+   */
+  listen(channel: string, onNotify: () => void, onState: (listening: boolean) => void): Promise<() => Promise<void>>
   /** The embedded instance, when engine is pglite (tests dump it as a template). */
   pglite?: PGlite
 }
@@ -73,6 +80,11 @@ async function createPGlite(options: DatabaseOptions): Promise<Database> {
       await pglite.exec(script)
     },
     close: () => db.destroy(),
+    listen: async (channel, onNotify, onState) => {
+      const unlisten = await pglite.listen(channel, onNotify)
+      onState(true)
+      return unlisten
+    },
     pglite,
   }
 }
@@ -88,7 +100,7 @@ async function createPostgres(url: string, options: DatabaseOptions): Promise<Da
   })
   // An idle client losing its server connection must not crash the process (/health reports it).
   pool.on('error', () => {})
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparedStatements(pool) }) })
   return {
     db,
     engine: 'postgres',
@@ -97,5 +109,70 @@ async function createPostgres(url: string, options: DatabaseOptions): Promise<Da
       await sql.raw(script).execute(executor)
     },
     close: () => db.destroy(),
+    listen: (channel, onNotify, onState) => listenWithReconnect(url, channel, onNotify, onState),
+  }
+}
+
+const MAX_STATEMENTS_PER_CONNECTION = 1000
+
+/**
+ * Runs parameterised queries as named prepared statements: PostgreSQL then parses and plans each
+ * query shape once per connection instead of on every request (the dispatcher's SQL shapes repeat).
+ * The name is a hash of the SQL text; past a cap per connection, new shapes run unnamed.
+ */
+function preparedStatements(pool: pg.Pool) {
+  const prepared = new WeakMap<pg.PoolClient, Set<string>>()
+  const wrap = (client: pg.PoolClient) => ({
+    query(text: unknown, values?: unknown[]) {
+      if (typeof text !== 'string' || !values?.length) return client.query(text as string, values)
+      let names = prepared.get(client)
+      if (!names) prepared.set(client, (names = new Set()))
+      const name = 'k' + createHash('sha1').update(text).digest('base64url')
+      if (!names.has(name) && names.size >= MAX_STATEMENTS_PER_CONNECTION) return client.query(text, values)
+      names.add(name)
+      return client.query({ name, text, values })
+    },
+    release: (error?: Error | boolean) => client.release(error),
+  })
+  return {
+    connect: async () => wrap(await pool.connect()),
+    end: () => pool.end(),
+  } as unknown as pg.Pool
+}
+
+/** A dedicated connection for LISTEN, re-established after failures (1 s, 2 s … up to 30 s apart). */
+async function listenWithReconnect(url: string, channel: string, onNotify: () => void, onState: (listening: boolean) => void) {
+  let stopped = false
+  let client: pg.Client | undefined
+  let delay = 1000
+  const connect = async (): Promise<void> => {
+    if (stopped) return
+    const next = new pg.Client({ connectionString: url })
+    const lost = () => {
+      if (client !== next) return
+      client = undefined
+      onState(false)
+      if (!stopped) setTimeout(() => void connect(), delay).unref()
+      delay = Math.min(delay * 2, 30_000)
+    }
+    next.on('error', lost)
+    next.on('end', lost)
+    next.on('notification', (message) => message.channel === channel && onNotify())
+    client = next
+    try {
+      await next.connect()
+      await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`)
+      delay = 1000
+      onState(true)
+    } catch {
+      lost()
+    }
+  }
+  await connect()
+  return async () => {
+    stopped = true
+    const current = client
+    client = undefined
+    await current?.end().catch(() => {})
   }
 }

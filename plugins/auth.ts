@@ -1,7 +1,10 @@
 // Authentication of every /api/v1 request (resource-api §5): `ApiKey user:key` or `Bearer key`.
+// Successful authentications are cached for a few seconds; the database notifies every change to keys,
+// users, permissions or roots (sql/002), and the cache is dropped at once, so a revoked key is refused
+// on the next request whoever revoked it.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { findUserByKey, parseAuthorization, touchKey, type AuthUser } from '../lib/auth.js'
+import { findUserByKey, hashKey, parseAuthorization, touchKey, type AuthUser } from '../lib/auth.js'
 import { ApiError } from '../lib/errors.js'
 
 declare module 'fastify' {
@@ -12,14 +15,44 @@ declare module 'fastify' {
 
 export const isApiPath = (url: string) => url === '/api/v1' || url.startsWith('/api/v1/') || url.startsWith('/api/v1?')
 
+const CACHE_TTL_MS = 10_000
+
 export default fp(
   async function auth(app: FastifyInstance) {
+    const cache = new Map<string, { user: AuthUser; at: number }>()
+    // Until the change listener is connected nothing is cached. `generation` moves on every drop, so a
+    // lookup that raced with a change is not cached.
+    let listening = false
+    let generation = 0
+    const drop = () => {
+      cache.clear()
+      generation++
+    }
+    const unlisten = await app.db.listen('rhizome_auth', drop, (connected) => {
+      // Changes made while nobody listened are unknown: start clean either way.
+      drop()
+      listening = connected
+    })
+    app.addHook('onClose', () => unlisten())
+
+    async function authenticate(credentials: { username?: string; key: string }): Promise<AuthUser | undefined> {
+      const hash = hashKey(credentials.key)
+      const hit = cache.get(hash)
+      let user = hit && Date.now() - hit.at < CACHE_TTL_MS ? hit.user : undefined
+      if (!user) {
+        const before = generation
+        user = await findUserByKey(app.db.db, credentials)
+        if (user && listening && generation === before) cache.set(hash, { user, at: Date.now() })
+      }
+      return user && (credentials.username === undefined || credentials.username === user.username) ? user : undefined
+    }
+
     app.decorateRequest('user', undefined)
     app.addHook('onRequest', async (request: FastifyRequest) => {
       if (request.method === 'OPTIONS' || !isApiPath(request.url)) return
       const credentials = parseAuthorization(request.headers.authorization)
       if (!credentials) throw new ApiError(401, 'UNAUTHENTICATED', 'Authentication required')
-      const user = await findUserByKey(app.db.db, credentials)
+      const user = await authenticate(credentials)
       if (!user) throw new ApiError(401, 'UNAUTHENTICATED', 'Invalid API key')
       request.user = user
       await touchKey(app.db.db, user)

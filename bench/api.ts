@@ -1,0 +1,65 @@
+// `npm run bench:api`: req/s and p99 of GET /api/v1/campaign/<pk>/ and GET /api/v1/indicator/?id__in=<10 ids>
+// on PGlite and on PostgreSQL, next to a bare Fastify hello-world, all on loopback, each run 10 s.
+// PostgreSQL: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres); a scratch
+// database is created and dropped.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { round, startServer, stop, table, type Round } from './lib.js'
+
+const KEY = 'e'.repeat(40)
+const auth = { authorization: `ApiKey admin:${KEY}` }
+const seconds = Number(process.env.BENCH_SECONDS ?? 10)
+const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+
+async function seed(port: number) {
+  const call = async (path: string, body: unknown) => {
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    return (await res.json()) as { id: number }
+  }
+  const type = await call('campaign_type/', { name: 'NID' })
+  const campaign = await call('campaign/', { name: 'March', campaign_type_id: type.id, start_date: '2016-03-01', end_date: '2016-03-31' })
+  const indicators: number[] = []
+  for (let i = 0; i < 50; i++) indicators.push((await call('indicator/', { name: `Indicator ${i}`, short_name: `i${i}`, data_format: 'int' })).id)
+  return { campaign: campaign.id, indicators: indicators.slice(10, 20) }
+}
+
+async function appRounds(label: string, env: Record<string, string | undefined>, port: number): Promise<Round[]> {
+  const server = await startServer(['dist/server.js'], { ...env, ADMIN_API_KEY: KEY, DEMO_DATA: '0' }, port)
+  try {
+    const { campaign, indicators } = await seed(port)
+    return [
+      await round(`${label}: GET /api/v1/campaign/<pk>/`, `http://127.0.0.1:${port}/api/v1/campaign/${campaign}/`, auth, seconds),
+      await round(`${label}: GET /api/v1/indicator/?id__in=<10 ids>`, `http://127.0.0.1:${port}/api/v1/indicator/?id__in=${indicators.join(',')}`, auth, seconds),
+    ]
+  } finally {
+    await stop(server)
+  }
+}
+
+const rounds: Round[] = []
+const hello = await startServer(['--import', 'tsx', 'bench/hello.ts'], {}, 3999)
+rounds.push(await round('hello-world (bare Fastify)', 'http://127.0.0.1:3999/', {}, seconds))
+await stop(hello)
+
+const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-bench-'))
+rounds.push(...(await appRounds('PGlite', { DATA_DIR: dataDir, DATABASE_URL: '' }, 4001)))
+rmSync(dataDir, { recursive: true, force: true })
+
+const name = `rhizome_bench_${process.pid}`
+const admin = new pg.Client({ connectionString: adminUrl })
+await admin.connect()
+await admin.query(`create database ${name}`)
+try {
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  rounds.push(...(await appRounds('PostgreSQL', { DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-bench-')), DATABASE_URL: url.toString() }, 4002)))
+} finally {
+  await admin.query(`drop database if exists ${name}`)
+  await admin.end()
+}
+
+console.log(table(rounds))
+const helloRate = rounds[0].requests_per_s
+for (const r of rounds.slice(1)) console.log(`${r.name}: ${((100 * r.requests_per_s) / helloRate).toFixed(1)} % of hello-world`)
