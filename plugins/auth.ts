@@ -11,6 +11,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     user?: AuthUser
   }
+  interface FastifyInstance {
+    /** Forget cached authentications (after this process wrote; other writers are heard through NOTIFY). */
+    dropAuthCache(): void
+  }
 }
 
 export const isApiPath = (url: string) => url === '/api/v1' || url.startsWith('/api/v1/') || url.startsWith('/api/v1?')
@@ -34,6 +38,7 @@ export default fp(
       listening = connected
     })
     app.addHook('onClose', () => unlisten())
+    app.decorate('dropAuthCache', drop)
 
     async function authenticate(credentials: { username?: string; key: string }): Promise<AuthUser | undefined> {
       const hash = hashKey(credentials.key)

@@ -69,9 +69,15 @@ export default fp(
       urlName,
     })
 
-    /** Runs `work` in one transaction (§3 step 10). */
-    const inTransaction = <T>(ctx: Context, work: (ctx: Context) => Promise<T>) =>
-      app.db.db.transaction().execute((trx) => work({ ...ctx, db: trx }))
+    /**
+     * Runs `work` in one transaction (§3 step 10). A write may change who a key authenticates as; the
+     * cache is dropped before the response leaves, so the client's next request sees the change.
+     */
+    const inTransaction = async <T>(ctx: Context, work: (ctx: Context) => Promise<T>) => {
+      const result = await app.db.db.transaction().execute((trx) => work({ ...ctx, db: trx }))
+      app.dropAuthCache()
+      return result
+    }
 
     /** afterDelete hooks of whichever resource owns a table that lost rows. */
     const afterDelete = (ctx: Context) => async (table: string, rows: Row[]) => {

@@ -35,14 +35,14 @@ t.test('1. auth: /api/v1/ needs credentials and lists every canonical resource',
 })
 
 t.test('2. auth: bearer, wrong keys, inactive users, keys in the query string', async (t) => {
-  const { app, db, aliceId } = await build(t)
+  const { app, aliceId } = await build(t)
   const api = client(app)
   t.equal((await api.get('/campaign/', { authorization: `Bearer ${ADMIN_KEY}` })).status, 200)
   t.equal((await api.get('/campaign/', { authorization: `ApiKey admin:${'0'.repeat(40)}` })).body.message, 'Invalid API key')
   t.equal((await api.get('/campaign/', { authorization: `ApiKey alice:${ADMIN_KEY}` })).status, 401)
   t.equal((await api.get('/campaign/', alice)).status, 200)
-  await db.updateTable('auth_user').set({ is_active: false }).where('id', '=', aliceId).execute()
-  t.equal((await api.get('/campaign/', alice)).status, 401)
+  t.equal((await api.patch(`/user/${aliceId}/`, { is_active: false })).status, 200)
+  t.equal((await api.get('/campaign/', alice)).status, 401, 'deactivation takes effect on the next request')
   t.equal((await api.get(`/api/v1/campaign/?username=admin&api_key=${ADMIN_KEY}`, {})).status, 401)
   t.equal((await api.get('/campaign/', { authorization: 'Basic abc' })).status, 401)
 })

@@ -143,3 +143,13 @@ export async function build(test: { teardown(fn: () => unknown): void }, config:
   test.teardown(() => app.close())
   return { app, db: database.db, adminId, aliceId, database }
 }
+
+/** Polls `probe` until `done` holds (changes made by other processes reach the server through NOTIFY). */
+export async function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 2000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await probe()
+    if (done(value) || Date.now() > deadline) return value
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
