@@ -10,6 +10,7 @@ import db from './plugins/db.js'
 import auth, { isApiPath } from './plugins/auth.js'
 import dispatcher from './plugins/dispatcher.js'
 import serviceRoutes from './plugins/service-routes.js'
+import classifier from './plugins/classifier.js'
 
 export interface BuildOptions {
   /** Overrides on top of the environment. */
@@ -34,6 +35,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   await app.register(db, { database: options.database })
   await app.register(auth)
   await app.register(dispatcher)
+  await app.register(classifier)
   await app.register(serviceRoutes)
   app.addHook('onSend', async (request, reply) => {
     if (isApiPath(request.url)) reply.header('cache-control', 'no-cache')

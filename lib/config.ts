@@ -19,11 +19,16 @@ export const ConfigSchema = Type.Object({
   ),
   ADMIN_API_KEY: Type.Optional(Type.String({ pattern: '^[0-9a-f]{40}$' })),
   DEMO_DATA: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '1' }),
+  DETECT_MAX_CHARS: Integer(10_000, 1),
+  DETECT_MAX_BATCH: Integer(256, 1),
+  DETECT_MICROBATCH_MAX: Integer(64, 1),
+  DETECT_MICROBATCH_WAIT_MS: Integer(2, 0),
+  DETECT_QUEUE_MAX: Integer(10_000, 1),
 })
 
 export type Config = Static<typeof ConfigSchema>
 
-const NUMERIC = new Set(['PORT', 'MAX_UPLOAD_BYTES', 'BODY_LIMIT_BYTES'])
+const NUMERIC = new Set(Object.entries(ConfigSchema.properties).filter(([, s]) => s.type === 'integer').map(([k]) => k))
 
 export class ConfigError extends Error {
   override name = 'ConfigError'

@@ -1,14 +1,13 @@
 // Plain-SQL migrations from sql/NNN_name.sql, applied in order by Kysely's Migrator, which records
 // them in kysely_migration and holds a lock so concurrent starts do not race.
 import { readdir, readFile } from 'node:fs/promises'
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { Migrator, type Migration, type MigrationProvider, type Kysely } from 'kysely'
 import type { Database } from './database.js'
 
-// sql/ sits at the project root: one level up from lib/ when run from source, two from dist/lib/.
-const fromSource = fileURLToPath(new URL('../sql/', import.meta.url))
-export const SQL_DIR = existsSync(fromSource) ? fromSource : fileURLToPath(new URL('../../sql/', import.meta.url))
+import { PROJECT_ROOT } from './paths.js'
+
+export const SQL_DIR = join(PROJECT_ROOT, 'sql') + '/'
 
 class SqlFileMigrationProvider implements MigrationProvider {
   constructor(private readonly database: Database) {}

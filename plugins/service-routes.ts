@@ -19,9 +19,10 @@ export default fp(
       } catch {
         database = 'down'
       }
-      const status = database === 'ok' ? 'ok' : 'down'
-      return reply.code(status === 'ok' ? 200 : 503).send({ status, database })
+      const model = app.detection.status()
+      const status = database === 'ok' && model === 'ok' ? 'ok' : 'down'
+      return reply.code(status === 'ok' ? 200 : 503).send({ status, database, model })
     })
   },
-  { name: 'service-routes', dependencies: ['db'] },
+  { name: 'service-routes', dependencies: ['db', 'classifier'] },
 )

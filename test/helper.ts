@@ -140,6 +140,7 @@ export async function build(test: { teardown(fn: () => unknown): void }, config:
     config: { DATA_DIR: join(ROOT, '.data', 'test'), ...config },
   })
   await app.ready()
+  await app.detection.ready
   test.teardown(() => app.close())
   return { app, db: database.db, adminId, aliceId, database }
 }

@@ -1,0 +1,56 @@
+// Labelled JSONL data ({text, label}) and the metrics of detect.md §7.
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { SHARED_DIR } from '../lib/paths.js'
+
+export const OFFENSIVE_DATA = join(SHARED_DIR, 'data', 'offensive')
+export const hasOffensiveData = () => existsSync(join(OFFENSIVE_DATA, 'tweeteval', 'val.jsonl'))
+
+export interface Example {
+  text: string
+  label: number
+}
+
+export function readJsonl(file: string): Example[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim())
+    .map((line) => {
+      const { text, label } = JSON.parse(line)
+      return { text, label: Number(label) }
+    })
+}
+
+export interface Scores {
+  macro_f1: number
+  accuracy: number
+  offensive: { precision: number; recall: number; f1: number }
+  not_offensive: { precision: number; recall: number; f1: number }
+  confusion: { tp: number; fp: number; tn: number; fn: number }
+}
+
+/** Macro-F1 over both classes with the decision `score > threshold`. */
+export function score(labels: number[], probabilities: ArrayLike<number>, threshold = 0.5): Scores {
+  let tp = 0, fp = 0, tn = 0, fn = 0
+  labels.forEach((label, i) => {
+    const predicted = probabilities[i] > threshold ? 1 : 0
+    if (predicted && label) tp++
+    else if (predicted) fp++
+    else if (label) fn++
+    else tn++
+  })
+  const prf = (t: number, f1p: number, f1n: number) => {
+    const precision = t + f1p ? t / (t + f1p) : 0
+    const recall = t + f1n ? t / (t + f1n) : 0
+    return { precision, recall, f1: precision + recall ? (2 * precision * recall) / (precision + recall) : 0 }
+  }
+  const offensive = prf(tp, fp, fn)
+  const not_offensive = prf(tn, fn, fp)
+  return {
+    macro_f1: (offensive.f1 + not_offensive.f1) / 2,
+    accuracy: (tp + tn) / labels.length,
+    offensive,
+    not_offensive,
+    confusion: { tp, fp, tn, fn },
+  }
+}

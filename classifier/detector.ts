@@ -1,0 +1,86 @@
+// Serving side of the model: load the committed files, score texts over sliding windows (max over
+// windows), calibrate so the chosen threshold maps to 0.5, and format the two decimal strings.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { loadModel, predictWindows } from './model.js'
+import type { FeatureConfig, Window } from './tokenizer.js'
+import { Encoder } from './encoder.js'
+import { GloveSlice } from './glove.js'
+import { tf } from './runtime.js'
+import { SparseForward } from './forward.js'
+
+export interface DetectionResult {
+  'not-offensive': string
+  offensive: string
+}
+
+export interface ModelFiles {
+  features: FeatureConfig & { length: number; glove: number }
+  threshold: number
+}
+
+export class Detector {
+  readonly encoder: Encoder
+  private readonly forward: SparseForward
+
+  constructor(
+    readonly model: tf.LayersModel,
+    readonly files: ModelFiles,
+    glove?: GloveSlice,
+  ) {
+    this.encoder = new Encoder(files.features, glove)
+    this.forward = new SparseForward(model, files.features)
+  }
+
+  static async load(dir: string): Promise<Detector> {
+    const features = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8'))
+    const { threshold } = JSON.parse(readFileSync(join(dir, 'metadata.json'), 'utf8'))
+    const glove = features.glove ? GloveSlice.load(dir) : undefined
+    const detector = new Detector(await loadModel(join(dir, 'model.json')), { features, threshold }, glove)
+    detector.predictWithTf(detector.windowsOf('warm up')) // warm-up: the TF.js graph runs once, so the weights are valid
+    detector.scoreWindows(detector.windowsOf('warm up'))
+    return detector
+  }
+
+  windowsOf(text: string): Window[] {
+    return this.encoder.encode(text)
+  }
+
+  /** The model's offensive probability of each window (one forward pass, float64, see forward.ts). */
+  scoreWindows(windows: Window[]): Float32Array {
+    return this.forward.predict(windows)
+  }
+
+  /** The same through TF.js (the training graph); used to check the served forward pass. */
+  predictWithTf(windows: Window[]): Float32Array {
+    return predictWindows(this.model, windows, this.files.features)
+  }
+
+  /** detect.md §6.4: p = σ(logit(p_model) − logit(t)), computed in float64. */
+  calibrate(p: number): number {
+    const clamp = (x: number) => Math.min(Math.max(x, 1e-7), 1 - 1e-7)
+    const logit = (x: number) => Math.log(clamp(x) / (1 - clamp(x)))
+    return 1 / (1 + Math.exp(-(logit(p) - logit(this.files.threshold))))
+  }
+
+  /** detect.md §2: both scores with 6 decimals, summing to exactly 1. */
+  static format(p: number): DetectionResult {
+    const o = Math.round(p * 1e6)
+    return { 'not-offensive': ((1e6 - o) / 1e6).toFixed(6), offensive: (o / 1e6).toFixed(6) }
+  }
+
+  /** Scores texts directly (evaluation, tests): max over windows, calibrated. */
+  scoreTexts(texts: string[]): number[] {
+    const windows: Window[] = []
+    const owner: number[] = []
+    texts.forEach((text, i) => this.windowsOf(text).forEach((w) => (windows.push(w), owner.push(i))))
+    const best = new Array<number>(texts.length).fill(0)
+    for (let start = 0; start < windows.length; start += 256) {
+      this.scoreWindows(windows.slice(start, start + 256)).forEach((p, j) => {
+        const i = owner[start + j]
+        best[i] = Math.max(best[i], p)
+      })
+    }
+    return best.map((p) => this.calibrate(p))
+  }
+}

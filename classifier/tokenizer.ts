@@ -1,0 +1,169 @@
+// The one tokenizer and featurizer of the detection model (detect.md §6.3), used unchanged by
+// training, evaluation and serving. Pure and deterministic: no locale, no clock.
+
+export const TOKENIZER_VERSION = 1
+
+export interface FeatureConfig {
+  /** Hashed feature space; ids are 1..buckets (0 is padding). */
+  buckets: number
+  wordNgrams: number[]
+  charNgrams: number[]
+  /** Window W in tokens and its stride (detect.md §4). */
+  window: number
+  stride: number
+  /** Most features kept per window (longest windows are truncated deterministically). */
+  maxFeatures: number
+}
+
+export const DEFAULT_FEATURES: FeatureConfig = {
+  buckets: 1 << 17,
+  wordNgrams: [1, 2],
+  charNgrams: [3, 4, 5],
+  window: 64,
+  stride: 32,
+  maxFeatures: 1024,
+}
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", '#39': "'" }
+
+function decodeEntities(text: string): string {
+  return text.replace(/&(#x[0-9a-f]+|#\d+|amp|lt|gt|quot|apos);/gi, (whole, name: string) => {
+    const lower = name.toLowerCase()
+    if (lower.startsWith('#x')) return safeCodePoint(parseInt(lower.slice(2), 16), whole)
+    if (lower.startsWith('#')) return ENTITIES[lower] ?? safeCodePoint(parseInt(lower.slice(1), 10), whole)
+    return ENTITIES[lower] ?? whole
+  })
+}
+
+function safeCodePoint(code: number, fallback: string): string {
+  return Number.isInteger(code) && code >= 0 && code <= 0x10ffff ? String.fromCodePoint(code) : fallback
+}
+
+/** Steps 1–5: NFKC, entities, quote artefacts, OLID `URL`, lower case, urls, handles, retweets. */
+export function normalise(text: string): string {
+  let s = text.normalize('NFKC')
+  s = decodeEntities(s)
+  s = s.replace(/""/g, '"').replace(/\bURL\b/g, ' ')
+  s = s.toLowerCase()
+  s = s.replace(/https?:\/\/\S+|www\.\S+/g, ' <url> ')
+  s = s.replace(/@\w+/g, ' @user ')
+  s = s.replace(/^\s*rt\s+/, '')
+  return s
+}
+
+// Words; <url>; @user; each emoji/pictograph alone; runs of one punctuation character; `#`.
+const TOKEN = /<url>|@user|[\p{L}\p{N}_']+|\p{Extended_Pictographic}|([^\s\p{L}\p{N}_'])\1*/gu
+
+export function tokenize(text: string): string[] {
+  return normalise(text).match(TOKEN) ?? []
+}
+
+const FNV_OFFSET = 0x811c9dc5
+
+/** One FNV-1a step per UTF-8 byte of code point `c` (a lone surrogate counts as U+FFFD, as in Buffer). */
+function hashCodePoint(hash: number, c: number): number {
+  const byte = (b: number) => Math.imul(hash ^ b, 0x01000193)
+  if (c < 0x80) return byte(c)
+  if (c < 0x800) {
+    hash = byte(0xc0 | (c >> 6))
+    return byte(0x80 | (c & 0x3f))
+  }
+  if (c < 0x10000) {
+    if (c >= 0xd800 && c <= 0xdfff) c = 0xfffd
+    hash = byte(0xe0 | (c >> 12))
+    hash = byte(0x80 | ((c >> 6) & 0x3f))
+    return byte(0x80 | (c & 0x3f))
+  }
+  hash = byte(0xf0 | (c >> 18))
+  hash = byte(0x80 | ((c >> 12) & 0x3f))
+  hash = byte(0x80 | ((c >> 6) & 0x3f))
+  return byte(0x80 | (c & 0x3f))
+}
+
+/** Continues an FNV-1a hash over the UTF-8 bytes of `text` (encoded inline: this is the hot path). */
+function hashString(hash: number, text: string): number {
+  for (const char of text) hash = hashCodePoint(hash, char.codePointAt(0)!)
+  return hash
+}
+
+/** FNV-1a 32-bit over the UTF-8 bytes. */
+export function fnv1a(text: string): number {
+  return hashString(FNV_OFFSET, text) >>> 0
+}
+
+const WORD_PREFIX = [0, 1, 2, 3, 4].map((n) => hashString(FNV_OFFSET, `w${n}:`))
+const CHAR_PREFIX = hashString(FNV_OFFSET, 'c:')
+const SPACE = 0x20
+
+const isWord = (token: string) => /^[\p{L}\p{N}_']+$/u.test(token)
+
+/**
+ * Feature ids (1..buckets) of one window of tokens: word n-grams (`w<n>:<words joined by space>`) and
+ * character n-grams of `<word>` (`c:<chars>`), each hashed with FNV-1a. Character n-grams of one start
+ * position share their hash prefix, so each is extended rather than rehashed.
+ */
+export function featuresOf(tokens: string[], config: FeatureConfig = DEFAULT_FEATURES): number[] {
+  const ids = new Set<number>()
+  const add = (hash: number) => {
+    if (ids.size < config.maxFeatures) ids.add(((hash >>> 0) % config.buckets) + 1)
+  }
+  for (const n of config.wordNgrams) {
+    for (let i = 0; i + n <= tokens.length; i++) {
+      let hash = WORD_PREFIX[n] ?? hashString(FNV_OFFSET, `w${n}:`)
+      for (let k = 0; k < n; k++) {
+        if (k) hash = hashCodePoint(hash, SPACE)
+        hash = hashString(hash, tokens[i + k])
+      }
+      add(hash)
+    }
+  }
+  const orders = config.charNgrams
+  if (!orders.length) return [...ids]
+  const longest = Math.max(...orders)
+  for (const token of tokens) {
+    if (!isWord(token)) continue
+    const chars = [0x3c, ...Array.from(token, (ch) => ch.codePointAt(0)!), 0x3e] // < token >
+    const byOrder = new Map<number, number[]>(orders.map((n) => [n, []]))
+    for (let i = 0; i < chars.length; i++) {
+      let hash = CHAR_PREFIX
+      for (let k = 0; k < longest && i + k < chars.length; k++) {
+        hash = hashCodePoint(hash, chars[i + k])
+        byOrder.get(k + 1)?.push(hash)
+      }
+    }
+    // Same order as n-by-n extraction: all 3-grams of the word, then 4-grams, then 5-grams.
+    for (const n of orders) for (const hash of byOrder.get(n)!) add(hash)
+  }
+  return [...ids]
+}
+
+/** Windows of W tokens, stride ⌈W/2⌉, the last aligned to the end (detect.md §4). */
+export function windows(tokens: string[], config: FeatureConfig = DEFAULT_FEATURES): string[][] {
+  const { window, stride } = config
+  if (tokens.length <= window) return [tokens]
+  const out: string[][] = []
+  for (let start = 0; ; start += stride) {
+    if (start + window >= tokens.length) {
+      out.push(tokens.slice(tokens.length - window))
+      break
+    }
+    out.push(tokens.slice(start, start + window))
+  }
+  return out
+}
+
+/** What the model reads of one window: hashed feature ids, and the mean word vector when used. */
+export interface Window {
+  ids: number[]
+  vector?: Float32Array
+}
+
+/** A text → its windows, encoded. `meanVector` adds the dense word-vector input. */
+export function encode(text: string, config: FeatureConfig = DEFAULT_FEATURES, meanVector?: (tokens: string[]) => Float32Array): Window[] {
+  return windows(tokenize(text), config).map((w) => ({ ids: featuresOf(w, config), vector: meanVector?.(w) }))
+}
+
+/** A text → the feature ids of each of its windows. */
+export function featurize(text: string, config: FeatureConfig = DEFAULT_FEATURES): number[][] {
+  return windows(tokenize(text), config).map((w) => featuresOf(w, config))
+}

@@ -1,0 +1,241 @@
+// `npm run train [-- --design <name>] [--compare]`: trains the detection model on TweetEval train,
+// chooses the epoch and the decision threshold on TweetEval val only, and writes classifier/model/.
+// `--compare` trains every design and records the table in metrics.json (the chosen design is saved).
+import { writeFileSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { initTf, tf } from './runtime.js'
+import { buildModel, predictWindows, saveModel, toInputs, type Architecture } from './model.js'
+import { DEFAULT_FEATURES, TOKENIZER_VERSION, type FeatureConfig, type Window } from './tokenizer.js'
+import { Encoder } from './encoder.js'
+import { GloveSlice } from './glove.js'
+import { OFFENSIVE_DATA, readJsonl, score, type Example } from './data.js'
+import { MODEL_DIR } from './paths.js'
+
+export interface Design {
+  name: string
+  description: string
+  features: FeatureConfig
+  architecture: Omit<Architecture, 'buckets'>
+  epochs: number
+  learningRate: number
+  extraData?: string[]
+}
+
+const BAG = { dim: 16, hidden: 0, length: 512, dropout: 0.2, l2: 0, glove: 0 }
+
+export const DESIGNS: Design[] = [
+  {
+    name: 'bag-linear',
+    description: 'FastText-like: word 1-2-grams + char 3-5-grams hashed to 2^17, 16-d embedding bag (1/√n), dropout 0.2, softmax',
+    features: DEFAULT_FEATURES,
+    architecture: BAG,
+    epochs: 4,
+    learningRate: 0.002,
+  },
+  {
+    name: 'words-only',
+    description: 'bag-linear without character n-grams (word 1-2-grams only)',
+    features: { ...DEFAULT_FEATURES, charNgrams: [] },
+    architecture: { ...BAG, length: 256 },
+    epochs: 4,
+    learningRate: 0.002,
+  },
+  {
+    name: 'bag+glove',
+    description: 'bag-linear concatenated with the mean frozen GloVe 100-d vector of the window, softmax',
+    features: DEFAULT_FEATURES,
+    architecture: { ...BAG, glove: 100 },
+    epochs: 4,
+    learningRate: 0.002,
+  },
+  {
+    name: 'bag+glove-mlp',
+    description: 'bag+glove with dropout 0.3 and a Dense(32, relu) hidden layer',
+    features: DEFAULT_FEATURES,
+    architecture: { ...BAG, glove: 100, hidden: 32, dropout: 0.3 },
+    epochs: 4,
+    learningRate: 0.002,
+  },
+  {
+    name: 'bag+glove+hasoc',
+    description: 'bag+glove trained on TweetEval train plus HASOC 2019 and 2020 (a broader label policy)',
+    features: DEFAULT_FEATURES,
+    architecture: { ...BAG, glove: 100 },
+    epochs: 4,
+    learningRate: 0.002,
+    extraData: ['hasoc2019_en/train.jsonl', 'hasoc2020_en/train.jsonl'],
+  },
+]
+
+export const SEED = 20161126
+
+/** Mulberry32: a small seeded PRNG for the shuffles. */
+function prng(seed: number) {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** Every window of a text is a training example with the text's label. */
+function windowsOf(examples: Example[], encoder: Encoder) {
+  const windows: Window[] = []
+  const labels: number[] = []
+  for (const e of examples) {
+    for (const w of encoder.encode(e.text)) {
+      windows.push(w)
+      labels.push(e.label)
+    }
+  }
+  return { windows, labels }
+}
+
+/** A text's offensive probability: the maximum over its windows (detect.md §4). */
+export function textProbabilities(model: tf.LayersModel, texts: string[], encoder: Encoder, a: Architecture): number[] {
+  const windows: Window[] = []
+  const owner: number[] = []
+  texts.forEach((text, i) => encoder.encode(text).forEach((w) => (windows.push(w), owner.push(i))))
+  const result = new Array<number>(texts.length).fill(0)
+  for (let start = 0; start < windows.length; start += 256) {
+    const p = predictWindows(model, windows.slice(start, start + 256), a)
+    p.forEach((value, j) => (result[owner[start + j]] = Math.max(result[owner[start + j]], value)))
+  }
+  return result
+}
+
+/** The threshold on the model's probability that maximises val macro-F1 (a grid of 0.01). */
+function bestThreshold(labels: number[], probabilities: number[]) {
+  let best = { threshold: 0.5, macro_f1: -1 }
+  for (let t = 0.1; t <= 0.9; t += 0.01) {
+    const threshold = Math.round(t * 100) / 100
+    const { macro_f1 } = score(labels, probabilities, threshold)
+    if (macro_f1 > best.macro_f1) best = { threshold, macro_f1 }
+  }
+  return best
+}
+
+export async function trainDesign(design: Design, log: (line: string) => void) {
+  const train = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'train.jsonl'))
+  for (const extra of design.extraData ?? []) train.push(...readJsonl(join(OFFENSIVE_DATA, extra)))
+  const val = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'val.jsonl'))
+  const encoder = new Encoder(design.features, design.architecture.glove ? GloveSlice.load(MODEL_DIR) : undefined)
+  if (design.architecture.glove && !encoder.glove) throw new Error('the GloVe slice is missing: run classifier/extract-glove.ts first')
+  const { windows, labels } = windowsOf(train, encoder)
+  const architecture = { ...design.architecture, buckets: design.features.buckets }
+  const model = buildModel(architecture, SEED)
+  model.compile({ optimizer: tf.train.adam(design.learningRate), loss: 'sparseCategoricalCrossentropy' })
+  const random = prng(SEED)
+  const order = windows.map((_, i) => i)
+  const valLabels = val.map((e) => e.label)
+  let best = { epoch: 0, threshold: 0.5, macro_f1: -1, weights: [] as tf.Tensor[] }
+  for (let epoch = 1; epoch <= design.epochs; epoch++) {
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1))
+      ;[order[i], order[j]] = [order[j], order[i]]
+    }
+    const started = Date.now()
+    let loss = 0
+    for (let start = 0; start < order.length; start += 64) {
+      const batch = order.slice(start, start + 64)
+      const inputs = toInputs(batch.map((i) => windows[i]), architecture)
+      const y = tf.tensor1d(batch.map((i) => labels[i]), 'float32')
+      loss += ((await model.trainOnBatch(inputs, y)) as number) * batch.length
+      tf.dispose([...inputs, y])
+    }
+    const probabilities = textProbabilities(model, val.map((e) => e.text), encoder, architecture)
+    const chosen = bestThreshold(valLabels, probabilities)
+    log(`${design.name} epoch ${epoch}: loss ${(loss / order.length).toFixed(4)}, val macro-F1 ${chosen.macro_f1.toFixed(4)} at t=${chosen.threshold} (${((Date.now() - started) / 1000).toFixed(1)} s)`)
+    if (chosen.macro_f1 > best.macro_f1) {
+      tf.dispose(best.weights)
+      best = { epoch, ...chosen, weights: model.getWeights().map((w) => w.clone()) }
+    }
+  }
+  model.setWeights(best.weights)
+  tf.dispose(best.weights)
+  const probabilities = textProbabilities(model, val.map((e) => e.text), encoder, architecture)
+  return { model, architecture, epoch: best.epoch, threshold: best.threshold, scores: score(valLabels, probabilities, best.threshold), trainExamples: train.length, trainWindows: windows.length }
+}
+
+async function main() {
+  const { values } = parseArgs({ options: { design: { type: 'string', default: 'bag+glove' }, compare: { type: 'boolean', default: false } } })
+  const backend = await initTf('wasm', console.log)
+  console.log(`TF.js backend: ${backend}`)
+  const chosenName = values.design!
+  const designs = values.compare ? DESIGNS : DESIGNS.filter((d) => d.name === chosenName)
+  if (!designs.length) throw new Error(`unknown design ${chosenName}; known: ${DESIGNS.map((d) => d.name).join(', ')}`)
+  const ablations: Record<string, unknown>[] = []
+  let chosen: Awaited<ReturnType<typeof trainDesign>> | undefined
+  let chosenDesign: Design | undefined
+  for (const design of designs) {
+    const started = Date.now()
+    const result = await trainDesign(design, console.log)
+    const seconds = (Date.now() - started) / 1000
+    const parameters = result.model.countParams()
+    ablations.push({ design: design.name, description: design.description, val_macro_f1: round(result.scores.macro_f1), epoch: result.epoch, threshold: result.threshold, parameters, weights_mb: round((parameters * 4) / 1e6, 1), train_seconds: Math.round(seconds) })
+    if (design.name === chosenName) {
+      chosen = result
+      chosenDesign = design
+    } else result.model.dispose()
+  }
+  if (!chosen || !chosenDesign) throw new Error(`design ${chosenName} was not trained`)
+  mkdirSync(MODEL_DIR, { recursive: true })
+  await saveModel(chosen.model, MODEL_DIR)
+  const t = chosen.threshold
+  writeFileSync(join(MODEL_DIR, 'tokenizer.json'), JSON.stringify({
+    version: TOKENIZER_VERSION,
+    normalisation: 'NFKC, HTML entities, "" → ", drop OLID URL, lower case, <url>, @user, leading rt',
+    token_regex: 'v1: <url> | @user | [\\p{L}\\p{N}_\']+ | \\p{Extended_Pictographic} | runs of one punctuation character',
+    hash: 'FNV-1a 32-bit over UTF-8, modulo buckets, + 1 (0 = padding)',
+    ...chosenDesign.features,
+    length: chosen.architecture.length,
+    glove: chosen.architecture.glove,
+  }, null, 2) + '\n')
+  writeFileSync(join(MODEL_DIR, 'metadata.json'), JSON.stringify({
+    model_version: 1,
+    design: chosenDesign.name,
+    description: chosenDesign.description,
+    architecture: chosen.architecture,
+    training_data: ['tweeteval/train.jsonl', ...(chosenDesign.extraData ?? [])],
+    training_examples: chosen.trainExamples,
+    training_windows: chosen.trainWindows,
+    deduplication: 'TweetEval train only (never together with OLID, which holds the same tweets); no val text is trained on',
+    selection: 'epoch and threshold chosen on TweetEval val (macro-F1)',
+    seed: SEED,
+    epochs_trained: chosenDesign.epochs,
+    best_epoch: chosen.epoch,
+    learning_rate: chosenDesign.learningRate,
+    optimizer: 'adam, batch 64, sparse categorical cross-entropy',
+    threshold: t,
+    calibration: `served p = sigmoid(logit(p_model) - logit(${t})), so offensive > 0.5 is exactly p_model > ${t}`,
+    features: ['hashed word n-grams', 'hashed character n-grams within word boundaries', ...(chosen.architecture.glove ? ['mean frozen GloVe 100-d vector of the window words (embeddings.bin)'] : [])],
+    libraries: { '@tensorflow/tfjs': tf.version.tfjs, backend },
+    created_at: new Date().toISOString(),
+  }, null, 2) + '\n')
+  writeFileSync(join(MODEL_DIR, 'metrics.json'), JSON.stringify({
+    split: 'tweeteval/val.jsonl',
+    decision: 'offensive > 0.5 on the served (calibrated) score',
+    val_macro_f1: round(chosen.scores.macro_f1),
+    accuracy: round(chosen.scores.accuracy),
+    offensive: roundAll(chosen.scores.offensive),
+    not_offensive: roundAll(chosen.scores.not_offensive),
+    confusion: chosen.scores.confusion,
+    threshold: t,
+    ablations,
+  }, null, 2) + '\n')
+  console.log(`saved ${chosenDesign.name}: val macro-F1 ${chosen.scores.macro_f1.toFixed(4)} → ${MODEL_DIR}`)
+}
+
+const round = (n: number, digits = 4) => Math.round(n * 10 ** digits) / 10 ** digits
+const roundAll = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, round(v)]))
+
+if (process.argv[1]?.endsWith('train.ts') || process.argv[1]?.endsWith('train.js')) {
+  main().catch((error) => {
+    console.error(error)
+    process.exit(1)
+  })
+}

@@ -1,0 +1,195 @@
+// acceptance.md G (94–99) and detect.md: the detection service, its tokenizer and its model.
+import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
+import t from 'tap'
+import { build } from './helper.js'
+import { client } from './api.js'
+import { fnv1a, tokenize, featurize, windows, DEFAULT_FEATURES } from '../classifier/tokenizer.js'
+import { Detector } from '../classifier/detector.js'
+import { MicroBatcher } from '../classifier/batcher.js'
+import { initTf, tf } from '../classifier/runtime.js'
+import { loadDetector } from '../plugins/classifier.js'
+import { OFFENSIVE_DATA, hasOffensiveData, readJsonl, score } from '../classifier/data.js'
+import { MODEL_DIR } from '../classifier/paths.js'
+
+const json = { 'content-type': 'application/json' }
+const SCORE = /^(0|1)\.\d{6}$/
+
+t.test('94. GET / lists the endpoints', async (t) => {
+  const { app } = await build(t)
+  const root = await client(app).get('/', {})
+  t.equal(root.status, 200)
+  t.same(root.body, { detect: '/detect', detect_batch: '/detect/batch', api: '/api/v1/', health: '/health', documentation: '/documentation' })
+  const health = await client(app).get('/health', {})
+  t.same(health.body, { status: 'ok', database: 'ok', model: 'ok' })
+})
+
+t.test('95. POST /detect returns two decimal strings and the text unchanged', async (t) => {
+  const { app } = await build(t)
+  const text = 'Have a nice day 🌞  '
+  const res = await client(app).post('/detect', { text }, json)
+  t.equal(res.status, 200)
+  t.same(Object.keys(res.body), ['result', 'text'])
+  t.equal(res.body.text, text)
+  t.same(Object.keys(res.body.result).sort(), ['not-offensive', 'offensive'])
+  const { offensive, 'not-offensive': notOffensive } = res.body.result
+  t.match(offensive, SCORE)
+  t.match(notOffensive, SCORE)
+  t.ok(Number(offensive) >= 0 && Number(offensive) <= 1)
+  t.ok(Math.abs(Number(offensive) + Number(notOffensive) - 1) < 1e-9)
+  const doc = await client(app).get('/documentation/json', {})
+  t.ok(doc.body.paths['/detect'].post.requestBody, 'the route is in the OpenAPI document')
+})
+
+t.test('96. determinism: alone, concurrent (micro-batched) and in /detect/batch', async (t) => {
+  const { app } = await build(t)
+  const api = client(app)
+  const text = 'you are such a clown, go away'
+  const first = (await api.post('/detect', { text }, json)).body.result
+  t.same((await api.post('/detect', { text }, json)).body.result, first)
+  const detector = await app.detection.ready
+  const others = ['I love this', 'what a stupid idea', 'meh', 'the weather is fine today '.repeat(40)]
+  const concurrent = await Promise.all(Array.from({ length: 50 }, (_, i) => api.post('/detect', { text: i % 2 ? text : others[i % others.length] }, json)))
+  for (const [i, res] of concurrent.entries()) if (i % 2) t.same(res.body.result, first, `concurrent request ${i}`)
+  const batch = await api.post('/detect/batch', { texts: ['a', 'b'] }, json)
+  const a = await api.post('/detect', { text: 'a' }, json)
+  const b = await api.post('/detect', { text: 'b' }, json)
+  t.same(batch.body, { results: [a.body, b.body] })
+  t.ok(detector, 'the model loaded once for the process')
+})
+
+t.test('micro-batching: concurrent windows share forward passes; the queue is bounded', async (t) => {
+  const calls: number[] = []
+  const batcher = new MicroBatcher((windows) => (calls.push(windows.length), new Float32Array(windows.length).fill(0.25)), { maxBatch: 8, waitMs: 2, maxQueue: 20 })
+  const window = { ids: [1] }
+  const results = await Promise.all(Array.from({ length: 12 }, () => batcher.score([window])))
+  t.same(calls, [8, 4], 'a full batch at once, the rest after the wait')
+  t.ok(results.every((r) => r[0] === 0.25))
+  const long = await batcher.score(Array.from({ length: 11 }, () => window))
+  t.equal(long.length, 11, 'a request spanning several batches is answered when all are done')
+  await t.rejects(batcher.score(Array.from({ length: 21 }, () => window)), { statusCode: 503, code: 'OVERLOADED' })
+  t.same(await batcher.score([]), new Float32Array(0))
+})
+
+t.test('97. detect errors and limits', async (t) => {
+  const { app } = await build(t)
+  const api = client(app)
+  t.match((await api.post('/detect', {}, json)).body, { statusCode: 400, code: 'VALIDATION_ERROR', message: 'text: required' })
+  t.match((await api.post('/detect', { text: 123 }, json)).body, { statusCode: 400, message: 'text: must be a string' })
+  t.match((await api.post('/detect', '{"text":', json)).body, { statusCode: 400, code: 'INVALID_JSON' })
+  t.match((await api.post('/detect', '[1]', json)).body, { statusCode: 400, code: 'VALIDATION_ERROR' })
+  t.match((await api.post('/detect', 'text=hi', { 'content-type': 'text/plain' })).body, { statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE' })
+  t.equal((await api.post('/detect', 'text=hi', { 'content-type': 'application/x-www-form-urlencoded' })).status, 415)
+  const tooLong = await api.post('/detect', { text: 'a'.repeat(10_001) }, json)
+  t.equal(tooLong.status, 413)
+  t.match(tooLong.body, { code: 'TEXT_TOO_LONG', message: 'text: at most 10000 characters (got 10001)' })
+  t.equal((await api.post('/detect', { text: '😀'.repeat(10_000) }, json)).status, 200, 'code points, not UTF-16 units')
+  t.equal((await api.post('/detect', { text: 'a'.repeat(10_000) }, json)).status, 200)
+  for (const text of ['', '   \n\t ']) {
+    const res = await api.post('/detect', { text }, json)
+    t.equal(res.status, 200)
+    t.equal(res.body.text, text)
+    t.match(res.body.result.offensive, SCORE)
+  }
+  const many = await api.post('/detect/batch', { texts: Array.from({ length: 257 }, () => 'a') }, json)
+  t.match(many.body, { statusCode: 413, code: 'TOO_MANY_TEXTS', message: 'texts: at most 256 items (got 257)' })
+  t.match((await api.post('/detect/batch', { texts: ['a', 1] }, json)).body, { statusCode: 400, message: 'texts/1: must be a string' })
+  t.match((await api.post('/detect/batch', { texts: 'a' }, json)).body, { statusCode: 400, code: 'VALIDATION_ERROR' })
+  t.same((await api.post('/detect/batch', { texts: [] }, json)).body, { results: [] })
+  const huge = await api.post('/detect', JSON.stringify({ text: 'a'.repeat(300_000) }), json)
+  t.match(huge.body, { statusCode: 413, code: 'PAYLOAD_TOO_LARGE' })
+})
+
+t.test('98. obvious cases land on the right side, also at the end of a long text', async (t) => {
+  const { app } = await build(t)
+  const api = client(app)
+  const p = async (text: string) => Number((await api.post('/detect', { text }, json)).body.result.offensive)
+  for (const benign of ['I love sunny days with my family', 'Thank you so much for your help today!', 'The meeting is moved to 3pm on Thursday']) {
+    t.ok((await p(benign)) < 0.5, `benign: ${benign}`)
+  }
+  for (const insult of ['you are a fucking idiot', 'shut up you stupid bitch', 'what a pathetic loser you are, asshole']) {
+    t.ok((await p(insult)) > 0.5, `offensive: ${insult}`)
+  }
+  const benignParagraph = 'We walked along the river and talked about the garden, the new library and our plans for the summer. '
+  let long = ''
+  while (long.length < 9000) long += benignParagraph
+  long = long.slice(0, 9000)
+  t.ok((await p(long)) < 0.5, 'the long benign text alone is benign')
+  t.ok((await p(long + ' you are a fucking idiot')) > 0.5, 'an insult at the end of 9,000 characters is found (windows, max)')
+})
+
+t.test('tokenizer: golden tokens and feature ids', async (t) => {
+  t.same(tokenize('@USER RT You are a FUCKING idiot!!! &amp; #MAGA 😡😡 https://t.co/x URL ""quoted"" don\'t'), [
+    '@user', 'rt', 'you', 'are', 'a', 'fucking', 'idiot', '!!!', '&', '#', 'maga', '😡', '😡', '<url>', '"', 'quoted', '"', "don't",
+  ])
+  t.same(tokenize('RT @someone: Ｆｕｌｌ　ｗｉｄｔｈ &#39;x&#x27; www.example.com'), ['@user', ':', 'full', 'width', "'x'", '<url>'])
+  t.same(tokenize(''), [])
+  t.equal(fnv1a(''), 0x811c9dc5)
+  t.equal(fnv1a('a'), 0xe40c292c)
+  t.equal(fnv1a('foobar'), 0xbf9cf968)
+  const ids = featurize('hello world')[0]
+  t.same(ids.slice(0, 3), [(fnv1a('w1:hello') % DEFAULT_FEATURES.buckets) + 1, (fnv1a('w1:world') % DEFAULT_FEATURES.buckets) + 1, (fnv1a('w2:hello world') % DEFAULT_FEATURES.buckets) + 1])
+  t.ok(ids.every((id) => id >= 1 && id <= DEFAULT_FEATURES.buckets))
+  // The features are defined on strings (`w<n>:…`, `c:<chars>`); the served code hashes incrementally.
+  const reference = (tokens: string[]) => {
+    const ids = new Set<number>()
+    const add = (f: string) => ids.size < DEFAULT_FEATURES.maxFeatures && ids.add((fnv1a(f) % DEFAULT_FEATURES.buckets) + 1)
+    for (const n of DEFAULT_FEATURES.wordNgrams) for (let i = 0; i + n <= tokens.length; i++) add(`w${n}:${tokens.slice(i, i + n).join(' ')}`)
+    for (const token of tokens) {
+      if (!/^[\p{L}\p{N}_']+$/u.test(token)) continue
+      const chars = [...`<${token}>`]
+      for (const n of DEFAULT_FEATURES.charNgrams) for (let i = 0; i + n <= chars.length; i++) add(`c:${chars.slice(i, i + n).join('')}`)
+    }
+    return [...ids]
+  }
+  for (const text of ['Ｆｕｌｌ width 😡 naïve café', 'you are a fucking idiot', '@user #MAGA lol!!! don\'t', 'x'.repeat(300)]) {
+    t.same(featurize(text)[0], reference(tokenize(text)), text.slice(0, 30))
+  }
+  const tokens = Array.from({ length: 100 }, (_, i) => `t${i}`)
+  const w = windows(tokens)
+  t.same(w.map((x) => x[0]), ['t0', 't32', 't36'], 'stride 32, the last window aligned to the end')
+  t.ok(w.every((x) => x.length === 64))
+})
+
+t.test('the custom UnsortedSegmentSum kernel equals the stock one-hot computation', async (t) => {
+  await initTf('wasm')
+  for (const backend of ['wasm', 'cpu']) {
+    await tf.setBackend(backend)
+    const x = tf.randomUniform([40, 3], -1, 1, 'float32', 7)
+    const ids = tf.tensor1d(Array.from({ length: 40 }, (_, i) => (i * 7) % 50), 'int32')
+    const custom = tf.unsortedSegmentSum(x, ids, 50)
+    const stock = tf.matMul(tf.oneHot(ids, 50).toFloat(), x, true, false)
+    t.ok(tf.max(tf.abs(tf.sub(custom, stock))).dataSync()[0] < 1e-6, backend)
+    tf.dispose([x, ids, custom, stock])
+  }
+  await tf.setBackend('wasm')
+})
+
+t.test('99. model quality gate on TweetEval val; serving equals evaluation', { skip: !hasOffensiveData() && 'needs ../shared/data/offensive' }, async (t) => {
+  const detector: Detector = await loadDetector()
+  const metrics = JSON.parse(readFileSync(join(MODEL_DIR, 'metrics.json'), 'utf8'))
+  const val = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'val.jsonl'))
+  const scores = detector.scoreTexts(val.map((e) => e.text))
+  const { macro_f1 } = score(val.map((e) => e.label), scores, 0.5)
+  t.ok(macro_f1 >= 0.7, `val macro-F1 ${macro_f1.toFixed(4)} ≥ 0.70`)
+  t.ok(Math.abs(macro_f1 - metrics.val_macro_f1) <= 0.005, `within 0.005 of metrics.json (${metrics.val_macro_f1})`)
+  const { app } = await build(t)
+  const sample = val.slice(0, 40)
+  const served = await client(app).post('/detect/batch', { texts: sample.map((e) => e.text) }, json)
+  served.body.results.forEach((r: { result: { offensive: string } }, i: number) => {
+    t.equal(r.result.offensive, Detector.format(scores[i]).offensive, `val text ${i}: the service gives the evaluation's score`)
+  })
+})
+
+t.test('the served float64 forward pass equals TF.js predict on the model graph', { skip: !hasOffensiveData() && 'needs ../shared/data/offensive' }, async (t) => {
+  const detector = await loadDetector()
+  const texts = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'val.jsonl')).slice(0, 200).map((e) => e.text)
+  const windows = texts.flatMap((text) => detector.windowsOf(text))
+  const served = detector.scoreWindows(windows)
+  const graph = detector.predictWithTf(windows)
+  let worst = 0
+  served.forEach((p, i) => (worst = Math.max(worst, Math.abs(p - graph[i]))))
+  t.ok(worst < 1e-5, `max difference ${worst}`)
+  const alone = detector.scoreWindows([windows[7]])[0]
+  t.equal(alone, served[7], 'a window scores the same alone and in a batch')
+})
