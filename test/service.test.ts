@@ -185,7 +185,7 @@ t.test('/health is 503 and requests 503 while the database is unreachable', asyn
   })
   const health = await client(down).get('/health', {})
   t.equal(health.status, 503)
-  t.same(health.body, { status: 'down', database: 'down' })
+  t.same(health.body, { status: 'down', database: 'down', model: 'ok' })
   const read = await client(down).get('/campaign/')
   t.equal(read.status, 503)
   t.match(read.body, { code: 'DATABASE_UNAVAILABLE', message: 'Database unavailable' })
