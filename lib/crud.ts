@@ -140,6 +140,8 @@ function toDatabase(resource: Resource, values: Row): Row {
 
 export async function createRow(ctx: Context, body: Row, encoding: BodyEncoding): Promise<Row> {
   const { resource } = ctx
+  // A resource with its own create checks its required fields itself (an upload may default some).
+  if (resource.hooks.create) return readDetail(ctx, await resource.hooks.create(ctx, body), { extras: false })
   checkRequiredFields(resource, body)
   let values = coerceBody(resource, body, encoding)
   values = (await resource.hooks.beforeWrite?.(ctx, values)) ?? values

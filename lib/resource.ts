@@ -42,6 +42,8 @@ export interface Hooks {
   list?: (ctx: Context, query: ListQuery) => Promise<{ query: ListQuery; meta?: Row }>
   /** Replaces the whole list read (resources whose objects are not rows of one table). */
   listRows?: (ctx: Context, page: { limit: number; offset: number }) => Promise<{ rows: Row[]; total: number; meta?: Row }>
+  /** Replaces the generic INSERT (e.g. document upload); returns the new row's id. */
+  create?: (ctx: Context, body: Row) => Promise<number>
   /** Checks and completes values before INSERT/UPDATE; `existing` is the row being updated. */
   beforeWrite?: (ctx: Context, values: Row, existing?: Row) => Promise<Row | void>
   /** Side effects of a write in the same transaction (tree maintenance, caches). */
@@ -76,6 +78,10 @@ export interface ResourceDeclaration {
   /** The column holding the row's location: restricted users only reach rows inside their subtree. */
   location_column?: string
   hooks?: Hooks
+  /** Request body limit of POST/PATCH on this resource, when it differs from BODY_LIMIT_BYTES. */
+  body_limit?: (config: Config) => number
+  /** Accepts multipart/form-data bodies (uploads). */
+  multipart?: boolean
   /** Non-model resources: run the action, return the result set. */
   action?: (ctx: Context) => Promise<Row[]>
   /** Non-model resources: the fields of the returned objects (for /schema). */
@@ -100,7 +106,9 @@ export interface FieldInfo {
   expression?: RawBuilder<unknown>
 }
 
-export interface Resource extends Required<Omit<ResourceDeclaration, 'schema' | 'hooks' | 'action' | 'location_column' | 'description'>> {
+export interface Resource extends Required<Omit<ResourceDeclaration, 'schema' | 'hooks' | 'action' | 'location_column' | 'description' | 'body_limit' | 'multipart'>> {
+  body_limit?: ResourceDeclaration['body_limit']
+  multipart: boolean
   schema?: TObject
   table?: string
   hooks: Hooks
@@ -145,6 +153,8 @@ export function defineResource(decl: ResourceDeclaration): Resource {
     list_delete_by: decl.list_delete_by ?? [],
     synthetic,
     location_column: decl.location_column,
+    body_limit: decl.body_limit,
+    multipart: decl.multipart ?? false,
     hooks: decl.hooks ?? {},
     action: decl.action,
     result_fields: decl.result_fields ?? {},

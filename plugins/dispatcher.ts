@@ -2,8 +2,9 @@
 // (list, detail, schema; canonical name and aliases), all served by the same handler.
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
+import multipart from '@fastify/multipart'
 import { stringify } from 'csv-stringify/sync'
-import { ApiError, badRequest, forbidden, invalidValue, notFound } from '../lib/errors.js'
+import { ApiError, badRequest, forbidden, invalidValue, notFound, validationError } from '../lib/errors.js'
 import { QueryParams } from '../lib/query-params.js'
 import { parseListParams, pageLink, RESERVED } from '../lib/list-params.js'
 import { createRow, deleteRow, deleteWhere, listRows, readDetail, updateRow } from '../lib/crud.js'
@@ -13,6 +14,7 @@ import { bodySchema, detailSchema, errorSchema, listSchema, querystringSchema } 
 import { parseBoolean, parseInteger, isInt32 } from '../lib/values.js'
 import type { Context, Method, Resource, Row } from '../lib/resource.js'
 import { resources } from '../resources/index.js'
+import { recomputeCampaign } from '../lib/engine/recompute.js'
 
 type UrlKind = 'list' | 'detail' | 'schema'
 const ALL_METHODS = ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'] as const
@@ -39,7 +41,33 @@ function effectiveMethod(request: FastifyRequest): string {
 }
 
 function encodingOf(request: FastifyRequest): BodyEncoding {
-  return (request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded') ? 'form' : 'json'
+  const type = request.headers['content-type'] ?? ''
+  return type.startsWith('application/x-www-form-urlencoded') || type.startsWith('multipart/form-data') ? 'form' : 'json'
+}
+
+interface MultipartPart {
+  type: 'file' | 'field'
+  fieldname: string
+  filename?: string
+  value?: unknown
+  _buf?: Buffer
+}
+
+/** A multipart body as a plain object: text fields by value, file parts as {filename, data}. */
+function multipartBody(resource: Resource, request: FastifyRequest): Row | undefined {
+  if (!(request.headers['content-type'] ?? '').startsWith('multipart/form-data')) return undefined
+  if (!resource.multipart) {
+    throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported Media Type: multipart/form-data')
+  }
+  const body: Row = {}
+  for (const [name, value] of Object.entries((request.body ?? {}) as Record<string, MultipartPart | MultipartPart[]>)) {
+    const parts = Array.isArray(value) ? value : [value]
+    const files = parts.filter((p) => p.type === 'file')
+    if (files.length > 1) throw validationError(name, 'only one file part is allowed')
+    const part = parts[parts.length - 1]
+    body[name] = part.type === 'file' ? { filename: part.filename, data: part._buf ?? Buffer.alloc(0) } : part.value
+  }
+  return body
 }
 
 /** `<pk>` on detail URLs: an integer, else 400; outside int32 it cannot exist (404). */
@@ -60,6 +88,9 @@ function parseCascade(query: QueryParams): boolean {
 
 export default fp(
   async function dispatcher(app: FastifyInstance) {
+    // https://github.com/fastify/fastify-multipart — uploads only (resources that declare `multipart`).
+    await app.register(multipart, { attachFieldsToBody: true, limits: { fileSize: app.config.MAX_UPLOAD_BYTES, files: 2 } })
+
     const context = (request: FastifyRequest, resource: Resource, urlName: string, db = app.db.db): Context => ({
       db,
       user: request.user!,
@@ -79,10 +110,17 @@ export default fp(
       return result
     }
 
-    /** afterDelete hooks of whichever resource owns a table that lost rows. */
+    /**
+     * afterDelete hooks of whichever resource owns a table that lost rows; and campaigns that lost raw
+     * datapoints are recomputed, still in the same transaction (resource-api §11.5).
+     */
     const afterDelete = (ctx: Context) => async (table: string, rows: Row[]) => {
       for (const resource of resources) {
         if (resource.table === table && resource.hooks.afterDelete) await resource.hooks.afterDelete({ ...ctx, resource }, rows)
+      }
+      if (table === 'datapoint') {
+        const campaigns = new Set(rows.map((r) => r.campaign_id).filter((c): c is number => typeof c === 'number'))
+        for (const campaign of campaigns) await recomputeCampaign(ctx.db as never, campaign)
       }
     }
 
@@ -161,7 +199,7 @@ export default fp(
         case 'GET':
           return id === undefined ? list(ctx, request, reply) : readDetail(ctx, id)
         case 'POST': {
-          const body = ensureObject(request.body)
+          const body = multipartBody(resource, request) ?? ensureObject(request.body)
           const legacyId = body.id
           if (legacyId !== undefined && legacyId !== null && legacyId !== '' && String(legacyId) !== '-1') {
             // §11.3: POST with a usable id is the legacy update.
@@ -211,7 +249,8 @@ export default fp(
           const handler = (request: FastifyRequest, reply: FastifyReply) => handle(request, reply, resource, urlName, kind)
           const documented = kind === 'detail' && resource.kind === 'non_model' ? [] : allowedMethods(resource, kind)
           for (const method of documented) {
-            app.route({ method, url, handler, ...documentOnly, schema: routeSchema(resource, kind, method, hide, tags) } as RouteOptions)
+            const bodyLimit = method !== 'GET' && resource.body_limit ? resource.body_limit(app.config) : undefined
+            app.route({ method, url, handler, ...documentOnly, ...(bodyLimit ? { bodyLimit } : {}), schema: routeSchema(resource, kind, method, hide, tags) } as RouteOptions)
           }
           const rest = ALL_METHODS.filter((m) => !(documented as string[]).includes(m))
           if (rest.length) app.route({ method: rest, url, handler, ...documentOnly, schema: { hide: true } } as RouteOptions)

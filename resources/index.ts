@@ -18,6 +18,12 @@ import location from './location.js'
 import locationResponsibility from './location_responsibility.js'
 import locationType from './location_type.js'
 import user from './user.js'
+import document from './document.js'
+import sourceObjectMap from './source_object_map.js'
+import sourceSubmission from './source_submission.js'
+import docDatapoint from './doc_datapoint.js'
+import campaignDatapoint from './campaign_datapoint.js'
+import { aggRefreshResource, queueProcessResource, refreshMaster, transformUpload } from './pipeline.js'
 import userGroup from './user_group.js'
 
 export const resources: Resource[] = [
@@ -38,6 +44,15 @@ export const resources: Resource[] = [
   user,
   group,
   userGroup,
+  document,
+  sourceObjectMap,
+  sourceSubmission,
+  docDatapoint,
+  campaignDatapoint,
+  transformUpload,
+  refreshMaster,
+  aggRefreshResource,
+  queueProcessResource,
   cacheMeta,
   allMeta,
 ]

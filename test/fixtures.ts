@@ -56,3 +56,21 @@ export async function hMeta(db: Kysely<DB>) {
   await db.insertInto('indicator_tag').values({ id: 1, tag_name: 'Polio' } as never).execute()
   await afterDirectInserts(db, ['campaign_type', 'location_type', 'location', 'campaign', 'indicator', 'indicator_tag'])
 }
+
+/** H-MAP: H-META plus four mappings created through the API (acceptance.md §0). */
+export async function hMap(db: Kysely<DB>, post: (path: string, body: unknown) => Promise<{ status: number }>) {
+  await hMeta(db)
+  for (const [content_type, source_object_code, master_object_id] of [
+    ['location', 'AF001039003000000000', 12907],
+    ['campaign', '2016 March NID OPV', 99],
+    ['indicator', 'Percent missed due to other reasons', 164],
+    ['indicator', 'Percent missed children_PCA', 12911],
+  ] as const) {
+    const res = await post('/source_object_map/', { content_type, source_object_code, master_object_id })
+    if (res.status !== 201) throw new Error(`mapping ${source_object_code} failed: ${res.status}`)
+  }
+}
+
+export function fixtureBytes(name: string): Buffer {
+  return readFileSync(join(TESTS_DATA, name))
+}

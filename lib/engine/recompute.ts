@@ -1,0 +1,116 @@
+// Campaign recompute (ingestion §6–§7), set-based in SQL: raw values → aggregation up the location tree
+// (the frontier rule) → calculated indicators → merged into agg_datapoint and datapoint_with_computed
+// with stable ids. Runs in the caller's transaction, under an advisory lock on the campaign.
+import { sql, type Kysely, type RawBuilder } from 'kysely'
+import type { DB } from '../../schemas/index.js'
+
+const FINITE = (column: RawBuilder<unknown>) =>
+  sql`${column} is not null and ${column} <> 'NaN'::float8 and ${column} <> 'Infinity'::float8 and ${column} <> '-Infinity'::float8`
+
+// Temporary working tables, dropped at the end of each recompute (and at commit in any case).
+const TEMP = ['rc_raw', 'rc_agg', 'rc_sum', 'rc_val', 'rc_final'] as const
+
+export interface RecomputeStats {
+  raw: number
+  aggregated: number
+  computed: number
+}
+
+export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Promise<RecomputeStats> {
+  await sql`select pg_advisory_xact_lock(2, ${campaignId})`.execute(db)
+  await sql.raw(`drop table if exists ${TEMP.join(', ')}`).execute(db)
+  for (const name of TEMP) {
+    const extra = name === 'rc_agg' ? ', is_raw boolean not null' : ''
+    await sql.raw(`create temp table ${name} (location_id integer not null, indicator_id integer not null, value double precision not null${extra}) on commit drop`).execute(db)
+  }
+
+  // §6: raw values of the campaign (finite only) …
+  await sql`insert into rc_raw select location_id, indicator_id, value from datapoint
+    where campaign_id = ${campaignId} and ${FINITE(sql.ref('value'))}`.execute(db)
+  // … plus, for int (SUM) and bool (MEAN) indicators, each ancestor without its own raw value gets
+  // its frontier: the raw values below it with no raw value in between.
+  await sql`insert into rc_agg
+    select location_id, indicator_id, value, true from rc_raw
+    union all
+    select t.parent_location_id, r.indicator_id,
+      case when i.data_format = 'int' then sum(r.value) else avg(r.value) end, false
+    from rc_raw r
+    join indicator i on i.id = r.indicator_id and i.data_format in ('int', 'bool')
+    join location_tree t on t.location_id = r.location_id and t.lvl >= 1
+    where not exists (select 1 from rc_raw a where a.location_id = t.parent_location_id and a.indicator_id = r.indicator_id)
+      and not exists (
+        select 1 from rc_raw m
+        join location_tree up on up.parent_location_id = m.location_id and up.location_id = r.location_id and up.lvl >= 1
+        join location_tree dn on dn.parent_location_id = t.parent_location_id and dn.location_id = m.location_id and dn.lvl >= 1
+        where m.indicator_id = r.indicator_id)
+    group by t.parent_location_id, r.indicator_id, i.data_format`.execute(db)
+
+  // §7 step 1: sums of parts, recursive: a part contributes its stored value, or else its own parts.
+  await sql`insert into rc_sum
+    with recursive expand(root, part, location_id) as (
+      select c.indicator_id, c.indicator_component_id, l.location_id
+      from calculated_indicator_component c cross join (select distinct location_id from rc_agg) l
+      where c.calculation = 'PART_TO_BE_SUMMED'
+      union all
+      select e.root, c.indicator_component_id, e.location_id
+      from expand e join calculated_indicator_component c on c.indicator_id = e.part and c.calculation = 'PART_TO_BE_SUMMED'
+      where not exists (select 1 from rc_agg a where a.indicator_id = e.part and a.location_id = e.location_id))
+    select e.location_id, e.root, sum(a.value)
+    from expand e join rc_agg a on a.indicator_id = e.part and a.location_id = e.location_id
+    group by e.location_id, e.root`.execute(db)
+  // val(c, L): the stored value, else the computed sum.
+  await sql`insert into rc_val
+    select location_id, indicator_id, value from rc_agg
+    union all
+    select s.location_id, s.indicator_id, s.value from rc_sum s
+    where not exists (select 1 from rc_agg a where a.indicator_id = s.indicator_id and a.location_id = s.location_id)`.execute(db)
+
+  // Steps 2–4 in order of precedence: stored > part of difference > ratio > sum of parts.
+  await sql`insert into rc_final
+    select distinct on (location_id, indicator_id) location_id, indicator_id, value from (
+      select location_id, indicator_id, value, 1 as rank from rc_agg
+      union all
+      select location_id, indicator_id, (x - y) / x, 2 from (
+        select c.indicator_id, v.location_id,
+          max(v.value) filter (where c.calculation = 'WHOLE_OF_DIFFERENCE') as x,
+          max(v.value) filter (where c.calculation = 'PART_OF_DIFFERENCE') as y
+        from calculated_indicator_component c join rc_val v on v.indicator_id = c.indicator_component_id
+        where c.calculation in ('WHOLE_OF_DIFFERENCE', 'PART_OF_DIFFERENCE')
+        group by c.indicator_id, v.location_id) d
+      where x is not null and y is not null and x <> 0
+      union all
+      select location_id, indicator_id, num / den, 3 from (
+        select c.indicator_id, v.location_id,
+          sum(v.value) filter (where c.calculation = 'NUMERATOR') as num,
+          sum(v.value) filter (where c.calculation = 'DENOMINATOR') as den
+        from calculated_indicator_component c join rc_val v on v.indicator_id = c.indicator_component_id
+        where c.calculation in ('NUMERATOR', 'DENOMINATOR')
+        group by c.indicator_id, v.location_id) q
+      where num is not null and den is not null and den <> 0
+      union all
+      select location_id, indicator_id, value, 4 from rc_sum
+    ) candidates
+    where ${FINITE(sql.ref('value'))}
+    order by location_id, indicator_id, rank`.execute(db)
+
+  // §7.2: merge with stable ids — update changed values, insert new keys, delete vanished ones.
+  await sql`insert into agg_datapoint (location_id, indicator_id, campaign_id, value, is_raw)
+    select location_id, indicator_id, ${campaignId}, value, is_raw from rc_agg
+    on conflict (location_id, campaign_id, indicator_id) do update set value = excluded.value, is_raw = excluded.is_raw
+    where agg_datapoint.value is distinct from excluded.value or agg_datapoint.is_raw <> excluded.is_raw`.execute(db)
+  await sql`delete from agg_datapoint d where d.campaign_id = ${campaignId}
+    and not exists (select 1 from rc_agg n where n.location_id = d.location_id and n.indicator_id = d.indicator_id)`.execute(db)
+  await sql`insert into datapoint_with_computed (location_id, indicator_id, campaign_id, value)
+    select location_id, indicator_id, ${campaignId}, value from rc_final
+    on conflict (location_id, campaign_id, indicator_id) do update set value = excluded.value
+    where datapoint_with_computed.value is distinct from excluded.value`.execute(db)
+  await sql`delete from datapoint_with_computed d where d.campaign_id = ${campaignId}
+    and not exists (select 1 from rc_final n where n.location_id = d.location_id and n.indicator_id = d.indicator_id)`.execute(db)
+
+  const { rows } = await sql<RecomputeStats>`select
+      (select count(*) from rc_agg where is_raw)::int as raw,
+      (select count(*) from rc_agg where not is_raw)::int as aggregated,
+      (select count(*) from rc_final)::int as computed`.execute(db)
+  await sql.raw(`drop table ${TEMP.join(', ')}`).execute(db)
+  return rows[0]
+}

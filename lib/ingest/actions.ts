@@ -1,0 +1,59 @@
+// The pipeline steps behind the non-model resources (resource-api §39–§42), each in the dispatcher's
+// one transaction, serialised per document and per campaign with advisory locks.
+import { sql, type Kysely } from 'kysely'
+import type { DB } from '../../schemas/index.js'
+import { invalidValue, notFound } from '../errors.js'
+import { isInt32, parseInteger } from '../values.js'
+import type { Context, Row } from '../resource.js'
+import { transform, type Document } from './transform.js'
+import { refreshMaster } from './refresh.js'
+import { recomputeCampaign } from '../engine/recompute.js'
+
+/** The integer id in parameter `name`: 400 when not an integer, 404 when no such row. */
+export async function requireRow(ctx: Context, name: 'document_id' | 'campaign_id', table: 'source_doc' | 'campaign', label: string) {
+  const text = ctx.query.last(name)!
+  const id = parseInteger(text)
+  if (id === undefined) throw invalidValue(name, text, 'integer')
+  const row = isInt32(id) ? await (ctx.db as Kysely<DB>).selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst() : undefined
+  if (!row) throw notFound(label, text)
+  return row as unknown as Row
+}
+
+const lockDocument = (db: Kysely<DB>, id: number) => sql`select pg_advisory_xact_lock(1, ${id})`.execute(db)
+
+/** transform_upload (`withTransform`) or refresh_master: stats stored on the document and returned. */
+export async function ingest(ctx: Context, withTransform: boolean): Promise<Record<string, unknown>> {
+  const db = ctx.db as Kysely<DB>
+  const doc = (await requireRow(ctx, 'document_id', 'source_doc', 'document')) as unknown as Document
+  await lockDocument(db, doc.id)
+  const transformed = withTransform ? await transform(db, doc, ctx.config.DATA_DIR) : undefined
+  const { touchedCampaigns, ...refreshed } = await refreshMaster(db, doc)
+  const recomputed = doc.file_type === 'campaign' ? touchedCampaigns : []
+  for (const campaign of recomputed) await recomputeCampaign(db, campaign)
+  const computed = recomputed.length
+    ? Number((await db.selectFrom('datapoint_with_computed').select(sql<number>`count(*)`.as('n')).where('campaign_id', 'in', recomputed).executeTakeFirstOrThrow()).n)
+    : 0
+  const stats = {
+    action: withTransform ? 'transform_upload' : 'refresh_master',
+    at: (await sql<{ now: string }>`select now() as now`.execute(db)).rows[0].now,
+    ...(transformed ?? {}),
+    ...refreshed,
+    campaigns_recomputed: recomputed,
+    computed_rows: computed,
+  }
+  await db.updateTable('source_doc').set({ ingest_stats: JSON.stringify(stats) }).where('id', '=', doc.id).execute()
+  return stats
+}
+
+export async function aggRefresh(ctx: Context) {
+  const campaign = await requireRow(ctx, 'campaign_id', 'campaign', 'campaign')
+  const agg_stats = await recomputeCampaign(ctx.db as Kysely<DB>, campaign.id as number)
+  return { ...campaign, agg_stats }
+}
+
+export async function queueProcess(ctx: Context) {
+  const db = ctx.db as Kysely<DB>
+  const doc = await requireRow(ctx, 'document_id', 'source_doc', 'document')
+  await lockDocument(db, doc.id as number)
+  await db.updateTable('source_submission').set({ process_status: 'TO_PROCESS' }).where('document_id', '=', doc.id as number).execute()
+}

@@ -1,0 +1,128 @@
+// Reading uploaded files (ingestion §2): CSV (any line ending, BOM, RFC 4180 quoting, UTF-8 or
+// Windows-1252) and XLSX (first sheet), into a normalised header and rows of cells.
+import { parse } from 'csv-parse/sync'
+import ExcelJS from 'exceljs'
+import { ApiError } from '../errors.js'
+
+export type Cell = string | number | boolean | null
+
+export interface Table {
+  header: string[]
+  /** Data rows, blank rows removed; cells aligned with `header`. */
+  rows: Cell[][]
+}
+
+export const emptyFile = () => new ApiError(422, 'EMPTY_FILE', 'file is empty please check the upload and try again')
+export const unreadableFile = () =>
+  new ApiError(422, 'UNREADABLE_FILE', 'There was an error with your file. Please check the upload and try again')
+
+export type FileKind = 'csv' | 'xlsx'
+
+export function fileKind(title: string, fallbackName?: string): FileKind {
+  const ext = (name: string) => (name.includes('.') ? name.slice(name.lastIndexOf('.') + 1).toLowerCase() : '')
+  const extension = ext(title) || (fallbackName ? ext(fallbackName) : '')
+  if (extension === 'csv' || extension === 'xlsx') return extension
+  throw new ApiError(422, 'UNSUPPORTED_FILE_TYPE', `Unsupported file type "${extension}": upload a .csv or .xlsx file`)
+}
+
+/** §2.4: trimmed names, `column_<n>` for empty ones, `.1`, `.2`… for repeats (as pandas did). */
+export function normaliseHeader(raw: Cell[]): string[] {
+  const seen = new Map<string, number>()
+  return raw.map((cell, i) => {
+    let name = cell === null || cell === undefined ? '' : String(cell).trim()
+    if (!name) name = `column_${i + 1}`
+    const count = seen.get(name) ?? 0
+    seen.set(name, count + 1)
+    return count ? `${name}.${count}` : name
+  })
+}
+
+function cleanCell(cell: Cell | undefined): Cell {
+  if (cell === undefined || cell === null) return null
+  if (typeof cell === 'string') {
+    const trimmed = cell.trim()
+    return trimmed === '' ? null : trimmed
+  }
+  return cell
+}
+
+function toTable(records: Cell[][]): Table {
+  const nonBlank = records.filter((r) => r.some((c) => cleanCell(c) !== null))
+  if (!nonBlank.length) throw emptyFile()
+  const header = normaliseHeader(nonBlank[0])
+  const rows = nonBlank.slice(1).map((r) => header.map((_, i) => cleanCell(r[i])))
+  if (!rows.length) throw emptyFile()
+  return { header, rows }
+}
+
+function decodeText(bytes: Buffer): string {
+  let text: string
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  } catch {
+    text = new TextDecoder('windows-1252').decode(bytes)
+  }
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
+}
+
+export function readCsv(bytes: Buffer): Table {
+  if (!bytes.length) throw emptyFile()
+  let records: string[][]
+  try {
+    records = parse(decodeText(bytes), {
+      record_delimiter: ['\r\n', '\n', '\r'],
+      relax_column_count: true,
+      skip_empty_lines: true,
+    }) as string[][]
+  } catch {
+    throw unreadableFile()
+  }
+  return toTable(records)
+}
+
+const pad = (n: number) => String(n).padStart(2, '0')
+const isoDate = (d: Date) => `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`
+
+function xlsxValue(cell: ExcelJS.Cell): Cell {
+  if (cell.isMerged && cell.master !== cell) return null
+  let value = cell.value as unknown
+  if (value && typeof value === 'object' && 'result' in (value as object)) value = (value as { result: unknown }).result // formula
+  if (value === null || value === undefined) return null
+  if (value instanceof Date) return isoDate(value)
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'string') return value
+  if (typeof value === 'object') {
+    const v = value as { richText?: Array<{ text: string }>; text?: string; error?: string; hyperlink?: string }
+    if (v.richText) return v.richText.map((r) => r.text).join('')
+    if (v.error) return null
+    if (typeof v.text === 'string') return v.text
+  }
+  return null
+}
+
+export async function readXlsx(bytes: Buffer): Promise<Table> {
+  if (!bytes.length) throw emptyFile()
+  const workbook = new ExcelJS.Workbook()
+  try {
+    await workbook.xlsx.load(bytes as unknown as ArrayBuffer)
+  } catch {
+    throw unreadableFile()
+  }
+  const sheet = workbook.worksheets[0]
+  if (!sheet) throw unreadableFile()
+  const records: Cell[][] = []
+  sheet.eachRow({ includeEmpty: false }, (row) => {
+    const cells: Cell[] = []
+    for (let c = 1; c <= row.cellCount; c++) cells.push(xlsxValue(row.getCell(c)))
+    records.push(cells)
+  })
+  return toTable(records)
+}
+
+export async function readTable(kind: FileKind, bytes: Buffer): Promise<Table> {
+  return kind === 'csv' ? readCsv(bytes) : readXlsx(bytes)
+}
+
+/** A cell as code text (§2.3): integers without a decimal point, other numbers as String(n). */
+export function cellText(cell: Cell): string {
+  return cell === null ? '' : String(cell)
+}

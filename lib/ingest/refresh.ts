@@ -1,0 +1,158 @@
+// Refresh master (ingestion §5): mapped cells of the document's submissions are cleaned and staged in
+// doc_datapoint, then synced set-based into datapoint, where the newest information wins.
+import { sql, type Kysely } from 'kysely'
+import type { DB } from '../../schemas/index.js'
+import { cleanValue } from './clean.js'
+import type { Cell } from './files.js'
+import { capped, roleColumns, type Document } from './transform.js'
+
+type ContentType = 'indicator' | 'location' | 'campaign'
+
+/** The document's mapped codes: content type → code → master id. */
+async function mappings(db: Kysely<DB>, documentId: number) {
+  const rows = await db
+    .selectFrom('doc_object_map as d')
+    .innerJoin('source_object_map as m', 'm.id', 'd.source_object_map_id')
+    .select(['m.content_type', 'm.source_object_code', 'm.master_object_id'])
+    .where('d.document_id', '=', documentId)
+    .execute()
+  const maps: Record<ContentType, Map<string, number>> = { indicator: new Map(), location: new Map(), campaign: new Map() }
+  const unmapped: Record<ContentType, string[]> = { indicator: [], location: [], campaign: [] }
+  for (const r of rows) {
+    const type = r.content_type as ContentType
+    if (r.master_object_id === -1) unmapped[type].push(r.source_object_code)
+    else maps[type].set(r.source_object_code, r.master_object_id)
+  }
+  for (const list of Object.values(unmapped)) list.sort()
+  return { maps, unmapped }
+}
+
+// The unique key of a staged cell, the same as a datapoint's (§5.3).
+const KEY = sql`s.location_id || '_' || s.indicator_id || '_' || coalesce(s.campaign_id::text, to_char(s.data_date, 'YYYY-MM-DD'))`
+
+export async function refreshMaster(db: Kysely<DB>, doc: Document) {
+  const { maps, unmapped } = await mappings(db, doc.id)
+  const header = (doc.file_header as string[] | null) ?? []
+  const roles = roleColumns(doc.file_type)
+  const indicatorColumns = header.filter((h) => !roles.includes(h) && maps.indicator.has(h))
+  const submissions = await db
+    .selectFrom('source_submission')
+    .select(['id', 'row_number', 'location_code', 'campaign_code', 'data_date', 'submission_json'])
+    .where('document_id', '=', doc.id)
+    .orderBy('row_number')
+    .execute()
+
+  await db.deleteFrom('doc_datapoint').where('document_id', '=', doc.id).execute()
+  const status = { processed: [] as number[], missing_location: [] as number[], missing_campaign: [] as number[], missing_date: [] as number[] }
+  const rejectedCells: Array<{ row_number: number; column: string; value: Cell; reason: string }> = []
+  const staged: Array<Record<string, unknown>> = []
+  for (const s of submissions) {
+    const campaign = doc.file_type === 'campaign' ? maps.campaign.get(s.campaign_code) : undefined
+    if (doc.file_type === 'campaign' && campaign === undefined) {
+      status.missing_campaign.push(s.id)
+      continue
+    }
+    if (doc.file_type === 'date' && !s.data_date) {
+      status.missing_date.push(s.id)
+      continue
+    }
+    const location = maps.location.get(s.location_code)
+    if (location === undefined) {
+      status.missing_location.push(s.id)
+      continue
+    }
+    status.processed.push(s.id)
+    const cells = s.submission_json as Record<string, Cell>
+    // File order, so a later column of the same row comes later (the rightmost wins, §5.4).
+    for (const column of indicatorColumns) {
+      const value = cleanValue(cells[column] ?? null)
+      if (value === undefined) continue
+      if (value === 'reject') {
+        rejectedCells.push({ row_number: s.row_number, column, value: cells[column], reason: 'not a number' })
+        continue
+      }
+      staged.push({
+        document_id: doc.id,
+        source_submission_id: s.id,
+        column_name: column,
+        indicator_id: maps.indicator.get(column)!,
+        location_id: location,
+        campaign_id: campaign ?? null,
+        data_date: doc.file_type === 'date' ? s.data_date : null,
+        value,
+      })
+    }
+  }
+  // Staged in (row, column) order, so within a key the highest id is the winner (§5.4).
+  for (let i = 0; i < staged.length; i += 1000) await db.insertInto('doc_datapoint').values(staged.slice(i, i + 1000) as never).execute()
+  const statusNames = { processed: 'PROCESSED', missing_location: 'MISSING_LOCATION', missing_campaign: 'MISSING_CAMPAIGN', missing_date: 'MISSING_DATE' } as const
+  for (const [name, ids] of Object.entries(status)) {
+    for (let i = 0; i < ids.length; i += 5000) {
+      await db.updateTable('source_submission').set({ process_status: statusNames[name as keyof typeof statusNames] }).where('id', 'in', ids.slice(i, i + 5000)).execute()
+    }
+  }
+
+  const conflicts = await sql<{ key: string; kept: unknown; dropped: unknown }>`
+    with s as (select ${KEY} as key, s.* from doc_datapoint s where s.document_id = ${doc.id}),
+    ranked as (select s.*, row_number() over (partition by key order by id desc) as rank, count(*) over (partition by key) as n from s)
+    select r.key,
+      jsonb_build_object('row_number', sub.row_number, 'column', r.column_name) as kept,
+      (select jsonb_agg(jsonb_build_object('row_number', sub2.row_number, 'column', l.column_name, 'value', l.value) order by l.id)
+         from ranked l join source_submission sub2 on sub2.id = l.source_submission_id where l.key = r.key and l.rank > 1) as dropped
+    from ranked r join source_submission sub on sub.id = r.source_submission_id
+    where r.rank = 1 and r.n > 1 order by r.key`.execute(db)
+
+  const sync = await syncDatapoints(db, doc)
+  return {
+    unmapped: { indicator: capped(unmapped.indicator), location: capped(unmapped.location), campaign: capped(unmapped.campaign) },
+    rows: {
+      processed: status.processed.length,
+      missing_location: status.missing_location.length,
+      missing_campaign: status.missing_campaign.length,
+      missing_date: status.missing_date.length,
+    },
+    doc_datapoints: staged.length,
+    datapoints: sync.counts,
+    rejected_cells: capped(rejectedCells),
+    conflicts: capped(conflicts.rows.map((r) => ({ unique_index: r.key, kept: r.kept, dropped: r.dropped }))),
+    touchedCampaigns: sync.touched,
+  }
+}
+
+/**
+ * §5.5 in three statements: count the keys a newer source holds, upsert the winners where this
+ * document may write (new key, its own row, or an older one), delete its datapoints it no longer makes.
+ */
+async function syncDatapoints(db: Kysely<DB>, doc: Document) {
+  const winners = sql`(select distinct on (key) ${KEY} as key, s.*
+      from doc_datapoint s where s.document_id = ${doc.id} order by key, s.id desc)`
+  const own = sql`(select id from source_submission where document_id = ${doc.id})`
+  const tD = sql`${doc.created_at}::timestamptz`
+  const counts = await sql<{ keys: number; superseded: number }>`
+    select count(*)::int as keys,
+      count(*) filter (where p.precedence_at > ${tD} and p.source_submission_id not in ${own})::int as superseded
+    from ${winners} w left join datapoint p on p.unique_index = w.key`.execute(db)
+  const written = await sql<{ inserted: boolean; campaign_id: number | null }>`
+    insert into datapoint as p (indicator_id, location_id, campaign_id, data_date, value, source_submission_id, unique_index, precedence_at)
+    select w.indicator_id, w.location_id, w.campaign_id, w.data_date, w.value, w.source_submission_id, w.key, ${tD} from ${winners} w
+    on conflict (unique_index) do update set
+      indicator_id = excluded.indicator_id, location_id = excluded.location_id, campaign_id = excluded.campaign_id,
+      data_date = excluded.data_date, value = excluded.value, source_submission_id = excluded.source_submission_id,
+      precedence_at = excluded.precedence_at, created_at = now()
+    where (p.precedence_at <= excluded.precedence_at or p.source_submission_id in ${own})
+      and (p.value is distinct from excluded.value or p.source_submission_id <> excluded.source_submission_id)
+    returning (xmax = 0) as inserted, p.campaign_id`.execute(db)
+  const deleted = await sql<{ campaign_id: number | null }>`
+    delete from datapoint d where d.source_submission_id in ${own}
+      and not exists (select 1 from doc_datapoint s where s.document_id = ${doc.id} and ${KEY} = d.unique_index)
+    returning d.campaign_id`.execute(db)
+  const inserted = written.rows.filter((r) => r.inserted).length
+  const updated = written.rows.length - inserted
+  const { keys, superseded } = counts.rows[0]
+  const touched = new Set<number>()
+  for (const r of [...written.rows, ...deleted.rows]) if (r.campaign_id !== null) touched.add(r.campaign_id)
+  return {
+    counts: { inserted, updated, unchanged: keys - inserted - updated - superseded, superseded, deleted: deleted.rows.length },
+    touched: [...touched].sort((a, b) => a - b),
+  }
+}

@@ -1,0 +1,124 @@
+// Transform (ingestion §3): the stored file's rows become submissions, its codes are registered.
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { sql, type Kysely } from 'kysely'
+import type { DB } from '../../schemas/index.js'
+import { ApiError } from '../errors.js'
+import { cellText, fileKind, readTable, type Cell } from './files.js'
+import { checkColumns, type FileType } from './upload.js'
+import { parseDataDate, type DateOrder } from './dates.js'
+
+export const CAP = 100
+export const capped = <T>(items: T[]) => ({ count: items.length, items: items.slice(0, CAP) })
+
+export interface Document {
+  id: number
+  doc_title: string
+  file_type: string
+  date_order: string
+  docfile: string | null
+  file_header: unknown
+  created_at: string
+}
+
+/** The role columns of a file type; every other header is a potential indicator (§2.1, §3.5). */
+export function roleColumns(fileType: string): string[] {
+  return fileType === 'campaign' ? ['geocode', 'unique_key', 'campaign'] : ['geocode', 'unique_key', 'data_date']
+}
+
+export async function transform(db: Kysely<DB>, doc: Document, dataDir: string) {
+  if (!doc.docfile) return undefined // the Data Entry document has no file
+  let bytes: Buffer
+  try {
+    bytes = await readFile(join(dataDir, doc.docfile))
+  } catch {
+    throw new ApiError(422, 'UNREADABLE_FILE', 'There was an error with your file. Please check the upload and try again')
+  }
+  const table = await readTable(fileKind(doc.docfile), bytes)
+  const fileType = doc.file_type as FileType
+  checkColumns(fileType, table.header)
+  const column = (name: string) => table.header.indexOf(name)
+  const [geocode, campaign, uniqueKey, dataDate] = ['geocode', 'campaign', 'unique_key', 'data_date'].map(column)
+
+  // Row keys; the last row of a key wins within the file (§3.2, §3.3).
+  let emptyKeys = 0
+  const byKey = new Map<string, number>()
+  table.rows.forEach((row, index) => {
+    const key = uniqueKey >= 0 ? cellText(row[uniqueKey]) : row[geocode] === null || row[campaign] === null ? '' : cellText(row[geocode]) + cellText(row[campaign])
+    if (!key) emptyKeys++
+    else byKey.set(key, index)
+  })
+  const duplicateKeys = table.rows.length - emptyKeys - byKey.size
+  const existing = new Set(
+    (await db.selectFrom('source_submission').select('instance_guid').where('document_id', '=', doc.id).execute()).map((r) => r.instance_guid),
+  )
+  const rejected: Array<{ row_number: number; column: string; value: Cell; reason: string }> = []
+  const fresh: Array<Record<string, unknown>> = []
+  for (const [key, index] of [...byKey].sort((a, b) => a[1] - b[1])) {
+    if (existing.has(key)) continue
+    const row = table.rows[index]
+    let data_date: string | null = null
+    if (fileType === 'date') {
+      const parsed = parseDataDate(row[dataDate], doc.date_order as DateOrder)
+      if ('reason' in parsed) {
+        rejected.push({ row_number: index, column: 'data_date', value: row[dataDate], reason: parsed.reason })
+        continue
+      }
+      data_date = parsed.date
+    }
+    fresh.push({
+      document_id: doc.id,
+      instance_guid: key,
+      row_number: index,
+      data_date,
+      location_code: cellText(row[geocode]),
+      campaign_code: fileType === 'campaign' ? cellText(row[campaign]) : '',
+      submission_json: JSON.stringify(Object.fromEntries(table.header.map((h, i) => [h, row[i]]))),
+    })
+  }
+  for (let i = 0; i < fresh.length; i += 1000) {
+    await db.insertInto('source_submission').values(fresh.slice(i, i + 1000) as never).execute()
+  }
+
+  // Code registration (§3.5): every code of the document, linked; unknown ones inserted unmapped.
+  const roles = roleColumns(fileType)
+  const codes: Record<'indicator' | 'location' | 'campaign', string[]> = {
+    indicator: table.header.filter((h) => !roles.includes(h)),
+    location: (await distinctCodes(db, doc.id, 'location_code')),
+    campaign: fileType === 'campaign' ? await distinctCodes(db, doc.id, 'campaign_code') : [],
+  }
+  const created: Record<string, number> = { indicator: 0, location: 0, campaign: 0 }
+  for (const [contentType, list] of Object.entries(codes)) {
+    for (let i = 0; i < list.length; i += 1000) {
+      const inserted = await db
+        .insertInto('source_object_map')
+        .values(list.slice(i, i + 1000).map((code) => ({ content_type: contentType, source_object_code: code })))
+        .onConflict((oc) => oc.columns(['content_type', 'source_object_code']).doNothing())
+        .returning('id')
+        .execute()
+      created[contentType] += inserted.length
+    }
+  }
+  await sql`insert into doc_object_map (document_id, source_object_map_id)
+    select ${doc.id}, m.id from source_object_map m
+    where (m.content_type = 'indicator' and m.source_object_code in (select jsonb_array_elements_text(${JSON.stringify(codes.indicator)}::jsonb)))
+       or (m.content_type = 'location' and m.source_object_code in (select location_code from source_submission where document_id = ${doc.id}))
+       or (m.content_type = 'campaign' and m.source_object_code in (select campaign_code from source_submission where document_id = ${doc.id}))
+    on conflict (document_id, source_object_map_id) do nothing`.execute(db)
+  return {
+    submissions: {
+      file_rows: table.rows.length,
+      created: fresh.length,
+      existing: [...byKey.keys()].filter((k) => existing.has(k)).length,
+      duplicate_keys: duplicateKeys,
+      empty_keys: emptyKeys,
+      rejected_rows: capped(rejected),
+    },
+    codes: { new: created, linked: codes.indicator.length + codes.location.length + codes.campaign.length },
+  }
+}
+
+async function distinctCodes(db: Kysely<DB>, documentId: number, column: 'location_code' | 'campaign_code'): Promise<string[]> {
+  const rows = await db.selectFrom('source_submission').select(column).distinct().where('document_id', '=', documentId).where(column, '<>', '').orderBy(column).execute()
+  return rows.map((r) => (r as Record<string, string>)[column])
+}

@@ -1,0 +1,50 @@
+import { sql } from 'kysely'
+import { SourceObjectMap } from '../schemas/source_object_map.js'
+import { defineResource, type Context, type Row } from '../lib/resource.js'
+import { badRequest, invalidValue } from '../lib/errors.js'
+import { parseInteger } from '../lib/values.js'
+
+const NAME_COLUMN = { indicator: 'short_name', location: 'name', campaign: 'name' } as const
+type ContentType = keyof typeof NAME_COLUMN
+
+/** master_object_id is -1 or an id of the content type's table; master_object_name follows it. */
+async function masterName(ctx: Context, contentType: ContentType, id: number): Promise<string | null> {
+  if (id === -1) return null
+  const { rows } = await sql<{ name: string }>`select ${sql.ref(NAME_COLUMN[contentType])} as name from ${sql.table(contentType)} where id = ${id}`.execute(ctx.db)
+  if (!rows.length) throw badRequest('FOREIGN_KEY_VIOLATION', `master_object_id: no ${contentType} with id ${id}`)
+  return rows[0].name
+}
+
+export default defineResource({
+  name: 'source_object_map',
+  schema: SourceObjectMap,
+  GET_params_required: ['document_id'],
+  required_fields_for_post: ['content_type', 'source_object_code'],
+  params: {
+    document_id: { type: 'integer', help: 'only the codes found in this document' },
+    is_mapped: { type: 'string', help: '0: unmapped codes only; 1: mapped only; anything else: all' },
+  },
+  hooks: {
+    async list(ctx, query) {
+      const text = ctx.query.last('document_id')!
+      const documentId = parseInteger(text)
+      if (documentId === undefined) throw invalidValue('document_id', text, 'integer')
+      query = query.where('t.id', 'in', sql`(select source_object_map_id from doc_object_map where document_id = ${documentId})`)
+      const mapped = ctx.query.last('is_mapped')
+      if (mapped === '0') query = query.where('t.master_object_id', '=', -1)
+      if (mapped === '1') query = query.where('t.master_object_id', '<>', -1)
+      return { query }
+    },
+    async beforeWrite(ctx, values: Row, existing?: Row) {
+      const contentType = (values.content_type ?? existing?.content_type) as ContentType
+      const master = (values.master_object_id ?? existing?.master_object_id ?? -1) as number
+      const name = await masterName(ctx, contentType, master)
+      const changed = values.master_object_id !== undefined && values.master_object_id !== existing?.master_object_id
+      return {
+        ...values,
+        master_object_name: name,
+        ...(changed && values.mapped_by_id === undefined ? { mapped_by_id: ctx.user.id } : {}),
+      }
+    },
+  },
+})

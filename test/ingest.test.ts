@@ -1,0 +1,308 @@
+// acceptance.md B 43–55 and E 72–90: upload, transform, refresh master, mappings and document results.
+import t from 'tap'
+import { admin, build, hasSharedData } from './helper.js'
+import { client } from './api.js'
+import { fixtureBytes, hMap, hMeta } from './fixtures.js'
+
+const skip = !hasSharedData && 'needs ../shared/data/rhizome/tests_data'
+type Api = ReturnType<typeof client>
+
+function uploader(api: Api) {
+  const upload = (name: string, fileType = 'campaign', extra: Record<string, unknown> = {}, bytes = fixtureBytes(name)) =>
+    api.post('/document/', { docfile: bytes.toString('base64'), doc_title: name, file_type: fileType, ...extra })
+  const ingest = async (name: string, fileType = 'campaign', extra: Record<string, unknown> = {}, bytes?: Buffer) => {
+    const doc = await upload(name, fileType, extra, bytes)
+    if (doc.status !== 201) throw new Error(`upload ${name}: ${doc.status} ${doc.text}`)
+    const run = await api.get(`/transform_upload/?document_id=${doc.body.id}`)
+    if (run.status !== 200) throw new Error(`transform ${name}: ${run.status} ${run.text}`)
+    return { id: doc.body.id as number, stats: run.body.objects[0].ingest_stats, run }
+  }
+  const dwc = async (i: number, l: number, c: number) => {
+    const res = await api.get(`/campaign_datapoint/?indicator__in=${i}&campaign__in=${c}&location_id__in=${l}`)
+    if (res.status !== 200) throw new Error(`dwc: ${res.status} ${res.text}`)
+    return res.body.objects.length ? (res.body.objects[0].value as number) : undefined
+  }
+  return { upload, ingest, dwc }
+}
+
+t.test('43. document upload', { skip }, async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  await hMap(db, api.post)
+  const { upload, ingest, dwc } = uploader(api)
+  const doc = await upload('eoc_post_campaign.csv')
+  t.equal(doc.status, 201)
+  t.match(doc.body.doc_title, /^eoc_post_campaign\.csv-\d+$/)
+  t.match(doc.body, { file_type: 'campaign', date_order: 'MDY', ingest_stats: null })
+  t.equal(doc.body.file_header.length, 16)
+  t.same(doc.body.file_header.slice(0, 3), ['campaign', 'Province', 'PCODE'])
+  t.notOk(doc.text.includes(fixtureBytes('eoc_post_campaign.csv').toString('base64').slice(0, 40)), 'no base64 echoed')
+  t.equal(doc.headers.location, `/api/v1/document/${doc.body.id}/`)
+  await ingest('eoc_post_campaign.xlsx')
+  t.ok(Math.abs((await dwc(164, 12907, 99))! - 0.082670906) < 1e-9, 'the XLSX gives the CSV value')
+  const form = new FormData()
+  form.append('file_type', 'campaign')
+  form.append('docfile', new Blob([new Uint8Array(fixtureBytes('eoc_post_campaign.csv'))]), 'eoc_post_campaign.csv')
+  const request = new Request('http://x/', { method: 'POST', body: form })
+  const multipart = await app.inject({ method: 'POST', url: '/api/v1/document/', headers: { ...admin, 'content-type': request.headers.get('content-type')! }, payload: Buffer.from(await request.arrayBuffer()) })
+  t.equal(multipart.statusCode, 201, multipart.body)
+  t.match(JSON.parse(multipart.body).doc_title, /^eoc_post_campaign\.csv-\d+/)
+  const dataUrl = await api.post('/document/', { docfile: 'data:text/csv;base64,' + fixtureBytes('eoc_post_campaign.csv').toString('base64'), doc_title: 'x.csv', file_type: 'campaign' })
+  t.equal(dataUrl.status, 201)
+  const empty = await upload('empty_csv.csv')
+  t.match(empty.body, { statusCode: 422, code: 'EMPTY_FILE', message: 'file is empty please check the upload and try again' })
+  t.equal((await upload('empty_xlsx.xlsx')).body.code, 'EMPTY_FILE')
+  t.equal((await api.post('/document/', { docfile: 'YQ==', file_type: 'campaign' })).body.message, 'Missing required field doc_title')
+  t.equal((await upload('x.txt', 'campaign', {}, Buffer.from('a,b'))).body.code, 'UNSUPPORTED_FILE_TYPE')
+  t.equal((await upload('x.xls', 'campaign', {}, Buffer.from('a,b'))).body.code, 'UNSUPPORTED_FILE_TYPE')
+  const junk = await upload('x.xlsx', 'campaign', {}, Buffer.from('not a zip at all, just junk'))
+  t.match(junk.body, { statusCode: 422, code: 'UNREADABLE_FILE', message: 'There was an error with your file. Please check the upload and try again' })
+  t.equal((await api.post('/document/', { docfile: '!!!', doc_title: 'a.csv', file_type: 'campaign' })).body.code, 'UNREADABLE_FILE')
+  t.equal((await upload('eoc_post_campaign.csv', 'nope')).body.code, 'VALIDATION_ERROR')
+  const missing = await upload('missing_campaign.csv')
+  t.match(missing.body, { statusCode: 422, code: 'MISSING_COLUMN', message: 'campaign is a required column.' })
+  const before = (await api.get('/document/')).body.meta.total_count
+  t.equal((await upload('eoc_post_campaign.csv')).status, 201)
+  t.equal((await api.get('/document/')).body.meta.total_count, before + 1)
+  const titles = (await api.get('/document/?limit=0')).body.objects.map((d: { doc_title: string }) => d.doc_title)
+  t.equal(new Set(titles).size, titles.length, 'every title is unique even within one second')
+  t.equal((await api.patch(`/document/${doc.body.id}/`, { file_type: 'date' })).body.message, 'file_type: cannot be changed after upload')
+  t.equal((await api.patch(`/document/${doc.body.id}/`, { date_order: 'DMY' })).body.date_order, 'DMY')
+})
+
+t.test('43.7 uploads over MAX_UPLOAD_BYTES are refused', { skip }, async (t) => {
+  const { app } = await build(t, { MAX_UPLOAD_BYTES: 1024 })
+  const res = await uploader(client(app)).upload('eoc_post_campaign.csv')
+  t.equal(res.status, 413)
+  t.equal(res.body.message, 'File is too large (limit 1024 bytes)')
+})
+
+t.test('44. transform_upload of a campaign file', { skip }, async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  await hMap(db, api.post)
+  const { ingest, dwc } = uploader(api)
+  const { id, stats, run } = await ingest('eoc_post_campaign.csv')
+  t.equal(run.body.objects.length, 1)
+  t.equal(run.body.objects[0].id, id)
+  t.match(stats, {
+    submissions: { file_rows: 75, created: 75, duplicate_keys: 0 },
+    codes: { new: { indicator: 12, location: 74, campaign: 0 }, linked: 90 },
+    unmapped: { indicator: { count: 12 }, location: { count: 74 }, campaign: { count: 0 } },
+    rows: { processed: 1, missing_location: 74, missing_campaign: 0, missing_date: 0 },
+    doc_datapoints: 1,
+    datapoints: { inserted: 1 },
+    rejected_cells: { count: 0 },
+    campaigns_recomputed: [99],
+    computed_rows: 1,
+  })
+  t.ok(Math.abs((await dwc(164, 12907, 99))! - 0.082670906) < 1e-9)
+  const staged = (await api.get(`/doc_datapoint/?document_id=${id}`)).body.objects
+  t.equal(staged.length, 1)
+  t.equal(staged[0].column_name, 'Percent missed due to other reasons')
+  const submissions = await api.get(`/source_submission/?document_id=${id}`)
+  t.equal(submissions.body.meta.total_count, 75)
+  t.same(submissions.body.objects.map((s: { row_number: number }) => s.row_number), Array.from({ length: 75 }, (_, i) => i))
+  t.equal(Object.keys(submissions.body.objects[0].submission_json).length, 16)
+  t.equal(submissions.body.objects[0].submission_json['Percent missed children_PCA'], null)
+  const statuses = submissions.body.objects.map((s: { process_status: string }) => s.process_status)
+  t.equal(statuses.filter((s: string) => s === 'PROCESSED').length, 1)
+  t.equal(statuses.filter((s: string) => s === 'MISSING_LOCATION').length, 74)
+  t.equal((await api.get(`/source_submission/${submissions.body.objects[0].id}/`)).body.id, submissions.body.objects[0].id)
+  t.equal((await api.get('/source_submission/')).body.message, 'Missing required parameter document_id')
+  // 50. idempotency
+  const again = (await api.get(`/transform_upload/?document_id=${id}`)).body.objects[0].ingest_stats
+  t.match(again, { submissions: { created: 0, existing: 75 }, codes: { new: { indicator: 0, location: 0, campaign: 0 } }, datapoints: { inserted: 0, updated: 0, unchanged: 1 } })
+  t.equal((await api.get(`/source_submission/?document_id=${id}`)).body.meta.total_count, 75)
+  // 52. agg_refresh
+  const agg = await api.get('/agg_refresh/?campaign_id=99')
+  t.match(agg.body.objects[0], { id: 99, agg_stats: { raw: 1, aggregated: 0, computed: 1 } })
+  // 55. queue_process
+  t.equal((await api.get(`/queue_process/?document_id=${id}`)).status, 200)
+  const queued = (await api.get(`/source_submission/?document_id=${id}&limit=0`)).body.objects
+  t.ok(queued.every((s: { process_status: string }) => s.process_status === 'TO_PROCESS'))
+  t.equal((await api.get('/queue_process/')).body.message, 'Missing required parameter document_id')
+  // 76. refresh keeps submissions
+  await api.get(`/refresh_master/?document_id=${id}`)
+  await api.get(`/refresh_master/?document_id=${id}`)
+  t.equal((await api.get(`/source_submission/?document_id=${id}`)).body.meta.total_count, 75)
+})
+
+t.test('46, 75, 74. zero values, percentages, last row wins', { skip }, async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  await hMap(db, api.post)
+  const { ingest, dwc } = uploader(api)
+  await ingest('zero_val_test.csv')
+  t.equal(await dwc(164, 12907, 99), 0, 'zero is a value')
+  await ingest('percent_vals.csv')
+  t.ok(Math.abs((await dwc(164, 12907, 99))! - 0.8267) < 1e-9)
+  t.ok(Math.abs((await dwc(12911, 12907, 99))! - 0.0503) < 1e-9)
+  const dupes = await ingest('dupe_datapoints.csv')
+  t.match(dupes.stats, { submissions: { created: 1, duplicate_keys: 2 } })
+  t.ok(Math.abs((await dwc(164, 12907, 99))! - 0.9029) < 1e-9)
+  await ingest('eoc_duped.csv')
+  t.ok(Math.abs((await dwc(164, 12907, 99))! - 0.9029) < 1e-9)
+})
+
+t.test('47. transform_upload errors', async (t) => {
+  const { app } = await build(t)
+  const api = client(app)
+  t.equal((await api.get('/transform_upload/')).body.message, 'Missing required parameter document_id')
+  t.match((await api.get('/transform_upload/?document_id=999999')).body, { statusCode: 404, message: 'No document object found for id : 999999' })
+  t.equal((await api.get('/transform_upload/?document_id=abc')).body.code, 'INVALID_VALUE')
+  t.equal((await api.get('/agg_refresh/')).body.message, 'Missing required parameter campaign_id')
+  t.equal((await api.get('/agg_refresh/?campaign_id=-1343040302345')).body.message, 'No campaign object found for id : -1343040302345')
+  t.equal((await api.get('/refresh_master/')).body.message, 'Missing required parameter document_id')
+})
+
+t.test('48. re-upload of a campaign file: the newer document wins, ids stay', { skip }, async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  await hMap(db, api.post)
+  const { ingest } = uploader(api)
+  await ingest('eoc_post_campaign.csv')
+  const before = (await api.get('/campaign_datapoint/?indicator__in=164&campaign__in=99&location_id__in=12907')).body.objects[0]
+  const second = await ingest('eoc_post_campaign_2.csv')
+  t.match(second.stats.datapoints, { updated: 1 })
+  const rows = await db.selectFrom('datapoint').selectAll().where('unique_index', '=', '12907_164_99').execute()
+  t.equal(rows.length, 1)
+  t.equal(rows[0].value, 0.9)
+  const after = (await api.get('/campaign_datapoint/?indicator__in=164&campaign__in=99&location_id__in=12907')).body.objects[0]
+  t.equal(after.value, 0.9)
+  t.equal(after.id, before.id, 'same campaign_datapoint id')
+})
+
+t.test('51, 53. refresh_master after mapping; source_object_map', { skip }, async (t) => {
+  const { app, db, adminId } = await build(t)
+  const api = client(app)
+  await hMeta(db)
+  const { ingest, dwc } = uploader(api)
+  const { id, stats } = await ingest('eoc_post_campaign.csv')
+  t.match(stats.rows, { missing_campaign: 75 })
+  t.equal(await dwc(164, 12907, 99), undefined)
+  const unmapped = (await api.get(`/source_object_map/?document_id=${id}&is_mapped=0&limit=0`)).body.objects
+  const code = (text: string) => unmapped.find((m: { source_object_code: string }) => m.source_object_code === text)
+  const location = await api.patch(`/source_object_map/${code('AF001039003000000000').id}/`, { master_object_id: 12907 })
+  t.match(location.body, { master_object_id: 12907, master_object_name: 'Nigeria', mapped_by_id: adminId })
+  await api.patch(`/source_object_map/${code('2016 March NID OPV').id}/`, { master_object_id: 99 })
+  const indicator = await api.patch(`/source_object_map/${code('Percent missed due to other reasons').id}/`, {
+    source_object_code: 'Percent missed due to other reasons', master_object_id: 164, content_type: 'indicator', mapped_by_id: adminId,
+  })
+  t.match(indicator.body, { master_object_id: 164, master_object_name: 'Child absent' })
+  t.equal((await api.patch('/source_object_map/999999/', { master_object_id: 1 })).status, 404)
+  const bad = await api.patch(`/source_object_map/${code('Percent missed due to other reasons').id}/`, { master_object_id: 999999 })
+  t.equal(bad.body.message, 'master_object_id: no indicator with id 999999')
+  const refreshed = await api.get(`/refresh_master/?document_id=${id}`)
+  t.equal(refreshed.body.objects[0].id, id)
+  t.ok(Math.abs((await dwc(164, 12907, 99))! - 0.082670906) < 1e-9)
+  t.equal((await api.get(`/source_object_map/?document_id=${id}&is_mapped=1`)).body.objects.length, 3)
+  t.equal((await api.get('/source_object_map/')).body.message, 'Missing required parameter document_id')
+  t.equal((await api.get('/source_object_map/?document_id=999999')).body.objects.length, 0)
+  // The legacy urlencoded POST with id remaps, and -1 unmaps.
+  const form = { ...admin, 'content-type': 'application/x-www-form-urlencoded' }
+  const campaignCode = code('2016 March NID OPV').id
+  t.match((await api.post('/source_object_map/', `id=${campaignCode}&master_object_id=99`, form)).body, { master_object_id: 99, master_object_name: 'campaign2' })
+  t.match((await api.post('/source_object_map/', `id=${campaignCode}&master_object_id=-1`, form)).body, { master_object_id: -1, master_object_name: null })
+})
+
+t.test('77, 78. newest document wins; remapping moves data', { skip }, async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  await hMap(db, api.post)
+  const { ingest, upload, dwc } = uploader(api)
+  const csv = (value: number) => Buffer.from(`campaign,geocode,Percent missed due to other reasons\r\n2016 March NID OPV,AF001039003000000000,${value}\r\n`)
+  const a = await upload('a.csv', 'campaign', {}, csv(10))
+  const b = await upload('b.csv', 'campaign', {}, csv(20))
+  await api.get(`/transform_upload/?document_id=${a.body.id}`)
+  await api.get(`/transform_upload/?document_id=${b.body.id}`)
+  t.equal(await dwc(164, 12907, 99), 20)
+  const again = await api.get(`/refresh_master/?document_id=${a.body.id}`)
+  t.equal(again.body.objects[0].ingest_stats.datapoints.superseded, 1)
+  t.equal(await dwc(164, 12907, 99), 20)
+  t.equal((await db.selectFrom('datapoint').select('id').execute()).length, 1)
+  // Remap the header to another indicator: the data moves.
+  const map = (await api.get(`/source_object_map/?document_id=${b.body.id}&source_object_code=Percent missed due to other reasons`)).body.objects[0]
+  await api.patch(`/source_object_map/${map.id}/`, { master_object_id: 22 })
+  const moved = (await api.get(`/refresh_master/?document_id=${b.body.id}`)).body.objects[0].ingest_stats
+  t.match(moved.datapoints, { inserted: 1, deleted: 1 })
+  t.equal(await dwc(22, 12907, 99), 20)
+  t.ok([undefined, 10].includes(await dwc(164, 12907, 99)), "B's old key is gone")
+  void ingest
+})
+
+t.test('80, 84. rejected cells are reported; other documents keep their values', { skip }, async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  await hMap(db, api.post)
+  await api.post('/source_object_map/', { content_type: 'indicator', source_object_code: 'Percent missed due to not visited', master_object_id: 22 })
+  const { ingest, dwc } = uploader(api)
+  await ingest('eoc_post_campaign.csv')
+  t.ok(Math.abs((await dwc(22, 12907, 99))! - 0.082670906) < 1e-9)
+  const single = await ingest('modified_single_cell.csv')
+  t.ok(Math.abs((await dwc(164, 12907, 99))! - 0.0324) < 1e-9)
+  t.match(single.stats.rejected_cells, { count: 1, items: [{ row_number: 0, column: 'Percent missed due to not visited', value: 'asasasfa', reason: 'not a number' }] })
+  t.ok(Math.abs((await dwc(22, 12907, 99))! - 0.082670906) < 1e-9, 'still held by the first document')
+})
+
+t.test('72, 79, 83, 85. transform of larger and odd files', { skip }, async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  const type = (await api.post('/location_type/', { name: 'test', admin_level: 0 })).body.id
+  await api.post('/location/', { name: 'Somalia', location_code: 'SOM', location_type_id: type })
+  void db
+  const { ingest } = uploader(api)
+  const ebola = await ingest('ebola_data.csv')
+  t.equal(ebola.stats.submissions.created, 10)
+  const guids = (await api.get(`/source_submission/?document_id=${ebola.id}`)).body.objects.map((s: { instance_guid: string }) => s.instance_guid)
+  t.ok(guids.includes('42test-campaign'))
+  const access = await ingest('allAccessData.csv')
+  t.equal(access.stats.submissions.created, 148)
+  t.equal(access.stats.doc_datapoints, 0)
+  t.equal(access.stats.datapoints.inserted, 0)
+  const pre = await ingest('2016.03.upload.pre.csv')
+  t.match(pre.stats.submissions, { created: 32, duplicate_keys: 1 })
+  t.equal((await api.get(`/source_object_map/?document_id=${pre.id}&source_object_code=SIA service providers_755`)).body.objects.length, 1)
+  const dup = await ingest('duplicate_rows.csv')
+  t.equal(dup.stats.submissions.created, 32)
+  const sandbox = await ingest('new_sandbox.xlsx')
+  t.equal(sandbox.stats.submissions.created, 10)
+  const header = (await api.get(`/document/${sandbox.id}/`)).body.file_header
+  t.equal(header[0], 'campaign', 'no index column')
+})
+
+t.test('86. CSV dialects give the same result', { skip }, async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  await hMap(db, api.post)
+  const { ingest, dwc } = uploader(api)
+  const original = fixtureBytes('dupe_datapoints.csv').toString('utf8')
+  const lines = original.split(/\r\n|\r|\n/).filter((l) => l.length)
+  const variants: Record<string, string> = {
+    bom: '\ufeff' + lines.join('\n'),
+    crlf: lines.join('\r\n'),
+    lf: lines.join('\n'),
+    quoted: [lines[0] + ',note', ...lines.slice(1).map((l) => l + ',"a, b\nc"')].join('\n'),
+  }
+  for (const [name, text] of Object.entries(variants)) {
+    const result = await ingest(`${name}.csv`, 'campaign', {}, Buffer.from(text))
+    t.equal(result.stats.submissions.created, 1, name)
+    t.ok(Math.abs((await dwc(164, 12907, 99))! - 0.9029) < 1e-9, name)
+    if (name === 'quoted') {
+      const sub = (await api.get(`/source_submission/?document_id=${result.id}`)).body.objects[0]
+      t.equal(sub.submission_json.note, 'a, b\nc', 'the quoted cell is kept intact')
+    }
+  }
+})
+
+t.test('88. an unparseable date rejects its row', async (t) => {
+  const { app } = await build(t)
+  const api = client(app)
+  const csv = 'unique_key,geocode,data_date,cases\n1,X,2015-01-01,1\n2,X,31-31-15,1\n3,X,1-8-15,1\n'
+  const { ingest } = uploader(api)
+  const result = await ingest('d.csv', 'date', {}, Buffer.from(csv))
+  t.equal(result.stats.submissions.created, 2)
+  t.match(result.stats.submissions.rejected_rows, { count: 1, items: [{ row_number: 1, column: 'data_date', value: '31-31-15', reason: 'unparseable date' }] })
+  const dates = (await api.get(`/source_submission/?document_id=${result.id}`)).body.objects.map((s: { data_date: string }) => s.data_date)
+  t.same(dates, ['2015-01-01', '2015-01-08'], 'month-first by default')
+})
