@@ -1,0 +1,34 @@
+// The Data Entry submission (ingestion §9): every value typed in through the datapoint resources is
+// attributed to the single submission of the "Data Entry" document, created on first use.
+import { sql, type Kysely } from 'kysely'
+import type { DB } from '../../schemas/index.js'
+
+export async function dataEntrySubmission(db: Kysely<DB>): Promise<number> {
+  const { rows } = await sql<{ id: number }>`
+    with doc as (select id from source_doc where guid = 'data-entry'),
+    created as (
+      insert into source_submission (document_id, instance_guid, row_number, submission_json, process_status)
+      select id, 'data-entry', 0, '{}'::jsonb, 'PROCESSED' from doc
+      on conflict (document_id, instance_guid) do nothing
+      returning id)
+    select id from created
+    union all
+    select s.id from source_submission s join doc on s.document_id = doc.id where s.instance_guid = 'data-entry'`.execute(db)
+  return rows[0].id
+}
+
+/** A raw campaign datapoint written as a data entry (key `<location>_<indicator>_<campaign>`). */
+export async function enterCampaignValue(db: Kysely<DB>, v: { indicator_id: number; location_id: number; campaign_id: number; value: number | null }) {
+  const submission = await dataEntrySubmission(db)
+  return db
+    .insertInto('datapoint')
+    .values({
+      ...v,
+      source_submission_id: submission,
+      unique_index: `${v.location_id}_${v.indicator_id}_${v.campaign_id}`,
+      precedence_at: sql<string>`now()`,
+    })
+    .onConflict((oc) => oc.column('unique_index').doUpdateSet({ value: v.value, source_submission_id: submission, precedence_at: sql<string>`now()` }))
+    .returning('id')
+    .executeTakeFirstOrThrow()
+}
