@@ -17,18 +17,24 @@ export interface RecomputeStats {
 }
 
 export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Promise<RecomputeStats> {
-  await sql`select pg_advisory_xact_lock(2, ${campaignId})`.execute(db)
+  // The id is an integer from the database. It is written as a literal so these statements are planned
+  // for the temp tables' current contents, never from a cached generic plan.
+  const C = sql.lit(Math.trunc(campaignId))
+  await sql`select pg_advisory_xact_lock(2, ${C})`.execute(db)
   await sql.raw(`drop table if exists ${TEMP.join(', ')}`).execute(db)
   for (const name of TEMP) {
     const extra = name === 'rc_agg' ? ', is_raw boolean not null' : ''
-    await sql.raw(`create temp table ${name} (location_id integer not null, indicator_id integer not null, value double precision not null${extra}) on commit drop`).execute(db)
+    // Keyed by (location, indicator): every lookup below is an index probe whatever the planner estimates.
+    await sql.raw(`create temp table ${name} (location_id integer not null, indicator_id integer not null, value double precision not null${extra}, primary key (location_id, indicator_id)) on commit drop`).execute(db)
   }
 
   // §6: raw values of the campaign (finite only) …
   await sql`insert into rc_raw select location_id, indicator_id, value from datapoint
-    where campaign_id = ${campaignId} and ${FINITE(sql.ref('value'))}`.execute(db)
+    where campaign_id = ${C} and ${FINITE(sql.ref('value'))}`.execute(db)
+  await sql`analyze rc_raw`.execute(db)
   // … plus, for int (SUM) and bool (MEAN) indicators, each ancestor without its own raw value gets
-  // its frontier: the raw values below it with no raw value in between.
+  // its frontier: the raw values below it with no raw value in between. A raw value at d therefore
+  // reaches exactly its ancestors closer than d's nearest ancestor with a raw value (distance k).
   await sql`insert into rc_agg
     select location_id, indicator_id, value, true from rc_raw
     union all
@@ -36,14 +42,16 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
       case when i.data_format = 'int' then sum(r.value) else avg(r.value) end, false
     from rc_raw r
     join indicator i on i.id = r.indicator_id and i.data_format in ('int', 'bool')
-    join location_tree t on t.location_id = r.location_id and t.lvl >= 1
-    where not exists (select 1 from rc_raw a where a.location_id = t.parent_location_id and a.indicator_id = r.indicator_id)
-      and not exists (
-        select 1 from rc_raw m
-        join location_tree up on up.parent_location_id = m.location_id and up.location_id = r.location_id and up.lvl >= 1
-        join location_tree dn on dn.parent_location_id = t.parent_location_id and dn.location_id = m.location_id and dn.lvl >= 1
-        where m.indicator_id = r.indicator_id)
+    left join (
+      select below.location_id, below.indicator_id, min(up.lvl) as k
+      from rc_raw below
+      join location_tree up on up.location_id = below.location_id and up.lvl >= 1
+      join rc_raw above on above.location_id = up.parent_location_id and above.indicator_id = below.indicator_id
+      group by below.location_id, below.indicator_id) nearest
+      on nearest.location_id = r.location_id and nearest.indicator_id = r.indicator_id
+    join location_tree t on t.location_id = r.location_id and t.lvl >= 1 and (nearest.k is null or t.lvl < nearest.k)
     group by t.parent_location_id, r.indicator_id, i.data_format`.execute(db)
+  await sql`analyze rc_agg`.execute(db)
 
   // §7 step 1: sums of parts, recursive: a part contributes its stored value, or else its own parts.
   await sql`insert into rc_sum
@@ -58,6 +66,7 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
     select e.location_id, e.root, sum(a.value)
     from expand e join rc_agg a on a.indicator_id = e.part and a.location_id = e.location_id
     group by e.location_id, e.root`.execute(db)
+  await sql`analyze rc_sum`.execute(db)
   // val(c, L): the stored value, else the computed sum.
   await sql`insert into rc_val
     select location_id, indicator_id, value from rc_agg
@@ -92,20 +101,27 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
     ) candidates
     where ${FINITE(sql.ref('value'))}
     order by location_id, indicator_id, rank`.execute(db)
+  await sql`analyze rc_final`.execute(db)
 
-  // §7.2: merge with stable ids — update changed values, insert new keys, delete vanished ones.
-  await sql`insert into agg_datapoint (location_id, indicator_id, campaign_id, value, is_raw)
-    select location_id, indicator_id, ${campaignId}, value, is_raw from rc_agg
-    on conflict (location_id, campaign_id, indicator_id) do update set value = excluded.value, is_raw = excluded.is_raw
-    where agg_datapoint.value is distinct from excluded.value or agg_datapoint.is_raw <> excluded.is_raw`.execute(db)
-  await sql`delete from agg_datapoint d where d.campaign_id = ${campaignId}
+  // §7.2: merge with stable ids: update the keys whose value changed, insert new keys, delete vanished
+  // ones. Each statement joins on a key index, and a steady-state recompute writes nothing.
+  await sql`update agg_datapoint d set value = n.value, is_raw = n.is_raw from rc_agg n
+    where d.campaign_id = ${C} and d.location_id = n.location_id and d.indicator_id = n.indicator_id
+      and (d.value <> n.value or d.is_raw <> n.is_raw)`.execute(db)
+  await sql`delete from agg_datapoint d where d.campaign_id = ${C}
     and not exists (select 1 from rc_agg n where n.location_id = d.location_id and n.indicator_id = d.indicator_id)`.execute(db)
-  await sql`insert into datapoint_with_computed (location_id, indicator_id, campaign_id, value)
-    select location_id, indicator_id, ${campaignId}, value from rc_final
-    on conflict (location_id, campaign_id, indicator_id) do update set value = excluded.value
-    where datapoint_with_computed.value is distinct from excluded.value`.execute(db)
-  await sql`delete from datapoint_with_computed d where d.campaign_id = ${campaignId}
+  await sql`insert into agg_datapoint (location_id, indicator_id, campaign_id, value, is_raw)
+    select n.location_id, n.indicator_id, ${C}, n.value, n.is_raw from rc_agg n
+    where not exists (select 1 from agg_datapoint d
+      where d.campaign_id = ${C} and d.location_id = n.location_id and d.indicator_id = n.indicator_id)`.execute(db)
+  await sql`update datapoint_with_computed d set value = n.value from rc_final n
+    where d.campaign_id = ${C} and d.location_id = n.location_id and d.indicator_id = n.indicator_id and d.value <> n.value`.execute(db)
+  await sql`delete from datapoint_with_computed d where d.campaign_id = ${C}
     and not exists (select 1 from rc_final n where n.location_id = d.location_id and n.indicator_id = d.indicator_id)`.execute(db)
+  await sql`insert into datapoint_with_computed (location_id, indicator_id, campaign_id, value)
+    select n.location_id, n.indicator_id, ${C}, n.value from rc_final n
+    where not exists (select 1 from datapoint_with_computed d
+      where d.campaign_id = ${C} and d.location_id = n.location_id and d.indicator_id = n.indicator_id)`.execute(db)
 
   const { rows } = await sql<RecomputeStats>`select
       (select count(*) from rc_agg where is_raw)::int as raw,

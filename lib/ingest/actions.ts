@@ -26,10 +26,18 @@ export async function ingest(ctx: Context, withTransform: boolean): Promise<Reco
   const db = ctx.db as Kysely<DB>
   const doc = (await requireRow(ctx, 'document_id', 'source_doc', 'document')) as unknown as Document
   await lockDocument(db, doc.id)
+  const clock = performance.now()
+  const timings_ms: Record<string, number> = {}
+  const lap = (name: string, since: number) => (timings_ms[name] = Math.round(performance.now() - since))
   const transformed = withTransform ? await transform(db, doc, ctx.config.DATA_DIR) : undefined
-  const { touchedCampaigns, ...refreshed } = await refreshMaster(db, doc)
+  if (withTransform) lap('transform', clock)
+  const refreshStarted = performance.now()
+  const { touchedCampaigns, ...refreshed } = await refreshMaster(db, doc, timings_ms)
+  lap('refresh', refreshStarted)
   const recomputed = doc.file_type === 'campaign' ? touchedCampaigns : []
+  const recomputeStarted = performance.now()
   for (const campaign of recomputed) await recomputeCampaign(db, campaign)
+  lap('recompute', recomputeStarted)
   const computed = recomputed.length
     ? Number((await db.selectFrom('datapoint_with_computed').select(sql<number>`count(*)`.as('n')).where('campaign_id', 'in', recomputed).executeTakeFirstOrThrow()).n)
     : 0
@@ -40,6 +48,7 @@ export async function ingest(ctx: Context, withTransform: boolean): Promise<Reco
     ...refreshed,
     campaigns_recomputed: recomputed,
     computed_rows: computed,
+    timings_ms,
   }
   await db.updateTable('source_doc').set({ ingest_stats: JSON.stringify(stats) }).where('id', '=', doc.id).execute()
   return stats

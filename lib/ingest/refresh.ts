@@ -30,7 +30,15 @@ async function mappings(db: Kysely<DB>, documentId: number) {
 // The unique key of a staged cell, the same as a datapoint's (§5.3).
 const KEY = sql`s.location_id || '_' || s.indicator_id || '_' || coalesce(s.campaign_id::text, to_char(s.data_date, 'YYYY-MM-DD'))`
 
-export async function refreshMaster(db: Kysely<DB>, doc: Document) {
+export async function refreshMaster(db: Kysely<DB>, doc: Document, timings: Record<string, number> = {}) {
+  let clock = performance.now()
+  const lap = (name: string) => {
+    timings[name] = Math.round(performance.now() - clock)
+    clock = performance.now()
+  }
+  // Integer ids from the database, written as literals: these set-based statements are planned for the
+  // data at hand (no cached generic plan).
+  const D = sql.lit(Math.trunc(doc.id))
   const { maps, unmapped } = await mappings(db, doc.id)
   const header = (doc.file_header as string[] | null) ?? []
   const roles = roleColumns(doc.file_type)
@@ -83,8 +91,10 @@ export async function refreshMaster(db: Kysely<DB>, doc: Document) {
       })
     }
   }
+  lap('refresh_read')
   // Staged in (row, column) order, so within a key the highest id is the winner (§5.4).
-  for (let i = 0; i < staged.length; i += 1000) await db.insertInto('doc_datapoint').values(staged.slice(i, i + 1000) as never).execute()
+  await insertStaged(db, staged)
+  lap('refresh_stage')
   const statusNames = { processed: 'PROCESSED', missing_location: 'MISSING_LOCATION', missing_campaign: 'MISSING_CAMPAIGN', missing_date: 'MISSING_DATE' } as const
   for (const [name, ids] of Object.entries(status)) {
     for (let i = 0; i < ids.length; i += 5000) {
@@ -93,7 +103,7 @@ export async function refreshMaster(db: Kysely<DB>, doc: Document) {
   }
 
   const conflicts = await sql<{ key: string; kept: unknown; dropped: unknown }>`
-    with s as (select ${KEY} as key, s.* from doc_datapoint s where s.document_id = ${doc.id}),
+    with s as (select ${KEY} as key, s.* from doc_datapoint s where s.document_id = ${D}),
     ranked as (select s.*, row_number() over (partition by key order by id desc) as rank, count(*) over (partition by key) as n from s)
     select r.key,
       jsonb_build_object('row_number', sub.row_number, 'column', r.column_name) as kept,
@@ -102,7 +112,9 @@ export async function refreshMaster(db: Kysely<DB>, doc: Document) {
     from ranked r join source_submission sub on sub.id = r.source_submission_id
     where r.rank = 1 and r.n > 1 order by r.key`.execute(db)
 
+  lap('refresh_status_conflicts')
   const sync = await syncDatapoints(db, doc)
+  lap('refresh_sync')
   return {
     unmapped: { indicator: capped(unmapped.indicator), location: capped(unmapped.location), campaign: capped(unmapped.campaign) },
     rows: {
@@ -120,14 +132,39 @@ export async function refreshMaster(db: Kysely<DB>, doc: Document) {
 }
 
 /**
+ * Bulk insert of staged cells as one typed array per column, unnested in order (ids follow the staging
+ * order, which §5.4 relies on), 50,000 cells a statement.
+ */
+async function insertStaged(db: Kysely<DB>, staged: Array<Record<string, unknown>>) {
+  const columns = [
+    ['document_id', 'int4'], ['source_submission_id', 'int4'], ['column_name', 'text'], ['indicator_id', 'int4'],
+    ['location_id', 'int4'], ['campaign_id', 'int4'], ['data_date', 'date'], ['value', 'float8'],
+  ] as const
+  for (let start = 0; start < staged.length; start += 50_000) {
+    const chunk = staged.slice(start, start + 50_000)
+    const arrays = columns.map(([name, type]) => sql`${chunk.map((r) => r[name])}::${sql.raw(type)}[]`)
+    await sql`insert into doc_datapoint (${sql.join(columns.map(([name]) => sql.ref(name)))})
+      select ${sql.join(columns.map(([name]) => sql.ref(`u.${name}`)))}
+      from unnest(${sql.join(arrays)}) with ordinality as u(${sql.join(columns.map(([name]) => sql.ref(name)))}, n)
+      order by u.n`.execute(db)
+  }
+}
+
+/**
  * §5.5 in three statements: count the keys a newer source holds, upsert the winners where this
  * document may write (new key, its own row, or an older one), delete its datapoints it no longer makes.
  */
 async function syncDatapoints(db: Kysely<DB>, doc: Document) {
-  const winners = sql`(select distinct on (key) ${KEY} as key, s.*
-      from doc_datapoint s where s.document_id = ${doc.id} order by key, s.id desc)`
-  const own = sql`(select id from source_submission where document_id = ${doc.id})`
-  const tD = sql`${doc.created_at}::timestamptz`
+  const D = sql.lit(Math.trunc(doc.id))
+  // The winning cell of every key (§5.4), keyed so the upsert and the clean-up probe an index.
+  await sql`drop table if exists rf_winners`.execute(db)
+  await sql`create temp table rf_winners on commit drop as
+    select distinct on (key) ${KEY} as key, s.* from doc_datapoint s where s.document_id = ${D} order by key, s.id desc`.execute(db)
+  await sql`alter table rf_winners add primary key (key)`.execute(db)
+  await sql`analyze rf_winners`.execute(db)
+  const winners = sql`rf_winners`
+  const own = sql`(select id from source_submission where document_id = ${D})`
+  const tD = sql`(select created_at from source_doc where id = ${D})`
   const counts = await sql<{ keys: number; superseded: number }>`
     select count(*)::int as keys,
       count(*) filter (where p.precedence_at > ${tD} and p.source_submission_id not in ${own})::int as superseded
@@ -144,8 +181,9 @@ async function syncDatapoints(db: Kysely<DB>, doc: Document) {
     returning (xmax = 0) as inserted, p.campaign_id`.execute(db)
   const deleted = await sql<{ campaign_id: number | null }>`
     delete from datapoint d where d.source_submission_id in ${own}
-      and not exists (select 1 from doc_datapoint s where s.document_id = ${doc.id} and ${KEY} = d.unique_index)
+      and not exists (select 1 from rf_winners w where w.key = d.unique_index)
     returning d.campaign_id`.execute(db)
+  await sql`drop table rf_winners`.execute(db)
   const inserted = written.rows.filter((r) => r.inserted).length
   const updated = written.rows.length - inserted
   const { keys, superseded } = counts.rows[0]

@@ -1,0 +1,145 @@
+// `npm run bench:ingest` (PostgreSQL): (1) a generated campaign CSV of 100,000 rows × 20 indicator columns
+// over a generated tree of 10,000 locations, uploaded and run through transform_upload end to end;
+// (2) agg_refresh of one campaign with 10,000 locations × 50 indicators, next to the single hand-written
+// aggregation statement on the same data. Seeded: the same files and data every run.
+// BENCH_DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); a scratch
+// database is created and dropped. BENCH_ROWS scales (1).
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { startServer, stop } from './lib.js'
+
+const KEY = 'f'.repeat(40)
+const auth = { authorization: `ApiKey admin:${KEY}` }
+const ROWS = Number(process.env.BENCH_ROWS ?? 100_000)
+const LOCATIONS = 10_000
+const INDICATORS = 20
+const CAMPAIGNS = Math.ceil(ROWS / LOCATIONS)
+const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+
+function prng(seed: number) {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** Country → 100 provinces → 9,899 districts: ids 1..10,000, codes G<id>. */
+async function seedTree(db: pg.Client) {
+  await db.query(`insert into location_type (name, admin_level) values ('Country', 0), ('Province', 1), ('District', 2)`)
+  await db.query(`insert into location (id, name, location_code, location_type_id, parent_location_id)
+    select g, 'L' || g, 'G' || g, case when g = 1 then 1 when g <= 101 then 2 else 3 end,
+           case when g = 1 then null when g <= 101 then 1 else 2 + (g % 100) end
+    from generate_series(1, ${LOCATIONS}) g order by g`)
+  await db.query(`select setval(pg_get_serial_sequence('location', 'id'), ${LOCATIONS})`)
+}
+
+async function api(port: number, method: string, path: string, body?: unknown) {
+  const res = await fetch(`http://127.0.0.1:${port}/api/v1/${path}`, {
+    method,
+    headers: { ...auth, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  })
+  const json = (await res.json()) as Record<string, unknown>
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`)
+  return json
+}
+
+async function main() {
+  const name = `rhizome_bench_ingest_${process.pid}`
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  await admin.query(`create database ${name}`)
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  const port = 4005
+  const server = await startServer(['dist/server.js'], { DATABASE_URL: url.toString(), ADMIN_API_KEY: KEY, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-ingest-')), MAX_UPLOAD_BYTES: String(200 * 1024 * 1024) }, port)
+  const db = new pg.Client({ connectionString: url.toString() })
+  await db.connect()
+  try {
+    await seedTree(db)
+    await api(port, 'GET', 'cache_meta/')
+    await db.query(`insert into campaign_type (name) values ('NID')`)
+    await db.query(`insert into campaign (name, campaign_type_id, start_date, end_date)
+      select 'C' || g, 1, date '2016-01-01' + g * 7, date '2016-01-01' + g * 7 + 3 from generate_series(1, ${CAMPAIGNS + 1}) g`)
+    await db.query(`insert into indicator (name, short_name, data_format) select 'I' || g, 'I' || g, 'int' from generate_series(1, 50) g`)
+    // Mappings for every code the file will use.
+    await db.query(`insert into source_object_map (content_type, source_object_code, master_object_id)
+      select 'location', 'G' || g, g from generate_series(1, ${LOCATIONS}) g
+      union all select 'indicator', 'I' || g, g from generate_series(1, ${INDICATORS}) g
+      union all select 'campaign', 'C' || g, g from generate_series(1, ${CAMPAIGNS}) g`)
+
+    // (1) End to end.
+    const random = prng(20161126)
+    const header = ['campaign', 'geocode', ...Array.from({ length: INDICATORS }, (_, i) => `I${i + 1}`)]
+    const lines = [header.join(',')]
+    for (let r = 0; r < ROWS; r++) {
+      const cells = [`C${Math.floor(r / LOCATIONS) + 1}`, `G${(r % LOCATIONS) + 1}`]
+      for (let i = 0; i < INDICATORS; i++) cells.push(String(Math.floor(random() * 1000)))
+      lines.push(cells.join(','))
+    }
+    const csv = Buffer.from(lines.join('\n'))
+    const cells = ROWS * INDICATORS
+    let started = performance.now()
+    const doc = await api(port, 'POST', 'document/', { docfile: csv.toString('base64'), doc_title: 'bench.csv', file_type: 'campaign' })
+    const uploadMs = performance.now() - started
+    const transformStarted = performance.now()
+    const run = await api(port, 'GET', `transform_upload/?document_id=${doc.id}`)
+    const transformMs = performance.now() - transformStarted
+    const totalMs = performance.now() - started
+    const stats = (run.objects as Array<{ ingest_stats: Record<string, unknown> }>)[0].ingest_stats
+    console.log(`end to end: ${ROWS} rows × ${INDICATORS} columns = ${cells} cells (${(csv.length / 1e6).toFixed(1)} MB CSV), ${CAMPAIGNS} campaigns`)
+    console.log(`  upload ${(uploadMs / 1000).toFixed(1)} s, transform_upload ${(transformMs / 1000).toFixed(1)} s, total ${(totalMs / 1000).toFixed(1)} s`)
+    console.log(`  ${Math.round(cells / (totalMs / 1000))} cells/s; datapoints ${JSON.stringify(stats.datapoints)}; computed_rows ${stats.computed_rows}; phases ${JSON.stringify(stats.timings_ms)}`)
+
+    // (2) agg_refresh of one campaign: 10,000 locations × 50 indicators of raw values.
+    const C = CAMPAIGNS + 1
+    await db.query(`insert into source_doc (doc_title, file_type, guid) values ('bench-raw', 'campaign', 'bench-raw')`)
+    await db.query(`insert into source_submission (document_id, instance_guid, row_number, submission_json) select id, 'raw', 0, '{}' from source_doc where guid = 'bench-raw'`)
+    await db.query(`insert into datapoint (indicator_id, location_id, campaign_id, value, source_submission_id, unique_index, precedence_at)
+      select i, l, ${C}, (l * 7 + i * 13) % 1000, (select id from source_submission where instance_guid = 'raw'), l || '_' || i || '_' || ${C}, now()
+      from generate_series(102, ${LOCATIONS}) l cross join generate_series(1, 50) i`)
+    await db.query('analyze')
+    const times: number[] = []
+    for (let k = 0; k < 3; k++) {
+      started = performance.now()
+      await api(port, 'GET', `agg_refresh/?campaign_id=${C}`)
+      times.push(performance.now() - started)
+    }
+    const handTimes: number[] = []
+    for (let k = 0; k < 3; k++) {
+      started = performance.now()
+      // The same frontier rule, written by hand as one statement over the table.
+      await db.query(`with raw as (select location_id, indicator_id, value from datapoint
+          where campaign_id = ${C} and value is not null and value <> 'NaN'::float8),
+        nearest as (select b.location_id, b.indicator_id, min(up.lvl) as k from raw b
+          join location_tree up on up.location_id = b.location_id and up.lvl >= 1
+          join raw a on a.location_id = up.parent_location_id and a.indicator_id = b.indicator_id
+          group by b.location_id, b.indicator_id)
+        select t.parent_location_id as location_id, r.indicator_id,
+               case when i.data_format = 'int' then sum(r.value) else avg(r.value) end as value
+        from raw r
+        join indicator i on i.id = r.indicator_id and i.data_format in ('int', 'bool')
+        left join nearest n on n.location_id = r.location_id and n.indicator_id = r.indicator_id
+        join location_tree t on t.location_id = r.location_id and t.lvl >= 1 and (n.k is null or t.lvl < n.k)
+        group by t.parent_location_id, r.indicator_id, i.data_format`)
+      handTimes.push(performance.now() - started)
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+    console.log(`agg_refresh, ${LOCATIONS - 101} × 50 raw values: median ${(median(times) / 1000).toFixed(2)} s over 3 runs (${times.map((x) => (x / 1000).toFixed(2)).join(', ')})`)
+    console.log(`hand-written aggregation statement: median ${(median(handTimes) / 1000).toFixed(2)} s (${handTimes.map((x) => (x / 1000).toFixed(2)).join(', ')})`)
+    console.log(`ratio: ${(median(times) / median(handTimes)).toFixed(2)}×`)
+  } finally {
+    await db.end()
+    await stop(server)
+    await admin.query(`drop database if exists ${name}`)
+    await admin.end()
+  }
+}
+
+await main()
