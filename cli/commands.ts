@@ -5,6 +5,8 @@ import type { DB } from '../schemas/index.js'
 import { createApiKey, createUser, revokeKeys } from '../lib/auth.js'
 import { loadGeo } from '../lib/geo-loader.js'
 import { loadDemoData } from '../lib/demo.js'
+import { loadConfig, type Config } from '../lib/config.js'
+import { uploadCommand } from './upload.js'
 
 export const USAGE = `usage: npm run cli -- <command>
   migrate                                         apply pending migrations
@@ -13,9 +15,14 @@ export const USAGE = `usage: npm run cli -- <command>
   create-key <username>                           print a new API key for the user
   revoke-key <key> | --user <username>            revoke one key, or every key of a user
   load-geo <file>                                 load location_code|geo_json polygons
+  upload <file> --type campaign|date [--map mapping.csv] [--date-order DMY]
+                                                  upload, transform and print the summary
   demo                                            load the demo data set into an empty database`
 
 export interface Options {
+  type?: string
+  map?: string
+  dateOrder?: string
   superuser?: boolean
   email?: string
   location?: string
@@ -33,8 +40,13 @@ export async function runCommand(
   arg: string | undefined,
   options: Options,
   print: (line: string) => void,
+  config: Config = loadConfig(),
 ): Promise<number> {
   switch (command) {
+    case 'upload':
+      if (!arg) throw new UsageError('upload needs a file')
+      await uploadCommand(db, config, arg, options, print)
+      return 0
     case 'migrate':
       print('migrations are up to date')
       return 0

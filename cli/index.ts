@@ -16,6 +16,9 @@ async function main(argv: string[]): Promise<number> {
       email: { type: 'string' },
       location: { type: 'string' },
       user: { type: 'string' },
+      type: { type: 'string' },
+      map: { type: 'string' },
+      'date-order': { type: 'string' },
     },
   })
   const [command, arg] = positionals
@@ -30,7 +33,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     await migrateToLatest(database)
     await ensureAdmin(database.db, config, console.log)
-    return await runCommand(database.db, command, arg, values, console.log)
+    return await runCommand(database.db, command, arg, { ...values, dateOrder: values['date-order'] }, console.log, config)
   } finally {
     await database.close()
   }

@@ -190,3 +190,24 @@ t.test('/health is 503 and requests 503 while the database is unreachable', asyn
   t.equal(read.status, 503)
   t.match(read.body, { code: 'DATABASE_UNAVAILABLE', message: 'Database unavailable' })
 })
+
+t.test('CLI upload: mappings, upload, transform and summary in one command', async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  const type = (await api.post('/location_type/', { name: 'Country', admin_level: 0 })).body.id
+  const location = (await api.post('/location/', { name: 'L', location_code: 'L', location_type_id: type })).body.id
+  const ct = (await api.post('/campaign_type/', { name: 'NID' })).body.id
+  const campaign = (await api.post('/campaign/', { name: 'C', campaign_type_id: ct, start_date: '2016-01-01', end_date: '2016-01-02' })).body.id
+  const indicator = (await api.post('/indicator/', { name: 'n', short_name: 'n', data_format: 'int' })).body.id
+  const dir = tmp()
+  writeFileSync(join(dir, 'map.csv'), `content_type,source_object_code,master_object_id\nlocation,G1,${location}\ncampaign,March,${campaign}\nindicator,vaccinated,${indicator}\n`)
+  writeFileSync(join(dir, 'data.csv'), 'campaign,geocode,vaccinated\nMarch,G1,"1,250"\nMarch,G2,7\n')
+  const lines: string[] = []
+  const config = loadConfig({ DATA_DIR: dir })
+  t.equal(await runCommand(db, 'upload', join(dir, 'data.csv'), { type: 'campaign', map: join(dir, 'map.csv') }, (l) => lines.push(l), config), 0)
+  const summary = JSON.parse(lines.join('\n'))
+  t.match(summary, { submissions: { created: 2 }, rows: { processed: 1, missing_location: 1 }, datapoints: { inserted: 1 }, campaigns_recomputed: [campaign] })
+  const value = await api.get(`/campaign_datapoint/?indicator__in=${indicator}&campaign__in=${campaign}&location_id__in=${location}`)
+  t.equal(value.body.objects[0].value, 1250)
+  await t.rejects(runCommand(db, 'upload', join(dir, 'data.csv'), { type: 'weekly' }, () => {}, config), { code: 'VALIDATION_ERROR' })
+})
