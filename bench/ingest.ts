@@ -8,6 +8,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { prng } from '../lib/prng.js'
 import { startServer, stop } from './lib.js'
 
 const KEY = 'f'.repeat(40)
@@ -17,17 +18,6 @@ const LOCATIONS = 10_000
 const INDICATORS = 20
 const CAMPAIGNS = Math.ceil(ROWS / LOCATIONS)
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-
-function prng(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** Country → 100 provinces → 9,899 districts: ids 1..10,000, codes G<id>. */
 async function seedTree(db: pg.Client) {

@@ -11,6 +11,7 @@ import { Encoder } from './encoder.js'
 import { GloveSlice } from './glove.js'
 import { OFFENSIVE_DATA, readJsonl, score, type Example } from './data.js'
 import { MODEL_DIR } from './paths.js'
+import { prng } from '../lib/prng.js'
 
 export interface Design {
   name: string
@@ -69,18 +70,6 @@ export const DESIGNS: Design[] = [
 ]
 
 export const SEED = 20161126
-
-/** Mulberry32: a small seeded PRNG for the shuffles. */
-function prng(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** Every window of a text is a training example with the text's label. */
 function windowsOf(examples: Example[], encoder: Encoder) {

@@ -74,3 +74,15 @@ export async function hMap(db: Kysely<DB>, post: (path: string, body: unknown) =
 export function fixtureBytes(name: string): Buffer {
   return readFileSync(join(TESTS_DATA, name))
 }
+
+type Post = (path: string, body: unknown) => Promise<{ body: { id: number } }>
+
+/** One country L, one campaign C and one int indicator n, created through the API. */
+export async function smallWorld(post: Post) {
+  const type = (await post('/location_type/', { name: 'Country', admin_level: 0 })).body.id
+  const location = (await post('/location/', { name: 'L', location_code: 'L', location_type_id: type })).body.id
+  const campaignType = (await post('/campaign_type/', { name: 'NID' })).body.id
+  const campaign = (await post('/campaign/', { name: 'C', campaign_type_id: campaignType, start_date: '2016-01-01', end_date: '2016-01-02' })).body.id
+  const indicator = (await post('/indicator/', { name: 'n', short_name: 'n', data_format: 'int' })).body.id
+  return { location, campaign, indicator }
+}

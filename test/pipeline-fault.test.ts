@@ -3,6 +3,7 @@ import t from 'tap'
 import { sql, type Kysely } from 'kysely'
 import { build } from './helper.js'
 import { client } from './api.js'
+import { smallWorld } from './fixtures.js'
 import type { DB } from '../schemas/index.js'
 
 async function counts(db: Kysely<DB>) {
@@ -18,11 +19,7 @@ async function counts(db: Kysely<DB>) {
 t.test('a fault after half the rows rolls the whole transform back', async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
-  const type = (await api.post('/location_type/', { name: 'Country', admin_level: 0 })).body.id
-  const location = (await api.post('/location/', { name: 'L', location_code: 'L', location_type_id: type })).body.id
-  const ct = (await api.post('/campaign_type/', { name: 'NID' })).body.id
-  const campaign = (await api.post('/campaign/', { name: 'C', campaign_type_id: ct, start_date: '2016-01-01', end_date: '2016-01-02' })).body.id
-  const indicator = (await api.post('/indicator/', { name: 'n', short_name: 'n', data_format: 'int' })).body.id
+  const { location, campaign, indicator } = await smallWorld(api.post)
   for (const [content_type, code, id] of [['location', 'G0', location], ['campaign', 'C', campaign], ['indicator', 'n', indicator]] as const) {
     await api.post('/source_object_map/', { content_type, source_object_code: code, master_object_id: id })
   }

@@ -6,6 +6,7 @@ import t from 'tap'
 import { sql } from 'kysely'
 import { admin, build, engine, eventually } from './helper.js'
 import { client } from './api.js'
+import { smallWorld } from './fixtures.js'
 import { buildApp } from '../app.js'
 import { loadConfig } from '../lib/config.js'
 import { ensureAdmin } from '../lib/bootstrap.js'
@@ -194,11 +195,7 @@ t.test('/health is 503 and requests 503 while the database is unreachable', asyn
 t.test('CLI upload: mappings, upload, transform and summary in one command', async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
-  const type = (await api.post('/location_type/', { name: 'Country', admin_level: 0 })).body.id
-  const location = (await api.post('/location/', { name: 'L', location_code: 'L', location_type_id: type })).body.id
-  const ct = (await api.post('/campaign_type/', { name: 'NID' })).body.id
-  const campaign = (await api.post('/campaign/', { name: 'C', campaign_type_id: ct, start_date: '2016-01-01', end_date: '2016-01-02' })).body.id
-  const indicator = (await api.post('/indicator/', { name: 'n', short_name: 'n', data_format: 'int' })).body.id
+  const { location, campaign, indicator } = await smallWorld(api.post)
   const dir = tmp()
   writeFileSync(join(dir, 'map.csv'), `content_type,source_object_code,master_object_id\nlocation,G1,${location}\ncampaign,March,${campaign}\nindicator,vaccinated,${indicator}\n`)
   writeFileSync(join(dir, 'data.csv'), 'campaign,geocode,vaccinated\nMarch,G1,"1,250"\nMarch,G2,7\n')

@@ -103,25 +103,9 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
     order by location_id, indicator_id, rank`.execute(db)
   await sql`analyze rc_final`.execute(db)
 
-  // §7.2: merge with stable ids: update the keys whose value changed, insert new keys, delete vanished
-  // ones. Each statement joins on a key index, and a steady-state recompute writes nothing.
-  await sql`update agg_datapoint d set value = n.value, is_raw = n.is_raw from rc_agg n
-    where d.campaign_id = ${C} and d.location_id = n.location_id and d.indicator_id = n.indicator_id
-      and (d.value <> n.value or d.is_raw <> n.is_raw)`.execute(db)
-  await sql`delete from agg_datapoint d where d.campaign_id = ${C}
-    and not exists (select 1 from rc_agg n where n.location_id = d.location_id and n.indicator_id = d.indicator_id)`.execute(db)
-  await sql`insert into agg_datapoint (location_id, indicator_id, campaign_id, value, is_raw)
-    select n.location_id, n.indicator_id, ${C}, n.value, n.is_raw from rc_agg n
-    where not exists (select 1 from agg_datapoint d
-      where d.campaign_id = ${C} and d.location_id = n.location_id and d.indicator_id = n.indicator_id)`.execute(db)
-  await sql`update datapoint_with_computed d set value = n.value from rc_final n
-    where d.campaign_id = ${C} and d.location_id = n.location_id and d.indicator_id = n.indicator_id and d.value <> n.value`.execute(db)
-  await sql`delete from datapoint_with_computed d where d.campaign_id = ${C}
-    and not exists (select 1 from rc_final n where n.location_id = d.location_id and n.indicator_id = d.indicator_id)`.execute(db)
-  await sql`insert into datapoint_with_computed (location_id, indicator_id, campaign_id, value)
-    select n.location_id, n.indicator_id, ${C}, n.value from rc_final n
-    where not exists (select 1 from datapoint_with_computed d
-      where d.campaign_id = ${C} and d.location_id = n.location_id and d.indicator_id = n.indicator_id)`.execute(db)
+  // §7.2: merge with stable ids.
+  await mergeCampaign(db, C, 'agg_datapoint', 'rc_agg', ['value', 'is_raw'])
+  await mergeCampaign(db, C, 'datapoint_with_computed', 'rc_final', ['value'])
 
   const { rows } = await sql<RecomputeStats>`select
       (select count(*) from rc_agg where is_raw)::int as raw,
@@ -129,4 +113,24 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
       (select count(*) from rc_final)::int as computed`.execute(db)
   await sql.raw(`drop table ${TEMP.join(', ')}`).execute(db)
   return rows[0]
+}
+
+/**
+ * Makes `target`'s rows of campaign C equal to `source` (keyed by location and indicator) while keeping
+ * the ids of surviving keys: update the keys whose values changed, delete vanished keys, insert new
+ * ones. Each statement joins on a key index, and a steady-state recompute writes nothing.
+ */
+async function mergeCampaign(db: Kysely<DB>, C: RawBuilder<unknown>, target: string, source: string, columns: string[]) {
+  const t = sql.table(target)
+  const s = sql.table(source)
+  const sameKey = sql`d.campaign_id = ${C} and d.location_id = n.location_id and d.indicator_id = n.indicator_id`
+  const set = sql.join(columns.map((c) => sql`${sql.ref(c)} = n.${sql.ref(c)}`))
+  const changed = sql.join(columns.map((c) => sql`d.${sql.ref(c)} <> n.${sql.ref(c)}`), sql` or `)
+  await sql`update ${t} d set ${set} from ${s} n where ${sameKey} and (${changed})`.execute(db)
+  await sql`delete from ${t} d where d.campaign_id = ${C}
+    and not exists (select 1 from ${s} n where n.location_id = d.location_id and n.indicator_id = d.indicator_id)`.execute(db)
+  const values = sql.join(columns.map((c) => sql`n.${sql.ref(c)}`))
+  await sql`insert into ${t} (location_id, indicator_id, campaign_id, ${sql.join(columns.map((c) => sql.ref(c)))})
+    select n.location_id, n.indicator_id, ${C}, ${values} from ${s} n
+    where not exists (select 1 from ${t} d where ${sameKey})`.execute(db)
 }
