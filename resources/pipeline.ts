@@ -11,31 +11,33 @@ const documentParam = { document_id: { type: 'integer' as const, help: 'the docu
 const documentDetail = (ctx: Context) =>
   readDetail({ ...ctx, resource: document, urlName: 'document' }, Number(ctx.query.last('document_id')))
 
-export const transformUpload = defineResource({
-  name: 'transform_upload',
-  kind: 'non_model',
-  description: "Transform the document's file into submissions, refresh master, recompute touched campaigns.",
-  GET_params_required: ['document_id'],
-  params: documentParam,
-  result_fields: { id: 'integer', doc_title: 'string', ingest_stats: 'json' },
-  action: async (ctx) => {
-    await ingest(ctx, true)
-    return [await documentDetail(ctx)]
-  },
-})
+/** transform_upload and refresh_master: the same pipeline, with or without the transform step. */
+function ingestResource(name: string, description: string, withTransform: boolean) {
+  return defineResource({
+    name,
+    kind: 'non_model',
+    description,
+    GET_params_required: ['document_id'],
+    params: documentParam,
+    result_fields: { id: 'integer', doc_title: 'string', ingest_stats: 'json' },
+    action: async (ctx) => {
+      await ingest(ctx, withTransform)
+      return [await documentDetail(ctx)]
+    },
+  })
+}
 
-export const refreshMaster = defineResource({
-  name: 'refresh_master',
-  kind: 'non_model',
-  description: "Apply the current mappings to the document's submissions, recompute touched campaigns.",
-  GET_params_required: ['document_id'],
-  params: documentParam,
-  result_fields: { id: 'integer', doc_title: 'string', ingest_stats: 'json' },
-  action: async (ctx) => {
-    await ingest(ctx, false)
-    return [await documentDetail(ctx)]
-  },
-})
+export const transformUpload = ingestResource(
+  'transform_upload',
+  "Transform the document's file into submissions, refresh master, recompute touched campaigns.",
+  true,
+)
+
+export const refreshMaster = ingestResource(
+  'refresh_master',
+  "Apply the current mappings to the document's submissions, recompute touched campaigns.",
+  false,
+)
 
 export const queueProcessResource = defineResource({
   name: 'queue_process',
