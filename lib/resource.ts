@@ -52,6 +52,8 @@ export interface Hooks {
   beforeDelete?: (ctx: Context, row: Row) => Promise<void>
   /** Detail representation extras. */
   detail?: (ctx: Context, row: Row) => Promise<Row>
+  /** Replaces the long CSV export (e.g. the raw file of a document's submissions). */
+  csv?: (ctx: Context) => Promise<{ header: string[]; rows: unknown[][] }>
   /** Side effects after rows of this resource's table were deleted, directly or by a cascade. */
   afterDelete?: (ctx: Context, rows: Row[]) => Promise<void>
 }

@@ -78,6 +78,13 @@ function parsePk(ctx: Context, text: string): number {
   return id
 }
 
+/** ingestion §10.1: RFC 4180, CRLF, null → empty, JSON values as compact JSON text. */
+function sendCsv(reply: FastifyReply, header: string[], rows: unknown[][], total: number) {
+  const cells = rows.map((row) => row.map((v) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : v)))
+  const csv = stringify(cells, { header: true, columns: header, record_delimiter: 'windows', cast: { boolean: (b) => String(b) } })
+  return reply.header('content-type', 'text/csv; charset=utf-8').header('x-total-count', String(total)).send(csv)
+}
+
 function parseCascade(query: QueryParams): boolean {
   const text = query.last('cascade')
   if (text === undefined || text === '') return false
@@ -139,6 +146,10 @@ export default fp(
         filters.push([name, query.all(name)])
       }
 
+      if (params.format === 'csv' && resource.hooks.csv) {
+        const { header, rows } = await resource.hooks.csv(ctx)
+        return sendCsv(reply, header, rows, rows.length)
+      }
       let rows: Row[]
       let total: number
       let extras: Row = {}
@@ -151,11 +162,7 @@ export default fp(
 
       if (params.format === 'csv') {
         const fields = params.fields
-        const csv = stringify(
-          rows.map((r) => fields.map((f) => (r[f] !== null && typeof r[f] === 'object' ? JSON.stringify(r[f]) : r[f]))),
-          { header: true, columns: fields, record_delimiter: 'windows', cast: { boolean: (b) => String(b) } },
-        )
-        return reply.header('content-type', 'text/csv; charset=utf-8').header('x-total-count', String(total)).send(csv)
+        return sendCsv(reply, fields, rows.map((r) => fields.map((f) => r[f])), total)
       }
       const { limit, offset } = params
       return {

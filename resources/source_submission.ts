@@ -1,5 +1,7 @@
 import { SourceSubmission } from '../schemas/source_submission.js'
 import { defineResource } from '../lib/resource.js'
+import { invalidValue } from '../lib/errors.js'
+import { parseInteger } from '../lib/values.js'
 
 export default defineResource({
   name: 'source_submission',
@@ -7,4 +9,22 @@ export default defineResource({
   GET_params_required: ['document_id'],
   ordering: ['row_number'],
   methods: { list: ['GET'], detail: ['GET'] },
+  hooks: {
+    // `?format=csv` gives the raw file back (ingestion §10.3): the document's header, one line per
+    // kept row in row order, cells from submission_json.
+    async csv(ctx) {
+      const text = ctx.query.last('document_id')!
+      const documentId = parseInteger(text)
+      if (documentId === undefined) throw invalidValue('document_id', text, 'integer')
+      const doc = await ctx.db.selectFrom('source_doc').select('file_header').where('id', '=', documentId).executeTakeFirst()
+      const header = (doc?.file_header as string[] | null) ?? []
+      const submissions = await ctx.db
+        .selectFrom('source_submission')
+        .select('submission_json')
+        .where('document_id', '=', documentId)
+        .orderBy('row_number')
+        .execute()
+      return { header, rows: submissions.map((s) => header.map((h) => (s.submission_json as Record<string, unknown>)[h] ?? null)) }
+    },
+  },
 })

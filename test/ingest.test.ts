@@ -110,6 +110,15 @@ t.test('44. transform_upload of a campaign file', { skip }, async (t) => {
   t.equal(statuses.filter((s: string) => s === 'MISSING_LOCATION').length, 74)
   t.equal((await api.get(`/source_submission/${submissions.body.objects[0].id}/`)).body.id, submissions.body.objects[0].id)
   t.equal((await api.get('/source_submission/')).body.message, 'Missing required parameter document_id')
+  // 93. the raw file back
+  const raw = await api.get(`/source_submission/?document_id=${id}&format=csv`)
+  t.equal(raw.headers['content-type'], 'text/csv; charset=utf-8')
+  const { parse } = await import('csv-parse/sync')
+  const parsed = parse(raw.text) as string[][]
+  const original = parse(fixtureBytes('eoc_post_campaign.csv'), { record_delimiter: ['\r\n', '\n', '\r'], relax_column_count: true }) as string[][]
+  t.same(parsed[0], original[0].map((h) => h.trim()), 'the 16 original column names, in file order')
+  t.equal(parsed.length, 76)
+  t.same(parsed.slice(1), original.slice(1).map((row) => row.map((c) => c.trim())), 'each line has the original cells')
   // 50. idempotency
   const again = (await api.get(`/transform_upload/?document_id=${id}`)).body.objects[0].ingest_stats
   t.match(again, { submissions: { created: 0, existing: 75 }, codes: { new: { indicator: 0, location: 0, campaign: 0 } }, datapoints: { inserted: 0, updated: 0, unchanged: 1 } })
