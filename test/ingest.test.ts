@@ -315,3 +315,33 @@ t.test('88. an unparseable date rejects its row', async (t) => {
   const dates = (await api.get(`/source_submission/?document_id=${result.id}`)).body.objects.map((s: { data_date: string }) => s.data_date)
   t.same(dates, ['2015-01-01', '2015-01-08'], 'month-first by default')
 })
+
+t.test('45, 49, 87. date files: month-first reading, re-upload, day-first order', { skip }, async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  await hMap(db, api.post)
+  await api.post('/source_object_map/', { content_type: 'location', source_object_code: 'AF001054001000000000', master_object_id: 12907 })
+  await api.post('/source_object_map/', { content_type: 'indicator', source_object_code: 'polio_case', master_object_id: 55 })
+  const { ingest } = uploader(api)
+  const first = await ingest('AfgPolioCases.csv', 'date')
+  t.match(first.stats, { submissions: { created: 51 }, rows: { processed: 6, missing_location: 45 }, datapoints: { inserted: 6 }, campaigns_recomputed: [] })
+  const dates = async () =>
+    (await db.selectFrom('datapoint').select(['data_date', 'value']).where('indicator_id', '=', 55).where('location_id', '=', 12907).orderBy('data_date').execute())
+  t.same((await dates()).map((r) => r.data_date), ['2014-05-15', '2015-01-08', '2015-01-09', '2015-07-06', '2015-07-17', '2015-08-27'])
+  t.equal((await dates()).filter((r) => r.data_date === '2015-07-17').length, 1)
+  // 49. the re-upload changes a cell at an unmapped geocode only: still 6, summing to 6.
+  const second = await ingest('AfgPolioCases_2.csv', 'date')
+  t.match(second.stats.datapoints, { updated: 6, inserted: 0 })
+  const after = await dates()
+  t.equal(after.length, 6)
+  t.equal(after.reduce((sum, r) => sum + (r.value ?? 0), 0), 6)
+  // 87. day-first: 51 distinct dates, 28 in 2014, 20 in 2015 and 3 in 2016; `1-8-15` is 1 August 2015.
+  const dmy = await ingest('AfgPolioCases.csv', 'date', { date_order: 'DMY' })
+  const submissions = (await api.get(`/source_submission/?document_id=${dmy.id}&limit=0`)).body.objects as Array<{ data_date: string; submission_json: Record<string, string> }>
+  const years = submissions.reduce<Record<string, number>>((acc, s) => ({ ...acc, [s.data_date.slice(0, 4)]: (acc[s.data_date.slice(0, 4)] ?? 0) + 1 }), {})
+  t.same(years, { 2014: 28, 2015: 20, 2016: 3 })
+  t.equal(new Set(submissions.map((s) => s.data_date)).size, 51)
+  t.equal(submissions.find((s) => s.submission_json.data_date === '1-8-15')!.data_date, '2015-08-01')
+  const mdy = (await api.get(`/source_submission/?document_id=${first.id}&limit=0`)).body.objects as typeof submissions
+  t.equal(mdy.find((s) => s.submission_json.data_date === '1-8-15')!.data_date, '2015-01-08')
+})
