@@ -241,7 +241,8 @@ export async function deleteRow(
   if (!existing) throw notFound(ctx.urlName, id)
   await resource.hooks.beforeDelete?.(ctx, existing)
   if (!cascade) {
-    const dependents = await countDependents(ctx, resource.table!, [id])
+    const dependents = { ...(await countDependents(ctx, resource.table!, [id])), ...(await resource.hooks.dependents?.(ctx, id)) }
+    for (const [table, n] of Object.entries(dependents)) if (!n) delete dependents[table]
     if (Object.keys(dependents).length) throw dependentsError(ctx.urlName, id, dependents)
   }
   const deleted = await deleteCascade(ctx, resource.table!, [id])

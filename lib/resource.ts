@@ -48,6 +48,8 @@ export interface Hooks {
   beforeWrite?: (ctx: Context, values: Row, existing?: Row) => Promise<Row | void>
   /** Side effects of a write in the same transaction (tree maintenance, caches). */
   afterWrite?: (ctx: Context, row: Row, previous?: Row) => Promise<void>
+  /** Dependents reached indirectly, added to the 409 HAS_DEPENDENTS counts (e.g. a document's datapoints). */
+  dependents?: (ctx: Context, id: number) => Promise<Record<string, number>>
   /** Checks before a delete (e.g. protected rows). */
   beforeDelete?: (ctx: Context, row: Row) => Promise<void>
   /** Detail representation extras. */

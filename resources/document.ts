@@ -49,6 +49,15 @@ export default defineResource({
       if (!existing) return
       for (const key of Object.keys(values)) if (NOT_AFTER_UPLOAD.includes(key)) throw validationError(key, 'cannot be changed after upload')
     },
+    // Datapoints belong to a document through its submissions (resource-api §28).
+    async dependents(ctx, id) {
+      const row = await ctx.db
+        .selectFrom('datapoint')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('source_submission_id', 'in', ctx.db.selectFrom('source_submission').select('id').where('document_id', '=', id))
+        .executeTakeFirstOrThrow()
+      return { datapoint: Number(row.n) }
+    },
     async beforeDelete(_ctx, row) {
       if (row.guid === 'data-entry') throw new ApiError(409, 'PROTECTED', 'The Data Entry document cannot be deleted')
     },

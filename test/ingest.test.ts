@@ -345,3 +345,24 @@ t.test('45, 49, 87. date files: month-first reading, re-upload, day-first order'
   const mdy = (await api.get(`/source_submission/?document_id=${first.id}&limit=0`)).body.objects as typeof submissions
   t.equal(mdy.find((s) => s.submission_json.data_date === '1-8-15')!.data_date, '2015-01-08')
 })
+
+t.test('90. deleting a document: dependents, cascade, recompute, protected Data Entry', { skip }, async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  await hMap(db, api.post)
+  const { ingest, dwc } = uploader(api)
+  const { id } = await ingest('eoc_post_campaign.csv')
+  const docfile = (await api.get(`/document/${id}/`)).body.docfile
+  const blocked = await api.delete(`/document/${id}/`)
+  t.equal(blocked.status, 409)
+  t.same(blocked.body.details.dependents, { source_submission: 75, doc_object_map: 90, doc_datapoint: 1, datapoint: 1 })
+  t.equal((await api.delete(`/document/${id}/?cascade=true`)).status, 204)
+  t.equal((await db.selectFrom('source_submission').select('id').where('document_id', '=', id).execute()).length, 0)
+  t.equal((await db.selectFrom('datapoint').select('id').execute()).length, 0)
+  t.equal(await dwc(164, 12907, 99), undefined, 'campaign 99 was recomputed')
+  const { existsSync } = await import('node:fs')
+  const { join } = await import('node:path')
+  t.notOk(existsSync(join(app.config.DATA_DIR, docfile)), 'the stored file is removed')
+  const protectedDoc = await api.delete('/document/1/')
+  t.match(protectedDoc.body, { statusCode: 409, code: 'PROTECTED', message: 'The Data Entry document cannot be deleted' })
+})
