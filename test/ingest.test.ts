@@ -97,6 +97,10 @@ t.test('44. transform_upload of a campaign file', { skip }, async (t) => {
     computed_rows: 1,
   })
   t.ok(Math.abs((await dwc(164, 12907, 99))! - 0.082670906) < 1e-9)
+  const results = await api.get(`/campaign_doc_result/?document_id=${id}`)
+  t.same(results.body.objects.map((o: Record<string, unknown>) => ({ ...o, id: undefined })), [
+    { id: undefined, indicator__id: 164, indicator__short_name: 'Child absent', location_id: 12907, location__name: 'Nigeria', campaign_id: 99, campaign__name: 'campaign2', value: 0.082670906 },
+  ])
   const staged = (await api.get(`/doc_datapoint/?document_id=${id}`)).body.objects
   t.equal(staged.length, 1)
   t.equal(staged[0].column_name, 'Percent missed due to other reasons')
@@ -329,6 +333,9 @@ t.test('45, 49, 87. date files: month-first reading, re-upload, day-first order'
     (await db.selectFrom('datapoint').select(['data_date', 'value']).where('indicator_id', '=', 55).where('location_id', '=', 12907).orderBy('data_date').execute())
   t.same((await dates()).map((r) => r.data_date), ['2014-05-15', '2015-01-08', '2015-01-09', '2015-07-06', '2015-07-17', '2015-08-27'])
   t.equal((await dates()).filter((r) => r.data_date === '2015-07-17').length, 1)
+  const held = (await api.get(`/date_doc_result/?document_id=${first.id}`)).body.objects
+  t.same(held.map((o: { data_date: string }) => o.data_date).sort(), (await dates()).map((r) => r.data_date))
+  t.match(held[0], { indicator__id: 55, location_id: 12907, location__name: 'Nigeria' })
   // 49. the re-upload changes a cell at an unmapped geocode only: still 6, summing to 6.
   const second = await ingest('AfgPolioCases_2.csv', 'date')
   t.match(second.stats.datapoints, { updated: 6, inserted: 0 })
