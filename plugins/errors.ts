@@ -4,6 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin'
 import { ApiError, fromDatabaseError } from '../lib/errors.js'
 import { isApiPath } from './auth.js'
+import { byName } from './dispatcher.js'
 
 export function toApiError(error: FastifyError | Error, bodyLimit?: number, contentType?: string): ApiError {
   if (error instanceof ApiError) return error
@@ -49,7 +50,6 @@ export default fp(
       if (isApiPath(request.url)) {
         // Known resources are routed; an unrouted first segment is an unknown resource.
         const name = path.slice('/api/v1/'.length).split('/')[0]
-        const { byName } = await import('./dispatcher.js')
         if (name && !byName.has(name)) error = new ApiError(404, 'UNKNOWN_RESOURCE', `Unknown resource: ${name}`)
       }
       reply.code(404).send(error.body())
