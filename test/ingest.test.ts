@@ -373,3 +373,25 @@ t.test('90. deleting a document: dependents, cascade, recompute, protected Data 
   const protectedDoc = await api.delete('/document/1/')
   t.match(protectedDoc.body, { statusCode: 409, code: 'PROTECTED', message: 'The Data Entry document cannot be deleted' })
 })
+
+t.test('82. duplicate headers: numbered, and the rightmost mapped column wins', { skip }, async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  await hMap(db, api.post)
+  const { ingest, dwc } = uploader(api)
+  const { id } = await ingest('header_dupe.csv')
+  t.equal((await api.get(`/document/${id}/`)).body.file_header[3], 'Percent missed due to other reasons.1')
+  t.ok(close(await dwc(164, 12907, 99), 0.9029))
+  // The transform registered the numbered header, unmapped: map it.
+  const code = (await api.get(`/source_object_map/?document_id=${id}&source_object_code=Percent missed due to other reasons.1`)).body.objects[0]
+  t.equal(code.master_object_id, -1)
+  await api.patch(`/source_object_map/${code.id}/`, { master_object_id: 164 })
+  const refreshed = (await api.get(`/refresh_master/?document_id=${id}`)).body.objects[0].ingest_stats
+  t.ok(close(await dwc(164, 12907, 99), 0.32))
+  t.equal(refreshed.conflicts.count, 1)
+  t.equal(refreshed.conflicts.items[0].unique_index, '12907_164_99')
+})
+
+function close(a: number | undefined, b: number) {
+  return a !== undefined && Math.abs(a - b) < 1e-9
+}
