@@ -3,8 +3,8 @@
 import { sql, type Expression, type Kysely, type SqlBool } from 'kysely'
 import { tables } from '../schemas/index.js'
 import { columnsOf } from './columns.js'
-import { ApiError, badRequest, notFound, validationError } from './errors.js'
-import { parseFilters, ref, resolveField, resolveRelationPath } from './filters.js'
+import { ApiError, notFound, validationError } from './errors.js'
+import { parseFilters, ref, resolveField } from './filters.js'
 import { relationsOf, type Context, type ListQuery, type Resource, type Row } from './resource.js'
 import { coerceBody, checkRequiredFields, type BodyEncoding } from './body.js'
 
@@ -251,8 +251,6 @@ export async function deleteRow(
 
 /** `DELETE /<r>/?indicator_id=X` for resources that declare it (D13). */
 export async function deleteWhere(ctx: Context, column: string, value: string): Promise<Row[]> {
-  const field = resolveRelationPath(ctx.resource, [column])
-  if (!field) throw badRequest('UNKNOWN_FILTER', `The '${column}' field does not allow filtering.`)
   const { conditions } = parseFilters(ctx.resource, [[column, [value]]])
   let query = dynamic(ctx).deleteFrom(`${ctx.resource.table!} as t`)
   for (const c of conditions as Expression<SqlBool>[]) query = query.where(c)

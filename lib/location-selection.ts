@@ -2,7 +2,10 @@
 import { sql } from 'kysely'
 import { invalidValue } from './errors.js'
 import type { Context, ParamSpec } from './resource.js'
-import { isInt32, parseFloatStrict, parseInteger } from './values.js'
+import { isInt32, parseFloatStrict } from './values.js'
+import { integerList, integerParam } from './params.js'
+
+export { integerList }
 
 export const LOCATION_PARAMS: Record<string, ParamSpec> = {
   location_id__in: { type: 'integer_list', help: 'exactly these locations (comma list), no aggregation' },
@@ -12,22 +15,6 @@ export const LOCATION_PARAMS: Record<string, ParamSpec> = {
   filter_indicator: { type: 'string', help: 'keep locations whose value for this indicator short_name…' },
   filter_value: { type: 'string', help: '…is one of these numbers (comma list)' },
   campaign__in: { type: 'integer_list', help: 'campaigns considered by filter_indicator' },
-}
-
-export function integerList(ctx: Context, name: string): number[] {
-  return ctx.query.list(name).map((text) => {
-    const n = parseInteger(text)
-    if (n === undefined) throw invalidValue(name, text, 'comma-separated integers')
-    return n
-  }).filter(isInt32)
-}
-
-function integerParam(ctx: Context, name: string): number | undefined {
-  const text = ctx.query.last(name)
-  if (text === undefined) return undefined
-  const n = parseInteger(text)
-  if (n === undefined) throw invalidValue(name, text, 'integer')
-  return n
 }
 
 async function ids(ctx: Context, query: ReturnType<typeof sql>): Promise<number[]> {

@@ -1,8 +1,8 @@
 import { sql } from 'kysely'
 import { SourceObjectMap } from '../schemas/source_object_map.js'
 import { defineResource, type Context, type Row } from '../lib/resource.js'
-import { badRequest, invalidValue } from '../lib/errors.js'
-import { parseInteger } from '../lib/values.js'
+import { badRequest } from '../lib/errors.js'
+import { integerParam } from '../lib/params.js'
 
 const NAME_COLUMN = { indicator: 'short_name', location: 'name', campaign: 'name' } as const
 type ContentType = keyof typeof NAME_COLUMN
@@ -26,9 +26,7 @@ export default defineResource({
   },
   hooks: {
     async list(ctx, query) {
-      const text = ctx.query.last('document_id')!
-      const documentId = parseInteger(text)
-      if (documentId === undefined) throw invalidValue('document_id', text, 'integer')
+      const documentId = integerParam(ctx, 'document_id')!
       query = query.where('t.id', 'in', sql`(select source_object_map_id from doc_object_map where document_id = ${documentId})`)
       const mapped = ctx.query.last('is_mapped')
       if (mapped === '0') query = query.where('t.master_object_id', '=', -1)

@@ -1,7 +1,6 @@
 import { SourceSubmission } from '../schemas/source_submission.js'
 import { defineResource } from '../lib/resource.js'
-import { invalidValue } from '../lib/errors.js'
-import { parseInteger } from '../lib/values.js'
+import { integerParam } from '../lib/params.js'
 
 export default defineResource({
   name: 'source_submission',
@@ -13,9 +12,7 @@ export default defineResource({
     // `?format=csv` gives the raw file back (ingestion §10.3): the document's header, one line per
     // kept row in row order, cells from submission_json.
     async csv(ctx) {
-      const text = ctx.query.last('document_id')!
-      const documentId = parseInteger(text)
-      if (documentId === undefined) throw invalidValue('document_id', text, 'integer')
+      const documentId = integerParam(ctx, 'document_id')!
       const doc = await ctx.db.selectFrom('source_doc').select('file_header').where('id', '=', documentId).executeTakeFirst()
       const header = (doc?.file_header as string[] | null) ?? []
       const submissions = await ctx.db
