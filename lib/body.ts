@@ -74,18 +74,24 @@ export function ensureObject(body: unknown): Row {
   return body as Row
 }
 
-/** Coerces the writable keys of `body`; throws UNKNOWN_FIELD / VALIDATION_ERROR naming the key. */
-export function coerceBody(resource: Resource, body: Row, encoding: BodyEncoding, extraWritable: string[] = []): Row {
+/**
+ * Coerces the writable keys of `body`; throws UNKNOWN_FIELD / VALIDATION_ERROR naming the key.
+ * A column outside the resource's `writable` list is refused unless it merely echoes the stored
+ * value (PATCH) or is null (POST), so a GET → edit → PATCH round trip still works.
+ */
+export function coerceBody(resource: Resource, body: Row, encoding: BodyEncoding, existing?: Row): Row {
   const values: Row = {}
   for (const [key, value] of Object.entries(body)) {
     if (key === 'id') continue
     const meta = resource.columns[key]
     if (meta) {
-      if (!meta.readonly) values[key] = coerceValue(key, meta, value, encoding)
-      continue
-    }
-    if (extraWritable.includes(key)) {
-      values[key] = value
+      if (meta.readonly) continue
+      if (resource.writable && !resource.writable.includes(key)) {
+        const echo = existing ? existing[key] !== undefined && String(existing[key]) === String(value) : value === null
+        if (!echo) throw validationError(key, existing ? 'cannot be changed' : `cannot be set on ${resource.name}`)
+        continue
+      }
+      values[key] = coerceValue(key, meta, value, encoding)
       continue
     }
     // Join fields and synthetic fields are read-only echoes of a GET.

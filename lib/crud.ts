@@ -5,7 +5,7 @@ import { tables } from '../schemas/index.js'
 import { columnsOf } from './columns.js'
 import { ApiError, notFound, validationError } from './errors.js'
 import { parseFilters, ref, resolveField } from './filters.js'
-import { relationsOf, type Context, type ListQuery, type Resource, type Row } from './resource.js'
+import { relationsOf, type Context, type ListQuery, type ListResult, type Resource, type Row } from './resource.js'
 import { coerceBody, checkRequiredFields, type BodyEncoding } from './body.js'
 
 export const DEFAULT_LIMIT = 1000
@@ -43,6 +43,7 @@ export function withJoins(query: ListQuery, resource: Resource, paths: string[][
 export function baseQuery(ctx: Context): ListQuery {
   const { resource } = ctx
   let query = dynamic(ctx).selectFrom(`${resource.table} as t`)
+  if (resource.scope) query = query.where(resource.scope)
   if (ctx.user.restricted && resource.location_column) {
     query = query.where(sql.ref(`t.${resource.location_column}`), 'in', permittedLocations(ctx))
   }
@@ -69,19 +70,25 @@ export interface ListOptions {
   filters: Array<[string, string[]]>
 }
 
+/** The resource's rows as `t` with the generic filters and the requester's locations applied. */
+export function filteredQuery(ctx: Context, filters: ReturnType<typeof parseFilters>, paths: string[][] = []): ListQuery {
+  // Filters, ordering and projection may read through the same relation: one join each.
+  let query = withJoins(baseQuery(ctx), ctx.resource, [...filters.joins, ...paths])
+  for (const condition of filters.conditions) query = query.where(condition)
+  return query
+}
+
 /** The list read of §9: filters, the resource's list hook, ordering, one page and the total count. */
-export async function listRows(ctx: Context, options: ListOptions): Promise<{ rows: Row[]; total: number; meta: Row }> {
+export async function listRows(ctx: Context, options: ListOptions): Promise<ListResult & { meta: Row }> {
   const { resource } = ctx
   const filters = parseFilters(resource, options.filters)
   if (resource.hooks.listRows) {
-    const result = await resource.hooks.listRows(ctx, options)
-    return { ...result, meta: result.meta ?? {} }
+    const result = await resource.hooks.listRows(ctx, options, filteredQuery(ctx, filters))
+    if (result) return { ...result, meta: result.meta ?? {} }
   }
   const order = options.order.map(({ field, desc }) => ({ field: resolveField(resource, field)!, desc }))
   const { selections, paths } = projection(resource, options.fields)
-  // Filters, ordering and projection may read through the same relation: one join each.
-  let query = withJoins(baseQuery(ctx), resource, [...filters.joins, ...order.map((o) => o.field.path), ...paths])
-  for (const condition of filters.conditions) query = query.where(condition)
+  let query = filteredQuery(ctx, filters, [...order.map((o) => o.field.path), ...paths])
   let meta: Row = {}
   if (resource.hooks.list) ({ query, meta = {} } = await resource.hooks.list(ctx, query))
   for (const { field, desc } of order) query = query.orderBy(ref(field), desc ? 'desc' : 'asc')
@@ -94,8 +101,7 @@ export async function listRows(ctx: Context, options: ListOptions): Promise<{ ro
   let total = rows.length ? Number(rows[0].__total) : 0
   if (!rows.length && options.offset > 0) {
     // Past the last page the window function has no row to ride on: count separately.
-    let count = withJoins(baseQuery(ctx), resource, filters.joins)
-    for (const condition of filters.conditions) count = count.where(condition)
+    let count = filteredQuery(ctx, filters)
     if (resource.hooks.list) count = (await resource.hooks.list(ctx, count)).query
     const result = await count.select(sql<number>`count(*)`.as('n')).executeTakeFirst()
     total = Number(result?.n ?? 0)
@@ -117,7 +123,7 @@ async function storedRow(ctx: Context, id: number): Promise<Row> {
 /** §9 detail representation: every column, the join fields of query_fields, synthetic fields, extras. */
 export async function readDetail(ctx: Context, id: number, { extras = true } = {}): Promise<Row> {
   const { resource } = ctx
-  const columns = Object.keys(resource.columns)
+  const columns = resource.detail_fields
   // Join and synthetic fields; result_fields are shaped by a listRows hook and have no detail column.
   const derived = resource.query_fields.filter((f) => !(f in resource.columns) && !(f in resource.result_fields))
   const { selections, paths } = projection(resource, [...columns, ...derived])
@@ -141,7 +147,7 @@ function toDatabase(resource: Resource, values: Row): Row {
 export async function createRow(ctx: Context, body: Row, encoding: BodyEncoding): Promise<Row> {
   const { resource } = ctx
   // A resource with its own create checks its required fields itself (an upload may default some).
-  if (resource.hooks.create) return readDetail(ctx, await resource.hooks.create(ctx, body), { extras: false })
+  if (resource.hooks.create) return readDetail(ctx, await resource.hooks.create(ctx, body, encoding), { extras: false })
   checkRequiredFields(resource, body)
   let values = coerceBody(resource, body, encoding)
   values = (await resource.hooks.beforeWrite?.(ctx, values)) ?? values
@@ -160,7 +166,11 @@ export async function updateRow(ctx: Context, id: number, body: Row, encoding: B
   if (body.id !== undefined && body.id !== null && String(body.id) !== String(id)) {
     throw validationError('id', 'must match the id in the URL')
   }
-  let values = coerceBody(resource, body, encoding)
+  if (resource.hooks.update) {
+    await resource.hooks.update(ctx, existing, body, encoding)
+    return readDetail(ctx, id, { extras: false })
+  }
+  let values = coerceBody(resource, body, encoding, existing)
   values = (await resource.hooks.beforeWrite?.(ctx, values, existing)) ?? values
   if (Object.keys(values).length) {
     await dynamic(ctx).updateTable(resource.table!).set(toDatabase(resource, values)).where('id', '=', id).execute()
@@ -240,6 +250,7 @@ export async function deleteRow(
   const existing = await findRow(ctx, id)
   if (!existing) throw notFound(ctx.urlName, id)
   await resource.hooks.beforeDelete?.(ctx, existing)
+  if (resource.hooks.remove) return resource.hooks.remove(ctx, existing)
   if (!cascade) {
     const dependents = { ...(await countDependents(ctx, resource.table!, [id])), ...(await resource.hooks.dependents?.(ctx, id)) }
     for (const [table, n] of Object.entries(dependents)) if (!n) delete dependents[table]

@@ -23,8 +23,6 @@ function nonNegativeInteger(query: QueryParams, name: string, fallback: number):
 }
 
 export function parseListParams(resource: Resource, query: QueryParams, acceptsCsv: boolean): ListParams {
-  let limit = nonNegativeInteger(query, 'limit', DEFAULT_LIMIT)
-  if (limit === 0 || limit > MAX_LIMIT) limit = MAX_LIMIT
   const offset = nonNegativeInteger(query, 'offset', 0)
 
   const order: ListParams['order'] = []
@@ -55,10 +53,15 @@ export function parseListParams(resource: Resource, query: QueryParams, acceptsC
   } else if (acceptsCsv) format = 'csv'
   if (format === 'csv' && resource.kind !== 'model') throw invalidValue('format', 'csv', 'json (csv is for model resources)')
 
+  // CSV without a limit exports everything up to max_limit (ingestion §10.1).
+  let limit = nonNegativeInteger(query, 'limit', format === 'csv' ? MAX_LIMIT : DEFAULT_LIMIT)
+  if (limit === 0 || limit > MAX_LIMIT) limit = MAX_LIMIT
+
   const shapeText = query.last('shape')
   let shape: ListParams['shape'] = 'long'
   if (shapeText !== undefined && shapeText !== '' && shapeText !== 'long') {
-    if (shapeText !== 'wide' || !('shape' in resource.params)) throw invalidValue('shape', shapeText, 'long')
+    if (shapeText !== 'wide' || !resource.hooks.wide) throw invalidValue('shape', shapeText, 'long')
+    if (format !== 'csv') throw invalidValue('shape', shapeText, 'long (wide is a CSV export: add format=csv)')
     shape = 'wide'
   }
   return { limit, offset, order, fields, format, shape }

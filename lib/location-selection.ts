@@ -1,6 +1,6 @@
 // Location selection parameters (resource-api §10), shared by location, geo and the datapoint reads.
 import { sql } from 'kysely'
-import { invalidValue } from './errors.js'
+import { forbidden, invalidValue } from './errors.js'
 import type { Context, ParamSpec } from './resource.js'
 import { isInt32, parseFloatStrict } from './values.js'
 import { integerList, integerParam } from './params.js'
@@ -82,4 +82,18 @@ export async function selectLocations(ctx: Context, campaigns: number[] | null =
     selection = selection.filter((id) => permitted.has(id))
   }
   return selection === null ? null : [...new Set(selection)].sort((a, b) => a - b)
+}
+
+/** §6: a restricted user may only write rows placed inside their subtree (403 LOCATION_FORBIDDEN). */
+export async function assertLocationPermitted(ctx: Context, location: number | null): Promise<void> {
+  if (!ctx.user.restricted) return
+  const inside =
+    location !== null &&
+    (await ctx.db
+      .selectFrom('location_tree')
+      .select('lvl')
+      .where('parent_location_id', '=', ctx.user.top_lvl_location_id!)
+      .where('location_id', '=', location)
+      .executeTakeFirst())
+  if (!inside) throw forbidden(`Location ${location ?? 'null'} is outside your responsibility`, 'LOCATION_FORBIDDEN')
 }

@@ -8,6 +8,7 @@ import { columnsOf, tableMeta, type ColumnKind, type ColumnMeta } from './column
 import type { Config } from './config.js'
 import type { QueryParams } from './query-params.js'
 import type { AuthUser } from './auth.js'
+import type { BodyEncoding } from './body.js'
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
 
@@ -37,13 +38,43 @@ export interface Context {
 export type ListQuery = SelectQueryBuilder<any, any, any>
 export type Row = Record<string, unknown>
 
+export interface ListPage {
+  limit: number
+  offset: number
+  order: Array<{ field: string; desc: boolean }>
+}
+
+export interface ListResult {
+  rows: Row[]
+  total: number
+  meta?: Row
+  /** The objects' keys when they are not the resource's query_fields (e.g. a grouped mode). */
+  fields?: string[]
+}
+
+/** A pivot for `?format=csv&shape=wide`: the header and a query whose columns are in header order. */
+export interface WideExport {
+  header: string[]
+  query: ListQuery
+}
+
 export interface Hooks {
   /** Adds the resource's own parameters to the list query; may return meta extras. */
   list?: (ctx: Context, query: ListQuery) => Promise<{ query: ListQuery; meta?: Row }>
-  /** Replaces the whole list read (resources whose objects are not rows of one table). */
-  listRows?: (ctx: Context, page: { limit: number; offset: number }) => Promise<{ rows: Row[]; total: number; meta?: Row }>
+  /**
+   * Replaces the list read when it returns a result (objects that are not rows of one table, grouped
+   * modes, densification). `filtered` is the resource's table as `t` with the generic filters and the
+   * requester's locations already applied.
+   */
+  listRows?: (ctx: Context, page: ListPage, filtered: ListQuery) => Promise<ListResult | undefined>
+  /** `?format=csv&shape=wide` (datapoint resources): the pivot of the long rows. */
+  wide?: (ctx: Context, filtered: ListQuery) => Promise<WideExport>
   /** Replaces the generic INSERT (e.g. document upload); returns the new row's id. */
-  create?: (ctx: Context, body: Row) => Promise<number>
+  create?: (ctx: Context, body: Row, encoding: BodyEncoding) => Promise<number>
+  /** Replaces the generic UPDATE (writes that land in another table, e.g. data entry). */
+  update?: (ctx: Context, existing: Row, body: Row, encoding: BodyEncoding) => Promise<void>
+  /** Replaces the generic DELETE of one row (after the 404 and permission checks). */
+  remove?: (ctx: Context, existing: Row) => Promise<void>
   /** Checks and completes values before INSERT/UPDATE; `existing` is the row being updated. */
   beforeWrite?: (ctx: Context, values: Row, existing?: Row) => Promise<Row | void>
   /** Side effects of a write in the same transaction (tree maintenance, caches). */
@@ -81,6 +112,12 @@ export interface ResourceDeclaration {
   synthetic?: Record<string, Synthetic>
   /** The column holding the row's location: restricted users only reach rows inside their subtree. */
   location_column?: string
+  /** The rows of the table this resource serves, when not all of them (e.g. date datapoints only). */
+  scope?: RawBuilder<boolean>
+  /** Columns of the detail representation, when not every column (e.g. no internal bookkeeping). */
+  detail_fields?: string[]
+  /** Columns a client may write; other columns in a body are refused unless they echo the stored value. */
+  writable?: string[]
   hooks?: Hooks
   /** Request body limit of POST/PATCH on this resource, when it differs from BODY_LIMIT_BYTES. */
   body_limit?: (config: Config) => number
@@ -110,7 +147,10 @@ export interface FieldInfo {
   expression?: RawBuilder<unknown>
 }
 
-export interface Resource extends Required<Omit<ResourceDeclaration, 'schema' | 'hooks' | 'action' | 'location_column' | 'description' | 'body_limit' | 'multipart'>> {
+export interface Resource extends Required<Omit<ResourceDeclaration, 'schema' | 'hooks' | 'action' | 'location_column' | 'description' | 'body_limit' | 'multipart' | 'scope' | 'detail_fields' | 'writable'>> {
+  scope?: RawBuilder<boolean>
+  detail_fields: string[]
+  writable?: string[]
   body_limit?: ResourceDeclaration['body_limit']
   multipart: boolean
   schema?: TObject
@@ -157,6 +197,9 @@ export function defineResource(decl: ResourceDeclaration): Resource {
     list_delete_by: decl.list_delete_by ?? [],
     synthetic,
     location_column: decl.location_column,
+    scope: decl.scope,
+    detail_fields: decl.detail_fields ?? Object.keys(columns),
+    writable: decl.writable,
     body_limit: decl.body_limit,
     multipart: decl.multipart ?? false,
     hooks: decl.hooks ?? {},

@@ -1,13 +1,15 @@
 // The one dispatcher of resource-api §3: every declaration in resources/ becomes its routes here
 // (list, detail, schema; canonical name and aliases), all served by the same handler.
+import { sql } from 'kysely'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import multipart from '@fastify/multipart'
-import { stringify } from 'csv-stringify/sync'
 import { ApiError, badRequest, forbidden, invalidValue, notFound, validationError } from '../lib/errors.js'
 import { QueryParams } from '../lib/query-params.js'
 import { parseListParams, pageLink, RESERVED } from '../lib/list-params.js'
-import { createRow, deleteRow, deleteWhere, listRows, readDetail, updateRow } from '../lib/crud.js'
+import { createRow, deleteRow, deleteWhere, filteredQuery, listRows, MAX_LIMIT, readDetail, updateRow } from '../lib/crud.js'
+import { parseFilters } from '../lib/filters.js'
+import { EXPORT_PAGE, sendCsv } from '../lib/csv-export.js'
 import { ensureObject, type BodyEncoding } from '../lib/body.js'
 import { describeResource } from '../lib/schema-doc.js'
 import { bodySchema, detailSchema, errorSchema, listSchema, querystringSchema } from '../lib/openapi.js'
@@ -78,13 +80,6 @@ function parsePk(ctx: Context, text: string): number {
   return id
 }
 
-/** ingestion §10.1: RFC 4180, CRLF, null → empty, JSON values as compact JSON text. */
-function sendCsv(reply: FastifyReply, header: string[], rows: unknown[][], total: number) {
-  const cells = rows.map((row) => row.map((v) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : v)))
-  const csv = stringify(cells, { header: true, columns: header, record_delimiter: 'windows', cast: { boolean: (b) => String(b) } })
-  return reply.header('content-type', 'text/csv; charset=utf-8').header('x-total-count', String(total)).send(csv)
-}
-
 function parseCascade(query: QueryParams): boolean {
   const text = query.last('cascade')
   if (text === undefined || text === '') return false
@@ -148,21 +143,34 @@ export default fp(
 
       if (params.format === 'csv' && resource.hooks.csv) {
         const { header, rows } = await resource.hooks.csv(ctx)
-        return sendCsv(reply, header, rows, rows.length)
+        return sendCsv(reply, ctx.urlName, header, rows.length, rows)
+      }
+      if (params.shape === 'wide') {
+        // §10.2: the pivot of up to max_limit long rows, whatever limit/offset say.
+        const { header, query: pivot } = await resource.hooks.wide!(ctx, filteredQuery(ctx, parseFilters(resource, filters)))
+        const read = async (offset: number, limit: number) =>
+          ((await pivot.select(sql<number>`count(*) over ()`.as('__total')).limit(limit).offset(offset).execute()) as Row[])
+        const first = await read(0, EXPORT_PAGE)
+        const cells = (rows: Row[]) => rows.map((r) => Object.values(r).slice(0, header.length))
+        return sendCsv(reply, ctx.urlName, header, first.length ? Number(first[0].__total) : 0, cells(first),
+          async (offset, limit) => cells(await read(offset, limit)), { offset: 0, count: MAX_LIMIT })
       }
       let rows: Row[]
       let total: number
       let extras: Row = {}
+      let fields = params.fields
       if (resource.kind === 'non_model') {
         rows = await inTransaction(ctx, resource.action!)
         total = rows.length
       } else {
-        ;({ rows, total, meta: extras } = await listRows(ctx, { ...params, filters }))
+        const page = Math.min(params.limit, params.format === 'csv' ? EXPORT_PAGE : MAX_LIMIT)
+        ;({ rows, total, meta: extras, fields = params.fields } = await listRows(ctx, { ...params, limit: page, filters }))
       }
 
       if (params.format === 'csv') {
-        const fields = params.fields
-        return sendCsv(reply, fields, rows.map((r) => fields.map((f) => r[f])), total)
+        const cells = (rows: Row[]) => rows.map((r) => fields.map((f) => r[f]))
+        const read = async (offset: number, limit: number) => cells((await listRows(ctx, { ...params, offset, limit, filters })).rows)
+        return sendCsv(reply, ctx.urlName, fields, total, cells(rows), read, { offset: params.offset, count: params.limit })
       }
       const { limit, offset } = params
       return {

@@ -1,70 +1,144 @@
 import { sql } from 'kysely'
 import { DatapointWithComputed } from '../schemas/datapoint_with_computed.js'
-import { defineResource, type Context } from '../lib/resource.js'
-import { integerList, LOCATION_PARAMS, selectLocations } from '../lib/location-selection.js'
-import { invalidValue } from '../lib/errors.js'
-import { parseDate } from '../lib/values.js'
-
-const IGNORED = { type: 'string' as const, help: 'accepted and ignored (front-end compatibility)' }
+import { defineResource, type Context, type ListQuery, type Row } from '../lib/resource.js'
+import { integerList, LOCATION_PARAMS, selectLocations, assertLocationPermitted } from '../lib/location-selection.js'
+import { ApiError, validationError } from '../lib/errors.js'
+import { checkRequiredFields, coerceBody } from '../lib/body.js'
+import { dynamic } from '../lib/crud.js'
+import { datapointMeta, dateParam, IGNORED, indicatorSet, inList, pivot, SHAPE } from '../lib/datapoint-reads.js'
+import { campaignKey, enterCampaignValue } from '../lib/engine/data-entry.js'
+import { recomputeCampaign } from '../lib/engine/recompute.js'
 
 /** C (ingestion §8.1): campaign__in, else campaigns starting within [campaign_start, campaign_end]. */
 async function campaignSet(ctx: Context): Promise<number[]> {
   if (ctx.query.has('campaign__in')) return [...new Set(integerList(ctx, 'campaign__in'))].sort((a, b) => a - b)
-  const bound = (name: string, fallback: string) => {
-    const text = ctx.query.last(name)
-    if (text === undefined || text === '') return fallback
-    if (!parseDate(text)) throw invalidValue(name, text, 'date YYYY-MM-DD')
-    return text
-  }
   const rows = await ctx.db
     .selectFrom('campaign')
     .select('id')
-    .where('start_date', '>=', bound('campaign_start', '2000-01-01'))
-    .where('start_date', '<=', bound('campaign_end', '2070-01-01'))
+    .where('start_date', '>=', dateParam(ctx, ['campaign_start'], '2000-01-01')!)
+    .where('start_date', '<=', dateParam(ctx, ['campaign_end'], '2070-01-01')!)
     .orderBy('id')
     .execute()
   return rows.map((r) => r.id)
 }
 
+/** I × C × S of the request (ingestion §8.1): the precomputed rows, nothing aggregated now. */
+async function select(ctx: Context, query: ListQuery) {
+  const indicators = indicatorSet(ctx)
+  const campaigns = await campaignSet(ctx)
+  const locations = await selectLocations(ctx, campaigns)
+  query = query.where(inList('t.indicator_id', indicators)).where(inList('t.campaign_id', campaigns))
+  if (locations !== null) query = query.where(inList('t.location_id', locations))
+  const meta = datapointMeta(ctx, { location_ids: locations ?? [], indicator_ids: indicators, campaign_ids: campaigns })
+  return { query, meta, indicators }
+}
+
+const FIELDS = ['id', 'indicator_id', 'campaign_id', 'location_id', 'value'] as const
+
+/**
+ * Densification (chart_type=ColumnChart): the Cartesian product of the location, indicator and
+ * campaign ids present in the rows, missing combinations as null rows; paginated after densifying.
+ */
+async function densified(ctx: Context, rows: ListQuery, page: { limit: number; offset: number; order: Array<{ field: string; desc: boolean }> }) {
+  const r = rows.select(['t.id', 't.indicator_id', 't.campaign_id', 't.location_id', 't.value'])
+  const dense = dynamic(ctx)
+    .with('r', () => r)
+    .selectFrom(sql`(select distinct location_id from r)`.as('l'))
+    .crossJoin(sql`(select distinct indicator_id from r)`.as('i'))
+    .crossJoin(sql`(select distinct campaign_id from r)`.as('c'))
+    .leftJoin('r', (join) => join.onRef('r.location_id', '=', 'l.location_id').onRef('r.indicator_id', '=', 'i.indicator_id').onRef('r.campaign_id', '=', 'c.campaign_id'))
+    .select(['r.id', 'i.indicator_id', 'c.campaign_id', 'l.location_id', 'r.value', sql<number>`count(*) over ()`.as('__total')])
+  const column = (field: string) => (field === 'id' || field === 'value' ? `r.${field}` : `${field.slice(0, 1)}.${field}`)
+  // Without order_by: (location, indicator, campaign). The dispatcher's trailing `id` tie-breaker is
+  // not needed here: the three ids identify a dense row.
+  const explicit = ctx.query.has('order_by') ? page.order.filter((o) => (FIELDS as readonly string[]).includes(o.field)) : []
+  let query = dense
+  for (const { field, desc } of explicit) query = query.orderBy(column(field), desc ? 'desc' : 'asc')
+  query = query.orderBy('l.location_id').orderBy('i.indicator_id').orderBy('c.campaign_id')
+  const result = (await query.limit(page.limit).offset(page.offset).execute()) as Row[]
+  const total = result.length ? Number(result[0].__total) : 0
+  for (const row of result) delete row.__total
+  return { rows: result, total }
+}
+
+/** The raw datapoint behind a computed row, if there is one (from an upload or a data entry). */
+const rawOf = (ctx: Context, row: Row) =>
+  ctx.db.selectFrom('datapoint').select('id').where('unique_index', '=', campaignKey(row)).executeTakeFirst()
+
 export default defineResource({
   name: 'campaign_datapoint',
   schema: DatapointWithComputed,
-  query_fields: ['id', 'indicator_id', 'campaign_id', 'location_id', 'value'],
+  query_fields: [...FIELDS],
   filtering: ['id', 'indicator_id', 'campaign_id', 'value'],
   GET_params_required: ['indicator__in'],
+  required_fields_for_post: ['campaign_id', 'indicator_id', 'location_id', 'value'],
   location_column: 'location_id',
-  methods: { list: ['GET'], detail: ['GET'] },
   params: {
     indicator__in: { type: 'integer_list', help: 'required: indicator ids' },
     campaign_start: { type: 'date', help: 'without campaign__in: campaigns starting on or after (default 2000-01-01)' },
     campaign_end: { type: 'date', help: 'without campaign__in: campaigns starting on or before (default 2070-01-01)' },
     ...LOCATION_PARAMS,
     chart_uuid: { type: 'string', help: 'echoed as meta.chart_uuid' },
-    chart_type: IGNORED,
+    chart_type: { type: 'string', help: 'ColumnChart: add null rows for missing (location, indicator, campaign) combinations' },
+    shape: SHAPE,
     group_by_time: IGNORED,
     cumulative: IGNORED,
     show_missing_data: IGNORED,
     source_name: IGNORED,
   },
   hooks: {
-    // Reads the precomputed values of I × C × S (ingestion §8.1); nothing is aggregated at request time.
     async list(ctx, query) {
-      const indicators = [...new Set(integerList(ctx, 'indicator__in'))]
-      const campaigns = await campaignSet(ctx)
-      const locations = await selectLocations(ctx, campaigns)
-      const inList = (column: string, ids: number[]) => (ids.length ? sql<boolean>`${sql.ref(column)} in (${sql.join(ids)})` : sql<boolean>`false`)
-      query = query.where(inList('t.indicator_id', indicators)).where(inList('t.campaign_id', campaigns))
-      if (locations !== null) query = query.where(inList('t.location_id', locations))
-      const chartUuid = ctx.query.last('chart_uuid')
-      return {
-        query,
-        meta: {
-          ...(chartUuid !== undefined ? { chart_uuid: chartUuid } : {}),
-          location_ids: locations ?? [],
-          indicator_ids: indicators,
-          campaign_ids: campaigns,
-        },
+      const { query: selected, meta } = await select(ctx, query)
+      return { query: selected, meta }
+    },
+    async listRows(ctx, page, filtered) {
+      if (ctx.query.last('chart_type') !== 'ColumnChart') return undefined
+      const { query, meta } = await select(ctx, filtered)
+      return { ...(await densified(ctx, query, page)), meta }
+    },
+    async wide(ctx, filtered) {
+      const { query, indicators } = await select(ctx, filtered)
+      const long = query.select(['t.location_id', 't.indicator_id', 't.campaign_id', 't.value']).orderBy('t.id')
+      return pivot(ctx, long, indicators, { column: 'campaign_id', named: { table: 'campaign', as: 'campaign', orderBy: 'start_date' } })
+    },
+
+    // Data entry (ingestion §9.1): the value goes into the raw table under the Data Entry submission,
+    // then the campaign is recomputed, so it survives the next agg_refresh and wins as raw values do.
+    async create(ctx, body, encoding) {
+      checkRequiredFields(ctx.resource, body)
+      const entry = coerceBody(ctx.resource, body, encoding) as { indicator_id: number; location_id: number; campaign_id: number; value: number }
+      await assertLocationPermitted(ctx, entry.location_id)
+      if (await rawOf(ctx, entry)) {
+        throw new ApiError(409, 'UNIQUE_VIOLATION',
+          `key: "location_id, indicator_id, campaign_id" with value: "${entry.location_id}, ${entry.indicator_id}, ${entry.campaign_id}" already exists`)
       }
+      await enterCampaignValue(dynamic(ctx), entry)
+      await recomputeCampaign(dynamic(ctx), entry.campaign_id)
+      const row = await ctx.db
+        .selectFrom('datapoint_with_computed')
+        .select('id')
+        .where('location_id', '=', entry.location_id)
+        .where('indicator_id', '=', entry.indicator_id)
+        .where('campaign_id', '=', entry.campaign_id)
+        .executeTakeFirstOrThrow()
+      return row.id
+    },
+    async update(ctx, existing, body, encoding) {
+      // Only the value may change; the key fields may be echoed back unchanged (GET → edit → PATCH).
+      const values = coerceBody({ ...ctx.resource, writable: ['value'] }, body, encoding, existing)
+      if (!('value' in values)) return
+      if (values.value === null) throw validationError('value', 'may not be null')
+      const { indicator_id, location_id, campaign_id } = existing as { indicator_id: number; location_id: number; campaign_id: number }
+      await enterCampaignValue(dynamic(ctx), { indicator_id, location_id, campaign_id, value: values.value as number })
+      await recomputeCampaign(dynamic(ctx), existing.campaign_id as number)
+    },
+    async remove(ctx, existing) {
+      const raw = await rawOf(ctx, existing)
+      if (!raw) {
+        throw new ApiError(409, 'NOT_RAW', `campaign_datapoint ${existing.id} is aggregated or calculated: delete the values it is computed from`)
+      }
+      await ctx.db.deleteFrom('datapoint').where('id', '=', raw.id).execute()
+      await recomputeCampaign(dynamic(ctx), existing.campaign_id as number)
     },
   },
 })

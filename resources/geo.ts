@@ -1,8 +1,8 @@
 import { sql } from 'kysely'
 import { LocationPolygon } from '../schemas/location_polygon.js'
 import { defineResource, type Context, type Row } from '../lib/resource.js'
-import { forbidden, validationError } from '../lib/errors.js'
-import { LOCATION_PARAMS, selectLocations } from '../lib/location-selection.js'
+import { validationError } from '../lib/errors.js'
+import { assertLocationPermitted, LOCATION_PARAMS, selectLocations } from '../lib/location-selection.js'
 
 const GEOMETRIES = new Set(['Polygon', 'MultiPolygon'])
 
@@ -22,17 +22,6 @@ export function normaliseFeature(value: unknown): Row {
   throw validationError('geo_json', 'must be a GeoJSON Feature with a Polygon or MultiPolygon geometry')
 }
 
-async function checkLocationPermitted(ctx: Context, location: number) {
-  if (!ctx.user.restricted) return
-  const inside = await ctx.db
-    .selectFrom('location_tree')
-    .select('lvl')
-    .where('parent_location_id', '=', ctx.user.top_lvl_location_id!)
-    .where('location_id', '=', location)
-    .executeTakeFirst()
-  if (!inside) throw forbidden(`Location ${location} is outside your responsibility`, 'LOCATION_FORBIDDEN')
-}
-
 export default defineResource({
   name: 'geo',
   schema: LocationPolygon,
@@ -45,6 +34,7 @@ export default defineResource({
   hooks: {
     // List objects are GeoJSON features of the selected locations, ordered by location (resource-api §25).
     async listRows(ctx, page) {
+      // Polygons are not filtered by the generic grammar (filtering: []), so `filtered` is not needed.
       const selection = await selectLocations(ctx)
       const permitted = ctx.user.restricted
         ? sql`and p.location_id in (select location_id from location_tree where parent_location_id = ${ctx.user.top_lvl_location_id})`
@@ -65,7 +55,7 @@ export default defineResource({
       return { rows: objects, total: rows.length ? Number(rows[0].total) : 0 }
     },
     async beforeWrite(ctx, values) {
-      if (values.location_id !== undefined) await checkLocationPermitted(ctx, values.location_id as number)
+      if (values.location_id !== undefined) await assertLocationPermitted(ctx, values.location_id as number)
       if (values.geo_json !== undefined) return { ...values, geo_json: normaliseFeature(values.geo_json) }
     },
   },

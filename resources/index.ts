@@ -23,6 +23,7 @@ import sourceObjectMap from './source_object_map.js'
 import sourceSubmission from './source_submission.js'
 import docDatapoint from './doc_datapoint.js'
 import campaignDatapoint from './campaign_datapoint.js'
+import dateDatapoint from './date_datapoint.js'
 import { campaignDocResult, dateDocResult } from './doc_results.js'
 import { aggRefreshResource, queueProcessResource, refreshMaster, transformUpload } from './pipeline.js'
 import userGroup from './user_group.js'
@@ -50,6 +51,7 @@ export const resources: Resource[] = [
   sourceSubmission,
   docDatapoint,
   campaignDatapoint,
+  dateDatapoint,
   dateDocResult,
   campaignDocResult,
   transformUpload,

@@ -1,24 +1,9 @@
 import { sql } from 'kysely'
 import { Location } from '../schemas/location.js'
 import { defineResource, type Context, type Row } from '../lib/resource.js'
-import { forbidden } from '../lib/errors.js'
 import { resetMappings } from '../lib/caches.js'
-import { LOCATION_PARAMS, selectLocations } from '../lib/location-selection.js'
+import { assertLocationPermitted, LOCATION_PARAMS, selectLocations } from '../lib/location-selection.js'
 import { addToTree, checkNoCycle, moveInTree } from '../lib/location-tree.js'
-
-/** Restricted users may only place locations under a parent inside their subtree (resource-api §23). */
-async function checkParentPermitted(ctx: Context, parent: number | null) {
-  if (!ctx.user.restricted) return
-  const inside =
-    parent !== null &&
-    (await ctx.db
-      .selectFrom('location_tree')
-      .select('lvl')
-      .where('parent_location_id', '=', ctx.user.top_lvl_location_id!)
-      .where('location_id', '=', parent)
-      .executeTakeFirst())
-  if (!inside) throw forbidden(`Location ${parent ?? 'null'} is outside your responsibility`, 'LOCATION_FORBIDDEN')
-}
 
 export default defineResource({
   name: 'location',
@@ -43,7 +28,7 @@ export default defineResource({
     async beforeWrite(ctx, values, existing) {
       if (!('parent_location_id' in values) && existing) return
       const parent = (values.parent_location_id ?? null) as number | null
-      await checkParentPermitted(ctx, parent)
+      await assertLocationPermitted(ctx, parent)
       if (existing) await checkNoCycle(ctx.db, existing.id as number, parent)
     },
     async afterWrite(ctx, row: Row, previous?: Row) {

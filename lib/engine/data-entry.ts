@@ -17,15 +17,26 @@ export async function dataEntrySubmission(db: Kysely<DB>): Promise<number> {
   return rows[0].id
 }
 
-/** A raw campaign datapoint written as a data entry (key `<location>_<indicator>_<campaign>`). */
+/** The unique key of a raw campaign datapoint (ingestion §5.3). */
+export const campaignKey = (v: Record<string, unknown>) =>
+  `${v.location_id}_${v.indicator_id}_${v.campaign_id}`
+
+/** The unique key of a raw date datapoint (ingestion §5.3). */
+export const dateKey = (v: Record<string, unknown>) =>
+  `${v.location_id}_${v.indicator_id}_${v.data_date}`
+
+/** A raw campaign datapoint written as a data entry: inserted, or the existing one taken over. */
 export async function enterCampaignValue(db: Kysely<DB>, v: { indicator_id: number; location_id: number; campaign_id: number; value: number | null }) {
   const submission = await dataEntrySubmission(db)
   return db
     .insertInto('datapoint')
     .values({
-      ...v,
+      indicator_id: v.indicator_id,
+      location_id: v.location_id,
+      campaign_id: v.campaign_id,
+      value: v.value,
       source_submission_id: submission,
-      unique_index: `${v.location_id}_${v.indicator_id}_${v.campaign_id}`,
+      unique_index: campaignKey(v),
       precedence_at: sql<string>`now()`,
     })
     .onConflict((oc) => oc.column('unique_index').doUpdateSet({ value: v.value, source_submission_id: submission, precedence_at: sql<string>`now()` }))

@@ -1,0 +1,80 @@
+// What campaign_datapoint and date_datapoint share (ingestion §8, §10.2): the indicator set, id-list
+// conditions, date bounds, meta extras and the wide pivot of their long rows.
+import { sql, type Expression, type SqlBool } from 'kysely'
+import { dynamic, MAX_LIMIT } from './crud.js'
+import { invalidValue } from './errors.js'
+import { integerList } from './params.js'
+import type { Context, ListQuery, ParamSpec, Row, WideExport } from './resource.js'
+import { parseDate } from './values.js'
+
+export const IGNORED: ParamSpec = { type: 'string', help: 'accepted and ignored (front-end compatibility)' }
+export const SHAPE: ParamSpec = { type: 'string', help: 'with format=csv: long (default) or wide (one column per indicator)' }
+
+/** I: `indicator__in` as integers, duplicates removed, request order kept. */
+export function indicatorSet(ctx: Context): number[] {
+  return [...new Set(integerList(ctx, 'indicator__in'))]
+}
+
+/** `column IN (ids)`, or false for an empty list. Ids are integers, bound as parameters. */
+export function inList(column: string, ids: number[]): Expression<SqlBool> {
+  return ids.length ? sql<SqlBool>`${sql.ref(column)} in (${sql.join(ids)})` : sql<SqlBool>`false`
+}
+
+/** A `YYYY-MM-DD` parameter (the first of `names` that is given), or `fallback`. */
+export function dateParam(ctx: Context, names: string[], fallback?: string): string | undefined {
+  for (const name of names) {
+    const text = ctx.query.last(name)
+    if (text === undefined || text === '') continue
+    if (!parseDate(text)) throw invalidValue(name, text, 'date YYYY-MM-DD')
+    return text
+  }
+  return fallback
+}
+
+/** The meta extras both resources echo. */
+export function datapointMeta(ctx: Context, extras: Row): Row {
+  const chartUuid = ctx.query.last('chart_uuid')
+  return { ...(chartUuid !== undefined ? { chart_uuid: chartUuid } : {}), ...extras }
+}
+
+export interface PivotKey {
+  /** Column of the long rows that, with location_id, identifies a wide line. */
+  column: string
+  /** The table it references, when the line also shows that row's name (`campaign`). */
+  named?: { table: string; as: string; orderBy: string }
+}
+
+/**
+ * §10.2: one line per (location, key), one column per indicator of I in request order, headed by its
+ * short_name. `long` selects location_id, indicator_id, value and the key column; at most max_limit
+ * long rows are pivoted. Lines are ordered by location name, then the key.
+ */
+export async function pivot(ctx: Context, long: ListQuery, indicators: number[], key: PivotKey): Promise<WideExport> {
+  const db = dynamic(ctx)
+  const names = new Map(
+    indicators.length
+      ? (await db.selectFrom('indicator').select(['id', 'short_name']).where('id', 'in', indicators).execute()).map((r) => [r.id as number, r.short_name as string])
+      : [],
+  )
+  let query = db
+    .selectFrom(long.limit(MAX_LIMIT).as('p'))
+    .innerJoin('location as l', 'l.id', 'p.location_id')
+    .select(['p.location_id', 'l.name as location', `p.${key.column}`])
+    .groupBy(['p.location_id', 'l.name', `p.${key.column}`])
+    .orderBy('l.name')
+  if (key.named) {
+    const { table, as, orderBy } = key.named
+    query = query
+      .innerJoin(`${table} as k`, 'k.id', `p.${key.column}`)
+      .select(`k.name as ${as}`)
+      .groupBy(['k.name', `k.${orderBy}`])
+      .orderBy(`k.${orderBy}`)
+  }
+  query = query.orderBy(`p.${key.column}`).orderBy('p.location_id')
+  // Each indicator column is written as a literal: integers from the request, already parsed.
+  query = query.select(indicators.map((id, i) => sql`max(p.value) filter (where p.indicator_id = ${sql.lit(id)})`.as(`i${i}`)))
+  return {
+    header: ['location_id', 'location', key.column, ...(key.named ? [key.named.as] : []), ...indicators.map((id) => names.get(id) ?? String(id))],
+    query,
+  }
+}

@@ -1,0 +1,160 @@
+import { sql, type RawBuilder } from 'kysely'
+import { Datapoint } from '../schemas/datapoint.js'
+import { defineResource, type Context, type ListQuery, type Row } from '../lib/resource.js'
+import { LOCATION_PARAMS, selectLocations, assertLocationPermitted } from '../lib/location-selection.js'
+import { ApiError, badRequest } from '../lib/errors.js'
+import { dynamic } from '../lib/crud.js'
+import { datapointMeta, dateParam, IGNORED, indicatorSet, inList, pivot, SHAPE } from '../lib/datapoint-reads.js'
+import { dataEntrySubmission, dateKey } from '../lib/engine/data-entry.js'
+
+/** Time buckets of the grouped mode (ingestion §8.3): year and all_time are integers, the others strings. */
+const BUCKETS: Record<string, RawBuilder<unknown>> = {
+  year: sql`extract(year from d.data_date)::int`,
+  quarter: sql`to_char(d.data_date, 'YYYYQ')`,
+  month: sql`to_char(d.data_date, 'YYYYMM')`,
+  all_time: sql`1`,
+}
+
+type Mode = { kind: 'flat' | 'discrete' } | { kind: 'grouped'; bucket: RawBuilder<unknown> }
+
+function modeOf(ctx: Context): Mode {
+  const grouping = ctx.query.last('group_by_time')
+  if (grouping === undefined || grouping === '' || grouping === 'flat') return { kind: 'flat' }
+  if (!Object.hasOwn(BUCKETS, grouping)) {
+    throw badRequest('INVALID_GROUPING', `Invalid group_by_time: ${JSON.stringify(grouping)} (expected flat, year, quarter, month or all_time)`)
+  }
+  // With explicit locations the seed returns exactly those, raw, whatever the grouping says.
+  return ctx.query.has('location_id__in') ? { kind: 'discrete' } : { kind: 'grouped', bucket: BUCKETS[grouping] }
+}
+
+/** Base rows (§8.2): indicator ∈ I, start_date ≤ data_date ≤ end_date. */
+function baseRows(ctx: Context, query: ListQuery, indicators: number[]): ListQuery {
+  query = query.where(inList('t.indicator_id', indicators))
+  const start = dateParam(ctx, ['start_date', 'campaign_start'])
+  const end = dateParam(ctx, ['end_date', 'campaign_end'])
+  if (start) query = query.where('t.data_date', '>=', start)
+  if (end) query = query.where('t.data_date', '<=', end)
+  return query
+}
+
+/** Flat and discrete modes: raw rows at the selected locations. */
+async function rawSelection(ctx: Context, query: ListQuery) {
+  const indicators = indicatorSet(ctx)
+  const locations = await selectLocations(ctx)
+  query = baseRows(ctx, query, indicators)
+  if (locations !== null) query = query.where(inList('t.location_id', locations))
+  return { query, indicators, meta: datapointMeta(ctx, { time_groupings: [], location_ids: locations ?? [], indicator_ids: indicators }) }
+}
+
+/** Grouped-mode targets T: the location selection, or the requester's top level, or every root. */
+async function targetsOf(ctx: Context): Promise<number[]> {
+  if (ctx.query.has('location_id')) return (await selectLocations(ctx)) ?? []
+  if (ctx.user.restricted) return [ctx.user.top_lvl_location_id!]
+  const roots = await ctx.db.selectFrom('location').select('id').where('parent_location_id', 'is', null).orderBy('id').execute()
+  return roots.map((r) => r.id)
+}
+
+/**
+ * Grouped mode: for each (indicator, target, bucket), the SUM of the finite values at the target and
+ * every descendant. The base rows are already limited to the requester's subtree, so the sums are too.
+ */
+async function grouped(ctx: Context, filtered: ListQuery, bucket: RawBuilder<unknown>) {
+  const indicators = indicatorSet(ctx)
+  const targets = await targetsOf(ctx)
+  const rows = baseRows(ctx, filtered, indicators)
+    .where(sql<boolean>`t.value is not null and t.value not in ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8)`)
+    .select(['t.indicator_id', 't.location_id', 't.data_date', 't.value'])
+  const sums = dynamic(ctx)
+    .selectFrom(rows.as('d'))
+    .innerJoin('location_tree as lt', 'lt.location_id', 'd.location_id')
+    .where(inList('lt.parent_location_id', targets))
+    .select(['d.indicator_id', 'lt.parent_location_id as location_id', bucket.as('time_grouping'), sql<number>`sum(d.value)`.as('value')])
+    .groupBy(['d.indicator_id', 'lt.parent_location_id', sql`3`])
+  const meta = (time_groupings: unknown[]) => datapointMeta(ctx, { time_groupings, location_ids: targets, indicator_ids: indicators })
+  return { sums, indicators, meta }
+}
+
+async function groupedPage(ctx: Context, filtered: ListQuery, bucket: RawBuilder<unknown>, page: { limit: number; offset: number }) {
+  const { sums, meta } = await grouped(ctx, filtered, bucket)
+  const db = dynamic(ctx)
+  const rows = (await db
+    .selectFrom(sums.as('g'))
+    .selectAll()
+    .select(sql<number>`count(*) over ()`.as('__total'))
+    .orderBy('time_grouping').orderBy('location_id').orderBy('indicator_id')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute()) as Row[]
+  const total = rows.length ? Number(rows[0].__total) : 0
+  for (const row of rows) delete row.__total
+  const buckets = (await db.selectFrom(sums.as('g')).select('time_grouping').distinct().orderBy('time_grouping').execute()).map((r) => r.time_grouping)
+  return { rows, total, meta: meta(buckets), fields: ['indicator_id', 'location_id', 'time_grouping', 'value'] }
+}
+
+/** §9.2: a written row is a data entry: its key follows its fields, its source is the Data Entry submission. */
+async function asDataEntry(ctx: Context, values: Row, existing?: Row): Promise<Row> {
+  const row = { ...existing, ...values }
+  if (values.location_id !== undefined) await assertLocationPermitted(ctx, row.location_id as number)
+  const key = dateKey(row)
+  const clash = await ctx.db.selectFrom('datapoint').select('id').where('unique_index', '=', key).executeTakeFirst()
+  if (clash && clash.id !== existing?.id) {
+    throw new ApiError(409, 'UNIQUE_VIOLATION',
+      `key: "location_id, indicator_id, data_date" with value: "${row.location_id}, ${row.indicator_id}, ${row.data_date}" already exists`)
+  }
+  return {
+    ...values,
+    unique_index: key,
+    source_submission_id: await dataEntrySubmission(dynamic(ctx)),
+    precedence_at: sql`now()`,
+  }
+}
+
+export default defineResource({
+  name: 'date_datapoint',
+  schema: Datapoint,
+  // Only date rows are ever read or written here; campaign rows belong to campaign_datapoint.
+  scope: sql<boolean>`t.data_date is not null`,
+  query_fields: ['id', 'indicator_id', 'location_id', 'data_date', 'value'],
+  filtering: ['id', 'indicator_id', 'data_date', 'value'],
+  detail_fields: ['id', 'indicator_id', 'location_id', 'campaign_id', 'data_date', 'value', 'source_submission_id', 'unique_index', 'created_at'],
+  writable: ['indicator_id', 'location_id', 'data_date', 'value'],
+  GET_params_required: ['indicator__in'],
+  required_fields_for_post: ['indicator_id', 'location_id', 'data_date', 'value'],
+  location_column: 'location_id',
+  params: {
+    indicator__in: { type: 'integer_list', help: 'required: indicator ids' },
+    start_date: { type: 'date', help: 'inclusive lower bound on data_date' },
+    end_date: { type: 'date', help: 'inclusive upper bound on data_date' },
+    campaign_start: { type: 'date', help: 'alias of start_date' },
+    campaign_end: { type: 'date', help: 'alias of end_date' },
+    group_by_time: { type: 'string', help: 'flat (default), year, quarter ("YYYYQ"), month ("YYYYMM") or all_time: sums over each target location\'s subtree' },
+    ...LOCATION_PARAMS,
+    chart_uuid: { type: 'string', help: 'echoed as meta.chart_uuid' },
+    shape: SHAPE,
+    chart_type: IGNORED,
+    cumulative: IGNORED,
+    show_missing_data: IGNORED,
+    source_name: IGNORED,
+  },
+  hooks: {
+    async list(ctx, query) {
+      const { query: selected, meta } = await rawSelection(ctx, query)
+      return { query: selected, meta }
+    },
+    async listRows(ctx, page, filtered) {
+      const mode = modeOf(ctx)
+      return mode.kind === 'grouped' ? groupedPage(ctx, filtered, mode.bucket, page) : undefined
+    },
+    async wide(ctx, filtered) {
+      const mode = modeOf(ctx)
+      if (mode.kind === 'grouped') {
+        const { sums, indicators } = await grouped(ctx, filtered, mode.bucket)
+        return pivot(ctx, dynamic(ctx).selectFrom(sums.as('s')).selectAll(), indicators, { column: 'time_grouping' })
+      }
+      const { query, indicators } = await rawSelection(ctx, filtered)
+      const long = query.select(['t.location_id', 't.indicator_id', 't.data_date', 't.value']).orderBy('t.id')
+      return pivot(ctx, long, indicators, { column: 'data_date' })
+    },
+    beforeWrite: (ctx, values, existing) => asDataEntry(ctx, values, existing),
+  },
+})
