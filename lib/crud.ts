@@ -89,7 +89,7 @@ export async function listRows(ctx: Context, options: ListOptions): Promise<List
   const order = options.order.map(({ field, desc }) => ({ field: resolveField(resource, field)!, desc }))
   const { selections, paths } = projection(resource, options.fields)
   let query = filteredQuery(ctx, filters, [...order.map((o) => o.field.path), ...paths])
-  let meta: Row = {}
+  let meta: Row | Promise<Row> = {}
   if (resource.hooks.list) ({ query, meta = {} } = await resource.hooks.list(ctx, query))
   for (const { field, desc } of order) query = query.orderBy(ref(field), desc ? 'desc' : 'asc')
   query = query
@@ -97,17 +97,22 @@ export async function listRows(ctx: Context, options: ListOptions): Promise<List
     .select(sql<number>`count(*) over ()`.as('__total'))
     .limit(options.limit)
     .offset(options.offset)
-  const rows = (await query.execute()) as Row[]
+  // A hook's meta may still be reading (e.g. the selected location ids): both run at once.
+  const [rows, extras] = (await Promise.all([query.execute(), meta])) as [Row[], Row]
   let total = rows.length ? Number(rows[0].__total) : 0
   if (!rows.length && options.offset > 0) {
     // Past the last page the window function has no row to ride on: count separately.
     let count = filteredQuery(ctx, filters)
-    if (resource.hooks.list) count = (await resource.hooks.list(ctx, count)).query
+    if (resource.hooks.list) {
+      const hooked = await resource.hooks.list(ctx, count)
+      count = hooked.query
+      await hooked.meta // settled either way: a rejected meta must not go unhandled
+    }
     const result = await count.select(sql<number>`count(*)`.as('n')).executeTakeFirst()
     total = Number(result?.n ?? 0)
   }
   for (const row of rows) delete row.__total
-  return { rows, total, meta }
+  return { rows, total, meta: extras }
 }
 
 /** The stored row (every column) or undefined; restricted users do not see rows outside their subtree. */

@@ -1,5 +1,5 @@
 // Location selection parameters (resource-api §10), shared by location, geo and the datapoint reads.
-import { sql } from 'kysely'
+import { sql, type RawBuilder } from 'kysely'
 import { forbidden, invalidValue } from './errors.js'
 import type { Context, ParamSpec } from './resource.js'
 import { isInt32, parseFloatStrict } from './values.js'
@@ -17,45 +17,60 @@ export const LOCATION_PARAMS: Record<string, ParamSpec> = {
   campaign__in: { type: 'integer_list', help: 'campaigns considered by filter_indicator' },
 }
 
-async function ids(ctx: Context, query: ReturnType<typeof sql>): Promise<number[]> {
+async function ids(ctx: Context, query: RawBuilder<unknown>): Promise<number[]> {
   const { rows } = await query.execute(ctx.db)
   return (rows as Array<{ id: number }>).map((r) => r.id)
 }
 
+/** The selection S as SQL, and the same ids as a list. */
+export interface Selection {
+  /** A subquery yielding the selected location ids as `id`; null = no selection parameter (all). */
+  sql: RawBuilder<unknown> | null
+  /** S ascending (runs the subquery); null when there is no selection. */
+  ids: () => Promise<number[] | null>
+}
+
 /**
- * The selection S of §10 as ascending ids, or null when no selection parameter was given (all
- * locations). `campaigns` is the campaign set C that filter_indicator looks at (null = all).
- * S is intersected with the requester's permitted subtree.
+ * The selection S of §10, intersected with the requester's permitted subtree, as one SQL subquery.
+ * Datapoint reads put it inside their main statement, so the planner sees the location_tree
+ * statistics (a hash semi-join over thousands of locations) instead of a long id list; the id list
+ * for meta is read from the same subquery. `campaigns` is the campaign set C that filter_indicator
+ * looks at (null = all campaigns).
  */
-export async function selectLocations(ctx: Context, campaigns: number[] | null = null): Promise<number[] | null> {
+export async function locationSelection(ctx: Context, campaigns: number[] | null = null): Promise<Selection> {
   const { query, user } = ctx
-  let selection: number[] | null = null
+  let selection: RawBuilder<unknown> | null = null
   if (query.has('location_id__in')) {
-    selection = integerList(ctx, 'location_id__in')
+    const listed = integerList(ctx, 'location_id__in')
+    selection = sql`select id from location where id = any(${listed}::int4[])`
   } else if (query.has('location_id')) {
     const root = integerParam(ctx, 'location_id') ?? NaN
     const validRoot = isInt32(root) ? root : -1
     const typeName = query.last('location_type')
+    let primary: RawBuilder<unknown>
     if (typeName !== undefined && typeName !== '') {
       const type = await sql<{ id: number }>`select id from location_type where name = ${typeName}
         union all select id from location_type where ${/^-?\d+$/.test(typeName) && isInt32(Number(typeName)) ? sql`id = ${Number(typeName)}` : sql`false`}
           and not exists (select 1 from location_type where name = ${typeName})
         limit 1`.execute(ctx.db)
       if (!type.rows.length) throw invalidValue('location_type', typeName, 'a location type name or id')
-      selection = await ids(ctx, sql`select lt.location_id as id from location_tree lt join location l on l.id = lt.location_id
-        where lt.parent_location_id = ${validRoot} and l.location_type_id = ${type.rows[0].id}`)
+      primary = sql`select lt.location_id as id from location_tree lt join location l on l.id = lt.location_id
+        where lt.parent_location_id = ${validRoot} and l.location_type_id = ${type.rows[0].id}`
     } else {
       const depthText = query.last('location_depth')
       const depth = depthText === undefined || depthText === '' ? 0 : integerParam(ctx, 'location_depth')!
-      selection = depth < 0 || !isInt32(depth) ? [] : await ids(ctx, sql`select location_id as id from location_tree
-        where parent_location_id = ${validRoot} and lvl = ${depth}`)
+      primary = depth < 0 || !isInt32(depth) ? sql`select null::int4 as id where false`
+        : sql`select location_id as id from location_tree where parent_location_id = ${validRoot} and lvl = ${depth}`
     }
-    if (!selection.length) {
-      // District fallback: every descendant of the district type (none if the type does not exist).
-      selection = await ids(ctx, sql`select lt.location_id as id from location_tree lt
+    // District fallback: when nothing matches, every descendant of the district type (none if the
+    // type does not exist). The primary set is computed once (materialized) and tested for emptiness.
+    selection = sql`with primary_selection as materialized (${primary})
+      select id from primary_selection
+      union all
+      select lt.location_id from location_tree lt
         join location l on l.id = lt.location_id join location_type ty on ty.id = l.location_type_id
-        where lt.parent_location_id = ${validRoot} and ty.name = ${ctx.config.DISTRICT_TYPE_NAME}`)
-    }
+      where lt.parent_location_id = ${validRoot} and ty.name = ${ctx.config.DISTRICT_TYPE_NAME}
+        and not exists (select 1 from primary_selection)`
   }
 
   const filterIndicator = query.last('filter_indicator')
@@ -67,21 +82,27 @@ export async function selectLocations(ctx: Context, campaigns: number[] | null =
     })
     const campaignSet = campaigns ?? (query.has('campaign__in') ? integerList(ctx, 'campaign__in') : null)
     const matching = values.length && (campaignSet === null || campaignSet.length)
-      ? await ids(ctx, sql`select distinct d.location_id as id from datapoint_with_computed d
+      ? sql`select d.location_id as id from datapoint_with_computed d
           join indicator i on i.id = d.indicator_id
-          where i.short_name = ${filterIndicator} and d.value in (${sql.join(values)})
-          ${campaignSet ? sql`and d.campaign_id in (${sql.join(campaignSet)})` : sql``}`)
-      : []
-    const keep = new Set(matching)
-    selection = (selection ?? matching).filter((id) => keep.has(id))
+          where i.short_name = ${filterIndicator} and d.value = any(${values}::float8[])
+          ${campaignSet ? sql`and d.campaign_id = any(${campaignSet}::int4[])` : sql``}`
+      : sql`select null::int4 as id where false`
+    selection = selection === null ? matching : sql`select id from (${selection}) s where id in (${matching})`
   }
 
   if (selection !== null && user.restricted) {
-    const permitted = new Set(await ids(ctx, sql`select location_id as id from location_tree
-      where parent_location_id = ${user.top_lvl_location_id}`))
-    selection = selection.filter((id) => permitted.has(id))
+    selection = sql`select id from (${selection}) s
+      where id in (select location_id from location_tree where parent_location_id = ${user.top_lvl_location_id})`
   }
-  return selection === null ? null : [...new Set(selection)].sort((a, b) => a - b)
+  return {
+    sql: selection === null ? null : sql`select id from (${selection}) s`,
+    ids: async () => (selection === null ? null : ids(ctx, sql`select distinct id from (${selection}) s order by id`)),
+  }
+}
+
+/** S as ascending ids, or null when no selection parameter was given (all locations). */
+export async function selectLocations(ctx: Context, campaigns: number[] | null = null): Promise<number[] | null> {
+  return (await locationSelection(ctx, campaigns)).ids()
 }
 
 /** §6: a restricted user may only write rows placed inside their subtree (403 LOCATION_FORBIDDEN). */

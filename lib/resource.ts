@@ -60,7 +60,7 @@ export interface WideExport {
 
 export interface Hooks {
   /** Adds the resource's own parameters to the list query; may return meta extras. */
-  list?: (ctx: Context, query: ListQuery) => Promise<{ query: ListQuery; meta?: Row }>
+  list?: (ctx: Context, query: ListQuery) => Promise<{ query: ListQuery; meta?: Row | Promise<Row> }>
   /**
    * Replaces the list read when it returns a result (objects that are not rows of one table, grouped
    * modes, densification). `filtered` is the resource's table as `t` with the generic filters and the

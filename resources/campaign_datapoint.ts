@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { DatapointWithComputed } from '../schemas/datapoint_with_computed.js'
 import { defineResource, type Context, type ListQuery, type Row } from '../lib/resource.js'
-import { integerList, LOCATION_PARAMS, selectLocations, assertLocationPermitted } from '../lib/location-selection.js'
+import { integerList, LOCATION_PARAMS, locationSelection, assertLocationPermitted } from '../lib/location-selection.js'
 import { ApiError, validationError } from '../lib/errors.js'
 import { checkRequiredFields, coerceBody } from '../lib/body.js'
 import { dynamic } from '../lib/crud.js'
@@ -26,10 +26,11 @@ async function campaignSet(ctx: Context): Promise<number[]> {
 async function select(ctx: Context, query: ListQuery) {
   const indicators = indicatorSet(ctx)
   const campaigns = await campaignSet(ctx)
-  const locations = await selectLocations(ctx, campaigns)
+  const locations = await locationSelection(ctx, campaigns)
   query = query.where(inList('t.indicator_id', indicators)).where(inList('t.campaign_id', campaigns))
-  if (locations !== null) query = query.where(inList('t.location_id', locations))
-  const meta = datapointMeta(ctx, { location_ids: locations ?? [], indicator_ids: indicators, campaign_ids: campaigns })
+  if (locations.sql) query = query.where(sql<boolean>`t.location_id in (${locations.sql})`)
+  // meta.location_ids is read while the main statement runs (the dispatcher awaits both).
+  const meta = locations.ids().then((ids) => datapointMeta(ctx, { location_ids: ids ?? [], indicator_ids: indicators, campaign_ids: campaigns }))
   return { query, meta, indicators }
 }
 
@@ -94,7 +95,8 @@ export default defineResource({
     async listRows(ctx, page, filtered) {
       if (ctx.query.last('chart_type') !== 'ColumnChart') return undefined
       const { query, meta } = await select(ctx, filtered)
-      return { ...(await densified(ctx, query, page)), meta }
+      const [dense, extras] = await Promise.all([densified(ctx, query, page), meta])
+      return { ...dense, meta: extras }
     },
     async wide(ctx, filtered) {
       const { query, indicators } = await select(ctx, filtered)

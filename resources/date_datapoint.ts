@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import { Datapoint } from '../schemas/datapoint.js'
 import { defineResource, type Context, type ListQuery, type Row } from '../lib/resource.js'
-import { LOCATION_PARAMS, selectLocations, assertLocationPermitted } from '../lib/location-selection.js'
+import { LOCATION_PARAMS, locationSelection, selectLocations, assertLocationPermitted } from '../lib/location-selection.js'
 import { ApiError, badRequest } from '../lib/errors.js'
 import { dynamic } from '../lib/crud.js'
 import { datapointMeta, dateParam, IGNORED, indicatorSet, inList, pivot, SHAPE } from '../lib/datapoint-reads.js'
@@ -40,10 +40,11 @@ function baseRows(ctx: Context, query: ListQuery, indicators: number[]): ListQue
 /** Flat and discrete modes: raw rows at the selected locations. */
 async function rawSelection(ctx: Context, query: ListQuery) {
   const indicators = indicatorSet(ctx)
-  const locations = await selectLocations(ctx)
+  const locations = await locationSelection(ctx)
   query = baseRows(ctx, query, indicators)
-  if (locations !== null) query = query.where(inList('t.location_id', locations))
-  return { query, indicators, meta: datapointMeta(ctx, { time_groupings: [], location_ids: locations ?? [], indicator_ids: indicators }) }
+  if (locations.sql) query = query.where(sql<boolean>`t.location_id in (${locations.sql})`)
+  const meta = locations.ids().then((ids) => datapointMeta(ctx, { time_groupings: [], location_ids: ids ?? [], indicator_ids: indicators }))
+  return { query, indicators, meta }
 }
 
 /** Grouped-mode targets T: the location selection, or the requester's top level, or every root. */
@@ -77,17 +78,20 @@ async function grouped(ctx: Context, filtered: ListQuery, bucket: RawBuilder<unk
 async function groupedPage(ctx: Context, filtered: ListQuery, bucket: RawBuilder<unknown>, page: { limit: number; offset: number }) {
   const { sums, meta } = await grouped(ctx, filtered, bucket)
   const db = dynamic(ctx)
-  const rows = (await db
-    .selectFrom(sums.as('g'))
-    .selectAll()
-    .select(sql<number>`count(*) over ()`.as('__total'))
-    .orderBy('time_grouping').orderBy('location_id').orderBy('indicator_id')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute()) as Row[]
+  // The page and the distinct buckets of meta are read at once.
+  const [rows, buckets] = await Promise.all([
+    db.selectFrom(sums.as('g'))
+      .selectAll()
+      .select(sql<number>`count(*) over ()`.as('__total'))
+      .orderBy('time_grouping').orderBy('location_id').orderBy('indicator_id')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute() as Promise<Row[]>,
+    db.selectFrom(sums.as('g')).select('time_grouping').distinct().orderBy('time_grouping').execute()
+      .then((found) => found.map((r) => r.time_grouping)),
+  ])
   const total = rows.length ? Number(rows[0].__total) : 0
   for (const row of rows) delete row.__total
-  const buckets = (await db.selectFrom(sums.as('g')).select('time_grouping').distinct().orderBy('time_grouping').execute()).map((r) => r.time_grouping)
   return { rows, total, meta: meta(buckets), fields: ['indicator_id', 'location_id', 'time_grouping', 'value'] }
 }
 

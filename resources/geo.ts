@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import { LocationPolygon } from '../schemas/location_polygon.js'
 import { defineResource, type Context, type Row } from '../lib/resource.js'
 import { validationError } from '../lib/errors.js'
+import { inList } from '../lib/datapoint-reads.js'
 import { assertLocationPermitted, LOCATION_PARAMS, selectLocations } from '../lib/location-selection.js'
 
 const GEOMETRIES = new Set(['Polygon', 'MultiPolygon'])
@@ -39,7 +40,7 @@ export default defineResource({
       const permitted = ctx.user.restricted
         ? sql`and p.location_id in (select location_id from location_tree where parent_location_id = ${ctx.user.top_lvl_location_id})`
         : sql``
-      const selected = selection === null ? sql`` : selection.length ? sql`and p.location_id in (${sql.join(selection)})` : sql`and false`
+      const selected = selection === null ? sql`` : sql`and ${inList('p.location_id', selection)}`
       const { rows } = await sql<Row>`select p.location_id, p.geo_json -> 'geometry' as geometry,
           coalesce(l.parent_location_id, l.id) as parent_location_id, count(*) over () as total
         from location_polygon p join location l on l.id = p.location_id

@@ -186,6 +186,24 @@ t.test('48. re-upload of a campaign file: the newer document wins, ids stay', { 
   t.equal(after.id, before.id, 'same campaign_datapoint id')
 })
 
+t.test('89. data entry against uploads: the entry wins until a newer upload', { skip }, async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  await hMap(db, api.post)
+  const { ingest } = uploader(api)
+  const a = await ingest('eoc_post_campaign.csv')
+  const row = (await api.get('/campaign_datapoint/?indicator__in=164&campaign__in=99&location_id__in=12907')).body.objects[0]
+  t.ok(Math.abs(row.value - 0.082670906) < 1e-9)
+  t.equal((await api.patch(`/campaign_datapoint/${row.id}/`, { value: 0.5 })).body.value, 0.5)
+  const refresh = await api.get(`/refresh_master/?document_id=${a.id}`)
+  t.equal(refresh.status, 200, refresh.text)
+  t.match(refresh.body.objects[0].ingest_stats.datapoints, { superseded: 1 })
+  t.equal((await api.get(`/campaign_datapoint/${row.id}/`)).body.value, 0.5, 'the older upload does not overwrite the entry')
+  await ingest('eoc_post_campaign_2.csv')
+  const after = await api.get(`/campaign_datapoint/${row.id}/`)
+  t.equal(after.body.value, 0.9, 'a newer upload wins over the entry, with the same id')
+})
+
 t.test('51, 53. refresh_master after mapping; source_object_map', { skip }, async (t) => {
   const { app, db, adminId } = await build(t)
   const api = client(app)

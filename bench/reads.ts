@@ -1,0 +1,160 @@
+// `npm run bench:reads` (PostgreSQL): datapoint reads over 1,000,000 computed datapoints (10,000
+// locations × 20 indicators × 5 campaigns) and 240,000 date datapoints (10,000 locations × 24 months).
+// For each read: latency p50/p99 of sequential requests and req/s under 50 connections (autocannon),
+// next to the same SQL run directly through pg from this process. The data is a pure function of the
+// ids (no randomness), so every run reads the same numbers.
+// BENCH_DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); a scratch
+// database is created and dropped. BENCH_SECONDS bounds each timed phase (default 5).
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { round, startServer, stop } from './lib.js'
+
+const KEY = 'd'.repeat(40)
+const auth = { authorization: `ApiKey admin:${KEY}` }
+const seconds = Number(process.env.BENCH_SECONDS ?? 5)
+const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const LOCATIONS = 10_000
+const INDICATORS = 20
+const CAMPAIGNS = 5
+
+/** Country 1 → provinces 2..101 → districts 102..10,000; campaigns, indicators, values. */
+async function seed(db: pg.Client) {
+  await db.query(`insert into campaign_type (id, name) values (1, 'NID')`)
+  await db.query(`insert into location_type (id, name, admin_level) values (1, 'Country', 0), (2, 'Province', 1), (3, 'District', 2)`)
+  await db.query(`insert into location (id, name, location_code, location_type_id, parent_location_id)
+    select g, 'L' || g, 'G' || g, case when g = 1 then 1 when g <= 101 then 2 else 3 end,
+           case when g = 1 then null when g <= 101 then 1 else 2 + (g % 100) end
+    from generate_series(1, ${LOCATIONS}) g order by g`)
+  await db.query(`insert into campaign (id, name, campaign_type_id, start_date, end_date)
+    select g, 'C' || g, 1, date '2016-01-01' + 30 * g, date '2016-01-05' + 30 * g from generate_series(1, ${CAMPAIGNS}) g`)
+  await db.query(`insert into indicator (id, name, short_name, data_format, resource_name)
+    select g, 'I' || g, 'i' || g, 'int', 'campaign' from generate_series(1, ${INDICATORS}) g
+    union all select ${INDICATORS + 1}, 'Cases', 'cases', 'date_int', 'date'`)
+  for (const table of ['campaign_type', 'location_type', 'location', 'campaign', 'indicator']) {
+    await db.query(`select setval(pg_get_serial_sequence('${table}', 'id'), (select max(id) from ${table}))`)
+  }
+  await db.query(`insert into datapoint_with_computed (indicator_id, location_id, campaign_id, value)
+    select i, l, c, (l * 31 + i * 17 + c * 7) % 1000
+    from generate_series(1, ${CAMPAIGNS}) c, generate_series(1, ${INDICATORS}) i, generate_series(1, ${LOCATIONS}) l`)
+  const { rows } = await db.query(`insert into source_submission (document_id, instance_guid, row_number, submission_json, process_status)
+    select id, 'bench', 0, '{}', 'PROCESSED' from source_doc where guid = 'data-entry' returning id`)
+  await db.query(`insert into datapoint (indicator_id, location_id, data_date, value, source_submission_id, unique_index, precedence_at)
+    select ${INDICATORS + 1}, l, d::date, (l + extract(month from d)::int) % 5, $1, l || '_${INDICATORS + 1}_' || d::date, now()
+    from generate_series(1, ${LOCATIONS}) l, generate_series(date '2014-01-01', date '2015-12-01', interval '1 month') d`, [rows[0].id])
+  await db.query('vacuum analyze')
+}
+
+interface Read {
+  name: string
+  path: string
+  /** The statements the API runs for this read, run directly through pg (same order and overlap). */
+  direct: (db: pg.Pool) => Promise<number>
+}
+
+// The location selection as the API writes it (lib/location-selection.ts): depth 2 under the root,
+// with the district fallback.
+const selection = `with primary_selection as materialized (select location_id as id from location_tree where parent_location_id = 1 and lvl = 2)
+  select id from primary_selection
+  union all
+  select lt.location_id from location_tree lt
+    join location l on l.id = lt.location_id join location_type ty on ty.id = l.location_type_id
+  where lt.parent_location_id = 1 and ty.name = 'District' and not exists (select 1 from primary_selection)`
+const groupedRows = `select d.indicator_id, lt.parent_location_id as location_id, to_char(d.data_date, 'YYYYQ') as time_grouping, sum(d.value) as value
+  from (select t.indicator_id, t.location_id, t.data_date, t.value from datapoint t
+    where t.data_date is not null and t.indicator_id = any($1::int4[])
+      and t.value is not null and t.value not in ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8)) d
+  join location_tree lt on lt.location_id = d.location_id
+  where lt.parent_location_id = any($2::int4[])
+  group by d.indicator_id, lt.parent_location_id, 3`
+
+const reads: Read[] = [
+  {
+    name: 'campaign_datapoint: 1 indicator, 1 campaign, root, depth 2',
+    path: '/api/v1/campaign_datapoint/?indicator__in=7&campaign__in=3&location_id=1&location_depth=2',
+    direct: async (db) => {
+      const [main] = await Promise.all([
+        db.query(`select t.id, t.indicator_id, t.campaign_id, t.location_id, t.value, count(*) over () as __total
+          from datapoint_with_computed t
+          where t.indicator_id = any($1::int4[]) and t.campaign_id = any($2::int4[]) and t.location_id in (select id from (${selection}) s)
+          order by t.id limit 1000`, [[7], [3]]),
+        db.query(`select distinct id from (${selection}) s order by id`),
+      ])
+      return main.rows.length
+    },
+  },
+  {
+    name: 'date_datapoint: grouped by quarter over a province',
+    path: `/api/v1/date_datapoint/?indicator__in=${INDICATORS + 1}&group_by_time=quarter&location_id=42`,
+    direct: async (db) => {
+      const targets = await db.query(`select distinct id from (with primary_selection as materialized (select location_id as id from location_tree where parent_location_id = 42 and lvl = 0)
+        select id from primary_selection) s order by id`)
+      const ids = targets.rows.map((r) => r.id)
+      const [main] = await Promise.all([
+        db.query(`select *, count(*) over () as __total from (${groupedRows}) g order by time_grouping, location_id, indicator_id limit 1000`, [[INDICATORS + 1], ids]),
+        db.query(`select distinct time_grouping from (${groupedRows}) g order by time_grouping`, [[INDICATORS + 1], ids]),
+      ])
+      return main.rows.length
+    },
+  },
+]
+
+/** Sequential latencies for `seconds`: p50 and p99 in ms. */
+async function sequential(run: () => Promise<unknown>) {
+  for (let i = 0; i < 20; i++) await run()
+  const times: number[] = []
+  const end = Date.now() + seconds * 1000
+  while (Date.now() < end) {
+    const start = process.hrtime.bigint()
+    await run()
+    times.push(Number(process.hrtime.bigint() - start) / 1e6)
+  }
+  times.sort((a, b) => a - b)
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]
+  return { n: times.length, p50: at(0.5), p99: at(0.99) }
+}
+
+const name = `rhizome_reads_${process.pid}`
+const admin = new pg.Client({ connectionString: adminUrl })
+await admin.connect()
+await admin.query(`create database ${name}`)
+const url = new URL(adminUrl)
+url.pathname = `/${name}`
+const port = 4005
+const server = await startServer(['dist/server.js'], { DATABASE_URL: url.toString(), DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-bench-')), ADMIN_API_KEY: KEY, DEMO_DATA: '0' }, port)
+const direct = new pg.Pool({ connectionString: url.toString(), max: 10 })
+try {
+  const db = await direct.connect()
+  const started = Date.now()
+  await seed(db as unknown as pg.Client)
+  db.release()
+  const tree = await fetch(`http://127.0.0.1:${port}/api/v1/cache_meta/`, { headers: auth })
+  if (tree.status !== 200) throw new Error(`cache_meta: ${tree.status}`)
+  await direct.query('vacuum analyze location_tree')
+  console.log(`seeded in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+
+  const lines = ['| read | API p50 ms | API p99 ms | SQL p50 ms | SQL p99 ms | API / SQL at p50 | API req/s (50 conn.) | rows |', '|---|---|---|---|---|---|---|---|']
+  for (const read of reads) {
+    const res = await fetch(`http://127.0.0.1:${port}${read.path}`, { headers: auth })
+    const body = (await res.json()) as { objects: unknown[]; meta: { total_count: number } }
+    const check = await read.direct(direct)
+    if (res.status !== 200 || body.objects.length !== check) throw new Error(`${read.name}: API ${res.status} ${body.objects?.length} rows, SQL ${check}`)
+    const api = await sequential(async () => {
+      const r = await fetch(`http://127.0.0.1:${port}${read.path}`, { headers: auth })
+      await r.arrayBuffer()
+    })
+    const sql = await sequential(() => read.direct(direct))
+    const load = await round(read.name, `http://127.0.0.1:${port}${read.path}`, auth, seconds)
+    const f = (n: number) => n.toFixed(2)
+    lines.push(`| ${read.name} | ${f(api.p50)} | ${f(api.p99)} | ${f(sql.p50)} | ${f(sql.p99)} | ${(api.p50 / sql.p50).toFixed(2)} | ${load.requests_per_s} | ${body.objects.length} of ${body.meta.total_count} |`)
+  }
+  console.log(lines.join('\n'))
+} finally {
+  await direct.end()
+  await stop(server)
+  // BENCH_KEEP=1 keeps the seeded database for EXPLAIN sessions (its URL is printed).
+  if (process.env.BENCH_KEEP) console.log(`kept ${url}`)
+  else await admin.query(`drop database if exists ${name}`)
+  await admin.end()
+}

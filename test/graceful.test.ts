@@ -1,0 +1,59 @@
+// Graceful shutdown (Fastify's close): in-flight requests finish before the onClose
+// hooks run, so the database pool is not destroyed under a running request. The app gets a database of
+// its own (a fresh PGlite, or a private schema on PostgreSQL).
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t from 'tap'
+import pg from 'pg'
+import { buildApp } from '../app.js'
+import { createDatabase } from '../lib/database.js'
+import { migrateToLatest } from '../lib/migrations.js'
+import { createApiKey, createUser } from '../lib/auth.js'
+
+async function ownDatabase() {
+  const url = process.env.DATABASE_URL
+  if (!url) return { database: await createDatabase({}), drop: async () => {} }
+  const schema = `graceful_${process.pid}`
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  await admin.query(`create schema ${schema}`)
+  return {
+    database: await createDatabase({ url, searchPath: schema, poolSize: 3 }),
+    drop: async () => {
+      await admin.query(`drop schema ${schema} cascade`)
+      await admin.end()
+    },
+  }
+}
+
+t.test('close() lets an in-flight request finish before the database closes', async (t) => {
+  const { database, drop } = await ownDatabase()
+  t.teardown(async () => {
+    await database.close()
+    await drop()
+  })
+  await migrateToLatest(database)
+  await createApiKey(database.db, await createUser(database.db, { username: 'admin', is_superuser: true }), 'c'.repeat(40))
+  const app = await buildApp({ database, logger: false, config: { DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-graceful-')) } })
+  const events: string[] = []
+  app.addHook('onResponse', async (request) => {
+    if (request.url.includes('transform_upload')) events.push('response sent')
+  })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/api/v1`
+  const headers = { authorization: `ApiKey admin:${'c'.repeat(40)}`, 'content-type': 'application/json' }
+  // A request that takes a while: 2,000 rows through transform_upload (many statements in a row).
+  const csv = Buffer.from(['campaign,geocode,n', ...Array.from({ length: 2000 }, (_, i) => `C,G${i},${i}`)].join('\n'))
+  const doc = await fetch(`${base}/document/`, { method: 'POST', headers, body: JSON.stringify({ docfile: csv.toString('base64'), doc_title: 'slow.csv', file_type: 'campaign' }) })
+  const { id } = (await doc.json()) as { id: number }
+  const slow = fetch(`${base}/transform_upload/?document_id=${id}`, { headers }).then(async (res) => ({ status: res.status, text: await res.text() }))
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  // close() resolves once the onClose hooks (where the database plugin closes its pool) have run.
+  await app.close()
+  events.push('closed')
+  const finished = await slow
+  t.same(events, ['response sent', 'closed'], 'close() waited for the request')
+  t.equal(finished.status, 200, 'the request running when close() was called completed')
+  t.match(finished.text, /"created":2000/)
+})
