@@ -4,7 +4,7 @@ import { parse } from 'csv-parse/sync'
 import { sql } from 'kysely'
 import { build, hasSharedData } from './helper.js'
 import { client } from './api.js'
-import { afterDirectInserts, hMeta, readFixture } from './fixtures.js'
+import { afterDirectInserts, hMeta, readFixture, smallWorld } from './fixtures.js'
 import type { Kysely } from 'kysely'
 import type { DB } from '../schemas/index.js'
 
@@ -382,4 +382,21 @@ t.test('40. date_datapoint data entry', { skip: skipShared }, async (t) => {
   // Campaign rows are not date rows: 404 here.
   const campaignRow = await db.selectFrom('datapoint').select('id').where('data_date', 'is', null).executeTakeFirst()
   if (campaignRow) t.equal((await api.get(`/date_datapoint/${campaignRow.id}/`)).status, 404)
+})
+
+t.test('41. doc_datapoint by document; date_datapoint /schema', async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  const { location, campaign, indicator } = await smallWorld(api.post)
+  const document = (await db.insertInto('source_doc').values({ doc_title: 'D', file_type: 'campaign', guid: 'd' }).returning('id').executeTakeFirstOrThrow()).id
+  const submission = (await db.insertInto('source_submission').values({ document_id: document, instance_guid: 'r1', row_number: 0, submission_json: '{}' }).returning('id').executeTakeFirstOrThrow()).id
+  await db.insertInto('doc_datapoint').values({ document_id: document, source_submission_id: submission, column_name: 'n', indicator_id: indicator, location_id: location, campaign_id: campaign, value: 1123 }).execute()
+  t.equal((await api.get(`/doc_datapoint/?document_id=${document}`)).body.objects[0].value, 1123)
+  const missing = await api.get('/doc_datapoint/')
+  t.equal(missing.status, 400)
+  t.equal(missing.body.message, 'Missing required parameter document_id')
+  const schema = await api.get('/date_datapoint/schema/')
+  t.equal(schema.status, 200)
+  t.same(schema.body.GET_params_required, ['indicator__in'])
+  t.same(schema.body.allowed_methods, ['GET', 'POST', 'PATCH', 'DELETE'])
 })
