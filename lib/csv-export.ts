@@ -4,6 +4,9 @@
 import { Readable } from 'node:stream'
 import type { FastifyReply } from 'fastify'
 import { stringify } from 'csv-stringify'
+import { sql } from 'kysely'
+import type { Row, WideExport } from './resource.js'
+import { MAX_LIMIT } from './crud.js'
 
 /** Rows fetched per query while streaming an export. */
 export const EXPORT_PAGE = 10_000
@@ -53,4 +56,15 @@ export function sendCsv(
     .header('content-disposition', `attachment; filename="${name}.csv"`)
     .header('x-total-count', String(total))
     .send(csv)
+}
+
+/** §10.2: a wide export, read from its pivot query page by page (limit/offset of the request ignored). */
+export async function sendWideCsv(reply: FastifyReply, name: string, { header, query }: WideExport) {
+  const read = async (offset: number, limit: number) =>
+    (await query.select(sql<number>`count(*) over ()`.as('__total')).limit(limit).offset(offset).execute()) as Row[]
+  // The pivot's columns come in header order; __total rides along last.
+  const cells = (rows: Row[]) => rows.map((row) => Object.values(row).slice(0, header.length))
+  const first = await read(0, EXPORT_PAGE)
+  const total = first.length ? Number(first[0].__total) : 0
+  return sendCsv(reply, name, header, total, cells(first), async (offset, limit) => cells(await read(offset, limit)), { offset: 0, count: MAX_LIMIT })
 }

@@ -1,6 +1,5 @@
 // The one dispatcher of resource-api §3: every declaration in resources/ becomes its routes here
 // (list, detail, schema; canonical name and aliases), all served by the same handler.
-import { sql } from 'kysely'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import multipart from '@fastify/multipart'
@@ -9,7 +8,7 @@ import { QueryParams } from '../lib/query-params.js'
 import { parseListParams, pageLink, RESERVED } from '../lib/list-params.js'
 import { createRow, deleteRow, deleteWhere, filteredQuery, listRows, MAX_LIMIT, readDetail, updateRow } from '../lib/crud.js'
 import { parseFilters } from '../lib/filters.js'
-import { EXPORT_PAGE, sendCsv } from '../lib/csv-export.js'
+import { EXPORT_PAGE, sendCsv, sendWideCsv } from '../lib/csv-export.js'
 import { ensureObject, type BodyEncoding } from '../lib/body.js'
 import { describeResource } from '../lib/schema-doc.js'
 import { bodySchema, detailSchema, errorSchema, listSchema, querystringSchema } from '../lib/openapi.js'
@@ -147,13 +146,7 @@ export default fp(
       }
       if (params.shape === 'wide') {
         // §10.2: the pivot of up to max_limit long rows, whatever limit/offset say.
-        const { header, query: pivot } = await resource.hooks.wide!(ctx, filteredQuery(ctx, parseFilters(resource, filters)))
-        const read = async (offset: number, limit: number) =>
-          ((await pivot.select(sql<number>`count(*) over ()`.as('__total')).limit(limit).offset(offset).execute()) as Row[])
-        const first = await read(0, EXPORT_PAGE)
-        const cells = (rows: Row[]) => rows.map((r) => Object.values(r).slice(0, header.length))
-        return sendCsv(reply, ctx.urlName, header, first.length ? Number(first[0].__total) : 0, cells(first),
-          async (offset, limit) => cells(await read(offset, limit)), { offset: 0, count: MAX_LIMIT })
+        return sendWideCsv(reply, ctx.urlName, await resource.hooks.wide!(ctx, filteredQuery(ctx, parseFilters(resource, filters))))
       }
       let rows: Row[]
       let total: number
