@@ -5,8 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import pg from 'pg'
-import { round, startServer, stop, table, type Round } from './lib.js'
+import { round, scratchDatabase, startServer, stop, table, type Round } from './lib.js'
 
 const KEY = 'e'.repeat(40)
 const auth = { authorization: `ApiKey admin:${KEY}` }
@@ -47,17 +46,11 @@ const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-bench-'))
 rounds.push(...(await appRounds('PGlite', { DATA_DIR: dataDir, DATABASE_URL: '' }, 4001)))
 rmSync(dataDir, { recursive: true, force: true })
 
-const name = `rhizome_bench_${process.pid}`
-const admin = new pg.Client({ connectionString: adminUrl })
-await admin.connect()
-await admin.query(`create database ${name}`)
+const scratch = await scratchDatabase(adminUrl, 'rhizome_bench')
 try {
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  rounds.push(...(await appRounds('PostgreSQL', { DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-bench-')), DATABASE_URL: url.toString() }, 4002)))
+  rounds.push(...(await appRounds('PostgreSQL', { DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-bench-')), DATABASE_URL: scratch.url }, 4002)))
 } finally {
-  await admin.query(`drop database if exists ${name}`)
-  await admin.end()
+  await scratch.close()
 }
 
 console.log(table(rounds))

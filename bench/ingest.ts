@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { prng } from '../lib/prng.js'
-import { startServer, stop } from './lib.js'
+import { scratchDatabase, startServer, stop } from './lib.js'
 
 const KEY = 'f'.repeat(40)
 const auth = { authorization: `ApiKey admin:${KEY}` }
@@ -41,15 +41,10 @@ async function api(port: number, method: string, path: string, body?: unknown) {
 }
 
 async function main() {
-  const name = `rhizome_bench_ingest_${process.pid}`
-  const admin = new pg.Client({ connectionString: adminUrl })
-  await admin.connect()
-  await admin.query(`create database ${name}`)
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
+  const scratch = await scratchDatabase(adminUrl, 'rhizome_bench_ingest')
   const port = 4005
-  const server = await startServer(['dist/server.js'], { DATABASE_URL: url.toString(), ADMIN_API_KEY: KEY, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-ingest-')), MAX_UPLOAD_BYTES: String(200 * 1024 * 1024) }, port)
-  const db = new pg.Client({ connectionString: url.toString() })
+  const server = await startServer(['dist/server.js'], { DATABASE_URL: scratch.url, ADMIN_API_KEY: KEY, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-ingest-')), MAX_UPLOAD_BYTES: String(200 * 1024 * 1024) }, port)
+  const db = new pg.Client({ connectionString: scratch.url })
   await db.connect()
   try {
     await seedTree(db)
@@ -127,8 +122,7 @@ async function main() {
   } finally {
     await db.end()
     await stop(server)
-    await admin.query(`drop database if exists ${name}`)
-    await admin.end()
+    await scratch.close()
   }
 }
 

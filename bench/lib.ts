@@ -1,6 +1,7 @@
 // Shared bench helpers: start a server process, wait for it, run one bounded autocannon round.
 import { spawn, type ChildProcess } from 'node:child_process'
 import autocannon from 'autocannon'
+import pg from 'pg'
 
 export interface Round {
   name: string
@@ -52,4 +53,25 @@ export function table(rounds: Round[]): string {
   const lines = ['| run | req/s | p50 ms | p99 ms | errors | non-2xx |', '|---|---|---|---|---|---|']
   for (const r of rounds) lines.push(`| ${r.name} | ${r.requests_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.errors} | ${r.non2xx} |`)
   return lines.join('\n')
+}
+
+/**
+ * A scratch database on the server of `adminUrl` (BENCH_DATABASE_URL), created now; `close()` drops
+ * it, unless BENCH_KEEP=1 asks to keep it for an EXPLAIN session (its URL is printed then).
+ */
+export async function scratchDatabase(adminUrl: string, prefix: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const name = `${prefix}_${process.pid}`
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  await admin.query(`create database ${name}`)
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    close: async () => {
+      if (process.env.BENCH_KEEP) console.log(`kept ${url}`)
+      else await admin.query(`drop database if exists ${name}`)
+      await admin.end()
+    },
+  }
 }

@@ -92,7 +92,7 @@ async function createPGlite(options: DatabaseOptions): Promise<Database> {
 async function createPostgres(url: string, options: DatabaseOptions): Promise<Database> {
   // Statements are prepared once per connection (parse and analysis cached), but always planned for
   // their actual parameters: a generic plan of a datapoint read ignores how many locations a selection
-  // holds and was measured 8× slower than the custom plan (bench/README.md, "Datapoint reads").
+  // holds and was measured about 7× slower than the custom plan (bench/README.md, "Datapoint reads").
   const sessionOptions = ['-c TimeZone=UTC', '-c plan_cache_mode=force_custom_plan']
   if (options.searchPath) sessionOptions.push(`-c search_path=${options.searchPath}`)
   const pool = new pg.Pool({

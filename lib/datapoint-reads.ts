@@ -4,11 +4,23 @@ import { sql, type Expression, type SqlBool } from 'kysely'
 import { dynamic, MAX_LIMIT } from './crud.js'
 import { invalidValue } from './errors.js'
 import { integerList } from './params.js'
+import { LOCATION_PARAMS } from './location-selection.js'
 import type { Context, ListQuery, ParamSpec, Row, WideExport } from './resource.js'
 import { parseDate } from './values.js'
 
 export const IGNORED: ParamSpec = { type: 'string', help: 'accepted and ignored (front-end compatibility)' }
-export const SHAPE: ParamSpec = { type: 'string', help: 'with format=csv: long (default) or wide (one column per indicator)' }
+
+/** Parameters both datapoint resources take; each adds its own (campaign window, grouping…). */
+export const DATAPOINT_PARAMS: Record<string, ParamSpec> = {
+  indicator__in: { type: 'integer_list', help: 'required: indicator ids' },
+  ...LOCATION_PARAMS,
+  chart_uuid: { type: 'string', help: 'echoed as meta.chart_uuid' },
+  chart_type: IGNORED,
+  shape: { type: 'string', help: 'with format=csv: long (default) or wide (one column per indicator)' },
+  cumulative: IGNORED,
+  show_missing_data: IGNORED,
+  source_name: IGNORED,
+}
 
 /** I: `indicator__in` as integers, duplicates removed, request order kept. */
 export function indicatorSet(ctx: Context): number[] {

@@ -5,7 +5,6 @@ import type { Context, ParamSpec } from './resource.js'
 import { isInt32, parseFloatStrict } from './values.js'
 import { integerList, integerParam } from './params.js'
 
-export { integerList }
 
 export const LOCATION_PARAMS: Record<string, ParamSpec> = {
   location_id__in: { type: 'integer_list', help: 'exactly these locations (comma list), no aggregation' },

@@ -1,11 +1,12 @@
 import { sql } from 'kysely'
 import { DatapointWithComputed } from '../schemas/datapoint_with_computed.js'
 import { defineResource, type Context, type ListQuery, type Row } from '../lib/resource.js'
-import { integerList, LOCATION_PARAMS, locationSelection, assertLocationPermitted } from '../lib/location-selection.js'
+import { locationSelection, assertLocationPermitted } from '../lib/location-selection.js'
+import { integerList } from '../lib/params.js'
 import { ApiError, validationError } from '../lib/errors.js'
 import { checkRequiredFields, coerceBody } from '../lib/body.js'
 import { dynamic } from '../lib/crud.js'
-import { datapointMeta, dateParam, IGNORED, indicatorSet, inList, pivot, SHAPE } from '../lib/datapoint-reads.js'
+import { DATAPOINT_PARAMS, datapointMeta, dateParam, IGNORED, indicatorSet, inList, pivot } from '../lib/datapoint-reads.js'
 import { campaignKey, enterCampaignValue } from '../lib/engine/data-entry.js'
 import { recomputeCampaign } from '../lib/engine/recompute.js'
 
@@ -75,23 +76,14 @@ export default defineResource({
   required_fields_for_post: ['campaign_id', 'indicator_id', 'location_id', 'value'],
   location_column: 'location_id',
   params: {
-    indicator__in: { type: 'integer_list', help: 'required: indicator ids' },
+    ...DATAPOINT_PARAMS,
     campaign_start: { type: 'date', help: 'without campaign__in: campaigns starting on or after (default 2000-01-01)' },
     campaign_end: { type: 'date', help: 'without campaign__in: campaigns starting on or before (default 2070-01-01)' },
-    ...LOCATION_PARAMS,
-    chart_uuid: { type: 'string', help: 'echoed as meta.chart_uuid' },
     chart_type: { type: 'string', help: 'ColumnChart: add null rows for missing (location, indicator, campaign) combinations' },
-    shape: SHAPE,
     group_by_time: IGNORED,
-    cumulative: IGNORED,
-    show_missing_data: IGNORED,
-    source_name: IGNORED,
   },
   hooks: {
-    async list(ctx, query) {
-      const { query: selected, meta } = await select(ctx, query)
-      return { query: selected, meta }
-    },
+    list: select,
     async listRows(ctx, page, filtered) {
       if (ctx.query.last('chart_type') !== 'ColumnChart') return undefined
       const { query, meta } = await select(ctx, filtered)

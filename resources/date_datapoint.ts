@@ -1,10 +1,10 @@
 import { sql, type RawBuilder } from 'kysely'
 import { Datapoint } from '../schemas/datapoint.js'
 import { defineResource, type Context, type ListQuery, type Row } from '../lib/resource.js'
-import { LOCATION_PARAMS, locationSelection, selectLocations, assertLocationPermitted } from '../lib/location-selection.js'
+import { locationSelection, selectLocations, assertLocationPermitted } from '../lib/location-selection.js'
 import { ApiError, badRequest } from '../lib/errors.js'
 import { dynamic } from '../lib/crud.js'
-import { datapointMeta, dateParam, IGNORED, indicatorSet, inList, pivot, SHAPE } from '../lib/datapoint-reads.js'
+import { DATAPOINT_PARAMS, datapointMeta, dateParam, indicatorSet, inList, pivot } from '../lib/datapoint-reads.js'
 import { dataEntrySubmission, dateKey } from '../lib/engine/data-entry.js'
 
 /** Time buckets of the grouped mode (ingestion §8.3): year and all_time are integers, the others strings. */
@@ -78,20 +78,26 @@ async function grouped(ctx: Context, filtered: ListQuery, bucket: RawBuilder<unk
 async function groupedPage(ctx: Context, filtered: ListQuery, bucket: RawBuilder<unknown>, page: { limit: number; offset: number }) {
   const { sums, meta } = await grouped(ctx, filtered, bucket)
   const db = dynamic(ctx)
-  // The page and the distinct buckets of meta are read at once.
-  const [rows, buckets] = await Promise.all([
-    db.selectFrom(sums.as('g'))
-      .selectAll()
-      .select(sql<number>`count(*) over ()`.as('__total'))
-      .orderBy('time_grouping').orderBy('location_id').orderBy('indicator_id')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute() as Promise<Row[]>,
-    db.selectFrom(sums.as('g')).select('time_grouping').distinct().orderBy('time_grouping').execute()
-      .then((found) => found.map((r) => r.time_grouping)),
-  ])
-  const total = rows.length ? Number(rows[0].__total) : 0
+  const rows = (await db
+    .selectFrom(sums.as('g'))
+    .selectAll()
+    .select(sql<number>`count(*) over ()`.as('__total'))
+    .orderBy('time_grouping').orderBy('location_id').orderBy('indicator_id')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute()) as Row[]
+  let total = rows.length ? Number(rows[0].__total) : 0
   for (const row of rows) delete row.__total
+  let buckets: unknown[]
+  if (page.offset === 0 && rows.length === total) {
+    // The whole result is on this page (the usual case): its buckets, in the order the rows came.
+    buckets = [...new Set(rows.map((r) => r.time_grouping))]
+  } else {
+    // A partial page: the buckets (and, past the last page, the count) need the whole result.
+    const found = await db.selectFrom(sums.as('g')).select(['time_grouping', sql<number>`count(*)`.as('n')]).groupBy('time_grouping').orderBy('time_grouping').execute()
+    buckets = found.map((r) => r.time_grouping)
+    total = found.reduce((sum, r) => sum + Number(r.n), 0)
+  }
   return { rows, total, meta: meta(buckets), fields: ['indicator_id', 'location_id', 'time_grouping', 'value'] }
 }
 
@@ -126,25 +132,15 @@ export default defineResource({
   required_fields_for_post: ['indicator_id', 'location_id', 'data_date', 'value'],
   location_column: 'location_id',
   params: {
-    indicator__in: { type: 'integer_list', help: 'required: indicator ids' },
+    ...DATAPOINT_PARAMS,
     start_date: { type: 'date', help: 'inclusive lower bound on data_date' },
     end_date: { type: 'date', help: 'inclusive upper bound on data_date' },
     campaign_start: { type: 'date', help: 'alias of start_date' },
     campaign_end: { type: 'date', help: 'alias of end_date' },
     group_by_time: { type: 'string', help: 'flat (default), year, quarter ("YYYYQ"), month ("YYYYMM") or all_time: sums over each target location\'s subtree' },
-    ...LOCATION_PARAMS,
-    chart_uuid: { type: 'string', help: 'echoed as meta.chart_uuid' },
-    shape: SHAPE,
-    chart_type: IGNORED,
-    cumulative: IGNORED,
-    show_missing_data: IGNORED,
-    source_name: IGNORED,
   },
   hooks: {
-    async list(ctx, query) {
-      const { query: selected, meta } = await rawSelection(ctx, query)
-      return { query: selected, meta }
-    },
+    list: rawSelection,
     async listRows(ctx, page, filtered) {
       const mode = modeOf(ctx)
       return mode.kind === 'grouped' ? groupedPage(ctx, filtered, mode.bucket, page) : undefined
