@@ -6,6 +6,7 @@ import configPlugin from './plugins/config.js'
 import errors from './plugins/errors.js'
 import bodyParsers from './plugins/body-parsers.js'
 import external from './plugins/external.js'
+import protection from './plugins/protection.js'
 import db from './plugins/db.js'
 import auth, { isApiPath } from './plugins/auth.js'
 import dispatcher from './plugins/dispatcher.js'
@@ -27,11 +28,15 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
     bodyLimit: config.BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     return503OnClosing: true,
+    // Slow clients: an idle socket is closed, and a request must arrive whole within the limit.
+    connectionTimeout: config.CONNECTION_TIMEOUT_MS,
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
   })
   await app.register(configPlugin, { config })
   await app.register(errors)
   await app.register(bodyParsers)
   await app.register(external)
+  await app.register(protection)
   await app.register(db, { database: options.database })
   await app.register(auth)
   await app.register(dispatcher)

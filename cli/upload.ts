@@ -46,7 +46,7 @@ async function applyMappings(db: Kysely<DB>, text: Buffer, userId: number): Prom
 export async function uploadCommand(db: Kysely<DB>, config: Config, file: string, options: { type?: string; map?: string; dateOrder?: string }, print: (line: string) => void) {
   const bytes = await readFile(file)
   const step = progress(bytes.length >= LARGE && process.stderr.isTTY !== false, options.map ? 4 : 3)
-  const input = { bytes, title: basename(file), fileType: options.type ?? '', dateOrder: options.dateOrder }
+  const input = { bytes, title: basename(file), fileType: options.type ?? '', dateOrder: options.dateOrder, maxUncompressed: config.XLSX_MAX_UNCOMPRESSED_BYTES }
   const upload = await checkUpload(input)
   step('read and checked')
   const admin = await db.selectFrom('auth_user').select('id').where('is_superuser', '=', true).orderBy('id').executeTakeFirstOrThrow()

@@ -24,11 +24,23 @@ export const ConfigSchema = Type.Object({
   DETECT_MICROBATCH_MAX: Integer(64, 1),
   DETECT_MICROBATCH_WAIT_MS: Integer(2, 0),
   DETECT_QUEUE_MAX: Integer(10_000, 1),
+  // Protection (SECURITY.md): per-client limits, saturation, slow clients, decompression.
+  RATE_LIMIT_WINDOW_MS: Integer(60_000, 1),
+  RATE_LIMIT_DETECT_MAX: Integer(6_000, 1),
+  AUTH_FAILURE_MAX: Integer(30, 1),
+  RATE_LIMIT_ALLOWLIST: Type.String({ default: '127.0.0.1,::1,::ffff:127.0.0.1' }),
+  MAX_EVENT_LOOP_DELAY_MS: Integer(1_000),
+  CONNECTION_TIMEOUT_MS: Integer(60_000),
+  REQUEST_TIMEOUT_MS: Integer(120_000),
+  XLSX_MAX_UNCOMPRESSED_BYTES: Integer(268_435_456, 1),
 })
 
 export type Config = Static<typeof ConfigSchema>
 
 const NUMERIC = new Set(Object.entries(ConfigSchema.properties).filter(([, s]) => s.type === 'integer').map(([k]) => k))
+
+/** A comma-separated list setting; `none` is the empty list (an empty variable means "the default"). */
+export const listSetting = (value: string) => (value.trim() === 'none' ? [] : value.split(',').map((v) => v.trim()).filter(Boolean))
 
 export class ConfigError extends Error {
   override name = 'ConfigError'

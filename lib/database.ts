@@ -98,11 +98,15 @@ async function createPostgres(url: string, options: DatabaseOptions): Promise<Da
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
+    // A server that does not answer (rather than refusing) must not hold requests forever.
+    connectionTimeoutMillis: 5_000,
     options: sessionOptions.join(' '),
     types: { getTypeParser: ((oid: number, format?: string) => parsers[oid] ?? pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser },
   })
-  // An idle client losing its server connection must not crash the process (/health reports it).
+  // A client losing its server connection must not crash the process (/health reports it): the pool
+  // hears it for idle clients; a client in use hears it itself, and its query fails with it.
   pool.on('error', () => {})
+  pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparedStatements(pool) }) })
   return {
     db,

@@ -45,6 +45,10 @@ interface PgError {
   table?: string
 }
 
+// node-postgres' own errors (no SQLSTATE) when the server connection goes away mid-request.
+const LOST_CONNECTION = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/
+const unavailable = () => new ApiError(503, 'DATABASE_UNAVAILABLE', 'Database unavailable')
+
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03'])
 
 /**
@@ -54,7 +58,7 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EP
 export function fromDatabaseError(error: unknown): ApiError | undefined {
   const pg = error as PgError
   const code = pg?.code
-  if (typeof code !== 'string') return undefined
+  if (typeof code !== 'string') return LOST_CONNECTION.test((error as Error)?.message ?? '') ? unavailable() : undefined
   const key = /Key \((.+)\)=\((.*)\)/.exec(pg.detail ?? '')
   switch (code) {
     case '23505': {
@@ -77,8 +81,6 @@ export function fromDatabaseError(error: unknown): ApiError | undefined {
     case '22008':
       return badRequest('VALIDATION_ERROR', 'a value has an invalid format')
   }
-  if (code.startsWith('08') || CONNECTION_CODES.has(code)) {
-    return new ApiError(503, 'DATABASE_UNAVAILABLE', 'Database unavailable')
-  }
+  if (code.startsWith('08') || CONNECTION_CODES.has(code)) return unavailable()
   return undefined
 }

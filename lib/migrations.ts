@@ -2,7 +2,7 @@
 // them in kysely_migration and holds a lock so concurrent starts do not race.
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { Migrator, type Migration, type MigrationProvider, type Kysely } from 'kysely'
+import { Migrator, sql, type Migration, type MigrationProvider, type Kysely } from 'kysely'
 import type { Database } from './database.js'
 
 import { PROJECT_ROOT } from './paths.js'
@@ -27,7 +27,14 @@ class SqlFileMigrationProvider implements MigrationProvider {
 
 /** Applies every pending migration; returns the names applied now. */
 export async function migrateToLatest(database: Database): Promise<string[]> {
-  const migrator = new Migrator({ db: database.db, provider: new SqlFileMigrationProvider(database) })
+  // The bookkeeping tables live in the working schema. Left to itself the Migrator looks for them in
+  // any schema on the search path's server, and a second schema holding them would hide the first.
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)
+  const migrator = new Migrator({
+    db: database.db,
+    provider: new SqlFileMigrationProvider(database),
+    migrationTableSchema: rows[0].schema,
+  })
   const { error, results } = await migrator.migrateToLatest()
   if (error) throw error
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)

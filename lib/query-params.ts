@@ -1,12 +1,31 @@
 // The raw query string as an ordered list of (name, value) pairs: repeated parameters matter
 // (`id__in=1,2&id__in=3`), and `get_params`/`next` keep the client's spelling.
+import { badRequest } from './errors.js'
+
+/**
+ * URLSearchParams turns escapes that are not UTF-8 (`%ff`) into U+FFFD, which would then be matched
+ * or stored silently; such a query string or form body is refused instead.
+ */
+export function assertPercentEncodedUtf8(raw: string, what: string): void {
+  if (!raw.includes('%')) return
+  for (const part of raw.split(/[&=]/)) {
+    try {
+      decodeURIComponent(part.replace(/\+/g, ' '))
+    } catch {
+      throw badRequest('INVALID_ENCODING', `${what} is not valid percent-encoded UTF-8 near "${part.slice(0, 40)}"`)
+    }
+  }
+}
+
 export class QueryParams {
   constructor(readonly entries: ReadonlyArray<readonly [string, string]>) {}
 
   static fromUrl(url: string): QueryParams {
     const q = url.indexOf('?')
     if (q < 0) return new QueryParams([])
-    return new QueryParams([...new URLSearchParams(url.slice(q + 1))])
+    const raw = url.slice(q + 1)
+    assertPercentEncodedUtf8(raw, 'Query string')
+    return new QueryParams([...new URLSearchParams(raw)])
   }
 
   names(): string[] {
@@ -17,10 +36,16 @@ export class QueryParams {
     return this.entries.some(([n]) => n === name)
   }
 
-  /** The last value given for `name` (repeated parameters: the last wins). */
+  /**
+   * The value of a single-valued parameter. Repeating it with the same value is harmless; with
+   * different values the request is ambiguous and refused (400 DUPLICATE_PARAMETER).
+   */
   last(name: string): string | undefined {
-    for (let i = this.entries.length - 1; i >= 0; i--) if (this.entries[i][0] === name) return this.entries[i][1]
-    return undefined
+    const values = this.all(name)
+    if (values.some((v) => v !== values[0])) {
+      throw badRequest('DUPLICATE_PARAMETER', `Parameter ${name} is given more than once with different values`)
+    }
+    return values[0]
   }
 
   all(name: string): string[] {
@@ -34,7 +59,7 @@ export class QueryParams {
 
   /** Each parameter's last raw value (meta.get_params). */
   lastValues(): Record<string, string> {
-    return Object.fromEntries(this.names().map((n) => [n, this.last(n) as string]))
+    return Object.fromEntries(this.entries)
   }
 
   without(...names: string[]): QueryParams {

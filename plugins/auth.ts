@@ -21,6 +21,11 @@ export const isApiPath = (url: string) => url === '/api/v1' || url.startsWith('/
 
 const CACHE_TTL_MS = 10_000
 
+const tooManyFailures = (seconds: number) =>
+  new ApiError(429, 'TOO_MANY_AUTH_FAILURES', `Too many failed authentications from this client; retry in ${seconds} s`, undefined, {
+    'retry-after': String(seconds),
+  })
+
 export default fp(
   async function auth(app: FastifyInstance) {
     const cache = new Map<string, { user: AuthUser; at: number }>()
@@ -57,11 +62,17 @@ export default fp(
       if (request.method === 'OPTIONS' || !isApiPath(request.url)) return
       const credentials = parseAuthorization(request.headers.authorization)
       if (!credentials) throw new ApiError(401, 'UNAUTHENTICATED', 'Authentication required')
+      // Key guessing: after AUTH_FAILURE_MAX wrong keys in the window, this client is refused unheard.
+      const failures = await app.authFailureLimit(request, { increment: false })
+      if (!failures.isAllowed && failures.remaining === 0) throw tooManyFailures(failures.ttlInSeconds)
       const user = await authenticate(credentials)
-      if (!user) throw new ApiError(401, 'UNAUTHENTICATED', 'Invalid API key')
+      if (!user) {
+        await app.authFailureLimit(request)
+        throw new ApiError(401, 'UNAUTHENTICATED', 'Invalid API key')
+      }
       request.user = user
       await touchKey(app.db.db, user)
     })
   },
-  { name: 'auth', dependencies: ['db'] },
+  { name: 'auth', dependencies: ['db', 'protection'] },
 )

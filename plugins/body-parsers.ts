@@ -2,14 +2,39 @@
 // arrays). Anything else is refused with 415, which is why text/plain's default parser is removed.
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import formbody from '@fastify/formbody'
 import { ApiError } from '../lib/errors.js'
+import { assertPercentEncodedUtf8 } from '../lib/query-params.js'
+
+/** Repeated form keys become arrays (a field given twice is then refused by name, lib/body.ts). */
+function groupRepeated(params: URLSearchParams): Map<string, string | string[]> {
+  const fields = new Map<string, string | string[]>()
+  for (const [key, value] of params) {
+    const seen = fields.get(key)
+    fields.set(key, seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value])
+  }
+  return fields
+}
+
+// `fatal`: bytes that are not UTF-8 are refused, not turned into U+FFFD and stored.
+const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 export default fp(
   async function bodyParsers(app: FastifyInstance) {
+    // Compressed bodies are not decoded here; reading them as plain text would store garbage.
+    app.addHook('preParsing', async (request) => {
+      const encoding = request.headers['content-encoding']
+      if (encoding && encoding.trim().toLowerCase() !== 'identity') {
+        throw new ApiError(415, 'UNSUPPORTED_CONTENT_ENCODING', `Unsupported Content-Encoding: ${encoding}`)
+      }
+    })
     app.removeAllContentTypeParsers()
-    app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-      const text = body as string
+    app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+      let text: string
+      try {
+        text = utf8.decode(body as Buffer)
+      } catch {
+        return done(new ApiError(400, 'INVALID_UTF8', 'Request body is not valid UTF-8'), undefined)
+      }
       if (text.trim() === '') return done(null, {})
       try {
         done(null, JSON.parse(text))
@@ -17,8 +42,14 @@ export default fp(
         done(new ApiError(400, 'INVALID_JSON', 'Request is not valid JSON.'), undefined)
       }
     })
-    // https://github.com/fastify/fastify-formbody
-    await app.register(formbody)
+    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+      try {
+        assertPercentEncodedUtf8(body as string, 'Form body')
+      } catch (error) {
+        return done(error as Error, undefined)
+      }
+      done(null, Object.fromEntries(groupRepeated(new URLSearchParams(body as string))))
+    })
   },
   { name: 'body-parsers' },
 )

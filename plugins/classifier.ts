@@ -99,8 +99,10 @@ export default fp(
       serializerCompiler: () => (data: unknown) => JSON.stringify(data),
     }
 
+    const rateLimit = { max: config.RATE_LIMIT_DETECT_MAX, timeWindow: config.RATE_LIMIT_WINDOW_MS }
     app.post('/detect', {
       bodyLimit: 256 * 1024,
+      config: { rateLimit },
       ...documentOnly,
       schema: {
         tags: ['detection'],
@@ -116,6 +118,7 @@ export default fp(
 
     app.post('/detect/batch', {
       bodyLimit: config.DETECT_MAX_BATCH * 40 * 1024,
+      config: { rateLimit },
       ...documentOnly,
       schema: {
         tags: ['detection'],
@@ -135,5 +138,5 @@ export default fp(
       return { results: results.map((result, i) => ({ result, text: checked[i] })) }
     })
   },
-  { name: 'classifier', dependencies: ['config'] },
+  { name: 'classifier', dependencies: ['config', 'protection'] },
 )

@@ -6,6 +6,8 @@ import { ApiError, fromDatabaseError } from '../lib/errors.js'
 import { isApiPath } from './auth.js'
 import { byName } from './dispatcher.js'
 
+const MULTIPART_SYNTAX = /^(Multipart: Boundary not found|Unexpected end of multipart data|\w+ terminated early due to unexpected end of multipart data|Malformed part header)/
+
 export function toApiError(error: FastifyError | Error, bodyLimit?: number, contentType?: string): ApiError {
   if (error instanceof ApiError) return error
   const database = fromDatabaseError(error)
@@ -27,6 +29,10 @@ export function toApiError(error: FastifyError | Error, bodyLimit?: number, cont
     }
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError(400, 'INVALID_CONTENT_LENGTH', 'Content-Length does not match the body')
+  }
+  // The multipart parser (busboy) throws plain errors for a body that does not follow its boundary.
+  if (!fastify.statusCode && MULTIPART_SYNTAX.test(error.message)) {
+    return new ApiError(400, 'INVALID_MULTIPART', `Malformed multipart/form-data body: ${error.message}`)
   }
   if (error instanceof SyntaxError && fastify.statusCode === 400) return new ApiError(400, 'INVALID_JSON', 'Request is not valid JSON.')
   const status = fastify.statusCode

@@ -30,7 +30,7 @@ export default fp(
       },
     })
     // https://github.com/fastify/fastify-swagger-ui — UI at /documentation, JSON at /documentation/json.
-    await app.register(swaggerUi, { routePrefix: '/documentation' })
+    await app.register(swaggerUi, { routePrefix: '/documentation', staticCSP: true })
   },
   { name: 'external', dependencies: ['config'] },
 )

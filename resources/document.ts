@@ -41,6 +41,7 @@ export default defineResource({
         fileType: String(body.file_type),
         dateOrder: body.date_order === undefined ? undefined : String(body.date_order),
         filename: typeof part === 'string' ? undefined : part.filename,
+        maxUncompressed: ctx.config.XLSX_MAX_UNCOMPRESSED_BYTES,
       }
       const upload = await checkUpload(input)
       return storeUpload(ctx.db as never, ctx.config.DATA_DIR, input, upload, ctx.user.id)

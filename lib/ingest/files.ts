@@ -3,6 +3,7 @@
 import { parse } from 'csv-parse/sync'
 import ExcelJS from 'exceljs'
 import { ApiError } from '../errors.js'
+import { assertZipWithin } from './zip-guard.js'
 
 export type Cell = string | number | boolean | null
 
@@ -17,6 +18,20 @@ export const unreadableFile = () =>
   new ApiError(422, 'UNREADABLE_FILE', 'There was an error with your file. Please check the upload and try again')
 
 export type FileKind = 'csv' | 'xlsx'
+
+/** More columns than any real upload has: a header that wide is a mistake or an attack. */
+export const MAX_COLUMNS = 2_000
+
+const tooManyColumns = (count: number) =>
+  new ApiError(422, 'TOO_MANY_COLUMNS', `The file has ${count} columns; at most ${MAX_COLUMNS} are accepted`)
+
+/**
+ * Uploads carry values, not formulas. A CSV cell that starts with `=` would run as a formula in a
+ * spreadsheet that opens an export of it; an XLSX formula is read through its saved result, and one
+ * without a saved result has no value to read.
+ */
+const formulaCell = (row: number, column: string, detail: string) =>
+  new ApiError(422, 'FORMULA_CELL', `Row ${row}, column ${column}: ${detail}; upload values, not formulas`, { row, column })
 
 export function fileKind(title: string, fallbackName?: string): FileKind {
   const ext = (name: string) => (name.includes('.') ? name.slice(name.lastIndexOf('.') + 1).toLowerCase() : '')
@@ -49,6 +64,8 @@ function cleanCell(cell: Cell | undefined): Cell {
 function toTable(records: Cell[][]): Table {
   const nonBlank = records.filter((r) => r.some((c) => cleanCell(c) !== null))
   if (!nonBlank.length) throw emptyFile()
+  const width = nonBlank.reduce((widest, r) => Math.max(widest, r.length), 0)
+  if (width > MAX_COLUMNS) throw tooManyColumns(width)
   const header = normaliseHeader(nonBlank[0])
   const rows = nonBlank.slice(1).map((r) => header.map((_, i) => cleanCell(r[i])))
   if (!rows.length) throw emptyFile()
@@ -77,16 +94,27 @@ export function readCsv(bytes: Buffer): Table {
   } catch {
     throw unreadableFile()
   }
-  return toTable(records)
+  const table = toTable(records)
+  table.rows.forEach((row, r) =>
+    row.forEach((cell, c) => {
+      if (typeof cell === 'string' && cell.charCodeAt(0) === 61 /* = */) {
+        throw formulaCell(r + 2, table.header[c], `"${cell.slice(0, 40)}" is a formula`)
+      }
+    }),
+  )
+  return table
 }
 
 const pad = (n: number) => String(n).padStart(2, '0')
 const isoDate = (d: Date) => `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`
 
-function xlsxValue(cell: ExcelJS.Cell): Cell {
+function xlsxValue(cell: ExcelJS.Cell, header: () => string): Cell {
   if (cell.isMerged && cell.master !== cell) return null
   let value = cell.value as unknown
-  if (value && typeof value === 'object' && 'result' in (value as object)) value = (value as { result: unknown }).result // formula
+  if (value && typeof value === 'object' && ('formula' in value || 'sharedFormula' in value)) {
+    value = (value as { result?: unknown }).result
+    if (value === undefined) throw formulaCell(Number(cell.row), header(), 'a formula without a saved value')
+  }
   if (value === null || value === undefined) return null
   if (value instanceof Date) return isoDate(value)
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'string') return value
@@ -99,8 +127,12 @@ function xlsxValue(cell: ExcelJS.Cell): Cell {
   return null
 }
 
-export async function readXlsx(bytes: Buffer): Promise<Table> {
+/** XLSX_MAX_UNCOMPRESSED_BYTES' default, for files read back after they were accepted. */
+export const XLSX_MAX_UNCOMPRESSED = 268_435_456
+
+export async function readXlsx(bytes: Buffer, maxUncompressed = XLSX_MAX_UNCOMPRESSED): Promise<Table> {
   if (!bytes.length) throw emptyFile()
+  await assertZipWithin(bytes, maxUncompressed, unreadableFile)
   const workbook = new ExcelJS.Workbook()
   try {
     await workbook.xlsx.load(bytes as unknown as ArrayBuffer)
@@ -111,15 +143,16 @@ export async function readXlsx(bytes: Buffer): Promise<Table> {
   if (!sheet) throw unreadableFile()
   const records: Cell[][] = []
   sheet.eachRow({ includeEmpty: false }, (row) => {
+    if (row.cellCount > MAX_COLUMNS) throw tooManyColumns(row.cellCount)
     const cells: Cell[] = []
-    for (let c = 1; c <= row.cellCount; c++) cells.push(xlsxValue(row.getCell(c)))
+    for (let c = 1; c <= row.cellCount; c++) cells.push(xlsxValue(row.getCell(c), () => String(records[0]?.[c - 1] ?? `column_${c}`)))
     records.push(cells)
   })
   return toTable(records)
 }
 
-export async function readTable(kind: FileKind, bytes: Buffer): Promise<Table> {
-  return kind === 'csv' ? readCsv(bytes) : readXlsx(bytes)
+export async function readTable(kind: FileKind, bytes: Buffer, maxUncompressed?: number): Promise<Table> {
+  return kind === 'csv' ? readCsv(bytes) : readXlsx(bytes, maxUncompressed)
 }
 
 /** A cell as code text (§2.3): integers without a decimal point, other numbers as String(n). */

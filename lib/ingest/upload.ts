@@ -40,6 +40,8 @@ export interface UploadInput {
   dateOrder?: string
   /** Multipart: the file part's name, for the extension when the title has none. */
   filename?: string
+  /** XLSX_MAX_UNCOMPRESSED_BYTES (zip bombs). */
+  maxUncompressed?: number
 }
 
 export interface Upload {
@@ -54,9 +56,13 @@ export async function checkUpload(input: UploadInput): Promise<Upload> {
   if (input.fileType !== 'campaign' && input.fileType !== 'date') throw validationError('file_type', 'must be one of campaign, date')
   const dateOrder = input.dateOrder ?? 'MDY'
   if (!['MDY', 'DMY', 'YMD'].includes(dateOrder)) throw validationError('date_order', 'must be one of MDY, DMY, YMD')
+  // The title is a file name shown to people and used in downloads: no paths, no control characters.
+  if (/[/\\\u0000-\u001f\u007f]/.test(input.title)) {
+    throw validationError('doc_title', 'must be a file name without path separators or control characters')
+  }
   const kind = fileKind(input.title, input.filename)
   if (!input.bytes.length) throw emptyFile()
-  const table = await readTable(kind, input.bytes)
+  const table = await readTable(kind, input.bytes, input.maxUncompressed)
   checkColumns(input.fileType, table.header)
   return { kind, table, fileType: input.fileType, dateOrder }
 }

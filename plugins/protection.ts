@@ -1,0 +1,66 @@
+// Protection against abuse and overload (SECURITY.md), one place: security headers, per-client rate
+// limits, and load shedding when the event loop is saturated. The limits themselves are configuration
+// (README "Configuration"); the routes opt in through `config.rateLimit` (see plugins/classifier.ts),
+// and plugins/auth.ts counts failed authentications with `app.authFailureLimit`.
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import helmet from '@fastify/helmet'
+import rateLimit from '@fastify/rate-limit'
+import underPressure from '@fastify/under-pressure'
+import { listSetting } from '../lib/config.js'
+import { ApiError } from '../lib/errors.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Failed authentications per client: peek before checking a key, count each failure. */
+    authFailureLimit: ReturnType<FastifyInstance['createRateLimit']>
+  }
+}
+
+const PRESSURE_RETRY_AFTER_S = 5
+
+export default fp(
+  async function protection(app: FastifyInstance) {
+    const config = app.config
+    // https://github.com/fastify/fastify-helmet — the usual headers on every answer. The swagger UI
+    // pages bring their own content-security-policy (staticCSP in plugins/external.ts).
+    await app.register(helmet, { global: true })
+
+    // https://github.com/fastify/fastify-rate-limit — off by default; a route opts in with
+    // `config: { rateLimit: … }`. Loopback (the benchmarks, a co-located service) is on the allow list
+    // unless RATE_LIMIT_ALLOWLIST says otherwise.
+    await app.register(rateLimit, {
+      global: false,
+      max: config.RATE_LIMIT_DETECT_MAX,
+      timeWindow: config.RATE_LIMIT_WINDOW_MS,
+      allowList: listSetting(config.RATE_LIMIT_ALLOWLIST),
+      errorResponseBuilder: (_request: FastifyRequest, context) =>
+        new ApiError(429, 'RATE_LIMITED', `Rate limit exceeded: at most ${context.max} requests per ${context.after}; retry in ${Math.ceil(context.ttl / 1000)} s`),
+    })
+    // No allow list here: a wrong key is a wrong key wherever it comes from.
+    app.decorate('authFailureLimit', app.createRateLimit({ max: config.AUTH_FAILURE_MAX, timeWindow: config.RATE_LIMIT_WINDOW_MS, allowList: [] }))
+
+    // https://github.com/fastify/under-pressure — 503 with Retry-After while the event loop lags, so a
+    // saturated process sheds load instead of queueing requests it will answer too late.
+    if (config.MAX_EVENT_LOOP_DELAY_MS > 0) {
+      const sampleInterval = Math.min(1000, Math.max(10, Math.floor(config.MAX_EVENT_LOOP_DELAY_MS / 2)))
+      // Start-up (the model, the OpenAPI document) blocks the loop once; that is not load. Shedding
+      // begins two samples after the server is ready.
+      let armedAt = Infinity
+      app.addHook('onReady', async () => {
+        armedAt = Date.now() + 2 * sampleInterval
+      })
+      await app.register(underPressure, {
+        maxEventLoopDelay: config.MAX_EVENT_LOOP_DELAY_MS,
+        sampleInterval,
+        pressureHandler: (_request, _reply, type) => {
+          if (Date.now() < armedAt) return undefined
+          throw new ApiError(503, 'UNDER_PRESSURE', `Server is overloaded (${type}); retry in ${PRESSURE_RETRY_AFTER_S} s`, undefined, {
+            'retry-after': String(PRESSURE_RETRY_AFTER_S),
+          })
+        },
+      })
+    }
+  },
+  { name: 'protection', dependencies: ['config', 'errors'] },
+)

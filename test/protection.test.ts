@@ -1,0 +1,104 @@
+// Protection (issue 6 §3, SECURITY.md): helmet headers, CORS, rate limits on /detect and on failed
+// authentication, load shedding under event-loop saturation, and slow-client timeouts.
+import { connect } from 'node:net'
+import t from 'tap'
+import { ADMIN_KEY, admin, build } from './helper.js'
+import { client } from './api.js'
+
+t.test('helmet headers on every answer; the API docs page keeps its own CSP', async (t) => {
+  const { app } = await build(t)
+  const api = client(app)
+  for (const path of ['/', '/health', '/campaign/', '/no-such-route']) {
+    const res = await api.get(path)
+    t.equal(res.headers['x-content-type-options'], 'nosniff', `${path}: nosniff`)
+    t.equal(res.headers['x-frame-options'], 'SAMEORIGIN', `${path}: frame options`)
+    t.ok(res.headers['strict-transport-security'], `${path}: HSTS`)
+    t.match(String(res.headers['content-security-policy']), /default-src 'self'/, `${path}: CSP`)
+  }
+  const docs = await app.inject({ url: '/documentation/' })
+  t.equal(docs.statusCode, 200)
+  t.match(String(docs.headers['content-security-policy']), /img-src 'self' data: validator\.swagger\.io/, 'swagger UI: its own policy')
+  t.equal((await api.get('/documentation/json')).status, 200)
+})
+
+t.test('CORS_ORIGIN restricts the allowed origins', async (t) => {
+  const { app } = await build(t, { CORS_ORIGIN: 'https://dash.example, https://ops.example' })
+  const preflight = (origin: string) =>
+    app.inject({ method: 'OPTIONS', url: '/api/v1/campaign/', headers: { origin, 'access-control-request-method': 'GET' } })
+  t.equal((await preflight('https://ops.example')).headers['access-control-allow-origin'], 'https://ops.example')
+  t.equal((await preflight('https://evil.example')).headers['access-control-allow-origin'], undefined)
+})
+
+t.test('/detect is rate limited per client; loopback is allow-listed by default', async (t) => {
+  const limited = await build(t, { RATE_LIMIT_DETECT_MAX: 3, RATE_LIMIT_ALLOWLIST: 'none' })
+  const detect = (app: typeof limited.app) => client(app).post('/detect', { text: 'hello' })
+  for (let i = 0; i < 3; i++) t.equal((await detect(limited.app)).status, 200)
+  const refused = await detect(limited.app)
+  t.equal(refused.status, 429)
+  t.match(refused.body, { code: 'RATE_LIMITED', message: /^Rate limit exceeded: at most 3 requests per 1 minute; retry in \d+ s$/ })
+  t.ok(Number(refused.headers['retry-after']) > 0, 'Retry-After')
+  t.equal(refused.headers['x-ratelimit-limit'], '3')
+  // Another client is counted apart.
+  const other = await limited.app.inject({ method: 'POST', url: '/detect', payload: { text: 'hi' }, remoteAddress: '10.0.0.7' })
+  t.equal(other.statusCode, 200)
+  // The API is not limited by this setting.
+  for (let i = 0; i < 5; i++) t.equal((await client(limited.app).get('/campaign/')).status, 200)
+
+  const loopback = await build(t, { RATE_LIMIT_DETECT_MAX: 3 })
+  for (let i = 0; i < 6; i++) t.equal((await detect(loopback.app)).status, 200, 'loopback is not throttled')
+  const remote = () => loopback.app.inject({ method: 'POST', url: '/detect', payload: { text: 'hi' }, remoteAddress: '192.0.2.1' })
+  for (let i = 0; i < 3; i++) await remote()
+  t.equal((await remote()).statusCode, 429, 'a remote client is')
+})
+
+t.test('failed authentications are limited per client (key guessing); missing keys are not counted', async (t) => {
+  const { app } = await build(t, { AUTH_FAILURE_MAX: 3 })
+  const api = client(app)
+  for (let i = 0; i < 5; i++) t.equal((await api.get('/campaign/', {})).status, 401, 'no key: 401, not counted')
+  const guess = (key: string, remoteAddress = '198.51.100.4') =>
+    app.inject({ url: '/api/v1/campaign/', headers: { authorization: `Bearer ${key}` }, remoteAddress })
+  for (let i = 0; i < 3; i++) t.equal((await guess(String(i).repeat(40))).statusCode, 401)
+  const locked = await guess(ADMIN_KEY)
+  t.equal(locked.statusCode, 429, 'even a right key is refused from a locked-out client')
+  t.match(locked.json(), { code: 'TOO_MANY_AUTH_FAILURES', message: /retry in \d+ s/ })
+  t.ok(Number(locked.headers['retry-after']) > 0)
+  t.equal((await guess(ADMIN_KEY, '198.51.100.5')).statusCode, 200, 'other clients are unaffected')
+  t.equal((await api.get('/campaign/', admin)).status, 200)
+})
+
+t.test('a saturated event loop sheds load with 503 and Retry-After, then recovers', async (t) => {
+  const { app } = await build(t, { MAX_EVENT_LOOP_DELAY_MS: 100 })
+  const api = client(app)
+  t.equal((await api.get('/campaign/')).status, 200)
+  const busyUntil = Date.now() + 1500
+  while (Date.now() < busyUntil) {
+    // Block the event loop, as a CPU-bound burst would.
+  }
+  // Let the overdue sampling timer run (it fires before this one), then ask at once.
+  await new Promise((resolve) => setTimeout(resolve, 1))
+  const shed = await api.get('/campaign/')
+  t.equal(shed.status, 503)
+  t.match(shed.body, { code: 'UNDER_PRESSURE', message: 'Server is overloaded (eventLoopDelay); retry in 5 s' })
+  t.equal(shed.headers['retry-after'], '5')
+  let recovered = shed.status
+  for (let i = 0; i < 50 && recovered !== 200; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    recovered = (await api.get('/campaign/')).status
+  }
+  t.equal(recovered, 200, 'answers again once the loop is free')
+})
+
+t.test('a client that sends half a request is disconnected after CONNECTION_TIMEOUT_MS', async (t) => {
+  const { app } = await build(t, { CONNECTION_TIMEOUT_MS: 300 })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  const started = Date.now()
+  const closedAfter = await new Promise<number>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write('POST /detect HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"te'))
+    socket.on('close', () => resolve(Date.now() - started))
+    socket.on('error', () => {})
+    setTimeout(() => reject(new Error('still open after 5 s')), 5000).unref()
+  })
+  t.ok(closedAfter >= 250 && closedAfter < 3000, `closed after ${closedAfter} ms`)
+  t.equal((await client(app).get('/health', {})).status, 200, 'the server still answers')
+})
