@@ -1,6 +1,6 @@
 // Builds the application: configuration, third-party plugins, then our own, in dependency order.
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import { loadConfig, type Config } from './lib/config.js'
+import { listSetting, loadConfig, type Config } from './lib/config.js'
 import type { Database } from './lib/database.js'
 import configPlugin from './plugins/config.js'
 import errors from './plugins/errors.js'
@@ -31,6 +31,8 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
     // Slow clients: an idle socket is closed, and a request must arrive whole within the limit.
     connectionTimeout: config.CONNECTION_TIMEOUT_MS,
     requestTimeout: config.REQUEST_TIMEOUT_MS,
+    // X-Forwarded-For is believed only from these addresses (rate limits key on the client address).
+    trustProxy: listSetting(config.TRUST_PROXY),
   })
   await app.register(configPlugin, { config })
   await app.register(errors)

@@ -2,8 +2,11 @@
 // above it) from any read resource, whatever location parameters are sent; writes outside are 403,
 // detail reads outside are 404.
 import t from 'tap'
+import { sql } from 'kysely'
 import { build, alice } from './helper.js'
 import { client } from './api.js'
+import { resources } from '../resources/index.js'
+import type { Resource } from '../lib/resource.js'
 
 type Api = ReturnType<typeof client>
 type Row = Record<string, unknown>
@@ -139,4 +142,95 @@ t.test('a user responsible for province A gets nothing of province B or the root
   t.equal((await asAlice.patch(`/date_datapoint/${aDate.id}/`, { location_id: w.b1 })).status, 403, 'nor move a row out')
   t.equal((await asAlice.post('/date_datapoint/', { indicator_id: w.cases, location_id: w.a1, data_date: '2016-01-01', value: 1 })).status, 201)
   t.equal((await asAlice.delete(`/date_datapoint/${aDate.id}/`)).status, 403, 'only superusers delete')
+})
+
+t.test('access-control matrix: every resource and method, for anonymous, a wrong key, a restricted user and a superuser', async (t) => {
+  // Hundreds of wrong keys from one address would (rightly) lock it out: test/protection.test.ts.
+  const { app, aliceId, db } = await build(t, { AUTH_FAILURE_MAX: 100_000 })
+  const api = client(app)
+  const w = await world(api)
+  t.equal((await api.post('/location_responsibility/', { user_id: aliceId, top_lvl_location_id: w.A })).status, 201)
+  // A row in every other resource too, so each one has a detail to read and delete.
+  const created = async (path: string, body: Row) => {
+    const res = await api.post(path, body)
+    if (res.status !== 201) throw new Error(`${path}: ${res.text}`)
+    return res.body.id as number
+  }
+  const tag = await created('/indicator_tag/', { tag_name: 'Polio' })
+  await created('/indicator_to_tag/', { indicator_id: w.n, indicator_tag_id: tag })
+  await created('/calculated_indicator_component/', { indicator_id: w.lpd, indicator_component_id: w.n, calculation: 'PART_TO_BE_SUMMED' })
+  await created('/custom_chart/', { uuid: 'chart-1', title: 'chart', chart_json: { type: 'table' } })
+  await created('/dashboard/', { title: 'board' })
+  await created('/user_group/', { user_id: aliceId, group_id: await created('/group/', { name: 'viewers' }) })
+  await created('/doc_detail/', { doc_detail_type_id: await created('/doc_detail_type/', { name: 'status' }), document_id: w.campaignDoc, doc_detail_value: 'ok' })
+  const asAlice = client(app, alice)
+  const permitted = new Set([w.A, w.a1])
+  const params: Record<string, number> = { indicator__in: w.n, campaign__in: w.C, document_id: w.campaignDoc, campaign_id: w.C, user_id: aliceId }
+  const listUrl = (r: Resource) => `/api/v1/${r.name}/?${r.GET_params_required.map((p) => `${p}=${params[p]}`).join('&')}`
+  const firstRow = async (r: Resource) => withId(r, (await api.get(listUrl(r))).body.objects?.[0] as Row | undefined)
+  // geo's list shows features by location; its rows (polygons) have their own ids.
+  const withId = async (r: Resource, row: Row | undefined) =>
+    row && row.id === undefined
+      ? { ...row, id: (await sql<{ id: number }>`select id from ${sql.table(r.table!)} where location_id = ${row.location_id}`.execute(db)).rows[0].id }
+      : row
+  const rowKey = (_r: Resource, row: Row) => row.id
+  const outside = (r: Resource, row: Row) => r.location_column !== undefined && !permitted.has(row[r.location_column] as number)
+  let checked = 0
+
+  for (const r of resources) {
+    const row = r.kind === 'model' ? await firstRow(r) : undefined
+    const detail = `/api/v1/${r.name}/${row ? rowKey(r, row) : 1}/`
+    const requests: Array<[string, string]> = [['GET', listUrl(r)], ['GET', `/api/v1/${r.name}/schema/`], ['POST', `/api/v1/${r.name}/`], ['PUT', detail], ['PATCH', detail], ['DELETE', detail], ['GET', detail]]
+    for (const [method, url] of requests) {
+      for (const [who, headers] of [['anonymous', {}], ['a wrong key', { authorization: `Bearer ${'0'.repeat(40)}` }]] as const) {
+        const res = await app.inject({ method: method as 'GET', url, headers, payload: method === 'GET' ? undefined : {} })
+        t.equal(res.statusCode, 401, `${who}: ${method} ${url}`)
+        checked++
+      }
+    }
+
+    // The restricted user: reads inside the subtree only, never a delete.
+    t.equal((await asAlice.get(`/api/v1/${r.name}/schema/`)).status, 200, `alice: ${r.name} schema`)
+    const list = await asAlice.get(listUrl(r))
+    t.equal(list.status, 200, `alice: ${r.name} list`)
+    const leaked = ((list.body.objects ?? []) as Row[]).filter((o) => outside(r, o))
+    t.same(leaked, [], `alice: ${r.name} list holds nothing outside A`)
+    checked += 2
+    if (r.kind !== 'model') continue
+    if (row) {
+      const read = await asAlice.get(detail)
+      t.equal(read.status, outside(r, row) ? 404 : 200, `alice: ${r.name} detail ${outside(r, row) ? 'outside' : 'inside'} her subtree`)
+      const denied = await asAlice.delete(detail)
+      if (r.methods.detail.includes('DELETE')) {
+        t.equal(denied.status, 403, `alice: DELETE ${r.name}`)
+        t.equal(denied.body.message, 'Only a superuser may delete')
+      } else t.equal(denied.status, 405, `${r.name} is read-only`)
+      checked += 2
+    }
+    if (r.write_requires_superuser) {
+      t.equal((await asAlice.post(`/api/v1/${r.name}/`, {})).status, 403, `alice: POST ${r.name} needs a superuser`)
+      checked++
+    }
+    // The superuser reads everything.
+    t.equal((await api.get(listUrl(r))).status, 200, `admin: ${r.name} list`)
+    if (row) t.equal((await api.get(detail)).status, 200, `admin: ${r.name} detail`)
+    checked += 2
+  }
+
+  // The superuser deletes a row of every model resource that still has one (cascades may have taken some).
+  let deleted = 0
+  // Dependents first; the last row, so that `admin` (the first user) stays.
+  for (const r of resources.filter((r) => r.kind === 'model' && r.methods.detail.includes('DELETE')).reverse()) {
+    const rows = await Promise.all((((await api.get(listUrl(r))).body.objects ?? []) as Row[]).map((o) => withId(r, o)))
+    const row = rows.sort((a, b) => Number(b!.id) - Number(a!.id))[0]
+    if (!row) {
+      t.comment(`${r.name}: no row left`)
+      continue
+    }
+    const res = await api.delete(`/api/v1/${r.name}/${rowKey(r, row)}/?cascade=true`)
+    t.equal(res.status, 204, `admin: DELETE ${r.name}/${rowKey(r, row)}`, res.status === 204 ? {} : { body: res.text })
+    deleted++
+  }
+  t.ok(deleted >= 19, `the superuser deleted rows of ${deleted} resources`)
+  t.ok(checked > 400, `${checked} access checks`)
 })

@@ -102,3 +102,18 @@ t.test('a client that sends half a request is disconnected after CONNECTION_TIME
   t.ok(closedAfter >= 250 && closedAfter < 3000, `closed after ${closedAfter} ms`)
   t.equal((await client(app).get('/health', {})).status, 200, 'the server still answers')
 })
+
+t.test('TRUST_PROXY: behind a named proxy, limits count each forwarded client apart', async (t) => {
+  const { app } = await build(t, { AUTH_FAILURE_MAX: 2, TRUST_PROXY: '127.0.0.1' })
+  const guess = (client: string) =>
+    app.inject({ url: '/api/v1/campaign/', headers: { authorization: `Bearer ${'9'.repeat(40)}`, 'x-forwarded-for': client } })
+  for (let i = 0; i < 2; i++) t.equal((await guess('198.51.100.20')).statusCode, 401)
+  t.equal((await guess('198.51.100.20')).statusCode, 429, 'the guessing client is locked out')
+  t.equal((await guess('198.51.100.21')).statusCode, 401, 'another client behind the same proxy is not')
+
+  const direct = await build(t, { AUTH_FAILURE_MAX: 2 })
+  const spoof = (client: string) =>
+    direct.app.inject({ url: '/api/v1/campaign/', headers: { authorization: `Bearer ${'9'.repeat(40)}`, 'x-forwarded-for': client } })
+  for (let i = 0; i < 2; i++) await spoof(`203.0.113.${i}`)
+  t.equal((await spoof('203.0.113.99')).statusCode, 429, 'without a trusted proxy, X-Forwarded-For cannot dodge the limit')
+})
