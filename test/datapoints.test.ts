@@ -408,3 +408,19 @@ t.test('41. doc_datapoint by document; date_datapoint /schema', async (t) => {
   t.same(schema.body.GET_params_required, ['indicator__in'])
   t.same(schema.body.allowed_methods, ['GET', 'POST', 'PATCH', 'DELETE'])
 })
+
+t.test('concurrent first data entries: each 201, or 409 for the same key; never a 500 (found by bench/soak)', async (t) => {
+  const { app } = await build(t)
+  const api = client(app)
+  const { campaign, indicator } = await smallWorld(api.post)
+  const type = (await api.get('/location_type/')).body.objects[0].id
+  const locations: number[] = []
+  for (let i = 0; i < 12; i++) locations.push((await api.post('/location/', { name: `P${i}`, location_code: `P${i}`, location_type_id: type })).body.id)
+  // The first entries race to create the Data Entry submission.
+  const distinct = await Promise.all(locations.map((location_id, i) => api.post('/campaign_datapoint/', { indicator_id: indicator, location_id, campaign_id: campaign, value: i })))
+  t.same(distinct.map((r) => r.status), locations.map(() => 201), distinct.find((r) => r.status !== 201)?.text ?? 'all created')
+  const same = await Promise.all(Array.from({ length: 6 }, (_, i) => api.post('/campaign_datapoint/', { indicator_id: indicator, location_id: locations[0], campaign_id: campaign, value: 100 + i })))
+  t.same(same.map((r) => r.status), same.map(() => 409), 'the key exists: 409 for each')
+  const values = await api.get(`/campaign_datapoint/?indicator__in=${indicator}&campaign__in=${campaign}&location_id__in=${locations.join(',')}`)
+  t.same(values.body.objects.map((o: { value: number }) => o.value).sort((a: number, b: number) => a - b), locations.map((_, i) => i))
+})

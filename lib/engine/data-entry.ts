@@ -4,6 +4,9 @@ import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 
 export async function dataEntrySubmission(db: Kysely<DB>): Promise<number> {
+  const existing = () =>
+    sql<{ id: number }>`select s.id from source_submission s join source_doc d on d.id = s.document_id
+      where d.guid = 'data-entry' and s.instance_guid = 'data-entry'`.execute(db)
   const { rows } = await sql<{ id: number }>`
     with doc as (select id from source_doc where guid = 'data-entry'),
     created as (
@@ -14,7 +17,10 @@ export async function dataEntrySubmission(db: Kysely<DB>): Promise<number> {
     select id from created
     union all
     select s.id from source_submission s join doc on s.document_id = doc.id where s.instance_guid = 'data-entry'`.execute(db)
-  return rows[0].id
+  if (rows.length) return rows[0].id
+  // A concurrent first entry created it while this statement waited: its snapshot predates that
+  // row, so the conflict returns nothing and the select cannot see it. A new statement does.
+  return (await existing()).rows[0].id
 }
 
 /** The unique key of a raw campaign datapoint (ingestion §5.3). */
