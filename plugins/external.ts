@@ -30,7 +30,11 @@ export default fp(
       },
     })
     // https://github.com/fastify/fastify-swagger-ui — UI at /documentation, JSON at /documentation/json.
-    await app.register(swaggerUi, { routePrefix: '/documentation', staticCSP: true })
+    await app.register(swaggerUi, {
+      routePrefix: '/documentation',
+      staticCSP: true,
+      transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/, ''),
+    })
   },
   { name: 'external', dependencies: ['config'] },
 )

@@ -24,7 +24,9 @@ export default fp(
     const config = app.config
     // https://github.com/fastify/fastify-helmet — the usual headers on every answer. The swagger UI
     // pages bring their own content-security-policy (staticCSP in plugins/external.ts).
-    await app.register(helmet, { global: true })
+    // TLS ends in front of the service (SECURITY.md): no upgrade-insecure-requests, which would send
+    // the docs page's own assets to https on a plain-HTTP deployment.
+    await app.register(helmet, { global: true, contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } })
 
     // https://github.com/fastify/fastify-rate-limit — off by default; a route opts in with
     // `config: { rateLimit: … }`. Loopback (the benchmarks, a co-located service) is on the allow list

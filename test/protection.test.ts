@@ -14,10 +14,12 @@ t.test('helmet headers on every answer; the API docs page keeps its own CSP', as
     t.equal(res.headers['x-frame-options'], 'SAMEORIGIN', `${path}: frame options`)
     t.ok(res.headers['strict-transport-security'], `${path}: HSTS`)
     t.match(String(res.headers['content-security-policy']), /default-src 'self'/, `${path}: CSP`)
+    t.notMatch(String(res.headers['content-security-policy']), /upgrade-insecure-requests/, `${path}: plain HTTP keeps working`)
   }
   const docs = await app.inject({ url: '/documentation/' })
   t.equal(docs.statusCode, 200)
   t.match(String(docs.headers['content-security-policy']), /img-src 'self' data: validator\.swagger\.io/, 'swagger UI: its own policy')
+  t.notMatch(String(docs.headers['content-security-policy']), /upgrade-insecure-requests/, 'its assets load over plain HTTP')
   t.equal((await api.get('/documentation/json')).status, 200)
 })
 
