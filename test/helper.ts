@@ -137,7 +137,10 @@ export async function build(test: { teardown(fn: () => unknown): void }, config:
   const app = await buildApp({
     database,
     logger: config.LOG_LEVEL ? { level: config.LOG_LEVEL } : false,
-    config: { DATA_DIR: join(ROOT, '.data', 'test'), ...config },
+    // Load shedding off unless a test asks for it (test/protection.test.ts): PGlite runs inside this
+    // process, so a long statement under a busy parallel run is event-loop lag, and a 503 from it
+    // would make unrelated scenarios fail by timing.
+    config: { DATA_DIR: join(ROOT, '.data', 'test'), MAX_EVENT_LOOP_DELAY_MS: 0, ...config },
   })
   await app.ready()
   await app.detection.ready

@@ -221,7 +221,9 @@ t.test('access-control matrix: every resource and method, for anonymous, a wrong
   let deleted = 0
   // Dependents first; the last row, so that `admin` (the first user) stays.
   for (const r of resources.filter((r) => r.kind === 'model' && r.methods.detail.includes('DELETE')).reverse()) {
-    const rows = await Promise.all((((await api.get(listUrl(r))).body.objects ?? []) as Row[]).map((o) => withId(r, o)))
+    const list = await api.get(listUrl(r))
+    t.equal(list.status, 200, `admin: ${r.name} list before the delete`)
+    const rows = await Promise.all(((list.body.objects ?? []) as Row[]).map((o) => withId(r, o)))
     const row = rows.sort((a, b) => Number(b!.id) - Number(a!.id))[0]
     if (!row) {
       t.comment(`${r.name}: no row left`)
