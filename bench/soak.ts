@@ -1,6 +1,6 @@
 // `npm run bench:soak`: mixed load for BENCH_SECONDS (default 60) against one server on PostgreSQL:
 // reads, writes, uploads with their transform, and /detect, from 50 concurrent clients (the
-// connection count at which the other benchmarks saturate this machine). It reports status counts,
+// connection count of the other benchmarks; no search for the saturation point). It reports status counts,
 // latency, the server's RSS before and after, and checks afterwards that every 201 is in the database.
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -62,17 +62,17 @@ interface Outcome {
 const TEXTS = ['have a great day', 'you are an idiot', 'the vaccination round starts monday', 'shut up, loser', 'thanks for the update 🙏']
 
 /** One operation, chosen by weight: 60 % reads, 20 % writes, 5 % uploads, 15 % /detect. */
-async function operation(world: World, random: () => number, created: { campaignTypes: number[]; documents: number[] }, n: number): Promise<Outcome[]> {
+async function operation(world: World, random: () => number, created: { campaignTypes: number[]; documents: number[] }, n: number): Promise<Outcome> {
   const pick = random()
   const started = performance.now()
   const done = (kind: string, status: number) => ({ kind, status, ms: performance.now() - started })
-  if (pick < 0.2) return [done('read: campaign detail', (await call('GET', `/api/v1/campaign/${world.campaign}/`)).status)]
-  if (pick < 0.4) return [done('read: indicator list', (await call('GET', `/api/v1/indicator/?id__in=${world.indicators.join(',')}`)).status)]
-  if (pick < 0.6) return [done('read: campaign_datapoint', (await call('GET', `/api/v1/campaign_datapoint/?indicator__in=${world.indicators.join(',')}&campaign__in=${world.campaign}&location_id=${world.root}&location_depth=1`)).status)]
+  if (pick < 0.2) return done('read: campaign detail', (await call('GET', `/api/v1/campaign/${world.campaign}/`)).status)
+  if (pick < 0.4) return done('read: indicator list', (await call('GET', `/api/v1/indicator/?id__in=${world.indicators.join(',')}`)).status)
+  if (pick < 0.6) return done('read: campaign_datapoint', (await call('GET', `/api/v1/campaign_datapoint/?indicator__in=${world.indicators.join(',')}&campaign__in=${world.campaign}&location_id=${world.root}&location_depth=1`)).status)
   if (pick < 0.7) {
     const r = await call('POST', '/api/v1/campaign_type/', { name: `soak ${process.pid} ${n}` })
     if (r.status === 201) created.campaignTypes.push(r.json.id as number)
-    return [done('write: POST campaign_type', r.status)]
+    return done('write: POST campaign_type', r.status)
   }
   if (pick < 0.8) {
     const location = world.locations[Math.floor(random() * world.locations.length)]
@@ -83,22 +83,22 @@ async function operation(world: World, random: () => number, created: { campaign
       const existing = await call('GET', `/api/v1/campaign_datapoint/?indicator__in=${indicator}&campaign__in=${world.campaign}&location_id__in=${location}`)
       const row = (existing.json.objects as Array<{ id: number }> | undefined)?.[0]
       const patched = row ? (await call('PATCH', `/api/v1/campaign_datapoint/${row.id}/`, { value: n })).status : 0
-      return [done('write: PATCH campaign_datapoint', patched)]
+      return done('write: PATCH campaign_datapoint', patched)
     }
-    return [done('write: POST campaign_datapoint', r.status)]
+    return done('write: POST campaign_datapoint', r.status)
   }
   if (pick < 0.85) {
     const rows = world.locations.map((_, i) => `March,D${i},${world.indicators.map(() => Math.floor(random() * 1000)).join(',')}`)
     const csv = [`campaign,geocode,${world.indicators.map((_, i) => `i${i}`).join(',')}`, ...rows].join('\n')
     const upload = await call('POST', '/api/v1/document/', { doc_title: `soak-${n}.csv`, file_type: 'campaign', docfile: Buffer.from(csv).toString('base64') })
-    if (upload.status !== 201) return [done('upload: POST document', upload.status)]
+    if (upload.status !== 201) return done('upload: POST document', upload.status)
     created.documents.push(upload.json.id as number)
     const transform = await call('GET', `/api/v1/transform_upload/?document_id=${upload.json.id}`)
-    return [done('upload: POST document + transform_upload', transform.status)]
+    return done('upload: POST document + transform_upload', transform.status)
   }
   const res = await fetch(`${base}/detect`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: TEXTS[n % TEXTS.length] }) })
   await res.arrayBuffer()
-  return [done('detect', res.status)]
+  return done('detect', res.status)
 }
 
 const scratch = await scratchDatabase(adminUrl, 'rhizome_soak')
@@ -118,7 +118,7 @@ try {
   const until = started + seconds * 1000
   await Promise.all(Array.from({ length: connections }, async (_, c) => {
     const random = prng(c + 1)
-    for (let n = 0; Date.now() < until; n++) outcomes.push(...(await operation(world, random, created, c * 1_000_000 + n)))
+    for (let n = 0; Date.now() < until; n++) outcomes.push(await operation(world, random, created, c * 1_000_000 + n))
   }))
   const elapsed = (Date.now() - started) / 1000
   const rssAfter = rssKiB(server.pid!)

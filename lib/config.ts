@@ -4,6 +4,9 @@ import { Value } from '@sinclair/typebox/value'
 
 const Integer = (def: number, minimum = 0) => Type.Integer({ default: def, minimum })
 
+/** 256 MiB: also the limit for files read back after they were accepted (lib/ingest/files.ts). */
+export const XLSX_MAX_UNCOMPRESSED_DEFAULT = 268_435_456
+
 export const ConfigSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   HOST: Type.String({ default: '127.0.0.1' }),
@@ -34,7 +37,7 @@ export const ConfigSchema = Type.Object({
   MAX_EVENT_LOOP_DELAY_MS: Integer(1_000),
   CONNECTION_TIMEOUT_MS: Integer(60_000),
   REQUEST_TIMEOUT_MS: Integer(120_000),
-  XLSX_MAX_UNCOMPRESSED_BYTES: Integer(268_435_456, 1),
+  XLSX_MAX_UNCOMPRESSED_BYTES: Integer(XLSX_MAX_UNCOMPRESSED_DEFAULT, 1),
 })
 
 export type Config = Static<typeof ConfigSchema>

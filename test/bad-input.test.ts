@@ -2,15 +2,13 @@
 // route family. Each one must get a 4xx whose message names the problem, never a 5xx or a stack
 // trace, and must leave every table's row count as it was.
 import ExcelJS from 'exceljs'
-import { sql, type Kysely } from 'kysely'
 import t from 'tap'
-import { admin, alice, build } from './helper.js'
+import { admin, alice, build, rowCounts } from './helper.js'
 import { client } from './api.js'
 import { smallWorld } from './fixtures.js'
 import { makeZip } from './zip.js'
 import { byName } from '../plugins/dispatcher.js'
 import type { ColumnMeta } from '../lib/columns.js'
-import type { DB } from '../schemas/index.js'
 
 interface Case {
   name: string
@@ -28,15 +26,6 @@ const JSON_TYPE = { 'content-type': 'application/json' }
 const json = (value: unknown) => JSON.stringify(value)
 const base64 = (bytes: Buffer | string) => Buffer.from(bytes).toString('base64')
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-
-/** Every table's row count, in one statement. */
-async function rowCounts(db: Kysely<DB>): Promise<Record<string, number>> {
-  const { rows: tables } = await sql<{ name: string }>`select tablename as name from pg_tables
-    where schemaname = current_schema() order by 1`.execute(db)
-  const parts = tables.map(({ name }) => `select '${name}' as name, count(*)::int as n from "${name}"`)
-  const { rows } = await sql.raw<{ name: string; n: number }>(parts.join(' union all ')).execute(db)
-  return Object.fromEntries(rows.map((r) => [r.name, r.n]))
-}
 
 /** A value of the wrong type for a column, with the reason the API must give. */
 function wrongValues(meta: ColumnMeta): Array<[unknown, RegExp]> {

@@ -3,13 +3,12 @@
 import { createServer, connect, type Server, type Socket } from 'node:net'
 import pg from 'pg'
 import t from 'tap'
-import { sql, type Kysely } from 'kysely'
-import { build, engine, eventually } from './helper.js'
+import { sql } from 'kysely'
+import { build, engine, eventually, rowCounts } from './helper.js'
 import { client } from './api.js'
-import { smallWorld } from './fixtures.js'
+import { halfWayUpload } from './fixtures.js'
 import { buildApp } from '../app.js'
 import { createDatabase } from '../lib/database.js'
-import type { DB } from '../schemas/index.js'
 
 if (engine !== 'postgres') {
   t.comment('fault injection needs a PostgreSQL server (DATABASE_URL); PGlite runs in this process')
@@ -17,23 +16,11 @@ if (engine !== 'postgres') {
 } else {
   const url = process.env.DATABASE_URL!
 
-  async function counts(db: Kysely<DB>) {
-    const tables = ['source_submission', 'source_object_map', 'doc_object_map', 'doc_datapoint', 'datapoint', 'agg_datapoint', 'datapoint_with_computed']
-    const result: Record<string, number> = {}
-    for (const table of tables) result[table] = (await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)}`.execute(db)).rows[0].n
-    return result
-  }
-
   t.test('the connection killed in the middle of transform_upload: a clean failure, nothing written, the server goes on', async (t) => {
     const { app, db } = await build(t)
     const api = client(app)
-    const { location, campaign, indicator } = await smallWorld(api.post)
-    for (const [content_type, code, id] of [['location', 'G0', location], ['campaign', 'C', campaign], ['indicator', 'n', indicator]] as const) {
-      await api.post('/source_object_map/', { content_type, source_object_code: code, master_object_id: id })
-    }
-    const rows = Array.from({ length: 3000 }, (_, i) => `C,G${i},${i}`)
-    const doc = (await api.post('/document/', { docfile: Buffer.from(['campaign,geocode,n', ...rows].join('\n')).toString('base64'), doc_title: 'big.csv', file_type: 'campaign' })).body.id
-    const before = await counts(db)
+    const doc = await halfWayUpload(api.post)
+    const before = await rowCounts(db)
     // Half-way through the rows the transaction waits, so a second connection can kill it there.
     await sql.raw(`create function pause_half_way() returns trigger language plpgsql as $$
       begin if new.row_number = 1500 then perform pg_sleep(30); end if; return new; end $$`).execute(db)
@@ -56,7 +43,7 @@ if (engine !== 'postgres') {
     const failed = await transform
     t.equal(failed.status, 503)
     t.same(failed.body, { statusCode: 503, error: 'Service Unavailable', code: 'DATABASE_UNAVAILABLE', message: 'Database unavailable' })
-    t.same(await counts(db), before, 'no partial rows remain')
+    t.same(await rowCounts(db), before, 'no partial rows remain')
     await sql.raw('drop trigger pause_half_way on source_submission').execute(db)
     t.equal((await api.get('/campaign/')).status, 200, 'the server keeps answering')
     const again = await api.get(`/transform_upload/?document_id=${doc}`)

@@ -86,3 +86,17 @@ export async function smallWorld(post: Post) {
   const indicator = (await post('/indicator/', { name: 'n', short_name: 'n', data_format: 'int' })).body.id
   return { location, campaign, indicator }
 }
+
+/**
+ * A mapped small world and an uploaded, untransformed 3,000-row campaign file (one mapped row): the
+ * submissions are written in three batches, so a fault at row 1,500 strikes half-way through.
+ */
+export async function halfWayUpload(post: Post): Promise<number> {
+  const { location, campaign, indicator } = await smallWorld(post)
+  for (const [content_type, code, id] of [['location', 'G0', location], ['campaign', 'C', campaign], ['indicator', 'n', indicator]] as const) {
+    await post('/source_object_map/', { content_type, source_object_code: code, master_object_id: id })
+  }
+  const rows = Array.from({ length: 3000 }, (_, i) => `C,G${i},${i}`)
+  const csv = Buffer.from(['campaign,geocode,n', ...rows].join('\n'))
+  return (await post('/document/', { docfile: csv.toString('base64'), doc_title: 'big.csv', file_type: 'campaign' })).body.id
+}

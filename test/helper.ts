@@ -157,3 +157,11 @@ export async function eventually<T>(probe: () => Promise<T>, done: (value: T) =>
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
 }
+
+/** Every table's row count, in one statement: "nothing was written" is this, unchanged. */
+export async function rowCounts(db: Kysely<DB>): Promise<Record<string, number>> {
+  const tables = await TABLES_IN_DELETE_ORDER(db)
+  const parts = tables.map((name) => sql`select ${name} as name, count(*)::int as n from ${sql.table(name)}`)
+  const { rows } = await sql<{ name: string; n: number }>`${sql.join(parts, sql` union all `)}`.execute(db)
+  return Object.fromEntries(rows.map((r) => [r.name, r.n]))
+}

@@ -1,4 +1,7 @@
 // acceptance.md B 43–55 and E 72–90: upload, transform, refresh master, mappings and document results.
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { parse } from 'csv-parse/sync'
 import t from 'tap'
 import { admin, build, hasSharedData } from './helper.js'
 import { client } from './api.js'
@@ -117,7 +120,6 @@ t.test('44. transform_upload of a campaign file', { skip }, async (t) => {
   // 93. the raw file back
   const raw = await api.get(`/source_submission/?document_id=${id}&format=csv`)
   t.equal(raw.headers['content-type'], 'text/csv; charset=utf-8')
-  const { parse } = await import('csv-parse/sync')
   const parsed = parse(raw.text) as string[][]
   const original = parse(fixtureBytes('eoc_post_campaign.csv'), { record_delimiter: ['\r\n', '\n', '\r'], relax_column_count: true }) as string[][]
   t.same(parsed[0], original[0].map((h) => h.trim()), 'the 16 original column names, in file order')
@@ -385,8 +387,6 @@ t.test('90. deleting a document: dependents, cascade, recompute, protected Data 
   t.equal((await db.selectFrom('source_submission').select('id').where('document_id', '=', id).execute()).length, 0)
   t.equal((await db.selectFrom('datapoint').select('id').execute()).length, 0)
   t.equal(await dwc(164, 12907, 99), undefined, 'campaign 99 was recomputed')
-  const { existsSync } = await import('node:fs')
-  const { join } = await import('node:path')
   t.notOk(existsSync(join(app.config.DATA_DIR, docfile)), 'the stored file is removed')
   const protectedDoc = await api.delete('/document/1/')
   t.match(protectedDoc.body, { statusCode: 409, code: 'PROTECTED', message: 'The Data Entry document cannot be deleted' })

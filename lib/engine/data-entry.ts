@@ -4,23 +4,17 @@ import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 
 export async function dataEntrySubmission(db: Kysely<DB>): Promise<number> {
-  const existing = () =>
-    sql<{ id: number }>`select s.id from source_submission s join source_doc d on d.id = s.document_id
-      where d.guid = 'data-entry' and s.instance_guid = 'data-entry'`.execute(db)
-  const { rows } = await sql<{ id: number }>`
-    with doc as (select id from source_doc where guid = 'data-entry'),
-    created as (
-      insert into source_submission (document_id, instance_guid, row_number, submission_json, process_status)
-      select id, 'data-entry', 0, '{}'::jsonb, 'PROCESSED' from doc
-      on conflict (document_id, instance_guid) do nothing
-      returning id)
-    select id from created
-    union all
-    select s.id from source_submission s join doc on s.document_id = doc.id where s.instance_guid = 'data-entry'`.execute(db)
-  if (rows.length) return rows[0].id
-  // A concurrent first entry created it while this statement waited: its snapshot predates that
-  // row, so the conflict returns nothing and the select cannot see it. A new statement does.
-  return (await existing()).rows[0].id
+  const find = async () =>
+    (await sql<{ id: number }>`select s.id from source_submission s join source_doc d on d.id = s.document_id
+      where d.guid = 'data-entry' and s.instance_guid = 'data-entry'`.execute(db)).rows[0]?.id
+  const found = await find()
+  if (found !== undefined) return found
+  await sql`insert into source_submission (document_id, instance_guid, row_number, submission_json, process_status)
+    select id, 'data-entry', 0, '{}'::jsonb, 'PROCESSED' from source_doc where guid = 'data-entry'
+    on conflict (document_id, instance_guid) do nothing`.execute(db)
+  // A separate statement: if a concurrent first entry created the row while the insert waited, only a
+  // snapshot taken after the insert can see it.
+  return (await find())!
 }
 
 /** The unique key of a raw campaign datapoint (ingestion §5.3). */
