@@ -1,5 +1,6 @@
 // `npm run bench:api`: req/s and p99 of GET /api/v1/campaign/<pk>/ and GET /api/v1/indicator/?id__in=<10 ids>
-// on PGlite and on PostgreSQL, next to a bare Fastify hello-world, all on loopback, each run 10 s.
+// on PGlite and on PostgreSQL (and the detail GET once more with the detail cache off), next to a bare
+// Fastify hello-world, all on loopback, each run 10 s.
 // PostgreSQL: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres); a scratch
 // database is created and dropped.
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -24,14 +25,13 @@ async function seed(port: number) {
   return { campaign: campaign.id, indicators: indicators.slice(10, 20) }
 }
 
-async function appRounds(label: string, env: Record<string, string | undefined>, port: number): Promise<Round[]> {
+async function appRounds(label: string, env: Record<string, string | undefined>, port: number, { list = true } = {}): Promise<Round[]> {
   const server = await startServer(['dist/server.js'], { ...env, ADMIN_API_KEY: KEY, DEMO_DATA: '0' }, port)
   try {
     const { campaign, indicators } = await seed(port)
-    return [
-      await round(`${label}: GET /api/v1/campaign/<pk>/`, `http://127.0.0.1:${port}/api/v1/campaign/${campaign}/`, auth, seconds),
-      await round(`${label}: GET /api/v1/indicator/?id__in=<10 ids>`, `http://127.0.0.1:${port}/api/v1/indicator/?id__in=${indicators.join(',')}`, auth, seconds),
-    ]
+    const rounds = [await round(`${label}: GET /api/v1/campaign/<pk>/`, `http://127.0.0.1:${port}/api/v1/campaign/${campaign}/`, auth, seconds)]
+    if (list) rounds.push(await round(`${label}: GET /api/v1/indicator/?id__in=<10 ids>`, `http://127.0.0.1:${port}/api/v1/indicator/?id__in=${indicators.join(',')}`, auth, seconds))
+    return rounds
   } finally {
     await stop(server)
   }
@@ -51,6 +51,14 @@ try {
   rounds.push(...(await appRounds('PostgreSQL', { DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-bench-')), DATABASE_URL: scratch.url }, 4002)))
 } finally {
   await scratch.close()
+}
+// The same without the detail cache: every detail GET reads the database.
+const uncachedScratch = await scratchDatabase(adminUrl, 'rhizome_bench_uncached')
+try {
+  const env = { DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-bench-')), DATABASE_URL: uncachedScratch.url, DETAIL_CACHE_ENTRIES: '0' }
+  rounds.push(...(await appRounds('PostgreSQL, DETAIL_CACHE_ENTRIES=0', env, 4003, { list: false })))
+} finally {
+  await uncachedScratch.close()
 }
 
 console.log(table(rounds))

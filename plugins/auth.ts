@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { findUserByKey, hashKey, parseAuthorization, touchKey, type AuthUser } from '../lib/auth.js'
 import { ApiError } from '../lib/errors.js'
+import { NotifiedCache } from '../lib/notified-cache.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,32 +29,13 @@ const tooManyFailures = (seconds: number) =>
 
 export default fp(
   async function auth(app: FastifyInstance) {
-    const cache = new Map<string, { user: AuthUser; at: number }>()
-    // Until the change listener is connected nothing is cached. `generation` moves on every drop, so a
-    // lookup that raced with a change is not cached.
-    let listening = false
-    let generation = 0
-    const drop = () => {
-      cache.clear()
-      generation++
-    }
-    const unlisten = await app.db.listen('rhizome_auth', drop, (connected) => {
-      // Changes made while nobody listened are unknown: start clean either way.
-      drop()
-      listening = connected
-    })
+    const cache = new NotifiedCache<AuthUser>({ maxEntries: 10_000, ttlMs: CACHE_TTL_MS })
+    const unlisten = await cache.listen(app.db, 'rhizome_auth')
     app.addHook('onClose', () => unlisten())
-    app.decorate('dropAuthCache', drop)
+    app.decorate('dropAuthCache', () => cache.drop())
 
     async function authenticate(credentials: { username?: string; key: string }): Promise<AuthUser | undefined> {
-      const hash = hashKey(credentials.key)
-      const hit = cache.get(hash)
-      let user = hit && Date.now() - hit.at < CACHE_TTL_MS ? hit.user : undefined
-      if (!user) {
-        const before = generation
-        user = await findUserByKey(app.db.db, credentials)
-        if (user && listening && generation === before) cache.set(hash, { user, at: Date.now() })
-      }
+      const user = await cache.remember(hashKey(credentials.key), () => findUserByKey(app.db.db, credentials))
       return user && (credentials.username === undefined || credentials.username === user.username) ? user : undefined
     }
 

@@ -16,10 +16,13 @@ import { parseBoolean, parseInteger, isInt32 } from '../lib/values.js'
 import type { Context, Method, Resource, Row } from '../lib/resource.js'
 import { resources } from '../resources/index.js'
 import { recomputeCampaign } from '../lib/engine/recompute.js'
+import { NotifiedCache } from '../lib/notified-cache.js'
 
 type UrlKind = 'list' | 'detail' | 'schema'
 const ALL_METHODS = ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'] as const
 const WRITES = new Set(['POST', 'PATCH', 'DELETE'])
+// A bound on staleness should a change ever not notify (a table without the sql/004 trigger).
+const DETAIL_CACHE_TTL_MS = 60_000
 
 export const byName = new Map<string, Resource>()
 for (const resource of resources) for (const name of [resource.name, ...resource.aliases]) byName.set(name, resource)
@@ -108,7 +111,24 @@ export default fp(
     const inTransaction = async <T>(ctx: Context, work: (ctx: Context) => Promise<T>) => {
       const result = await app.db.db.transaction().execute((trx) => work({ ...ctx, db: trx }))
       app.dropAuthCache()
+      details.drop()
       return result
+    }
+
+    /**
+     * Detail GETs answer from memory: the representation as sent, per resource, id and what the
+     * requester may see. Any change to any table empties the cache (sql/004 notifies; this process's
+     * own writes drop it before their response leaves), so a read never returns what a committed change
+     * replaced once the notification has arrived (decisions.md, "Detail cache").
+     */
+    const details = new NotifiedCache<string>({ maxEntries: app.config.DETAIL_CACHE_ENTRIES, ttlMs: DETAIL_CACHE_TTL_MS })
+    const unlisten = await details.listen(app.db, 'rhizome_data')
+    app.addHook('onClose', () => unlisten())
+    const cachedDetail = async (ctx: Context, id: number, reply: FastifyReply) => {
+      const { resource, user } = ctx
+      const scope = user.restricted && resource.location_column ? `location ${user.top_lvl_location_id}` : 'all'
+      const json = await details.remember(`${resource.name} ${id} ${scope}`, async () => JSON.stringify(await readDetail(ctx, id)))
+      return reply.type('application/json; charset=utf-8').send(json)
     }
 
     /**
@@ -205,7 +225,7 @@ export default fp(
       const encoding = encodingOf(request)
       switch (method) {
         case 'GET':
-          return id === undefined ? list(ctx, request, reply) : readDetail(ctx, id)
+          return id === undefined ? list(ctx, request, reply) : cachedDetail(ctx, id, reply)
         case 'POST': {
           const body = multipartBody(resource, request) ?? ensureObject(request.body)
           const legacyId = body.id

@@ -1,0 +1,57 @@
+// A cache that the database keeps honest: it forgets everything when a NOTIFY arrives on its channel
+// (triggers send them on every change, whoever makes it: this process, another instance, the CLI or
+// psql), and it caches nothing while that channel is not heard (before connecting, after a dropped
+// connection), since changes made then would go unnoticed.
+import type { Database } from './database.js'
+
+export interface NotifiedCacheOptions {
+  /** Entries kept at most; the oldest goes first. 0 disables the cache. */
+  maxEntries: number
+  /** An entry older than this is not used (a bound on staleness should a change not notify). */
+  ttlMs: number
+}
+
+export class NotifiedCache<V> {
+  readonly #entries = new Map<string, { value: V; at: number }>()
+  readonly #options: NotifiedCacheOptions
+  #listening = false
+  // Moves on at every drop: a value computed across a change is not stored.
+  #generation = 0
+
+  constructor(options: NotifiedCacheOptions) {
+    this.#options = options
+  }
+
+  /** Starts listening on `channel`; returns the function that stops. */
+  async listen(database: Database, channel: string): Promise<() => Promise<void>> {
+    return database.listen(channel, () => this.drop(), (listening) => {
+      // Changes made while nobody listened are unknown: start clean either way.
+      this.drop()
+      this.#listening = listening
+    })
+  }
+
+  /** Forgets every entry (this process wrote: its next read must see the change). */
+  drop(): void {
+    this.#entries.clear()
+    this.#generation++
+  }
+
+  /** The cached value of `key`, else `compute()`'s, stored unless a change raced with it. */
+  async remember(key: string, compute: () => Promise<V | undefined>): Promise<V | undefined> {
+    const hit = this.#entries.get(key)
+    if (hit && Date.now() - hit.at < this.#options.ttlMs) return hit.value
+    const before = this.#generation
+    const value = await compute()
+    if (value !== undefined && this.#listening && this.#generation === before && this.#options.maxEntries > 0) {
+      this.#entries.delete(key)
+      if (this.#entries.size >= this.#options.maxEntries) this.#entries.delete(this.#entries.keys().next().value!)
+      this.#entries.set(key, { value, at: Date.now() })
+    }
+    return value
+  }
+
+  get size(): number {
+    return this.#entries.size
+  }
+}

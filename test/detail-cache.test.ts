@@ -1,0 +1,144 @@
+// The detail cache (plugins/dispatcher.ts, lib/notified-cache.ts, sql/004): detail GETs answer from
+// memory, and every change to the database, whoever makes it, empties the cache.
+import t from 'tap'
+import { sql, type Kysely } from 'kysely'
+import type { DB } from '../schemas/index.js'
+import { alice, build, eventually } from './helper.js'
+import { client } from './api.js'
+import { smallWorld } from './fixtures.js'
+import { NotifiedCache } from '../lib/notified-cache.js'
+import type { Database } from '../lib/database.js'
+
+/** Changes `campaign.name` behind the server's back, without the trigger that tells it. */
+async function renameUnheard(db: Kysely<DB>, id: number, name: string) {
+  await sql`alter table campaign disable trigger campaign_data_changed`.execute(db)
+  try {
+    await db.updateTable('campaign').set({ name }).where('id', '=', id).execute()
+  } finally {
+    await sql`alter table campaign enable trigger campaign_data_changed`.execute(db)
+  }
+}
+
+t.test('every table notifies its changes (a table without the trigger would serve stale details)', async (t) => {
+  const { db } = await build(t)
+  const { rows } = await sql<{ table: string; notifies: boolean }>`
+    select c.relname as table, exists (
+      select 1 from pg_trigger g join pg_proc p on p.oid = g.tgfoid
+      where g.tgrelid = c.oid and p.proname = 'rhizome_data_changed' and g.tgenabled <> 'D') as notifies
+    from pg_class c
+    where c.relnamespace = current_schema()::regnamespace and c.relkind = 'r' and c.relname not like 'kysely_migration%'
+    order by 1`.execute(db)
+  t.ok(rows.length >= 25, `${rows.length} tables`)
+  t.same(rows.filter((r) => !r.notifies).map((r) => r.table), [], 'no table is missing the trigger')
+})
+
+t.test('a detail is served from memory until something changes', async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  const { campaign } = await smallWorld(api.post)
+  t.equal((await api.get(`/campaign/${campaign}/`)).body.name, 'C')
+
+  // Unheard by the server (trigger off): the cached representation is what it answers.
+  await renameUnheard(db, campaign, 'renamed unheard')
+  t.equal((await api.get(`/campaign/${campaign}/`)).body.name, 'C', 'answered from the cache')
+
+  // A change through the API is seen by the next read at once (the writer drops the cache).
+  t.equal((await api.patch(`/campaign/${campaign}/`, { name: 'patched' })).status, 200)
+  t.equal((await api.get(`/campaign/${campaign}/`)).body.name, 'patched')
+
+  // A change by anyone else (here: straight SQL) reaches the server as a notification.
+  await db.updateTable('campaign').set({ name: 'by psql' }).where('id', '=', campaign).execute()
+  const seen = await eventually(() => api.get(`/campaign/${campaign}/`), (res) => res.body.name === 'by psql')
+  t.equal(seen.body.name, 'by psql', 'a change made elsewhere is seen once notified')
+
+  // A change to another table also empties it: details may show joined or derived values.
+  await api.get(`/campaign/${campaign}/`)
+  await renameUnheard(db, campaign, 'renamed again')
+  await db.updateTable('indicator').set({ name: 'n2' }).execute()
+  const after = await eventually(() => api.get(`/campaign/${campaign}/`), (res) => res.body.name === 'renamed again')
+  t.equal(after.body.name, 'renamed again')
+  t.equal((await api.delete(`/campaign/${campaign}/`)).status, 204)
+  t.equal((await api.get(`/campaign/${campaign}/`)).status, 404, 'a deleted row is gone at once')
+})
+
+t.test('what one user may see is not served to another', async (t) => {
+  const { app, aliceId } = await build(t)
+  const api = client(app)
+  const country = (await api.post('/location_type/', { name: 'Country', admin_level: 0 })).body.id
+  const a = (await api.post('/location/', { name: 'A', location_code: 'A', location_type_id: country })).body.id
+  const b = (await api.post('/location/', { name: 'B', location_code: 'B', location_type_id: country })).body.id
+  t.equal((await api.post('/location_responsibility/', { user_id: aliceId, top_lvl_location_id: a })).status, 201)
+  const asAlice = client(app, alice)
+  t.equal((await api.get(`/location/${b}/`)).status, 200, 'the superuser reads B (now cached)')
+  t.equal((await asAlice.get(`/location/${b}/`)).status, 404, 'alice still cannot')
+  t.equal((await asAlice.get(`/location/${a}/`)).status, 200)
+})
+
+t.test('DETAIL_CACHE_ENTRIES=0 turns the cache off', async (t) => {
+  const { app, db } = await build(t, { DETAIL_CACHE_ENTRIES: 0 })
+  const api = client(app)
+  const { campaign } = await smallWorld(api.post)
+  await api.get(`/campaign/${campaign}/`)
+  await renameUnheard(db, campaign, 'fresh')
+  t.equal((await api.get(`/campaign/${campaign}/`)).body.name, 'fresh')
+})
+
+/** A fake channel: `notify()` and `connected()` as the database would call them. */
+function fakeDatabase() {
+  let onNotify = () => {}
+  let onState: (listening: boolean) => void = () => {}
+  const database = {
+    listen: async (_channel: string, notify: () => void, state: (listening: boolean) => void) => {
+      onNotify = notify
+      onState = state
+      return async () => {}
+    },
+  } as unknown as Database
+  return { database, notify: () => onNotify(), connected: (listening: boolean) => onState(listening) }
+}
+
+t.test('NotifiedCache: nothing cached unheard, a value computed across a change is not kept, oldest out first', async (t) => {
+  const channel = fakeDatabase()
+  const cache = new NotifiedCache<string>({ maxEntries: 2, ttlMs: 60_000 })
+  await cache.listen(channel.database, 'c')
+  let computed = 0
+  const compute = (value: string) => async () => (computed++, value)
+
+  await cache.remember('a', compute('1'))
+  t.equal(cache.size, 0, 'not listening yet: nothing kept')
+  channel.connected(true)
+  await cache.remember('a', compute('1'))
+  t.equal(await cache.remember('a', compute('2')), '1', 'kept once listening')
+
+  // A notification while the value is being computed: it may predate the change, so it is not kept.
+  const racing = cache.remember('b', async () => {
+    channel.notify()
+    return 'old'
+  })
+  t.equal(await racing, 'old')
+  t.equal(cache.size, 0, 'the notification emptied the cache and the raced value was not stored')
+
+  await cache.remember('a', compute('1'))
+  await cache.remember('b', compute('1'))
+  await cache.remember('c', compute('1'))
+  t.equal(cache.size, 2, 'bounded')
+  const before = computed
+  await cache.remember('a', compute('x'))
+  t.equal(computed, before + 1, 'the oldest entry went first')
+
+  channel.connected(false)
+  t.equal(cache.size, 0, 'a lost connection empties it')
+  await cache.remember('a', compute('1'))
+  t.equal(cache.size, 0, 'and nothing is kept until it listens again')
+})
+
+t.test('NotifiedCache: entries expire after ttlMs', async (t) => {
+  const channel = fakeDatabase()
+  const cache = new NotifiedCache<number>({ maxEntries: 10, ttlMs: 20 })
+  await cache.listen(channel.database, 'c')
+  channel.connected(true)
+  await cache.remember('k', async () => 1)
+  t.equal(await cache.remember('k', async () => 2), 1)
+  await new Promise((resolve) => setTimeout(resolve, 30))
+  t.equal(await cache.remember('k', async () => 3), 3)
+})
