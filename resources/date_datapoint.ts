@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import { Datapoint } from '../schemas/datapoint.js'
 import { defineResource, type Context, type ListQuery, type Row } from '../lib/resource.js'
-import { locationSelection, selectLocations, assertLocationPermitted } from '../lib/location-selection.js'
+import { locationSelection, assertLocationPermitted } from '../lib/location-selection.js'
 import { ApiError, badRequest } from '../lib/errors.js'
 import { dynamic } from '../lib/crud.js'
 import { DATAPOINT_PARAMS, datapointMeta, dateParam, indicatorSet, inList, pivot } from '../lib/datapoint-reads.js'
@@ -47,58 +47,73 @@ async function rawSelection(ctx: Context, query: ListQuery) {
   return { query, indicators, meta }
 }
 
-/** Grouped-mode targets T: the location selection, or the requester's top level, or every root. */
-async function targetsOf(ctx: Context): Promise<number[]> {
-  if (ctx.query.has('location_id')) return (await selectLocations(ctx)) ?? []
-  if (ctx.user.restricted) return [ctx.user.top_lvl_location_id!]
-  const roots = await ctx.db.selectFrom('location').select('id').where('parent_location_id', 'is', null).orderBy('id').execute()
-  return roots.map((r) => r.id)
+/** Grouped-mode targets T as a subquery of `id`s: the location selection, the requester's top level, or every root. */
+async function targetsOf(ctx: Context): Promise<RawBuilder<unknown>> {
+  if (ctx.query.has('location_id')) return (await locationSelection(ctx)).sql!
+  if (ctx.user.restricted) return sql`select ${ctx.user.top_lvl_location_id}::int4 as id`
+  return sql`select id from location where parent_location_id is null`
 }
 
 /**
  * Grouped mode: for each (indicator, target, bucket), the SUM of the finite values at the target and
- * every descendant. The base rows are already limited to the requester's subtree, so the sums are too.
+ * every descendant, the targets being the ids of `targets`. The base rows are already limited to the
+ * requester's subtree, so the sums are too.
  */
-async function grouped(ctx: Context, filtered: ListQuery, bucket: RawBuilder<unknown>) {
-  const indicators = indicatorSet(ctx)
-  const targets = await targetsOf(ctx)
-  const rows = baseRows(ctx, filtered, indicators)
+function groupedSums(ctx: Context, filtered: ListQuery, bucket: RawBuilder<unknown>, targets: RawBuilder<unknown>) {
+  const rows = baseRows(ctx, filtered, indicatorSet(ctx))
     .where(sql<boolean>`t.value is not null and t.value not in ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8)`)
     .select(['t.indicator_id', 't.location_id', 't.data_date', 't.value'])
-  const sums = dynamic(ctx)
+  return dynamic(ctx)
     .selectFrom(rows.as('d'))
     .innerJoin('location_tree as lt', 'lt.location_id', 'd.location_id')
-    .where(inList('lt.parent_location_id', targets))
+    .where(sql<boolean>`lt.parent_location_id in (${targets})`)
     .select(['d.indicator_id', 'lt.parent_location_id as location_id', bucket.as('time_grouping'), sql<number>`sum(d.value)`.as('value')])
     .groupBy(['d.indicator_id', 'lt.parent_location_id', sql`3`])
-  const meta = (time_groupings: unknown[]) => datapointMeta(ctx, { time_groupings, location_ids: targets, indicator_ids: indicators })
-  return { sums, indicators, meta }
 }
 
+/**
+ * One page of the grouped rows and the targets for meta, in ONE statement: the targets are computed
+ * once (a materialized CTE) for both, and the read costs one round trip (bench/README.md).
+ */
 async function groupedPage(ctx: Context, filtered: ListQuery, bucket: RawBuilder<unknown>, page: { limit: number; offset: number }) {
-  const { sums, meta } = await grouped(ctx, filtered, bucket)
+  const withTargets = async <R>(query: RawBuilder<unknown>) =>
+    (await sql<R>`with targets as materialized (${await targetsOf(ctx)}) ${query}`.execute(ctx.db)).rows
+  const sums = groupedSums(ctx, filtered, bucket, sql`select id from targets`)
   const db = dynamic(ctx)
-  const rows = (await db
+  const pageQuery = db
     .selectFrom(sums.as('g'))
     .selectAll()
     .select(sql<number>`count(*) over ()`.as('__total'))
     .orderBy('time_grouping').orderBy('location_id').orderBy('indicator_id')
     .limit(page.limit)
     .offset(page.offset)
-    .execute()) as Row[]
+  // One line per page row, each carrying the targets; one line of nulls and the targets when the page is empty.
+  const lines = await withTargets<Row>(
+    sql`select page.*, meta.__targets
+      from (select json_agg(distinct id order by id) as __targets from targets where id is not null) meta
+      left join (${pageQuery}) page on true`,
+  )
+  const targets = (lines[0]?.__targets as number[] | null) ?? []
+  const rows = lines.filter((line) => line.__total !== null)
   let total = rows.length ? Number(rows[0].__total) : 0
-  for (const row of rows) delete row.__total
+  for (const row of rows) {
+    delete row.__total
+    delete row.__targets
+  }
   let buckets: unknown[]
   if (page.offset === 0 && rows.length === total) {
     // The whole result is on this page (the usual case): its buckets, in the order the rows came.
     buckets = [...new Set(rows.map((r) => r.time_grouping))]
   } else {
     // A partial page: the buckets (and, past the last page, the count) need the whole result.
-    const found = await db.selectFrom(sums.as('g')).select(['time_grouping', sql<number>`count(*)`.as('n')]).groupBy('time_grouping').orderBy('time_grouping').execute()
+    const found = await withTargets<{ time_grouping: unknown; n: number }>(
+      sql`select time_grouping, count(*) as n from (${sums}) g group by time_grouping order by time_grouping`,
+    )
     buckets = found.map((r) => r.time_grouping)
     total = found.reduce((sum, r) => sum + Number(r.n), 0)
   }
-  return { rows, total, meta: meta(buckets), fields: ['indicator_id', 'location_id', 'time_grouping', 'value'] }
+  const meta = datapointMeta(ctx, { time_groupings: buckets, location_ids: targets, indicator_ids: indicatorSet(ctx) })
+  return { rows, total, meta, fields: ['indicator_id', 'location_id', 'time_grouping', 'value'] }
 }
 
 /** §9.2: a written row is a data entry: its key follows its fields, its source is the Data Entry submission. */
@@ -148,8 +163,8 @@ export default defineResource({
     async wide(ctx, filtered) {
       const mode = modeOf(ctx)
       if (mode.kind === 'grouped') {
-        const { sums, indicators } = await grouped(ctx, filtered, mode.bucket)
-        return pivot(ctx, dynamic(ctx).selectFrom(sums.as('s')).selectAll(), indicators, { column: 'time_grouping' })
+        const sums = groupedSums(ctx, filtered, mode.bucket, sql`select id from (${await targetsOf(ctx)}) s`)
+        return pivot(ctx, dynamic(ctx).selectFrom(sums.as('s')).selectAll(), indicatorSet(ctx), { column: 'time_grouping' })
       }
       const { query, indicators } = await rawSelection(ctx, filtered)
       const long = query.select(['t.location_id', 't.indicator_id', 't.data_date', 't.value']).orderBy('t.id')
