@@ -1,7 +1,7 @@
 // Opens the database (PGlite under DATA_DIR, or PostgreSQL with DATABASE_URL), applies the migrations,
 // bootstraps the admin user, and closes it with the app.
 import { join } from 'node:path'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { createDatabase, type Database } from '../lib/database.js'
 import { migrateToLatest } from '../lib/migrations.js'
@@ -18,18 +18,58 @@ export interface DbPluginOptions {
   database?: Database
 }
 
+/** How long close() waits for running handlers before it closes the database anyway. */
+const CLOSE_WAIT_MS = 30_000
+
+/**
+ * Requests between their arrival and their answer. close() stops waiting for a connection once its
+ * client hangs up, but the handler keeps running and may still need the database: it stays open until
+ * every handler has answered (test/graceful.test.ts).
+ */
+function inFlightRequests(app: FastifyInstance) {
+  const running = new Set<FastifyRequest>()
+  let wake: (() => void) | undefined
+  const answered = async (request: FastifyRequest) => {
+    if (running.delete(request) && running.size === 0) wake?.()
+  }
+  app.addHook('onRequest', async (request) => {
+    running.add(request)
+  })
+  // onSend comes once the handler (or an error) has produced the answer, whether or not anyone is
+  // still there to receive it; onResponse covers answers sent without it.
+  app.addHook('onSend', async (request) => {
+    await answered(request)
+  })
+  app.addHook('onResponse', answered)
+  return {
+    settled: (timeoutMs: number) =>
+      new Promise<void>((resolve) => {
+        if (running.size === 0) return resolve()
+        const timer = setTimeout(resolve, timeoutMs)
+        wake = () => {
+          clearTimeout(timer)
+          resolve()
+        }
+      }),
+  }
+}
+
 export default fp<DbPluginOptions>(
   async function db(app: FastifyInstance, options) {
     const { config } = app
     const database =
       options.database ??
       (await createDatabase(config.DATABASE_URL ? { url: config.DATABASE_URL } : { dataDir: join(config.DATA_DIR, 'pglite') }))
+    const handling = inFlightRequests(app)
     if (!options.database) {
       const applied = await migrateToLatest(database)
       if (applied.length) app.log.info({ applied }, 'migrations applied')
       await ensureAdmin(database.db, config, (line) => app.log.info(line))
-      app.addHook('onClose', () => database.close())
     }
+    app.addHook('onClose', async () => {
+      await handling.settled(CLOSE_WAIT_MS)
+      if (!options.database) await database.close()
+    })
     app.decorate('db', database)
   },
   { name: 'db' },

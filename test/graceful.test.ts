@@ -4,8 +4,10 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { connect } from 'node:net'
 import t from 'tap'
 import pg from 'pg'
+import { sql } from 'kysely'
 import { buildApp } from '../app.js'
 import { createDatabase } from '../lib/database.js'
 import { migrateToLatest } from '../lib/migrations.js'
@@ -56,4 +58,33 @@ t.test('close() lets an in-flight request finish before the database closes', as
   t.same(events, ['response sent', 'closed'], 'close() waited for the request')
   t.equal(finished.status, 200, 'the request running when close() was called completed')
   t.match(finished.text, /"created":2000/)
+})
+
+t.test('close() also waits for a handler whose client has gone away', async (t) => {
+  const { database, drop } = await ownDatabase()
+  t.teardown(async () => {
+    await database.close()
+    await drop()
+  })
+  await migrateToLatest(database)
+  const app = await buildApp({ database, logger: false, config: { DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-graceful-')) } })
+  const events: string[] = []
+  // A handler that is still working (and will need the database) when its client leaves.
+  app.get('/slow-probe', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    await sql`select 1`.execute(app.db.db)
+    events.push('handler done')
+    return { ok: true }
+  })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  // The client sends its request and hangs up (what a load generator does when its run ends).
+  const socket = connect((app.server.address() as { port: number }).port, '127.0.0.1')
+  await new Promise((resolve) => socket.once('connect', resolve))
+  socket.write('GET /slow-probe HTTP/1.1\r\nhost: localhost\r\n\r\n')
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  socket.destroy()
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  await app.close()
+  events.push('closed')
+  t.same(events, ['handler done', 'closed'], 'the database stayed open until the handler finished')
 })
