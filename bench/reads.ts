@@ -1,7 +1,7 @@
 // `npm run bench:reads` (PostgreSQL): datapoint reads over 1,000,000 computed datapoints (10,000
 // locations × 20 indicators × 5 campaigns) and 240,000 date datapoints (10,000 locations × 24 months).
-// For each read: latency p50/p99 of sequential requests and req/s under 50 connections (autocannon),
-// next to the same SQL run directly through pg from this process. The data is a pure function of the
+// For each read: latency p50/p99 of sequential requests, API and the same SQL run directly through pg
+// from this process in turn, and the API's req/s under 50 connections (autocannon). The data is a pure function of the
 // ids (no randomness), so every run reads the same numbers.
 // BENCH_DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); a scratch
 // database is created and dropped. BENCH_SECONDS bounds each timed phase (default 5).
@@ -117,19 +117,29 @@ function get(port: number, path: string): Promise<void> {
   })
 }
 
-/** Sequential latencies for `seconds`: p50 and p99 in ms. */
-async function sequential(run: () => Promise<unknown>) {
-  for (let i = 0; i < 20; i++) await run()
-  const times: number[] = []
-  const end = Date.now() + seconds * 1000
-  while (Date.now() < end) {
+/**
+ * Sequential latencies of `api` and `direct`, one of each in turn for 2 × `seconds`: both sides see
+ * the same moments of this shared, noisy machine. p50 and p99 in ms for each.
+ */
+async function interleaved(api: () => Promise<unknown>, direct: () => Promise<unknown>) {
+  for (let i = 0; i < 20; i++) await Promise.all([api(), direct()])
+  const times = { api: [] as number[], direct: [] as number[] }
+  const timed = async (run: () => Promise<unknown>, into: number[]) => {
     const start = process.hrtime.bigint()
     await run()
-    times.push(Number(process.hrtime.bigint() - start) / 1e6)
+    into.push(Number(process.hrtime.bigint() - start) / 1e6)
   }
-  times.sort((a, b) => a - b)
-  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]
-  return { n: times.length, p50: at(0.5), p99: at(0.99) }
+  const end = Date.now() + 2 * seconds * 1000
+  while (Date.now() < end) {
+    await timed(api, times.api)
+    await timed(direct, times.direct)
+  }
+  const summary = (values: number[]) => {
+    values.sort((a, b) => a - b)
+    const at = (q: number) => values[Math.min(values.length - 1, Math.floor(q * values.length))]
+    return { n: values.length, p50: at(0.5), p99: at(0.99) }
+  }
+  return { api: summary(times.api), sql: summary(times.direct) }
 }
 
 const scratch = await scratchDatabase(adminUrl, 'rhizome_reads')
@@ -152,8 +162,7 @@ try {
     const body = (await res.json()) as { objects: unknown[]; meta: { total_count: number } }
     const check = await read.direct(direct)
     if (res.status !== 200 || body.objects.length !== check) throw new Error(`${read.name}: API ${res.status} ${body.objects?.length} rows, SQL ${check}`)
-    const api = await sequential(() => get(port, read.path))
-    const sql = await sequential(() => read.direct(direct))
+    const { api, sql } = await interleaved(() => get(port, read.path), () => read.direct(direct))
     const load = await round(read.name, `http://127.0.0.1:${port}${read.path}`, auth, seconds)
     const f = (n: number) => n.toFixed(2)
     lines.push(`| ${read.name} | ${f(api.p50)} | ${f(api.p99)} | ${f(sql.p50)} | ${f(sql.p99)} | ${(api.p50 / sql.p50).toFixed(2)} | ${load.requests_per_s} | ${body.objects.length} of ${body.meta.total_count} |`)
