@@ -55,8 +55,8 @@ try {
 // The same without the detail cache: every detail GET reads the database.
 const uncachedScratch = await scratchDatabase(adminUrl, 'rhizome_bench_uncached')
 try {
-  const env = { DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-bench-')), DATABASE_URL: uncachedScratch.url, DETAIL_CACHE_ENTRIES: '0' }
-  rounds.push(...(await appRounds('PostgreSQL, DETAIL_CACHE_ENTRIES=0', env, 4003, { list: false })))
+  const env = { DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-bench-')), DATABASE_URL: uncachedScratch.url, DETAIL_CACHE_BYTES: '0' }
+  rounds.push(...(await appRounds('PostgreSQL, DETAIL_CACHE_BYTES=0', env, 4003, { list: false })))
 } finally {
   await uncachedScratch.close()
 }

@@ -38,8 +38,8 @@ export const ConfigSchema = Type.Object({
   CONNECTION_TIMEOUT_MS: Integer(60_000),
   REQUEST_TIMEOUT_MS: Integer(120_000),
   XLSX_MAX_UNCOMPRESSED_BYTES: Integer(XLSX_MAX_UNCOMPRESSED_DEFAULT, 1),
-  // Detail representations kept in memory, dropped on every database change (0 = no cache).
-  DETAIL_CACHE_ENTRIES: Integer(10_000),
+  // Detail representations kept in memory (their JSON, in characters), dropped on every database change (0 = no cache).
+  DETAIL_CACHE_BYTES: Integer(64 * 1024 * 1024),
 })
 
 export type Config = Static<typeof ConfigSchema>

@@ -4,21 +4,25 @@
 // connection), since changes made then would go unnoticed.
 import type { Database } from './database.js'
 
-export interface NotifiedCacheOptions {
+export interface NotifiedCacheOptions<V> {
   /** Entries kept at most; the oldest goes first. 0 disables the cache. */
   maxEntries: number
   /** An entry older than this is not used (a bound on staleness should a change not notify). */
   ttlMs: number
+  /** With `weigh`: the total weight kept at most (the oldest entries go first). */
+  maxWeight?: number
+  weigh?: (value: V) => number
 }
 
 export class NotifiedCache<V> {
-  readonly #entries = new Map<string, { value: V; at: number }>()
-  readonly #options: NotifiedCacheOptions
+  readonly #entries = new Map<string, { value: V; at: number; weight: number }>()
+  readonly #options: NotifiedCacheOptions<V>
+  #weight = 0
   #listening = false
   // Moves on at every drop: a value computed across a change is not stored.
   #generation = 0
 
-  constructor(options: NotifiedCacheOptions) {
+  constructor(options: NotifiedCacheOptions<V>) {
     this.#options = options
   }
 
@@ -34,6 +38,7 @@ export class NotifiedCache<V> {
   /** Forgets every entry (this process wrote: its next read must see the change). */
   drop(): void {
     this.#entries.clear()
+    this.#weight = 0
     this.#generation++
   }
 
@@ -43,15 +48,33 @@ export class NotifiedCache<V> {
     if (hit && Date.now() - hit.at < this.#options.ttlMs) return hit.value
     const before = this.#generation
     const value = await compute()
-    if (value !== undefined && this.#listening && this.#generation === before && this.#options.maxEntries > 0) {
-      this.#entries.delete(key)
-      if (this.#entries.size >= this.#options.maxEntries) this.#entries.delete(this.#entries.keys().next().value!)
-      this.#entries.set(key, { value, at: Date.now() })
-    }
+    if (value !== undefined && this.#listening && this.#generation === before) this.#store(key, value)
     return value
+  }
+
+  #store(key: string, value: V) {
+    const { maxEntries, maxWeight = Infinity, weigh } = this.#options
+    const weight = weigh ? weigh(value) : 0
+    if (maxEntries === 0 || weight > maxWeight) return
+    this.#remove(key)
+    while (this.#entries.size >= maxEntries || this.#weight + weight > maxWeight) this.#remove(this.#entries.keys().next().value!)
+    this.#entries.set(key, { value, at: Date.now(), weight })
+    this.#weight += weight
+  }
+
+  #remove(key: string) {
+    const entry = this.#entries.get(key)
+    if (!entry) return
+    this.#entries.delete(key)
+    this.#weight -= entry.weight
   }
 
   get size(): number {
     return this.#entries.size
+  }
+
+  /** The total weight of the entries kept. */
+  get weight(): number {
+    return this.#weight
   }
 }

@@ -23,6 +23,7 @@ const ALL_METHODS = ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'] as const
 const WRITES = new Set(['POST', 'PATCH', 'DELETE'])
 // A bound on staleness should a change ever not notify (a table without the sql/004 trigger).
 const DETAIL_CACHE_TTL_MS = 60_000
+const DETAIL_CACHE_MAX_ENTRIES = 100_000
 
 export const byName = new Map<string, Resource>()
 for (const resource of resources) for (const name of [resource.name, ...resource.aliases]) byName.set(name, resource)
@@ -121,7 +122,12 @@ export default fp(
      * own writes drop it before their response leaves), so a read never returns what a committed change
      * replaced once the notification has arrived (decisions.md, "Detail cache").
      */
-    const details = new NotifiedCache<string>({ maxEntries: app.config.DETAIL_CACHE_ENTRIES, ttlMs: DETAIL_CACHE_TTL_MS })
+    const details = new NotifiedCache<string>({
+      maxEntries: app.config.DETAIL_CACHE_BYTES > 0 ? DETAIL_CACHE_MAX_ENTRIES : 0,
+      maxWeight: app.config.DETAIL_CACHE_BYTES,
+      weigh: (json) => json.length,
+      ttlMs: DETAIL_CACHE_TTL_MS,
+    })
     const unlisten = await details.listen(app.db, 'rhizome_data')
     app.addHook('onClose', () => unlisten())
     const cachedDetail = async (ctx: Context, id: number, reply: FastifyReply) => {

@@ -74,8 +74,8 @@ t.test('what one user may see is not served to another', async (t) => {
   t.equal((await asAlice.get(`/location/${a}/`)).status, 200)
 })
 
-t.test('DETAIL_CACHE_ENTRIES=0 turns the cache off', async (t) => {
-  const { app, db } = await build(t, { DETAIL_CACHE_ENTRIES: 0 })
+t.test('DETAIL_CACHE_BYTES=0 turns the cache off', async (t) => {
+  const { app, db } = await build(t, { DETAIL_CACHE_BYTES: 0 })
   const api = client(app)
   const { campaign } = await smallWorld(api.post)
   await api.get(`/campaign/${campaign}/`)
@@ -130,6 +130,25 @@ t.test('NotifiedCache: nothing cached unheard, a value computed across a change 
   t.equal(cache.size, 0, 'a lost connection empties it')
   await cache.remember('a', compute('1'))
   t.equal(cache.size, 0, 'and nothing is kept until it listens again')
+})
+
+t.test('NotifiedCache: a weight bound keeps the total under maxWeight and refuses what alone exceeds it', async (t) => {
+  const channel = fakeDatabase()
+  const cache = new NotifiedCache<string>({ maxEntries: 100, ttlMs: 60_000, maxWeight: 10, weigh: (value) => value.length })
+  await cache.listen(channel.database, 'c')
+  channel.connected(true)
+  await cache.remember('a', async () => 'aaaa')
+  await cache.remember('b', async () => 'bbbb')
+  t.same([cache.size, cache.weight], [2, 8])
+  await cache.remember('c', async () => 'cccc')
+  t.same([cache.size, cache.weight], [2, 8], 'the oldest went to make room')
+  t.equal(await cache.remember('a', async () => 'new a'), 'new a', 'a was the one evicted')
+  await cache.remember('huge', async () => 'x'.repeat(11))
+  t.equal(await cache.remember('huge', async () => 'again'), 'again', 'a value heavier than the bound is not kept')
+  await cache.remember('b', async () => 'bb')
+  t.ok(cache.weight <= 10)
+  channel.notify()
+  t.same([cache.size, cache.weight], [0, 0], 'a notification empties it')
 })
 
 t.test('NotifiedCache: entries expire after ttlMs', async (t) => {
