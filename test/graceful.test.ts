@@ -29,7 +29,8 @@ async function ownDatabase() {
   }
 }
 
-t.test('close() lets an in-flight request finish before the database closes', async (t) => {
+/** An app (not listening yet) on a migrated database of its own, with `admin`; dropped after `t`. */
+async function appOnOwnDatabase(t: { teardown(fn: () => unknown): void }) {
   const { database, drop } = await ownDatabase()
   t.teardown(async () => {
     await database.close()
@@ -37,7 +38,11 @@ t.test('close() lets an in-flight request finish before the database closes', as
   })
   await migrateToLatest(database)
   await createApiKey(database.db, await createUser(database.db, { username: 'admin', is_superuser: true }), 'c'.repeat(40))
-  const app = await buildApp({ database, logger: false, config: { DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-graceful-')) } })
+  return buildApp({ database, logger: false, config: { DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-graceful-')) } })
+}
+
+t.test('close() lets an in-flight request finish before the database closes', async (t) => {
+  const app = await appOnOwnDatabase(t)
   const events: string[] = []
   app.addHook('onResponse', async (request) => {
     if (request.url.includes('transform_upload')) events.push('response sent')
@@ -61,13 +66,7 @@ t.test('close() lets an in-flight request finish before the database closes', as
 })
 
 t.test('close() also waits for a handler whose client has gone away', async (t) => {
-  const { database, drop } = await ownDatabase()
-  t.teardown(async () => {
-    await database.close()
-    await drop()
-  })
-  await migrateToLatest(database)
-  const app = await buildApp({ database, logger: false, config: { DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-graceful-')) } })
+  const app = await appOnOwnDatabase(t)
   const events: string[] = []
   // A handler that is still working (and will need the database) when its client leaves.
   app.get('/slow-probe', async () => {
