@@ -24,14 +24,20 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
   await sql.raw(`drop table if exists ${TEMP.join(', ')}`).execute(db)
   for (const name of TEMP) {
     const extra = name === 'rc_agg' ? ', is_raw boolean not null' : ''
-    // Keyed by (location, indicator): every lookup below is an index probe whatever the planner estimates.
-    await sql.raw(`create temp table ${name} (location_id integer not null, indicator_id integer not null, value double precision not null${extra}, primary key (location_id, indicator_id)) on commit drop`).execute(db)
+    await sql.raw(`create temp table ${name} (location_id integer not null, indicator_id integer not null, value double precision not null${extra}) on commit drop`).execute(db)
+  }
+  // Keyed by (location, indicator), so every lookup below can be an index probe whatever the planner
+  // estimates. The key is added once a table is filled: one sorted index build instead of an index
+  // insertion per row (bench/README.md, "Ingestion").
+  const keyed = async (name: (typeof TEMP)[number]) => {
+    await sql.raw(`alter table ${name} add primary key (location_id, indicator_id)`).execute(db)
+    await sql.raw(`analyze ${name}`).execute(db)
   }
 
   // §6: raw values of the campaign (finite only) …
   await sql`insert into rc_raw select location_id, indicator_id, value from datapoint
     where campaign_id = ${C} and ${FINITE(sql.ref('value'))}`.execute(db)
-  await sql`analyze rc_raw`.execute(db)
+  await keyed('rc_raw')
   // … plus, for int (SUM) and bool (MEAN) indicators, each ancestor without its own raw value gets
   // its frontier: the raw values below it with no raw value in between. A raw value at d therefore
   // reaches exactly its ancestors closer than d's nearest ancestor with a raw value (distance k).
@@ -51,7 +57,7 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
       on nearest.location_id = r.location_id and nearest.indicator_id = r.indicator_id
     join location_tree t on t.location_id = r.location_id and t.lvl >= 1 and (nearest.k is null or t.lvl < nearest.k)
     group by t.parent_location_id, r.indicator_id, i.data_format`.execute(db)
-  await sql`analyze rc_agg`.execute(db)
+  await keyed('rc_agg')
 
   // §7 step 1: sums of parts, recursive: a part contributes its stored value, or else its own parts.
   await sql`insert into rc_sum
@@ -66,13 +72,14 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
     select e.location_id, e.root, sum(a.value)
     from expand e join rc_agg a on a.indicator_id = e.part and a.location_id = e.location_id
     group by e.location_id, e.root`.execute(db)
-  await sql`analyze rc_sum`.execute(db)
+  await keyed('rc_sum')
   // val(c, L): the stored value, else the computed sum.
   await sql`insert into rc_val
     select location_id, indicator_id, value from rc_agg
     union all
     select s.location_id, s.indicator_id, s.value from rc_sum s
     where not exists (select 1 from rc_agg a where a.indicator_id = s.indicator_id and a.location_id = s.location_id)`.execute(db)
+  await keyed('rc_val')
 
   // Steps 2–4 in order of precedence: stored > part of difference > ratio > sum of parts.
   await sql`insert into rc_final
@@ -101,7 +108,7 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
     ) candidates
     where ${FINITE(sql.ref('value'))}
     order by location_id, indicator_id, rank`.execute(db)
-  await sql`analyze rc_final`.execute(db)
+  await keyed('rc_final')
 
   // §7.2: merge with stable ids.
   await mergeCampaign(db, C, 'agg_datapoint', 'rc_agg', ['value', 'is_raw'])
@@ -117,20 +124,26 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
 
 /**
  * Makes `target`'s rows of campaign C equal to `source` (keyed by location and indicator) while keeping
- * the ids of surviving keys: update the keys whose values changed, delete vanished keys, insert new
- * ones. Each statement joins on a key index, and a steady-state recompute writes nothing.
+ * the ids of surviving keys. One full join finds what differs (changed values, vanished keys, new
+ * keys); the update, delete and insert then touch only those rows, so a steady-state recompute reads
+ * each side once and writes nothing.
  */
 async function mergeCampaign(db: Kysely<DB>, C: RawBuilder<unknown>, target: string, source: string, columns: string[]) {
   const t = sql.table(target)
   const s = sql.table(source)
-  const sameKey = sql`d.campaign_id = ${C} and d.location_id = n.location_id and d.indicator_id = n.indicator_id`
-  const set = sql.join(columns.map((c) => sql`${sql.ref(c)} = n.${sql.ref(c)}`))
+  const cols = sql.join(columns.map((c) => sql.ref(c)))
   const changed = sql.join(columns.map((c) => sql`d.${sql.ref(c)} <> n.${sql.ref(c)}`), sql` or `)
-  await sql`update ${t} d set ${set} from ${s} n where ${sameKey} and (${changed})`.execute(db)
-  await sql`delete from ${t} d where d.campaign_id = ${C}
-    and not exists (select 1 from ${s} n where n.location_id = d.location_id and n.indicator_id = d.indicator_id)`.execute(db)
-  const values = sql.join(columns.map((c) => sql`n.${sql.ref(c)}`))
-  await sql`insert into ${t} (location_id, indicator_id, campaign_id, ${sql.join(columns.map((c) => sql.ref(c)))})
-    select n.location_id, n.indicator_id, ${C}, ${values} from ${s} n
-    where not exists (select 1 from ${t} d where ${sameKey})`.execute(db)
+  await sql`drop table if exists rc_diff`.execute(db)
+  // id: the target row (null = a new key); location_id: null = a vanished key.
+  await sql`create temp table rc_diff on commit drop as
+    select d.id, n.location_id, n.indicator_id, ${sql.join(columns.map((c) => sql`n.${sql.ref(c)}`))}
+    from (select * from ${t} where campaign_id = ${C}) d
+    full join ${s} n on n.location_id = d.location_id and n.indicator_id = d.indicator_id
+    where d.id is null or n.location_id is null or ${changed}`.execute(db)
+  const set = sql.join(columns.map((c) => sql`${sql.ref(c)} = x.${sql.ref(c)}`))
+  await sql`update ${t} d set ${set} from rc_diff x where d.id = x.id and x.location_id is not null`.execute(db)
+  await sql`delete from ${t} d using rc_diff x where d.id = x.id and x.location_id is null`.execute(db)
+  await sql`insert into ${t} (location_id, indicator_id, campaign_id, ${cols})
+    select x.location_id, x.indicator_id, ${C}, ${sql.join(columns.map((c) => sql`x.${sql.ref(c)}`))} from rc_diff x where x.id is null`.execute(db)
+  await sql`drop table rc_diff`.execute(db)
 }
