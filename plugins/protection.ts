@@ -64,6 +64,19 @@ export default fp(
     // No allow list here: a wrong key is a wrong key wherever it comes from.
     app.decorate('authFailureLimit', app.createRateLimit({ max: config.AUTH_FAILURE_MAX, timeWindow: config.RATE_LIMIT_WINDOW_MS, allowList: [] }))
 
+    // CONNECTION_TIMEOUT_MS limits silence on a socket (app.ts). Once a request has arrived whole, the
+    // silence is the server's own (a long transform_upload): the limit is lifted until the answer has
+    // gone, then set again for the idle connection (test/protection.test.ts). Injected requests have a
+    // socket without timeouts.
+    if (config.CONNECTION_TIMEOUT_MS > 0) {
+      app.addHook('preHandler', async (request) => {
+        request.raw.socket?.setTimeout?.(0)
+      })
+      app.addHook('onResponse', async (request) => {
+        request.raw.socket?.setTimeout?.(config.CONNECTION_TIMEOUT_MS)
+      })
+    }
+
     // https://github.com/fastify/under-pressure — 503 with Retry-After while the event loop lags, so a
     // saturated process sheds load instead of queueing requests it will answer too late.
     if (config.MAX_EVENT_LOOP_DELAY_MS > 0) {

@@ -132,7 +132,12 @@ export interface Harness {
 }
 
 /** A ready app on a freshly reset database; closed when `test` ends. */
-export async function build(test: { teardown(fn: () => unknown): void }, config: Partial<Config> = {}): Promise<Harness> {
+export async function build(
+  test: { teardown(fn: () => unknown): void },
+  config: Partial<Config> = {},
+  /** Runs before the app is ready (a test adds a route of its own). */
+  prepare?: (app: Harness['app']) => void,
+): Promise<Harness> {
   const { database, adminId, aliceId } = await resetDatabase()
   const app = await buildApp({
     database,
@@ -142,6 +147,7 @@ export async function build(test: { teardown(fn: () => unknown): void }, config:
     // would make unrelated scenarios fail by timing.
     config: { DATA_DIR: join(ROOT, '.data', 'test'), MAX_EVENT_LOOP_DELAY_MS: 0, ...config },
   })
+  prepare?.(app)
   await app.ready()
   await app.detection.ready
   test.teardown(() => app.close())

@@ -105,6 +105,37 @@ t.test('a client that sends half a request is disconnected after CONNECTION_TIME
   t.equal((await client(app).get('/health', {})).status, 200, 'the server still answers')
 })
 
+t.test('a request handled for longer than CONNECTION_TIMEOUT_MS gets its answer; the idle limit is back after it', async (t) => {
+  // A long transform_upload is such a request: the client sends nothing while the server works.
+  const { app } = await build(t, { CONNECTION_TIMEOUT_MS: 200 }, (app) =>
+    app.get('/slow-probe', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 600))
+      return { ok: true }
+    }),
+  )
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  const socket = connect(port, '127.0.0.1')
+  socket.on('error', () => {})
+  let received = ''
+  socket.on('data', (chunk) => (received += chunk))
+  const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now())))
+  await new Promise((resolve) => socket.once('connect', resolve))
+  socket.write('GET /slow-probe HTTP/1.1\r\nHost: x\r\n\r\n')
+  const answered = await new Promise<number>((resolve, reject) => {
+    const poll = setInterval(() => {
+      if (received.includes('{"ok":true}')) {
+        clearInterval(poll)
+        resolve(Date.now())
+      }
+    }, 5)
+    setTimeout(() => reject(new Error(`no answer in 3 s: ${JSON.stringify(received)}`)), 3000).unref()
+  })
+  t.match(received, /^HTTP\/1\.1 200/, 'answered after 600 ms of silence with a 200 ms limit')
+  const idle = (await closed) - answered
+  t.ok(idle < 2000, `then closed after ${idle} ms idle (keep-alive alone would wait 72 s)`)
+})
+
 t.test('TRUST_PROXY: behind a named proxy, limits count each forwarded client apart', async (t) => {
   const { app } = await build(t, { AUTH_FAILURE_MAX: 2, TRUST_PROXY: '127.0.0.1' })
   const guess = (client: string) =>
