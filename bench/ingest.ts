@@ -4,6 +4,7 @@
 // aggregation statement on the same data. Seeded: the same files and data every run.
 // BENCH_DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); a scratch
 // database is created and dropped. BENCH_ROWS scales (1).
+import http from 'node:http'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -29,15 +30,28 @@ async function seedTree(db: pg.Client) {
   await db.query(`select setval(pg_get_serial_sequence('location', 'id'), ${LOCATIONS})`)
 }
 
-async function api(port: number, method: string, path: string, body?: unknown) {
-  const res = await fetch(`http://127.0.0.1:${port}/api/v1/${path}`, {
-    method,
-    headers: { ...auth, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
+/**
+ * One API call over node:http, which waits as long as the server works (fetch gives up on a response
+ * whose headers take more than 300 s, and a full-size transform_upload can).
+ */
+function api(port: number, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const payload = body ? JSON.stringify(body) : undefined
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      { host: '127.0.0.1', port, method, path: `/api/v1/${path}`, headers: { ...auth, ...(payload ? { 'content-type': 'application/json' } : {}) } },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk) => (text += chunk))
+        res.on('end', () => {
+          if ((res.statusCode ?? 500) >= 300) reject(new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`))
+          else resolve(JSON.parse(text) as Record<string, unknown>)
+        })
+      },
+    )
+    request.on('error', reject)
+    request.end(payload)
   })
-  const json = (await res.json()) as Record<string, unknown>
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`)
-  return json
 }
 
 async function main() {
