@@ -6,7 +6,7 @@ import t from 'tap'
 import { sql } from 'kysely'
 import { build, engine, eventually, rowCounts } from './helper.js'
 import { client } from './api.js'
-import { halfWayUpload } from './fixtures.js'
+import { atHalfWay, halfWayUpload } from './fixtures.js'
 import { buildApp } from '../app.js'
 import { createDatabase } from '../lib/database.js'
 
@@ -22,13 +22,7 @@ if (engine !== 'postgres') {
     const doc = await halfWayUpload(api.post)
     const before = await rowCounts(db)
     // Half-way through the rows the transaction waits, so a second connection can kill it there.
-    await sql.raw(`create function pause_half_way() returns trigger language plpgsql as $$
-      begin if new.row_number = 1500 then perform pg_sleep(30); end if; return new; end $$`).execute(db)
-    await sql.raw('create trigger pause_half_way before insert on source_submission for each row execute function pause_half_way()').execute(db)
-    t.teardown(async () => {
-      await sql.raw('drop trigger if exists pause_half_way on source_submission').execute(db)
-      await sql.raw('drop function if exists pause_half_way()').execute(db)
-    })
+    await atHalfWay(t, db, 'pause_half_way', 'perform pg_sleep(30)')
     const killer = new pg.Client({ connectionString: url })
     await killer.connect()
     t.teardown(() => killer.end())

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parse } from 'csv-parse/sync'
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { DB } from '../schemas/index.js'
 import { rebuildTree } from '../lib/location-tree.js'
 import { refreshBoundJson, refreshTagJson } from '../lib/caches.js'
@@ -99,4 +99,18 @@ export async function halfWayUpload(post: Post): Promise<number> {
   const rows = Array.from({ length: 3000 }, (_, i) => `C,G${i},${i}`)
   const csv = Buffer.from(['campaign,geocode,n', ...rows].join('\n'))
   return (await post('/document/', { docfile: csv.toString('base64'), doc_title: 'big.csv', file_type: 'campaign' })).body.id
+}
+
+/**
+ * Runs `action` (PL/pgSQL) when the halfWayUpload's row 1,500 is inserted into source_submission: a
+ * fault half-way through a transform. Removed when `t` ends.
+ */
+export async function atHalfWay(t: { teardown(fn: () => unknown): void }, db: Kysely<DB>, name: string, action: string) {
+  await sql.raw(`create function ${name}() returns trigger language plpgsql as $$
+    begin if new.row_number = 1500 then ${action}; end if; return new; end $$`).execute(db)
+  await sql.raw(`create trigger ${name} before insert on source_submission for each row execute function ${name}()`).execute(db)
+  t.teardown(async () => {
+    await sql.raw(`drop trigger if exists ${name} on source_submission`).execute(db)
+    await sql.raw(`drop function if exists ${name}()`).execute(db)
+  })
 }

@@ -3,20 +3,14 @@ import t from 'tap'
 import { sql } from 'kysely'
 import { build, rowCounts } from './helper.js'
 import { client } from './api.js'
-import { halfWayUpload } from './fixtures.js'
+import { atHalfWay, halfWayUpload } from './fixtures.js'
 
 t.test('a fault after half the rows rolls the whole transform back', async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   const doc = await halfWayUpload(api.post)
   const before = await rowCounts(db)
-  await sql.raw(`create function fail_half_way() returns trigger language plpgsql as $$
-    begin if new.row_number = 1500 then raise exception 'injected fault after half the rows'; end if; return new; end $$`).execute(db)
-  await sql.raw('create trigger fail_half_way before insert on source_submission for each row execute function fail_half_way()').execute(db)
-  t.teardown(async () => {
-    await sql.raw('drop trigger if exists fail_half_way on source_submission').execute(db)
-    await sql.raw('drop function if exists fail_half_way()').execute(db)
-  })
+  await atHalfWay(t, db, 'fail_half_way', "raise exception 'injected fault after half the rows'")
   const failed = await api.get(`/transform_upload/?document_id=${doc}`)
   t.equal(failed.status, 500)
   t.same(failed.body, { statusCode: 500, error: 'Internal Server Error', code: 'INTERNAL_ERROR', message: 'An internal error occurred' })
