@@ -62,7 +62,7 @@ const selection = (root: number, depth: number) => `with primary_selection as ma
   select lt.location_id from location_tree lt
     join location l on l.id = lt.location_id join location_type ty on ty.id = l.location_type_id
   where lt.parent_location_id = ${root} and ty.name = 'District' and not exists (select 1 from primary_selection)`
-const selectedIds = (root: number, depth: number) => `select json_agg(distinct id order by id) as ids from (${selection(root, depth)}) s where id is not null`
+const selectedIds = (root: number, depth: number) => `select json_agg(distinct id order by id)::text as ids from (${selection(root, depth)}) s where id is not null`
 const groupedRows = `select d.indicator_id, lt.parent_location_id as location_id, to_char(d.data_date, 'YYYYQ') as time_grouping, sum(d.value) as value
   from (select t.indicator_id, t.location_id, t.data_date, t.value from datapoint t
     where t.data_date is not null and t.indicator_id = any($1::int4[])
@@ -76,14 +76,18 @@ const reads: Read[] = [
     name: 'campaign_datapoint: 1 indicator, 1 campaign, root, depth 2',
     path: '/api/v1/campaign_datapoint/?indicator__in=7&campaign__in=3&location_id=1&location_depth=2',
     direct: async (db) => {
+      // The page's objects are written by PostgreSQL as one JSON text (lib/crud.ts listPage).
       const [main] = await Promise.all([
-        db.query(`select t.id, t.indicator_id, t.campaign_id, t.location_id, t.value, count(*) over () as __total
+        db.query(`with p as (select t.id, t.indicator_id, t.campaign_id, t.location_id, t.value, count(*) over () as __total
           from datapoint_with_computed t
           where t.indicator_id = any($1::int4[]) and t.campaign_id = any($2::int4[]) and t.location_id in (select id from (${selection(1, 2)}) s)
-          order by t.id limit 1000`, [[7], [3]]),
+          order by t.id limit 1000)
+          select (select coalesce(json_agg(o), '[]')::text from (select p.id, p.indicator_id, p.campaign_id, p.location_id,
+              case when p.value in ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8) then null else p.value end as value from p) o) as objects,
+            (select max(__total) from p) as total`, [[7], [3]]),
         db.query(selectedIds(1, 2)),
       ])
-      return main.rows.length
+      return (JSON.parse(main.rows[0].objects) as unknown[]).length
     },
   },
   {

@@ -1,6 +1,7 @@
 // Location selection parameters (resource-api §10), shared by location, geo and the datapoint reads.
 import { sql, type RawBuilder } from 'kysely'
 import { forbidden, invalidValue } from './errors.js'
+import { RawJson } from './raw-json.js'
 import type { Context, ParamSpec } from './resource.js'
 import { isInt32, parseFloatStrict } from './values.js'
 import { integerList, integerParam } from './params.js'
@@ -21,8 +22,13 @@ export const LOCATION_PARAMS: Record<string, ParamSpec> = {
  * thousands of locations, and one row per id costs more to receive and parse than the query itself.
  */
 async function ids(ctx: Context, selection: RawBuilder<unknown>): Promise<number[]> {
-  const { rows } = await sql<{ ids: number[] | null }>`select json_agg(distinct id order by id) as ids from (${selection}) s where id is not null`.execute(ctx.db)
-  return rows[0]?.ids ?? []
+  return JSON.parse((await idsJson(ctx, selection)).text) as number[]
+}
+
+/** The same ids as JSON text, for a response to carry unparsed. */
+async function idsJson(ctx: Context, selection: RawBuilder<unknown>): Promise<RawJson> {
+  const { rows } = await sql<{ ids: string | null }>`select json_agg(distinct id order by id)::text as ids from (${selection}) s where id is not null`.execute(ctx.db)
+  return new RawJson(rows[0]?.ids ?? '[]')
 }
 
 /** The selection S as SQL, and the same ids as a list. */
@@ -31,6 +37,8 @@ export interface Selection {
   sql: RawBuilder<unknown> | null
   /** S ascending (runs the subquery); null when there is no selection. */
   ids: () => Promise<number[] | null>
+  /** S ascending as JSON text (runs the subquery); `[]` when there is no selection. */
+  idsJson: () => Promise<RawJson>
 }
 
 /**
@@ -100,6 +108,7 @@ export async function locationSelection(ctx: Context, campaigns: number[] | null
   return {
     sql: selection === null ? null : sql`select id from (${selection}) s`,
     ids: async () => (selection === null ? null : ids(ctx, selection)),
+    idsJson: async () => (selection === null ? new RawJson('[]') : idsJson(ctx, selection)),
   }
 }
 

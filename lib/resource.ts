@@ -1,6 +1,7 @@
 // Resource declarations (resource-api §4) and their normalised form. A declaration says what differs;
 // `defineResource` derives the rest (columns, relations, filterable fields and their lookups) from the
 // table's TypeBox schema, so the dispatcher, /schema and OpenAPI all read the same facts.
+import type { RawJson } from './raw-json.js'
 import type { TObject } from '@sinclair/typebox'
 import type { Kysely, RawBuilder, SelectQueryBuilder, Transaction } from 'kysely'
 import type { DB } from '../schemas/index.js'
@@ -50,6 +51,11 @@ export interface ListResult {
   meta?: Row
   /** The objects' keys when they are not the resource's query_fields (e.g. a grouped mode). */
   fields?: string[]
+}
+
+/** A list page whose objects PostgreSQL already wrote as JSON text (lib/crud.ts listPage). */
+export interface JsonListResult extends Omit<ListResult, 'rows'> {
+  json: RawJson
 }
 
 /** A pivot for `?format=csv&shape=wide`: the header and a query whose columns are in header order. */

@@ -6,7 +6,7 @@ import multipart from '@fastify/multipart'
 import { ApiError, badRequest, forbidden, invalidValue, notFound, validationError } from '../lib/errors.js'
 import { QueryParams } from '../lib/query-params.js'
 import { parseListParams, pageLink, RESERVED } from '../lib/list-params.js'
-import { createRow, deleteRow, deleteWhere, filteredQuery, listRows, MAX_LIMIT, readDetail, updateRow } from '../lib/crud.js'
+import { createRow, deleteRow, deleteWhere, filteredQuery, listPage, listRows, MAX_LIMIT, readDetail, updateRow } from '../lib/crud.js'
 import { parseFilters } from '../lib/filters.js'
 import { EXPORT_PAGE, sendCsv, sendWideCsv } from '../lib/csv-export.js'
 import { ensureObject, type BodyEncoding } from '../lib/body.js'
@@ -17,6 +17,7 @@ import type { Context, Method, Resource, Row } from '../lib/resource.js'
 import { resources } from '../resources/index.js'
 import { recomputeCampaign } from '../lib/engine/recompute.js'
 import { NotifiedCache } from '../lib/notified-cache.js'
+import { holdsRawJson, RawJson, stringifyWithRaw } from '../lib/raw-json.js'
 
 type UrlKind = 'list' | 'detail' | 'schema'
 const ALL_METHODS = ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'] as const
@@ -174,26 +175,31 @@ export default fp(
         // §10.2: the pivot of up to max_limit long rows, whatever limit/offset say.
         return sendWideCsv(reply, ctx.urlName, await resource.hooks.wide!(ctx, filteredQuery(ctx, parseFilters(resource, filters))))
       }
-      let rows: Row[]
+      if (params.format === 'csv') {
+        if (resource.kind === 'non_model') {
+          const rows = await inTransaction(ctx, resource.action!)
+          return sendCsv(reply, ctx.urlName, params.fields, rows.length, rows.map((r) => params.fields.map((f) => r[f])))
+        }
+        const first = await listRows(ctx, { ...params, limit: Math.min(params.limit, EXPORT_PAGE), filters })
+        const columns = first.fields ?? params.fields
+        const cells = (rows: Row[]) => rows.map((r) => columns.map((f) => r[f]))
+        const read = async (offset: number, limit: number) => cells((await listRows(ctx, { ...params, offset, limit, filters })).rows)
+        return sendCsv(reply, ctx.urlName, columns, first.total, cells(first.rows), read, { offset: params.offset, count: params.limit })
+      }
+      let objects: Row[] | RawJson
       let total: number
       let extras: Row = {}
-      let fields = params.fields
       if (resource.kind === 'non_model') {
-        rows = await inTransaction(ctx, resource.action!)
-        total = rows.length
+        objects = await inTransaction(ctx, resource.action!)
+        total = objects.length
       } else {
-        const page = Math.min(params.limit, params.format === 'csv' ? EXPORT_PAGE : MAX_LIMIT)
-        ;({ rows, total, meta: extras, fields = params.fields } = await listRows(ctx, { ...params, limit: page, filters }))
-      }
-
-      if (params.format === 'csv') {
-        const cells = (rows: Row[]) => rows.map((r) => fields.map((f) => r[f]))
-        const read = async (offset: number, limit: number) => cells((await listRows(ctx, { ...params, offset, limit, filters })).rows)
-        return sendCsv(reply, ctx.urlName, fields, total, cells(rows), read, { offset: params.offset, count: params.limit })
+        const page = await listPage(ctx, { ...params, limit: Math.min(params.limit, MAX_LIMIT), filters })
+        ;({ total, meta: extras } = page)
+        objects = 'json' in page ? page.json : page.rows
       }
       const { limit, offset } = params
-      return {
-        objects: rows,
+      const envelope = {
+        objects,
         meta: {
           limit,
           offset,
@@ -206,6 +212,8 @@ export default fp(
         },
         error: null,
       }
+      if (!holdsRawJson(envelope.objects) && !holdsRawJson(envelope.meta)) return envelope
+      return reply.type('application/json; charset=utf-8').send(stringifyWithRaw(envelope))
     }
 
     async function handle(request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) {

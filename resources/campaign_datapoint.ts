@@ -30,8 +30,8 @@ async function select(ctx: Context, query: ListQuery) {
   const locations = await locationSelection(ctx, campaigns)
   query = query.where(inList('t.indicator_id', indicators)).where(inList('t.campaign_id', campaigns))
   if (locations.sql) query = query.where(sql<boolean>`t.location_id in (${locations.sql})`)
-  // meta.location_ids is read while the main statement runs (the dispatcher awaits both).
-  const meta = locations.ids().then((ids) => datapointMeta(ctx, { location_ids: ids ?? [], indicator_ids: indicators, campaign_ids: campaigns }))
+  // meta.location_ids is read while the main statement runs (the dispatcher awaits both), as JSON text.
+  const meta = locations.idsJson().then((ids) => datapointMeta(ctx, { location_ids: ids, indicator_ids: indicators, campaign_ids: campaigns }))
   return { query, meta, indicators }
 }
 

@@ -43,7 +43,7 @@ async function rawSelection(ctx: Context, query: ListQuery) {
   const locations = await locationSelection(ctx)
   query = baseRows(ctx, query, indicators)
   if (locations.sql) query = query.where(sql<boolean>`t.location_id in (${locations.sql})`)
-  const meta = locations.ids().then((ids) => datapointMeta(ctx, { time_groupings: [], location_ids: ids ?? [], indicator_ids: indicators }))
+  const meta = locations.idsJson().then((ids) => datapointMeta(ctx, { time_groupings: [], location_ids: ids, indicator_ids: indicators }))
   return { query, indicators, meta }
 }
 

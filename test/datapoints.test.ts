@@ -187,6 +187,40 @@ async function densityWorld(api: Api) {
   return { country, kano, abia, a, b, i, j }
 }
 
+t.test('a campaign_datapoint page written by PostgreSQL: numbers, order, fields, non-finite values, pages past the end', async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  const { location, campaign } = await smallWorld(api.post)
+  const values = ['2.5', '1e-7', '1e21', '-0.125', 'NaN', 'Infinity']
+  const indicators: number[] = []
+  for (const [n, value] of values.entries()) {
+    indicators.push((await api.post('/indicator/', { name: `v${n}`, short_name: `v${n}`, data_format: 'int' })).body.id)
+    await sql`insert into datapoint_with_computed (indicator_id, location_id, campaign_id, value)
+      values (${indicators[n]}, ${location}, ${campaign}, ${value}::float8)`.execute(db)
+  }
+  const read = (rest = '') => api.get(`/campaign_datapoint/?indicator__in=${indicators.join(',')}&campaign__in=${campaign}${rest}`)
+  const all = await read('&order_by=value')
+  t.equal(all.status, 200)
+  t.equal(all.headers['content-type'], 'application/json; charset=utf-8')
+  t.same(Object.keys(all.body.objects[0]), ['id', 'indicator_id', 'campaign_id', 'location_id', 'value'], 'query_fields order')
+  // PostgreSQL sorts Infinity and NaN last; both are written as null, as JSON.stringify writes them.
+  t.same(all.body.objects.map((o: { value: number | null }) => o.value), [-0.125, 1e-7, 2.5, 1e21, null, null])
+  t.same(all.body.objects.map((o: { indicator_id: number }) => o.indicator_id), [3, 1, 0, 2, 5, 4].map((i) => indicators[i]))
+  t.equal(all.body.meta.total_count, 6)
+  t.same(all.body.meta.location_ids, [], 'no selection parameter: no location ids')
+  const descending = await read('&order_by=-value')
+  t.same(descending.body.objects.map((o: { value: number | null }) => o.value), [null, null, 1e21, 2.5, 1e-7, -0.125])
+  const some = await read('&fields=location_id,value&order_by=value&limit=2&offset=1')
+  t.same(some.body.objects, [{ location_id: location, value: 1e-7 }, { location_id: location, value: 2.5 }])
+  t.equal(some.body.meta.total_count, 6)
+  const past = await read('&limit=2&offset=10')
+  t.same(past.body.objects, [])
+  t.equal(past.body.meta.total_count, 6, 'counted apart when the page is past the end')
+  const selected = await read(`&location_id__in=${location}&order_by=value`)
+  t.same(selected.body.meta.location_ids, [location])
+  t.equal(selected.body.objects.length, 6)
+})
+
 t.test('33. densification with chart_type=ColumnChart', async (t) => {
   const { app } = await build(t)
   const api = client(app)
