@@ -8,7 +8,7 @@ const FINITE = (column: RawBuilder<unknown>) =>
   sql`${column} is not null and ${column} <> 'NaN'::float8 and ${column} <> 'Infinity'::float8 and ${column} <> '-Infinity'::float8`
 
 // Temporary working tables, dropped at the end of each recompute (and at commit in any case).
-const TEMP = ['rc_raw', 'rc_agg', 'rc_sum', 'rc_val', 'rc_final'] as const
+const TEMP = ['rc_raw', 'rc_agg', 'rc_sum', 'rc_calc'] as const
 
 export interface RecomputeStats {
   raw: number
@@ -73,24 +73,25 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
     from expand e join rc_agg a on a.indicator_id = e.part and a.location_id = e.location_id
     group by e.location_id, e.root`.execute(db)
   await keyed('rc_sum')
-  // val(c, L): the stored value, else the computed sum.
-  await sql`insert into rc_val
-    select location_id, indicator_id, value from rc_agg
-    union all
-    select s.location_id, s.indicator_id, s.value from rc_sum s
-    where not exists (select 1 from rc_agg a where a.indicator_id = s.indicator_id and a.location_id = s.location_id)`.execute(db)
-  await keyed('rc_val')
-
-  // Steps 2–4 in order of precedence: stored > part of difference > ratio > sum of parts.
-  await sql`insert into rc_final
-    select distinct on (location_id, indicator_id) location_id, indicator_id, value from (
-      select location_id, indicator_id, value, 1 as rank from rc_agg
+  // Steps 2–4, for the keys without a stored (finite) value, in order of precedence: part of
+  // difference > ratio > sum of parts. val(c, L) is the stored value, else the computed sum; it is only
+  // read for the components of differences and ratios, so only their rows are gathered.
+  await sql`insert into rc_calc
+    with val as materialized (
+      select a.location_id, a.indicator_id, a.value from rc_agg a
+      where a.indicator_id in (select indicator_component_id from calculated_indicator_component
+        where calculation in ('WHOLE_OF_DIFFERENCE', 'PART_OF_DIFFERENCE', 'NUMERATOR', 'DENOMINATOR'))
       union all
-      select location_id, indicator_id, (x - y) / x, 2 from (
+      select s.location_id, s.indicator_id, s.value from rc_sum s
+      where s.indicator_id in (select indicator_component_id from calculated_indicator_component
+          where calculation in ('WHOLE_OF_DIFFERENCE', 'PART_OF_DIFFERENCE', 'NUMERATOR', 'DENOMINATOR'))
+        and not exists (select 1 from rc_agg a where a.indicator_id = s.indicator_id and a.location_id = s.location_id))
+    select distinct on (location_id, indicator_id) location_id, indicator_id, value from (
+      select location_id, indicator_id, (x - y) / x as value, 2 as rank from (
         select c.indicator_id, v.location_id,
           max(v.value) filter (where c.calculation = 'WHOLE_OF_DIFFERENCE') as x,
           max(v.value) filter (where c.calculation = 'PART_OF_DIFFERENCE') as y
-        from calculated_indicator_component c join rc_val v on v.indicator_id = c.indicator_component_id
+        from calculated_indicator_component c join val v on v.indicator_id = c.indicator_component_id
         where c.calculation in ('WHOLE_OF_DIFFERENCE', 'PART_OF_DIFFERENCE')
         group by c.indicator_id, v.location_id) d
       where x is not null and y is not null and x <> 0
@@ -99,7 +100,7 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
         select c.indicator_id, v.location_id,
           sum(v.value) filter (where c.calculation = 'NUMERATOR') as num,
           sum(v.value) filter (where c.calculation = 'DENOMINATOR') as den
-        from calculated_indicator_component c join rc_val v on v.indicator_id = c.indicator_component_id
+        from calculated_indicator_component c join val v on v.indicator_id = c.indicator_component_id
         where c.calculation in ('NUMERATOR', 'DENOMINATOR')
         group by c.indicator_id, v.location_id) q
       where num is not null and den is not null and den <> 0
@@ -107,30 +108,35 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
       select location_id, indicator_id, value, 4 from rc_sum
     ) candidates
     where ${FINITE(sql.ref('value'))}
+      and not exists (select 1 from rc_agg a where a.location_id = candidates.location_id
+        and a.indicator_id = candidates.indicator_id and ${FINITE(sql.ref('a.value'))})
     order by location_id, indicator_id, rank`.execute(db)
-  await keyed('rc_final')
+  await sql`analyze rc_calc`.execute(db)
 
-  // §7.2: merge with stable ids.
-  await mergeCampaign(db, C, 'agg_datapoint', 'rc_agg', ['value', 'is_raw'])
-  await mergeCampaign(db, C, 'datapoint_with_computed', 'rc_final', ['value'])
+  // §7.2: merge with stable ids. The final values are the stored ones (step 1 of precedence) and the
+  // calculated ones for the other keys: read straight from the two tables, never copied into a third.
+  await mergeCampaign(db, C, 'agg_datapoint', sql`rc_agg`, ['value', 'is_raw'])
+  const final = sql`(select location_id, indicator_id, value from rc_agg where ${FINITE(sql.ref('value'))}
+    union all select location_id, indicator_id, value from rc_calc)`
+  await mergeCampaign(db, C, 'datapoint_with_computed', final, ['value'])
 
   const { rows } = await sql<RecomputeStats>`select
       (select count(*) from rc_agg where is_raw)::int as raw,
       (select count(*) from rc_agg where not is_raw)::int as aggregated,
-      (select count(*) from rc_final)::int as computed`.execute(db)
+      (select count(*) from rc_agg where ${FINITE(sql.ref('value'))})::int + (select count(*) from rc_calc)::int as computed`.execute(db)
   await sql.raw(`drop table ${TEMP.join(', ')}`).execute(db)
   return rows[0]
 }
 
 /**
- * Makes `target`'s rows of campaign C equal to `source` (keyed by location and indicator) while keeping
+ * Makes `target`'s rows of campaign C equal to `source` (a table or subquery keyed by location and indicator) while keeping
  * the ids of surviving keys. One full join finds what differs (changed values, vanished keys, new
  * keys); the update, delete and insert then touch only those rows, so a steady-state recompute reads
  * each side once and writes nothing.
  */
-async function mergeCampaign(db: Kysely<DB>, C: RawBuilder<unknown>, target: string, source: string, columns: string[]) {
+async function mergeCampaign(db: Kysely<DB>, C: RawBuilder<unknown>, target: string, source: RawBuilder<unknown>, columns: string[]) {
   const t = sql.table(target)
-  const s = sql.table(source)
+  const s = source
   const cols = sql.join(columns.map((c) => sql.ref(c)))
   const changed = sql.join(columns.map((c) => sql`d.${sql.ref(c)} <> n.${sql.ref(c)}`), sql` or `)
   await sql`drop table if exists rc_diff`.execute(db)
