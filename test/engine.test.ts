@@ -252,3 +252,33 @@ t.test('71. ids are stable across recomputes', { skip: skipShared }, async (t) =
   t.equal(after.id, nigeria.id)
   t.equal(after.value, nigeria.value + 1000)
 })
+
+t.test('derived rows have no foreign keys (sql/005), yet the API refuses and cascades deletes over them', async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  const e = engine(api, db)
+  const { L, C } = await single(api)
+  const [N, D] = [await e.indicator('N'), await e.indicator('D')]
+  const R = await e.indicator('R', 'pct')
+  await e.component(R, N, 'NUMERATOR')
+  await e.component(R, D, 'DENOMINATOR')
+  await e.raw(N, L, C, 1)
+  await e.raw(D, L, C, 4)
+  await e.refresh(C)
+  t.equal(await e.dwc(R, L, C), 0.25)
+
+  // R has no raw value: only derived rows and its calculation hold on to it.
+  const refused = await api.delete(`/indicator/${R}/`)
+  t.equal(refused.status, 409)
+  t.same(refused.body.details.dependents, { calculated_indicator_component: 2, datapoint_with_computed: 1 })
+  const location = await api.delete(`/location/${L}/`)
+  t.equal(location.status, 409)
+  t.match(location.body.details.dependents, { datapoint: 2, agg_datapoint: 2, datapoint_with_computed: 3 })
+
+  t.equal((await api.delete(`/location/${L}/?cascade=true`)).status, 204)
+  const orphans = await sql<{ n: number }>`select
+      (select count(*) from agg_datapoint a where not exists (select 1 from location l where l.id = a.location_id))
+    + (select count(*) from datapoint_with_computed d where not exists (select 1 from location l where l.id = d.location_id)) as n`.execute(db)
+  t.equal(Number(orphans.rows[0].n), 0, 'the cascade removed the derived rows of the location')
+  t.equal((await api.delete(`/indicator/${R}/?cascade=true`)).status, 204)
+})
