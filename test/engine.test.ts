@@ -264,7 +264,7 @@ t.test('derived rows have no foreign keys (sql/005), yet the API refuses and cas
   await e.component(R, D, 'DENOMINATOR')
   await e.raw(N, L, C, 1)
   await e.raw(D, L, C, 4)
-  await e.refresh(C)
+  t.same(await e.refresh(C), { raw: 2, aggregated: 0, computed: 3 })
   t.equal(await e.dwc(R, L, C), 0.25)
 
   // R has no raw value: only derived rows and its calculation hold on to it.
@@ -281,4 +281,36 @@ t.test('derived rows have no foreign keys (sql/005), yet the API refuses and cas
     + (select count(*) from datapoint_with_computed d where not exists (select 1 from location l where l.id = d.location_id)) as n`.execute(db)
   t.equal(Number(orphans.rows[0].n), 0, 'the cascade removed the derived rows of the location')
   t.equal((await api.delete(`/indicator/${R}/?cascade=true`)).status, 204)
+})
+
+t.test('a sum or ratio beyond float8 is not kept, and the rest of the campaign is computed (PostgreSQL raised an overflow error)', async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  const e = engine(api, db)
+  const type = (await api.post('/location_type/', { name: 'X', admin_level: 0 })).body.id
+  const place = async (name: string, parent?: number) =>
+    (await api.post('/location/', { name, location_code: name, location_type_id: type, parent_location_id: parent ?? null })).body.id as number
+  const K = await place('K')
+  const [A, B] = [await place('A', K), await place('B', K)]
+  const ct = (await api.post('/campaign_type/', { name: 'NID' })).body.id
+  const C = (await api.post('/campaign/', { name: 'C', campaign_type_id: ct, start_date: '2016-01-01', end_date: '2016-01-02' })).body.id
+  const [big, small, tiny] = [await e.indicator('big'), await e.indicator('small'), await e.indicator('tiny')]
+  const R = await e.indicator('R', 'pct')
+  await e.component(R, big, 'NUMERATOR')
+  await e.component(R, tiny, 'DENOMINATOR')
+  await e.raw(big, A, C, 1.5e308)
+  await e.raw(big, B, C, 1.5e308)
+  await e.raw(small, A, C, 2)
+  await e.raw(small, B, C, 3)
+  await e.raw(tiny, A, C, 1e-300)
+  await e.raw(tiny, B, C, 2)
+  // Aggregated: small and tiny at K (big's sum is dropped). Calculated: R at B only (R at A and K is too large).
+  t.same(await e.refresh(C), { raw: 6, aggregated: 2, computed: 9 })
+  t.equal(await e.dwc(R, A, C), undefined, '1.5e308 / 1e-300: no row')
+  t.equal(await e.dwc(R, B, C), 7.5e307, '1.5e308 / 2')
+  t.equal(await e.dwc(big, K, C), undefined, 'the sum is Infinity: no row')
+  t.equal(await e.dwc(big, A, C), 1.5e308)
+  t.equal(await e.dwc(small, K, C), 5)
+  const agg = await db.selectFrom('agg_datapoint').select('value').where('indicator_id', '=', big).where('location_id', '=', K).execute()
+  t.same(agg, [], 'nor in agg_datapoint')
 })

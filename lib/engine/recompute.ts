@@ -7,6 +7,26 @@ import type { DB } from '../../schemas/index.js'
 const FINITE = (column: RawBuilder<unknown>) =>
   sql`${column} is not null and ${column} <> 'NaN'::float8 and ${column} <> 'Infinity'::float8 and ${column} <> '-Infinity'::float8`
 
+/**
+ * PostgreSQL raises an error when float8 arithmetic overflows (a sum of two values near 1e308, a
+ * ratio over a denominator near 1e-308), and one such value would fail the whole recompute. Values
+ * within ±[1e-100, 1e100] (or 0) cannot get there through these sums, means and ratios, so they are
+ * computed in float8; when a campaign holds any value outside that range, its arithmetic is done in
+ * numeric (no overflow) and a result that float8 cannot hold is dropped like any non-finite value.
+ */
+interface Arithmetic {
+  /** The type to compute in. */
+  type: RawBuilder<unknown>
+  /** A computed expression back to float8, or null when float8 cannot hold it. */
+  float8: (expression: RawBuilder<unknown>) => RawBuilder<unknown>
+}
+const FLOAT8: Arithmetic = { type: sql`float8`, float8: (e) => e }
+const NUMERIC: Arithmetic = {
+  type: sql`numeric`,
+  float8: (e) => sql`case when abs(${e}) <= 1.7976931348623157e308 and (${e} = 0 or abs(${e}) >= 2.2250738585072014e-308) then (${e})::float8 end`,
+}
+const SAFE_RANGE = sql`value = 0 or abs(value) between 1e-100 and 1e100`
+
 // Temporary working tables, dropped at the end of each recompute (and at commit in any case).
 const TEMP = ['rc_raw', 'rc_agg', 'rc_sum', 'rc_calc'] as const
 
@@ -21,6 +41,10 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
   // for the temp tables' current contents, never from a cached generic plan.
   const C = sql.lit(Math.trunc(campaignId))
   await sql`select pg_advisory_xact_lock(2, ${C})`.execute(db)
+  // The working sets hold a campaign's every value (500,000 rows for 10,000 locations × 50
+  // indicators): with the default 4 MB their hash joins spill to disk in batches. Until the end of
+  // the caller's transaction.
+  await sql`set local work_mem = '64MB'`.execute(db)
   await sql.raw(`drop table if exists ${TEMP.join(', ')}`).execute(db)
   for (const name of TEMP) {
     const extra = name === 'rc_agg' ? ', is_raw boolean not null' : ''
@@ -35,17 +59,19 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
   }
 
   // §6: raw values of the campaign (finite only) …
-  await sql`insert into rc_raw select location_id, indicator_id, value from datapoint
+  const raw = await sql`insert into rc_raw select location_id, indicator_id, value from datapoint
     where campaign_id = ${C} and ${FINITE(sql.ref('value'))}`.execute(db)
   await keyed('rc_raw')
+  const { rows: unsafe } = await sql<{ found: boolean }>`select exists (select 1 from rc_raw where not (${SAFE_RANGE})) as found`.execute(db)
+  const { type: N, float8 } = unsafe[0].found ? NUMERIC : FLOAT8
   // … plus, for int (SUM) and bool (MEAN) indicators, each ancestor without its own raw value gets
   // its frontier: the raw values below it with no raw value in between. A raw value at d therefore
   // reaches exactly its ancestors closer than d's nearest ancestor with a raw value (distance k).
-  await sql`insert into rc_agg
-    select location_id, indicator_id, value, true from rc_raw
-    union all
+  // A sum can overflow to ±Infinity: such an aggregate is not kept (never NaN or Infinity).
+  await sql`insert into rc_agg select location_id, indicator_id, value, true from rc_raw`.execute(db)
+  const aggregated = await sql`insert into rc_agg select * from (
     select t.parent_location_id, r.indicator_id,
-      case when i.data_format = 'int' then sum(r.value) else avg(r.value) end, false
+      ${float8(sql`case when i.data_format = 'int' then sum(r.value::${N}) else avg(r.value::${N}) end`)}, false
     from rc_raw r
     join indicator i on i.id = r.indicator_id and i.data_format in ('int', 'bool')
     left join (
@@ -56,8 +82,10 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
       group by below.location_id, below.indicator_id) nearest
       on nearest.location_id = r.location_id and nearest.indicator_id = r.indicator_id
     join location_tree t on t.location_id = r.location_id and t.lvl >= 1 and (nearest.k is null or t.lvl < nearest.k)
-    group by t.parent_location_id, r.indicator_id, i.data_format`.execute(db)
-  await keyed('rc_agg')
+    group by t.parent_location_id, r.indicator_id, i.data_format) a (location_id, indicator_id, value, is_raw)
+    where ${FINITE(sql.ref('value'))}`.execute(db)
+  // Not keyed: the merges hash-join it whole, and the calculations only probe it for their components.
+  await sql`analyze rc_agg`.execute(db)
 
   // §7 step 1: sums of parts, recursive: a part contributes its stored value, or else its own parts.
   await sql`insert into rc_sum
@@ -69,14 +97,16 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
       select e.root, c.indicator_component_id, e.location_id
       from expand e join calculated_indicator_component c on c.indicator_id = e.part and c.calculation = 'PART_TO_BE_SUMMED'
       where not exists (select 1 from rc_agg a where a.indicator_id = e.part and a.location_id = e.location_id))
-    select e.location_id, e.root, sum(a.value)
-    from expand e join rc_agg a on a.indicator_id = e.part and a.location_id = e.location_id
-    group by e.location_id, e.root`.execute(db)
+    select * from (
+      select e.location_id, e.root, ${float8(sql`sum(a.value::${N})`)} as value
+      from expand e join rc_agg a on a.indicator_id = e.part and a.location_id = e.location_id
+      group by e.location_id, e.root) s
+    where ${FINITE(sql.ref('value'))}`.execute(db)
   await keyed('rc_sum')
-  // Steps 2–4, for the keys without a stored (finite) value, in order of precedence: part of
+  // Steps 2–4, for the keys without a stored value, in order of precedence: part of
   // difference > ratio > sum of parts. val(c, L) is the stored value, else the computed sum; it is only
   // read for the components of differences and ratios, so only their rows are gathered.
-  await sql`insert into rc_calc
+  const calculated = await sql`insert into rc_calc
     with val as materialized (
       select a.location_id, a.indicator_id, a.value from rc_agg a
       where a.indicator_id in (select indicator_component_id from calculated_indicator_component
@@ -87,19 +117,19 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
           where calculation in ('WHOLE_OF_DIFFERENCE', 'PART_OF_DIFFERENCE', 'NUMERATOR', 'DENOMINATOR'))
         and not exists (select 1 from rc_agg a where a.indicator_id = s.indicator_id and a.location_id = s.location_id))
     select distinct on (location_id, indicator_id) location_id, indicator_id, value from (
-      select location_id, indicator_id, (x - y) / x as value, 2 as rank from (
+      select location_id, indicator_id, ${float8(sql`(x - y) / x`)} as value, 2 as rank from (
         select c.indicator_id, v.location_id,
-          max(v.value) filter (where c.calculation = 'WHOLE_OF_DIFFERENCE') as x,
-          max(v.value) filter (where c.calculation = 'PART_OF_DIFFERENCE') as y
+          max(v.value::${N}) filter (where c.calculation = 'WHOLE_OF_DIFFERENCE') as x,
+          max(v.value::${N}) filter (where c.calculation = 'PART_OF_DIFFERENCE') as y
         from calculated_indicator_component c join val v on v.indicator_id = c.indicator_component_id
         where c.calculation in ('WHOLE_OF_DIFFERENCE', 'PART_OF_DIFFERENCE')
         group by c.indicator_id, v.location_id) d
       where x is not null and y is not null and x <> 0
       union all
-      select location_id, indicator_id, num / den, 3 from (
+      select location_id, indicator_id, ${float8(sql`num / den`)}, 3 from (
         select c.indicator_id, v.location_id,
-          sum(v.value) filter (where c.calculation = 'NUMERATOR') as num,
-          sum(v.value) filter (where c.calculation = 'DENOMINATOR') as den
+          sum(v.value::${N}) filter (where c.calculation = 'NUMERATOR') as num,
+          sum(v.value::${N}) filter (where c.calculation = 'DENOMINATOR') as den
         from calculated_indicator_component c join val v on v.indicator_id = c.indicator_component_id
         where c.calculation in ('NUMERATOR', 'DENOMINATOR')
         group by c.indicator_id, v.location_id) q
@@ -108,24 +138,19 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
       select location_id, indicator_id, value, 4 from rc_sum
     ) candidates
     where ${FINITE(sql.ref('value'))}
-      and not exists (select 1 from rc_agg a where a.location_id = candidates.location_id
-        and a.indicator_id = candidates.indicator_id and ${FINITE(sql.ref('a.value'))})
+      and not exists (select 1 from rc_agg a where a.location_id = candidates.location_id and a.indicator_id = candidates.indicator_id)
     order by location_id, indicator_id, rank`.execute(db)
   await sql`analyze rc_calc`.execute(db)
 
   // §7.2: merge with stable ids. The final values are the stored ones (step 1 of precedence) and the
   // calculated ones for the other keys: read straight from the two tables, never copied into a third.
   await mergeCampaign(db, C, 'agg_datapoint', sql`rc_agg`, ['value', 'is_raw'])
-  const final = sql`(select location_id, indicator_id, value from rc_agg where ${FINITE(sql.ref('value'))}
-    union all select location_id, indicator_id, value from rc_calc)`
+  const final = sql`(select location_id, indicator_id, value from rc_agg union all select location_id, indicator_id, value from rc_calc)`
   await mergeCampaign(db, C, 'datapoint_with_computed', final, ['value'])
 
-  const { rows } = await sql<RecomputeStats>`select
-      (select count(*) from rc_agg where is_raw)::int as raw,
-      (select count(*) from rc_agg where not is_raw)::int as aggregated,
-      (select count(*) from rc_agg where ${FINITE(sql.ref('value'))})::int + (select count(*) from rc_calc)::int as computed`.execute(db)
   await sql.raw(`drop table ${TEMP.join(', ')}`).execute(db)
-  return rows[0]
+  const count = (result: { numAffectedRows?: bigint }) => Number(result.numAffectedRows ?? 0)
+  return { raw: count(raw), aggregated: count(aggregated), computed: count(raw) + count(aggregated) + count(calculated) }
 }
 
 /**
