@@ -25,6 +25,9 @@ const NUMERIC: Arithmetic = {
   type: sql`numeric`,
   float8: (e) => sql`case when abs(${e}) <= 1.7976931348623157e308 and (${e} = 0 or abs(${e}) >= 2.2250738585072014e-308) then (${e})::float8 end`,
 }
+/** The campaign's stored values: raw, and aggregated where a location has no raw value (disjoint). */
+const STORED = sql`(select location_id, indicator_id, value from rc_raw union all select location_id, indicator_id, value from rc_agg)`
+
 const SAFE_RANGE = sql`value = 0 or abs(value) between 1e-100 and 1e100`
 
 // Temporary working tables, dropped at the end of each recompute (and at commit in any case).
@@ -47,8 +50,7 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
   await sql`set local work_mem = '64MB'`.execute(db)
   await sql.raw(`drop table if exists ${TEMP.join(', ')}`).execute(db)
   for (const name of TEMP) {
-    const extra = name === 'rc_agg' ? ', is_raw boolean not null' : ''
-    await sql.raw(`create temp table ${name} (location_id integer not null, indicator_id integer not null, value double precision not null${extra}) on commit drop`).execute(db)
+    await sql.raw(`create temp table ${name} (location_id integer not null, indicator_id integer not null, value double precision not null) on commit drop`).execute(db)
   }
   // Keyed by (location, indicator), so every lookup below can be an index probe whatever the planner
   // estimates. The key is added once a table is filled: one sorted index build instead of an index
@@ -67,11 +69,10 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
   // … plus, for int (SUM) and bool (MEAN) indicators, each ancestor without its own raw value gets
   // its frontier: the raw values below it with no raw value in between. A raw value at d therefore
   // reaches exactly its ancestors closer than d's nearest ancestor with a raw value (distance k).
-  // A sum can overflow to ±Infinity: such an aggregate is not kept (never NaN or Infinity).
-  await sql`insert into rc_agg select location_id, indicator_id, value, true from rc_raw`.execute(db)
+  // rc_agg holds these aggregates only; the stored values are rc_raw and rc_agg together (STORED).
   const aggregated = await sql`insert into rc_agg select * from (
     select t.parent_location_id, r.indicator_id,
-      ${float8(sql`case when i.data_format = 'int' then sum(r.value::${N}) else avg(r.value::${N}) end`)}, false
+      ${float8(sql`case when i.data_format = 'int' then sum(r.value::${N}) else avg(r.value::${N}) end`)}
     from rc_raw r
     join indicator i on i.id = r.indicator_id and i.data_format in ('int', 'bool')
     left join (
@@ -82,40 +83,43 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
       group by below.location_id, below.indicator_id) nearest
       on nearest.location_id = r.location_id and nearest.indicator_id = r.indicator_id
     join location_tree t on t.location_id = r.location_id and t.lvl >= 1 and (nearest.k is null or t.lvl < nearest.k)
-    group by t.parent_location_id, r.indicator_id, i.data_format) a (location_id, indicator_id, value, is_raw)
+    group by t.parent_location_id, r.indicator_id, i.data_format) a (location_id, indicator_id, value)
     where ${FINITE(sql.ref('value'))}`.execute(db)
-  // Not keyed: the merges hash-join it whole, and the calculations only probe it for their components.
-  await sql`analyze rc_agg`.execute(db)
+  await keyed('rc_agg')
+
+  // Calculations (§7) only where some exist: their statements would still scan the stored values.
+  const { rows: kinds } = await sql<{ calculation: string }>`select distinct calculation from calculated_indicator_component`.execute(db)
+  const calculations = new Set(kinds.map((k) => k.calculation))
 
   // §7 step 1: sums of parts, recursive: a part contributes its stored value, or else its own parts.
-  await sql`insert into rc_sum
+  if (calculations.has('PART_TO_BE_SUMMED')) await sql`insert into rc_sum
     with recursive expand(root, part, location_id) as (
       select c.indicator_id, c.indicator_component_id, l.location_id
-      from calculated_indicator_component c cross join (select distinct location_id from rc_agg) l
+      from calculated_indicator_component c cross join (select location_id from rc_raw union select location_id from rc_agg) l
       where c.calculation = 'PART_TO_BE_SUMMED'
       union all
       select e.root, c.indicator_component_id, e.location_id
       from expand e join calculated_indicator_component c on c.indicator_id = e.part and c.calculation = 'PART_TO_BE_SUMMED'
-      where not exists (select 1 from rc_agg a where a.indicator_id = e.part and a.location_id = e.location_id))
+      where not exists (select 1 from ${STORED} a where a.indicator_id = e.part and a.location_id = e.location_id))
     select * from (
       select e.location_id, e.root, ${float8(sql`sum(a.value::${N})`)} as value
-      from expand e join rc_agg a on a.indicator_id = e.part and a.location_id = e.location_id
+      from expand e join ${STORED} a on a.indicator_id = e.part and a.location_id = e.location_id
       group by e.location_id, e.root) s
     where ${FINITE(sql.ref('value'))}`.execute(db)
   await keyed('rc_sum')
   // Steps 2–4, for the keys without a stored value, in order of precedence: part of
   // difference > ratio > sum of parts. val(c, L) is the stored value, else the computed sum; it is only
   // read for the components of differences and ratios, so only their rows are gathered.
-  const calculated = await sql`insert into rc_calc
+  const calculated = !calculations.size ? {} : await sql`insert into rc_calc
     with val as materialized (
-      select a.location_id, a.indicator_id, a.value from rc_agg a
+      select a.location_id, a.indicator_id, a.value from ${STORED} a
       where a.indicator_id in (select indicator_component_id from calculated_indicator_component
         where calculation in ('WHOLE_OF_DIFFERENCE', 'PART_OF_DIFFERENCE', 'NUMERATOR', 'DENOMINATOR'))
       union all
       select s.location_id, s.indicator_id, s.value from rc_sum s
       where s.indicator_id in (select indicator_component_id from calculated_indicator_component
           where calculation in ('WHOLE_OF_DIFFERENCE', 'PART_OF_DIFFERENCE', 'NUMERATOR', 'DENOMINATOR'))
-        and not exists (select 1 from rc_agg a where a.indicator_id = s.indicator_id and a.location_id = s.location_id))
+        and not exists (select 1 from ${STORED} a where a.indicator_id = s.indicator_id and a.location_id = s.location_id))
     select distinct on (location_id, indicator_id) location_id, indicator_id, value from (
       select location_id, indicator_id, ${float8(sql`(x - y) / x`)} as value, 2 as rank from (
         select c.indicator_id, v.location_id,
@@ -138,14 +142,15 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
       select location_id, indicator_id, value, 4 from rc_sum
     ) candidates
     where ${FINITE(sql.ref('value'))}
-      and not exists (select 1 from rc_agg a where a.location_id = candidates.location_id and a.indicator_id = candidates.indicator_id)
+      and not exists (select 1 from ${STORED} a where a.location_id = candidates.location_id and a.indicator_id = candidates.indicator_id)
     order by location_id, indicator_id, rank`.execute(db)
   await sql`analyze rc_calc`.execute(db)
 
   // §7.2: merge with stable ids. The final values are the stored ones (step 1 of precedence) and the
   // calculated ones for the other keys: read straight from the two tables, never copied into a third.
-  await mergeCampaign(db, C, 'agg_datapoint', sql`rc_agg`, ['value', 'is_raw'])
-  const final = sql`(select location_id, indicator_id, value from rc_agg union all select location_id, indicator_id, value from rc_calc)`
+  await mergeCampaign(db, C, 'agg_datapoint', sql`(select location_id, indicator_id, value, true as is_raw from rc_raw
+    union all select location_id, indicator_id, value, false from rc_agg)`, ['value', 'is_raw'])
+  const final = sql`(select location_id, indicator_id, value from ${STORED} s union all select location_id, indicator_id, value from rc_calc)`
   await mergeCampaign(db, C, 'datapoint_with_computed', final, ['value'])
 
   await sql.raw(`drop table ${TEMP.join(', ')}`).execute(db)
