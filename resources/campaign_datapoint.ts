@@ -24,15 +24,20 @@ async function campaignSet(ctx: Context): Promise<number[]> {
 }
 
 /** I × C × S of the request (ingestion §8.1): the precomputed rows, nothing aggregated now. */
-async function select(ctx: Context, query: ListQuery) {
+async function selected(ctx: Context, query: ListQuery) {
   const indicators = indicatorSet(ctx)
   const campaigns = await campaignSet(ctx)
   const locations = await locationSelection(ctx, campaigns)
   query = query.where(inList('t.indicator_id', indicators)).where(inList('t.campaign_id', campaigns))
   if (locations.sql) query = query.where(sql<boolean>`t.location_id in (${locations.sql})`)
-  // meta.location_ids is read while the main statement runs (the dispatcher awaits both), as JSON text.
+  return { query, indicators, campaigns, locations }
+}
+
+/** The rows and the meta extras; meta.location_ids is read while the main statement runs, as JSON text. */
+async function select(ctx: Context, query: ListQuery) {
+  const { query: rows, indicators, campaigns, locations } = await selected(ctx, query)
   const meta = locations.idsJson().then((ids) => datapointMeta(ctx, { location_ids: ids, indicator_ids: indicators, campaign_ids: campaigns }))
-  return { query, meta, indicators }
+  return { query: rows, meta }
 }
 
 const FIELDS = ['id', 'indicator_id', 'campaign_id', 'location_id', 'value'] as const
@@ -91,7 +96,7 @@ export default defineResource({
       return { ...dense, meta: extras }
     },
     async wide(ctx, filtered) {
-      const { query, indicators } = await select(ctx, filtered)
+      const { query, indicators } = await selected(ctx, filtered)
       const long = query.select(['t.location_id', 't.indicator_id', 't.campaign_id', 't.value']).orderBy('t.id')
       return pivot(ctx, long, indicators, { column: 'campaign_id', named: { table: 'campaign', as: 'campaign', orderBy: 'start_date' } })
     },

@@ -38,13 +38,19 @@ function baseRows(ctx: Context, query: ListQuery, indicators: number[]): ListQue
 }
 
 /** Flat and discrete modes: raw rows at the selected locations. */
-async function rawSelection(ctx: Context, query: ListQuery) {
+async function rawRows(ctx: Context, query: ListQuery) {
   const indicators = indicatorSet(ctx)
   const locations = await locationSelection(ctx)
   query = baseRows(ctx, query, indicators)
   if (locations.sql) query = query.where(sql<boolean>`t.location_id in (${locations.sql})`)
+  return { query, indicators, locations }
+}
+
+/** The raw rows and the meta extras, the selected ids read while the main statement runs. */
+async function rawSelection(ctx: Context, query: ListQuery) {
+  const { query: rows, indicators, locations } = await rawRows(ctx, query)
   const meta = locations.idsJson().then((ids) => datapointMeta(ctx, { time_groupings: [], location_ids: ids, indicator_ids: indicators }))
-  return { query, indicators, meta }
+  return { query: rows, meta }
 }
 
 /** Grouped-mode targets T as a subquery of `id`s: the location selection, the requester's top level, or every root. */
@@ -166,7 +172,7 @@ export default defineResource({
         const sums = groupedSums(ctx, filtered, mode.bucket, sql`select id from (${await targetsOf(ctx)}) s`)
         return pivot(ctx, dynamic(ctx).selectFrom(sums.as('s')).selectAll(), indicatorSet(ctx), { column: 'time_grouping' })
       }
-      const { query, indicators } = await rawSelection(ctx, filtered)
+      const { query, indicators } = await rawRows(ctx, filtered)
       const long = query.select(['t.location_id', 't.indicator_id', 't.data_date', 't.value']).orderBy('t.id')
       return pivot(ctx, long, indicators, { column: 'data_date' })
     },

@@ -275,6 +275,34 @@ t.test('92. CSV long and wide exports of campaign_datapoint', async (t) => {
   t.equal(empty.text, 'id,indicator_id,campaign_id,location_id,value\r\n', 'an empty export is the header line')
 })
 
+t.test('a wide export reads no meta: the selected ids are not queried (they were, and never awaited)', async (t) => {
+  const { app } = await build(t)
+  const api = client(app)
+  const { kano, abia, a, i } = await densityWorld(api)
+  // Every statement the server sends goes through this executor.
+  const executor = app.db.db.getExecutor() as unknown as { executeQuery: (...args: unknown[]) => Promise<unknown> }
+  const original = executor.executeQuery
+  const sent: string[] = []
+  executor.executeQuery = function (this: unknown, ...args: unknown[]) {
+    sent.push((args[0] as { sql: string }).sql)
+    return original.apply(this, args)
+  }
+  t.teardown(() => { executor.executeQuery = original })
+  const selection = `location_id__in=${kano},${abia}`
+  const readsIds = () => sent.some((text) => text.includes('json_agg(distinct id order by id)'))
+  t.equal((await api.get(`/campaign_datapoint/?indicator__in=${i}&campaign__in=${a}&${selection}`)).status, 200)
+  t.ok(readsIds(), 'the JSON read queries the ids for meta (the check can see it)')
+  for (const url of [
+    `/campaign_datapoint/?indicator__in=${i}&campaign__in=${a}&${selection}&format=csv&shape=wide`,
+    `/date_datapoint/?indicator__in=${i}&${selection}&format=csv&shape=wide`,
+  ]) {
+    sent.length = 0
+    const res = await api.get(url)
+    t.equal(res.status, 200, res.text)
+    t.notOk(readsIds(), url)
+  }
+})
+
 t.test('CSV export without a limit streams every row up to max_limit, in pages', async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
