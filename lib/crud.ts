@@ -84,7 +84,7 @@ export function filteredQuery(ctx: Context, filters: ReturnType<typeof parseFilt
 
 /**
  * One page of the list read of §9 as a statement: filters, the resource's list hook, ordering, the
- * page and the total count as `__total`; the hook's meta (possibly still reading); the field kinds.
+ * page and the total count as `__total`; and the hook's meta (possibly still reading).
  */
 async function pageQuery(ctx: Context, options: ListOptions, filters: ReturnType<typeof parseFilters>) {
   const { resource } = ctx
@@ -121,6 +121,7 @@ async function hookedPage(ctx: Context, options: ListOptions, filters: ReturnTyp
   return result && { ...result, meta: result.meta ?? {} }
 }
 
+/** The generic page as rows, with its total and the hook's meta. */
 async function genericRows(ctx: Context, options: ListOptions, filters: ReturnType<typeof parseFilters>) {
   const { query, meta } = await pageQuery(ctx, options, filters)
   // A hook's meta may still be reading (e.g. the selected location ids): both run at once.

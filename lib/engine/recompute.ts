@@ -25,10 +25,11 @@ const NUMERIC: Arithmetic = {
   type: sql`numeric`,
   float8: (e) => sql`case when abs(${e}) <= 1.7976931348623157e308 and (${e} = 0 or abs(${e}) >= 2.2250738585072014e-308) then (${e})::float8 end`,
 }
+/** Raw values that keep float8 arithmetic away from overflow (see Arithmetic). */
+const SAFE_RANGE = sql`value = 0 or abs(value) between 1e-100 and 1e100`
+
 /** The campaign's stored values: raw, and aggregated where a location has no raw value (disjoint). */
 const STORED = sql`(select location_id, indicator_id, value from rc_raw union all select location_id, indicator_id, value from rc_agg)`
-
-const SAFE_RANGE = sql`value = 0 or abs(value) between 1e-100 and 1e100`
 
 // Temporary working tables, dropped at the end of each recompute (and at commit in any case).
 const TEMP = ['rc_raw', 'rc_agg', 'rc_sum', 'rc_calc'] as const
