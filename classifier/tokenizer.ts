@@ -60,29 +60,34 @@ export function tokenize(text: string): string[] {
 
 const FNV_OFFSET = 0x811c9dc5
 
+const FNV_PRIME = 0x01000193
+
 /** One FNV-1a step per UTF-8 byte of code point `c` (a lone surrogate counts as U+FFFD, as in Buffer). */
 function hashCodePoint(hash: number, c: number): number {
-  const byte = (b: number) => Math.imul(hash ^ b, 0x01000193)
-  if (c < 0x80) return byte(c)
+  if (c < 0x80) return Math.imul(hash ^ c, FNV_PRIME)
   if (c < 0x800) {
-    hash = byte(0xc0 | (c >> 6))
-    return byte(0x80 | (c & 0x3f))
+    hash = Math.imul(hash ^ (0xc0 | (c >> 6)), FNV_PRIME)
+    return Math.imul(hash ^ (0x80 | (c & 0x3f)), FNV_PRIME)
   }
   if (c < 0x10000) {
     if (c >= 0xd800 && c <= 0xdfff) c = 0xfffd
-    hash = byte(0xe0 | (c >> 12))
-    hash = byte(0x80 | ((c >> 6) & 0x3f))
-    return byte(0x80 | (c & 0x3f))
+    hash = Math.imul(hash ^ (0xe0 | (c >> 12)), FNV_PRIME)
+    hash = Math.imul(hash ^ (0x80 | ((c >> 6) & 0x3f)), FNV_PRIME)
+    return Math.imul(hash ^ (0x80 | (c & 0x3f)), FNV_PRIME)
   }
-  hash = byte(0xf0 | (c >> 18))
-  hash = byte(0x80 | ((c >> 12) & 0x3f))
-  hash = byte(0x80 | ((c >> 6) & 0x3f))
-  return byte(0x80 | (c & 0x3f))
+  hash = Math.imul(hash ^ (0xf0 | (c >> 18)), FNV_PRIME)
+  hash = Math.imul(hash ^ (0x80 | ((c >> 12) & 0x3f)), FNV_PRIME)
+  hash = Math.imul(hash ^ (0x80 | ((c >> 6) & 0x3f)), FNV_PRIME)
+  return Math.imul(hash ^ (0x80 | (c & 0x3f)), FNV_PRIME)
 }
 
 /** Continues an FNV-1a hash over the UTF-8 bytes of `text` (encoded inline: this is the hot path). */
 function hashString(hash: number, text: string): number {
-  for (const char of text) hash = hashCodePoint(hash, char.codePointAt(0)!)
+  for (let j = 0; j < text.length; j++) {
+    const c = text.codePointAt(j)!
+    if (c > 0xffff) j++
+    hash = hashCodePoint(hash, c)
+  }
   return hash
 }
 
@@ -97,15 +102,32 @@ const SPACE = 0x20
 
 const isWord = (token: string) => /^[\p{L}\p{N}_']+$/u.test(token)
 
+// Scratch space of featuresOf, reused across calls (featurisation is synchronous), grown on demand.
+let codePoints = new Int32Array(64)
+let grams = new Int32Array(64 * 5)
+// seen[id] === call: the id was already added by this call (a Set per window cost more than the hashing).
+let seen = new Uint32Array(0)
+let call = 0
+
 /**
  * Feature ids (1..buckets) of one window of tokens: word n-grams (`w<n>:<words joined by space>`) and
  * character n-grams of `<word>` (`c:<chars>`), each hashed with FNV-1a. Character n-grams of one start
  * position share their hash prefix, so each is extended rather than rehashed.
  */
 export function featuresOf(tokens: string[], config: FeatureConfig = DEFAULT_FEATURES): number[] {
-  const ids = new Set<number>()
+  const { buckets, maxFeatures } = config
+  if (seen.length < buckets + 1) seen = new Uint32Array(buckets + 1)
+  if (++call === 0xffffffff) {
+    seen.fill(0)
+    call = 1
+  }
+  const ids: number[] = []
   const add = (hash: number) => {
-    if (ids.size < config.maxFeatures) ids.add(((hash >>> 0) % config.buckets) + 1)
+    const id = ((hash >>> 0) % buckets) + 1
+    if (ids.length < maxFeatures && seen[id] !== call) {
+      seen[id] = call
+      ids.push(id)
+    }
   }
   for (const n of config.wordNgrams) {
     for (let i = 0; i + n <= tokens.length; i++) {
@@ -118,23 +140,35 @@ export function featuresOf(tokens: string[], config: FeatureConfig = DEFAULT_FEA
     }
   }
   const orders = config.charNgrams
-  if (!orders.length) return [...ids]
+  if (!orders.length) return ids
   const longest = Math.max(...orders)
   for (const token of tokens) {
     if (!isWord(token)) continue
-    const chars = [0x3c, ...Array.from(token, (ch) => ch.codePointAt(0)!), 0x3e] // < token >
-    const byOrder = new Map<number, number[]>(orders.map((n) => [n, []]))
-    for (let i = 0; i < chars.length; i++) {
+    // The code points of `<token>`, then grams[k * length + i] = the hash of the (k+1)-gram at i.
+    const length = token.length + 2
+    if (codePoints.length < length || grams.length < length * longest) {
+      codePoints = new Int32Array(2 * length)
+      grams = new Int32Array(2 * length * longest)
+    }
+    let count = 0
+    codePoints[count++] = 0x3c // <
+    for (let j = 0; j < token.length; j++) {
+      const c = token.codePointAt(j)!
+      if (c > 0xffff) j++
+      codePoints[count++] = c
+    }
+    codePoints[count++] = 0x3e // >
+    for (let i = 0; i < count; i++) {
       let hash = CHAR_PREFIX
-      for (let k = 0; k < longest && i + k < chars.length; k++) {
-        hash = hashCodePoint(hash, chars[i + k])
-        byOrder.get(k + 1)?.push(hash)
+      for (let k = 0; k < longest && i + k < count; k++) {
+        hash = hashCodePoint(hash, codePoints[i + k])
+        grams[k * count + i] = hash
       }
     }
     // Same order as n-by-n extraction: all 3-grams of the word, then 4-grams, then 5-grams.
-    for (const n of orders) for (const hash of byOrder.get(n)!) add(hash)
+    for (const n of orders) for (let i = 0; i + n <= count; i++) add(grams[(n - 1) * count + i])
   }
-  return [...ids]
+  return ids
 }
 
 /** Windows of W tokens, stride ⌈W/2⌉, the last aligned to the end (detect.md §4). */

@@ -131,19 +131,24 @@ t.test('tokenizer: golden tokens and feature ids', async (t) => {
   t.same(ids.slice(0, 3), [(fnv1a('w1:hello') % DEFAULT_FEATURES.buckets) + 1, (fnv1a('w1:world') % DEFAULT_FEATURES.buckets) + 1, (fnv1a('w2:hello world') % DEFAULT_FEATURES.buckets) + 1])
   t.ok(ids.every((id) => id >= 1 && id <= DEFAULT_FEATURES.buckets))
   // The features are defined on strings (`w<n>:…`, `c:<chars>`); the served code hashes incrementally.
-  const reference = (tokens: string[]) => {
+  const reference = (tokens: string[], config = DEFAULT_FEATURES) => {
     const ids = new Set<number>()
-    const add = (f: string) => ids.size < DEFAULT_FEATURES.maxFeatures && ids.add((fnv1a(f) % DEFAULT_FEATURES.buckets) + 1)
-    for (const n of DEFAULT_FEATURES.wordNgrams) for (let i = 0; i + n <= tokens.length; i++) add(`w${n}:${tokens.slice(i, i + n).join(' ')}`)
+    const add = (f: string) => ids.size < config.maxFeatures && ids.add((fnv1a(f) % config.buckets) + 1)
+    for (const n of config.wordNgrams) for (let i = 0; i + n <= tokens.length; i++) add(`w${n}:${tokens.slice(i, i + n).join(' ')}`)
     for (const token of tokens) {
       if (!/^[\p{L}\p{N}_']+$/u.test(token)) continue
       const chars = [...`<${token}>`]
-      for (const n of DEFAULT_FEATURES.charNgrams) for (let i = 0; i + n <= chars.length; i++) add(`c:${chars.slice(i, i + n).join('')}`)
+      for (const n of config.charNgrams) for (let i = 0; i + n <= chars.length; i++) add(`c:${chars.slice(i, i + n).join('')}`)
     }
     return [...ids]
   }
   for (const text of ['Ｆｕｌｌ width 😡 naïve café', 'you are a fucking idiot', '@user #MAGA lol!!! don\'t', 'x'.repeat(300)]) {
     t.same(featurize(text)[0], reference(tokenize(text)), text.slice(0, 30))
+  }
+  // Other n-gram orders, tokens longer than the reused scratch buffers, astral and lone surrogates.
+  const other = { ...DEFAULT_FEATURES, charNgrams: [2, 6, 7], maxFeatures: 100_000 }
+  for (const text of ['é'.repeat(500) + ' 😀😀😀x', 'ab\ud800cd \udc00 中文字符', 'w'.repeat(40) + ' ' + 'z'.repeat(2000)]) {
+    t.same(featurize(text, other)[0], reference(tokenize(text), other), text.slice(0, 12))
   }
   const tokens = Array.from({ length: 100 }, (_, i) => `t${i}`)
   const w = windows(tokens)
