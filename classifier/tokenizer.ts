@@ -59,7 +59,6 @@ export function tokenize(text: string): string[] {
 }
 
 const FNV_OFFSET = 0x811c9dc5
-
 const FNV_PRIME = 0x01000193
 
 /** One FNV-1a step per UTF-8 byte of code point `c` (a lone surrogate counts as U+FFFD, as in Buffer). */
@@ -144,7 +143,7 @@ export function featuresOf(tokens: string[], config: FeatureConfig = DEFAULT_FEA
   const longest = Math.max(...orders)
   for (const token of tokens) {
     if (!isWord(token)) continue
-    // The code points of `<token>`, then grams[k * length + i] = the hash of the (k+1)-gram at i.
+    // The code points of `<token>`, then grams[k * count + i] = the hash of the (k+1)-gram at i.
     const length = token.length + 2
     if (codePoints.length < length || grams.length < length * longest) {
       codePoints = new Int32Array(2 * length)
