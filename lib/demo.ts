@@ -5,6 +5,8 @@ import type { Kysely } from 'kysely'
 import type { DB } from '../schemas/index.js'
 import { rebuildTree } from './location-tree.js'
 import { refreshTagJson } from './caches.js'
+import { dataEntrySubmission, dateKey, enterCampaignValue } from './engine/data-entry.js'
+import { recomputeCampaign } from './engine/recompute.js'
 
 const PROVINCES: Record<string, string[]> = {
   Northmarch: ['Ashford', 'Brindle', 'Coldwater'],
@@ -47,18 +49,26 @@ export async function loadDemoData(db: Kysely<DB>): Promise<boolean> {
     }
     await rebuildTree(trx)
 
+    const districtIds = (await trx
+      .selectFrom('location')
+      .select('id')
+      .where('location_type_id', '=', typeId.District)
+      .orderBy('id')
+      .execute()).map((r) => r.id)
+
     const [nid, snid] = await trx
       .insertInto('campaign_type')
       .values([{ name: 'National Immunization Days (NID)' }, { name: 'Sub-National Immunization Days (SNID)' }])
       .returning('id')
       .execute()
-    await trx
+    const campaigns = await trx
       .insertInto('campaign')
       .values([
         { name: 'March 2016 - NID - OPV', campaign_type_id: nid.id, start_date: '2016-03-01', end_date: '2016-03-31' },
         { name: 'June 2016 - SNID - OPV', campaign_type_id: snid.id, start_date: '2016-06-01', end_date: '2016-06-30' },
         { name: 'October 2016 - NID - bOPV', campaign_type_id: nid.id, start_date: '2016-10-01', end_date: '2016-10-31' },
       ])
+      .returning('id')
       .execute()
 
     const indicators = await trx
@@ -103,6 +113,31 @@ export async function loadDemoData(db: Kysely<DB>): Promise<boolean> {
       ])
       .execute()
     await refreshTagJson(trx)
+
+    // Values entered at the districts (as data entries), then each campaign recomputed: provinces and
+    // the country get sums, 'Children targeted' the sum of its parts, 'Percent missed' the ratio.
+    for (const [c, campaign] of campaigns.entries()) {
+      for (const [d, location_id] of districtIds.entries()) {
+        const entries: Array<[string, number]> = [
+          ['Children vaccinated', 900 + 37 * d + 50 * c],
+          ['Children missed', 20 + ((7 * d + 11 * c) % 45)],
+          ['Access challenged', d % 4 === 0 ? 1 : 0],
+        ]
+        for (const [short, value] of entries) {
+          await enterCampaignValue(trx, { indicator_id: id(short), location_id, campaign_id: campaign.id, value })
+        }
+      }
+      await recomputeCampaign(trx, campaign.id)
+    }
+    // Monthly polio cases of 2016 at three districts.
+    const submission = await dataEntrySubmission(trx)
+    const cases = districtIds.slice(0, 3).flatMap((location_id, d) =>
+      Array.from({ length: 12 }, (_, m) => {
+        const row = { indicator_id: id('Polio cases'), location_id, data_date: `2016-${String(m + 1).padStart(2, '0')}-01` }
+        return { ...row, value: (d + m) % 3, source_submission_id: submission, unique_index: dateKey(row), precedence_at: new Date().toISOString() }
+      }),
+    )
+    await trx.insertInto('datapoint').values(cases).execute()
 
     const [chart] = await trx
       .insertInto('custom_chart')

@@ -77,7 +77,26 @@ t.test('a fresh embedded database: start, migrate, bootstrap, demo data, restart
   const provinces = await api.get('/location/?location_id=1&location_depth=1')
   t.same(provinces.body.objects.map((o: { name: string }) => o.name).sort(), ['Eastvale', 'Northmarch', 'Southreach'])
   t.equal((await api.get('/location/?location_type=District&location_id=1')).body.meta.total_count, 9)
-  t.equal((await api.get('/campaign/')).body.objects.length, 3)
+  const campaigns = (await api.get('/campaign/')).body.objects as Array<{ id: number }>
+  t.equal(campaigns.length, 3)
+  // The demo has data: district entries, aggregated and calculated by the engine.
+  const indicators = new Map(((await api.get('/indicator/')).body.objects as Array<{ id: number; short_name: string }>).map((i) => [i.short_name, i.id]))
+  const value = async (short: string, location: string) => {
+    const res = await api.get(`/campaign_datapoint/?indicator__in=${indicators.get(short)}&campaign__in=${campaigns[0].id}&${location}`)
+    return (res.body.objects as Array<{ value: number }>).map((o) => o.value)
+  }
+  const districts = 'location_id=1&location_type=District'
+  const [vaccinated, missed] = [await value('Children vaccinated', districts), await value('Children missed', districts)]
+  t.equal(vaccinated.length, 9)
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0)
+  const [countryMissed] = await value('Children missed', 'location_id__in=1')
+  const [countryTargeted] = await value('Children targeted', 'location_id__in=1')
+  t.equal(countryMissed, sum(missed), 'the country sums its districts')
+  t.equal(countryTargeted, sum(vaccinated) + sum(missed), 'targeted is the sum of its parts')
+  t.equal((await value('Percent missed', 'location_id__in=1'))[0], countryMissed / countryTargeted)
+  const cases = await api.get(`/date_datapoint/?indicator__in=${indicators.get('Polio cases')}&group_by_time=all_time&location_id=1`)
+  t.equal(cases.body.objects.length, 1)
+  t.ok(cases.body.objects[0].value > 0, 'monthly cases summed to the country')
   await first.close()
   const second = await buildApp({ logger: false, config })
   t.teardown(() => second.close())
