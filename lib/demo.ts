@@ -1,5 +1,6 @@
 // A small, self-made demo data set: the fictional country of Veridia with 3 provinces and 9 districts,
-// campaign types and campaigns, indicators with tags and calculations. `npm start` loads it into an
+// campaign types and campaigns, indicators with tags and calculations, values entered at the districts
+// (aggregated and calculated by the engine) and monthly case counts. `npm start` loads it into an
 // empty embedded database so a newcomer sees real answers at once (DEMO_DATA=0 skips it).
 import type { Kysely } from 'kysely'
 import type { DB } from '../schemas/index.js'
