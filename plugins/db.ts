@@ -37,9 +37,7 @@ function inFlightRequests(app: FastifyInstance) {
   })
   // onSend comes once the handler (or an error) has produced the answer, whether or not anyone is
   // still there to receive it; onResponse covers answers sent without it.
-  app.addHook('onSend', async (request) => {
-    await answered(request)
-  })
+  app.addHook('onSend', answered)
   app.addHook('onResponse', answered)
   return {
     settled: (timeoutMs: number) =>

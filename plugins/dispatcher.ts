@@ -212,7 +212,7 @@ export default fp(
         },
         error: null,
       }
-      if (!holdsRawJson(envelope.objects) && !holdsRawJson(envelope.meta)) return envelope
+      if (!(envelope.objects instanceof RawJson) && !holdsRawJson(envelope.meta)) return envelope
       return reply.type('application/json; charset=utf-8').send(stringifyWithRaw(envelope))
     }
 

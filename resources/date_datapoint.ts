@@ -82,8 +82,9 @@ function groupedSums(ctx: Context, filtered: ListQuery, bucket: RawBuilder<unkno
  * once (a materialized CTE) for both, and the read costs one round trip (bench/README.md).
  */
 async function groupedPage(ctx: Context, filtered: ListQuery, bucket: RawBuilder<unknown>, page: { limit: number; offset: number }) {
+  const targetSet = await targetsOf(ctx)
   const withTargets = async <R>(query: RawBuilder<unknown>) =>
-    (await sql<R>`with targets as materialized (${await targetsOf(ctx)}) ${query}`.execute(ctx.db)).rows
+    (await sql<R>`with targets as materialized (${targetSet}) ${query}`.execute(ctx.db)).rows
   const sums = groupedSums(ctx, filtered, bucket, sql`select id from targets`)
   const db = dynamic(ctx)
   const pageQuery = db
