@@ -26,7 +26,15 @@ function engine(api: Api, db: Kysely<DB>) {
     (await api.post('/indicator/', { name, short_name: name, data_format })).body.id as number
   const component = (indicator_id: number, indicator_component_id: number, calculation: string) =>
     api.post('/calculated_indicator_component/', { indicator_id, indicator_component_id, calculation })
-  return { dwc, raw, refresh, indicator, component }
+  /** Int indicators `a` and `b`, then a pct indicator `name` calculated from them as `kinds`. */
+  const calculated = async (name: string, [a, b]: [string, string], kinds: [string, string]) => {
+    const [A, B] = [await indicator(a), await indicator(b)]
+    const R = await indicator(name, 'pct')
+    await component(R, A, kinds[0])
+    await component(R, B, kinds[1])
+    return [A, B, R]
+  }
+  return { dwc, raw, refresh, indicator, component, calculated }
 }
 
 /** One location L of a type X, and one campaign C. */
@@ -98,10 +106,7 @@ t.test('63, 64. part of difference; a missing part', async (t) => {
   const api = client(app)
   const e = engine(api, db)
   const { L, C } = await single(api)
-  const [x, y] = [await e.indicator('x'), await e.indicator('y')]
-  const Q = await e.indicator('Q', 'pct')
-  await e.component(Q, x, 'WHOLE_OF_DIFFERENCE')
-  await e.component(Q, y, 'PART_OF_DIFFERENCE')
+  const [x, y, Q] = await e.calculated('Q', ['x', 'y'], ['WHOLE_OF_DIFFERENCE', 'PART_OF_DIFFERENCE'])
   await e.raw(x, L, C, 303)
   await e.raw(y, L, C, 808)
   const [a, b, c, S] = [await e.indicator('a'), await e.indicator('b'), await e.indicator('c'), await e.indicator('S')]
@@ -153,10 +158,7 @@ t.test('67. a ratio at an aggregated level uses the aggregated operands', { skip
   const api = client(app)
   const e = engine(api, db)
   await hMeta(db)
-  const [N, D] = [await e.indicator('N'), await e.indicator('D')]
-  const R = await e.indicator('R', 'pct')
-  await e.component(R, N, 'NUMERATOR')
-  await e.component(R, D, 'DENOMINATOR')
+  const [N, D, R] = await e.calculated('R', ['N', 'D'], ['NUMERATOR', 'DENOMINATOR'])
   await e.raw(N, 12910, 99, 32)
   await e.raw(D, 12910, 99, 100)
   await e.raw(N, 12911, 99, 48)
@@ -222,10 +224,7 @@ t.test('70. a zero denominator gives no row, never NaN or Infinity', async (t) =
   const api = client(app)
   const e = engine(api, db)
   const { L, C } = await single(api)
-  const [N, D] = [await e.indicator('N'), await e.indicator('D')]
-  const R = await e.indicator('R', 'pct')
-  await e.component(R, N, 'NUMERATOR')
-  await e.component(R, D, 'DENOMINATOR')
+  const [N, D, R] = await e.calculated('R', ['N', 'D'], ['NUMERATOR', 'DENOMINATOR'])
   await e.raw(N, L, C, 5)
   await e.raw(D, L, C, 0)
   await e.refresh(C)
@@ -258,10 +257,7 @@ t.test('derived rows have no foreign keys (sql/005), yet the API refuses and cas
   const api = client(app)
   const e = engine(api, db)
   const { L, C } = await single(api)
-  const [N, D] = [await e.indicator('N'), await e.indicator('D')]
-  const R = await e.indicator('R', 'pct')
-  await e.component(R, N, 'NUMERATOR')
-  await e.component(R, D, 'DENOMINATOR')
+  const [N, D, R] = await e.calculated('R', ['N', 'D'], ['NUMERATOR', 'DENOMINATOR'])
   await e.raw(N, L, C, 1)
   await e.raw(D, L, C, 4)
   t.same(await e.refresh(C), { raw: 2, aggregated: 0, computed: 3 })
