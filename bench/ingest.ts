@@ -3,7 +3,7 @@
 // (2) agg_refresh of one campaign with 10,000 locations × 50 indicators, next to the single hand-written
 // aggregation statement on the same data. Seeded: the same files and data every run.
 // BENCH_DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); a scratch
-// database is created and dropped. BENCH_ROWS scales (1).
+// database is created and dropped. BENCH_ROWS scales (1); BENCH_ONLY=end_to_end skips (2).
 import http from 'node:http'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -96,6 +96,7 @@ async function main() {
     console.log(`  upload ${(uploadMs / 1000).toFixed(1)} s, transform_upload ${(transformMs / 1000).toFixed(1)} s, total ${(totalMs / 1000).toFixed(1)} s`)
     console.log(`  ${Math.round(cells / (totalMs / 1000))} cells/s; datapoints ${JSON.stringify(stats.datapoints)}; computed_rows ${stats.computed_rows}; phases ${JSON.stringify(stats.timings_ms)}`)
 
+    if (process.env.BENCH_ONLY === 'end_to_end') return
     // (2) agg_refresh of one campaign: 10,000 locations × 50 indicators of raw values.
     const C = CAMPAIGNS + 1
     await db.query(`insert into source_doc (doc_title, file_type, guid) values ('bench-raw', 'campaign', 'bench-raw')`)

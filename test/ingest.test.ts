@@ -3,9 +3,10 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import t from 'tap'
-import { admin, build, hasSharedData } from './helper.js'
+import { sql } from 'kysely'
+import { admin, build, engine, hasSharedData } from './helper.js'
 import { client } from './api.js'
-import { fixtureBytes, hMap, hMeta } from './fixtures.js'
+import { fixtureBytes, halfWayUpload, hMap, hMeta } from './fixtures.js'
 
 const skip = !hasSharedData && 'needs ../shared/data/rhizome/tests_data'
 type Api = ReturnType<typeof client>
@@ -413,3 +414,29 @@ t.test('82. duplicate headers: numbered, and the rightmost mapped column wins', 
 function close(a: number | undefined, b: number) {
   return a !== undefined && Math.abs(a - b) < 1e-9
 }
+
+t.test('bulk writes run with cached plans: foreign-key checks are not re-planned per row', async (t) => {
+  // The pool plans reads for their parameters (force_custom_plan on PostgreSQL), which a bulk insert
+  // would pay in every row's foreign-key checks (bench/README.md, "Session 6"). A statement trigger
+  // records the setting in force while transform_upload writes datapoints.
+  const { app, db } = await build(t)
+  const api = client(app)
+  const doc = await halfWayUpload(api.post)
+  await sql.raw(`create table plan_mode_seen (mode text)`).execute(db)
+  await sql.raw(`create function record_plan_mode() returns trigger language plpgsql as $$
+    begin insert into plan_mode_seen values (current_setting('plan_cache_mode')); return null; end $$`).execute(db)
+  await sql.raw(`create trigger record_plan_mode before insert on datapoint for each statement execute function record_plan_mode()`).execute(db)
+  t.teardown(async () => {
+    await sql.raw('drop trigger if exists record_plan_mode on datapoint').execute(db)
+    await sql.raw('drop function if exists record_plan_mode()').execute(db)
+    await sql.raw('drop table if exists plan_mode_seen').execute(db)
+  })
+  const run = await api.get(`/transform_upload/?document_id=${doc}`)
+  t.equal(run.status, 200, run.text)
+  t.match(run.body.objects[0].ingest_stats.datapoints, { inserted: 1 })
+  const seen = (await sql<{ mode: string }>`select mode from plan_mode_seen`.execute(db)).rows.map((r) => r.mode)
+  t.ok(seen.length > 0, 'the datapoint insert ran')
+  t.same([...new Set(seen)], ['auto'], 'plans are cached inside the pipeline transaction')
+  const outside = await sql<{ mode: string }>`select current_setting('plan_cache_mode') as mode`.execute(app.db.db)
+  t.equal(outside.rows[0].mode, engine === 'postgres' ? 'force_custom_plan' : 'auto', 'reads outside it keep their setting')
+})

@@ -27,8 +27,9 @@ async function mappings(db: Kysely<DB>, documentId: number) {
   return { maps, unmapped }
 }
 
-// The unique key of a staged cell, the same as a datapoint's (§5.3).
-const KEY = sql`s.location_id || '_' || s.indicator_id || '_' || coalesce(s.campaign_id::text, to_char(s.data_date, 'YYYY-MM-DD'))`
+// The unique key of a staged cell, the same as a datapoint's (§5.3), in the column's byte-wise
+// collation (sql/006): sorted and compared by bytes, and comparable with datapoint.unique_index.
+const KEY = sql`(s.location_id || '_' || s.indicator_id || '_' || coalesce(s.campaign_id::text, to_char(s.data_date, 'YYYY-MM-DD'))) collate "C"`
 
 export async function refreshMaster(db: Kysely<DB>, doc: Document, timings: Record<string, number> = {}) {
   let clock = performance.now()
@@ -169,8 +170,9 @@ async function syncDatapoints(db: Kysely<DB>, doc: Document) {
     select count(*)::int as keys,
       count(*) filter (where p.precedence_at > ${tD} and p.source_submission_id not in ${own})::int as superseded
     from ${winners} w left join datapoint p on p.unique_index = w.key`.execute(db)
-  const written = await sql<{ inserted: boolean; campaign_id: number | null }>`
-    insert into datapoint as p (indicator_id, location_id, campaign_id, data_date, value, source_submission_id, unique_index, precedence_at)
+  // What was written is counted here: returning every row would send millions of them to this process.
+  const written = await sql<{ inserted: number; updated: number; campaigns: number[] | null }>`
+    with w as (insert into datapoint as p (indicator_id, location_id, campaign_id, data_date, value, source_submission_id, unique_index, precedence_at)
     select w.indicator_id, w.location_id, w.campaign_id, w.data_date, w.value, w.source_submission_id, w.key, ${tD} from ${winners} w
     on conflict (unique_index) do update set
       indicator_id = excluded.indicator_id, location_id = excluded.location_id, campaign_id = excluded.campaign_id,
@@ -178,19 +180,21 @@ async function syncDatapoints(db: Kysely<DB>, doc: Document) {
       precedence_at = excluded.precedence_at, created_at = now()
     where (p.precedence_at <= excluded.precedence_at or p.source_submission_id in ${own})
       and (p.value is distinct from excluded.value or p.source_submission_id <> excluded.source_submission_id)
-    returning (xmax = 0) as inserted, p.campaign_id`.execute(db)
-  const deleted = await sql<{ campaign_id: number | null }>`
-    delete from datapoint d where d.source_submission_id in ${own}
+    returning (xmax = 0) as inserted, p.campaign_id)
+    select count(*) filter (where inserted)::int as inserted, count(*) filter (where not inserted)::int as updated,
+      array_agg(distinct campaign_id) filter (where campaign_id is not null) as campaigns
+    from w`.execute(db)
+  const deleted = await sql<{ deleted: number; campaigns: number[] | null }>`
+    with d as (delete from datapoint d where d.source_submission_id in ${own}
       and not exists (select 1 from rf_winners w where w.key = d.unique_index)
-    returning d.campaign_id`.execute(db)
+    returning d.campaign_id)
+    select count(*)::int as deleted, array_agg(distinct campaign_id) filter (where campaign_id is not null) as campaigns from d`.execute(db)
   await sql`drop table rf_winners`.execute(db)
-  const inserted = written.rows.filter((r) => r.inserted).length
-  const updated = written.rows.length - inserted
+  const { inserted, updated } = written.rows[0]
   const { keys, superseded } = counts.rows[0]
-  const touched = new Set<number>()
-  for (const r of [...written.rows, ...deleted.rows]) if (r.campaign_id !== null) touched.add(r.campaign_id)
+  const touched = new Set([...(written.rows[0].campaigns ?? []), ...(deleted.rows[0].campaigns ?? [])])
   return {
-    counts: { inserted, updated, unchanged: keys - inserted - updated - superseded, superseded, deleted: deleted.rows.length },
+    counts: { inserted, updated, unchanged: keys - inserted - updated - superseded, superseded, deleted: deleted.rows[0].deleted },
     touched: [...touched].sort((a, b) => a - b),
   }
 }
