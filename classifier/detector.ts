@@ -29,7 +29,7 @@ export class Detector {
     glove?: GloveSlice,
   ) {
     this.encoder = new Encoder(files.features, glove)
-    this.forward = new SparseForward(model, files.features)
+    this.forward = new SparseForward(model, files.features, glove)
   }
 
   static async load(dir: string): Promise<Detector> {
@@ -42,8 +42,9 @@ export class Detector {
     return detector
   }
 
+  /** The served windows: feature ids and word rows (the mean vector is folded away, forward.ts). */
   windowsOf(text: string): Window[] {
-    return this.encoder.encode(text)
+    return this.encoder.encodeRows(text)
   }
 
   /** The model's offensive probability of each window (one forward pass, float64, see forward.ts). */
@@ -53,7 +54,7 @@ export class Detector {
 
   /** The same through TF.js (the training graph); used to check the served forward pass. */
   predictWithTf(windows: Window[]): Float32Array {
-    return predictWindows(this.model, windows, this.files.features)
+    return predictWindows(this.model, windows.map((w) => this.encoder.withVector(w)), this.files.features)
   }
 
   /** detect.md §6.4: p = σ(logit(p_model) − logit(t)), computed in float64. */

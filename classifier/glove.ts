@@ -19,18 +19,39 @@ export class GloveSlice {
     return new GloveSlice(dimensions, new Map(words.map((w, i) => [w, i])), data)
   }
 
-  mean(tokens: string[]): Float32Array {
-    const sum = new Float64Array(this.dimensions)
-    let n = 0
+  /** The rows of the tokens that have a vector, in order (a repeated word counts each time). */
+  rowsOf(tokens: string[]): number[] {
+    const rows: number[] = []
     for (const token of tokens) {
       const row = this.index.get(token)
-      if (row === undefined) continue
-      n++
+      if (row !== undefined) rows.push(row)
+    }
+    return rows
+  }
+
+  mean(tokens: string[]): Float32Array {
+    return this.meanOfRows(this.rowsOf(tokens))
+  }
+
+  meanOfRows(rows: number[]): Float32Array {
+    const sum = new Float64Array(this.dimensions)
+    for (const row of rows) {
       const offset = row * this.dimensions
       for (let j = 0; j < this.dimensions; j++) sum[j] += this.data[offset + j]
     }
     const out = new Float32Array(this.dimensions)
-    if (n) for (let j = 0; j < this.dimensions; j++) out[j] = sum[j] / n
+    if (rows.length) for (let j = 0; j < this.dimensions; j++) out[j] = sum[j] / rows.length
+    return out
+  }
+
+  /** Every row's dot product with `weights` (one weight per dimension), in float64. */
+  project(weights: Float64Array): Float64Array {
+    const out = new Float64Array(this.data.length / this.dimensions)
+    for (let row = 0; row < out.length; row++) {
+      let sum = 0
+      for (let j = 0; j < this.dimensions; j++) sum += this.data[row * this.dimensions + j] * weights[j]
+      out[row] = sum
+    }
     return out
   }
 }

@@ -185,10 +185,14 @@ export function windows(tokens: string[], config: FeatureConfig = DEFAULT_FEATUR
   return out
 }
 
-/** What the model reads of one window: hashed feature ids, and the mean word vector when used. */
+/**
+ * What the model reads of one window: hashed feature ids, and the mean word vector when used — or,
+ * when served, the rows of the window's words in the vector slice, of which it is the mean.
+ */
 export interface Window {
   ids: number[]
   vector?: Float32Array
+  rows?: number[]
 }
 
 /** A text → its windows, encoded. `meanVector` adds the dense word-vector input. */

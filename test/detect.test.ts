@@ -84,6 +84,8 @@ t.test('97. detect errors and limits', async (t) => {
   t.equal(tooLong.status, 413)
   t.match(tooLong.body, { code: 'TEXT_TOO_LONG', message: 'text: at most 10000 characters (got 10001)' })
   t.equal((await api.post('/detect', { text: '😀'.repeat(10_000) }, json)).status, 200, 'code points, not UTF-16 units')
+  t.match((await api.post('/detect', { text: '😀'.repeat(10_001) }, json)).body, { code: 'TEXT_TOO_LONG', message: 'text: at most 10000 characters (got 10001)' })
+  t.match((await api.post('/detect', { text: '\ud800'.repeat(10_001) }, json)).body, { code: 'TEXT_TOO_LONG', message: 'text: at most 10000 characters (got 10001)' }, 'a lone surrogate is one character')
   t.equal((await api.post('/detect', { text: 'a'.repeat(10_000) }, json)).status, 200)
   for (const text of ['', '   \n\t ']) {
     const res = await api.post('/detect', { text }, json)
@@ -197,4 +199,16 @@ t.test('the served float64 forward pass equals TF.js predict on the model graph'
   t.ok(worst < 1e-5, `max difference ${worst}`)
   const alone = detector.scoreWindows([windows[7]])[0]
   t.equal(alone, served[7], 'a window scores the same alone and in a batch')
+})
+
+t.test('the folded forward pass (one number per feature and word) equals TF.js predict, without shared data', async (t) => {
+  const detector = await loadDetector()
+  const texts = ['you are a stupid idiot', 'what a lovely day with my family 🙏', '', '   ', '@user @user URL', 'word '.repeat(300) + 'moron']
+  const windows = texts.flatMap((text) => detector.windowsOf(text))
+  t.ok(windows.every((w) => w.rows && !w.vector), 'served windows carry word rows, not mean vectors')
+  const served = detector.scoreWindows(windows)
+  const graph = detector.predictWithTf(windows)
+  let worst = 0
+  served.forEach((p, i) => (worst = Math.max(worst, Math.abs(p - graph[i]))))
+  t.ok(worst < 1e-5, `max difference ${worst} over ${windows.length} windows`)
 })
