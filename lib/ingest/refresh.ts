@@ -97,13 +97,16 @@ export async function refreshMaster(db: Kysely<DB>, doc: Document, timings: Reco
   await insertStaged(db, staged)
   lap('refresh_stage')
   const statusNames = { processed: 'PROCESSED', missing_location: 'MISSING_LOCATION', missing_campaign: 'MISSING_CAMPAIGN', missing_date: 'MISSING_DATE' } as const
+  // One statement per status, the ids as one array parameter (a list of thousands of parameters is
+  // slow to parse and plan).
   for (const [name, ids] of Object.entries(status)) {
-    for (let i = 0; i < ids.length; i += 5000) {
-      await db.updateTable('source_submission').set({ process_status: statusNames[name as keyof typeof statusNames] }).where('id', 'in', ids.slice(i, i + 5000)).execute()
-    }
+    if (ids.length) await db.updateTable('source_submission').set({ process_status: statusNames[name as keyof typeof statusNames] }).where(sql<boolean>`id = any(${ids}::int4[])`).execute()
   }
 
-  const conflicts = await sql<{ key: string; kept: unknown; dropped: unknown }>`
+  // Two cells of one key (§5.4) exist exactly when there are fewer winners than staged cells: the
+  // search for them (a window over every staged cell) runs only then.
+  const winners = await stageWinners(db, D)
+  const conflicts = winners === staged.length ? { rows: [] } : await sql<{ key: string; kept: unknown; dropped: unknown }>`
     with s as (select ${KEY} as key, s.* from doc_datapoint s where s.document_id = ${D}),
     ranked as (select s.*, row_number() over (partition by key order by id desc) as rank, count(*) over (partition by key) as n from s)
     select r.key,
@@ -152,17 +155,26 @@ async function insertStaged(db: Kysely<DB>, staged: Array<Record<string, unknown
 }
 
 /**
- * §5.5 in three statements: count the keys a newer source holds, upsert the winners where this
- * document may write (new key, its own row, or an older one), delete its datapoints it no longer makes.
+ * The winning cell of every key of document `D` (§5.4) in `rf_winners`, keyed so the upsert and the
+ * clean-up probe an index. Returns how many keys there are.
  */
-async function syncDatapoints(db: Kysely<DB>, doc: Document) {
-  const D = sql.lit(Math.trunc(doc.id))
-  // The winning cell of every key (§5.4), keyed so the upsert and the clean-up probe an index.
+async function stageWinners(db: Kysely<DB>, D: ReturnType<typeof sql.lit>): Promise<number> {
   await sql`drop table if exists rf_winners`.execute(db)
   await sql`create temp table rf_winners on commit drop as
     select distinct on (key) ${KEY} as key, s.* from doc_datapoint s where s.document_id = ${D} order by key, s.id desc`.execute(db)
   await sql`alter table rf_winners add primary key (key)`.execute(db)
   await sql`analyze rf_winners`.execute(db)
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from rf_winners`.execute(db)
+  return rows[0].n
+}
+
+/**
+ * §5.5 in three statements over `rf_winners` (stageWinners): count the keys a newer source holds,
+ * upsert the winners where this document may write (new key, its own row, or an older one), delete its
+ * datapoints it no longer makes.
+ */
+async function syncDatapoints(db: Kysely<DB>, doc: Document) {
+  const D = sql.lit(Math.trunc(doc.id))
   const winners = sql`rf_winners`
   const own = sql`(select id from source_submission where document_id = ${D})`
   const tD = sql`(select created_at from source_doc where id = ${D})`
