@@ -1,8 +1,8 @@
 // The served forward pass of the model, in float64 JavaScript over the TF.js model's own weights.
 // The model is an embedding bag: only the ~200 feature rows a window uses matter, so reading them
 // directly (each folded to one number, below) costs microseconds where the wasm Gather of a padded
-// [batch, 512] input costs ~0.3 ms per window. Rows are independent, so a text's score never depends on its batch (detect.md §5), and a
-// test checks this against tf predict.
+// [batch, 512] input costs ~0.3 ms per window. Rows are independent, so a text's score never depends
+// on its batch (detect.md §5), and tests check this against tf predict.
 import type { Architecture } from './model.js'
 import type { Window } from './tokenizer.js'
 import { tf } from './runtime.js'
