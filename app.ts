@@ -44,8 +44,9 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   await app.register(dispatcher)
   await app.register(classifier)
   await app.register(serviceRoutes)
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (isApiPath(request.url)) reply.header('cache-control', 'no-cache')
+    done(null, payload)
   })
   return app
 }

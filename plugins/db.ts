@@ -29,16 +29,24 @@ const CLOSE_WAIT_MS = 30_000
 function inFlightRequests(app: FastifyInstance) {
   const running = new Set<FastifyRequest>()
   let wake: (() => void) | undefined
-  const answered = async (request: FastifyRequest) => {
+  const answered = (request: FastifyRequest) => {
     if (running.delete(request) && running.size === 0) wake?.()
   }
-  app.addHook('onRequest', async (request) => {
+  // Callback-style hooks: they run on every request, and an async hook costs a promise each time.
+  app.addHook('onRequest', (request, _reply, done) => {
     running.add(request)
+    done()
   })
   // onSend comes once the handler (or an error) has produced the answer, whether or not anyone is
   // still there to receive it; onResponse covers answers sent without it.
-  app.addHook('onSend', answered)
-  app.addHook('onResponse', answered)
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    answered(request)
+    done(null, payload)
+  })
+  app.addHook('onResponse', (request, _reply, done) => {
+    answered(request)
+    done()
+  })
   return {
     settled: (timeoutMs: number) =>
       new Promise<void>((resolve) => {

@@ -69,11 +69,13 @@ export default fp(
     // gone, then set again for the idle connection (test/protection.test.ts). Injected requests have a
     // socket without timeouts.
     if (config.CONNECTION_TIMEOUT_MS > 0) {
-      app.addHook('preHandler', async (request) => {
+      app.addHook('preHandler', (request, _reply, done) => {
         request.raw.socket?.setTimeout?.(0)
+        done()
       })
-      app.addHook('onResponse', async (request) => {
+      app.addHook('onResponse', (request, _reply, done) => {
         request.raw.socket?.setTimeout?.(config.CONNECTION_TIMEOUT_MS)
+        done()
       })
     }
 
