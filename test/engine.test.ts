@@ -34,7 +34,13 @@ function engine(api: Api, db: Kysely<DB>) {
     await component(R, B, kinds[1])
     return [A, B, R]
   }
-  return { dwc, raw, refresh, indicator, component, calculated }
+  return { api, db, dwc, raw, refresh, indicator, component, calculated }
+}
+
+/** A fresh app and database, its API client and the engine helpers over them. */
+async function started(test: Parameters<typeof build>[0]) {
+  const { app, db } = await build(test)
+  return engine(client(app), db)
 }
 
 /** One location L of a type X, and one campaign C. */
@@ -59,9 +65,8 @@ async function hAgg(api: Api, db: Kysely<DB>) {
 }
 
 t.test('60, 61. int SUM; null and NaN ignored; raw wins; pct not aggregated', { skip: skipShared }, async (t) => {
-  const { app, db } = await build(t)
-  const api = client(app)
-  const e = engine(api, db)
+  const e = await started(t)
+  const { api, db } = e
   const C = await hAgg(api, db)
   await sql`update datapoint set value = null where location_id = 12928 and indicator_id = 22`.execute(db)
   await sql`update datapoint set value = 'NaN'::float8 where location_id = 12913 and indicator_id = 22`.execute(db)
@@ -84,9 +89,8 @@ t.test('60, 61. int SUM; null and NaN ignored; raw wins; pct not aggregated', { 
 })
 
 t.test('62. sum and ratio', async (t) => {
-  const { app, db } = await build(t)
-  const api = client(app)
-  const e = engine(api, db)
+  const e = await started(t)
+  const { api } = e
   const { L, C } = await single(api)
   const [p1, p2, p3, S] = [await e.indicator('p1'), await e.indicator('p2'), await e.indicator('p3'), await e.indicator('S')]
   const R = await e.indicator('R', 'pct')
@@ -102,9 +106,8 @@ t.test('62. sum and ratio', async (t) => {
 })
 
 t.test('63, 64. part of difference; a missing part', async (t) => {
-  const { app, db } = await build(t)
-  const api = client(app)
-  const e = engine(api, db)
+  const e = await started(t)
+  const { api } = e
   const { L, C } = await single(api)
   const [x, y, Q] = await e.calculated('Q', ['x', 'y'], ['WHOLE_OF_DIFFERENCE', 'PART_OF_DIFFERENCE'])
   await e.raw(x, L, C, 303)
@@ -119,9 +122,8 @@ t.test('63, 64. part of difference; a missing part', async (t) => {
 })
 
 t.test('65. recursive sums to any depth; a stored part wins over its own sum', async (t) => {
-  const { app, db } = await build(t)
-  const api = client(app)
-  const e = engine(api, db)
+  const e = await started(t)
+  const { api, db } = e
   const { L, C } = await single(api)
   const ids: Record<string, number> = {}
   for (const n of ['P', 'sub1', 'sub2', 'sub3', 'ss1', 'ss2', 'ss3', 's2a', 's2b']) ids[n] = await e.indicator(n)
@@ -141,9 +143,8 @@ t.test('65. recursive sums to any depth; a stored part wins over its own sum', a
 })
 
 t.test('66. bool MEAN over the frontier', { skip: skipShared }, async (t) => {
-  const { app, db } = await build(t)
-  const api = client(app)
-  const e = engine(api, db)
+  const e = await started(t)
+  const { db } = e
   await hMeta(db)
   const B = await e.indicator('B', 'bool')
   const states = (await db.selectFrom('location').select('id').where('parent_location_id', '=', 12907).orderBy('id').execute()).map((r) => r.id)
@@ -154,9 +155,8 @@ t.test('66. bool MEAN over the frontier', { skip: skipShared }, async (t) => {
 })
 
 t.test('67. a ratio at an aggregated level uses the aggregated operands', { skip: skipShared }, async (t) => {
-  const { app, db } = await build(t)
-  const api = client(app)
-  const e = engine(api, db)
+  const e = await started(t)
+  const { db } = e
   await hMeta(db)
   const [N, D, R] = await e.calculated('R', ['N', 'D'], ['NUMERATOR', 'DENOMINATOR'])
   await e.raw(N, 12910, 99, 32)
@@ -172,9 +172,8 @@ t.test('67. a ratio at an aggregated level uses the aggregated operands', { skip
 })
 
 t.test('68. several calculation kinds', async (t) => {
-  const { app, db } = await build(t)
-  const api = client(app)
-  const e = engine(api, db)
+  const e = await started(t)
+  const { api, db } = e
   const { L, C } = await single(api)
   const [missed, seen, vaccinated] = [await e.indicator('missed'), await e.indicator('seen'), await e.indicator('vaccinated')]
   const pct = await e.indicator('pct_missed', 'pct')
@@ -195,9 +194,8 @@ t.test('68. several calculation kinds', async (t) => {
 })
 
 t.test('69. no double counting', async (t) => {
-  const { app, db } = await build(t)
-  const api = client(app)
-  const e = engine(api, db)
+  const e = await started(t)
+  const { api } = e
   const types = [] as number[]
   for (const [i, name] of ['Country', 'Province', 'District'].entries()) types.push((await api.post('/location_type/', { name, admin_level: i })).body.id)
   const loc = async (name: string, level: number, parent?: number) =>
@@ -220,9 +218,8 @@ t.test('69. no double counting', async (t) => {
 })
 
 t.test('70. a zero denominator gives no row, never NaN or Infinity', async (t) => {
-  const { app, db } = await build(t)
-  const api = client(app)
-  const e = engine(api, db)
+  const e = await started(t)
+  const { api } = e
   const { L, C } = await single(api)
   const [N, D, R] = await e.calculated('R', ['N', 'D'], ['NUMERATOR', 'DENOMINATOR'])
   await e.raw(N, L, C, 5)
@@ -234,9 +231,8 @@ t.test('70. a zero denominator gives no row, never NaN or Infinity', async (t) =
 })
 
 t.test('71. ids are stable across recomputes', { skip: skipShared }, async (t) => {
-  const { app, db } = await build(t)
-  const api = client(app)
-  const e = engine(api, db)
+  const e = await started(t)
+  const { api, db } = e
   const C = await hAgg(api, db)
   await e.refresh(C)
   const ids = async () => (await api.get(`/campaign_datapoint/?indicator__in=22,55&campaign__in=${C}&limit=0`)).body.objects.map((o: { id: number }) => o.id).sort()
@@ -253,9 +249,8 @@ t.test('71. ids are stable across recomputes', { skip: skipShared }, async (t) =
 })
 
 t.test('derived rows have no foreign keys (sql/005), yet the API refuses and cascades deletes over them', async (t) => {
-  const { app, db } = await build(t)
-  const api = client(app)
-  const e = engine(api, db)
+  const e = await started(t)
+  const { api, db } = e
   const { L, C } = await single(api)
   const [N, D, R] = await e.calculated('R', ['N', 'D'], ['NUMERATOR', 'DENOMINATOR'])
   await e.raw(N, L, C, 1)
@@ -280,9 +275,8 @@ t.test('derived rows have no foreign keys (sql/005), yet the API refuses and cas
 })
 
 t.test('a sum or ratio beyond float8 is not kept, and the rest of the campaign is computed (PostgreSQL raised an overflow error)', async (t) => {
-  const { app, db } = await build(t)
-  const api = client(app)
-  const e = engine(api, db)
+  const e = await started(t)
+  const { api, db } = e
   const type = (await api.post('/location_type/', { name: 'X', admin_level: 0 })).body.id
   const place = async (name: string, parent?: number) =>
     (await api.post('/location/', { name, location_code: name, location_type_id: type, parent_location_id: parent ?? null })).body.id as number
