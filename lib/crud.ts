@@ -89,7 +89,7 @@ export function filteredQuery(ctx: Context, filters: ReturnType<typeof parseFilt
 async function pageQuery(ctx: Context, options: ListOptions, filters: ReturnType<typeof parseFilters>) {
   const { resource } = ctx
   const order = options.order.map(({ field, desc }) => ({ field: resolveField(resource, field)!, desc }))
-  const { selections, paths } = projection(resource, options.fields)
+  const { selections, paths, kinds } = projection(resource, options.fields)
   let query = filteredQuery(ctx, filters, [...order.map((o) => o.field.path), ...paths])
   let meta: Row | Promise<Row> = {}
   if (resource.hooks.list) ({ query, meta = {} } = await resource.hooks.list(ctx, query))
@@ -99,7 +99,7 @@ async function pageQuery(ctx: Context, options: ListOptions, filters: ReturnType
     .select(sql<number>`count(*) over ()`.as('__total'))
     .limit(options.limit)
     .offset(options.offset)
-  return { query, meta }
+  return { query, meta, kinds }
 }
 
 /** The total when a page is empty: past the last page the window function has no row to ride on. */
@@ -121,9 +121,9 @@ async function hookedPage(ctx: Context, options: ListOptions, filters: ReturnTyp
   return result && { ...result, meta: result.meta ?? {} }
 }
 
-/** The generic page as rows, with its total and the hook's meta. */
-async function genericRows(ctx: Context, options: ListOptions, filters: ReturnType<typeof parseFilters>) {
-  const { query, meta } = await pageQuery(ctx, options, filters)
+/** The generic page (`pageQuery`'s) as rows, with its total and the hook's meta. */
+async function genericRows(ctx: Context, options: ListOptions, filters: ReturnType<typeof parseFilters>, page?: Awaited<ReturnType<typeof pageQuery>>) {
+  const { query, meta } = page ?? (await pageQuery(ctx, options, filters))
   // A hook's meta may still be reading (e.g. the selected location ids): both run at once.
   const [rows, extras] = (await Promise.all([query.execute(), meta])) as [Row[], Row]
   const total = rows.length ? Number(rows[0].__total) : await countPastEnd(ctx, options, filters)
@@ -152,9 +152,9 @@ export async function listPage(ctx: Context, options: ListOptions): Promise<(Lis
   const filters = parseFilters(ctx.resource, options.filters)
   const hooked = await hookedPage(ctx, options, filters)
   if (hooked) return hooked
-  const { kinds } = projection(ctx.resource, options.fields)
-  if (!kinds.every((kind) => JSON_ALIKE.has(kind))) return genericRows(ctx, options, filters)
-  const { query, meta } = await pageQuery(ctx, options, filters)
+  const page = await pageQuery(ctx, options, filters)
+  const { query, meta, kinds } = page
+  if (!kinds.every((kind) => JSON_ALIKE.has(kind))) return genericRows(ctx, options, filters, page)
   // Non-finite floats become null, as JSON.stringify writes them. The objects keep the page's order:
   // they are aggregated straight from its ordered scan.
   const fields = options.fields.map((name, i) =>

@@ -112,14 +112,14 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
   // difference > ratio > sum of parts. val(c, L) is the stored value, else the computed sum; it is only
   // read for the components of differences and ratios, so only their rows are gathered.
   const calculated = !calculations.size ? {} : await sql`insert into rc_calc
-    with val as materialized (
+    with operands as (select indicator_component_id as id from calculated_indicator_component
+        where calculation in ('WHOLE_OF_DIFFERENCE', 'PART_OF_DIFFERENCE', 'NUMERATOR', 'DENOMINATOR')),
+    val as materialized (
       select a.location_id, a.indicator_id, a.value from ${STORED} a
-      where a.indicator_id in (select indicator_component_id from calculated_indicator_component
-        where calculation in ('WHOLE_OF_DIFFERENCE', 'PART_OF_DIFFERENCE', 'NUMERATOR', 'DENOMINATOR'))
+      where a.indicator_id in (select id from operands)
       union all
       select s.location_id, s.indicator_id, s.value from rc_sum s
-      where s.indicator_id in (select indicator_component_id from calculated_indicator_component
-          where calculation in ('WHOLE_OF_DIFFERENCE', 'PART_OF_DIFFERENCE', 'NUMERATOR', 'DENOMINATOR'))
+      where s.indicator_id in (select id from operands)
         and not exists (select 1 from ${STORED} a where a.indicator_id = s.indicator_id and a.location_id = s.location_id))
     select distinct on (location_id, indicator_id) location_id, indicator_id, value from (
       select location_id, indicator_id, ${float8(sql`(x - y) / x`)} as value, 2 as rank from (
@@ -160,14 +160,13 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
 }
 
 /**
- * Makes `target`'s rows of campaign C equal to `source` (a table or subquery keyed by location and indicator) while keeping
- * the ids of surviving keys. One full join finds what differs (changed values, vanished keys, new
+ * Makes `target`'s rows of campaign C equal to `s` (a subquery keyed by location and indicator) while
+ * keeping the ids of surviving keys. One full join finds what differs (changed values, vanished keys, new
  * keys); the update, delete and insert then touch only those rows, so a steady-state recompute reads
  * each side once and writes nothing.
  */
-async function mergeCampaign(db: Kysely<DB>, C: RawBuilder<unknown>, target: string, source: RawBuilder<unknown>, columns: string[]) {
+async function mergeCampaign(db: Kysely<DB>, C: RawBuilder<unknown>, target: string, s: RawBuilder<unknown>, columns: string[]) {
   const t = sql.table(target)
-  const s = source
   const cols = sql.join(columns.map((c) => sql.ref(c)))
   const changed = sql.join(columns.map((c) => sql`d.${sql.ref(c)} <> n.${sql.ref(c)}`), sql` or `)
   await sql`drop table if exists rc_diff`.execute(db)
