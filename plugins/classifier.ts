@@ -68,8 +68,8 @@ export default fp(
       if (value === undefined) throw new ApiError(400, 'VALIDATION_ERROR', `${field}: required`)
       if (typeof value !== 'string') throw new ApiError(400, 'VALIDATION_ERROR', `${field}: must be a string`)
       // The limit counts characters (code points). A string no longer than the limit in UTF-16 units
-      // is within it, so only longer ones are counted (spreading every text into an array to count it
-      // was a few percent of /detect's CPU).
+      // is within it, so only longer ones are counted (instead of spreading every text into an array
+      // of one string per character).
       const length = value.length <= config.DETECT_MAX_CHARS ? value.length : codePoints(value)
       if (length > config.DETECT_MAX_CHARS) {
         throw new ApiError(413, 'TEXT_TOO_LONG', `${field}: at most ${config.DETECT_MAX_CHARS} characters (got ${length})`)
