@@ -5,7 +5,11 @@
 // ids (no randomness), so every run reads the same numbers.
 // BENCH_DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); a scratch
 // database is created and dropped. BENCH_SECONDS bounds each timed phase (default 5).
-import { mkdtempSync } from 'node:fs'
+// The direct side runs on a pool opened after seeding, like the server's: a PostgreSQL backend that
+// has bulk-loaded data no longer page-faults on its reads, and would time the SQL faster than any
+// pool connection can run it (bench/README.md, "Session 7"). Page faults per read of both sides'
+// backends are reported when the server runs on this machine.
+import { mkdtempSync, readFileSync } from 'node:fs'
 import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -54,40 +58,38 @@ interface Read {
   direct: (db: pg.Pool) => Promise<number>
 }
 
-// The location selection as the API writes it (lib/location-selection.ts): `depth` under `root`, with
-// the district fallback; and the selected ids as the API reads them for meta (one json value).
-const selection = (root: number, depth: number) => `with primary_selection as materialized (select location_id as id from location_tree where parent_location_id = ${root} and lvl = ${depth})
-  select id from primary_selection
-  union all
-  select lt.location_id from location_tree lt
-    join location l on l.id = lt.location_id join location_type ty on ty.id = l.location_type_id
-  where lt.parent_location_id = ${root} and ty.name = 'District' and not exists (select 1 from primary_selection)`
-const selectedIds = (root: number, depth: number) => `select json_agg(distinct id order by id)::text as ids from (${selection(root, depth)}) s where id is not null`
-const groupedRows = `select d.indicator_id, lt.parent_location_id as location_id, to_char(d.data_date, 'YYYYQ') as time_grouping, sum(d.value) as value
-  from (select t.indicator_id, t.location_id, t.data_date, t.value from datapoint t
-    where t.data_date is not null and t.indicator_id = any($1::int4[])
-      and t.value is not null and t.value not in ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8)) d
-  join location_tree lt on lt.location_id = d.location_id
-  where lt.parent_location_id in (select id from targets)
-  group by d.indicator_id, lt.parent_location_id, 3`
+// The statements as the API sends them (copied from the server's statement log): the same text, the
+// same parameters, as named prepared statements on connections with the server's session settings
+// (lib/database.ts), so PostgreSQL does the same work for both sides.
+// The location selection (lib/location-selection.ts): `lvl` under a root, with the district fallback;
+// `$first` numbers its four parameters (root, depth, root, type name).
+const selection = (first: number) => `with primary_selection as materialized (select location_id as id from location_tree where parent_location_id = $${first} and lvl = $${first + 1})
+      select id from primary_selection
+      union all
+      select lt.location_id from location_tree lt
+        join location l on l.id = lt.location_id join location_type ty on ty.id = l.location_type_id
+      where lt.parent_location_id = $${first + 2} and ty.name = $${first + 3}
+        and not exists (select 1 from primary_selection)`
+const campaignPage = `with p as ((select "t"."id" as "id", "t"."indicator_id" as "indicator_id", "t"."campaign_id" as "campaign_id", "t"."location_id" as "location_id", "t"."value" as "value", count(*) over () as "__total" from "datapoint_with_computed" as "t" where "t"."indicator_id" = any($1::int4[]) and "t"."campaign_id" = any($2::int4[]) and t.location_id in (select id from (${selection(3)}) s) order by "t"."id" asc limit $7 offset $8))
+    select (select coalesce(json_agg(o), '[]')::text from (select p."id", p."indicator_id", p."campaign_id", p."location_id", case when p."value" in ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8) then null else p."value" end as "value" from p) o) as objects,
+           (select max(__total) from p) as total`
+const selectedIds = `select json_agg(distinct id order by id)::text as ids from (${selection(1)}) s where id is not null`
+const groupedPage = `with targets as materialized (select id from (${selection(1)}) s) select page.*, meta.__targets
+      from (select json_agg(distinct id order by id) as __targets from targets where id is not null) meta
+      left join ((select *, count(*) over () as "__total" from (select "d"."indicator_id", "lt"."parent_location_id" as "location_id", to_char(d.data_date, 'YYYYQ') as "time_grouping", sum(d.value) as "value" from (select "t"."indicator_id", "t"."location_id", "t"."data_date", "t"."value" from "datapoint" as "t" where t.data_date is not null and "t"."indicator_id" = any($5::int4[]) and t.value is not null and t.value not in ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8)) as "d" inner join "location_tree" as "lt" on "lt"."location_id" = "d"."location_id" where lt.parent_location_id in (select id from targets) group by "d"."indicator_id", "lt"."parent_location_id", 3) as "g" order by "time_grouping", "location_id", "indicator_id" limit $6 offset $7)) page on true`
 
 const reads: Read[] = [
   {
     name: 'campaign_datapoint: 1 indicator, 1 campaign, root, depth 2',
     path: '/api/v1/campaign_datapoint/?indicator__in=7&campaign__in=3&location_id=1&location_depth=2',
     direct: async (db) => {
-      // The page's objects are written by PostgreSQL as one JSON text (lib/crud.ts listPage).
-      const [main] = await Promise.all([
-        db.query(`with p as (select t.id, t.indicator_id, t.campaign_id, t.location_id, t.value, count(*) over () as __total
-          from datapoint_with_computed t
-          where t.indicator_id = any($1::int4[]) and t.campaign_id = any($2::int4[]) and t.location_id in (select id from (${selection(1, 2)}) s)
-          order by t.id limit 1000)
-          select (select coalesce(json_agg(o), '[]')::text from (select p.id, p.indicator_id, p.campaign_id, p.location_id,
-              case when p.value in ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8) then null else p.value end as value from p) o) as objects,
-            (select max(__total) from p) as total`, [[7], [3]]),
-        db.query(selectedIds(1, 2)),
+      // The page's objects come from PostgreSQL as one JSON text (lib/crud.ts listPage); the ids for
+      // meta are read at the same time on a second connection.
+      const [page] = await Promise.all([
+        db.query({ name: 'campaign-page', text: campaignPage, values: [[7], [3], 1, 2, 1, 'District', 1000, 0] }),
+        db.query({ name: 'selected-ids', text: selectedIds, values: [1, 2, 1, 'District'] }),
       ])
-      return (JSON.parse(main.rows[0].objects) as unknown[]).length
+      return (JSON.parse(page.rows[0].objects) as unknown[]).length
     },
   },
   {
@@ -95,10 +97,7 @@ const reads: Read[] = [
     path: `/api/v1/date_datapoint/?indicator__in=${INDICATORS + 1}&group_by_time=quarter&location_id=42`,
     direct: async (db) => {
       // One statement: the targets (materialized once), one page of the sums and the targets for meta.
-      const { rows } = await db.query(`with targets as materialized (select id from (${selection(42, 0)}) s)
-        select page.*, meta.__targets
-        from (select json_agg(distinct id order by id) as __targets from targets where id is not null) meta
-        left join (select *, count(*) over () as __total from (${groupedRows}) g order by time_grouping, location_id, indicator_id limit 1000) page on true`, [[INDICATORS + 1]])
+      const { rows } = await db.query({ name: 'grouped-page', text: groupedPage, values: [42, 0, 42, 'District', [INDICATORS + 1], 1000, 0] })
       return rows.filter((r) => r.__total !== null).length
     },
   },
@@ -146,34 +145,72 @@ async function interleaved(api: () => Promise<unknown>, direct: () => Promise<un
   return { api: summary(times.api), sql: summary(times.direct) }
 }
 
+const DIRECT_APPLICATION = 'bench-direct'
+
+/** Minor page faults so far of each backend of this database, with the side it serves; null when /proc cannot show them. */
+async function backendFaults(db: pg.Pool): Promise<Map<number, { direct: boolean; faults: number }> | null> {
+  const { rows } = await db.query(`select pid, application_name from pg_stat_activity where datname = current_database()`)
+  const backends = new Map<number, { direct: boolean; faults: number }>()
+  try {
+    for (const { pid, application_name } of rows) {
+      // /proc/<pid>/stat: the 10th field is minflt; the command name (2nd) may hold spaces, so count after ') '.
+      const faults = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[7])
+      backends.set(pid, { direct: application_name === DIRECT_APPLICATION, faults })
+    }
+  } catch {
+    return null
+  }
+  return backends
+}
+
+/** Page faults per read on each side between two readings (backends present in both; pools close idle ones). */
+function faultsPerRead(before: Awaited<ReturnType<typeof backendFaults>>, after: Awaited<ReturnType<typeof backendFaults>>, reads: number): string {
+  if (!before || !after) return 'n/a'
+  const sum = { api: 0, direct: 0 }
+  for (const [pid, { direct, faults }] of after) {
+    const earlier = before.get(pid)
+    if (earlier) sum[direct ? 'direct' : 'api'] += faults - earlier.faults
+  }
+  return `${Math.round(sum.api / reads)} / ${Math.round(sum.direct / reads)}`
+}
+
 const scratch = await scratchDatabase(adminUrl, 'rhizome_reads')
 const port = 4005
 const server = await startServer(['dist/server.js'], { DATABASE_URL: scratch.url, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-bench-')), ADMIN_API_KEY: KEY, DEMO_DATA: '0' }, port)
-const direct = new pg.Pool({ connectionString: scratch.url, max: 10 })
+let direct: pg.Pool | undefined
 try {
-  const db = await direct.connect()
+  const seeder = new pg.Client({ connectionString: scratch.url })
+  await seeder.connect()
   const started = Date.now()
-  await seed(db as unknown as pg.Client)
-  db.release()
+  await seed(seeder)
   const tree = await fetch(`http://127.0.0.1:${port}/api/v1/cache_meta/`, { headers: auth })
   if (tree.status !== 200) throw new Error(`cache_meta: ${tree.status}`)
-  await direct.query('vacuum analyze location_tree')
+  await seeder.query('vacuum analyze location_tree')
+  await seeder.end()
   console.log(`seeded in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  direct = new pg.Pool({ connectionString: scratch.url, max: 10, application_name: DIRECT_APPLICATION, options: '-c TimeZone=UTC -c plan_cache_mode=force_custom_plan' })
+  const directPool = direct
 
-  const lines = ['| read | API p50 ms | API p99 ms | SQL p50 ms | SQL p99 ms | API / SQL at p50 | API req/s (50 conn.) | rows |', '|---|---|---|---|---|---|---|---|']
+  const lines = [
+    '| read | API p50 ms | API p99 ms | SQL p50 ms | SQL p99 ms | API / SQL at p50 | API req/s (50 conn.) | rows | page faults per read (API / SQL) |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ]
   for (const read of reads) {
     const res = await fetch(`http://127.0.0.1:${port}${read.path}`, { headers: auth })
     const body = (await res.json()) as { objects: unknown[]; meta: { total_count: number } }
-    const check = await read.direct(direct)
+    const check = await read.direct(directPool)
     if (res.status !== 200 || body.objects.length !== check) throw new Error(`${read.name}: API ${res.status} ${body.objects?.length} rows, SQL ${check}`)
-    const { api, sql } = await interleaved(() => get(port, read.path), () => read.direct(direct))
+    const before = await backendFaults(directPool)
+    const { api, sql } = await interleaved(() => get(port, read.path), () => read.direct(directPool))
+    const after = await backendFaults(directPool)
+    const faults = faultsPerRead(before, after, api.n)
     const load = await round(read.name, `http://127.0.0.1:${port}${read.path}`, auth, seconds)
     const f = (n: number) => n.toFixed(2)
-    lines.push(`| ${read.name} | ${f(api.p50)} | ${f(api.p99)} | ${f(sql.p50)} | ${f(sql.p99)} | ${(api.p50 / sql.p50).toFixed(2)} | ${load.requests_per_s} | ${body.objects.length} of ${body.meta.total_count} |`)
+    lines.push(`| ${read.name} | ${f(api.p50)} | ${f(api.p99)} | ${f(sql.p50)} | ${f(sql.p99)} | ${(api.p50 / sql.p50).toFixed(2)} | ${load.requests_per_s} | ${body.objects.length} of ${body.meta.total_count} | ${faults} |`)
   }
   console.log(lines.join('\n'))
 } finally {
-  await direct.end()
+  await direct?.end()
   agent.destroy()
   await stop(server)
   await scratch.close()
