@@ -2,7 +2,7 @@
 // windows), calibrate so the chosen threshold maps to 0.5, and format the two decimal strings.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { loadModel, predictWindows } from './model.js'
+import { loadModel, predictWindows, type InputShape } from './model.js'
 import type { FeatureConfig, Window } from './tokenizer.js'
 import { Encoder } from './encoder.js'
 import { GloveSlice } from './glove.js'
@@ -15,7 +15,7 @@ export interface DetectionResult {
 }
 
 export interface ModelFiles {
-  features: FeatureConfig & { length: number; glove: number }
+  features: FeatureConfig & InputShape
   threshold: number
 }
 
@@ -54,7 +54,7 @@ export class Detector {
 
   /** The same through TF.js (the training graph); used to check the served forward pass. */
   predictWithTf(windows: Window[]): Float32Array {
-    return predictWindows(this.model, windows.map((w) => this.encoder.withVector(w)), this.files.features)
+    return predictWindows(this.model, windows.map((w) => this.encoder.withVector(w)), this.files.features, this.encoder.glove)
   }
 
   /** detect.md §6.4: p = σ(logit(p_model) − logit(t)), computed in float64. */

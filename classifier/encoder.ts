@@ -1,25 +1,28 @@
 // Text → model windows, the same for training, evaluation and serving.
 import { GloveSlice } from './glove.js'
-import { encode, featuresOf, tokenize, windows, type FeatureConfig, type Window } from './tokenizer.js'
+import { usesBag } from './model.js'
+import { featuresOf, tokenize, windows, type FeatureConfig, type Window } from './tokenizer.js'
 
 export class Encoder {
   constructor(
-    readonly features: FeatureConfig,
+    /** The feature settings, and `dim` = 0 when the model reads no feature bag (nothing to hash then). */
+    readonly features: FeatureConfig & { dim?: number },
     readonly glove?: GloveSlice,
   ) {}
 
+  /** Training and evaluation: the windows with their feature ids, word rows and mean vector. */
   encode(text: string): Window[] {
-    const glove = this.glove
-    return encode(text, this.features, glove ? (tokens) => glove.mean(tokens) : undefined)
+    return this.encodeRows(text).map((w) => this.withVector(w))
   }
 
   /**
-   * The same windows with their words' vector rows instead of the mean vector: the served forward
-   * pass folds the vectors into one number per row (forward.ts), so the mean is never built.
+   * The windows with their words' vector rows instead of the mean vector: the served forward pass
+   * folds the vectors into one number per row (forward.ts), so the mean is never built.
    */
   encodeRows(text: string): Window[] {
-    const glove = this.glove
-    return windows(tokenize(text), this.features).map((w) => ({ ids: featuresOf(w, this.features), rows: glove?.rowsOf(w) }))
+    const { glove, features } = this
+    const bag = usesBag(features)
+    return windows(tokenize(text), features).map((w) => ({ ids: bag ? featuresOf(w, features) : [], rows: glove?.rowsOf(w) }))
   }
 
   /** A window with its mean vector (the TF.js graph's input), from rows when it was encoded with them. */

@@ -1,9 +1,10 @@
 // The served forward pass of the model, in float64 JavaScript over the TF.js model's own weights.
-// The model is an embedding bag: only the ~200 feature rows a window uses matter, so reading them
-// directly (each folded to one number, below) costs microseconds where the wasm Gather of a padded
-// [batch, 512] input costs ~0.3 ms per window. Rows are independent, so a text's score never depends
-// on its batch (detect.md §5), and tests check this against tf predict.
-import type { Architecture } from './model.js'
+// Only the ~200 feature rows and the few word vectors a window uses matter, so reading them directly
+// (each folded at load, below) costs microseconds where the wasm Gather of a padded [batch, 512]
+// input costs ~0.3 ms per window. Windows are independent, so a text's score never depends on its
+// batch (detect.md §5), and tests check this against tf predict.
+import type { Architecture, Convolution } from './model.js'
+import { usesMean } from './model.js'
 import type { Window } from './tokenizer.js'
 import { tf } from './runtime.js'
 import type { GloveSlice } from './glove.js'
@@ -32,81 +33,205 @@ function apply(layer: Dense, x: Float64Array, relu: boolean): Float64Array {
 }
 
 /**
- * Without a hidden layer the model is linear up to its softmax: the offensive probability is
- * σ(z1 − z0), and z1 − z0 is a weighted sum over the window's features and words. Each feature row and
- * each word vector then reduces to ONE number (its dot product with the difference of the two output
- * columns), computed once at load: a window costs one addition per feature and per word.
+ * The convolution over a window's word vectors. A unit's input at step t is Σ_j W_j · e(word t+j),
+ * and every word vector is frozen: each (width k, offset j) reduces to a table of W_j · e(word) for
+ * every word of the slice. A step then costs k additions of `filters` numbers.
+ *
+ * A word's rows are computed the first time a window uses it (~60 K multiply-adds), not at load:
+ * all 20,325 words at once are ~1.2 G multiply-adds, seconds on 2 cores, and the model loads while the
+ * server already answers, so one long synchronous stretch stalled every request and tripped the load
+ * shedding (test/graceful.test.ts). The numbers are the same whenever they are computed.
+ */
+class FoldedConvolution {
+  /** Per width: the bias, the kernel regrouped by input dimension and the [words × (k · filters)] table. */
+  private readonly branches: Array<{ k: number; bias: Float32Array; byDimension: Float64Array; table: Float32Array }>
+  /** 1 where a word's rows are in the tables. */
+  private readonly folded: Uint8Array
+  /** Pre-activations of one width's steps, and one word's row being computed (reused: serving is single-threaded). */
+  private readonly steps: Float64Array
+  private readonly row: Float64Array
+  readonly size: number
+
+  constructor(
+    model: tf.LayersModel,
+    private readonly conv: Convolution,
+    private readonly glove: GloveSlice,
+  ) {
+    const { filters } = conv
+    const d = glove.dimensions
+    this.branches = conv.widths.map((k) => {
+      const { kernel, bias } = dense(model, `conv${k}`)
+      // kernel rows are (offset j, dimension i); regrouped as [i][(j, unit)], one pass over a word's
+      // dimensions gives every offset's row at once.
+      const stride = k * filters
+      const byDimension = new Float64Array(d * stride)
+      for (let j = 0; j < k; j++) for (let i = 0; i < d; i++) for (let f = 0; f < filters; f++) byDimension[i * stride + j * filters + f] = kernel[(j * d + i) * filters + f]
+      return { k, bias, byDimension, table: new Float32Array(glove.size * stride) }
+    })
+    this.folded = new Uint8Array(glove.size)
+    this.steps = new Float64Array(conv.positions * filters)
+    this.row = new Float64Array(Math.max(...conv.widths) * filters)
+    this.size = filters * conv.widths.length
+  }
+
+  /** How many words have their rows computed. */
+  get foldedWords(): number {
+    return this.folded.reduce((n, built) => n + built, 0)
+  }
+
+  private fold(word: number): void {
+    const d = this.glove.dimensions
+    const vectors = this.glove.vectors
+    const { row } = this
+    for (const { k, byDimension, table } of this.branches) {
+      const stride = k * this.conv.filters
+      row.fill(0, 0, stride)
+      for (let i = 0; i < d; i++) {
+        const x = vectors[word * d + i]
+        if (x === 0) continue
+        const from = i * stride
+        for (let u = 0; u < stride; u++) row[u] += x * byDimension[from + u]
+      }
+      table.set(row.subarray(0, stride), word * stride)
+    }
+    this.folded[word] = 1
+  }
+
+  /** The max-pooled ReLU units of every width, in the model's concatenation order, into `out` at `offset`. */
+  apply(rows: number[], out: Float64Array, offset: number): void {
+    const { filters, positions } = this.conv
+    const n = Math.min(rows.length, positions)
+    for (let p = 0; p < n; p++) if (!this.folded[rows[p]]) this.fold(rows[p])
+    const acc = this.steps
+    for (const { k, bias, table } of this.branches) {
+      const stepCount = positions - k + 1
+      const real = Math.min(stepCount, n)
+      const stride = k * filters
+      // Each real step t: the bias plus, for every offset j with a word, that word's row of table j.
+      for (let t = 0; t < real; t++) {
+        const into = t * filters
+        for (let f = 0; f < filters; f++) acc[into + f] = bias[f]
+        for (let j = 0; j < k && t + j < n; j++) {
+          const from = rows[t + j] * stride + j * filters
+          for (let f = 0; f < filters; f++) acc[into + f] += table[from + f]
+        }
+      }
+      // ReLU then max over steps = max(0, the largest pre-activation); steps past the last word read
+      // only zero vectors, so their pre-activation is the bias.
+      for (let f = 0; f < filters; f++) {
+        let best = real < stepCount && bias[f] > 0 ? bias[f] : 0
+        for (let t = 0; t < real; t++) if (acc[t * filters + f] > best) best = acc[t * filters + f]
+        out[offset + f] = best
+      }
+      offset += filters
+    }
+  }
+}
+
+/**
+ * Without a hidden layer the model is linear between its inputs' features and its softmax: the
+ * offensive probability is σ(z1 − z0), and z1 − z0 is a weighted sum over the window's features, words
+ * and convolution units. Each feature row and each word vector then reduces to ONE number (its dot
+ * product with the difference of the two output columns), computed once at load: a window costs one
+ * addition per feature and per word, plus the convolution.
  */
 interface Folded {
   feature: Float64Array
   word?: Float64Array
+  /** Output weight difference of each convolution unit. */
+  unit?: Float64Array
   bias: number
 }
+
+export type ServedArchitecture = Pick<Architecture, 'length' | 'glove' | 'mean' | 'conv'>
 
 export class SparseForward {
   private readonly embeddings: Float32Array
   private readonly dim: number
+  private readonly mean: boolean
+  readonly convolution?: FoldedConvolution
   private readonly hidden?: Dense
   private readonly output: Dense
   private readonly folded?: Folded
 
-  /** Sizes come from the weights themselves; `length` and `glove` from tokenizer.json. */
+  /** Sizes come from the weights themselves; the inputs' shapes from tokenizer.json. */
   constructor(
     model: tf.LayersModel,
-    private readonly a: Pick<Architecture, 'length' | 'glove'>,
-    glove?: GloveSlice,
+    private readonly a: ServedArchitecture,
+    private readonly glove?: GloveSlice,
   ) {
-    const [table] = model.getLayer('features').getWeights()
-    this.embeddings = table.dataSync() as Float32Array
-    this.dim = table.shape[1]!
+    const bag = model.layers.find((layer) => layer.name === 'features')
+    const [table] = bag ? bag.getWeights() : []
+    this.embeddings = table ? (table.dataSync() as Float32Array) : new Float32Array(0)
+    this.dim = table ? table.shape[1]! : 0
+    this.mean = usesMean(a)
+    if (a.conv) {
+      if (!glove) throw new Error('the model convolves word vectors: the GloVe slice is missing')
+      this.convolution = new FoldedConvolution(model, a.conv, glove)
+    }
     if (model.layers.some((layer) => layer.name === 'hidden')) this.hidden = dense(model, 'hidden')
     this.output = dense(model, 'output')
     if (!this.hidden && this.output.units === 2) this.folded = this.fold(glove)
+  }
+
+  /** Where the convolution units start in the concatenated input of the output layer. */
+  private get unitsOffset() {
+    return this.dim + (this.mean ? this.a.glove : 0)
   }
 
   private fold(glove?: GloveSlice): Folded {
     const { kernel, bias } = this.output
     const delta = (input: number) => kernel[input * 2 + 1] - kernel[input * 2]
     const featureWeights = Float64Array.from({ length: this.dim }, (_, k) => delta(k))
-    const feature = new Float64Array(this.embeddings.length / this.dim)
+    const feature = new Float64Array(this.embeddings.length / Math.max(this.dim, 1))
     for (let row = 0; row < feature.length; row++) {
       let sum = 0
       for (let k = 0; k < this.dim; k++) sum += this.embeddings[row * this.dim + k] * featureWeights[k]
       feature[row] = sum
     }
-    const word = this.a.glove && glove ? glove.project(Float64Array.from({ length: this.a.glove }, (_, k) => delta(this.dim + k))) : undefined
-    return { feature, word, bias: bias[1] - bias[0] }
+    const word = this.mean && glove ? glove.project(Float64Array.from({ length: this.a.glove }, (_, k) => delta(this.dim + k))) : undefined
+    const unit = this.convolution ? Float64Array.from({ length: this.convolution.size }, (_, u) => delta(this.unitsOffset + u)) : undefined
+    return { feature, word, unit, bias: bias[1] - bias[0] }
   }
 
   /** The offensive probability of one window. */
   probability(window: Window): number {
     const { folded } = this
     if (folded && (window.rows || !this.a.glove)) {
-      const n = Math.min(window.ids.length, this.a.length)
+      const n = this.dim ? Math.min(window.ids.length, this.a.length) : 0
       let features = 0
       for (let j = 0; j < n; j++) features += folded.feature[window.ids[j]]
       let words = 0
       const rows = window.rows ?? []
       if (folded.word) for (const row of rows) words += folded.word[row]
-      const z = folded.bias + (n ? features / Math.sqrt(n) : 0) + (rows.length ? words / rows.length : 0)
+      let z = folded.bias + (n ? features / Math.sqrt(n) : 0) + (rows.length ? words / rows.length : 0)
+      if (this.convolution && folded.unit) {
+        const units = new Float64Array(this.convolution.size)
+        this.convolution.apply(rows, units, 0)
+        for (let u = 0; u < units.length; u++) z += units[u] * folded.unit[u]
+      }
       return 1 / (1 + Math.exp(-z))
     }
     return this.unfolded(window)
   }
 
-  /** The layer-by-layer pass (a hidden layer, or a window that carries its mean vector). */
+  /** The layer-by-layer pass (a hidden layer, or a window that carries its mean vector but no rows). */
   private unfolded(window: Window): number {
     const { dim } = this
     const { length, glove } = this.a
-    const x = new Float64Array(dim + glove)
-    const n = Math.min(window.ids.length, length)
+    const x = new Float64Array(this.unitsOffset + (this.convolution?.size ?? 0))
+    const n = dim ? Math.min(window.ids.length, length) : 0
     const weight = n ? 1 / Math.sqrt(n) : 0
     // Padding slots (id 0, weight 0) contribute nothing, exactly as in the TF.js graph.
     for (let j = 0; j < n; j++) {
       const row = window.ids[j] * dim
       for (let k = 0; k < dim; k++) x[k] += this.embeddings[row + k] * weight
     }
-    if (glove) for (let k = 0; k < glove; k++) x[dim + k] = window.vector![k]
+    if (this.mean) {
+      const vector = window.vector ?? this.glove!.meanOfRows(window.rows!)
+      for (let k = 0; k < glove; k++) x[dim + k] = vector[k]
+    }
+    if (this.convolution) this.convolution.apply(window.rows!, x, this.unitsOffset)
     const logits = apply(this.output, this.hidden ? apply(this.hidden, x, true) : x, false)
     return 1 / (1 + Math.exp(logits[0] - logits[1]))
   }

@@ -10,6 +10,11 @@ export class GloveSlice {
     private readonly data: Float32Array,
   ) {}
 
+  /** A slice from its words and their vectors, row after row (tests). */
+  static of(words: string[], dimensions: number, data: Float32Array): GloveSlice {
+    return new GloveSlice(dimensions, new Map(words.map((w, i) => [w, i])), data)
+  }
+
   static load(dir: string): GloveSlice | undefined {
     const vocabFile = join(dir, 'embeddings-vocab.json')
     if (!existsSync(vocabFile)) return undefined
@@ -27,6 +32,21 @@ export class GloveSlice {
       if (row !== undefined) rows.push(row)
     }
     return rows
+  }
+
+  /** Writes row `row`'s vector into `out` at `offset`. */
+  copyRow(row: number, out: Float32Array, offset: number): void {
+    out.set(this.data.subarray(row * this.dimensions, (row + 1) * this.dimensions), offset)
+  }
+
+  /** Every vector, row after row (read-only: the folded convolution multiplies them all at load). */
+  get vectors(): Float32Array {
+    return this.data
+  }
+
+  /** The number of words with a vector. */
+  get size(): number {
+    return this.data.length / this.dimensions
   }
 
   mean(tokens: string[]): Float32Array {

@@ -1,11 +1,11 @@
-// `npm run train [-- --design <name>] [--compare]`: trains the detection model on TweetEval train,
+// `npm run train [-- --design <name>] [--compare] [--dry-run]`: trains the detection model on TweetEval train,
 // chooses the epoch and the decision threshold on TweetEval val only, and writes classifier/model/.
 // `--compare` trains every design and records the table in metrics.json (the chosen design is saved).
-import { writeFileSync, mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { initTf, tf } from './runtime.js'
-import { buildModel, predictWindows, saveModel, toInputs, type Architecture } from './model.js'
+import { buildModel, predictWindows, saveModel, toInputs, usesMean, type Architecture } from './model.js'
 import { DEFAULT_FEATURES, TOKENIZER_VERSION, type FeatureConfig, type Window } from './tokenizer.js'
 import { Encoder } from './encoder.js'
 import { GloveSlice } from './glove.js'
@@ -24,6 +24,7 @@ export interface Design {
 }
 
 const BAG = { dim: 16, hidden: 0, length: 512, dropout: 0.2, l2: 0, glove: 0 }
+const CNN_ONLY = { dim: 0, hidden: 0, length: 0, dropout: 0.5, l2: 0, glove: 100, mean: false, conv: { widths: [2, 3, 4], filters: 64, positions: DEFAULT_FEATURES.window } }
 
 export const DESIGNS: Design[] = [
   {
@@ -67,6 +68,38 @@ export const DESIGNS: Design[] = [
     learningRate: 0.002,
     extraData: ['hasoc2019_en/train.jsonl', 'hasoc2020_en/train.jsonl'],
   },
+  {
+    name: 'cnn',
+    description: 'CNN over the window\'s frozen GloVe 100-d word vectors: 64 ReLU filters for each of 2, 3 and 4 consecutive words, max over positions, dropout 0.5, softmax (no n-gram features)',
+    features: DEFAULT_FEATURES,
+    architecture: { ...CNN_ONLY },
+    epochs: 4,
+    learningRate: 0.001,
+  },
+  {
+    name: 'bag+glove+cnn-32',
+    description: 'bag+glove+cnn with 32 filters per width',
+    features: DEFAULT_FEATURES,
+    architecture: { ...BAG, glove: 100, dropout: 0.3, conv: { ...CNN_ONLY.conv, filters: 32 } },
+    epochs: 4,
+    learningRate: 0.001,
+  },
+  {
+    name: 'bag+glove+cnn-23',
+    description: 'bag+glove+cnn with 32 filters for each of 2 and 3 words',
+    features: DEFAULT_FEATURES,
+    architecture: { ...BAG, glove: 100, dropout: 0.3, conv: { ...CNN_ONLY.conv, filters: 32, widths: [2, 3] } },
+    epochs: 4,
+    learningRate: 0.001,
+  },
+  {
+    name: 'bag+glove+cnn',
+    description: 'bag+glove and the cnn branches in one softmax, dropout 0.3',
+    features: DEFAULT_FEATURES,
+    architecture: { ...BAG, glove: 100, dropout: 0.3, conv: CNN_ONLY.conv },
+    epochs: 4,
+    learningRate: 0.001,
+  },
 ]
 
 export const SEED = 20161126
@@ -91,7 +124,7 @@ export function textProbabilities(model: tf.LayersModel, texts: string[], encode
   texts.forEach((text, i) => encoder.encode(text).forEach((w) => (windows.push(w), owner.push(i))))
   const result = new Array<number>(texts.length).fill(0)
   for (let start = 0; start < windows.length; start += 256) {
-    const p = predictWindows(model, windows.slice(start, start + 256), a)
+    const p = predictWindows(model, windows.slice(start, start + 256), a, encoder.glove)
     p.forEach((value, j) => (result[owner[start + j]] = Math.max(result[owner[start + j]], value)))
   }
   return result
@@ -112,7 +145,7 @@ export async function trainDesign(design: Design, log: (line: string) => void) {
   const train = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'train.jsonl'))
   for (const extra of design.extraData ?? []) train.push(...readJsonl(join(OFFENSIVE_DATA, extra)))
   const val = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'val.jsonl'))
-  const encoder = new Encoder(design.features, design.architecture.glove ? GloveSlice.load(MODEL_DIR) : undefined)
+  const encoder = new Encoder({ ...design.features, dim: design.architecture.dim }, design.architecture.glove ? GloveSlice.load(MODEL_DIR) : undefined)
   if (design.architecture.glove && !encoder.glove) throw new Error('the GloVe slice is missing: run classifier/extract-glove.ts first')
   const { windows, labels } = windowsOf(train, encoder)
   const architecture = { ...design.architecture, buckets: design.features.buckets }
@@ -131,7 +164,7 @@ export async function trainDesign(design: Design, log: (line: string) => void) {
     let loss = 0
     for (let start = 0; start < order.length; start += 64) {
       const batch = order.slice(start, start + 64)
-      const inputs = toInputs(batch.map((i) => windows[i]), architecture)
+      const inputs = toInputs(batch.map((i) => windows[i]), architecture, encoder.glove)
       const y = tf.tensor1d(batch.map((i) => labels[i]), 'float32')
       loss += ((await model.trainOnBatch(inputs, y)) as number) * batch.length
       tf.dispose([...inputs, y])
@@ -151,7 +184,9 @@ export async function trainDesign(design: Design, log: (line: string) => void) {
 }
 
 async function main() {
-  const { values } = parseArgs({ options: { design: { type: 'string', default: 'bag+glove' }, compare: { type: 'boolean', default: false } } })
+  const { values } = parseArgs({
+    options: { design: { type: 'string', default: 'bag+glove+cnn' }, compare: { type: 'boolean', default: false }, 'dry-run': { type: 'boolean', default: false } },
+  })
   const backend = await initTf('wasm', console.log)
   console.log(`TF.js backend: ${backend}`)
   const chosenName = values.design!
@@ -172,6 +207,11 @@ async function main() {
     } else result.model.dispose()
   }
   if (!chosen || !chosenDesign) throw new Error(`design ${chosenName} was not trained`)
+  if (values['dry-run']) {
+    console.log(JSON.stringify(ablations, null, 2))
+    console.log(`dry run: ${MODEL_DIR} left as it was`)
+    return
+  }
   mkdirSync(MODEL_DIR, { recursive: true })
   await saveModel(chosen.model, MODEL_DIR)
   const t = chosen.threshold
@@ -182,7 +222,10 @@ async function main() {
     hash: 'FNV-1a 32-bit over UTF-8, modulo buckets, + 1 (0 = padding)',
     ...chosenDesign.features,
     length: chosen.architecture.length,
+    dim: chosen.architecture.dim,
     glove: chosen.architecture.glove,
+    mean: usesMean(chosen.architecture),
+    ...(chosen.architecture.conv ? { conv: chosen.architecture.conv } : {}),
   }, null, 2) + '\n')
   writeFileSync(join(MODEL_DIR, 'metadata.json'), JSON.stringify({
     model_version: 1,
@@ -201,7 +244,11 @@ async function main() {
     optimizer: 'adam, batch 64, sparse categorical cross-entropy',
     threshold: t,
     calibration: `served p = sigmoid(logit(p_model) - logit(${t})), so offensive > 0.5 is exactly p_model > ${t}`,
-    features: ['hashed word n-grams', 'hashed character n-grams within word boundaries', ...(chosen.architecture.glove ? ['mean frozen GloVe 100-d vector of the window words (embeddings.bin)'] : [])],
+    features: [
+      ...(chosen.architecture.dim ? ['hashed word n-grams', 'hashed character n-grams within word boundaries'] : []),
+      ...(usesMean(chosen.architecture) ? ['mean frozen GloVe 100-d vector of the window words (embeddings.bin)'] : []),
+      ...(chosen.architecture.conv ? ['convolution over the window words\' frozen GloVe 100-d vectors in order (embeddings.bin)'] : []),
+    ],
     libraries: { '@tensorflow/tfjs': tf.version.tfjs, backend },
     created_at: new Date().toISOString(),
   }, null, 2) + '\n')
@@ -214,9 +261,21 @@ async function main() {
     not_offensive: roundAll(chosen.scores.not_offensive),
     confusion: chosen.scores.confusion,
     threshold: t,
-    ablations,
+    ablations: mergedAblations(ablations),
   }, null, 2) + '\n')
   console.log(`saved ${chosenDesign.name}: val macro-F1 ${chosen.scores.macro_f1.toFixed(4)} → ${MODEL_DIR}`)
+}
+
+/**
+ * The comparison table of metrics.json: this run's rows, and for designs it did not train their row
+ * from the previous metrics.json, so retraining one design does not drop the table.
+ */
+function mergedAblations(trained: Record<string, unknown>[]): Record<string, unknown>[] {
+  const file = join(MODEL_DIR, 'metrics.json')
+  const previous = existsSync(file) ? ((JSON.parse(readFileSync(file, 'utf8')).ablations ?? []) as Record<string, unknown>[]) : []
+  const rows = new Map(previous.map((row) => [row.design, row]))
+  for (const row of trained) rows.set(row.design, row)
+  return DESIGNS.flatMap((design) => (rows.has(design.name) ? [rows.get(design.name)!] : []))
 }
 
 const round = (n: number, digits = 4) => Math.round(n * 10 ** digits) / 10 ** digits

@@ -11,6 +11,11 @@ import { initTf, tf } from '../classifier/runtime.js'
 import { loadDetector } from '../plugins/classifier.js'
 import { OFFENSIVE_DATA, hasOffensiveData, readJsonl, score } from '../classifier/data.js'
 import { MODEL_DIR } from '../classifier/paths.js'
+import { buildModel, predictWindows } from '../classifier/model.js'
+import { SparseForward } from '../classifier/forward.js'
+import { Encoder } from '../classifier/encoder.js'
+import { GloveSlice } from '../classifier/glove.js'
+import { prng } from '../lib/prng.js'
 
 const json = { 'content-type': 'application/json' }
 const SCORE = /^(0|1)\.\d{6}$/
@@ -211,4 +216,56 @@ t.test('the folded forward pass (one number per feature and word) equals TF.js p
   let worst = 0
   served.forEach((p, i) => (worst = Math.max(worst, Math.abs(p - graph[i]))))
   t.ok(worst < 1e-5, `max difference ${worst} over ${windows.length} windows`)
+})
+
+t.test('every architecture the trainer builds is served by the folded pass exactly as TF.js predicts it', async (t) => {
+  await initTf('wasm')
+  // A tiny slice of 8-dimensional word vectors and windows of every shape the convolution meets: no
+  // word, fewer words than a width, a full window, and words missing from the slice (skipped).
+  const words = ['you', 'are', 'a', 'stupid', 'idiot', 'lovely', 'day', 'with', 'family']
+  const random = prng(7)
+  const dims = 8
+  const glove = GloveSlice.of(words, dims, Float32Array.from({ length: words.length * dims }, () => random() * 2 - 1))
+  const features = { ...DEFAULT_FEATURES, window: 6, stride: 3 }
+  const texts = ['', 'you', 'you are', 'you are a stupid idiot', 'a lovely day with family', 'zzz qqq you', 'you are a stupid idiot with a lovely family day you']
+  const conv = { widths: [2, 3], filters: 5, positions: features.window }
+  const designs = {
+    'cnn only': { dim: 0, hidden: 0, length: 0, dropout: 0, l2: 0, glove: dims, mean: false, conv },
+    'bag + mean + cnn': { dim: 4, hidden: 0, length: 32, dropout: 0, l2: 0, glove: dims, conv },
+    'bag + mean + cnn, hidden layer': { dim: 4, hidden: 3, length: 32, dropout: 0, l2: 0, glove: dims, conv },
+    'bag + mean (the shipped kind)': { dim: 4, hidden: 0, length: 32, dropout: 0, l2: 0, glove: dims },
+  }
+  for (const [name, design] of Object.entries(designs)) {
+    const architecture = { ...design, buckets: 64 }
+    const model = buildModel(architecture, 11)
+    // Random weights everywhere (a fresh model's biases are zero, which would hide a bias mistake).
+    model.setWeights(model.getWeights().map((w) => tf.tensor(Float32Array.from({ length: w.size }, () => random() - 0.5), w.shape)))
+    const encoder = new Encoder({ ...features, buckets: 64, dim: design.dim }, glove)
+    const windows = texts.flatMap((text) => encoder.encodeRows(text))
+    const served = new SparseForward(model, architecture, glove).predict(windows)
+    const graph = predictWindows(model, windows.map((w) => encoder.withVector(w)), architecture, glove)
+    let worst = 0
+    served.forEach((p, i) => (worst = Math.max(worst, Math.abs(p - graph[i]))))
+    t.ok(worst < 1e-5, `${name}: max difference ${worst} over ${windows.length} windows`)
+    t.ok(served.some((p) => Math.abs(p - served[0]) > 1e-3), `${name}: the windows do not all score the same`)
+    model.dispose()
+  }
+})
+
+t.test('a word\'s convolution rows are computed when a window first uses it, not at load', async (t) => {
+  // Regression: computed for all 20,325 words at load, the shipped model's tables held the event loop
+  // for ~2.5 s after the server was listening, and a request in flight was shed with 503 UNDER_PRESSURE.
+  await initTf('wasm')
+  const random = prng(3)
+  const words = Array.from({ length: 1000 }, (_, i) => `w${i}`)
+  const glove = GloveSlice.of(words, 8, Float32Array.from({ length: words.length * 8 }, () => random() - 0.5))
+  const architecture = { buckets: 64, dim: 0, hidden: 0, length: 0, dropout: 0, l2: 0, glove: 8, mean: false, conv: { widths: [2, 3], filters: 4, positions: 6 } }
+  const model = buildModel(architecture, 5)
+  const forward = new SparseForward(model, architecture, glove)
+  t.equal(forward.convolution!.foldedWords, 0, 'nothing is computed at load')
+  const encoder = new Encoder({ ...DEFAULT_FEATURES, window: 6, stride: 3, dim: 0 }, glove)
+  const first = forward.predict(encoder.encodeRows('w1 w2 w1 w3'))
+  t.equal(forward.convolution!.foldedWords, 3, 'a window computes the rows of its distinct words')
+  t.same(forward.predict(encoder.encodeRows('w1 w2 w1 w3')), first, 'and scores the same once they are kept')
+  model.dispose()
 })
