@@ -73,11 +73,20 @@ export default fp(
         request.raw.socket?.setTimeout?.(0)
         done()
       })
-      app.addHook('onResponse', (request, _reply, done) => {
-        request.raw.socket?.setTimeout?.(config.CONNECTION_TIMEOUT_MS)
-        done()
-      })
     }
+    // Once close() has begun, a keep-alive connection whose request was in flight becomes idle only
+    // after close() closed the idle ones; left open, it held close() until its timeout (60 s on
+    // PostgreSQL in test/graceful.test.ts). It is closed as soon as its answer has gone.
+    let closing = false
+    app.addHook('preClose', (done) => {
+      closing = true
+      done()
+    })
+    app.addHook('onResponse', (request, _reply, done) => {
+      if (closing) setImmediate(() => app.server.closeIdleConnections())
+      else if (config.CONNECTION_TIMEOUT_MS > 0) request.raw.socket?.setTimeout?.(config.CONNECTION_TIMEOUT_MS)
+      done()
+    })
 
     // https://github.com/fastify/under-pressure — 503 with Retry-After while the event loop lags, so a
     // saturated process sheds load instead of queueing requests it will answer too late.

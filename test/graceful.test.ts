@@ -44,8 +44,12 @@ async function appOnOwnDatabase(t: { teardown(fn: () => unknown): void }) {
 t.test('close() lets an in-flight request finish before the database closes', async (t) => {
   const app = await appOnOwnDatabase(t)
   const events: string[] = []
+  let answeredAt = 0
   app.addHook('onResponse', async (request) => {
-    if (request.url.includes('transform_upload')) events.push('response sent')
+    if (request.url.includes('transform_upload')) {
+      events.push('response sent')
+      answeredAt = Date.now()
+    }
   })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/api/v1`
@@ -61,6 +65,9 @@ t.test('close() lets an in-flight request finish before the database closes', as
   events.push('closed')
   const finished = await slow
   t.same(events, ['response sent', 'closed'], 'close() waited for the request')
+  // Regression: the client's keep-alive connection, idle only after close() began, held close() open
+  // until its 60 s timeout.
+  t.ok(Date.now() - answeredAt < 10_000, `close() returned ${Date.now() - answeredAt} ms after the answer`)
   t.equal(finished.status, 200, 'the request running when close() was called completed')
   t.match(finished.text, /"created":2000/)
 })
