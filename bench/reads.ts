@@ -153,8 +153,11 @@ async function backendFaults(db: pg.Pool): Promise<Map<number, { direct: boolean
   const backends = new Map<number, { direct: boolean; faults: number }>()
   try {
     for (const { pid, application_name } of rows) {
-      // /proc/<pid>/stat: the 10th field is minflt; the command name (2nd) may hold spaces, so count after ') '.
-      const faults = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[7])
+      // /proc/<pid>/stat: the 10th field is minflt, after the command name in parentheses. A pid that is
+      // not a local postgres process (a remote server) makes the whole reading unavailable.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      if (!stat.startsWith(`${pid} (postgres) `)) return null
+      const faults = Number(stat.split(') ')[1].split(' ')[7])
       backends.set(pid, { direct: application_name === DIRECT_APPLICATION, faults })
     }
   } catch {
