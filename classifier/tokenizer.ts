@@ -186,18 +186,14 @@ export function windows(tokens: string[], config: FeatureConfig = DEFAULT_FEATUR
 }
 
 /**
- * What the model reads of one window: hashed feature ids, and the mean word vector when used — or,
- * when served, the rows of the window's words in the vector slice, of which it is the mean.
+ * What the model reads of one window (classifier/encoder.ts): hashed feature ids, the rows of the
+ * window's words in the vector slice (the convolution's input, in order), and for the TF.js graph
+ * their mean vector.
  */
 export interface Window {
   ids: number[]
   vector?: Float32Array
   rows?: number[]
-}
-
-/** A text → its windows, encoded. `meanVector` adds the dense word-vector input. */
-export function encode(text: string, config: FeatureConfig = DEFAULT_FEATURES, meanVector?: (tokens: string[]) => Float32Array): Window[] {
-  return windows(tokenize(text), config).map((w) => ({ ids: featuresOf(w, config), vector: meanVector?.(w) }))
 }
 
 /** A text → the feature ids of each of its windows. */
