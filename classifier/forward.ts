@@ -1,6 +1,6 @@
 // The served forward pass of the model, in float64 JavaScript over the TF.js model's own weights.
 // Only the ~200 feature rows and the few word vectors a window uses matter, so reading them directly
-// (each folded at load, below) costs microseconds where the wasm Gather of a padded [batch, 512]
+// (each folded once, below) costs microseconds where the wasm Gather of a padded [batch, 512]
 // input costs ~0.3 ms per window. Windows are independent, so a text's score never depends on its
 // batch (detect.md §5), and tests check this against tf predict.
 import type { Architecture, Convolution } from './model.js'
@@ -40,7 +40,8 @@ function apply(layer: Dense, x: Float64Array, relu: boolean): Float64Array {
  * A word's rows are computed the first time a window uses it (~60 K multiply-adds), not at load:
  * all 20,325 words at once are ~1.2 G multiply-adds, seconds on 2 cores, and the model loads while the
  * server already answers, so one long synchronous stretch stalled every request and tripped the load
- * shedding (test/graceful.test.ts). The numbers are the same whenever they are computed.
+ * shedding (test/graceful.test.ts; test/detect.test.ts keeps it lazy). The numbers are the same
+ * whenever they are computed.
  */
 class FoldedConvolution {
   /** Per width: the bias, the kernel regrouped by input dimension and the [words × (k · filters)] table. */
