@@ -180,19 +180,21 @@ function faultsPerRead(before: Awaited<ReturnType<typeof backendFaults>>, after:
 const scratch = await scratchDatabase(adminUrl, 'rhizome_reads')
 const port = 4005
 const server = await startServer(['dist/server.js'], { DATABASE_URL: scratch.url, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-bench-')), ADMIN_API_KEY: KEY, DEMO_DATA: '0' }, port)
-let direct: pg.Pool | undefined
+// The direct side's connections open at its first query, after seeding (see the top of this file).
+const direct = new pg.Pool({ connectionString: scratch.url, max: 10, application_name: DIRECT_APPLICATION, options: '-c TimeZone=UTC -c plan_cache_mode=force_custom_plan' })
 try {
   const seeder = new pg.Client({ connectionString: scratch.url })
   await seeder.connect()
   const started = Date.now()
-  await seed(seeder)
-  const tree = await fetch(`http://127.0.0.1:${port}/api/v1/cache_meta/`, { headers: auth })
-  if (tree.status !== 200) throw new Error(`cache_meta: ${tree.status}`)
-  await seeder.query('vacuum analyze location_tree')
-  await seeder.end()
+  try {
+    await seed(seeder)
+    const tree = await fetch(`http://127.0.0.1:${port}/api/v1/cache_meta/`, { headers: auth })
+    if (tree.status !== 200) throw new Error(`cache_meta: ${tree.status}`)
+    await seeder.query('vacuum analyze location_tree')
+  } finally {
+    await seeder.end()
+  }
   console.log(`seeded in ${((Date.now() - started) / 1000).toFixed(1)} s`)
-  direct = new pg.Pool({ connectionString: scratch.url, max: 10, application_name: DIRECT_APPLICATION, options: '-c TimeZone=UTC -c plan_cache_mode=force_custom_plan' })
-  const directPool = direct
 
   const lines = [
     '| read | API p50 ms | API p99 ms | SQL p50 ms | SQL p99 ms | API / SQL at p50 | API req/s (50 conn.) | rows | page faults per read (API / SQL) |',
@@ -201,11 +203,11 @@ try {
   for (const read of reads) {
     const res = await fetch(`http://127.0.0.1:${port}${read.path}`, { headers: auth })
     const body = (await res.json()) as { objects: unknown[]; meta: { total_count: number } }
-    const check = await read.direct(directPool)
+    const check = await read.direct(direct)
     if (res.status !== 200 || body.objects.length !== check) throw new Error(`${read.name}: API ${res.status} ${body.objects?.length} rows, SQL ${check}`)
-    const before = await backendFaults(directPool)
-    const { api, sql } = await interleaved(() => get(port, read.path), () => read.direct(directPool))
-    const after = await backendFaults(directPool)
+    const before = await backendFaults(direct)
+    const { api, sql } = await interleaved(() => get(port, read.path), () => read.direct(direct))
+    const after = await backendFaults(direct)
     const faults = faultsPerRead(before, after, api.n)
     const load = await round(read.name, `http://127.0.0.1:${port}${read.path}`, auth, seconds)
     const f = (n: number) => n.toFixed(2)
@@ -213,7 +215,7 @@ try {
   }
   console.log(lines.join('\n'))
 } finally {
-  await direct?.end()
+  await direct.end()
   agent.destroy()
   await stop(server)
   await scratch.close()
