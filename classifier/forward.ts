@@ -181,6 +181,8 @@ export class SparseForward {
   private readonly dim: number
   private readonly mean: boolean
   readonly convolution?: FoldedConvolution
+  /** The convolution's units of the window being scored (reused: serving is single-threaded). */
+  private readonly units?: Float64Array
   private readonly hidden?: Dense
   private readonly output: Dense
   private readonly folded?: Folded
@@ -199,6 +201,7 @@ export class SparseForward {
     if (a.conv) {
       if (!glove) throw new Error('the model convolves word vectors: the GloVe slice is missing')
       this.convolution = new FoldedConvolution(model, a.conv, glove)
+      this.units = new Float64Array(this.convolution.size)
     }
     if (model.layers.some((layer) => layer.name === 'hidden')) this.hidden = dense(model, 'hidden')
     this.output = dense(model, 'output')
@@ -237,7 +240,7 @@ export class SparseForward {
       if (folded.word) for (const row of rows) words += folded.word[row]
       let z = folded.bias + (n ? features / Math.sqrt(n) : 0) + (rows.length ? words / rows.length : 0)
       if (this.convolution && folded.unit) {
-        const units = new Float64Array(this.convolution.size)
+        const units = this.units!
         this.convolution.apply(rows, units, 0)
         for (let u = 0; u < units.length; u++) z += units[u] * folded.unit[u]
       }

@@ -49,10 +49,6 @@ export class GloveSlice {
     return this.data.length / this.dimensions
   }
 
-  mean(tokens: string[]): Float32Array {
-    return this.meanOfRows(this.rowsOf(tokens))
-  }
-
   meanOfRows(rows: number[]): Float32Array {
     const sum = new Float64Array(this.dimensions)
     for (const row of rows) {

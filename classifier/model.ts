@@ -48,7 +48,7 @@ export const usesBag = (a: { dim?: number }) => a.dim !== 0
 export function buildModel(a: Architecture, seed: number): tf.LayersModel {
   const inputs: tf.SymbolicTensor[] = []
   const parts: tf.SymbolicTensor[] = []
-  if (a.dim > 0) {
+  if (usesBag(a)) {
     const ids = tf.input({ shape: [a.length], dtype: 'int32', name: 'ids' })
     const weights = tf.input({ shape: [a.length], name: 'weights' })
     const vectors = tf.layers
