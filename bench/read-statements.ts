@@ -1,0 +1,67 @@
+// The two datapoint reads of `npm run bench:reads`, and the statements the API sends for each, run
+// directly through pg. Shared by bench/reads.ts (the direct side) and bench/bare-reads.ts (the
+// reference server: the same statements behind a bare Fastify route).
+import type pg from 'pg'
+
+export const INDICATORS = 20
+/** The application_name of the reference server's pool, so its backends' page faults are told apart. */
+export const BARE_APPLICATION = 'bench-bare'
+
+export interface Read {
+  name: string
+  path: string
+  /**
+   * The statements the API runs for this read, run directly through pg (same order and overlap), and
+   * nothing else: the result as pg gives it, with the page's objects as JSON text and their count
+   * derived on demand (outside the timed part).
+   */
+  run: (db: pg.Pool) => Promise<{ objects: () => string; count: () => number }>
+}
+
+// The statements as the API sends them (copied from the server's statement log): the same text, the
+// same parameters, as named prepared statements on connections with the server's session settings
+// (lib/database.ts), so PostgreSQL does the same work for both sides.
+// The location selection (lib/location-selection.ts): `lvl` under a root, with the district fallback;
+// `$first` numbers its four parameters (root, depth, root, type name).
+const selection = (first: number) => `with primary_selection as materialized (select location_id as id from location_tree where parent_location_id = $${first} and lvl = $${first + 1})
+      select id from primary_selection
+      union all
+      select lt.location_id from location_tree lt
+        join location l on l.id = lt.location_id join location_type ty on ty.id = l.location_type_id
+      where lt.parent_location_id = $${first + 2} and ty.name = $${first + 3}
+        and not exists (select 1 from primary_selection)`
+const campaignPage = `with p as ((select "t"."id" as "id", "t"."indicator_id" as "indicator_id", "t"."campaign_id" as "campaign_id", "t"."location_id" as "location_id", "t"."value" as "value", count(*) over () as "__total" from "datapoint_with_computed" as "t" where "t"."indicator_id" = any($1::int4[]) and "t"."campaign_id" = any($2::int4[]) and t.location_id in (select id from (${selection(3)}) s) order by "t"."id" asc limit $7 offset $8))
+    select (select coalesce(json_agg(o), '[]')::text from (select p."id", p."indicator_id", p."campaign_id", p."location_id", case when p."value" in ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8) then null else p."value" end as "value" from p) o) as objects,
+           (select max(__total) from p) as total`
+const selectedIds = `select json_agg(distinct id order by id)::text as ids from (${selection(1)}) s where id is not null`
+const groupedPage = `with targets as materialized (select id from (${selection(1)}) s) select page.*, meta.__targets
+      from (select json_agg(distinct id order by id) as __targets from targets where id is not null) meta
+      left join ((select *, count(*) over () as "__total" from (select "d"."indicator_id", "lt"."parent_location_id" as "location_id", to_char(d.data_date, 'YYYYQ') as "time_grouping", sum(d.value) as "value" from (select "t"."indicator_id", "t"."location_id", "t"."data_date", "t"."value" from "datapoint" as "t" where t.data_date is not null and "t"."indicator_id" = any($5::int4[]) and t.value is not null and t.value not in ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8)) as "d" inner join "location_tree" as "lt" on "lt"."location_id" = "d"."location_id" where lt.parent_location_id in (select id from targets) group by "d"."indicator_id", "lt"."parent_location_id", 3) as "g" order by "time_grouping", "location_id", "indicator_id" limit $6 offset $7)) page on true`
+
+export const reads: Read[] = [
+  {
+    name: 'campaign_datapoint: 1 indicator, 1 campaign, root, depth 2',
+    path: '/api/v1/campaign_datapoint/?indicator__in=7&campaign__in=3&location_id=1&location_depth=2',
+    run: async (db) => {
+      // The page's objects come from PostgreSQL as one JSON text (lib/crud.ts listPage); the ids for
+      // meta are read at the same time on a second connection.
+      const [page] = await Promise.all([
+        db.query({ name: 'campaign-page', text: campaignPage, values: [[7], [3], 1, 2, 1, 'District', 1000, 0] }),
+        db.query({ name: 'selected-ids', text: selectedIds, values: [1, 2, 1, 'District'] }),
+      ])
+      const objects: string = page.rows[0].objects
+      return { objects: () => objects, count: () => (JSON.parse(objects) as unknown[]).length }
+    },
+  },
+  {
+    name: 'date_datapoint: grouped by quarter over a province',
+    path: `/api/v1/date_datapoint/?indicator__in=${INDICATORS + 1}&group_by_time=quarter&location_id=42`,
+    run: async (db) => {
+      // One statement: the targets (materialized once), one page of the sums and the targets for meta.
+      const { rows } = await db.query({ name: 'grouped-page', text: groupedPage, values: [42, 0, 42, 'District', [INDICATORS + 1], 1000, 0] })
+      const objects = () => rows.filter((r) => r.__total !== null).map(({ __total, __targets, ...row }) => row)
+      return { objects: () => JSON.stringify(objects()), count: () => objects().length }
+    },
+  },
+]
+
