@@ -16,7 +16,7 @@ function corpus(n: number): string[] {
   return Array.from({ length: n }, () => Array.from({ length: 3 + Math.floor(random() * 40) }, () => WORDS[Math.floor(random() * WORDS.length)]).join(' '))
 }
 
-async function detectRound(port: number): Promise<Round> {
+async function detectRound(port: number, name: string): Promise<Round> {
   const bodies = corpus(500).map((text) => JSON.stringify({ text }))
   const run = (duration: number) =>
     autocannon({
@@ -27,7 +27,7 @@ async function detectRound(port: number): Promise<Round> {
     })
   await run(2)
   const result = await run(seconds)
-  return { name: 'POST /detect (varied texts)', requests_per_s: Math.round(result.requests.average), p50_ms: result.latency.p50, p99_ms: result.latency.p99, errors: result.errors, non2xx: result.non2xx }
+  return { name, requests_per_s: Math.round(result.requests.average), p50_ms: result.latency.p50, p99_ms: result.latency.p99, errors: result.errors, non2xx: result.non2xx }
 }
 
 const rss0 = process.memoryUsage().rss
@@ -41,10 +41,15 @@ const rounds: Round[] = []
 const hello = await startServer(['--import', 'tsx', 'bench/hello.ts'], {}, 3999)
 rounds.push(await round('hello-world (bare Fastify)', 'http://127.0.0.1:3999/', {}, seconds))
 await stop(hello)
-const app = await startServer(['dist/server.js'], { DEMO_DATA: '0', DATA_DIR: '/tmp/rhizome-bench-detect' }, 4003)
-rounds.push(await detectRound(4003))
-await stop(app)
+// The default micro-batching window (2 ms, detect.md §5), then none: a batch is scored as soon as the
+// event loop has read what arrived (the forward pass is per window, so a batch saves no computation;
+// bench/README.md, "Session 8").
+for (const wait of ['2', '0']) {
+  const app = await startServer(['dist/server.js'], { DEMO_DATA: '0', DATA_DIR: '/tmp/rhizome-bench-detect', DETECT_MICROBATCH_WAIT_MS: wait }, 4003)
+  rounds.push(await detectRound(4003, `POST /detect (varied texts), DETECT_MICROBATCH_WAIT_MS=${wait}`))
+  await stop(app)
+}
 
 console.log(table(rounds))
-console.log(`/detect: ${((100 * rounds[1].requests_per_s) / rounds[0].requests_per_s).toFixed(1)} % of hello-world`)
+for (const detect of rounds.slice(1)) console.log(`${detect.name}: ${((100 * detect.requests_per_s) / rounds[0].requests_per_s).toFixed(1)} % of hello-world`)
 console.log(`model load (TF.js wasm init + files + warm-up): ${loadMs.toFixed(0)} ms; RSS growth ${rssMb.toFixed(0)} MB`)
