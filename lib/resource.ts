@@ -64,9 +64,16 @@ export interface WideExport {
   query: ListQuery
 }
 
+/**
+ * A list hook's meta extras, or the read that produces them. A read is started by the caller once
+ * the page's statement has gone out (`withMeta`, lib/crud.ts): the page is the longer read, and the
+ * statement sent first is the one PostgreSQL starts first.
+ */
+export type Meta = Row | (() => Promise<Row>)
+
 export interface Hooks {
-  /** Adds the resource's own parameters to the list query; may return meta extras. */
-  list?: (ctx: Context, query: ListQuery) => Promise<{ query: ListQuery; meta?: Row | Promise<Row> }>
+  /** Adds the resource's own parameters to the list query; may return meta extras (see `Meta`). */
+  list?: (ctx: Context, query: ListQuery) => Promise<{ query: ListQuery; meta?: Meta }>
   /**
    * Replaces the list read when it returns a result (objects that are not rows of one table, grouped
    * modes, densification). `filtered` is the resource's table as `t` with the generic filters and the

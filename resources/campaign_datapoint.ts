@@ -5,7 +5,7 @@ import { locationSelection, assertLocationPermitted } from '../lib/location-sele
 import { integerList } from '../lib/params.js'
 import { ApiError, validationError } from '../lib/errors.js'
 import { checkRequiredFields, coerceBody } from '../lib/body.js'
-import { dynamic } from '../lib/crud.js'
+import { dynamic, withMeta } from '../lib/crud.js'
 import { DATAPOINT_PARAMS, datapointMeta, dateParam, IGNORED, indicatorSet, inList, pivot } from '../lib/datapoint-reads.js'
 import { campaignKey, enterCampaignValue } from '../lib/engine/data-entry.js'
 import { recomputeCampaign } from '../lib/engine/recompute.js'
@@ -36,7 +36,7 @@ async function selected(ctx: Context, query: ListQuery) {
 /** The rows and the meta extras; meta.location_ids is read while the main statement runs, as JSON text. */
 async function select(ctx: Context, query: ListQuery) {
   const { query: rows, indicators, campaigns, locations } = await selected(ctx, query)
-  const meta = locations.idsJson().then((ids) => datapointMeta(ctx, { location_ids: ids, indicator_ids: indicators, campaign_ids: campaigns }))
+  const meta = async () => datapointMeta(ctx, { location_ids: await locations.idsJson(), indicator_ids: indicators, campaign_ids: campaigns })
   return { query: rows, meta }
 }
 
@@ -92,7 +92,7 @@ export default defineResource({
     async listRows(ctx, page, filtered) {
       if (ctx.query.last('chart_type') !== 'ColumnChart') return undefined
       const { query, meta } = await select(ctx, filtered)
-      const [dense, extras] = await Promise.all([densified(ctx, query, page), meta])
+      const [dense, extras] = await withMeta(densified(ctx, query, page), meta)
       return { ...dense, meta: extras }
     },
     async wide(ctx, filtered) {

@@ -49,7 +49,7 @@ async function rawRows(ctx: Context, query: ListQuery) {
 /** The raw rows and the meta extras, the selected ids read while the main statement runs. */
 async function rawSelection(ctx: Context, query: ListQuery) {
   const { query: rows, indicators, locations } = await rawRows(ctx, query)
-  const meta = locations.idsJson().then((ids) => datapointMeta(ctx, { time_groupings: [], location_ids: ids, indicator_ids: indicators }))
+  const meta = async () => datapointMeta(ctx, { time_groupings: [], location_ids: await locations.idsJson(), indicator_ids: indicators })
   return { query: rows, meta }
 }
 

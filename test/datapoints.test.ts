@@ -5,7 +5,11 @@ import { sql } from 'kysely'
 import { build, hasSharedData } from './helper.js'
 import { client } from './api.js'
 import { afterDirectInserts, hMeta, readFixture, smallWorld } from './fixtures.js'
-import type { Kysely } from 'kysely'
+import type { Kysely, KyselyPlugin, RootOperationNode } from 'kysely'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { buildApp } from '../app.js'
 import type { DB } from '../schemas/index.js'
 
 type Api = ReturnType<typeof client>
@@ -485,4 +489,33 @@ t.test('concurrent first data entries: each 201, or 409 for the same key; never 
   t.same(same.map((r) => r.status), same.map(() => 409), 'the key exists: 409 for each')
   const values = await api.get(`/campaign_datapoint/?indicator__in=${indicator}&campaign__in=${campaign}&location_id__in=${locations.join(',')}`)
   t.same(values.body.objects.map((o: { value: number }) => o.value).sort((a: number, b: number) => a - b), locations.map((_, i) => i))
+})
+
+t.test('a datapoint read sends its page statement before the meta ids read (the page is the longer one)', async (t) => {
+  const { app: setup, database } = await build(t)
+  const { location, campaign, indicator } = await smallWorld(client(setup).post)
+  // Statements in the order the app issues them: a plugin sees each one as it is compiled for execution.
+  const issued: string[] = []
+  const describe = (node: RootOperationNode) =>
+    node.kind === 'RawNode' && node.sqlFragments[0].trimStart().startsWith('select json_agg(distinct id') ? 'meta ids' : node.kind
+  const recorder: KyselyPlugin = {
+    transformQuery: ({ node }) => (issued.push(describe(node)), node),
+    transformResult: async ({ result }) => result,
+  }
+  const app = await buildApp({ logger: false, database: { ...database, db: database.db.withPlugin(recorder) }, config: { DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-order-')) } })
+  t.teardown(() => app.close())
+  const api = client(app)
+  const reads = [
+    `/campaign_datapoint/?indicator__in=${indicator}&campaign__in=${campaign}&location_id=${location}`,
+    `/campaign_datapoint/?indicator__in=${indicator}&campaign__in=${campaign}&location_id=${location}&chart_type=ColumnChart`,
+    `/date_datapoint/?indicator__in=${indicator}&location_id__in=${location}`,
+  ]
+  for (const read of reads) {
+    issued.length = 0
+    const res = await api.get(read)
+    t.equal(res.status, 200, res.text)
+    t.same(res.body.meta.location_ids, [location])
+    t.equal(issued.at(-1), 'meta ids', `${read}: the meta ids read comes last (${issued.join(', ')})`)
+    t.ok(issued.length >= 2, 'after the page statement')
+  }
 })
