@@ -157,6 +157,16 @@ t.test('tokenizer: golden tokens and feature ids', async (t) => {
   for (const text of ['é'.repeat(500) + ' 😀😀😀x', 'ab\ud800cd \udc00 中文字符', 'w'.repeat(40) + ' ' + 'z'.repeat(2000)]) {
     t.same(featurize(text, other)[0], reference(tokenize(text), other), text.slice(0, 12))
   }
+  // The id is the hash modulo the buckets: by masking for a power of two (the shipped 2^17), by
+  // division otherwise.
+  for (const buckets of [1000, 1 << 20, 2]) {
+    const config = { ...DEFAULT_FEATURES, buckets }
+    for (const text of ['you are a fucking idiot', 'Ｆｕｌｌ width 😡 naïve café']) {
+      const ids = featurize(text, config)[0]
+      t.same(ids, reference(tokenize(text), config), `${buckets} buckets: ${text.slice(0, 12)}`)
+      t.ok(ids.every((id) => id >= 1 && id <= buckets))
+    }
+  }
   const tokens = Array.from({ length: 100 }, (_, i) => `t${i}`)
   const w = windows(tokens)
   t.same(w.map((x) => x[0]), ['t0', 't32', 't36'], 'stride 32, the last window aligned to the end')
