@@ -84,9 +84,9 @@ export function filteredQuery(ctx: Context, filters: ReturnType<typeof parseFilt
 
 /**
  * A page's rows and the hook's meta at once, the page's statement sent first: it is usually the
- * longer of the two, and on a busy server the statement sent second waits for the first to be read
- * by PostgreSQL (the campaign read was ~1 ms slower with its meta ids query sent first,
- * bench/README.md, "Session 8"). `page` is started by the caller before this runs.
+ * longer of the two, and on a machine with few cores the statement sent second starts measurably
+ * later (the campaign read took ~1 ms more with its meta ids read sent first, bench/README.md,
+ * "Session 8"). `page` is started by the caller, as this function's argument, before meta's read.
  */
 export function withMeta<T>(page: Promise<T>, meta: Meta): Promise<[T, Row]> {
   return Promise.all([page, typeof meta === 'function' ? meta() : meta])

@@ -516,6 +516,7 @@ t.test('a datapoint read sends its page statement before the meta ids read (the 
     t.equal(res.status, 200, res.text)
     t.same(res.body.meta.location_ids, [location])
     t.equal(issued.at(-1), 'meta ids', `${read}: the meta ids read comes last (${issued.join(', ')})`)
+    t.equal(issued.filter((statement) => statement === 'meta ids').length, 1, 'read once')
     t.ok(issued.length >= 2, 'after the page statement')
   }
 })
