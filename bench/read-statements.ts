@@ -36,7 +36,11 @@ const campaignPage = `with p as ((select "t"."id" as "id", "t"."indicator_id" as
 const selectedIds = `select json_agg(distinct id order by id)::text as ids from (${selection(1)}) s where id is not null`
 const groupedPage = `with targets as materialized (select id from (${selection(1)}) s) select page.*, meta.__targets
       from (select json_agg(distinct id order by id) as __targets from targets where id is not null) meta
-      left join ((select *, count(*) over () as "__total" from (select "d"."indicator_id", "lt"."parent_location_id" as "location_id", to_char(d.data_date, 'YYYYQ') as "time_grouping", sum(d.value) as "value" from (select "t"."indicator_id", "t"."location_id", "t"."data_date", "t"."value" from "datapoint" as "t" where t.data_date is not null and "t"."indicator_id" = any($5::int4[]) and t.value is not null and t.value not in ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8)) as "d" inner join "location_tree" as "lt" on "lt"."location_id" = "d"."location_id" where lt.parent_location_id in (select id from targets) group by "d"."indicator_id", "lt"."parent_location_id", 3) as "g" order by "time_grouping", "location_id", "indicator_id" limit $6 offset $7)) page on true`
+      left join (select *, count(*) over () as __total from (select d.indicator_id, lt.parent_location_id as location_id, to_char(d.data_date, 'YYYYQ') as time_grouping, sum(d.value) as value
+    from ((select "t"."indicator_id", "t"."location_id", "t"."data_date", "t"."value" from "datapoint" as "t" where t.data_date is not null and "t"."indicator_id" = any($5::int4[]) and t.value is not null and t.value not in ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8))) d join location_tree lt on lt.location_id = d.location_id
+    where lt.parent_location_id in (select id from targets)
+    group by d.indicator_id, lt.parent_location_id, 3) g
+    order by time_grouping, location_id, indicator_id limit $6 offset $7) page on true`
 
 export const reads: Read[] = [
   {

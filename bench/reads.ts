@@ -129,6 +129,17 @@ function faultsPerRead(before: Awaited<ReturnType<typeof backendFaults>>, after:
   return `${Math.round(sum.api / reads)} / ${Math.round(sum.bare / reads)} / ${Math.round(sum.direct / reads)}`
 }
 
+/** CPU time (user + system) a local process has used so far, in µs; null where /proc cannot show it. */
+function cpuMicros(pid: number | undefined): number | null {
+  try {
+    // Fields 14 and 15 of /proc/<pid>/stat (after the command name): utime and stime in clock ticks (100 Hz).
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10_000
+  } catch {
+    return null
+  }
+}
+
 const scratch = await scratchDatabase(adminUrl, 'rhizome_reads')
 const port = 4005
 const barePort = 4007
@@ -152,8 +163,8 @@ try {
   bare = await startServer(['--import', 'tsx', 'bench/bare-reads.ts'], { DATABASE_URL: scratch.url }, barePort)
 
   const lines = [
-    '| read | API p50 ms | API p99 ms | SQL p50 ms | SQL p99 ms | API / SQL at p50 | bare route p50 ms | bare / SQL at p50 | API req/s (50 conn.) | rows | page faults per read (API / bare / SQL) |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| read | API p50 ms | API p99 ms | SQL p50 ms | SQL p99 ms | API / SQL at p50 | bare route p50 ms | bare / SQL at p50 | API req/s (50 conn.) | rows | page faults per read (API / bare / SQL) | server CPU µs per read (API / bare) |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ]
   for (const [index, read] of reads.entries()) {
     const barePath = `/reads/${index}`
@@ -165,13 +176,18 @@ try {
       throw new Error(`${read.name}: API ${res.status} ${body.objects?.length} rows, bare route ${bareCount}, SQL ${check}`)
     }
     const before = await backendFaults(direct)
+    const cpuBefore = [cpuMicros(server.pid), cpuMicros(bare.pid)]
     const latency = await interleaved({ api: () => get(port, read.path), bare: () => get(barePort, barePath), direct: () => read.run(direct) })
     const after = await backendFaults(direct)
     const faults = faultsPerRead(before, after, latency.api.n)
+    const cpuAfter = [cpuMicros(server.pid), cpuMicros(bare.pid)]
+    const cpu = cpuBefore.every((v) => v !== null) && cpuAfter.every((v) => v !== null)
+      ? `${Math.round((cpuAfter[0]! - cpuBefore[0]!) / latency.api.n)} / ${Math.round((cpuAfter[1]! - cpuBefore[1]!) / latency.bare.n)}`
+      : 'n/a'
     const load = await round(read.name, `http://127.0.0.1:${port}${read.path}`, auth, seconds)
     const f = (n: number) => n.toFixed(2)
     const { api, bare: floor, direct: sql } = latency
-    lines.push(`| ${read.name} | ${f(api.p50)} | ${f(api.p99)} | ${f(sql.p50)} | ${f(sql.p99)} | ${(api.p50 / sql.p50).toFixed(2)} | ${f(floor.p50)} | ${(floor.p50 / sql.p50).toFixed(2)} | ${load.requests_per_s} | ${body.objects.length} of ${body.meta.total_count} | ${faults} |`)
+    lines.push(`| ${read.name} | ${f(api.p50)} | ${f(api.p99)} | ${f(sql.p50)} | ${f(sql.p99)} | ${(api.p50 / sql.p50).toFixed(2)} | ${f(floor.p50)} | ${(floor.p50 / sql.p50).toFixed(2)} | ${load.requests_per_s} | ${body.objects.length} of ${body.meta.total_count} | ${faults} | ${cpu} |`)
   }
   console.log(lines.join('\n'))
 } finally {
