@@ -35,7 +35,8 @@ export default fp(
     app.decorate('dropAuthCache', () => cache.drop())
 
     // Keyed by the key as presented, not by its SHA-256: hashing it was the largest single step of an
-    // authenticated request (~15-30 µs, bench/README.md "Session 9"); the lookup hashes it on a miss.
+    // authenticated request in CPU profiles (17–33 µs; bench/README.md, "Session 9"). The lookup
+    // hashes it on a miss.
     async function authenticate(credentials: { username?: string; key: string }): Promise<AuthUser | undefined> {
       const user = await cache.remember(credentials.key, () => findUserByKey(app.db.db, credentials))
       return user && (credentials.username === undefined || credentials.username === user.username) ? user : undefined

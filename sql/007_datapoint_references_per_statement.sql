@@ -15,15 +15,19 @@ ALTER TABLE datapoint
   DROP CONSTRAINT datapoint_campaign_id_fkey,
   DROP CONSTRAINT datapoint_source_submission_id_fkey;
 
+-- Each datapoint column that names another table's ids, with that table.
+CREATE FUNCTION datapoint_references(OUT col text, OUT tbl text) RETURNS SETOF record LANGUAGE sql IMMUTABLE AS $$
+  VALUES ('indicator_id', 'indicator'), ('location_id', 'location'), ('campaign_id', 'campaign'),
+    ('source_submission_id', 'source_submission')
+$$;
+
 -- Writes: `new_rows` is the statement's transition table (inserted or updated rows).
 CREATE FUNCTION datapoint_check_references() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   reference record;
   missing integer;
 BEGIN
-  FOR reference IN SELECT * FROM (VALUES
-    ('indicator_id', 'indicator'), ('location_id', 'location'), ('campaign_id', 'campaign'),
-    ('source_submission_id', 'source_submission')) AS r (col, tbl)
+  FOR reference IN SELECT * FROM datapoint_references()
   LOOP
     -- Lock first, then look: a row deleted by a transaction that committed while we waited for its
     -- lock is not locked, and the next statement (a new snapshot) no longer sees it.
@@ -95,9 +99,7 @@ DO $$
 DECLARE
   reference record;
 BEGIN
-  FOR reference IN SELECT * FROM (VALUES
-    ('indicator_id', 'indicator'), ('location_id', 'location'), ('campaign_id', 'campaign'),
-    ('source_submission_id', 'source_submission')) AS r (col, tbl)
+  FOR reference IN SELECT * FROM datapoint_references()
   LOOP
     EXECUTE format('CREATE TRIGGER %I AFTER DELETE ON %I REFERENCING OLD TABLE AS old_rows
       FOR EACH STATEMENT EXECUTE FUNCTION datapoint_referenced_deleted(%L)', reference.tbl || '_datapoint_deleted', reference.tbl, reference.col);
