@@ -99,21 +99,30 @@ const DIRECT_APPLICATION = 'bench-direct'
 type Side = 'api' | 'bare' | 'direct'
 const sideOf = (application: string): Side => (application === DIRECT_APPLICATION ? 'direct' : application === BARE_APPLICATION ? 'bare' : 'api')
 
+/**
+ * The fields of /proc/<pid>/stat after the command name (the first is the state), and that name;
+ * null when /proc cannot show the process.
+ */
+function procStat(pid: number | undefined): { command: string; fields: string[] } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const end = stat.lastIndexOf(') ')
+    return { command: stat.slice(stat.indexOf('(') + 1, end), fields: stat.slice(end + 2).split(' ') }
+  } catch {
+    return null
+  }
+}
+
 /** Minor page faults so far of each backend of this database, with the side it serves; null when /proc cannot show them. */
 async function backendFaults(db: pg.Pool): Promise<Map<number, { side: Side; faults: number }> | null> {
   const { rows } = await db.query(`select pid, application_name from pg_stat_activity where datname = current_database()`)
   const backends = new Map<number, { side: Side; faults: number }>()
-  try {
-    for (const { pid, application_name } of rows) {
-      // /proc/<pid>/stat: the 10th field is minflt, after the command name in parentheses. A pid that is
-      // not a local postgres process (a remote server) makes the whole reading unavailable.
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      if (!stat.startsWith(`${pid} (postgres) `)) return null
-      const faults = Number(stat.split(') ')[1].split(' ')[7])
-      backends.set(pid, { side: sideOf(application_name), faults })
-    }
-  } catch {
-    return null
+  for (const { pid, application_name } of rows) {
+    // The 10th field of /proc/<pid>/stat is minflt. A pid that is not a local postgres process (a
+    // remote server) makes the whole reading unavailable.
+    const stat = procStat(pid)
+    if (stat?.command !== 'postgres') return null
+    backends.set(pid, { side: sideOf(application_name), faults: Number(stat.fields[7]) })
   }
   return backends
 }
@@ -131,13 +140,9 @@ function faultsPerRead(before: Awaited<ReturnType<typeof backendFaults>>, after:
 
 /** CPU time (user + system) a local process has used so far, in µs; null where /proc cannot show it. */
 function cpuMicros(pid: number | undefined): number | null {
-  try {
-    // Fields 14 and 15 of /proc/<pid>/stat (after the command name): utime and stime in clock ticks (100 Hz).
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 10_000
-  } catch {
-    return null
-  }
+  // Fields 14 and 15 of /proc/<pid>/stat: utime and stime in clock ticks (100 Hz).
+  const stat = procStat(pid)
+  return stat && (Number(stat.fields[11]) + Number(stat.fields[12])) * 10_000
 }
 
 const scratch = await scratchDatabase(adminUrl, 'rhizome_reads')

@@ -42,24 +42,17 @@ export default fp(
       return user && (credentials.username === undefined || credentials.username === user.username) ? user : undefined
     }
 
-    const failureWindowMs = app.config.RATE_LIMIT_WINDOW_MS
-    let lastFailureAt = -Infinity
     app.decorateRequest('user', undefined)
     app.addHook('onRequest', async (request: FastifyRequest) => {
       if (request.method === 'OPTIONS' || !isApiPath(request.url)) return
       const credentials = parseAuthorization(request.headers.authorization)
       if (!credentials) throw new ApiError(401, 'UNAUTHENTICATED', 'Authentication required')
       // Key guessing: after AUTH_FAILURE_MAX wrong keys in the window, this client is refused unheard.
-      // A client's window starts at a failure, so none can be refused once a whole window has passed
-      // since the last failure of any client: the limiter is only asked then.
-      if (Date.now() - lastFailureAt < failureWindowMs) {
-        const failures = await app.authFailureLimit(request, { increment: false })
-        if (!failures.isAllowed && failures.remaining === 0) throw tooManyFailures(failures.ttlInSeconds)
-      }
+      const failures = await app.authFailures.peek(request)
+      if (failures && !failures.isAllowed && failures.remaining === 0) throw tooManyFailures(failures.ttlInSeconds)
       const user = await authenticate(credentials)
       if (!user) {
-        lastFailureAt = Date.now()
-        await app.authFailureLimit(request)
+        await app.authFailures.record(request)
         throw new ApiError(401, 'UNAUTHENTICATED', 'Invalid API key')
       }
       request.user = user

@@ -69,15 +69,15 @@ t.test('failed authentications are limited per client (key guessing); missing ke
 })
 
 t.test('a locked-out client stays refused for the whole window, and is heard again after it', async (t) => {
-  // The limiter is consulted only within a window of the last failure (plugins/auth.ts): the lockout
-  // must still hold until that window ends, and lift once it has.
-  const { app } = await build(t, { AUTH_FAILURE_MAX: 2, RATE_LIMIT_WINDOW_MS: 600 })
+  // The limiter is consulted only within a window of the last failure (plugins/protection.ts): the
+  // lockout must still hold until that window ends, and lift once it has.
+  const { app } = await build(t, { AUTH_FAILURE_MAX: 2, RATE_LIMIT_WINDOW_MS: 1500 })
   const attempt = (key: string) => app.inject({ url: '/api/v1/campaign/', headers: { authorization: `Bearer ${key}` }, remoteAddress: '198.51.100.30' })
   const firstFailure = Date.now()
   for (let i = 0; i < 2; i++) t.equal((await attempt('8'.repeat(40))).statusCode, 401)
   await new Promise((resolve) => setTimeout(resolve, 200))
   t.equal((await attempt(ADMIN_KEY)).statusCode, 429, 'still locked out within the window')
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, firstFailure + 700 - Date.now())))
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, firstFailure + 1600 - Date.now())))
   t.equal((await attempt(ADMIN_KEY)).statusCode, 200, 'heard again once the window has passed')
 })
 

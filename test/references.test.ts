@@ -76,6 +76,26 @@ t.test('a referenced row cannot be deleted, renumbered or truncated away', async
   t.ok(await w.db.selectFrom('location').select('id').where('id', '=', w.location).executeTakeFirst(), 'rolled back: the location is there')
 })
 
+/** A transaction that has run `work` and stays open, holding its locks, until `commit()`. */
+async function heldOpen(db: Kysely<DB>, work: (trx: Kysely<DB>) => Promise<unknown>) {
+  let release!: () => void
+  const released = new Promise<void>((resolve) => (release = resolve))
+  let worked!: () => void
+  const done = new Promise<void>((resolve) => (worked = resolve))
+  const transaction = db.transaction().execute(async (trx) => {
+    await work(trx)
+    worked()
+    await released
+  })
+  await Promise.race([done, transaction])
+  return {
+    commit: async () => {
+      release()
+      await transaction
+    },
+  }
+}
+
 t.test('concurrent writers and deleters wait for each other, then refuse (PostgreSQL)', { skip: engine === 'pglite' && 'PGlite runs one connection: no concurrent transactions' }, async (t) => {
   const w = await world(t)
   const good = { indicator: w.indicator, location: w.location, campaign: w.campaign, submission: w.submission }
@@ -83,37 +103,17 @@ t.test('concurrent writers and deleters wait for each other, then refuse (Postgr
 
   // A writer holds the named row; a delete of it waits for the writer's commit, then refuses.
   const first = await w.newLocation('first')
-  let commit!: () => void
-  const inserted = new Promise<void>((resolve) => (commit = resolve))
-  let wrote!: () => void
-  const written = new Promise<void>((resolve) => (wrote = resolve))
-  const writer = w.db.transaction().execute(async (trx) => {
-    await insertDatapoint(trx, { ...good, location: first }, 'concurrent-1')
-    wrote()
-    await inserted
-  })
-  await written
+  const writer = await heldOpen(w.db, (trx) => insertDatapoint(trx, { ...good, location: first }, 'concurrent-1'))
   const deleter = w.db.transaction().execute((trx) => sql`delete from location where id = ${first}`.execute(trx))
   t.equal(await pending(deleter), 'waiting', 'the delete waits for the writer')
-  commit()
-  await writer
+  await writer.commit()
   await refused(t, deleter, `Key (id)=(${first}) is still referenced from table "datapoint".`)
 
   // A delete holds the row; a write naming it waits for the delete's commit, then refuses.
   const second = await w.newLocation('second')
-  let finish!: () => void
-  const deletedLater = new Promise<void>((resolve) => (finish = resolve))
-  let removed!: () => void
-  const gone = new Promise<void>((resolve) => (removed = resolve))
-  const remover = w.db.transaction().execute(async (trx) => {
-    await sql`delete from location where id = ${second}`.execute(trx)
-    removed()
-    await deletedLater
-  })
-  await gone
+  const remover = await heldOpen(w.db, (trx) => sql`delete from location where id = ${second}`.execute(trx))
   const late = w.db.transaction().execute((trx) => insertDatapoint(trx, { ...good, location: second }, 'concurrent-2'))
   t.equal(await pending(late), 'waiting', 'the write waits for the delete')
-  finish()
-  await remover
+  await remover.commit()
   await refused(t, late, `Key (location_id)=(${second}) is not present in table "location".`)
 })
