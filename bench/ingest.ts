@@ -3,7 +3,9 @@
 // (2) agg_refresh of one campaign with 10,000 locations × 50 indicators, next to the single hand-written
 // aggregation statement on the same data. Seeded: the same files and data every run.
 // BENCH_DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); a scratch
-// database is created and dropped. BENCH_ROWS scales (1); BENCH_ONLY=end_to_end skips (2).
+// database is created and dropped. BENCH_ROWS scales (1) and (3); BENCH_ONLY=end_to_end runs (1) only,
+// BENCH_ONLY=floor (3) only. (3), the write floor: the rows the specification's tables must hold for
+// the same cells, bulk-inserted by PostgreSQL itself, none of the pipeline's work around them.
 import http from 'node:http'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -72,6 +74,8 @@ async function main() {
       select 'location', 'G' || g, g from generate_series(1, ${LOCATIONS}) g
       union all select 'indicator', 'I' || g, g from generate_series(1, ${INDICATORS}) g
       union all select 'campaign', 'C' || g, g from generate_series(1, ${CAMPAIGNS}) g`)
+
+    if (process.env.BENCH_ONLY === 'floor') return await writeFloor(db)
 
     // (1) End to end.
     const random = prng(20161126)
@@ -148,10 +152,57 @@ async function main() {
       const handTimes = await hand(workMem)
       console.log(`hand-written aggregation statement, work_mem ${workMem ?? 'default'}: ${seconds(handTimes)}; ratio ${(median(times) / median(handTimes)).toFixed(2)}×`)
     }
+    await writeFloor(db)
   } finally {
     await db.end()
     await stop(server)
     await scratch.close()
+  }
+}
+
+/**
+ * (3) The write floor of (1) on this machine: a campaign upload of N cells leaves a row per cell in
+ * four tables the specification defines (the staged `doc_datapoint`, the raw `datapoint`, and the
+ * campaign's `agg_datapoint` and `datapoint_with_computed`). Each is written here into a fresh copy of
+ * the table with its indexes (`LIKE … INCLUDING ALL`; no triggers), by one INSERT … SELECT over
+ * generate_series in the order the pipeline writes it, all in one transaction as the pipeline does.
+ * The sum is what any implementation of (1) pays here before parsing, mapping, cleaning, aggregating
+ * or computing anything. Measured twice: every table logged, and only `datapoint` logged (the other
+ * three are rebuilt from it and `source_submission`, so they could be UNLOGGED at the price of an
+ * empty read after a crash until a recompute).
+ */
+async function writeFloor(db: pg.Client) {
+  const cells = ROWS * INDICATORS
+  // Cell n of the file: campaign-major rows of LOCATIONS locations, INDICATORS columns per row.
+  const cell = `(select n, 1 + n / ${INDICATORS} / ${LOCATIONS} as c, 1 + (n / ${INDICATORS}) % ${LOCATIONS} as l, 1 + n % ${INDICATORS} as i,
+    (n::int8 * 7919 % 1000)::float8 as v from generate_series(0, ${cells - 1}) n)`
+  const writes: Array<[string, string]> = [
+    ['doc_datapoint', `insert into floor_doc_datapoint (document_id, source_submission_id, column_name, indicator_id, location_id, campaign_id, value)
+      select 1, 1 + n / ${INDICATORS}, 'I' || i, i, l, c, v from ${cell} x order by n`],
+    ['datapoint', `insert into floor_datapoint (indicator_id, location_id, campaign_id, value, source_submission_id, unique_index, precedence_at)
+      select i, l, c, v, 1 + n / ${INDICATORS}, (l || '_' || i || '_' || c) collate "C", now() from ${cell} x order by (l || '_' || i || '_' || c) collate "C"`],
+    ['agg_datapoint', `insert into floor_agg_datapoint (indicator_id, location_id, campaign_id, value, is_raw)
+      select i, l, c, v, true from ${cell} x order by c, l, i`],
+    ['datapoint_with_computed', `insert into floor_datapoint_with_computed (indicator_id, location_id, campaign_id, value)
+      select i, l, c, v from ${cell} x order by c, l, i`],
+  ]
+  for (const derivedUnlogged of [false, true]) {
+    const times: string[] = []
+    let total = 0
+    await db.query('begin')
+    for (const [table, insert] of writes) {
+      const unlogged = derivedUnlogged && table !== 'datapoint' ? 'unlogged' : ''
+      await db.query(`create ${unlogged} table floor_${table} (like ${table} including all)`)
+      const started = performance.now()
+      await db.query(insert)
+      const ms = performance.now() - started
+      total += ms
+      times.push(`${table} ${(ms / 1000).toFixed(1)} s`)
+    }
+    await db.query('commit')
+    for (const [table] of writes) await db.query(`drop table floor_${table}`)
+    console.log(`write floor, ${cells} cells, ${derivedUnlogged ? 'only datapoint logged' : 'all logged'}: ${times.join(', ')}; ` +
+      `total ${(total / 1000).toFixed(1)} s → at most ${Math.round(cells / (total / 1000))} cells/s`)
   }
 }
 

@@ -171,3 +171,27 @@ export async function rowCounts(db: Kysely<DB>): Promise<Record<string, number>>
   const { rows } = await sql<{ name: string; n: number }>`${sql.join(parts, sql` union all `)}`.execute(db)
   return Object.fromEntries(rows.map((r) => [r.name, r.n]))
 }
+
+/** A transaction that has run `work` and stays open, holding its locks, until `commit()`. */
+export async function heldOpen(db: Kysely<DB>, work: (trx: Kysely<DB>) => Promise<unknown>) {
+  let release!: () => void
+  const released = new Promise<void>((resolve) => (release = resolve))
+  let worked!: () => void
+  const done = new Promise<void>((resolve) => (worked = resolve))
+  const transaction = db.transaction().execute(async (trx) => {
+    await work(trx)
+    worked()
+    await released
+  })
+  await Promise.race([done, transaction])
+  return {
+    commit: async () => {
+      release()
+      await transaction
+    },
+  }
+}
+
+/** 'waiting' while `promise` is still pending 300 ms from now, else 'settled'. */
+export const pending = <T>(promise: Promise<T>) =>
+  Promise.race([promise.then(() => 'settled', () => 'settled'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 300))])

@@ -4,9 +4,10 @@ import { join } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import t from 'tap'
 import { sql } from 'kysely'
-import { admin, build, engine, hasSharedData } from './helper.js'
+import { admin, build, engine, eventually, hasSharedData, heldOpen } from './helper.js'
 import { client } from './api.js'
 import { fixtureBytes, halfWayUpload, hMap, hMeta } from './fixtures.js'
+import { enterCampaignValue } from '../lib/engine/data-entry.js'
 
 const skip = !hasSharedData && 'needs ../shared/data/rhizome/tests_data'
 type Api = ReturnType<typeof client>
@@ -439,4 +440,28 @@ t.test('bulk writes run with cached plans: foreign-key checks are not re-planned
   t.same([...new Set(seen)], ['auto'], 'plans are cached inside the pipeline transaction')
   const outside = await sql<{ mode: string }>`select current_setting('plan_cache_mode') as mode`.execute(app.db.db)
   t.equal(outside.rows[0].mode, engine === 'postgres' ? 'force_custom_plan' : 'auto', 'reads outside it keep their setting')
+})
+
+t.test('a first upload racing a data entry of one of its keys: the entry waits it out, then wins (PostgreSQL)', { skip: engine === 'pglite' && 'PGlite runs one connection: no concurrent transactions' }, async (t) => {
+  // A first upload inserts its keys without the upsert's conflict handling (lib/ingest/refresh.ts,
+  // insertFreshKeys). A key that a concurrent transaction writes after the upload counted its keys must
+  // still end as §5.5 says: here a data entry, newer than the document, keeps its value.
+  const { app, db } = await build(t)
+  const api = client(app)
+  const doc = await halfWayUpload(api.post)
+  const ids = await db.selectFrom('source_object_map').select(['content_type', 'master_object_id']).execute()
+  const id = (type: string) => ids.find((r) => r.content_type === type)!.master_object_id
+  const entry = { indicator_id: id('indicator'), location_id: id('location'), campaign_id: id('campaign'), value: 42 }
+  const writer = await heldOpen(db, (trx) => enterCampaignValue(trx, entry))
+  const run = api.get(`/transform_upload/?document_id=${doc}`)
+  // Committed only once the upload waits on the entry's key, i.e. after it counted its keys as new.
+  const waitingOnLock = () => sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+    where datname = current_database() and wait_event_type = 'Lock'`.execute(db).then((r) => r.rows[0].n)
+  t.equal(await eventually(waitingOnLock, (n) => n > 0, 20_000), 1, 'the upload waits for the uncommitted entry of its key')
+  await writer.commit()
+  const done = await run
+  t.equal(done.status, 200, done.text)
+  t.match(done.body.objects[0].ingest_stats.datapoints, { inserted: 0, updated: 0 })
+  const rows = await db.selectFrom('datapoint').select(['value']).where('unique_index', '=', `${entry.location_id}_${entry.indicator_id}_${entry.campaign_id}`).execute()
+  t.same(rows, [{ value: 42 }], 'the newer entry is kept, once')
 })
