@@ -135,23 +135,39 @@ export async function refreshMaster(db: Kysely<DB>, doc: Document, timings: Reco
   }
 }
 
+/** A PostgreSQL array literal of numbers, `YYYY-MM-DD` dates and nulls, which need no quoting. */
+const plainArray = (values: unknown[]) => `{${values.map((v) => (v === null || v === undefined ? 'NULL' : v)).join(',')}}`
+/** A PostgreSQL array literal of strings, each quoted. */
+const textArray = (values: unknown[]) => `{${values.map((v) => `"${String(v).replace(/[\\"]/g, '\\$&')}"`).join(',')}}`
+
 /**
- * Bulk insert of staged cells as one typed array per column, unnested in order (ids follow the staging
- * order, which §5.4 relies on), 50,000 cells a statement.
+ * Bulk insert of staged cells as one array per column, unnested in order (ids follow the staging
+ * order, which §5.4 relies on), 50,000 cells a statement. The arrays are written here as literals
+ * (pg's generic array encoding quotes and escapes every element), and the next statement's while
+ * PostgreSQL runs the previous one.
  */
 async function insertStaged(db: Kysely<DB>, staged: Array<Record<string, unknown>>) {
   const columns = [
     ['document_id', 'int4'], ['source_submission_id', 'int4'], ['column_name', 'text'], ['indicator_id', 'int4'],
     ['location_id', 'int4'], ['campaign_id', 'int4'], ['data_date', 'date'], ['value', 'float8'],
   ] as const
+  const names = sql.join(columns.map(([name]) => sql.ref(name)))
+  let running: Promise<unknown> | undefined
   for (let start = 0; start < staged.length; start += 50_000) {
     const chunk = staged.slice(start, start + 50_000)
-    const arrays = columns.map(([name, type]) => sql`${chunk.map((r) => r[name])}::${sql.raw(type)}[]`)
-    await sql`insert into doc_datapoint (${sql.join(columns.map(([name]) => sql.ref(name)))})
+    const arrays = columns.map(([name, type]) => {
+      const values = chunk.map((r) => r[name])
+      return sql`${type === 'text' ? textArray(values) : plainArray(values)}::${sql.raw(type)}[]`
+    })
+    await running
+    running = sql`insert into doc_datapoint (${names})
       select ${sql.join(columns.map(([name]) => sql.ref(`u.${name}`)))}
-      from unnest(${sql.join(arrays)}) with ordinality as u(${sql.join(columns.map(([name]) => sql.ref(name)))}, n)
+      from unnest(${sql.join(arrays)}) with ordinality as u(${names}, n)
       order by u.n`.execute(db)
+    // Its failure is thrown where it is awaited; until then it must not count as unhandled.
+    running.catch(() => {})
   }
+  await running
 }
 
 /**
