@@ -6,7 +6,7 @@ import t from 'tap'
 import { sql } from 'kysely'
 import { admin, build, engine, eventually, hasSharedData, heldOpen } from './helper.js'
 import { client } from './api.js'
-import { fixtureBytes, halfWayUpload, hMap, hMeta } from './fixtures.js'
+import { fixtureBytes, halfWayUpload, hMap, hMeta, smallWorld } from './fixtures.js'
 import { enterCampaignValue } from '../lib/engine/data-entry.js'
 
 const skip = !hasSharedData && 'needs ../shared/data/rhizome/tests_data'
@@ -464,4 +464,28 @@ t.test('a first upload racing a data entry of one of its keys: the entry waits i
   t.match(done.body.objects[0].ingest_stats.datapoints, { inserted: 0, updated: 0 })
   const rows = await db.selectFrom('datapoint').select(['value']).where('unique_index', '=', `${entry.location_id}_${entry.indicator_id}_${entry.campaign_id}`).execute()
   t.same(rows, [{ value: 42 }], 'the newer entry is kept, once')
+})
+
+t.test('staged cells keep odd column names and values exactly', async (t) => {
+  // Staging writes its array literals itself (lib/ingest/refresh.ts): quotes, backslashes, commas,
+  // braces and NULL-like text in a column name, and small, large and negative values, must arrive as
+  // they were.
+  const { app, db } = await build(t)
+  const api = client(app)
+  const { location, campaign, indicator } = await smallWorld(api.post)
+  const other = (await api.post('/indicator/', { name: 'odd', short_name: 'odd', data_format: 'int' })).body.id
+  const names = ['a "quoted", {braced} \\ name', 'NULL']
+  for (const [content_type, code, id] of [['location', 'G0', location], ['campaign', 'C', campaign], ['indicator', names[0], indicator], ['indicator', names[1], other]] as const) {
+    t.equal((await api.post('/source_object_map/', { content_type, source_object_code: code, master_object_id: id })).status, 201)
+  }
+  const header = ['campaign', 'geocode', ...names].map((h) => `"${h.replaceAll('"', '""')}"`).join(',')
+  const csv = Buffer.from(`${header}\nC,G0,-0.000001,12345678901\n`)
+  const doc = (await api.post('/document/', { docfile: csv.toString('base64'), doc_title: 'odd.csv', file_type: 'campaign' })).body.id
+  const run = await api.get(`/transform_upload/?document_id=${doc}`)
+  t.equal(run.status, 200, run.text)
+  const staged = await db.selectFrom('doc_datapoint').select(['column_name', 'indicator_id', 'value']).where('document_id', '=', doc).orderBy('id').execute()
+  t.same(staged, [
+    { column_name: names[0], indicator_id: indicator, value: -0.000001 },
+    { column_name: names[1], indicator_id: other, value: 12345678901 },
+  ])
 })
