@@ -191,7 +191,3 @@ export async function heldOpen(db: Kysely<DB>, work: (trx: Kysely<DB>) => Promis
     },
   }
 }
-
-/** 'waiting' while `promise` is still pending 300 ms from now, else 'settled'. */
-export const pending = <T>(promise: Promise<T>) =>
-  Promise.race([promise.then(() => 'settled', () => 'settled'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 300))])
