@@ -37,7 +37,8 @@ export const notFound = (resource: string, id: unknown) =>
 
 export const forbidden = (message: string, code = 'FORBIDDEN') => new ApiError(403, code, message)
 
-interface PgError {
+/** The fields of a database error (node-postgres and PGlite alike) that the API reads. */
+export interface PgError {
   code?: string
   detail?: string
   column?: string
@@ -55,6 +56,9 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EP
  * Maps a database error to an ApiError by SQLSTATE, or returns undefined for anything unexpected.
  * Column and value texts come from PostgreSQL's DETAIL: `Key (a, b)=(1, 2) already exists.`
  */
+/** A unique-key violation (SQLSTATE 23505). */
+export const isUniqueViolation = (error: unknown) => (error as PgError | undefined)?.code === '23505'
+
 export function fromDatabaseError(error: unknown): ApiError | undefined {
   const pg = error as PgError
   const code = pg?.code

@@ -2,6 +2,7 @@
 // doc_datapoint, then synced set-based into datapoint, where the newest information wins.
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { DB } from '../../schemas/index.js'
+import { isUniqueViolation } from '../errors.js'
 import { cleanValue } from './clean.js'
 import type { Cell } from './files.js'
 import { capped, roleColumns, type Document } from './transform.js'
@@ -225,15 +226,16 @@ const countWritten = (w: RawBuilder<unknown>) => sql<Written['rows'][number]>`wi
     array_agg(distinct campaign_id) filter (where campaign_id is not null) as campaigns
   from w`
 
-const INSERT_WINNERS = sql`insert into datapoint as p (indicator_id, location_id, campaign_id, data_date, value, source_submission_id, unique_index, precedence_at)`
+/** Every winner as a datapoint of precedence `tD`; the caller adds what happens on a conflict and what is returned. */
+const insertWinners = (tD: RawBuilder<unknown>) => sql`insert into datapoint as p (indicator_id, location_id, campaign_id, data_date, value, source_submission_id, unique_index, precedence_at)
+  select w.indicator_id, w.location_id, w.campaign_id, w.data_date, w.value, w.source_submission_id, w.key, ${tD} from rf_winners w`
 
 /**
  * The winners where some keys already have a datapoint: an upsert that takes a key over where this
  * document may write it (§5.5) and its value or source differs.
  */
 async function upsertWinners(db: Kysely<DB>, tD: RawBuilder<unknown>, own: RawBuilder<unknown>): Promise<Written> {
-  return countWritten(sql`${INSERT_WINNERS}
-    select w.indicator_id, w.location_id, w.campaign_id, w.data_date, w.value, w.source_submission_id, w.key, ${tD} from rf_winners w
+  return countWritten(sql`${insertWinners(tD)}
     on conflict (unique_index) do update set
       indicator_id = excluded.indicator_id, location_id = excluded.location_id, campaign_id = excluded.campaign_id,
       data_date = excluded.data_date, value = excluded.value, source_submission_id = excluded.source_submission_id,
@@ -253,13 +255,11 @@ async function upsertWinners(db: Kysely<DB>, tD: RawBuilder<unknown>, own: RawBu
 async function insertFreshKeys(db: Kysely<DB>, tD: RawBuilder<unknown>, own: RawBuilder<unknown>): Promise<Written> {
   await sql`savepoint fresh_keys`.execute(db)
   try {
-    const written = await countWritten(sql`${INSERT_WINNERS}
-      select w.indicator_id, w.location_id, w.campaign_id, w.data_date, w.value, w.source_submission_id, w.key, ${tD} from rf_winners w
-      returning true as inserted, p.campaign_id`).execute(db)
+    const written = await countWritten(sql`${insertWinners(tD)} returning true as inserted, p.campaign_id`).execute(db)
     await sql`release savepoint fresh_keys`.execute(db)
     return written
   } catch (error) {
-    if ((error as { code?: string }).code !== '23505') throw error
+    if (!isUniqueViolation(error)) throw error
     await sql`rollback to savepoint fresh_keys`.execute(db)
     return upsertWinners(db, tD, own)
   }
