@@ -1,5 +1,6 @@
 // `npm run bench:detect`: POST /detect with a varied text corpus (autocannon, 50 connections, 10 s,
-// loopback), next to a bare Fastify hello-world in the same run; plus model load time and memory.
+// loopback), next to a bare Fastify hello-world and a bare POST /detect (constant scores) in the same
+// run; plus the time left for classification, model load time and memory.
 import autocannon from 'autocannon'
 import { startServer, stop, round, table, type Round } from './lib.js'
 import { initTf } from '../classifier/runtime.js'
