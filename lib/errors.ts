@@ -38,7 +38,7 @@ export const notFound = (resource: string, id: unknown) =>
 export const forbidden = (message: string, code = 'FORBIDDEN') => new ApiError(403, code, message)
 
 /** The fields of a database error (node-postgres and PGlite alike) that the API reads. */
-export interface PgError {
+interface PgError {
   code?: string
   detail?: string
   column?: string
@@ -52,13 +52,13 @@ const unavailable = () => new ApiError(503, 'DATABASE_UNAVAILABLE', 'Database un
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03'])
 
+/** A unique-key violation (SQLSTATE 23505). */
+export const isUniqueViolation = (error: unknown) => (error as PgError | undefined)?.code === '23505'
+
 /**
  * Maps a database error to an ApiError by SQLSTATE, or returns undefined for anything unexpected.
  * Column and value texts come from PostgreSQL's DETAIL: `Key (a, b)=(1, 2) already exists.`
  */
-/** A unique-key violation (SQLSTATE 23505). */
-export const isUniqueViolation = (error: unknown) => (error as PgError | undefined)?.code === '23505'
-
 export function fromDatabaseError(error: unknown): ApiError | undefined {
   const pg = error as PgError
   const code = pg?.code
