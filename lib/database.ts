@@ -126,9 +126,9 @@ const MAX_STATEMENTS_PER_CONNECTION = 1000
  * Runs parameterised queries as named prepared statements: PostgreSQL then parses and plans each
  * query shape once per connection instead of on every request (the dispatcher's SQL shapes repeat).
  * The name is a hash of the SQL text; past a cap per connection, new shapes run unnamed.
+ * Exported for its test.
  */
-function preparedStatements(pool: pg.Pool) {
-  const prepared = new WeakMap<pg.PoolClient, Set<string>>()
+export function preparedStatements(pool: pg.Pool) {
   // Text → name, so a repeated statement is not hashed again (hashing was ~45 µs of a datapoint
   // read's CPU in a profile, with the API key's). Bounded: dropped whole when full, names are
   // recomputed the same.
@@ -141,20 +141,31 @@ function preparedStatements(pool: pg.Pool) {
     }
     return name
   }
-  const wrap = (client: pg.PoolClient) => ({
-    query(text: unknown, values?: unknown[]) {
-      if (typeof text !== 'string' || !values?.length) return client.query(text as string, values)
-      let names = prepared.get(client)
-      if (!names) prepared.set(client, (names = new Set()))
-      const name = nameOf(text)
-      if (!names.has(name) && names.size >= MAX_STATEMENTS_PER_CONNECTION) return client.query(text, values)
-      names.add(name)
-      return client.query({ name, text, values })
-    },
-    release: (error?: Error | boolean) => client.release(error),
-  })
+  const wrap = (client: pg.PoolClient) => {
+    // The statements this connection has prepared.
+    const prepared = new Set<string>()
+    return {
+      query(text: unknown, values?: unknown[]) {
+        if (typeof text !== 'string' || !values?.length) return client.query(text as string, values)
+        const name = nameOf(text)
+        if (!prepared.has(name) && prepared.size >= MAX_STATEMENTS_PER_CONNECTION) return client.query(text, values)
+        prepared.add(name)
+        return client.query({ name, text, values })
+      },
+      release: (error?: Error | boolean) => client.release(error),
+    }
+  }
+  // One wrapper per pg client, for the client's life. Kysely's driver keeps its connection object in
+  // a WeakMap keyed by what connect() returns: a new wrapper per checkout made it build a new
+  // connection (and weak-collection entries) for every query (bench/README.md, "Session 12").
+  const wrappers = new WeakMap<pg.PoolClient, ReturnType<typeof wrap>>()
   return {
-    connect: async () => wrap(await pool.connect()),
+    connect: async () => {
+      const client = await pool.connect()
+      let wrapper = wrappers.get(client)
+      if (!wrapper) wrappers.set(client, (wrapper = wrap(client)))
+      return wrapper
+    },
     end: () => pool.end(),
   } as unknown as pg.Pool
 }

@@ -1,0 +1,46 @@
+// The PostgreSQL pool behind Kysely (lib/database.ts): statements run as named prepared statements,
+// and Kysely keeps one connection object per pg client instead of building one per query.
+import { Kysely, PostgresDialect, sql } from 'kysely'
+import pg from 'pg'
+import t from 'tap'
+import { engine } from './helper.js'
+import { preparedStatements } from '../lib/database.js'
+
+if (engine !== 'postgres') {
+  t.comment('the pg pool wrapper needs a PostgreSQL server (DATABASE_URL)')
+  t.pass('skipped on PGlite')
+} else {
+  t.test('one Kysely connection per pg client, and each statement prepared once on it', async (t) => {
+    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1 })
+    let created = 0
+    const db = new Kysely<unknown>({
+      dialect: new PostgresDialect({ pool: preparedStatements(pool), onCreateConnection: async () => void created++ }),
+    })
+    t.teardown(() => db.destroy())
+    for (let i = 0; i < 20; i++) {
+      const { rows } = await sql<{ n: number }>`select ${i}::int4 + 1 as n`.execute(db)
+      t.equal(rows[0].n, i + 1)
+    }
+    // Before the fix, every checkout returned a new wrapper of the same client: 20 connections.
+    t.equal(created, 1, 'Kysely built one connection for the one pg client')
+    const { rows } = await sql<{ statements: number }>`select count(*)::int4 as statements from pg_prepared_statements
+      where statement like ${'%::int4 + 1 as n'}`.execute(db)
+    t.equal(rows[0].statements, 1, 'the repeated statement was prepared once, by name')
+  })
+
+  t.test('a client released with an error is replaced, and the replacement gets its own connection', async (t) => {
+    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1 })
+    const wrapped = preparedStatements(pool)
+    t.teardown(() => wrapped.end())
+    const first = await wrapped.connect()
+    first.release()
+    const again = await wrapped.connect()
+    t.equal(again, first, 'the same client comes back as the same object')
+    again.release(new Error('broken'))
+    const next = await wrapped.connect()
+    t.not(next, first, 'a destroyed client is not handed out again')
+    const { rows } = await next.query('select $1::int4 as n', [7])
+    t.equal(rows[0].n, 7)
+    next.release()
+  })
+}
