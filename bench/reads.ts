@@ -2,10 +2,11 @@
 // locations × 20 indicators × 5 campaigns) and 240,000 date datapoints (10,000 locations × 24 months).
 // For each read: latency p50/p99 of sequential requests, in turn: the API, a bare Fastify route running
 // the same statements in a process of its own (bench/bare-reads.ts: the floor an HTTP hop sets on
-// this machine), and the same SQL run directly through pg from this process, measured in a second
-// phase after a first of the same length (whose ratios are reported too); then the API's req/s
-// under 50 connections (autocannon). The data is a pure function of the
-// ids (no randomness), so every run reads the same numbers.
+// this machine), and the same SQL run directly through pg from this process. Measured on warm
+// processes: a cold phase first (its ratios reported too), then BENCH_WARMUP requests (default 4,000)
+// to each side, then the measured phase (see warmUp below); then the API's req/s under 50
+// connections (autocannon). The data is a pure function of the ids (no randomness), so every run
+// reads the same numbers.
 // BENCH_DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); a scratch
 // database is created and dropped. BENCH_SECONDS bounds each timed phase (default 5).
 // The direct side runs on a pool opened after seeding, like the server's: a PostgreSQL backend that
@@ -23,6 +24,7 @@ import { BARE_APPLICATION, INDICATORS, reads } from './read-statements.js'
 const KEY = 'd'.repeat(40)
 const auth = { authorization: `ApiKey admin:${KEY}` }
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
+const warmUpRequests = Number(process.env.BENCH_WARMUP ?? 4000)
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const LOCATIONS = 10_000
 const CAMPAIGNS = 5
@@ -57,18 +59,37 @@ async function seed(db: pg.Client) {
 // Latency is timed with node:http over one kept-alive connection: fetch (undici) adds a few tenths of
 // a millisecond of its own per request, which is the client's cost, not the API's.
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+/** The warm-up's requests, WARM_UP_CONCURRENCY at a time. */
+const WARM_UP_CONCURRENCY = 8
+const warmUpAgent = new http.Agent({ keepAlive: true, maxSockets: WARM_UP_CONCURRENCY })
 
 /** GET `path` with the admin key; resolves when the whole body has arrived. */
-function get(port: number, path: string): Promise<void> {
+function get(port: number, path: string, through = agent): Promise<void> {
   return new Promise((resolve, reject) => {
     http
-      .get({ host: '127.0.0.1', port, path, headers: auth, agent }, (res) => {
+      .get({ host: '127.0.0.1', port, path, headers: auth, agent: through }, (res) => {
         if (res.statusCode !== 200) reject(new Error(`${path}: ${res.statusCode}`))
         res.on('data', () => {})
         res.on('end', resolve)
       })
       .on('error', reject)
   })
+}
+
+/**
+ * `count` requests to each side in turn, WARM_UP_CONCURRENCY at a time. V8 compiles a server's
+ * per-request code with its optimizing compiler only after that code has run a few thousand times:
+ * counted with --trace-opt, both servers were still compiling after 3,000 sequential grouped reads
+ * and had settled by ~4,000, their CPU per read falling by 35-60 % meanwhile (bench/README.md,
+ * "Session 12"). Timing before that measures the JIT's warm-up, not the read.
+ */
+async function warmUp(sides: Record<string, () => Promise<unknown>>, count: number) {
+  for (const run of Object.values(sides)) {
+    let left = count
+    await Promise.all(Array.from({ length: WARM_UP_CONCURRENCY }, async () => {
+      while (left-- > 0) await run()
+    }))
+  }
 }
 
 /**
@@ -146,6 +167,15 @@ function cpuMicros(pid: number | undefined): number | null {
   return stat && (Number(stat.fields[11]) + Number(stat.fields[12])) * 10_000
 }
 
+/** One interleaved run of the sides, with each server's CPU time per read over it ("API / bare"). */
+async function phase(sides: Record<Side, () => Promise<unknown>>, apiPid: number | undefined, barePid: number | undefined) {
+  const before = [cpuMicros(apiPid), cpuMicros(barePid)]
+  const latency = await interleaved(sides)
+  const after = [cpuMicros(apiPid), cpuMicros(barePid)]
+  const perRead = (i: number, n: number) => (before[i] === null || after[i] === null ? 'n/a' : String(Math.round((after[i]! - before[i]!) / n)))
+  return { latency, cpu: `${perRead(0, latency.api.n)} / ${perRead(1, latency.bare.n)}` }
+}
+
 const scratch = await scratchDatabase(adminUrl, 'rhizome_reads')
 const port = 4005
 const barePort = 4007
@@ -169,8 +199,8 @@ try {
   bare = await startServer(['--import', 'tsx', 'bench/bare-reads.ts'], { DATABASE_URL: scratch.url }, barePort)
 
   const lines = [
-    '| read | API p50 ms | API p99 ms | SQL p50 ms | SQL p99 ms | API / SQL at p50 | bare route p50 ms | bare / SQL at p50 | first phase: API / SQL, bare / SQL | API req/s (50 conn.) | rows | page faults per read (API / bare / SQL) | server CPU µs per read (API / bare) |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| read | API p50 ms | API p99 ms | SQL p50 ms | SQL p99 ms | API / SQL at p50 | bare route p50 ms | bare / SQL at p50 | cold: API / SQL, bare / SQL, server CPU µs per read | warm-up s | API req/s (50 conn.) | rows | page faults per read (API / bare / SQL) | server CPU µs per read (API / bare) |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ]
   for (const [index, read] of reads.entries()) {
     const barePath = `/reads/${index}`
@@ -182,29 +212,26 @@ try {
       throw new Error(`${read.name}: API ${res.status} ${body.objects?.length} rows, bare route ${bareCount}, SQL ${check}`)
     }
     const sides = { api: () => get(port, read.path), bare: () => get(barePort, barePath), direct: () => read.run(direct) }
-    // A first phase of the same pattern, reported but not the measurement: all three sides (the
-    // servers and this client) run faster once they have served the read for a while (bench/README.md,
-    // "Session 11": 1.35-1.44 in the first phase, 1.18-1.33 in the next ones).
-    const warmup = await interleaved(sides)
+    // Cold: the pattern on servers that have not yet served this read. Reported, not the measurement.
+    const cold = await phase(sides, server.pid, bare.pid)
+    const started = Date.now()
+    await warmUp({ api: () => get(port, read.path, warmUpAgent), bare: () => get(barePort, barePath, warmUpAgent), direct: sides.direct }, warmUpRequests)
+    const warmUpSeconds = (Date.now() - started) / 1000
     const before = await backendFaults(direct)
-    const cpuBefore = [cpuMicros(server.pid), cpuMicros(bare.pid)]
-    const latency = await interleaved(sides)
+    const warm = await phase(sides, server.pid, bare.pid)
     const after = await backendFaults(direct)
-    const faults = faultsPerRead(before, after, latency.api.n)
-    const cpuAfter = [cpuMicros(server.pid), cpuMicros(bare.pid)]
-    const cpu = cpuBefore.every((v) => v !== null) && cpuAfter.every((v) => v !== null)
-      ? `${Math.round((cpuAfter[0]! - cpuBefore[0]!) / latency.api.n)} / ${Math.round((cpuAfter[1]! - cpuBefore[1]!) / latency.bare.n)}`
-      : 'n/a'
+    const faults = faultsPerRead(before, after, warm.latency.api.n)
     const load = await round(read.name, `http://127.0.0.1:${port}${read.path}`, auth, seconds)
     const f = (n: number) => n.toFixed(2)
-    const { api, bare: floor, direct: sql } = latency
-    const first = `${(warmup.api.p50 / warmup.direct.p50).toFixed(2)} / ${(warmup.bare.p50 / warmup.direct.p50).toFixed(2)}`
-    lines.push(`| ${read.name} | ${f(api.p50)} | ${f(api.p99)} | ${f(sql.p50)} | ${f(sql.p99)} | ${(api.p50 / sql.p50).toFixed(2)} | ${f(floor.p50)} | ${(floor.p50 / sql.p50).toFixed(2)} | ${first} | ${load.requests_per_s} | ${body.objects.length} of ${body.meta.total_count} | ${faults} | ${cpu} |`)
+    const { api, bare: floor, direct: sql } = warm.latency
+    const ratios = ({ latency }: typeof cold) => `${(latency.api.p50 / latency.direct.p50).toFixed(2)} / ${(latency.bare.p50 / latency.direct.p50).toFixed(2)}`
+    lines.push(`| ${read.name} | ${f(api.p50)} | ${f(api.p99)} | ${f(sql.p50)} | ${f(sql.p99)} | ${(api.p50 / sql.p50).toFixed(2)} | ${f(floor.p50)} | ${(floor.p50 / sql.p50).toFixed(2)} | ${ratios(cold)}, CPU ${cold.cpu} | ${warmUpSeconds.toFixed(0)} | ${load.requests_per_s} | ${body.objects.length} of ${body.meta.total_count} | ${faults} | ${warm.cpu} |`)
   }
   console.log(lines.join('\n'))
 } finally {
   await direct.end()
   agent.destroy()
+  warmUpAgent.destroy()
   await stop(server)
   if (bare) await stop(bare)
   await scratch.close()
