@@ -211,11 +211,17 @@ try {
     if (res.status !== 200 || body.objects.length !== check || bareCount !== check) {
       throw new Error(`${read.name}: API ${res.status} ${body.objects?.length} rows, bare route ${bareCount}, SQL ${check}`)
     }
-    const sides = { api: () => get(port, read.path), bare: () => get(barePort, barePath), direct: () => read.run(direct) }
+    // Each side's request; the HTTP sides through `through` (one socket when timed, several in the warm-up).
+    const sidesThrough = (through: http.Agent) => ({
+      api: () => get(port, read.path, through),
+      bare: () => get(barePort, barePath, through),
+      direct: () => read.run(direct),
+    })
+    const sides = sidesThrough(agent)
     // Cold: the pattern on servers that have not yet served this read. Reported, not the measurement.
     const cold = await phase(sides, server.pid, bare.pid)
     const started = Date.now()
-    await warmUp({ api: () => get(port, read.path, warmUpAgent), bare: () => get(barePort, barePath, warmUpAgent), direct: sides.direct }, warmUpRequests)
+    await warmUp(sidesThrough(warmUpAgent), warmUpRequests)
     const warmUpSeconds = (Date.now() - started) / 1000
     const before = await backendFaults(direct)
     const warm = await phase(sides, server.pid, bare.pid)

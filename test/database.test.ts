@@ -28,7 +28,7 @@ if (engine !== 'postgres') {
     t.equal(rows[0].statements, 1, 'the repeated statement was prepared once, by name')
   })
 
-  t.test('a client released with an error is replaced, and the replacement gets its own connection', async (t) => {
+  t.test('a client comes back as the same wrapper, and one released with an error is replaced by a new one', async (t) => {
     const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1 })
     const wrapped = preparedStatements(pool)
     t.teardown(() => wrapped.end())
