@@ -57,7 +57,7 @@ export async function uploadCommand(db: Kysely<DB>, config: Config, file: string
     }
     const id = await storeUpload(trx, config.DATA_DIR, input, upload, admin.id)
     step(`stored as document ${id}`)
-    const ctx = { db: trx, config, query: new QueryParams([['document_id', String(id)]]), user: { id: admin.id } } as unknown as Context
+    const ctx = { db: trx, config, query: new QueryParams([['document_id', String(id)]]), user: { id: admin.id, username: 'cli', is_superuser: true, restricted: false, metadata_editor: true, top_lvl_location_id: null, key_id: 0 } } as unknown as Context
     const result = await ingest(ctx, true)
     step('transformed, refreshed, recomputed')
     return { document_id: id, ...result }

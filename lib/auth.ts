@@ -4,6 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../schemas/index.js'
+import { METADATA_EDITORS_GROUP } from './access.js'
 
 export interface AuthUser {
   id: number
@@ -13,6 +14,8 @@ export interface AuthUser {
   top_lvl_location_id: number | null
   /** Non-superuser with a permission row: reads and writes are limited to that subtree. */
   restricted: boolean
+  /** Member of the metadata editors' group (lib/access.ts): may change shared metadata. */
+  metadata_editor: boolean
   key_id: number
 }
 
@@ -46,6 +49,8 @@ export async function findUserByKey(db: Kysely<DB>, credentials: Credentials): P
       'lp.top_lvl_location_id as permission_location_id',
       sql<number | null>`coalesce(lp.top_lvl_location_id,
         (select min(id) from location where parent_location_id is null))`.as('top_lvl_location_id'),
+      sql<boolean>`exists (select 1 from auth_user_groups ug join auth_group g on g.id = ug.group_id
+        where ug.user_id = u.id and g.name = ${METADATA_EDITORS_GROUP})`.as('metadata_editor'),
     ])
     .where('k.key_hash', '=', hashKey(credentials.key))
     .executeTakeFirst()
@@ -57,6 +62,7 @@ export async function findUserByKey(db: Kysely<DB>, credentials: Credentials): P
     is_superuser: row.is_superuser,
     top_lvl_location_id: row.top_lvl_location_id,
     restricted: !row.is_superuser && row.permission_location_id !== null,
+    metadata_editor: row.metadata_editor,
     key_id: row.key_id,
   }
 }

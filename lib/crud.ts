@@ -9,17 +9,13 @@ import { relationsOf, type Context, type JsonListResult, type ListQuery, type Li
 import { RawJson } from './raw-json.js'
 import type { ColumnKind } from './columns.js'
 import { coerceBody, checkRequiredFields, type BodyEncoding } from './body.js'
+import { permittedLocations } from './access.js'
 
 export const DEFAULT_LIMIT = 1000
 export const MAX_LIMIT = 100_000
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const dynamic = (ctx: Context) => ctx.db as unknown as Kysely<any>
-
-/** The locations a restricted user may reach: their top-level location's subtree (§6). */
-export function permittedLocations(ctx: Context) {
-  return sql`(select lt.location_id from location_tree lt where lt.parent_location_id = ${ctx.user.top_lvl_location_id})`
-}
 
 /** Adds LEFT JOINs for relation paths (deduplicated, prefixes first). Aliases are the path joined by `__`. */
 export function withJoins(query: ListQuery, resource: Resource, paths: string[][]): ListQuery {
@@ -41,15 +37,20 @@ export function withJoins(query: ListQuery, resource: Resource, paths: string[][
   return query
 }
 
-/** Base read of a model resource: its table as `t`, limited to the requester's locations when restricted. */
+/**
+ * Base read of a model resource: its table as `t`, limited to the rows the requester may reach (their
+ * subtree's locations when restricted, and the declaration's row filter; lib/access.ts).
+ */
 export function baseQuery(ctx: Context): ListQuery {
-  const { resource } = ctx
+  const { resource, user } = ctx
   let query = dynamic(ctx).selectFrom(`${resource.table} as t`)
   if (resource.scope) query = query.where(resource.scope)
-  if (ctx.user.restricted && resource.location_column) {
-    query = query.where(sql.ref(`t.${resource.location_column}`), 'in', permittedLocations(ctx))
+  if (user.is_superuser) return query
+  if (user.restricted && resource.location_column) {
+    query = query.where(sql.ref(`t.${resource.location_column}`), 'in', permittedLocations(user))
   }
-  return query
+  const limit = resource.row_filter?.(ctx)
+  return limit ? query.where(limit) : query
 }
 
 /** Select list for `fields` (query_fields names) and the relation paths they read through. */

@@ -58,8 +58,10 @@ export const isUniqueViolation = (error: unknown) => (error as PgError | undefin
 /**
  * Maps a database error to an ApiError by SQLSTATE, or returns undefined for anything unexpected.
  * Column and value texts come from PostgreSQL's DETAIL: `Key (a, b)=(1, 2) already exists.`
+ * `revealValues: false` (a restricted requester): a unique key's clash names its columns only, since
+ * the row it clashes with may lie outside their subtree.
  */
-export function fromDatabaseError(error: unknown): ApiError | undefined {
+export function fromDatabaseError(error: unknown, { revealValues = true } = {}): ApiError | undefined {
   const pg = error as PgError
   const code = pg?.code
   if (typeof code !== 'string') return LOST_CONNECTION.test((error as Error)?.message ?? '') ? unavailable() : undefined
@@ -67,7 +69,7 @@ export function fromDatabaseError(error: unknown): ApiError | undefined {
   switch (code) {
     case '23505': {
       const [cols, vals] = key ? [key[1], key[2]] : [pg.constraint ?? '?', '?']
-      return new ApiError(409, 'UNIQUE_VIOLATION', `key: "${cols}" with value: "${vals}" already exists`)
+      return new ApiError(409, 'UNIQUE_VIOLATION', revealValues ? `key: "${cols}" with value: "${vals}" already exists` : `key: "${cols}" with this value already exists`)
     }
     case '23503': {
       const table = /table "([^"]+)"/.exec(pg.detail ?? '')?.[1] ?? 'row'

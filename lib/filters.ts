@@ -142,6 +142,11 @@ export function condition(param: string, field: FieldInfo, lookup: Lookup, value
   const column = ref(field)
   const kind = field.kind
   const last = values[values.length - 1]
+  // A list (`in`, `range`) may come in several parts; any other filter has one value, and two
+  // different ones make the request ambiguous (the same rule as single-valued parameters).
+  if (lookup !== 'in' && lookup !== 'range' && values.some((v) => v !== last)) {
+    throw badRequest('DUPLICATE_PARAMETER', `Parameter ${param} is given more than once with different values`)
+  }
   switch (lookup) {
     case 'isnull': {
       const b = parseBoolean(last)

@@ -10,6 +10,7 @@ import type { Config } from './config.js'
 import type { QueryParams } from './query-params.js'
 import type { AuthUser } from './auth.js'
 import type { BodyEncoding } from './body.js'
+import type { Writers } from './access.js'
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
 
@@ -119,12 +120,18 @@ export interface ResourceDeclaration {
   params?: Record<string, ParamSpec>
   ordering?: string[]
   methods?: { list: Method[]; detail: Method[] }
-  write_requires_superuser?: boolean
+  /** Who may POST and PATCH, or run the action (lib/access.ts). Default: metadata editors for models, every user for actions. */
+  writers?: Writers
   list_delete_by?: string[]
   /** Read-only fields computed from the row `t` (e.g. location `lvl`), with their kind. */
   synthetic?: Record<string, Synthetic>
   /** The column holding the row's location: restricted users only reach rows inside their subtree. */
   location_column?: string
+  /**
+   * The rows of `t` a non-superuser may reach, when that is not decided by `location_column` alone
+   * (e.g. the raw rows of a document by their mapped location); undefined for every row.
+   */
+  row_filter?: (ctx: Context) => RawBuilder<boolean> | undefined
   /** The rows of the table this resource serves, when not all of them (e.g. date datapoints only). */
   scope?: RawBuilder<boolean>
   /** Columns of the detail representation, when not every column (e.g. no internal bookkeeping). */
@@ -160,7 +167,7 @@ export interface FieldInfo {
   expression?: RawBuilder<unknown>
 }
 
-export interface Resource extends Required<Omit<ResourceDeclaration, 'schema' | 'hooks' | 'action' | 'location_column' | 'description' | 'body_limit' | 'multipart' | 'scope' | 'detail_fields' | 'writable'>> {
+export interface Resource extends Required<Omit<ResourceDeclaration, 'schema' | 'hooks' | 'action' | 'location_column' | 'row_filter' | 'description' | 'body_limit' | 'multipart' | 'scope' | 'detail_fields' | 'writable'>> {
   scope?: RawBuilder<boolean>
   detail_fields: string[]
   writable?: string[]
@@ -171,6 +178,7 @@ export interface Resource extends Required<Omit<ResourceDeclaration, 'schema' | 
   hooks: Hooks
   action?: ResourceDeclaration['action']
   location_column?: string
+  row_filter?: ResourceDeclaration['row_filter']
   description?: string
   columns: Record<string, ColumnMeta>
   relations: Record<string, Relation>
@@ -206,10 +214,11 @@ export function defineResource(decl: ResourceDeclaration): Resource {
     params: decl.params ?? {},
     ordering: decl.ordering ?? ['id'],
     methods: decl.methods ?? (kind === 'model' ? ALL_MODEL_METHODS : { list: ['GET'], detail: [] }),
-    write_requires_superuser: decl.write_requires_superuser ?? false,
+    writers: decl.writers ?? (kind === 'model' ? 'metadata_editors' : 'users'),
     list_delete_by: decl.list_delete_by ?? [],
     synthetic,
     location_column: decl.location_column,
+    row_filter: decl.row_filter,
     scope: decl.scope,
     detail_fields: decl.detail_fields ?? Object.keys(columns),
     writable: decl.writable,

@@ -23,7 +23,7 @@ export const isApiPath = (url: string) => url === '/api/v1' || url.startsWith('/
 const CACHE_TTL_MS = 10_000
 
 const tooManyFailures = (seconds: number) =>
-  new ApiError(429, 'TOO_MANY_AUTH_FAILURES', `Too many failed authentications from this client; retry in ${seconds} s`, undefined, {
+  new ApiError(429, 'TOO_MANY_AUTH_FAILURES', `Too many failed authentications from this client for this user; retry in ${seconds} s`, undefined, {
     'retry-after': String(seconds),
   })
 

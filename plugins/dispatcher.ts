@@ -18,6 +18,7 @@ import { resources } from '../resources/index.js'
 import { recomputeCampaign } from '../lib/engine/recompute.js'
 import { NotifiedCache } from '../lib/notified-cache.js'
 import { holdsRawJson, RawJson, stringifyWithRaw } from '../lib/raw-json.js'
+import { assertMayWrite } from '../lib/access.js'
 
 type UrlKind = 'list' | 'detail' | 'schema'
 const ALL_METHODS = ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'] as const
@@ -133,7 +134,9 @@ export default fp(
     app.addHook('onClose', () => unlisten())
     const cachedDetail = async (ctx: Context, id: number, reply: FastifyReply) => {
       const { resource, user } = ctx
-      const scope = user.restricted && resource.location_column ? `location ${user.top_lvl_location_id}` : 'all'
+      // What a requester may see of a row can depend on who they are (lib/access.ts): a user whose
+      // rows are limited gets entries of their own.
+      const scope = user.is_superuser || (!user.restricted && !resource.row_filter) ? 'all' : `user ${user.id}`
       const json = await details.remember(`${resource.name} ${id} ${scope}`, async () => JSON.stringify(await readDetail(ctx, id)))
       return reply.type('application/json; charset=utf-8').send(json)
     }
@@ -229,11 +232,10 @@ export default fp(
         })
       }
       const user = request.user!
-      if (method === 'DELETE' && !user.is_superuser) throw forbidden('Only a superuser may delete')
-      if (WRITES.has(method) && resource.write_requires_superuser && !user.is_superuser) {
-        throw forbidden(`Only a superuser may modify ${resource.name}`)
-      }
       if (kind === 'schema') return describeResource(resource, resourceOfTable)
+      if (method === 'DELETE' && !user.is_superuser) throw forbidden('Only a superuser may delete')
+      if (WRITES.has(method)) assertMayWrite(user, resource, 'modify')
+      else if (resource.kind === 'non_model') assertMayWrite(user, resource, 'run')
 
       const id = kind === 'detail' ? parsePk(ctx, (request.params as { id: string }).id) : undefined
       const encoding = encodingOf(request)

@@ -8,9 +8,9 @@ import { byName } from './dispatcher.js'
 
 const MULTIPART_SYNTAX = /^(Multipart: Boundary not found|Unexpected end of multipart data|\w+ terminated early due to unexpected end of multipart data|Malformed part header)/
 
-export function toApiError(error: FastifyError | Error, bodyLimit?: number, contentType?: string): ApiError {
+export function toApiError(error: FastifyError | Error, bodyLimit?: number, contentType?: string, revealValues = true): ApiError {
   if (error instanceof ApiError) return error
-  const database = fromDatabaseError(error)
+  const database = fromDatabaseError(error, { revealValues })
   if (database) return database
   const fastify = error as FastifyError
   switch (fastify.code) {
@@ -45,7 +45,7 @@ export function toApiError(error: FastifyError | Error, bodyLimit?: number, cont
 export default fp(
   async function errors(app: FastifyInstance) {
     app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-      const api = toApiError(error, request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit, request.headers['content-type'])
+      const api = toApiError(error, request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit, request.headers['content-type'], !request.user?.restricted)
       if (api.statusCode >= 500) request.log.error({ err: error }, 'request failed')
       reply.code(api.statusCode).headers(api.headers ?? {}).type('application/json; charset=utf-8').send(api.body())
     })

@@ -10,6 +10,7 @@ import rateLimit from '@fastify/rate-limit'
 import underPressure from '@fastify/under-pressure'
 import { listSetting } from '../lib/config.js'
 import { ApiError } from '../lib/errors.js'
+import { parseAuthorization } from '../lib/auth.js'
 
 type RateLimitResult = Awaited<ReturnType<ReturnType<FastifyInstance['createRateLimit']>>>
 
@@ -71,7 +72,15 @@ export default fp(
     // at a failure, so none can be refused once a whole window has passed since the last failure of
     // any client: until then the limiter is not asked (14–23 µs of every authenticated request in CPU
     // profiles, bench/README.md "Session 9").
-    const failureLimit = app.createRateLimit({ max: config.AUTH_FAILURE_MAX, timeWindow: config.RATE_LIMIT_WINDOW_MS, allowList: [] })
+    // Counted per client address and the username the key is presented for, so one user guessing
+    // keys does not lock out the others behind the same address (a NAT, a proxy); `Bearer` keys name
+    // no user and share the address's count.
+    const failureLimit = app.createRateLimit({
+      max: config.AUTH_FAILURE_MAX,
+      timeWindow: config.RATE_LIMIT_WINDOW_MS,
+      allowList: [],
+      keyGenerator: (request) => `${request.ip} ${parseAuthorization(request.headers.authorization)?.username ?? ''}`,
+    })
     let lastFailureAt = -Infinity
     app.decorate('authFailures', {
       peek: async (request: FastifyRequest) =>

@@ -5,6 +5,7 @@ import { refreshBoundJson, refreshTagJson } from '../lib/caches.js'
 export default defineResource({
   name: 'cache_meta',
   kind: 'non_model',
+  writers: 'metadata_editors',
   description: 'Rebuilds location_tree and every indicator tag_json and bound_json, in one transaction.',
   result_fields: { location_tree_rows: 'integer', indicators_updated: 'integer' },
   action: async (ctx) => {

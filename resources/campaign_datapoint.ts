@@ -75,6 +75,7 @@ const rawOf = (ctx: Context, row: Row) =>
 export default defineResource({
   name: 'campaign_datapoint',
   schema: DatapointWithComputed,
+  writers: 'users',
   query_fields: [...FIELDS],
   filtering: ['id', 'indicator_id', 'campaign_id', 'value'],
   GET_params_required: ['indicator__in'],

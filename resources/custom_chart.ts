@@ -4,6 +4,7 @@ import { defineResource } from '../lib/resource.js'
 export default defineResource({
   name: 'custom_chart',
   schema: CustomChart,
+  writers: 'users',
   filtering: ['id', 'uuid', 'title'],
   required_fields_for_post: ['chart_json', 'title', 'uuid'],
   hooks: {

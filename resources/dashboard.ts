@@ -5,6 +5,7 @@ export default defineResource({
   name: 'dashboard',
   aliases: ['custom_dashboard'],
   schema: CustomDashboard,
+  writers: 'users',
   filtering: ['id', 'title', 'description', 'layout'],
   required_fields_for_post: ['title'],
   hooks: {

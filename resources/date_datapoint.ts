@@ -137,6 +137,7 @@ async function asDataEntry(ctx: Context, values: Row, existing?: Row): Promise<R
 export default defineResource({
   name: 'date_datapoint',
   schema: Datapoint,
+  writers: 'users',
   // Only date rows are ever read or written here; campaign rows belong to campaign_datapoint.
   scope: sql<boolean>`t.data_date is not null`,
   query_fields: ['id', 'indicator_id', 'location_id', 'data_date', 'value'],

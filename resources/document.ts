@@ -5,6 +5,7 @@ import { defineResource } from '../lib/resource.js'
 import { ApiError, validationError } from '../lib/errors.js'
 import { checkUpload, decodeDocfile, storeUpload } from '../lib/ingest/upload.js'
 import { checkRequiredFields } from '../lib/body.js'
+import { assertOwnDocument } from '../lib/access.js'
 
 interface FilePart {
   filename?: string
@@ -17,6 +18,7 @@ export default defineResource({
   name: 'document',
   aliases: ['source_doc'],
   schema: SourceDoc,
+  writers: 'users',
   query_fields: ['id', 'doc_title', 'file_type', 'date_order', 'docfile', 'file_header', 'guid', 'created_by_id', 'created_at'],
   required_fields_for_post: ['docfile', 'doc_title', 'file_type'],
   ordering: ['-created_at'],
@@ -46,9 +48,14 @@ export default defineResource({
       const upload = await checkUpload(input)
       return storeUpload(ctx.db as never, ctx.config.DATA_DIR, input, upload, ctx.user.id)
     },
-    async beforeWrite(_ctx, values, existing) {
+    async beforeWrite(ctx, values, existing) {
       if (!existing) return
+      assertOwnDocument(ctx.user, existing as { id: number; created_by_id: number | null })
       for (const key of Object.keys(values)) if (NOT_AFTER_UPLOAD.includes(key)) throw validationError(key, 'cannot be changed after upload')
+    },
+    // Another user's ingest stats hold their rows' values (rejected cells, conflicts), whatever the location.
+    async detail(ctx, row) {
+      return ctx.user.restricted && row.created_by_id !== ctx.user.id ? { ...row, ingest_stats: null } : row
     },
     // Datapoints belong to a document through its submissions (resource-api §28).
     async dependents(ctx, id) {

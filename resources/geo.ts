@@ -26,6 +26,7 @@ export function normaliseFeature(value: unknown): Row {
 export default defineResource({
   name: 'geo',
   schema: LocationPolygon,
+  writers: 'responsible',
   query_fields: ['location_id', 'type', 'geometry', 'properties', 'parent_location_id'],
   filtering: [],
   required_fields_for_post: ['location_id', 'geo_json'],

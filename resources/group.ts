@@ -5,5 +5,5 @@ export default defineResource({
   name: 'group',
   schema: AuthGroup,
   required_fields_for_post: ['name'],
-  write_requires_superuser: true,
+  writers: 'superusers',
 })

@@ -8,6 +8,7 @@ import { addToTree, checkNoCycle, moveInTree } from '../lib/location-tree.js'
 export default defineResource({
   name: 'location',
   schema: Location,
+  writers: 'responsible',
   query_fields: [
     'id', 'name', 'location_code', 'location_type_id', 'parent_location_id', 'latitude', 'longitude', 'lpd_status',
     'created_at', 'lvl',

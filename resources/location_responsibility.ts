@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import { LocationPermission } from '../schemas/location_permission.js'
 import { defineResource } from '../lib/resource.js'
 import { forbidden } from '../lib/errors.js'
@@ -8,7 +9,9 @@ export default defineResource({
   query_fields: ['id', 'user_id', 'top_lvl_location_id', 'top_lvl_location__name'],
   GET_params_required: ['user_id'],
   required_fields_for_post: ['user_id', 'top_lvl_location_id'],
-  write_requires_superuser: true,
+  writers: 'superusers',
+  // A user who is not a superuser reaches their own responsibility only (list and detail).
+  row_filter: (ctx) => sql<boolean>`t.user_id = ${ctx.user.id}`,
   hooks: {
     async list(ctx, query) {
       // A restricted user must not learn other users' responsibilities.

@@ -55,6 +55,8 @@ export const queueProcessResource = defineResource({
 export const aggRefreshResource = defineResource({
   name: 'agg_refresh',
   kind: 'non_model',
+  // It rewrites the whole campaign's computed values, every location's.
+  writers: 'unrestricted',
   description: 'Recompute one campaign: aggregation up the location tree, then calculated indicators.',
   GET_params_required: ['campaign_id'],
   params: { campaign_id: { type: 'integer', help: 'the campaign to recompute' } },

@@ -3,6 +3,8 @@ import { SourceObjectMap } from '../schemas/source_object_map.js'
 import { defineResource, type Context, type Row } from '../lib/resource.js'
 import { badRequest } from '../lib/errors.js'
 import { integerParam } from '../lib/params.js'
+import { permittedLocations } from '../lib/access.js'
+import { assertLocationPermitted } from '../lib/location-selection.js'
 
 const NAME_COLUMN = { indicator: 'short_name', location: 'name', campaign: 'name' } as const
 type ContentType = keyof typeof NAME_COLUMN
@@ -18,6 +20,12 @@ async function masterName(ctx: Context, contentType: ContentType, id: number): P
 export default defineResource({
   name: 'source_object_map',
   schema: SourceObjectMap,
+  // Mappings are shared metadata. A restricted user does not see where a code points outside their
+  // subtree: the mapping, with its master object's name, is not there for them.
+  row_filter: (ctx) =>
+    ctx.user.restricted
+      ? sql<boolean>`(t.content_type <> 'location' or t.master_object_id = -1 or t.master_object_id in ${permittedLocations(ctx.user)})`
+      : undefined,
   GET_params_required: ['document_id'],
   required_fields_for_post: ['content_type', 'source_object_code'],
   params: {
@@ -36,6 +44,8 @@ export default defineResource({
     async beforeWrite(ctx, values: Row, existing?: Row) {
       const contentType = (values.content_type ?? existing?.content_type) as ContentType
       const master = (values.master_object_id ?? existing?.master_object_id ?? -1) as number
+      // A restricted metadata editor maps location codes inside their subtree only (§6 on top).
+      if (contentType === 'location' && master !== -1) await assertLocationPermitted(ctx, master)
       const name = await masterName(ctx, contentType, master)
       const changed = values.master_object_id !== undefined && values.master_object_id !== existing?.master_object_id
       return {

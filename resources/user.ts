@@ -8,7 +8,7 @@ export default defineResource({
   name: 'user',
   schema: AuthUser,
   required_fields_for_post: ['username'],
-  write_requires_superuser: true,
+  writers: 'superusers',
   hooks: {
     async beforeWrite(ctx, values, existing) {
       if (existing && existing.id === ctx.user.id && values.is_active === false) throw notYourself()

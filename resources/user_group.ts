@@ -5,5 +5,5 @@ export default defineResource({
   name: 'user_group',
   schema: AuthUserGroups,
   required_fields_for_post: ['user_id', 'group_id'],
-  write_requires_superuser: true,
+  writers: 'superusers',
 })

@@ -13,7 +13,7 @@ export const SourceSubmission = table(
     submission_json: col.json(),
     process_status: col.string({
       maxLength: 25,
-      enum: ['TO_PROCESS', 'PROCESSED', 'MISSING_LOCATION', 'MISSING_CAMPAIGN', 'MISSING_DATE'],
+      enum: ['TO_PROCESS', 'PROCESSED', 'MISSING_LOCATION', 'MISSING_CAMPAIGN', 'MISSING_DATE', 'LOCATION_FORBIDDEN'],
       default: 'TO_PROCESS',
     }),
     created_at: col.createdAt(),

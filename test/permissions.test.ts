@@ -1,60 +1,17 @@
 // resource-api §6: a user responsible for one province sees nothing of its sibling (or of the root
 // above it) from any read resource, whatever location parameters are sent; writes outside are 403,
 // detail reads outside are 404.
+import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { sql } from 'kysely'
 import { build, alice } from './helper.js'
 import { client } from './api.js'
+import { bob, erin, moreUsers, upload, world } from './world.js'
 import { resources } from '../resources/index.js'
 import type { Resource } from '../lib/resource.js'
 
 type Api = ReturnType<typeof client>
 type Row = Record<string, unknown>
-
-/** Root R → provinces A and B → districts a1 and b1, with data everywhere, written by the admin. */
-async function world(api: Api) {
-  const id = async (res: Promise<{ status: number; body: { id: number }; text: string }>) => {
-    const r = await res
-    if (r.status !== 201) throw new Error(r.text)
-    return r.body.id
-  }
-  const type = (name: string, admin_level: number) => id(api.post('/location_type/', { name, admin_level }))
-  const [country, province, district] = [await type('Country', 0), await type('Province', 1), await type('District', 2)]
-  const place = (name: string, location_type_id: number, parent_location_id?: number) =>
-    id(api.post('/location/', { name, location_code: name, location_type_id, parent_location_id }))
-  const R = await place('R', country)
-  const A = await place('A', province, R)
-  const B = await place('B', province, R)
-  const a1 = await place('a1', district, A)
-  const b1 = await place('b1', district, B)
-  const ct = await id(api.post('/campaign_type/', { name: 'NID' }))
-  const C = await id(api.post('/campaign/', { name: 'C', campaign_type_id: ct, start_date: '2016-01-01', end_date: '2016-01-05' }))
-  const n = await id(api.post('/indicator/', { name: 'n', short_name: 'n', data_format: 'int' }))
-  const lpd = await id(api.post('/indicator/', { name: 'LPD', short_name: 'LPD', data_format: 'class' }))
-  const cases = await id(api.post('/indicator/', { name: 'cases', short_name: 'cases', data_format: 'date_int', resource_name: 'date' }))
-  for (const [location, value] of [[a1, 1], [b1, 2], [B, 5]]) {
-    await id(api.post('/campaign_datapoint/', { indicator_id: n, location_id: location, campaign_id: C, value }))
-    await id(api.post('/campaign_datapoint/', { indicator_id: lpd, location_id: location, campaign_id: C, value: 1 }))
-  }
-  // An uploaded campaign file (doc_datapoint, campaign_doc_result) and date file (date_doc_result).
-  for (const [content_type, code, master] of [['location', 'a1', a1], ['location', 'b1', b1], ['campaign', 'C', C], ['indicator', 'n', n], ['indicator', 'cases', cases]] as const) {
-    await id(api.post('/source_object_map/', { content_type, source_object_code: code, master_object_id: master }))
-  }
-  const upload = async (title: string, file_type: string, csv: string) => {
-    const doc = await id(api.post('/document/', { docfile: Buffer.from(csv).toString('base64'), doc_title: title, file_type }))
-    const run = await api.get(`/transform_upload/?document_id=${doc}`)
-    if (run.status !== 200) throw new Error(run.text)
-    return doc
-  }
-  const campaignDoc = await upload('campaign.csv', 'campaign', 'campaign,geocode,n\nC,a1,10\nC,b1,20\n')
-  const dateDoc = await upload('date.csv', 'date', 'unique_key,geocode,data_date,cases\n1,a1,2015-01-01,1\n2,b1,2015-01-01,2\n3,b1,2015-02-01,3\n')
-  for (const location of [a1, b1]) {
-    const polygon = { type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 1], [0, 0]]] }
-    const geo = await api.post('/geo/', { location_id: location, geo_json: polygon })
-    if (geo.status !== 201) throw new Error(geo.text)
-  }
-  return { R, A, B, a1, b1, C, n, lpd, cases, campaignDoc, dateDoc }
-}
 
 t.test('a user responsible for province A gets nothing of province B or the root', async (t) => {
   const { app, aliceId } = await build(t)
@@ -144,15 +101,39 @@ t.test('a user responsible for province A gets nothing of province B or the root
   t.equal((await asAlice.delete(`/date_datapoint/${aDate.id}/`)).status, 403, 'only superusers delete')
 })
 
-t.test('access-control matrix: every resource and method, for anonymous, a wrong key, a restricted user and a superuser', async (t) => {
+/** Role letters of SECURITY.md's table: superuser, metadata editor, restricted user, plain user. */
+type Role = 'S' | 'E' | 'R' | 'U'
+const ROLES: Role[] = ['S', 'E', 'R', 'U']
+
+/**
+ * SECURITY.md's "Who may do what" table: resource → the roles that may write it (POST, PATCH) or run
+ * it, or null for read-only resources. The test holds the server to the document.
+ */
+function documentedWriters(): Map<string, Set<Role> | null> {
+  const text = readFileSync(new URL('../SECURITY.md', import.meta.url), 'utf8')
+  const section = text.slice(text.indexOf('## Who may do what'))
+  const writers = new Map<string, Set<Role> | null>()
+  for (const line of section.split('\n')) {
+    const cells = line.split('|').map((c) => c.trim())
+    if (cells.length < 5 || !cells[1].startsWith('`')) continue
+    // Parenthesised remarks qualify the roles listed before them; they never add one.
+    const write = cells[3].replace(/\([^)]*\)/g, '')
+    const roles = write === '–' ? null : new Set((write.match(/\b[SERU]\b/g) ?? []) as Role[])
+    for (const [, name] of cells[1].matchAll(/`([a-z_]+)`/g)) writers.set(name, roles)
+  }
+  return writers
+}
+
+t.test('access-control matrix: every resource and method for each role (SECURITY.md), anonymous and a wrong key', async (t) => {
   // Hundreds of wrong keys from one address would (rightly) lock it out: test/protection.test.ts.
   const { app, aliceId, db } = await build(t, { AUTH_FAILURE_MAX: 100_000 })
   const api = client(app)
   const w = await world(api)
+  await moreUsers(db)
   t.equal((await api.post('/location_responsibility/', { user_id: aliceId, top_lvl_location_id: w.A })).status, 201)
   // A row in every other resource too, so each one has a detail to read and delete.
-  const created = async (path: string, body: Row) => {
-    const res = await api.post(path, body)
+  const created = async (path: string, body: Row, headers?: Record<string, string>) => {
+    const res = await api.post(path, body, headers)
     if (res.status !== 201) throw new Error(`${path}: ${res.text}`)
     return res.body.id as number
   }
@@ -162,10 +143,16 @@ t.test('access-control matrix: every resource and method, for anonymous, a wrong
   await created('/custom_chart/', { uuid: 'chart-1', title: 'chart', chart_json: { type: 'table' } })
   await created('/dashboard/', { title: 'board' })
   await created('/user_group/', { user_id: aliceId, group_id: await created('/group/', { name: 'viewers' }) })
-  await created('/doc_detail/', { doc_detail_type_id: await created('/doc_detail_type/', { name: 'status' }), document_id: w.campaignDoc, doc_detail_value: 'ok' })
-  const asAlice = client(app, alice)
+  // Alice's own document, with a detail: what she may change and process.
+  const own = await upload(api, 'alice.csv', 'campaign', 'campaign,geocode,n\nC,a1,11\n', alice)
+  t.equal(own.run.status, 200, 'alice runs transform_upload on her own document')
+  const statusType = await created('/doc_detail_type/', { name: 'status' })
+  const ownDetail = await created('/doc_detail/', { doc_detail_type_id: statusType, document_id: own.id, doc_detail_value: 'ok' })
+  await created('/doc_detail/', { doc_detail_type_id: statusType, document_id: w.campaignDoc, doc_detail_value: 'ok' })
+
+  const as: Record<Role, ReturnType<typeof client>> = { S: api, E: client(app, erin), R: client(app, alice), U: client(app, bob) }
   const permitted = new Set([w.A, w.a1])
-  const params: Record<string, number> = { indicator__in: w.n, campaign__in: w.C, document_id: w.campaignDoc, campaign_id: w.C, user_id: aliceId }
+  const params: Record<string, number> = { indicator__in: w.n, campaign__in: w.C, document_id: own.id, campaign_id: w.C, user_id: aliceId }
   const listUrl = (r: Resource) => `/api/v1/${r.name}/?${r.GET_params_required.map((p) => `${p}=${params[p]}`).join('&')}`
   const firstRow = async (r: Resource) => withId(r, (await api.get(listUrl(r))).body.objects?.[0] as Row | undefined)
   // geo's list shows features by location; its rows (polygons) have their own ids.
@@ -173,13 +160,17 @@ t.test('access-control matrix: every resource and method, for anonymous, a wrong
     row && row.id === undefined
       ? { ...row, id: (await sql<{ id: number }>`select id from ${sql.table(r.table!)} where location_id = ${row.location_id}`.execute(db)).rows[0].id }
       : row
-  const rowKey = (_r: Resource, row: Row) => row.id
   const outside = (r: Resource, row: Row) => r.location_column !== undefined && !permitted.has(row[r.location_column] as number)
+  const documented = documentedWriters()
   let checked = 0
 
   for (const r of resources) {
-    const row = r.kind === 'model' ? await firstRow(r) : undefined
-    const detail = `/api/v1/${r.name}/${row ? rowKey(r, row) : 1}/`
+    t.ok(documented.has(r.name), `SECURITY.md names ${r.name}`)
+    const writers = documented.get(r.name) ?? null
+    t.equal(writers === null, r.kind === 'model' && !r.methods.list.includes('POST'), `${r.name}: SECURITY.md lists writers exactly when it can be written`)
+    // Alice's own document (and its detail) is the row every role changes: the document rules are tested apart.
+    const row = r.kind !== 'model' ? undefined : r.name === 'document' ? { id: own.id } : r.name === 'doc_detail' ? { id: ownDetail } : await firstRow(r)
+    const detail = `/api/v1/${r.name}/${row ? row.id : 1}/`
     const requests: Array<[string, string]> = [['GET', listUrl(r)], ['GET', `/api/v1/${r.name}/schema/`], ['POST', `/api/v1/${r.name}/`], ['PUT', detail], ['PATCH', detail], ['DELETE', detail], ['GET', detail]]
     for (const [method, url] of requests) {
       for (const [who, headers] of [['anonymous', {}], ['a wrong key', { authorization: `Bearer ${'0'.repeat(40)}` }]] as const) {
@@ -189,32 +180,49 @@ t.test('access-control matrix: every resource and method, for anonymous, a wrong
       }
     }
 
-    // The restricted user: reads inside the subtree only, never a delete.
-    t.equal((await asAlice.get(`/api/v1/${r.name}/schema/`)).status, 200, `alice: ${r.name} schema`)
-    const list = await asAlice.get(listUrl(r))
-    t.equal(list.status, 200, `alice: ${r.name} list`)
-    const leaked = ((list.body.objects ?? []) as Row[]).filter((o) => outside(r, o))
-    t.same(leaked, [], `alice: ${r.name} list holds nothing outside A`)
-    checked += 2
-    if (r.kind !== 'model') continue
-    if (row) {
-      const read = await asAlice.get(detail)
-      t.equal(read.status, outside(r, row) ? 404 : 200, `alice: ${r.name} detail ${outside(r, row) ? 'outside' : 'inside'} her subtree`)
-      const denied = await asAlice.delete(detail)
-      if (r.methods.detail.includes('DELETE')) {
-        t.equal(denied.status, 403, `alice: DELETE ${r.name}`)
-        t.equal(denied.body.message, 'Only a superuser may delete')
-      } else t.equal(denied.status, 405, `${r.name} is read-only`)
-      checked += 2
-    }
-    if (r.write_requires_superuser) {
-      t.equal((await asAlice.post(`/api/v1/${r.name}/`, {})).status, 403, `alice: POST ${r.name} needs a superuser`)
+    for (const role of ROLES) {
+      const user = as[role]
+      const may = writers?.has(role) ?? false
+      const refused = (status: number, body: Row | undefined) => status === 403 && body?.code === 'FORBIDDEN'
+      t.equal((await user.get(`/api/v1/${r.name}/schema/`)).status, 200, `${role}: ${r.name} schema`)
       checked++
+      if (r.kind === 'non_model') {
+        const run = await user.get(listUrl(r))
+        t.equal(run.status, may ? 200 : 403, `${role}: run ${r.name}`, run.status === 200 || run.status === 403 ? {} : { body: run.text })
+        if (!may) t.match(run.body.message, new RegExp(`^Only .+ may run ${r.name}$`))
+        checked++
+        continue
+      }
+      // Reads: every role lists; a restricted user sees nothing outside the subtree and gets 404 for a row there.
+      // Responsibilities (alice's, here) are read by a superuser and by their own user only.
+      const notTheirs = r.name === 'location_responsibility' && (role === 'E' || role === 'U')
+      const list = await user.get(listUrl(r))
+      t.equal(list.status, notTheirs ? 403 : 200, `${role}: ${r.name} list`)
+      if (role === 'R') t.same(((list.body.objects ?? []) as Row[]).filter((o) => outside(r, o)), [], `R: ${r.name} list holds nothing outside A`)
+      if (row) {
+        const read = await user.get(detail)
+        const hidden = (role === 'R' && outside(r, row)) || notTheirs
+        t.equal(read.status, hidden ? 404 : 200, `${role}: ${r.name} detail`)
+        checked++
+      }
+      checked++
+      if (writers === null) continue
+      // Writes: a role that may not write is refused before anything is read; one that may gets past
+      // that check (its empty body may still be refused for what it lacks).
+      const post = await user.post(`/api/v1/${r.name}/`, {})
+      t.equal(refused(post.status, post.body), !may, `${role}: POST ${r.name} ${may ? 'passes the role check' : 'is refused'}`, { status: post.status, body: post.text })
+      if (!may) t.match(post.body.message, new RegExp(`^Only .+ may modify ${r.name}$`))
+      if (row) {
+        const patch = await user.patch(detail, {})
+        t.equal(refused(patch.status, patch.body), !may, `${role}: PATCH ${r.name} ${may ? 'passes the role check' : 'is refused'}`, { status: patch.status, body: patch.text })
+        if (role !== 'S') {
+          const denied = await user.delete(detail)
+          t.equal(denied.status, 403, `${role}: DELETE ${r.name}`)
+          t.equal(denied.body.message, 'Only a superuser may delete')
+        }
+      }
+      checked += 3
     }
-    // The superuser reads everything.
-    t.equal((await api.get(listUrl(r))).status, 200, `admin: ${r.name} list`)
-    if (row) t.equal((await api.get(detail)).status, 200, `admin: ${r.name} detail`)
-    checked += 2
   }
 
   // The superuser deletes a row of every model resource that still has one (cascades may have taken some).
@@ -229,10 +237,10 @@ t.test('access-control matrix: every resource and method, for anonymous, a wrong
       t.comment(`${r.name}: no row left`)
       continue
     }
-    const res = await api.delete(`/api/v1/${r.name}/${rowKey(r, row)}/?cascade=true`)
-    t.equal(res.status, 204, `admin: DELETE ${r.name}/${rowKey(r, row)}`, res.status === 204 ? {} : { body: res.text })
+    const res = await api.delete(`/api/v1/${r.name}/${row.id}/?cascade=true`)
+    t.equal(res.status, 204, `admin: DELETE ${r.name}/${row.id}`, res.status === 204 ? {} : { body: res.text })
     deleted++
   }
   t.ok(deleted >= 19, `the superuser deleted rows of ${deleted} resources`)
-  t.ok(checked > 400, `${checked} access checks`)
+  t.ok(checked > 700, `${checked} access checks`)
 })

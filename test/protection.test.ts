@@ -1,8 +1,8 @@
-// Protection (issue 6 §3, SECURITY.md): helmet headers, CORS, rate limits on /detect and on failed
+// Protection (SECURITY.md): helmet headers, CORS, rate limits on /detect and on failed
 // authentication, load shedding under event-loop saturation, and slow-client timeouts.
 import { connect } from 'node:net'
 import t from 'tap'
-import { ADMIN_KEY, admin, build } from './helper.js'
+import { ADMIN_KEY, ALICE_KEY, admin, build } from './helper.js'
 import { client } from './api.js'
 
 t.test('helmet headers on every answer; the API docs page keeps its own CSP', async (t) => {
@@ -66,6 +66,18 @@ t.test('failed authentications are limited per client (key guessing); missing ke
   t.ok(Number(locked.headers['retry-after']) > 0)
   t.equal((await guess(ADMIN_KEY, '198.51.100.5')).statusCode, 200, 'other clients are unaffected')
   t.equal((await api.get('/campaign/', admin)).status, 200)
+})
+
+t.test('a user guessing keys locks out that username from the address, not the other users behind it', async (t) => {
+  const { app } = await build(t, { AUTH_FAILURE_MAX: 3 })
+  const from = (authorization: string) => app.inject({ url: '/api/v1/campaign/', headers: { authorization }, remoteAddress: '198.51.100.40' })
+  for (let i = 0; i < 3; i++) t.equal((await from(`ApiKey mallory:${String(i).repeat(40)}`)).statusCode, 401)
+  t.equal((await from(`ApiKey mallory:${'7'.repeat(40)}`)).statusCode, 429, 'the guessed username is locked out')
+  t.equal((await from(`ApiKey admin:${ADMIN_KEY}`)).statusCode, 200, 'another user behind the same address is not')
+  t.equal((await from(`ApiKey alice:${ALICE_KEY}`)).statusCode, 200)
+  for (let i = 0; i < 3; i++) t.equal((await from(`ApiKey alice:${String(i).repeat(40)}`)).statusCode, 401)
+  t.equal((await from(`ApiKey alice:${ALICE_KEY}`)).statusCode, 429, 'guessing for alice locks out alice, even with her right key')
+  t.equal((await from(`ApiKey admin:${ADMIN_KEY}`)).statusCode, 200)
 })
 
 t.test('a locked-out client stays refused for the whole window, and is heard again after it', async (t) => {

@@ -8,6 +8,7 @@ import type { Context, Row } from '../resource.js'
 import { transform, type Document } from './transform.js'
 import { refreshMaster } from './refresh.js'
 import { recomputeCampaign } from '../engine/recompute.js'
+import { assertOwnDocument, documentLocations } from '../access.js'
 
 /** The integer id in parameter `name`: 400 when not an integer, 404 when no such row. */
 export async function requireRow(ctx: Context, name: 'document_id' | 'campaign_id', table: 'source_doc' | 'campaign', label: string) {
@@ -20,6 +21,13 @@ export async function requireRow(ctx: Context, name: 'document_id' | 'campaign_i
 }
 
 const lockDocument = (db: Kysely<DB>, id: number) => sql`select pg_advisory_xact_lock(1, ${id})`.execute(db)
+
+/** The `document_id` parameter's document, if the requester may process it (lib/access.ts). */
+async function requireDocument(ctx: Context): Promise<Document> {
+  const doc = (await requireRow(ctx, 'document_id', 'source_doc', 'document')) as unknown as Document
+  assertOwnDocument(ctx.user, doc)
+  return doc
+}
 
 /**
  * Settings for a bulk write, until the end of the caller's transaction. The pool's sessions plan every
@@ -35,7 +43,7 @@ export async function bulkWriteSettings(db: Kysely<DB>): Promise<void> {
 /** transform_upload (`withTransform`) or refresh_master: stats stored on the document and returned. */
 export async function ingest(ctx: Context, withTransform: boolean): Promise<Record<string, unknown>> {
   const db = ctx.db as Kysely<DB>
-  const doc = (await requireRow(ctx, 'document_id', 'source_doc', 'document')) as unknown as Document
+  const doc = await requireDocument(ctx)
   await lockDocument(db, doc.id)
   await bulkWriteSettings(db)
   const clock = performance.now()
@@ -44,7 +52,7 @@ export async function ingest(ctx: Context, withTransform: boolean): Promise<Reco
   const transformed = withTransform ? await transform(db, doc, ctx.config.DATA_DIR) : undefined
   if (withTransform) lap('transform', clock)
   const refreshStarted = performance.now()
-  const { touchedCampaigns, ...refreshed } = await refreshMaster(db, doc, timings_ms)
+  const { touchedCampaigns, ...refreshed } = await refreshMaster(db, doc, await documentLocations(db, doc, ctx.user), timings_ms)
   lap('refresh', refreshStarted)
   const recomputed = doc.file_type === 'campaign' ? touchedCampaigns : []
   const recomputeStarted = performance.now()
@@ -74,7 +82,7 @@ export async function aggRefresh(ctx: Context) {
 
 export async function queueProcess(ctx: Context) {
   const db = ctx.db as Kysely<DB>
-  const doc = await requireRow(ctx, 'document_id', 'source_doc', 'document')
-  await lockDocument(db, doc.id as number)
+  const doc = await requireDocument(ctx)
+  await lockDocument(db, doc.id)
   await db.updateTable('source_submission').set({ process_status: 'TO_PROCESS' }).where('document_id', '=', doc.id as number).execute()
 }

@@ -32,7 +32,11 @@ async function mappings(db: Kysely<DB>, documentId: number) {
 // collation (sql/006): sorted and compared by bytes, and comparable with datapoint.unique_index.
 const KEY = sql`(s.location_id || '_' || s.indicator_id || '_' || coalesce(s.campaign_id::text, to_char(s.data_date, 'YYYY-MM-DD'))) collate "C"`
 
-export async function refreshMaster(db: Kysely<DB>, doc: Document, timings: Record<string, number> = {}) {
+/**
+ * `permitted`: the locations the document's rows may be written at (its uploader's, lib/access.ts),
+ * null for everywhere; a row mapped elsewhere is kept as a submission and counted, never written.
+ */
+export async function refreshMaster(db: Kysely<DB>, doc: Document, permitted: Set<number> | null, timings: Record<string, number> = {}) {
   let clock = performance.now()
   const lap = (name: string) => {
     timings[name] = Math.round(performance.now() - clock)
@@ -53,7 +57,8 @@ export async function refreshMaster(db: Kysely<DB>, doc: Document, timings: Reco
     .execute()
 
   await db.deleteFrom('doc_datapoint').where('document_id', '=', doc.id).execute()
-  const status = { processed: [] as number[], missing_location: [] as number[], missing_campaign: [] as number[], missing_date: [] as number[] }
+  const status = { processed: [] as number[], missing_location: [] as number[], missing_campaign: [] as number[], missing_date: [] as number[], location_forbidden: [] as number[] }
+  const forbiddenRows: Array<{ row_number: number; location_code: string; reason: string }> = []
   const rejectedCells: Array<{ row_number: number; column: string; value: Cell; reason: string }> = []
   const staged: Array<Record<string, unknown>> = []
   for (const s of submissions) {
@@ -69,6 +74,11 @@ export async function refreshMaster(db: Kysely<DB>, doc: Document, timings: Reco
     const location = maps.location.get(s.location_code)
     if (location === undefined) {
       status.missing_location.push(s.id)
+      continue
+    }
+    if (permitted && !permitted.has(location)) {
+      status.location_forbidden.push(s.id)
+      forbiddenRows.push({ row_number: s.row_number, location_code: s.location_code, reason: "location outside the uploader's responsibility" })
       continue
     }
     status.processed.push(s.id)
@@ -97,7 +107,9 @@ export async function refreshMaster(db: Kysely<DB>, doc: Document, timings: Reco
   // Staged in (row, column) order, so within a key the highest id is the winner (§5.4).
   await insertStaged(db, staged)
   lap('refresh_stage')
-  const statusNames = { processed: 'PROCESSED', missing_location: 'MISSING_LOCATION', missing_campaign: 'MISSING_CAMPAIGN', missing_date: 'MISSING_DATE' } as const
+  const statusNames = {
+    processed: 'PROCESSED', missing_location: 'MISSING_LOCATION', missing_campaign: 'MISSING_CAMPAIGN', missing_date: 'MISSING_DATE', location_forbidden: 'LOCATION_FORBIDDEN',
+  } as const
   // One statement per status, the ids as one array parameter (a list of thousands of parameters is
   // slow to parse and plan).
   for (const [name, ids] of Object.entries(status)) {
@@ -127,7 +139,9 @@ export async function refreshMaster(db: Kysely<DB>, doc: Document, timings: Reco
       missing_location: status.missing_location.length,
       missing_campaign: status.missing_campaign.length,
       missing_date: status.missing_date.length,
+      location_forbidden: status.location_forbidden.length,
     },
+    forbidden_rows: capped(forbiddenRows),
     doc_datapoints: staged.length,
     datapoints: sync.counts,
     rejected_cells: capped(rejectedCells),

@@ -18,6 +18,7 @@ export interface Document {
   date_order: string
   docfile: string | null
   file_header: unknown
+  created_by_id: number | null
   created_at: string
 }
 
