@@ -1,9 +1,13 @@
 // Builds the application: configuration, third-party plugins, then our own, in dependency order.
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import proxyAddr from 'proxy-addr'
 import { listSetting, loadConfig, type Config } from './lib/config.js'
 import type { Database } from './lib/database.js'
 import configPlugin from './plugins/config.js'
 import errors from './plugins/errors.js'
+import metrics from './plugins/metrics.js'
 import bodyParsers from './plugins/body-parsers.js'
 import external from './plugins/external.js'
 import protection from './plugins/protection.js'
@@ -19,12 +23,30 @@ export interface BuildOptions {
   /** An open, migrated database (tests); otherwise the db plugin opens one from the config. */
   database?: Database
   logger?: FastifyServerOptions['logger']
+  /** Where the standard logger writes (default stdout); tests read it. */
+  logStream?: NodeJS.WritableStream
+}
+
+const REQUEST_ID = /^[\w.:@-]{1,128}$/
+
+function requestIds(proxies: string[]) {
+  const trusted = proxyAddr.compile(proxies)
+  return (request: IncomingMessage) => {
+    const given = request.headers['x-request-id']
+    const peer = request.socket?.remoteAddress
+    return typeof given === 'string' && REQUEST_ID.test(given) && peer && trusted(peer, 0) ? given : randomUUID()
+  }
 }
 
 export async function buildApp(options: BuildOptions = {}): Promise<FastifyInstance> {
   const config = loadConfig(process.env, options.config)
   const app = Fastify({
-    logger: options.logger ?? { level: config.LOG_LEVEL },
+    // Keys travel in the Authorization header: never written to a log, whatever serializer a line uses.
+    logger: options.logger ?? {
+      level: config.LOG_LEVEL,
+      redact: { paths: ['req.headers.authorization', 'headers.authorization', 'request.headers.authorization'], censor: '[redacted]' },
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
     bodyLimit: config.BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     return503OnClosing: true,
@@ -33,9 +55,15 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     // X-Forwarded-For is believed only from these addresses (rate limits key on the client address).
     trustProxy: listSetting(config.TRUST_PROXY),
+    // Opening, creating and migrating the database is long by nature on a busy machine; each step logs.
+    pluginTimeout: config.STARTUP_TIMEOUT_MS,
+    // X-Request-Id from a trusted proxy when it sends a sane one, else a new one (returned on every
+    // answer and in every log line of the request, plugins/protection.ts).
+    genReqId: requestIds(listSetting(config.TRUST_PROXY)),
   })
   await app.register(configPlugin, { config })
   await app.register(errors)
+  await app.register(metrics)
   await app.register(bodyParsers)
   await app.register(external)
   await app.register(protection)

@@ -1,14 +1,24 @@
-// Entry point: `npm start`.
+// Entry point: `npm start` (cli/start.mjs builds when the sources changed, then imports this).
 import { buildApp } from './app.js'
 import { ConfigError } from './lib/config.js'
 import { loadDemoData } from './lib/demo.js'
+import { DataDirInUseError } from './lib/data-dir-lock.js'
+import { startupSteps } from './plugins/db.js'
+import { loadDetector } from './plugins/classifier.js'
 
 try {
+  const started = performance.now()
+  // The model loads while the database opens (buildApp's classifier plugin joins this load).
+  void loadDetector().catch(() => undefined)
   const app = await buildApp()
+  const step = startupSteps(app)
   if (!app.config.DATABASE_URL && app.config.DEMO_DATA === '1') {
-    const loaded = await loadDemoData(app.db.db)
+    const loaded = await step('loading the demo data into an empty database', () => loadDemoData(app.db.db))
     if (loaded) app.log.info('demo data loaded (set DEMO_DATA=0 to start empty)')
   }
+  // The model's loading blocks the event loop for a while: done before the first request is taken
+  // (a failure leaves /detect answering 503, reported by /health).
+  await step('loading the detection model', () => app.detection.ready.catch(() => undefined))
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       app.log.info({ signal }, 'shutting down')
@@ -16,10 +26,20 @@ try {
     })
   }
   await app.listen({ host: app.config.HOST, port: app.config.PORT })
+  const address = app.server.address()
+  if (address && typeof address === 'object') {
+    const host = ['0.0.0.0', '::'].includes(address.address) ? '127.0.0.1' : address.family === 'IPv6' ? `[${address.address}]` : address.address
+    app.db.lock?.announce(`http://${host}:${address.port}`)
+  }
+  app.log.info({ ms: Math.round(performance.now() - started) }, 'ready')
 } catch (error) {
   if (error instanceof ConfigError) {
     console.error(error.message)
     process.exit(2)
+  }
+  if (error instanceof DataDirInUseError) {
+    console.error(error.message)
+    process.exit(1)
   }
   throw error
 }

@@ -1,6 +1,7 @@
 // Dynamic micro-batching (detect.md §5): windows of concurrent requests share one forward pass. A batch
 // runs as soon as `maxBatch` windows wait, or `waitMs` after the first arrived, whichever comes first.
 import { ApiError } from '../lib/errors.js'
+import { detectBatchWindows, detectInference } from '../lib/metrics.js'
 import type { Window } from './tokenizer.js'
 
 interface Pending {
@@ -56,8 +57,11 @@ export class MicroBatcher {
     if (this.queue.length) this.flushSoon(this.queue.length >= this.options.maxBatch ? 0 : this.options.waitMs)
     if (!batch.length) return
     this.batches++
+    detectBatchWindows.observe(batch.length)
     try {
+      const endTimer = detectInference.startTimer()
       const scores = this.forward(batch.map(({ request, index }) => request.windows[index]))
+      endTimer()
       batch.forEach(({ request, index }, j) => {
         request.scores[index] = scores[j]
         if (--request.remaining === 0) request.resolve(request.scores)

@@ -8,7 +8,8 @@ import { loadDemoData } from '../lib/demo.js'
 import { loadConfig, type Config } from '../lib/config.js'
 import { uploadCommand } from './upload.js'
 
-export const USAGE = `usage: npm run cli -- <command>
+export const USAGE = `usage: npm run cli -- <command> [--server <url>] [--key <user>:<key>]
+  (while a server holds the embedded database, commands go through its API, with the admin key file's key)
   migrate                                         apply pending migrations
   create-user <username> [--superuser] [--email e] [--location <id>]
                                                   create a user and print its first API key
@@ -18,6 +19,8 @@ export const USAGE = `usage: npm run cli -- <command>
   upload <file> --type campaign|date [--map mapping.csv] [--date-order DMY]
                                                   upload, transform and print the summary
   demo                                            load the demo data set into an empty database`
+
+export const COMMANDS = ['migrate', 'create-user', 'create-key', 'revoke-key', 'load-geo', 'upload', 'demo']
 
 export interface Options {
   type?: string

@@ -1,11 +1,15 @@
 // `npm run cli -- <command> …`: opens the configured database (migrating it), runs one command.
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { loadConfig } from '../lib/config.js'
-import { createDatabase } from '../lib/database.js'
+import { readFileSync } from 'node:fs'
+import { loadConfig, type Config } from '../lib/config.js'
+import { createDatabase, type Database } from '../lib/database.js'
+import { DataDirInUseError } from '../lib/data-dir-lock.js'
+import { runRemote } from './remote.js'
 import { migrateToLatest } from '../lib/migrations.js'
+import { readTemplate } from '../lib/pglite-template.js'
 import { ensureAdmin } from '../lib/bootstrap.js'
-import { runCommand, USAGE, UsageError } from './commands.js'
+import { COMMANDS, runCommand, USAGE, UsageError } from './commands.js'
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
@@ -19,6 +23,8 @@ async function main(argv: string[]): Promise<number> {
       type: { type: 'string' },
       map: { type: 'string' },
       'date-order': { type: 'string' },
+      server: { type: 'string' },
+      key: { type: 'string' },
     },
   })
   const [command, arg] = positionals
@@ -26,16 +32,37 @@ async function main(argv: string[]): Promise<number> {
     console.error(USAGE)
     return 2
   }
+  if (!COMMANDS.includes(command)) throw new UsageError(`unknown command ${command}`)
   const config = loadConfig()
-  const database = await createDatabase(
-    config.DATABASE_URL ? { url: config.DATABASE_URL } : { dataDir: join(config.DATA_DIR, 'pglite') },
-  )
+  const options = { ...values, dateOrder: values['date-order'] }
+  const remote = (url: string) => runRemote(url, superuserKey(config, values.key), command, arg, options, console.log)
+  if (values.server) return remote(values.server)
+  let database: Database
+  try {
+    database = await createDatabase(config.DATABASE_URL ? { url: config.DATABASE_URL } : { dataDir: join(config.DATA_DIR, 'pglite'), template: readTemplate })
+  } catch (error) {
+    // A running server holds the embedded database: the command goes through its API instead.
+    if (!(error instanceof DataDirInUseError) || !error.holder.url) throw error
+    console.error(`the embedded database is held by the server at ${error.holder.url}: sending ${command} there`)
+    return remote(error.holder.url)
+  }
   try {
     await migrateToLatest(database)
     await ensureAdmin(database.db, config, console.log)
-    return await runCommand(database.db, command, arg, { ...values, dateOrder: values['date-order'] }, console.log, config)
+    return await runCommand(database.db, command, arg, options, console.log, config)
   } finally {
     await database.close()
+  }
+}
+
+/** A superuser's key for the API: --key, RHIZOME_API_KEY, or the admin key file of the first start. */
+function superuserKey(config: Config, given: string | undefined): string {
+  const key = given ?? process.env.RHIZOME_API_KEY
+  if (key) return key
+  try {
+    return readFileSync(join(config.DATA_DIR, 'admin-api-key'), 'utf8').trim()
+  } catch {
+    throw new UsageError(`no superuser key to talk to the server: give --key <user>:<key> or RHIZOME_API_KEY (${join(config.DATA_DIR, 'admin-api-key')} is absent)`)
   }
 }
 

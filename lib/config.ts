@@ -35,9 +35,17 @@ export const ConfigSchema = Type.Object({
   TRUST_PROXY: Type.String({ default: 'none' }),
   RATE_LIMIT_ALLOWLIST: Type.String({ default: '127.0.0.1,::1,::ffff:127.0.0.1' }),
   MAX_EVENT_LOOP_DELAY_MS: Integer(1_000),
+  // Load is shed only while the lag stays above MAX_EVENT_LOOP_DELAY_MS for this long (plugins/protection.ts).
+  PRESSURE_WINDOW_MS: Integer(5_000, 1),
+  // Start-up (opening and migrating the database, loading the model) may take this long before the process gives up.
+  STARTUP_TIMEOUT_MS: Integer(120_000, 1),
   CONNECTION_TIMEOUT_MS: Integer(60_000),
   REQUEST_TIMEOUT_MS: Integer(120_000),
   XLSX_MAX_UNCOMPRESSED_BYTES: Integer(XLSX_MAX_UNCOMPRESSED_DEFAULT, 1),
+  // `0`: no /metrics and no per-request timing (bench/metrics.ts measures what they cost).
+  METRICS: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '1' }),
+  // /metrics needs `Authorization: Bearer <METRICS_TOKEN>` when set; open otherwise.
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   // Detail representations kept in memory (their JSON, in characters), dropped on every database change (0 = no cache).
   DETAIL_CACHE_BYTES: Integer(64 * 1024 * 1024),
 })

@@ -215,7 +215,11 @@ function toDatabase(resource: Resource, values: Row): Row {
 export async function createRow(ctx: Context, body: Row, encoding: BodyEncoding): Promise<Row> {
   const { resource } = ctx
   // A resource with its own create checks its required fields itself (an upload may default some).
-  if (resource.hooks.create) return readDetail(ctx, await resource.hooks.create(ctx, body, encoding), { extras: false })
+  if (resource.hooks.create) {
+    const created = await resource.hooks.create(ctx, body, encoding)
+    if (typeof created === 'number') return readDetail(ctx, created, { extras: false })
+    return { ...(await readDetail(ctx, created.id, { extras: false })), ...created.once }
+  }
   checkRequiredFields(resource, body)
   let values = coerceBody(resource, body, encoding)
   values = (await resource.hooks.beforeWrite?.(ctx, values)) ?? values

@@ -1,13 +1,15 @@
 // The data layer: one Kysely instance over either an embedded PGlite database (no DATABASE_URL) or a
 // PostgreSQL server (DATABASE_URL). Both speak the same SQL; only construction differs.
 import { createHash } from 'node:crypto'
-import { mkdirSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, mkdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
-import { Kysely, PostgresDialect, sql } from 'kysely'
+import { Kysely, PostgresDialect, sql, type LogEvent } from 'kysely'
 import { PGliteDialect } from 'kysely-pglite-dialect'
 import pg from 'pg'
 import type { DB } from '../schemas/index.js'
+import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
+import { dbQueryDuration, poolReaders } from './metrics.js'
 
 export type Engine = 'pglite' | 'postgres'
 
@@ -25,6 +27,8 @@ export interface Database {
   listen(channel: string, onNotify: () => void, onState: (listening: boolean) => void): Promise<() => Promise<void>>
   /** The embedded instance, when engine is pglite (tests dump it as a template). */
   pglite?: PGlite
+  /** An embedded database's data directory lock (lib/data-dir-lock.ts); absent in memory and on PostgreSQL. */
+  lock?: DataDirLock
 }
 
 export interface DatabaseOptions {
@@ -34,6 +38,8 @@ export interface DatabaseOptions {
   dataDir?: string
   /** PGlite: start from a dumped data directory (tests use a migrated template). */
   loadDataDir?: Blob
+  /** PGlite: the dumped data directory a new `dataDir` starts from, if any (lib/pglite-template.ts). */
+  template?: () => Blob | undefined
   /** PostgreSQL: the schema to work in (tests isolate each process in its own schema). */
   searchPath?: string
   poolSize?: number
@@ -58,19 +64,36 @@ const parsers: Record<number, (value: string) => unknown> = {
   [OID.timestamptz]: formatTimestamp,
 }
 
+/** Kysely's log hook as a histogram of statement times (`rhizome_db_query_duration_seconds`). */
+function queryTimer(engine: 'pglite' | 'postgres'): (event: LogEvent) => void {
+  const observe = dbQueryDuration.labels(engine)
+  return (event) => observe.observe(event.queryDurationMillis / 1000)
+}
+
 export async function createDatabase(options: DatabaseOptions): Promise<Database> {
   return options.url ? createPostgres(options.url, options) : createPGlite(options)
 }
 
 async function createPGlite(options: DatabaseOptions): Promise<Database> {
-  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true })
-  const pglite = await PGlite.create({
-    dataDir: options.dataDir ? join(options.dataDir) : undefined,
-    loadDataDir: options.loadDataDir,
-    parsers,
-  })
-  await pglite.exec(`SET TimeZone TO 'UTC'`)
-  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) })
+  const { dataDir } = options
+  let lock: DataDirLock | undefined
+  let loadDataDir = options.loadDataDir
+  if (dataDir) {
+    mkdirSync(dirname(dataDir), { recursive: true })
+    lock = lockDataDir(dataDir)
+    // A new data directory starts from the migrated template when there is one (lib/pglite-template.ts).
+    if (!loadDataDir && !existsSync(join(dataDir, 'PG_VERSION'))) loadDataDir = options.template?.()
+    mkdirSync(dataDir, { recursive: true })
+  }
+  let pglite: PGlite
+  try {
+    pglite = await PGlite.create({ dataDir, loadDataDir, parsers })
+    await pglite.exec(`SET TimeZone TO 'UTC'`)
+  } catch (error) {
+    lock?.release()
+    throw error
+  }
+  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite), log: queryTimer('pglite') })
   return {
     db,
     engine: 'pglite',
@@ -79,7 +102,14 @@ async function createPGlite(options: DatabaseOptions): Promise<Database> {
     execScript: async (_executor, script) => {
       await pglite.exec(script)
     },
-    close: () => db.destroy(),
+    close: async () => {
+      try {
+        await db.destroy()
+      } finally {
+        lock?.release()
+      }
+    },
+    lock,
     listen: async (channel, onNotify, onState) => {
       const unlisten = await pglite.listen(channel, onNotify)
       onState(true)
@@ -107,7 +137,9 @@ async function createPostgres(url: string, options: DatabaseOptions): Promise<Da
   // hears it for idle clients; a client in use hears it itself, and its query fails with it.
   pool.on('error', () => {})
   pool.on('connect', (client) => client.on('error', () => {}))
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparedStatements(pool) }) })
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparedStatements(pool) }), log: queryTimer('postgres') })
+  const readPool = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount })
+  poolReaders.push(readPool)
   return {
     db,
     engine: 'postgres',
@@ -115,7 +147,10 @@ async function createPostgres(url: string, options: DatabaseOptions): Promise<Da
     execScript: async (executor, script) => {
       await sql.raw(script).execute(executor)
     },
-    close: () => db.destroy(),
+    close: async () => {
+      poolReaders.splice(poolReaders.indexOf(readPool), 1)
+      await db.destroy()
+    },
     listen: (channel, onNotify, onState) => listenWithReconnect(url, channel, onNotify, onState),
   }
 }

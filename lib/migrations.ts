@@ -25,8 +25,24 @@ class SqlFileMigrationProvider implements MigrationProvider {
   }
 }
 
+/** The migration files not recorded as applied (all of them before the first). One query, no lock. */
+export async function pendingMigrations(database: Database): Promise<string[]> {
+  const files = (await readdir(SQL_DIR)).filter((f) => /^\d+_.+\.sql$/.test(f)).map((f) => f.replace(/\.sql$/, ''))
+  let applied: Set<string>
+  try {
+    const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(database.db)
+    applied = new Set(rows.map((r) => r.name))
+  } catch (error) {
+    if ((error as { code?: string }).code !== '42P01') throw error // anything but "no bookkeeping table yet"
+    applied = new Set()
+  }
+  return files.filter((name) => !applied.has(name))
+}
+
 /** Applies every pending migration; returns the names applied now. */
 export async function migrateToLatest(database: Database): Promise<string[]> {
+  // A restart's usual case: nothing to apply, and no need for the Migrator's lock.
+  if (!(await pendingMigrations(database)).length) return []
   // The bookkeeping tables live in the working schema. Left to itself the Migrator looks for them in
   // any schema on the search path's server, and a second schema holding them would hide the first.
   const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)

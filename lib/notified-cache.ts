@@ -3,8 +3,11 @@
 // psql), and it caches nothing while that channel is not heard (before connecting, after a dropped
 // connection), since changes made then would go unnoticed.
 import type { Database } from './database.js'
+import { cacheLookups } from './metrics.js'
 
 export interface NotifiedCacheOptions<V> {
+  /** The cache's name in the metrics (`rhizome_cache_lookups_total{cache}`). */
+  name: string
   /** Entries kept at most; the oldest goes first. 0 disables the cache. */
   maxEntries: number
   /** An entry older than this is not used (a bound on staleness should a change not notify). */
@@ -21,9 +24,13 @@ export class NotifiedCache<V> {
   #listening = false
   // Moves on at every drop: a value computed across a change is not stored.
   #generation = 0
+  readonly #hits
+  readonly #misses
 
   constructor(options: NotifiedCacheOptions<V>) {
     this.#options = options
+    this.#hits = cacheLookups.labels(options.name, 'hit')
+    this.#misses = cacheLookups.labels(options.name, 'miss')
   }
 
   /** Starts listening on `channel`; returns the function that stops. */
@@ -45,7 +52,11 @@ export class NotifiedCache<V> {
   /** The cached value of `key`, else `compute()`'s, stored unless a change raced with it. */
   async remember(key: string, compute: () => Promise<V | undefined>): Promise<V | undefined> {
     const hit = this.#entries.get(key)
-    if (hit && Date.now() - hit.at < this.#options.ttlMs) return hit.value
+    if (hit && Date.now() - hit.at < this.#options.ttlMs) {
+      this.#hits.inc()
+      return hit.value
+    }
+    this.#misses.inc()
     const before = this.#generation
     const value = await compute()
     if (value !== undefined && this.#listening && this.#generation === before) this.#store(key, value)

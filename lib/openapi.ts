@@ -100,5 +100,6 @@ export const errorSchema = {
     code: { type: 'string' },
     message: { type: 'string' },
     details: { type: 'object', additionalProperties: true },
+    request_id: { type: 'string', description: 'The X-Request-Id of the request (also in the server log)' },
   },
 }

@@ -83,8 +83,11 @@ export interface Hooks {
   listRows?: (ctx: Context, page: ListPage, filtered: ListQuery) => Promise<ListResult | undefined>
   /** `?format=csv&shape=wide` (datapoint resources): the pivot of the long rows. */
   wide?: (ctx: Context, filtered: ListQuery) => Promise<WideExport>
-  /** Replaces the generic INSERT (e.g. document upload); returns the new row's id. */
-  create?: (ctx: Context, body: Row, encoding: BodyEncoding) => Promise<number>
+  /**
+   * Replaces the generic INSERT (e.g. document upload); returns the new row's id, or the id and fields
+   * the 201 answer carries once and no read ever shows again (a new API key).
+   */
+  create?: (ctx: Context, body: Row, encoding: BodyEncoding) => Promise<number | { id: number; once: Row }>
   /** Replaces the generic UPDATE (writes that land in another table, e.g. data entry). */
   update?: (ctx: Context, existing: Row, body: Row, encoding: BodyEncoding) => Promise<void>
   /** Replaces the generic DELETE of one row (after the 404 and permission checks). */

@@ -29,7 +29,7 @@ const tooManyFailures = (seconds: number) =>
 
 export default fp(
   async function auth(app: FastifyInstance) {
-    const cache = new NotifiedCache<AuthUser>({ maxEntries: 10_000, ttlMs: CACHE_TTL_MS })
+    const cache = new NotifiedCache<AuthUser>({ name: 'auth', maxEntries: 10_000, ttlMs: CACHE_TTL_MS })
     const unlisten = await cache.listen(app.db, 'rhizome_auth')
     app.addHook('onClose', () => unlisten())
     app.decorate('dropAuthCache', () => cache.drop())

@@ -9,6 +9,7 @@ import { MicroBatcher } from '../classifier/batcher.js'
 import { initTf } from '../classifier/runtime.js'
 import { MODEL_DIR } from '../classifier/paths.js'
 import { errorSchema } from '../lib/openapi.js'
+import { detectTexts } from '../lib/metrics.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -98,6 +99,7 @@ export default fp(
       const model = modelReady()
       const perText = texts.map((t) => model.windowsOf(t))
       const scores = await batcher.score(perText.flat())
+      detectTexts.inc(texts.length)
       let offset = 0
       return perText.map((windows) => {
         let p = 0

@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { createDatabase, type Database } from '../lib/database.js'
 import { migrateToLatest } from '../lib/migrations.js'
+import { readTemplate } from '../lib/pglite-template.js'
 import { ensureAdmin } from '../lib/bootstrap.js'
 
 declare module 'fastify' {
@@ -60,17 +61,32 @@ function inFlightRequests(app: FastifyInstance) {
   }
 }
 
+/** Runs a start-up step, saying what it is doing and how long it took (a slow start shows where it waits). */
+export function startupSteps(app: FastifyInstance) {
+  return async <T>(what: string, work: () => Promise<T>): Promise<T> => {
+    app.log.info(`${what}…`)
+    const started = performance.now()
+    const result = await work()
+    app.log.info({ ms: Math.round(performance.now() - started) }, `${what}: done`)
+    return result
+  }
+}
+
 export default fp<DbPluginOptions>(
   async function db(app: FastifyInstance, options) {
     const { config } = app
+    const step = startupSteps(app)
     const database =
       options.database ??
-      (await createDatabase(config.DATABASE_URL ? { url: config.DATABASE_URL } : { dataDir: join(config.DATA_DIR, 'pglite') }))
+      (await step(config.DATABASE_URL ? 'connecting to PostgreSQL' : `opening the embedded database in ${join(config.DATA_DIR, 'pglite')}`, () =>
+        createDatabase(config.DATABASE_URL ? { url: config.DATABASE_URL } : { dataDir: join(config.DATA_DIR, 'pglite'), template: readTemplate })))
     const handling = inFlightRequests(app)
     if (!options.database) {
-      const applied = await migrateToLatest(database)
+      const applied = await step('applying migrations', () => migrateToLatest(database))
       if (applied.length) app.log.info({ applied }, 'migrations applied')
-      await ensureAdmin(database.db, config, (line) => app.log.info(line))
+      // The new key is printed once on stdout (resource-api §5), never as a log record: logs are
+      // shipped and kept, and must not hold credentials.
+      await ensureAdmin(database.db, config, (line) => process.stdout.write(`${line}\n`))
     }
     app.addHook('onClose', async () => {
       await handling.settled(CLOSE_WAIT_MS)

@@ -125,6 +125,7 @@ export default fp(
      * replaced once the notification has arrived (decisions.md, "Detail cache").
      */
     const details = new NotifiedCache<string>({
+      name: 'detail',
       maxEntries: app.config.DETAIL_CACHE_BYTES > 0 ? DETAIL_CACHE_MAX_ENTRIES : 0,
       maxWeight: app.config.DETAIL_CACHE_BYTES,
       weigh: (json) => json.length,

@@ -47,7 +47,7 @@ export default fp(
     app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       const api = toApiError(error, request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit, request.headers['content-type'], !request.user?.restricted)
       if (api.statusCode >= 500) request.log.error({ err: error }, 'request failed')
-      reply.code(api.statusCode).headers(api.headers ?? {}).type('application/json; charset=utf-8').send(api.body())
+      reply.code(api.statusCode).headers(api.headers ?? {}).type('application/json; charset=utf-8').send({ ...api.body(), request_id: request.id })
     })
 
     app.setNotFoundHandler(async (request: FastifyRequest, reply: FastifyReply) => {
@@ -58,7 +58,7 @@ export default fp(
         const name = path.slice('/api/v1/'.length).split('/')[0]
         if (name && !byName.has(name)) error = new ApiError(404, 'UNKNOWN_RESOURCE', `Unknown resource: ${name}`)
       }
-      reply.code(404).send(error.body())
+      reply.code(404).send({ ...error.body(), request_id: request.id })
     })
   },
   { name: 'errors' },

@@ -7,7 +7,7 @@ import fp from 'fastify-plugin'
 import helmet, { type HelmetOptions } from 'helmet'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import rateLimit from '@fastify/rate-limit'
-import underPressure from '@fastify/under-pressure'
+import { LagMonitor } from '../lib/lag-monitor.js'
 import { listSetting } from '../lib/config.js'
 import { ApiError } from '../lib/errors.js'
 import { parseAuthorization } from '../lib/auth.js'
@@ -52,8 +52,9 @@ export default fp(
     // TLS ends in front of the service (SECURITY.md): no upgrade-insecure-requests, which would send
     // the docs page's own assets to https on a plain-HTTP deployment.
     const headers = securityHeaders({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } })
-    app.addHook('onRequest', (_request, reply, done) => {
+    app.addHook('onRequest', (request, reply, done) => {
       reply.headers(headers)
+      reply.header('x-request-id', request.id)
       done()
     })
 
@@ -115,25 +116,32 @@ export default fp(
       done()
     })
 
-    // https://github.com/fastify/under-pressure — 503 with Retry-After while the event loop lags, so a
-    // saturated process sheds load instead of queueing requests it will answer too late.
+    // Load shedding: 503 with Retry-After while the event loop is saturated, so a process past its
+    // capacity answers some requests quickly instead of every one too late. Saturation is sustained
+    // lag: every sample of the last PRESSURE_WINDOW_MS (at least three) above MAX_EVENT_LOOP_DELAY_MS.
+    // One stall (a long synchronous step, a GC pause, start-up) is not load and never sheds. Liveness
+    // is never shed: a saturated process is still alive.
     if (config.MAX_EVENT_LOOP_DELAY_MS > 0) {
-      const sampleInterval = Math.min(1000, Math.max(10, Math.floor(config.MAX_EVENT_LOOP_DELAY_MS / 2)))
-      // Start-up (the model, the OpenAPI document) blocks the loop once; that is not load. Shedding
-      // begins two samples after the server is ready.
-      let armedAt = Infinity
-      app.addHook('onReady', async () => {
-        armedAt = Date.now() + 2 * sampleInterval
+      const monitor = new LagMonitor(config.MAX_EVENT_LOOP_DELAY_MS, config.PRESSURE_WINDOW_MS)
+      // Armed once the server listens: start-up work happens before it.
+      app.addHook('onListen', (done) => {
+        monitor.start()
+        done()
       })
-      await app.register(underPressure, {
-        maxEventLoopDelay: config.MAX_EVENT_LOOP_DELAY_MS,
-        sampleInterval,
-        pressureHandler: (_request, _reply, type) => {
-          if (Date.now() < armedAt) return undefined
-          throw new ApiError(503, 'UNDER_PRESSURE', `Server is overloaded (${type}); retry in ${PRESSURE_RETRY_AFTER_S} s`, undefined, {
-            'retry-after': String(PRESSURE_RETRY_AFTER_S),
-          })
-        },
+      app.addHook('onReady', (done) => {
+        // Injected requests (no listen) are served by a ready app: tests arm it there.
+        if (!app.server.listening) monitor.start()
+        done()
+      })
+      app.addHook('onClose', (_instance, done) => {
+        monitor.stop()
+        done()
+      })
+      app.addHook('onRequest', (request, _reply, done) => {
+        if (!monitor.saturated() || request.url === '/health/live') return done()
+        done(new ApiError(503, 'UNDER_PRESSURE', `Server is overloaded (eventLoopDelay); retry in ${PRESSURE_RETRY_AFTER_S} s`, undefined, {
+          'retry-after': String(PRESSURE_RETRY_AFTER_S),
+        }))
       })
     }
   },

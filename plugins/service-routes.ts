@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { sql } from 'kysely'
+import { pendingMigrations } from '../lib/migrations.js'
 
 export default fp(
   async function serviceRoutes(app: FastifyInstance) {
@@ -9,8 +10,32 @@ export default fp(
       ...(app.hasRoute({ method: 'POST', url: '/detect' }) ? { detect: '/detect', detect_batch: '/detect/batch' } : {}),
       api: '/api/v1/',
       health: '/health',
+      metrics: '/metrics',
       documentation: '/documentation',
     }))
+
+    let closing = false
+    app.addHook('preClose', (done) => {
+      closing = true
+      done()
+    })
+
+    // Liveness: the process answers (never shed, plugins/protection.ts). A failure means restart it.
+    app.get('/health/live', { schema: { tags: ['service'], summary: 'The process answers' } }, async () => ({ status: 'ok' }))
+
+    // Readiness: send it traffic. A failure means route around it for now.
+    app.get('/health/ready', { schema: { tags: ['service'], summary: 'Database reachable, migrations applied, model loaded, not shutting down; 503 otherwise' } }, async (_request, reply) => {
+      const checks: Record<string, string> = { database: 'ok', migrations: 'ok', model: app.detection.status(), shutting_down: closing ? 'yes' : 'no' }
+      try {
+        const pending = await pendingMigrations(app.db)
+        if (pending.length) checks.migrations = `pending: ${pending.join(', ')}`
+      } catch {
+        checks.database = 'down'
+        checks.migrations = 'unknown'
+      }
+      const ready = checks.database === 'ok' && checks.migrations === 'ok' && checks.model === 'ok' && !closing
+      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', ...checks })
+    })
 
     app.get('/health', { schema: { tags: ['service'], summary: 'Database (and model) status; 503 when a part is down' } }, async (_request, reply) => {
       let database = 'ok'

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { LocationPolygon } from '../schemas/location_polygon.js'
-import { defineResource, type Context, type Row } from '../lib/resource.js'
+import { defineResource, type Row } from '../lib/resource.js'
 import { validationError } from '../lib/errors.js'
 import { inList } from '../lib/datapoint-reads.js'
 import { assertLocationPermitted, LOCATION_PARAMS, selectLocations } from '../lib/location-selection.js'

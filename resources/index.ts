@@ -27,6 +27,7 @@ import dateDatapoint from './date_datapoint.js'
 import { campaignDocResult, dateDocResult } from './doc_results.js'
 import { aggRefreshResource, queueProcessResource, refreshMaster, transformUpload } from './pipeline.js'
 import userGroup from './user_group.js'
+import apiKey from './api_key.js'
 
 export const resources: Resource[] = [
   campaignType,
@@ -46,6 +47,7 @@ export const resources: Resource[] = [
   user,
   group,
   userGroup,
+  apiKey,
   document,
   sourceObjectMap,
   sourceSubmission,

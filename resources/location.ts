@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { Location } from '../schemas/location.js'
-import { defineResource, type Context, type Row } from '../lib/resource.js'
+import { defineResource, type Row } from '../lib/resource.js'
 import { resetMappings } from '../lib/caches.js'
 import { assertLocationPermitted, LOCATION_PARAMS, selectLocations } from '../lib/location-selection.js'
 import { addToTree, checkNoCycle, moveInTree } from '../lib/location-tree.js'

@@ -46,7 +46,7 @@ async function snapshot(db: Kysely<DB>): Promise<Record<string, string>> {
 }
 
 t.test("an upload names districts of another province: those rows are not written, now or at anyone's later refresh", async (t) => {
-  const { api, asAlice, db, w } = await setup(t)
+  const { api, db, w } = await setup(t)
   const bBefore = await campaignValue(db, w, w.b1)
   const rootBefore = await campaignValue(db, w, w.R)
   t.equal(bBefore, 20)

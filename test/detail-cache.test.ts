@@ -104,7 +104,7 @@ function fakeDatabase() {
 
 t.test('NotifiedCache: nothing cached unheard, a value computed across a change is not kept, oldest out first', async (t) => {
   const channel = fakeDatabase()
-  const cache = new NotifiedCache<string>({ maxEntries: 2, ttlMs: 60_000 })
+  const cache = new NotifiedCache<string>({ name: 'test', maxEntries: 2, ttlMs: 60_000 })
   await cache.listen(channel.database, 'c')
   let computed = 0
   const compute = (value: string) => async () => (computed++, value)
@@ -139,7 +139,7 @@ t.test('NotifiedCache: nothing cached unheard, a value computed across a change 
 
 t.test('NotifiedCache: a weight bound keeps the total under maxWeight and refuses what alone exceeds it', async (t) => {
   const channel = fakeDatabase()
-  const cache = new NotifiedCache<string>({ maxEntries: 100, ttlMs: 60_000, maxWeight: 10, weigh: (value) => value.length })
+  const cache = new NotifiedCache<string>({ name: 'test', maxEntries: 100, ttlMs: 60_000, maxWeight: 10, weigh: (value) => value.length })
   await cache.listen(channel.database, 'c')
   channel.connected(true)
   await cache.remember('a', async () => 'aaaa')
@@ -158,7 +158,7 @@ t.test('NotifiedCache: a weight bound keeps the total under maxWeight and refuse
 
 t.test('NotifiedCache: entries expire after ttlMs', async (t) => {
   const channel = fakeDatabase()
-  const cache = new NotifiedCache<number>({ maxEntries: 10, ttlMs: 20 })
+  const cache = new NotifiedCache<number>({ name: 'test', maxEntries: 10, ttlMs: 20 })
   await cache.listen(channel.database, 'c')
   channel.connected(true)
   await cache.remember('k', async () => 1)

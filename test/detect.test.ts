@@ -24,7 +24,7 @@ t.test('94. GET / lists the endpoints', async (t) => {
   const { app } = await build(t)
   const root = await client(app).get('/', {})
   t.equal(root.status, 200)
-  t.same(root.body, { detect: '/detect', detect_batch: '/detect/batch', api: '/api/v1/', health: '/health', documentation: '/documentation' })
+  t.same(root.body, { detect: '/detect', detect_batch: '/detect/batch', api: '/api/v1/', health: '/health', metrics: '/metrics', documentation: '/documentation' })
   const health = await client(app).get('/health', {})
   t.same(health.body, { status: 'ok', database: 'ok', model: 'ok' })
 })

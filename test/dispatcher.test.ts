@@ -1,6 +1,6 @@
 // acceptance.md A: dispatcher, authentication, envelope (scenarios 1–14).
 import t from 'tap'
-import { admin, ADMIN_KEY, alice, ALICE_KEY, build } from './helper.js'
+import { admin, ADMIN_KEY, alice, build } from './helper.js'
 import { client } from './api.js'
 import { resources } from '../resources/index.js'
 

@@ -36,7 +36,7 @@ if (engine !== 'postgres') {
     t.equal(killed, 1, 'the backend running the transform was terminated mid-way')
     const failed = await transform
     t.equal(failed.status, 503)
-    t.same(failed.body, { statusCode: 503, error: 'Service Unavailable', code: 'DATABASE_UNAVAILABLE', message: 'Database unavailable' })
+    t.same(failed.body, { statusCode: 503, error: 'Service Unavailable', code: 'DATABASE_UNAVAILABLE', message: 'Database unavailable', request_id: failed.headers['x-request-id'] })
     t.same(await rowCounts(db), before, 'no partial rows remain')
     await sql.raw('drop trigger pause_half_way on source_submission').execute(db)
     t.equal((await api.get('/campaign/')).status, 200, 'the server keeps answering')

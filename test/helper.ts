@@ -1,8 +1,8 @@
 // Test harness: one real database per test process (PGlite from a migrated template, or a private
 // schema on the PostgreSQL server named by DATABASE_URL), reset to the freshly migrated state
 // before each scenario, and `build(t)` for an app that closes itself after the test.
-import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sql, type Kysely } from 'kysely'
@@ -11,7 +11,8 @@ import t from 'tap'
 import { buildApp } from '../app.js'
 import type { Config } from '../lib/config.js'
 import { createDatabase, type Database } from '../lib/database.js'
-import { migrateToLatest, SQL_DIR } from '../lib/migrations.js'
+import { migrateToLatest } from '../lib/migrations.js'
+import { ensureTemplate } from '../lib/pglite-template.js'
 import { createApiKey, createUser } from '../lib/auth.js'
 import type { DB } from '../schemas/index.js'
 
@@ -28,29 +29,10 @@ export const engine = process.env.DATABASE_URL ? 'postgres' : 'pglite'
 
 let shared: Promise<{ database: Database; seed: Map<string, Record<string, unknown>[]> }> | undefined
 
-/** A migrated PGlite data directory, made once per migration set and reused by every test process. */
-async function pgliteTemplate(): Promise<Blob> {
-  const hash = createHash('sha1')
-  for (const file of readdirSync(SQL_DIR).sort()) hash.update(file).update(readFileSync(join(SQL_DIR, file)))
-  const dir = join(ROOT, 'node_modules', '.cache', 'rhizome')
-  const file = join(dir, `pglite-${hash.digest('hex').slice(0, 12)}.tar`)
-  if (!existsSync(file)) {
-    const database = await createDatabase({})
-    await migrateToLatest(database)
-    const blob = await database.pglite!.dumpDataDir('none')
-    await database.close()
-    mkdirSync(dir, { recursive: true })
-    const tmp = `${file}.${process.pid}`
-    writeFileSync(tmp, Buffer.from(await blob.arrayBuffer()))
-    renameSync(tmp, file)
-  }
-  return new Blob([readFileSync(file)])
-}
-
 async function openDatabase(): Promise<Database> {
   const url = process.env.DATABASE_URL
   if (!url) {
-    const database = await createDatabase({ loadDataDir: await pgliteTemplate() })
+    const database = await createDatabase({ loadDataDir: await ensureTemplate() })
     await migrateToLatest(database)
     return database
   }

@@ -10,7 +10,6 @@ import { bob, erin, moreUsers, upload, world } from './world.js'
 import { resources } from '../resources/index.js'
 import type { Resource } from '../lib/resource.js'
 
-type Api = ReturnType<typeof client>
 type Row = Record<string, unknown>
 
 t.test('a user responsible for province A gets nothing of province B or the root', async (t) => {
@@ -126,10 +125,10 @@ function documentedWriters(): Map<string, Set<Role> | null> {
 
 t.test('access-control matrix: every resource and method for each role (SECURITY.md), anonymous and a wrong key', async (t) => {
   // Hundreds of wrong keys from one address would (rightly) lock it out: test/protection.test.ts.
-  const { app, aliceId, db } = await build(t, { AUTH_FAILURE_MAX: 100_000 })
+  const { app, adminId, aliceId, db } = await build(t, { AUTH_FAILURE_MAX: 100_000 })
   const api = client(app)
   const w = await world(api)
-  await moreUsers(db)
+  const { erinId, bobId } = await moreUsers(db)
   t.equal((await api.post('/location_responsibility/', { user_id: aliceId, top_lvl_location_id: w.A })).status, 201)
   // A row in every other resource too, so each one has a detail to read and delete.
   const created = async (path: string, body: Row, headers?: Record<string, string>) => {
@@ -151,6 +150,7 @@ t.test('access-control matrix: every resource and method for each role (SECURITY
   await created('/doc_detail/', { doc_detail_type_id: statusType, document_id: w.campaignDoc, doc_detail_value: 'ok' })
 
   const as: Record<Role, ReturnType<typeof client>> = { S: api, E: client(app, erin), R: client(app, alice), U: client(app, bob) }
+  const userIds: Record<Role, number> = { S: adminId, E: erinId, R: aliceId, U: bobId }
   const permitted = new Set([w.A, w.a1])
   const params: Record<string, number> = { indicator__in: w.n, campaign__in: w.C, document_id: own.id, campaign_id: w.C, user_id: aliceId }
   const listUrl = (r: Resource) => `/api/v1/${r.name}/?${r.GET_params_required.map((p) => `${p}=${params[p]}`).join('&')}`
@@ -194,10 +194,12 @@ t.test('access-control matrix: every resource and method for each role (SECURITY
         continue
       }
       // Reads: every role lists; a restricted user sees nothing outside the subtree and gets 404 for a row there.
-      // Responsibilities (alice's, here) are read by a superuser and by their own user only.
-      const notTheirs = r.name === 'location_responsibility' && (role === 'E' || role === 'U')
+      // Responsibilities (alice's, here) and keys are read by a superuser and by their own user only.
+      const ownedBy = (row: Row | undefined) => (r.name === 'location_responsibility' || r.name === 'api_key' ? row?.user_id : undefined)
+      const notTheirs = role !== 'S' && row !== undefined && ownedBy(row) !== undefined && ownedBy(row) !== userIds[role]
       const list = await user.get(listUrl(r))
-      t.equal(list.status, notTheirs ? 403 : 200, `${role}: ${r.name} list`)
+      t.equal(list.status, r.name === 'location_responsibility' && notTheirs ? 403 : 200, `${role}: ${r.name} list`)
+      if (role !== 'S') t.same(((list.body.objects ?? []) as Row[]).filter((o) => ownedBy(o) !== undefined && ownedBy(o) !== userIds[role]), [], `${role}: ${r.name} lists their own only`)
       if (role === 'R') t.same(((list.body.objects ?? []) as Row[]).filter((o) => outside(r, o)), [], `R: ${r.name} list holds nothing outside A`)
       if (row) {
         const read = await user.get(detail)
@@ -212,7 +214,7 @@ t.test('access-control matrix: every resource and method for each role (SECURITY
       const post = await user.post(`/api/v1/${r.name}/`, {})
       t.equal(refused(post.status, post.body), !may, `${role}: POST ${r.name} ${may ? 'passes the role check' : 'is refused'}`, { status: post.status, body: post.text })
       if (!may) t.match(post.body.message, new RegExp(`^Only .+ may modify ${r.name}$`))
-      if (row) {
+      if (row && r.methods.detail.includes('PATCH')) {
         const patch = await user.patch(detail, {})
         t.equal(refused(patch.status, patch.body), !may, `${role}: PATCH ${r.name} ${may ? 'passes the role check' : 'is refused'}`, { status: patch.status, body: patch.text })
         if (role !== 'S') {

@@ -3,6 +3,7 @@
 // with stable ids. Runs in the caller's transaction, under an advisory lock on the campaign.
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { DB } from '../../schemas/index.js'
+import { recomputeDuration } from '../metrics.js'
 
 const FINITE = (column: RawBuilder<unknown>) =>
   sql`${column} is not null and ${column} <> 'NaN'::float8 and ${column} <> 'Infinity'::float8 and ${column} <> '-Infinity'::float8`
@@ -41,6 +42,15 @@ export interface RecomputeStats {
 }
 
 export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Promise<RecomputeStats> {
+  const endTimer = recomputeDuration.startTimer()
+  try {
+    return await recompute(db, campaignId)
+  } finally {
+    endTimer()
+  }
+}
+
+async function recompute(db: Kysely<DB>, campaignId: number): Promise<RecomputeStats> {
   // The id is an integer from the database. It is written as a literal so these statements are planned
   // for the temp tables' current contents, never from a cached generic plan.
   const C = sql.lit(Math.trunc(campaignId))

@@ -3,6 +3,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { isUniqueViolation } from '../errors.js'
+import { ingestCells, ingestRejectedRows } from '../metrics.js'
 import { cleanValue } from './clean.js'
 import type { Cell } from './files.js'
 import { capped, roleColumns, type Document } from './transform.js'
@@ -106,6 +107,10 @@ export async function refreshMaster(db: Kysely<DB>, doc: Document, permitted: Se
   lap('refresh_read')
   // Staged in (row, column) order, so within a key the highest id is the winner (§5.4).
   await insertStaged(db, staged)
+  ingestCells.inc(staged.length)
+  for (const reason of ['missing_location', 'missing_campaign', 'missing_date', 'location_forbidden'] as const) {
+    if (status[reason].length) ingestRejectedRows.inc({ reason }, status[reason].length)
+  }
   lap('refresh_stage')
   const statusNames = {
     processed: 'PROCESSED', missing_location: 'MISSING_LOCATION', missing_campaign: 'MISSING_CAMPAIGN', missing_date: 'MISSING_DATE', location_forbidden: 'LOCATION_FORBIDDEN',

@@ -1,0 +1,60 @@
+// Compiles the server into dist/ (`npm run build`), or only when a source changed since the last build
+// (`buildIfStale`, what `npm start` does: the compile takes seconds, a check of file times milliseconds).
+import { spawnSync } from 'node:child_process'
+import { existsSync, readdirSync, statSync, writeFileSync, utimesSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const STAMP = join(ROOT, 'dist', '.build-stamp')
+// What tsconfig.build.json compiles, and the files that steer the compile.
+const SOURCE_DIRS = ['lib', 'plugins', 'resources', 'schemas', 'cli', 'classifier']
+const CONFIG_FILES = ['tsconfig.json', 'tsconfig.build.json', 'package.json']
+
+function newestSource() {
+  let newest = 0
+  const visit = (path, recurse) => {
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      const file = join(path, entry.name)
+      if (entry.isDirectory()) {
+        if (recurse) visit(file, true)
+      } else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(file).mtimeMs)
+    }
+  }
+  visit(ROOT, false)
+  for (const dir of SOURCE_DIRS) visit(join(ROOT, dir), true)
+  for (const file of CONFIG_FILES) newest = Math.max(newest, statSync(join(ROOT, file)).mtimeMs)
+  return newest
+}
+
+/** True when dist/ was built after every source's last change. */
+export function buildIsCurrent() {
+  return existsSync(STAMP) && statSync(STAMP).mtimeMs >= newestSource()
+}
+
+/** Runs the TypeScript compiler; the stamp carries the time the compile began (a later edit is newer). */
+export function build() {
+  const began = new Date()
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+  const result = spawnSync(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit' })
+  if (result.status !== 0) throw new Error(`the TypeScript compile failed (exit ${result.status})`)
+  writeFileSync(STAMP, '')
+  utimesSync(STAMP, began, began)
+}
+
+export function buildIfStale(log = (line) => console.error(line)) {
+  if (buildIsCurrent()) return false
+  log('compiling the server into dist/ (sources changed since the last build)…')
+  build()
+  return true
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  try {
+    build()
+  } catch (error) {
+    console.error(error.message)
+    process.exit(1)
+  }
+}

@@ -1,0 +1,108 @@
+// The operator commands through a running server's API, as a superuser: what the CLI does when the
+// embedded database is held by a server (only that process may open it), or when `--server` is given.
+import { readFile } from 'node:fs/promises'
+import { basename } from 'node:path'
+import { parse } from 'csv-parse/sync'
+import { hashKey } from '../lib/auth.js'
+import type { Options } from './commands.js'
+import { UsageError } from './commands.js'
+
+type Row = Record<string, unknown>
+
+export class RemoteError extends Error {
+  override name = 'RemoteError'
+}
+
+/** A small client of the API: JSON in and out, a 4xx/5xx becomes an error naming the server's message. */
+export function apiClient(base: string, key: string) {
+  const authorization = key.includes(':') ? `ApiKey ${key}` : `Bearer ${key}`
+  return async function call(method: string, path: string, body?: unknown): Promise<Row> {
+    const response = await fetch(new URL(`/api/v1${path}`, base), {
+      method,
+      headers: { authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    const text = await response.text()
+    const json = text ? (JSON.parse(text) as Row) : {}
+    if (!response.ok) throw new RemoteError(`${method} ${path}: ${response.status} ${String(json.message ?? text)}`)
+    return json
+  }
+}
+
+type Call = ReturnType<typeof apiClient>
+
+async function userId(call: Call, username: string): Promise<number> {
+  const { objects } = (await call('GET', `/user/?username=${encodeURIComponent(username)}`)) as { objects: Row[] }
+  if (!objects.length) throw new UsageError(`no user named ${username}`)
+  return objects[0].id as number
+}
+
+async function newKey(call: Call, username: string, id: number): Promise<string> {
+  const created = await call('POST', '/api_key/', { user_id: id })
+  return `${username}:${created.key as string}`
+}
+
+/** content_type,source_object_code,master_object_id lines, set on the document's codes (new codes are added). */
+async function applyMappings(call: Call, documentId: number, file: string): Promise<number> {
+  const rows = parse(await readFile(file), { columns: true, skip_empty_lines: true, trim: true }) as Array<Record<string, string>>
+  const { objects } = (await call('GET', `/source_object_map/?document_id=${documentId}&limit=100000`)) as { objects: Row[] }
+  const byCode = new Map(objects.map((m) => [`${m.content_type} ${m.source_object_code}`, m.id as number]))
+  for (const row of rows) {
+    const existing = byCode.get(`${row.content_type} ${row.source_object_code}`)
+    const master_object_id = Number(row.master_object_id)
+    if (existing !== undefined) await call('PATCH', `/source_object_map/${existing}/`, { master_object_id })
+    else await call('POST', '/source_object_map/', { content_type: row.content_type, source_object_code: row.source_object_code, master_object_id })
+  }
+  return rows.length
+}
+
+/** Runs one command against the server at `base`; returns the exit code. */
+export async function runRemote(base: string, key: string, command: string, arg: string | undefined, options: Options, print: (line: string) => void): Promise<number> {
+  const call = apiClient(base, key)
+  switch (command) {
+    case 'create-user': {
+      if (!arg) throw new UsageError('create-user needs a username')
+      const user = await call('POST', '/user/', { username: arg, is_superuser: options.superuser ?? false, ...(options.email ? { email: options.email } : {}) })
+      const id = user.id as number
+      if (options.location) await call('POST', '/location_responsibility/', { user_id: id, top_lvl_location_id: Number(options.location) })
+      print(await newKey(call, arg, id))
+      return 0
+    }
+    case 'create-key': {
+      if (!arg) throw new UsageError('create-key needs a username')
+      print(await newKey(call, arg, await userId(call, arg)))
+      return 0
+    }
+    case 'revoke-key': {
+      const clear = arg?.includes(':') ? arg.slice(arg.lastIndexOf(':') + 1) : arg
+      if (!clear && !options.user) throw new UsageError('revoke-key needs a key or --user <username>')
+      const filter = options.user ? `user_id=${await userId(call, options.user)}` : `key_hash=${hashKey(clear!)}`
+      const { meta } = (await call('GET', `/api_key/?${filter}`)) as { meta: { total_count: number } }
+      if (meta.total_count) await call('DELETE', `/api_key/?${filter}`)
+      print(`${meta.total_count} key(s) revoked`)
+      return meta.total_count ? 0 : 1
+    }
+    case 'upload': {
+      if (!arg) throw new UsageError('upload needs a file')
+      const bytes = await readFile(arg)
+      const doc = await call('POST', '/document/', {
+        docfile: bytes.toString('base64'),
+        doc_title: basename(arg),
+        file_type: options.type ?? '',
+        ...(options.dateOrder ? { date_order: options.dateOrder } : {}),
+      })
+      const id = doc.id as number
+      let result = (await call('GET', `/transform_upload/?document_id=${id}`)) as { objects: Row[] }
+      if (options.map) {
+        print(`${await applyMappings(call, id, options.map)} mapping(s) applied`)
+        result = (await call('GET', `/refresh_master/?document_id=${id}`)) as { objects: Row[] }
+      }
+      print(JSON.stringify({ document_id: id, ...(result.objects[0].ingest_stats as Row) }, null, 2))
+      return 0
+    }
+    case 'migrate':
+      print(`the server at ${base} applied every migration when it started`)
+      return 0
+  }
+  throw new RemoteError(`${command} cannot run while the server at ${base} holds the embedded database: stop the server first`)
+}

@@ -1,0 +1,36 @@
+// Prometheus metrics (lib/metrics.ts) at GET /metrics: every answer's duration by method, route
+// pattern and status, and whatever the layers record. Open unless METRICS_TOKEN is set, then it needs
+// `Authorization: Bearer <token>` (a deployment reachable from outside sets it, or keeps /metrics to
+// its proxy's internal network).
+import { timingSafeEqual } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { httpDuration, registry } from '../lib/metrics.js'
+import { ApiError } from '../lib/errors.js'
+
+const sameSecret = (given: string, expected: string) =>
+  given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected))
+
+export default fp(
+  async function metrics(app: FastifyInstance) {
+    if (app.config.METRICS === '0') return
+    // Callback-style: it runs on every answer, and an async hook costs a promise each time.
+    app.addHook('onResponse', (request, reply, done) => {
+      httpDuration.observe(
+        { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: reply.statusCode },
+        reply.elapsedTime / 1000,
+      )
+      done()
+    })
+
+    const token = app.config.METRICS_TOKEN
+    app.get('/metrics', { schema: { tags: ['service'], summary: 'Prometheus metrics (Bearer METRICS_TOKEN when set)' } }, async (request, reply) => {
+      if (token) {
+        const given = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1]
+        if (!given || !sameSecret(given, token)) throw new ApiError(401, 'UNAUTHENTICATED', 'Metrics need Authorization: Bearer <METRICS_TOKEN>')
+      }
+      return reply.type(registry.contentType).send(await registry.metrics())
+    })
+  },
+  { name: 'metrics', dependencies: ['config'] },
+)
