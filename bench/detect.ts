@@ -45,7 +45,7 @@ rounds.push(await detectRound(3999, 'bare Fastify POST /detect (same bodies pars
 await stop(hello)
 // The default micro-batching window (2 ms, detect.md §5), then none: a batch is scored as soon as the
 // event loop has read what arrived (the forward pass is per window, so a batch saves no computation;
-// bench/README.md, "Session 8").
+// bench/README.md, "Detection").
 for (const wait of ['2', '0']) {
   const app = await startServer(['dist/server.js'], { DEMO_DATA: '0', DATA_DIR: '/tmp/rhizome-bench-detect', DETECT_MICROBATCH_WAIT_MS: wait }, 4003)
   rounds.push(await detectRound(4003, `POST /detect (varied texts), DETECT_MICROBATCH_WAIT_MS=${wait}`))

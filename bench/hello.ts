@@ -1,6 +1,6 @@
 // The baselines: a bare Fastify hello-world on the same machine (logger off, like the app under bench),
 // and a bare POST /detect that parses the same JSON bodies and answers constant scores: what any
-// JSON POST service costs here before its first line of classification (bench/README.md, "Session 11").
+// JSON POST service costs here before its first line of classification (bench/README.md, "Detection").
 import Fastify from 'fastify'
 
 const app = Fastify({ logger: false })

@@ -11,7 +11,7 @@
 // database is created and dropped. BENCH_SECONDS bounds each timed phase (default 5).
 // The direct side runs on a pool opened after seeding, like the server's: a PostgreSQL backend that
 // has bulk-loaded data no longer page-faults on its reads, and would time the SQL faster than any
-// pool connection can run it (bench/README.md, "Session 7"). Page faults per read of both sides'
+// pool connection can run it (bench/README.md, "Datapoint reads"). Page faults per read of both sides'
 // backends are reported when the server runs on this machine.
 import { mkdtempSync, readFileSync } from 'node:fs'
 import http from 'node:http'
@@ -81,7 +81,7 @@ function get(port: number, path: string, through = agent): Promise<void> {
  * per-request code with its optimizing compiler only after that code has run a few thousand times:
  * counted with --trace-opt, both servers were still compiling after 3,000 sequential grouped reads
  * and had settled by ~4,000, their CPU per read falling by 35-60 % meanwhile (bench/README.md,
- * "Session 12"). Timing before that measures the JIT's warm-up, not the read.
+ * "Datapoint reads"). Timing before that measures the JIT's warm-up, not the read.
  */
 async function warmUp(sides: Record<string, () => Promise<unknown>>, count: number) {
   for (const run of Object.values(sides)) {

@@ -123,7 +123,7 @@ export function featuresOf(tokens: string[], config: FeatureConfig = DEFAULT_FEA
   const ids: number[] = []
   // id = (hash >>> 0) % buckets + 1. With buckets a power of two (2^17 here) that is the low bits,
   // and an AND of int32s instead of a floating-point modulo of an unsigned 32-bit value: a quarter of
-  // featuresOf's time (bench/README.md, "Session 8").
+  // featuresOf's time (bench/README.md, "Detection").
   const mask = (buckets & (buckets - 1)) === 0 ? buckets - 1 : -1
   const add = (hash: number) => {
     const id = (mask >= 0 ? hash & mask : (hash >>> 0) % buckets) + 1

@@ -87,7 +87,7 @@ export function filteredQuery(ctx: Context, filters: ReturnType<typeof parseFilt
  * A page's rows and the hook's meta at once, the page's statement sent first: it is usually the
  * longer of the two, and on a machine with few cores the statement sent second starts measurably
  * later (the campaign read took ~1 ms more with its meta ids read sent first, bench/README.md,
- * "Session 8"). `page` is started by the caller, as this function's argument, before meta's read.
+ * "Datapoint reads"). `page` is started by the caller, as this function's argument, before meta's read.
  */
 export function withMeta<T>(page: Promise<T>, meta: Meta): Promise<[T, Row]> {
   return Promise.all([page, typeof meta === 'function' ? meta() : meta])

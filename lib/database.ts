@@ -192,7 +192,7 @@ export function preparedStatements(pool: pg.Pool) {
   }
   // One wrapper per pg client, for the client's life. Kysely's driver keeps its connection object in
   // a WeakMap keyed by what connect() returns: a new wrapper per checkout made it build a new
-  // connection (and weak-collection entries) for every query (bench/README.md, "Session 12").
+  // connection (and weak-collection entries) for every query (bench/README.md, "Datapoint reads").
   const wrappers = new WeakMap<pg.PoolClient, ReturnType<typeof wrap>>()
   return {
     connect: async () => {

@@ -29,7 +29,7 @@ export class QueryParams {
   }
 
   // Plain loops below: these run several times per request, and the array-method chains they replace
-  // were a measurable part of a short read (bench/README.md, "Session 9").
+  // were a measurable part of a short read (bench/README.md, "Datapoint reads").
   names(): string[] {
     const names = new Set<string>()
     for (const [name] of this.entries) names.add(name)

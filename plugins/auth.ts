@@ -35,7 +35,7 @@ export default fp(
     app.decorate('dropAuthCache', () => cache.drop())
 
     // Keyed by the key as presented, not by its SHA-256: hashing it was the largest single step of an
-    // authenticated request in CPU profiles (17–33 µs; bench/README.md, "Session 9"). The lookup
+    // authenticated request in CPU profiles (17–33 µs; bench/README.md, "Datapoint reads"). The lookup
     // hashes it on a miss.
     async function authenticate(credentials: { username?: string; key: string }): Promise<AuthUser | undefined> {
       const user = await cache.remember(credentials.key, () => findUserByKey(app.db.db, credentials))

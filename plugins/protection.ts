@@ -72,7 +72,7 @@ export default fp(
     // No allow list here: a wrong key is a wrong key wherever it comes from. A client's window starts
     // at a failure, so none can be refused once a whole window has passed since the last failure of
     // any client: until then the limiter is not asked (14–23 µs of every authenticated request in CPU
-    // profiles, bench/README.md "Session 9").
+    // profiles, bench/README.md "Datapoint reads").
     // Counted per client address and the username the key is presented for, so one user guessing
     // keys does not lock out the others behind the same address (a NAT, a proxy); `Bearer` keys name
     // no user and share the address's count.

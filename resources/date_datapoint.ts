@@ -64,7 +64,7 @@ async function targetsOf(ctx: Context): Promise<RawBuilder<unknown>> {
  * Grouped mode: for each (indicator, target, bucket), the SUM of the finite values at the target and
  * every descendant, the targets being the ids of `targets`. The base rows are already limited to the
  * requester's subtree, so the sums are too. The fixed part is a template, not builder calls: building
- * and compiling it with Kysely's builder cost ~0.1 ms of CPU per read (bench/README.md, "Session 9").
+ * and compiling it with Kysely's builder cost ~0.1 ms of CPU per read (bench/README.md, "Datapoint reads").
  */
 function groupedSums(ctx: Context, filtered: ListQuery, bucket: RawBuilder<unknown>, targets: RawBuilder<unknown>) {
   const rows = baseRows(ctx, filtered, indicatorSet(ctx))

@@ -1,4 +1,4 @@
--- Indexes for the datapoint reads (issue: datapoint reads), each justified by an EXPLAIN in
+-- Indexes for the datapoint reads, each justified by an EXPLAIN in
 -- bench/README.md ("Datapoint reads").
 
 -- campaign_datapoint reads one (campaign, indicator) slice and keeps the selected locations: an

@@ -1,5 +1,5 @@
 -- Cheaper writes into datapoint, the table every upload fills (a campaign file of 2,000,000 cells
--- upserts 2,000,000 rows; bench/README.md, "Session 6").
+-- upserts 2,000,000 rows; bench/README.md, "Ingestion").
 --
 -- unique_index is a synthetic ASCII key (`location_indicator_campaign` or `…_YYYY-MM-DD`), compared
 -- for equality only; its order means nothing. Under the database's collation every comparison in its

@@ -1,4 +1,4 @@
-// The bad-input corpus (issue 6 §1, SECURITY.md): hundreds of hostile or broken requests across every
+// The bad-input corpus (SECURITY.md): hundreds of hostile or broken requests across every
 // route family. Each one must get a 4xx whose message names the problem, never a 5xx or a stack
 // trace, and must leave every table's row count as it was.
 import ExcelJS from 'exceljs'

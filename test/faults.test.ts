@@ -1,4 +1,4 @@
-// Fault injection on PostgreSQL (issue 6 §2): the server connection killed in the middle of
+// Fault injection on PostgreSQL (SECURITY.md): the server connection killed in the middle of
 // transform_upload, and the database going away and coming back under a running server.
 import { createServer, connect, type Server, type Socket } from 'node:net'
 import pg from 'pg'

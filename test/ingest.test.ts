@@ -418,7 +418,7 @@ function close(a: number | undefined, b: number) {
 
 t.test('bulk writes run with cached plans: foreign-key checks are not re-planned per row', async (t) => {
   // The pool plans reads for their parameters (force_custom_plan on PostgreSQL), which a bulk insert
-  // would pay in every row's foreign-key checks (bench/README.md, "Session 6"). A statement trigger
+  // would pay in every row's foreign-key checks (bench/README.md, "Ingestion"). A statement trigger
   // records the setting in force while transform_upload writes datapoints.
   const { app, db } = await build(t)
   const api = client(app)

@@ -34,7 +34,7 @@ async function requireDocument(ctx: Context): Promise<Document> {
  * statement for its parameters (`force_custom_plan`, lib/database.ts), which a bulk insert pays once
  * per row: each foreign-key check is a cached statement, re-planned on every call under that setting.
  * Measured: the 400,000-row upsert into `datapoint` spent 45 s in its four foreign-key checks with it,
- * 12 s without (bench/README.md, "Session 6").
+ * 12 s without (bench/README.md, "Ingestion").
  */
 export async function bulkWriteSettings(db: Kysely<DB>): Promise<void> {
   await sql`set local plan_cache_mode = auto`.execute(db)

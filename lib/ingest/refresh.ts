@@ -267,7 +267,7 @@ async function upsertWinners(db: Kysely<DB>, tD: RawBuilder<unknown>, own: RawBu
 /**
  * The winners where none of their keys had a datapoint when counted (a first upload of new data): a
  * plain insert, without the upsert's per-row speculative insertion (~30 % of the write, bench/README.md
- * "Session 10"). Should a concurrent writer commit one of the keys meanwhile, the insert fails on the
+ * "Ingestion"). Should a concurrent writer commit one of the keys meanwhile, the insert fails on the
  * unique key and the upsert runs instead, from a savepoint, with the same outcome as if it had run
  * first.
  */
