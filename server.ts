@@ -1,8 +1,8 @@
 // Entry point: `npm start` (cli/start.mjs builds when the sources changed, then imports this).
 import { buildApp } from './app.js'
-import { ConfigError } from './lib/config.js'
-import { loadDemoData } from './lib/demo.js'
-import { DataDirInUseError } from './lib/data-dir-lock.js'
+import { ConfigError } from './lib/core/config.js'
+import { loadDemoData } from './lib/engine/demo.js'
+import { DataDirInUseError } from './lib/data/data-dir-lock.js'
 import { startupSteps } from './plugins/db.js'
 import { loadDetector } from './plugins/classifier.js'
 

@@ -11,7 +11,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { prng } from '../lib/prng.js'
+import { prng } from '../lib/core/prng.js'
 import { scratchDatabase, startServer, stop } from './lib.js'
 
 const KEY = 'f'.repeat(40)

@@ -20,8 +20,8 @@ export interface Read {
 
 // The statements as the API sends them (copied from the server's statement log): the same text, the
 // same parameters, as named prepared statements on connections with the server's session settings
-// (lib/database.ts), so PostgreSQL does the same work for both sides.
-// The location selection (lib/location-selection.ts): `lvl` under a root, with the district fallback;
+// (lib/data/database.ts), so PostgreSQL does the same work for both sides.
+// The location selection (lib/api/location-selection.ts): `lvl` under a root, with the district fallback;
 // `$first` numbers its four parameters (root, depth, root, type name).
 const selection = (first: number) => `with primary_selection as materialized (select location_id as id from location_tree where parent_location_id = $${first} and lvl = $${first + 1})
       select id from primary_selection
@@ -47,7 +47,7 @@ export const reads: Read[] = [
     name: 'campaign_datapoint: 1 indicator, 1 campaign, root, depth 2',
     path: '/api/v1/campaign_datapoint/?indicator__in=7&campaign__in=3&location_id=1&location_depth=2',
     run: async (db) => {
-      // The page's objects come from PostgreSQL as one JSON text (lib/crud.ts listPage); the ids for
+      // The page's objects come from PostgreSQL as one JSON text (lib/api/crud.ts listPage); the ids for
       // meta are read at the same time on a second connection.
       const [page] = await Promise.all([
         db.query({ name: 'campaign-page', text: campaignPage, values: [[7], [3], 1, 2, 1, 'District', 1000, 0] }),

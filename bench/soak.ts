@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { scratchDatabase, startServer, stop } from './lib.js'
-import { prng } from '../lib/prng.js'
+import { prng } from '../lib/core/prng.js'
 
 const KEY = 'e'.repeat(40)
 const PORT = 4010

@@ -1,7 +1,7 @@
 // Dynamic micro-batching (detect.md §5): windows of concurrent requests share one forward pass. A batch
 // runs as soon as `maxBatch` windows wait, or `waitMs` after the first arrived, whichever comes first.
-import { ApiError } from '../lib/errors.js'
-import { detectBatchWindows, detectInference } from '../lib/metrics.js'
+import { ApiError } from '../lib/core/errors.js'
+import { detectBatchWindows, detectInference } from '../lib/core/metrics.js'
 import type { Window } from './tokenizer.js'
 
 interface Pending {

@@ -1,7 +1,7 @@
 // Labelled JSONL data ({text, label}) and the metrics of detect.md §7.
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { SHARED_DIR } from '../lib/paths.js'
+import { SHARED_DIR } from '../lib/core/paths.js'
 
 export const OFFENSIVE_DATA = join(SHARED_DIR, 'data', 'offensive')
 export const hasOffensiveData = () => existsSync(join(OFFENSIVE_DATA, 'tweeteval', 'val.jsonl'))

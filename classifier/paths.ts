@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { PROJECT_ROOT } from '../lib/paths.js'
+import { PROJECT_ROOT } from '../lib/core/paths.js'
 
 /** The committed model: model.json, weights.bin, tokenizer.json, metadata.json, metrics.json. */
 export const MODEL_DIR = join(PROJECT_ROOT, 'classifier', 'model')

@@ -11,7 +11,7 @@ import { Encoder } from './encoder.js'
 import { GloveSlice } from './glove.js'
 import { OFFENSIVE_DATA, readJsonl, score, type Example } from './data.js'
 import { MODEL_DIR } from './paths.js'
-import { prng } from '../lib/prng.js'
+import { prng } from '../lib/core/prng.js'
 
 export interface Design {
   name: string

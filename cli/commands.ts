@@ -2,10 +2,10 @@
 import { readFile } from 'node:fs/promises'
 import type { Kysely } from 'kysely'
 import type { DB } from '../schemas/index.js'
-import { createApiKey, createUser, revokeKeys } from '../lib/auth.js'
-import { loadGeo } from '../lib/geo-loader.js'
-import { loadDemoData } from '../lib/demo.js'
-import { loadConfig, type Config } from '../lib/config.js'
+import { createApiKey, createUser, revokeKeys } from '../lib/data/auth.js'
+import { loadGeo } from '../lib/engine/geo-loader.js'
+import { loadDemoData } from '../lib/engine/demo.js'
+import { loadConfig, type Config } from '../lib/core/config.js'
 import { uploadCommand } from './upload.js'
 
 export const USAGE = `usage: npm run cli -- <command> [--server <url>] [--key <user>:<key>]

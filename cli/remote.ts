@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { parse } from 'csv-parse/sync'
-import { hashKey } from '../lib/auth.js'
+import { hashKey } from '../lib/data/auth.js'
 import type { Options } from './commands.js'
 import { UsageError } from './commands.js'
 

@@ -6,11 +6,10 @@ import { basename } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../schemas/index.js'
-import type { Config } from '../lib/config.js'
-import { QueryParams } from '../lib/query-params.js'
+import type { Config } from '../lib/core/config.js'
 import { checkUpload, storeUpload } from '../lib/ingest/upload.js'
 import { ingest } from '../lib/ingest/actions.js'
-import type { Context } from '../lib/resource.js'
+import type { Document } from '../lib/ingest/transform.js'
 
 const LARGE = 1024 * 1024
 
@@ -57,8 +56,9 @@ export async function uploadCommand(db: Kysely<DB>, config: Config, file: string
     }
     const id = await storeUpload(trx, config.DATA_DIR, input, upload, admin.id)
     step(`stored as document ${id}`)
-    const ctx = { db: trx, config, query: new QueryParams([['document_id', String(id)]]), user: { id: admin.id, username: 'cli', is_superuser: true, restricted: false, metadata_editor: true, top_lvl_location_id: null, key_id: 0 } } as unknown as Context
-    const result = await ingest(ctx, true)
+    const doc = (await trx.selectFrom('source_doc').selectAll().where('id', '=', id).executeTakeFirstOrThrow()) as unknown as Document
+    const runner = { id: admin.id, username: 'admin', is_superuser: true, restricted: false, metadata_editor: true, top_lvl_location_id: null, key_id: 0 }
+    const result = await ingest(trx, doc, runner, config.DATA_DIR, true)
     step('transformed, refreshed, recomputed')
     return { document_id: id, ...result }
   })

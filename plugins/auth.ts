@@ -4,9 +4,9 @@
 // on the next request whoever revoked it.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { findUserByKey, parseAuthorization, touchKey, type AuthUser } from '../lib/auth.js'
-import { ApiError } from '../lib/errors.js'
-import { NotifiedCache } from '../lib/notified-cache.js'
+import { findUserByKey, parseAuthorization, touchKey, type AuthUser } from '../lib/data/auth.js'
+import { ApiError } from '../lib/core/errors.js'
+import { NotifiedCache } from '../lib/data/notified-cache.js'
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -2,10 +2,10 @@
 // arrays). Anything else is refused with 415, which is why text/plain's default parser is removed.
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { ApiError } from '../lib/errors.js'
-import { assertPercentEncodedUtf8 } from '../lib/query-params.js'
+import { ApiError } from '../lib/core/errors.js'
+import { assertPercentEncodedUtf8 } from '../lib/api/query-params.js'
 
-/** Repeated form keys become arrays (a field given twice is then refused by name, lib/body.ts). */
+/** Repeated form keys become arrays (a field given twice is then refused by name, lib/api/body.ts). */
 function groupRepeated(params: URLSearchParams): Map<string, string | string[]> {
   const fields = new Map<string, string | string[]>()
   for (const [key, value] of params) {

@@ -3,13 +3,13 @@
 // /detect answers 503 MODEL_NOT_READY and /health reports `model: "loading"`.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { ApiError } from '../lib/errors.js'
+import { ApiError } from '../lib/core/errors.js'
 import { Detector, type DetectionResult } from '../classifier/detector.js'
 import { MicroBatcher } from '../classifier/batcher.js'
 import { initTf } from '../classifier/runtime.js'
 import { MODEL_DIR } from '../classifier/paths.js'
-import { errorSchema } from '../lib/openapi.js'
-import { detectTexts } from '../lib/metrics.js'
+import { errorSchema } from '../lib/api/openapi.js'
+import { detectTexts } from '../lib/core/metrics.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -1,7 +1,7 @@
 // The validated configuration, available to every plugin as `app.config`.
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Config } from '../lib/config.js'
+import type { Config } from '../lib/core/config.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

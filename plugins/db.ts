@@ -3,10 +3,10 @@
 import { join } from 'node:path'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { createDatabase, type Database } from '../lib/database.js'
-import { migrateToLatest } from '../lib/migrations.js'
-import { readTemplate } from '../lib/pglite-template.js'
-import { ensureAdmin } from '../lib/bootstrap.js'
+import { createDatabase, type Database } from '../lib/data/database.js'
+import { migrateToLatest } from '../lib/data/migrations.js'
+import { readTemplate } from '../lib/data/pglite-template.js'
+import { ensureAdmin } from '../lib/data/bootstrap.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

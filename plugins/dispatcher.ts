@@ -3,22 +3,22 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import multipart from '@fastify/multipart'
-import { ApiError, badRequest, forbidden, invalidValue, notFound, validationError } from '../lib/errors.js'
-import { QueryParams } from '../lib/query-params.js'
-import { parseListParams, pageLink, RESERVED } from '../lib/list-params.js'
-import { createRow, deleteRow, deleteWhere, filteredQuery, listPage, listRows, MAX_LIMIT, readDetail, updateRow } from '../lib/crud.js'
-import { parseFilters } from '../lib/filters.js'
-import { EXPORT_PAGE, sendCsv, sendWideCsv } from '../lib/csv-export.js'
-import { ensureObject, type BodyEncoding } from '../lib/body.js'
-import { describeResource } from '../lib/schema-doc.js'
-import { bodySchema, detailSchema, errorSchema, listSchema, querystringSchema } from '../lib/openapi.js'
-import { parseBoolean, parseInteger, isInt32 } from '../lib/values.js'
-import type { Context, Method, Resource, Row } from '../lib/resource.js'
+import { ApiError, badRequest, forbidden, invalidValue, notFound, validationError } from '../lib/core/errors.js'
+import { QueryParams } from '../lib/api/query-params.js'
+import { parseListParams, pageLink, RESERVED } from '../lib/api/list-params.js'
+import { createRow, deleteRow, deleteWhere, filteredQuery, listPage, listRows, MAX_LIMIT, readDetail, updateRow } from '../lib/api/crud.js'
+import { parseFilters } from '../lib/api/filters.js'
+import { EXPORT_PAGE, sendCsv, sendWideCsv } from '../lib/api/csv-export.js'
+import { ensureObject } from '../lib/api/body.js'
+import { describeResource } from '../lib/api/schema-doc.js'
+import { bodySchema, detailSchema, errorSchema, listSchema, querystringSchema } from '../lib/api/openapi.js'
+import { parseBoolean, parseInteger, isInt32 } from '../lib/core/values.js'
+import type { BodyEncoding, Context, Method, Resource, Row } from '../lib/api/resource.js'
 import { resources } from '../resources/index.js'
 import { recomputeCampaign } from '../lib/engine/recompute.js'
-import { NotifiedCache } from '../lib/notified-cache.js'
-import { holdsRawJson, RawJson, stringifyWithRaw } from '../lib/raw-json.js'
-import { assertMayWrite } from '../lib/access.js'
+import { NotifiedCache } from '../lib/data/notified-cache.js'
+import { holdsRawJson, RawJson, stringifyWithRaw } from '../lib/core/raw-json.js'
+import { assertMayWrite } from '../lib/engine/access.js'
 
 type UrlKind = 'list' | 'detail' | 'schema'
 const ALL_METHODS = ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'] as const
@@ -135,7 +135,7 @@ export default fp(
     app.addHook('onClose', () => unlisten())
     const cachedDetail = async (ctx: Context, id: number, reply: FastifyReply) => {
       const { resource, user } = ctx
-      // What a requester may see of a row can depend on who they are (lib/access.ts): a user whose
+      // What a requester may see of a row can depend on who they are (lib/engine/access.ts): a user whose
       // rows are limited gets entries of their own.
       const scope = user.is_superuser || (!user.restricted && !resource.row_filter) ? 'all' : `user ${user.id}`
       const json = await details.remember(`${resource.name} ${id} ${scope}`, async () => JSON.stringify(await readDetail(ctx, id)))

@@ -2,7 +2,7 @@
 // body of resource-api §7, never with a stack trace.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { ApiError, fromDatabaseError } from '../lib/errors.js'
+import { ApiError, fromDatabaseError } from '../lib/core/errors.js'
 import { isApiPath } from './auth.js'
 import { byName } from './dispatcher.js'
 

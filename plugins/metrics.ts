@@ -1,12 +1,12 @@
-// Prometheus metrics (lib/metrics.ts) at GET /metrics: every answer's duration by method, route
+// Prometheus metrics (lib/core/metrics.ts) at GET /metrics: every answer's duration by method, route
 // pattern and status, and whatever the layers record. Open unless METRICS_TOKEN is set, then it needs
 // `Authorization: Bearer <token>` (a deployment reachable from outside sets it, or keeps /metrics to
 // its proxy's internal network).
 import { timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { httpDuration, registry } from '../lib/metrics.js'
-import { ApiError } from '../lib/errors.js'
+import { httpDuration, registry } from '../lib/core/metrics.js'
+import { ApiError } from '../lib/core/errors.js'
 
 const sameSecret = (given: string, expected: string) =>
   given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected))

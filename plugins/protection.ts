@@ -7,10 +7,10 @@ import fp from 'fastify-plugin'
 import helmet, { type HelmetOptions } from 'helmet'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import rateLimit from '@fastify/rate-limit'
-import { LagMonitor } from '../lib/lag-monitor.js'
-import { listSetting } from '../lib/config.js'
-import { ApiError } from '../lib/errors.js'
-import { parseAuthorization } from '../lib/auth.js'
+import { LagMonitor } from '../lib/api/lag-monitor.js'
+import { listSetting } from '../lib/core/config.js'
+import { ApiError } from '../lib/core/errors.js'
+import { parseAuthorization } from '../lib/data/auth.js'
 
 type RateLimitResult = Awaited<ReturnType<ReturnType<FastifyInstance['createRateLimit']>>>
 

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { sql } from 'kysely'
-import { pendingMigrations } from '../lib/migrations.js'
+import { pendingMigrations } from '../lib/data/migrations.js'
 
 export default fp(
   async function serviceRoutes(app: FastifyInstance) {

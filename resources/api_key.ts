@@ -1,8 +1,8 @@
 import { sql } from 'kysely'
 import { ApiKey } from '../schemas/api_key.js'
-import { defineResource } from '../lib/resource.js'
-import { checkRequiredFields, coerceBody } from '../lib/body.js'
-import { hashKey, newApiKey } from '../lib/auth.js'
+import { defineResource } from '../lib/api/resource.js'
+import { checkRequiredFields, coerceBody } from '../lib/api/body.js'
+import { hashKey, newApiKey } from '../lib/data/auth.js'
 
 // API keys, managed by superusers (the CLI does it through here while a server holds the embedded
 // database). The key itself is in the 201 answer of its creation and nowhere else; only its SHA-256

@@ -1,6 +1,6 @@
-import { defineResource } from '../lib/resource.js'
-import { rebuildTree } from '../lib/location-tree.js'
-import { refreshBoundJson, refreshTagJson } from '../lib/caches.js'
+import { defineResource } from '../lib/api/resource.js'
+import { rebuildTree } from '../lib/data/location-tree.js'
+import { refreshBoundJson, refreshTagJson } from '../lib/data/caches.js'
 
 export default defineResource({
   name: 'cache_meta',

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { CalculatedIndicatorComponent } from '../schemas/calculated_indicator_component.js'
-import { defineResource, type Context, type Row } from '../lib/resource.js'
-import { badRequest } from '../lib/errors.js'
+import { defineResource, type Context, type Row } from '../lib/api/resource.js'
+import { badRequest } from '../lib/core/errors.js'
 
 /** The component graph (component → calculated) must stay acyclic (resource-api §19). */
 async function checkAcyclic(ctx: Context, values: Row, existing?: Row) {

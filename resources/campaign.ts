@@ -1,7 +1,7 @@
 import { Campaign } from '../schemas/campaign.js'
-import { defineResource } from '../lib/resource.js'
-import { validationError } from '../lib/errors.js'
-import { resetMappings } from '../lib/caches.js'
+import { defineResource } from '../lib/api/resource.js'
+import { validationError } from '../lib/core/errors.js'
+import { resetMappings } from '../lib/data/caches.js'
 
 export default defineResource({
   name: 'campaign',

@@ -1,5 +1,5 @@
 import { CampaignType } from '../schemas/campaign_type.js'
-import { defineResource } from '../lib/resource.js'
+import { defineResource } from '../lib/api/resource.js'
 
 export default defineResource({
   name: 'campaign_type',

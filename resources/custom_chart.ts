@@ -1,5 +1,5 @@
 import { CustomChart } from '../schemas/custom_chart.js'
-import { defineResource } from '../lib/resource.js'
+import { defineResource } from '../lib/api/resource.js'
 
 export default defineResource({
   name: 'custom_chart',

@@ -1,5 +1,5 @@
 import { CustomDashboard } from '../schemas/custom_dashboard.js'
-import { defineResource, type Row } from '../lib/resource.js'
+import { defineResource, type Row } from '../lib/api/resource.js'
 
 export default defineResource({
   name: 'dashboard',

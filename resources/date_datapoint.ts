@@ -1,10 +1,10 @@
 import { sql, type RawBuilder } from 'kysely'
 import { Datapoint } from '../schemas/datapoint.js'
-import { defineResource, type Context, type ListQuery, type Row } from '../lib/resource.js'
-import { locationSelection, assertLocationPermitted } from '../lib/location-selection.js'
-import { ApiError, badRequest } from '../lib/errors.js'
-import { dynamic } from '../lib/crud.js'
-import { DATAPOINT_PARAMS, datapointMeta, dateParam, indicatorSet, inList, pivot } from '../lib/datapoint-reads.js'
+import { defineResource, type Context, type ListQuery, type Row } from '../lib/api/resource.js'
+import { locationSelection, assertLocationPermitted } from '../lib/api/location-selection.js'
+import { ApiError, badRequest } from '../lib/core/errors.js'
+import { dynamic } from '../lib/api/crud.js'
+import { DATAPOINT_PARAMS, datapointMeta, dateParam, indicatorSet, inList, pivot } from '../lib/api/datapoint-reads.js'
 import { dataEntrySubmission, dateKey } from '../lib/engine/data-entry.js'
 
 /** Time buckets of the grouped mode (ingestion §8.3): year and all_time are integers, the others strings. */

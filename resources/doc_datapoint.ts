@@ -1,5 +1,5 @@
 import { DocDatapoint } from '../schemas/doc_datapoint.js'
-import { defineResource } from '../lib/resource.js'
+import { defineResource } from '../lib/api/resource.js'
 
 export default defineResource({
   name: 'doc_datapoint',

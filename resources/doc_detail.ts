@@ -1,6 +1,6 @@
 import { DocDetail } from '../schemas/doc_detail.js'
-import { defineResource } from '../lib/resource.js'
-import { assertOwnDocument } from '../lib/access.js'
+import { defineResource } from '../lib/api/resource.js'
+import { assertOwnDocument } from '../lib/engine/access.js'
 
 export default defineResource({
   name: 'doc_detail',

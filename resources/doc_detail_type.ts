@@ -1,5 +1,5 @@
 import { DocDetailType } from '../schemas/doc_detail_type.js'
-import { defineResource } from '../lib/resource.js'
+import { defineResource } from '../lib/api/resource.js'
 
 export default defineResource({
   name: 'doc_detail_type',

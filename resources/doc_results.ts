@@ -3,8 +3,8 @@
 import { sql } from 'kysely'
 import { Datapoint } from '../schemas/datapoint.js'
 import { DatapointWithComputed } from '../schemas/datapoint_with_computed.js'
-import { defineResource, type Context, type ListQuery, type ResourceDeclaration } from '../lib/resource.js'
-import { integerParam } from '../lib/params.js'
+import { defineResource, type Context, type ListQuery, type ResourceDeclaration } from '../lib/api/resource.js'
+import { integerParam } from '../lib/api/params.js'
 
 const documentParam = { document_id: { type: 'integer' as const, help: 'the document' } }
 

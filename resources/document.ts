@@ -1,11 +1,11 @@
 import { unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SourceDoc } from '../schemas/source_doc.js'
-import { defineResource } from '../lib/resource.js'
-import { ApiError, validationError } from '../lib/errors.js'
+import { defineResource } from '../lib/api/resource.js'
+import { ApiError, validationError } from '../lib/core/errors.js'
 import { checkUpload, decodeDocfile, storeUpload } from '../lib/ingest/upload.js'
-import { checkRequiredFields } from '../lib/body.js'
-import { assertOwnDocument } from '../lib/access.js'
+import { checkRequiredFields } from '../lib/api/body.js'
+import { assertOwnDocument } from '../lib/engine/access.js'
 
 interface FilePart {
   filename?: string

@@ -1,27 +1,9 @@
 import { sql } from 'kysely'
 import { LocationPolygon } from '../schemas/location_polygon.js'
-import { defineResource, type Row } from '../lib/resource.js'
-import { validationError } from '../lib/errors.js'
-import { inList } from '../lib/datapoint-reads.js'
-import { assertLocationPermitted, LOCATION_PARAMS, selectLocations } from '../lib/location-selection.js'
-
-const GEOMETRIES = new Set(['Polygon', 'MultiPolygon'])
-
-/** A Feature with a (Multi)Polygon geometry, or such a bare geometry wrapped as a Feature. */
-export function normaliseFeature(value: unknown): Row {
-  const object = value as Row | null
-  if (object && typeof object === 'object' && !Array.isArray(object)) {
-    if (object.type === 'Feature') {
-      const geometry = object.geometry as Row | null
-      if (geometry && GEOMETRIES.has(geometry.type as string) && Array.isArray(geometry.coordinates)) {
-        return { ...object, properties: object.properties ?? {} }
-      }
-    } else if (GEOMETRIES.has(object.type as string) && Array.isArray(object.coordinates)) {
-      return { type: 'Feature', geometry: object, properties: {} }
-    }
-  }
-  throw validationError('geo_json', 'must be a GeoJSON Feature with a Polygon or MultiPolygon geometry')
-}
+import { defineResource, type Row } from '../lib/api/resource.js'
+import { normaliseFeature } from '../lib/engine/geo-loader.js'
+import { inList } from '../lib/api/datapoint-reads.js'
+import { assertLocationPermitted, LOCATION_PARAMS, selectLocations } from '../lib/api/location-selection.js'
 
 export default defineResource({
   name: 'geo',

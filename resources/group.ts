@@ -1,5 +1,5 @@
 import { AuthGroup } from '../schemas/auth_group.js'
-import { defineResource } from '../lib/resource.js'
+import { defineResource } from '../lib/api/resource.js'
 
 export default defineResource({
   name: 'group',

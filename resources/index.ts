@@ -1,5 +1,5 @@
 // Every resource the dispatcher serves. A resource is a schema in schemas/ plus one declaration here.
-import type { Resource } from '../lib/resource.js'
+import type { Resource } from '../lib/api/resource.js'
 import allMeta from './all_meta.js'
 import cacheMeta from './cache_meta.js'
 import calculatedIndicatorComponent from './calculated_indicator_component.js'

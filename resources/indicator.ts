@@ -1,6 +1,6 @@
 import { Indicator } from '../schemas/indicator.js'
-import { defineResource } from '../lib/resource.js'
-import { resetMappings } from '../lib/caches.js'
+import { defineResource } from '../lib/api/resource.js'
+import { resetMappings } from '../lib/data/caches.js'
 
 export default defineResource({
   name: 'indicator',

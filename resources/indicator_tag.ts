@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { IndicatorTag } from '../schemas/indicator_tag.js'
-import { defineResource } from '../lib/resource.js'
-import { badRequest } from '../lib/errors.js'
+import { defineResource } from '../lib/api/resource.js'
+import { badRequest } from '../lib/core/errors.js'
 
 export default defineResource({
   name: 'indicator_tag',

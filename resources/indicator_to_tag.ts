@@ -1,6 +1,6 @@
 import { IndicatorToTag } from '../schemas/indicator_to_tag.js'
-import { defineResource } from '../lib/resource.js'
-import { refreshTagJson } from '../lib/caches.js'
+import { defineResource } from '../lib/api/resource.js'
+import { refreshTagJson } from '../lib/data/caches.js'
 
 export default defineResource({
   name: 'indicator_to_tag',

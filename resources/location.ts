@@ -1,9 +1,9 @@
 import { sql } from 'kysely'
 import { Location } from '../schemas/location.js'
-import { defineResource, type Row } from '../lib/resource.js'
-import { resetMappings } from '../lib/caches.js'
-import { assertLocationPermitted, LOCATION_PARAMS, selectLocations } from '../lib/location-selection.js'
-import { addToTree, checkNoCycle, moveInTree } from '../lib/location-tree.js'
+import { defineResource, type Row } from '../lib/api/resource.js'
+import { resetMappings } from '../lib/data/caches.js'
+import { assertLocationPermitted, LOCATION_PARAMS, selectLocations } from '../lib/api/location-selection.js'
+import { addToTree, checkNoCycle, moveInTree } from '../lib/data/location-tree.js'
 
 export default defineResource({
   name: 'location',

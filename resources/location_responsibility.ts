@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { LocationPermission } from '../schemas/location_permission.js'
-import { defineResource } from '../lib/resource.js'
-import { forbidden } from '../lib/errors.js'
+import { defineResource } from '../lib/api/resource.js'
+import { forbidden } from '../lib/core/errors.js'
 
 export default defineResource({
   name: 'location_responsibility',

@@ -1,5 +1,5 @@
 import { LocationType } from '../schemas/location_type.js'
-import { defineResource } from '../lib/resource.js'
+import { defineResource } from '../lib/api/resource.js'
 
 export default defineResource({
   name: 'location_type',

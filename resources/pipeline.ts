@@ -1,9 +1,33 @@
 // The non-model resources of the ingestion pipeline (resource-api §39–§42). Each runs its action in one
 // transaction and returns the document (or campaign) it worked on.
-import { defineResource, type Context } from '../lib/resource.js'
-import { readDetail } from '../lib/crud.js'
-import { aggRefresh, ingest, queueProcess } from '../lib/ingest/actions.js'
+import type { Kysely } from 'kysely'
+import type { DB } from '../schemas/index.js'
+import { defineResource, type Context, type Row } from '../lib/api/resource.js'
+import { readDetail } from '../lib/api/crud.js'
+import { ingest, queueProcess } from '../lib/ingest/actions.js'
+import type { Document } from '../lib/ingest/transform.js'
+import { recomputeCampaign } from '../lib/engine/recompute.js'
+import { assertOwnDocument } from '../lib/engine/access.js'
+import { invalidValue, notFound } from '../lib/core/errors.js'
+import { isInt32, parseInteger } from '../lib/core/values.js'
 import document from './document.js'
+
+/** The row whose integer id is in parameter `name`: 400 when not an integer, 404 when there is none. */
+async function requireRow(ctx: Context, name: 'document_id' | 'campaign_id', table: 'source_doc' | 'campaign', label: string): Promise<Row> {
+  const text = ctx.query.last(name)!
+  const id = parseInteger(text)
+  if (id === undefined) throw invalidValue(name, text, 'integer')
+  const row = isInt32(id) ? await (ctx.db as Kysely<DB>).selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst() : undefined
+  if (!row) throw notFound(label, text)
+  return row as unknown as Row
+}
+
+/** The `document_id` parameter's document, if the requester may process it (lib/engine/access.ts). */
+async function requireDocument(ctx: Context): Promise<Document> {
+  const doc = (await requireRow(ctx, 'document_id', 'source_doc', 'document')) as unknown as Document
+  assertOwnDocument(ctx.user, doc)
+  return doc
+}
 
 const documentParam = { document_id: { type: 'integer' as const, help: 'the document to process' } }
 
@@ -21,7 +45,7 @@ function ingestResource(name: string, description: string, withTransform: boolea
     params: documentParam,
     result_fields: { id: 'integer', doc_title: 'string', ingest_stats: 'json' },
     action: async (ctx) => {
-      await ingest(ctx, withTransform)
+      await ingest(ctx.db as Kysely<DB>, await requireDocument(ctx), ctx.user, ctx.config.DATA_DIR, withTransform)
       return [await documentDetail(ctx)]
     },
   })
@@ -47,7 +71,7 @@ export const queueProcessResource = defineResource({
   params: documentParam,
   result_fields: { id: 'integer', doc_title: 'string' },
   action: async (ctx) => {
-    await queueProcess(ctx)
+    await queueProcess(ctx.db as Kysely<DB>, await requireDocument(ctx))
     return [await documentDetail(ctx)]
   },
 })
@@ -61,5 +85,8 @@ export const aggRefreshResource = defineResource({
   GET_params_required: ['campaign_id'],
   params: { campaign_id: { type: 'integer', help: 'the campaign to recompute' } },
   result_fields: { id: 'integer', name: 'string', agg_stats: 'json' },
-  action: async (ctx) => [await aggRefresh(ctx)],
+  action: async (ctx) => {
+    const campaign = await requireRow(ctx, 'campaign_id', 'campaign', 'campaign')
+    return [{ ...campaign, agg_stats: await recomputeCampaign(ctx.db as Kysely<DB>, campaign.id as number) }]
+  },
 })

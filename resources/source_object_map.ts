@@ -1,10 +1,10 @@
 import { sql } from 'kysely'
 import { SourceObjectMap } from '../schemas/source_object_map.js'
-import { defineResource, type Context, type Row } from '../lib/resource.js'
-import { badRequest } from '../lib/errors.js'
-import { integerParam } from '../lib/params.js'
-import { permittedLocations } from '../lib/access.js'
-import { assertLocationPermitted } from '../lib/location-selection.js'
+import { defineResource, type Context, type Row } from '../lib/api/resource.js'
+import { badRequest } from '../lib/core/errors.js'
+import { integerParam } from '../lib/api/params.js'
+import { permittedLocations } from '../lib/engine/access.js'
+import { assertLocationPermitted } from '../lib/api/location-selection.js'
 
 const NAME_COLUMN = { indicator: 'short_name', location: 'name', campaign: 'name' } as const
 type ContentType = keyof typeof NAME_COLUMN

@@ -1,9 +1,9 @@
 import { sql } from 'kysely'
 import { SourceSubmission } from '../schemas/source_submission.js'
-import { defineResource, type Context } from '../lib/resource.js'
-import { integerParam } from '../lib/params.js'
-import { baseQuery } from '../lib/crud.js'
-import { permittedLocations } from '../lib/access.js'
+import { defineResource, type Context } from '../lib/api/resource.js'
+import { integerParam } from '../lib/api/params.js'
+import { baseQuery } from '../lib/api/crud.js'
+import { permittedLocations } from '../lib/engine/access.js'
 
 /**
  * A restricted user reaches the rows whose location code is mapped inside their subtree, and the rows

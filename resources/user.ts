@@ -1,6 +1,6 @@
 import { AuthUser } from '../schemas/auth_user.js'
-import { defineResource } from '../lib/resource.js'
-import { validationError } from '../lib/errors.js'
+import { defineResource } from '../lib/api/resource.js'
+import { validationError } from '../lib/core/errors.js'
 
 const notYourself = () => validationError('id', 'you cannot delete or deactivate yourself')
 

@@ -1,5 +1,5 @@
 import { AuthUserGroups } from '../schemas/auth_user_groups.js'
-import { defineResource } from '../lib/resource.js'
+import { defineResource } from '../lib/api/resource.js'
 
 export default defineResource({
   name: 'user_group',

@@ -1,4 +1,4 @@
-import { col, table } from '../lib/columns.js'
+import { col, table } from '../lib/data/columns.js'
 
 /** Raw datapoints, from uploads and data entry (resource-api §27). */
 export const Datapoint = table('datapoint', {

@@ -1,4 +1,4 @@
-import { col, table } from '../lib/columns.js'
+import { col, table } from '../lib/data/columns.js'
 
 export const IndicatorBound = table('indicator_bound', {
   id: col.id(),

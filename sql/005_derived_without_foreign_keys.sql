@@ -6,7 +6,7 @@
 -- read from tables that keep their keys (datapoint, location_tree, calculated_indicator_component,
 -- source_object_map), and they are rebuilt from them by refresh_master and agg_refresh. Deletes through
 -- the API still refuse or cascade on them: the dispatcher counts and deletes dependents from the
--- references the schemas declare (lib/crud.ts), not from these constraints. docs/decisions.md has
+-- references the schemas declare (lib/api/crud.ts), not from these constraints. docs/decisions.md has
 -- the reasoning.
 ALTER TABLE doc_datapoint
   DROP CONSTRAINT doc_datapoint_document_id_fkey,

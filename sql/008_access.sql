@@ -1,4 +1,4 @@
--- The authorization model (lib/access.ts). Membership of the metadata editors' group is part of who a
+-- The authorization model (lib/engine/access.ts). Membership of the metadata editors' group is part of who a
 -- key authenticates as: a change to group memberships, or to a group's name, notifies `rhizome_auth`
 -- (sql/002) so every server drops its cached authentications at once.
 CREATE TRIGGER auth_user_groups_auth_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON auth_user_groups

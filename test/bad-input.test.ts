@@ -8,7 +8,7 @@ import { client } from './api.js'
 import { smallWorld } from './fixtures.js'
 import { makeZip } from './zip.js'
 import { byName } from '../plugins/dispatcher.js'
-import type { ColumnMeta } from '../lib/columns.js'
+import type { ColumnMeta } from '../lib/data/columns.js'
 
 interface Case {
   name: string

@@ -1,10 +1,10 @@
-// The PostgreSQL pool behind Kysely (lib/database.ts): statements run as named prepared statements,
+// The PostgreSQL pool behind Kysely (lib/data/database.ts): statements run as named prepared statements,
 // and Kysely keeps one connection object per pg client instead of building one per query.
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import t from 'tap'
 import { engine } from './helper.js'
-import { preparedStatements } from '../lib/database.js'
+import { preparedStatements } from '../lib/data/database.js'
 
 if (engine !== 'postgres') {
   t.comment('the pg pool wrapper needs a PostgreSQL server (DATABASE_URL)')

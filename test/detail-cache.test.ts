@@ -1,4 +1,4 @@
-// The detail cache (plugins/dispatcher.ts, lib/notified-cache.ts, sql/004): detail GETs answer from
+// The detail cache (plugins/dispatcher.ts, lib/data/notified-cache.ts, sql/004): detail GETs answer from
 // memory, and every change to the database, whoever makes it, empties the cache.
 import t from 'tap'
 import { sql, type Kysely } from 'kysely'
@@ -6,8 +6,8 @@ import type { DB } from '../schemas/index.js'
 import { alice, build, eventually } from './helper.js'
 import { client } from './api.js'
 import { smallWorld } from './fixtures.js'
-import { NotifiedCache } from '../lib/notified-cache.js'
-import type { Database } from '../lib/database.js'
+import { NotifiedCache } from '../lib/data/notified-cache.js'
+import type { Database } from '../lib/data/database.js'
 
 /** Changes `campaign.name` behind the server's back, without the trigger that tells it. */
 async function renameUnheard(db: Kysely<DB>, id: number, name: string) {

@@ -15,7 +15,7 @@ import { buildModel, predictWindows } from '../classifier/model.js'
 import { SparseForward } from '../classifier/forward.js'
 import { Encoder } from '../classifier/encoder.js'
 import { GloveSlice } from '../classifier/glove.js'
-import { prng } from '../lib/prng.js'
+import { prng } from '../lib/core/prng.js'
 
 const json = { 'content-type': 'application/json' }
 const SCORE = /^(0|1)\.\d{6}$/

@@ -8,7 +8,7 @@ import { build, engine, eventually, rowCounts } from './helper.js'
 import { client } from './api.js'
 import { atHalfWay, halfWayUpload } from './fixtures.js'
 import { buildApp } from '../app.js'
-import { createDatabase } from '../lib/database.js'
+import { createDatabase } from '../lib/data/database.js'
 
 if (engine !== 'postgres') {
   t.comment('fault injection needs a PostgreSQL server (DATABASE_URL); PGlite runs in this process')

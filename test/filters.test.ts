@@ -1,14 +1,14 @@
-// Unit tests of the filter grammar (lib/filters.ts): pure, no database — conditions are compiled to
+// Unit tests of the filter grammar (lib/api/filters.ts): pure, no database — conditions are compiled to
 // SQL with Kysely's PostgreSQL compiler and inspected, values must always be bound parameters.
 import t from 'tap'
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely'
-import { parseFilters, LOOKUPS_BY_KIND } from '../lib/filters.js'
-import { ApiError } from '../lib/errors.js'
+import { parseFilters, LOOKUPS_BY_KIND } from '../lib/api/filters.js'
+import { ApiError } from '../lib/core/errors.js'
 import campaign from '../resources/campaign.js'
 import indicatorToTag from '../resources/indicator_to_tag.js'
 import indicator from '../resources/indicator.js'
 import location from '../resources/location.js'
-import type { Resource } from '../lib/resource.js'
+import type { Resource } from '../lib/api/resource.js'
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const compiler = new Kysely<any>({

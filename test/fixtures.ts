@@ -5,8 +5,8 @@ import { join } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../schemas/index.js'
-import { rebuildTree } from '../lib/location-tree.js'
-import { refreshBoundJson, refreshTagJson } from '../lib/caches.js'
+import { rebuildTree } from '../lib/data/location-tree.js'
+import { refreshBoundJson, refreshTagJson } from '../lib/data/caches.js'
 import { resetSequence, TESTS_DATA } from './helper.js'
 
 type Record_ = Record<string, string>

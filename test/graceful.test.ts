@@ -9,9 +9,9 @@ import t from 'tap'
 import pg from 'pg'
 import { sql } from 'kysely'
 import { buildApp } from '../app.js'
-import { createDatabase } from '../lib/database.js'
-import { migrateToLatest } from '../lib/migrations.js'
-import { createApiKey, createUser } from '../lib/auth.js'
+import { createDatabase } from '../lib/data/database.js'
+import { migrateToLatest } from '../lib/data/migrations.js'
+import { createApiKey, createUser } from '../lib/data/auth.js'
 
 async function ownDatabase() {
   const url = process.env.DATABASE_URL

@@ -8,7 +8,7 @@ import { build, alice } from './helper.js'
 import { client } from './api.js'
 import { bob, erin, moreUsers, upload, world } from './world.js'
 import { resources } from '../resources/index.js'
-import type { Resource } from '../lib/resource.js'
+import type { Resource } from '../lib/api/resource.js'
 
 type Row = Record<string, unknown>
 

@@ -1,6 +1,6 @@
-// lib/raw-json.ts: JSON text from PostgreSQL spliced into a response unparsed.
+// lib/core/raw-json.ts: JSON text from PostgreSQL spliced into a response unparsed.
 import t from 'tap'
-import { holdsRawJson, RawJson, stringifyWithRaw } from '../lib/raw-json.js'
+import { holdsRawJson, RawJson, stringifyWithRaw } from '../lib/core/raw-json.js'
 
 t.test('RawJson values are written as their text, wherever they are', async (t) => {
   const value = { objects: new RawJson('[{"a":1}, \n {"a":2}]'), meta: { ids: new RawJson('[3,4]'), n: 2 }, error: null }

@@ -6,8 +6,8 @@ import { sql } from 'kysely'
 import { alice, build, hasSharedData, TESTS_DATA } from './helper.js'
 import { client } from './api.js'
 import { hMeta, readFixture } from './fixtures.js'
-import { loadGeo } from '../lib/geo-loader.js'
-import { rebuildTree } from '../lib/location-tree.js'
+import { loadGeo } from '../lib/engine/geo-loader.js'
+import { rebuildTree } from '../lib/data/location-tree.js'
 
 type Api = ReturnType<typeof client>
 const ids = (body: { objects: Array<{ id: number }> }) => body.objects.map((o) => o.id)

@@ -8,11 +8,11 @@ import { admin, build, engine, eventually } from './helper.js'
 import { client } from './api.js'
 import { smallWorld } from './fixtures.js'
 import { buildApp } from '../app.js'
-import { loadConfig } from '../lib/config.js'
-import { ensureAdmin } from '../lib/bootstrap.js'
+import { loadConfig } from '../lib/core/config.js'
+import { ensureAdmin } from '../lib/data/bootstrap.js'
 import { runCommand } from '../cli/commands.js'
-import { loadDemoData } from '../lib/demo.js'
-import { createDatabase, formatTimestamp } from '../lib/database.js'
+import { loadDemoData } from '../lib/engine/demo.js'
+import { createDatabase, formatTimestamp } from '../lib/data/database.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'rhizome-'))
 

@@ -9,8 +9,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import t, { type Test } from 'tap'
-import { createDatabase } from '../lib/database.js'
-import { DataDirInUseError } from '../lib/data-dir-lock.js'
+import { createDatabase } from '../lib/data/database.js'
+import { DataDirInUseError } from '../lib/data/data-dir-lock.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const ADMIN_KEY = 'd'.repeat(40)

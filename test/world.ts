@@ -3,8 +3,8 @@
 // responsibility), `erin` (metadata editor) and `bob` (plain user).
 import type { Kysely } from 'kysely'
 import type { DB } from '../schemas/index.js'
-import { createApiKey, createUser } from '../lib/auth.js'
-import { METADATA_EDITORS_GROUP } from '../lib/access.js'
+import { createApiKey, createUser } from '../lib/data/auth.js'
+import { METADATA_EDITORS_GROUP } from '../lib/data/auth.js'
 import { client } from './api.js'
 
 type Api = ReturnType<typeof client>

@@ -3,7 +3,7 @@
 // with stable ids. Runs in the caller's transaction, under an advisory lock on the campaign.
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { DB } from '../../schemas/index.js'
-import { recomputeDuration } from '../metrics.js'
+import { recomputeDuration } from '../core/metrics.js'
 
 const FINITE = (column: RawBuilder<unknown>) =>
   sql`${column} is not null and ${column} <> 'NaN'::float8 and ${column} <> 'Infinity'::float8 and ${column} <> '-Infinity'::float8`

@@ -1,5 +1,5 @@
 // `data_date` cells of date files (ingestion §3.4).
-import { isCalendarDate } from '../values.js'
+import { isCalendarDate } from '../core/values.js'
 
 export type DateOrder = 'MDY' | 'DMY' | 'YMD'
 

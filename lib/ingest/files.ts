@@ -2,8 +2,8 @@
 // Windows-1252) and XLSX (first sheet), into a normalised header and rows of cells.
 import { parse } from 'csv-parse/sync'
 import type ExcelJS from 'exceljs'
-import { XLSX_MAX_UNCOMPRESSED_DEFAULT } from '../config.js'
-import { ApiError } from '../errors.js'
+import { XLSX_MAX_UNCOMPRESSED_DEFAULT } from '../core/config.js'
+import { ApiError } from '../core/errors.js'
 import { assertZipWithin } from './zip-guard.js'
 
 export type Cell = string | number | boolean | null

@@ -2,8 +2,8 @@
 // doc_datapoint, then synced set-based into datapoint, where the newest information wins.
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { DB } from '../../schemas/index.js'
-import { isUniqueViolation } from '../errors.js'
-import { ingestCells, ingestRejectedRows } from '../metrics.js'
+import { isUniqueViolation } from '../core/errors.js'
+import { ingestCells, ingestRejectedRows } from '../core/metrics.js'
 import { cleanValue } from './clean.js'
 import type { Cell } from './files.js'
 import { capped, roleColumns, type Document } from './transform.js'
@@ -34,7 +34,7 @@ async function mappings(db: Kysely<DB>, documentId: number) {
 const KEY = sql`(s.location_id || '_' || s.indicator_id || '_' || coalesce(s.campaign_id::text, to_char(s.data_date, 'YYYY-MM-DD'))) collate "C"`
 
 /**
- * `permitted`: the locations the document's rows may be written at (its uploader's, lib/access.ts),
+ * `permitted`: the locations the document's rows may be written at (its uploader's, lib/engine/access.ts),
  * null for everywhere; a row mapped elsewhere is kept as a submission and counted, never written.
  */
 export async function refreshMaster(db: Kysely<DB>, doc: Document, permitted: Set<number> | null, timings: Record<string, number> = {}) {

@@ -4,7 +4,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
-import { ApiError, validationError } from '../errors.js'
+import { ApiError, validationError } from '../core/errors.js'
 import { emptyFile, fileKind, readTable, unreadableFile, type FileKind, type Table } from './files.js'
 
 export const REQUIRED_COLUMNS = { campaign: ['geocode', 'campaign'], date: ['geocode', 'data_date', 'unique_key'] } as const

@@ -4,7 +4,7 @@
 // entry's real size with the size its header declares (validateEntrySizes), so a header that lies
 // fails as well.
 import yauzl from 'yauzl'
-import { ApiError } from '../errors.js'
+import { ApiError } from '../core/errors.js'
 
 const MAX_ENTRIES = 10_000
 

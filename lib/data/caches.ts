@@ -1,6 +1,6 @@
 // Denormalised caches on indicator (resource-api §16) and mapping resets (§11.5).
 import { sql, type Kysely } from 'kysely'
-import type { DB } from '../schemas/index.js'
+import type { DB } from '../../schemas/index.js'
 
 type Executor = Kysely<DB>
 

@@ -2,11 +2,11 @@
 // conditions, date bounds, meta extras and the wide pivot of their long rows.
 import { sql, type Expression, type SqlBool } from 'kysely'
 import { dynamic, MAX_LIMIT } from './crud.js'
-import { invalidValue } from './errors.js'
+import { invalidValue } from '../core/errors.js'
 import { integerList } from './params.js'
 import { LOCATION_PARAMS } from './location-selection.js'
 import type { Context, ListQuery, ParamSpec, Row, WideExport } from './resource.js'
-import { parseDate } from './values.js'
+import { parseDate } from '../core/values.js'
 
 export const IGNORED: ParamSpec = { type: 'string', help: 'accepted and ignored (front-end compatibility)' }
 

@@ -3,7 +3,7 @@
 // psql), and it caches nothing while that channel is not heard (before connecting, after a dropped
 // connection), since changes made then would go unnoticed.
 import type { Database } from './database.js'
-import { cacheLookups } from './metrics.js'
+import { cacheLookups } from '../core/metrics.js'
 
 export interface NotifiedCacheOptions<V> {
   /** The cache's name in the metrics (`rhizome_cache_lookups_total{cache}`). */

@@ -1,9 +1,9 @@
 // Location selection parameters (resource-api §10), shared by location, geo and the datapoint reads.
 import { sql, type RawBuilder } from 'kysely'
-import { forbidden, invalidValue } from './errors.js'
-import { RawJson } from './raw-json.js'
+import { forbidden, invalidValue } from '../core/errors.js'
+import { RawJson } from '../core/raw-json.js'
 import type { Context, ParamSpec } from './resource.js'
-import { isInt32, parseFloatStrict } from './values.js'
+import { isInt32, parseFloatStrict } from '../core/values.js'
 import { integerList, integerParam } from './params.js'
 
 

@@ -1,8 +1,8 @@
 // The closure table `location_tree` (resource-api §23, §43): incremental maintenance on every write,
 // and the full rebuild that cache_meta runs. Both must give the same rows.
 import { sql, type Kysely } from 'kysely'
-import type { DB } from '../schemas/index.js'
-import { badRequest } from './errors.js'
+import type { DB } from '../../schemas/index.js'
+import { badRequest } from '../core/errors.js'
 
 type Executor = Kysely<DB>
 

@@ -2,8 +2,29 @@
 // is CSV-quoted JSON. Upserts one polygon per location; unknown codes are reported and skipped.
 import { parse } from 'csv-parse/sync'
 import { sql, type Kysely } from 'kysely'
-import type { DB } from '../schemas/index.js'
-import { normaliseFeature } from '../resources/geo.js'
+import type { DB } from '../../schemas/index.js'
+import { validationError } from '../core/errors.js'
+
+type Row = Record<string, unknown>
+
+const GEOMETRIES = new Set(['Polygon', 'MultiPolygon'])
+
+/** A Feature with a (Multi)Polygon geometry, or such a bare geometry wrapped as a Feature. */
+export function normaliseFeature(value: unknown): Row {
+  const object = value as Row | null
+  if (object && typeof object === 'object' && !Array.isArray(object)) {
+    if (object.type === 'Feature') {
+      const geometry = object.geometry as Row | null
+      if (geometry && GEOMETRIES.has(geometry.type as string) && Array.isArray(geometry.coordinates)) {
+        return { ...object, properties: object.properties ?? {} }
+      }
+    } else if (GEOMETRIES.has(object.type as string) && Array.isArray(object.coordinates)) {
+      return { type: 'Feature', geometry: object, properties: {} }
+    }
+  }
+  throw validationError('geo_json', 'must be a GeoJSON Feature with a Polygon or MultiPolygon geometry')
+}
+
 
 export interface GeoLoadResult {
   loaded: number

@@ -3,8 +3,14 @@
 // and the hash doubles as the lookup index for `Bearer <key>`.
 import { createHash, randomBytes } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
-import type { DB } from '../schemas/index.js'
-import { METADATA_EDITORS_GROUP } from './access.js'
+import type { DB } from '../../schemas/index.js'
+
+/**
+ * Members of this group may change the metadata everyone shares (indicators, campaigns, types, tags,
+ * calculations, the location tree, code mappings; lib/engine/access.ts). It is one of the original
+ * system's seeded groups: the one its "Manage System" pages were for.
+ */
+export const METADATA_EDITORS_GROUP = 'manage_system'
 
 export interface AuthUser {
   id: number
@@ -14,7 +20,7 @@ export interface AuthUser {
   top_lvl_location_id: number | null
   /** Non-superuser with a permission row: reads and writes are limited to that subtree. */
   restricted: boolean
-  /** Member of the metadata editors' group (lib/access.ts): may change shared metadata. */
+  /** Member of the metadata editors' group (lib/engine/access.ts): may change shared metadata. */
   metadata_editor: boolean
   key_id: number
 }

@@ -1,5 +1,5 @@
 // `GET /api/v1/<r>/schema/` (resource-api §12): the declaration and the table schema, described.
-import type { ColumnKind, ColumnMeta } from './columns.js'
+import type { ColumnKind, ColumnMeta } from '../data/columns.js'
 import { DEFAULT_LIMIT, MAX_LIMIT } from './crud.js'
 import { LOOKUPS_BY_KIND } from './filters.js'
 import { resolveField } from './filters.js'

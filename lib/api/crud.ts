@@ -1,15 +1,15 @@
 // The generic operations behind every model resource: list, detail, create, update, delete.
 // This is where HTTP-level rules meet SQL; resources only add hooks.
 import { sql, type Expression, type Kysely, type SqlBool } from 'kysely'
-import { tables } from '../schemas/index.js'
-import { columnsOf } from './columns.js'
-import { ApiError, notFound, validationError } from './errors.js'
+import { tables } from '../../schemas/index.js'
+import { columnsOf } from '../data/columns.js'
+import { ApiError, notFound, validationError } from '../core/errors.js'
 import { parseFilters, ref, resolveField } from './filters.js'
-import { relationsOf, type Context, type JsonListResult, type ListQuery, type ListResult, type Meta, type Resource, type Row } from './resource.js'
-import { RawJson } from './raw-json.js'
-import type { ColumnKind } from './columns.js'
-import { coerceBody, checkRequiredFields, type BodyEncoding } from './body.js'
-import { permittedLocations } from './access.js'
+import { relationsOf, type BodyEncoding, type Context, type JsonListResult, type ListQuery, type ListResult, type Meta, type Resource, type Row } from './resource.js'
+import { RawJson } from '../core/raw-json.js'
+import type { ColumnKind } from '../data/columns.js'
+import { coerceBody, checkRequiredFields } from './body.js'
+import { permittedLocations } from '../engine/access.js'
 
 export const DEFAULT_LIMIT = 1000
 export const MAX_LIMIT = 100_000
@@ -39,7 +39,7 @@ export function withJoins(query: ListQuery, resource: Resource, paths: string[][
 
 /**
  * Base read of a model resource: its table as `t`, limited to the rows the requester may reach (their
- * subtree's locations when restricted, and the declaration's row filter; lib/access.ts).
+ * subtree's locations when restricted, and the declaration's row filter; lib/engine/access.ts).
  */
 export function baseQuery(ctx: Context): ListQuery {
   const { resource, user } = ctx

@@ -1,6 +1,6 @@
 // The raw query string as an ordered list of (name, value) pairs: repeated parameters matter
 // (`id__in=1,2&id__in=3`), and `get_params`/`next` keep the client's spelling.
-import { badRequest } from './errors.js'
+import { badRequest } from '../core/errors.js'
 
 /**
  * URLSearchParams turns escapes that are not UTF-8 (`%ff`) into U+FFFD, which would then be matched

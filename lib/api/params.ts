@@ -1,7 +1,7 @@
 // Resource parameters that hold integers (ids, depths, id lists).
-import { invalidValue } from './errors.js'
+import { invalidValue } from '../core/errors.js'
 import type { Context } from './resource.js'
-import { isInt32, parseInteger } from './values.js'
+import { isInt32, parseInteger } from '../core/values.js'
 
 /** The last value of `name` as an integer (400 INVALID_VALUE otherwise); undefined when absent. */
 export function integerParam(ctx: Context, name: string): number | undefined {

@@ -29,7 +29,7 @@ export const dbQueryDuration = new Histogram({
   registers: [registry],
 })
 
-/** The pool's state, read at scrape time from whoever registered a reader (lib/database.ts). */
+/** The pool's state, read at scrape time from whoever registered a reader (lib/data/database.ts). */
 export const poolReaders: Array<() => { total: number; idle: number; waiting: number }> = []
 for (const state of ['total', 'idle', 'waiting'] as const) {
   new Gauge({

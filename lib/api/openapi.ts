@@ -2,7 +2,7 @@
 // They document; they do not validate (the dispatcher coerces and validates bodies itself, with the
 // rules of resource-api §11.1, from these same schemas).
 import { Type, type TSchema } from '@sinclair/typebox'
-import { COLUMN, type ColumnKind } from './columns.js'
+import { COLUMN, type ColumnKind } from '../data/columns.js'
 import { resolveField } from './filters.js'
 import type { Resource } from './resource.js'
 

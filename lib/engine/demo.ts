@@ -3,11 +3,11 @@
 // (aggregated and calculated by the engine) and monthly case counts. `npm start` loads it into an
 // empty embedded database so a newcomer sees real answers at once (DEMO_DATA=0 skips it).
 import type { Kysely } from 'kysely'
-import type { DB } from '../schemas/index.js'
-import { rebuildTree } from './location-tree.js'
-import { refreshTagJson } from './caches.js'
-import { dataEntrySubmission, dateKey, enterCampaignValue } from './engine/data-entry.js'
-import { recomputeCampaign } from './engine/recompute.js'
+import type { DB } from '../../schemas/index.js'
+import { rebuildTree } from '../data/location-tree.js'
+import { refreshTagJson } from '../data/caches.js'
+import { dataEntrySubmission, dateKey, enterCampaignValue } from './data-entry.js'
+import { recomputeCampaign } from './recompute.js'
 
 const PROVINCES: Record<string, string[]> = {
   Northmarch: ['Ashford', 'Brindle', 'Coldwater'],

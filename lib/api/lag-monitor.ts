@@ -2,7 +2,7 @@
 // every `interval`; how late it runs is the lag the process's requests see. The loop is saturated
 // when every sample of the last `windowMs` lagged more than `maxLagMs` and there were at least three:
 // a single stall, however long, yields one late sample and never counts as load.
-import { eventLoopLag } from './metrics.js'
+import { eventLoopLag } from '../core/metrics.js'
 
 const MIN_SAMPLES = 3
 

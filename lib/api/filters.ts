@@ -3,9 +3,9 @@
 // values and the joins they need. Field and table names only ever come from the schemas, never from
 // the request, so a hostile key can at worst be rejected.
 import { sql, type Expression, type SqlBool } from 'kysely'
-import { tableSchema } from '../schemas/index.js'
-import { columnsOf, type ColumnKind } from './columns.js'
-import { badRequest, invalidValue } from './errors.js'
+import { tableSchema } from '../../schemas/index.js'
+import { columnsOf, type ColumnKind } from '../data/columns.js'
+import { badRequest, invalidValue } from '../core/errors.js'
 import { relationsOf, type FieldInfo, type Resource } from './resource.js'
 import {
   NULL_TOKENS,
@@ -15,7 +15,7 @@ import {
   parseFloatStrict,
   parseInteger,
   parseTimestamp,
-} from './values.js'
+} from '../core/values.js'
 
 export const LOOKUPS = [
   'exact', 'iexact', 'contains', 'icontains', 'gt', 'gte', 'lt', 'lte', 'in', 'range',

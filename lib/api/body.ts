@@ -1,12 +1,10 @@
 // Write bodies (resource-api §11.1): each value is coerced by its column's kind and checked against the
 // constraints of the same TypeBox schema (maxLength, enum, pattern). Unknown keys are refused; read-only
 // keys are ignored so that a GET → edit → PATCH round trip works.
-import { badRequest, validationError, ApiError } from './errors.js'
-import type { ColumnMeta } from './columns.js'
-import type { Resource, Row } from './resource.js'
-import { isInt32, parseBoolean, parseDate, parseFloatStrict, parseInteger, parseTimestamp } from './values.js'
-
-export type BodyEncoding = 'json' | 'form'
+import { badRequest, validationError, ApiError } from '../core/errors.js'
+import type { ColumnMeta } from '../data/columns.js'
+import type { BodyEncoding, Resource, Row } from './resource.js'
+import { isInt32, parseBoolean, parseDate, parseFloatStrict, parseInteger, parseTimestamp } from '../core/values.js'
 
 function coerceValue(field: string, meta: ColumnMeta, value: unknown, encoding: BodyEncoding): unknown {
   if (encoding === 'form' && typeof value === 'string') {

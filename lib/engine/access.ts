@@ -1,19 +1,12 @@
 // The authorization model (SECURITY.md, "Who may do what"): the roles, who may write each resource or
 // run its action, and which locations and documents a requester may reach. The dispatcher asks here
-// before every write and action; lib/crud.ts limits every read and write to the rows a declaration's
+// before every write and action; lib/api/crud.ts limits every read and write to the rows a declaration's
 // `location_column` and `row_filter` allow; the pipeline applies a document's rows with its uploader's
 // locations.
 import { sql, type Kysely, type RawBuilder } from 'kysely'
-import type { DB } from '../schemas/index.js'
-import type { AuthUser } from './auth.js'
-import { forbidden } from './errors.js'
-
-/**
- * Members of this group may change the metadata everyone shares (indicators, campaigns, types, tags,
- * calculations, the location tree, code mappings). It is one of the original system's seeded groups:
- * the one its "Manage System" pages were for.
- */
-export const METADATA_EDITORS_GROUP = 'manage_system'
+import type { DB } from '../../schemas/index.js'
+import { METADATA_EDITORS_GROUP, type AuthUser } from '../data/auth.js'
+import { forbidden } from '../core/errors.js'
 
 /**
  * Who may write a resource (POST, PATCH) or run its action. DELETE is the superuser's everywhere.

@@ -1,5 +1,5 @@
 // Reserved list parameters (resource-api §9): pagination, ordering, projection and format.
-import { badRequest, invalidValue } from './errors.js'
+import { badRequest, invalidValue } from '../core/errors.js'
 import { DEFAULT_LIMIT, MAX_LIMIT } from './crud.js'
 import type { QueryParams } from './query-params.js'
 import type { Resource } from './resource.js'

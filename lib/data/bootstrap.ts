@@ -2,9 +2,9 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { sql, type Kysely } from 'kysely'
-import type { DB } from '../schemas/index.js'
+import type { DB } from '../../schemas/index.js'
 import { createApiKey, createUser } from './auth.js'
-import type { Config } from './config.js'
+import type { Config } from '../core/config.js'
 
 /** Returns the new key when admin was created now, else undefined (nothing is rewritten). */
 export async function ensureAdmin(db: Kysely<DB>, config: Config, print: (line: string) => void): Promise<string | undefined> {

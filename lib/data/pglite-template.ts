@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { PROJECT_ROOT } from './paths.js'
+import { PROJECT_ROOT } from '../core/paths.js'
 import { SQL_DIR, migrateToLatest } from './migrations.js'
 import { createDatabase } from './database.js'
 

@@ -1,18 +1,20 @@
 // Resource declarations (resource-api §4) and their normalised form. A declaration says what differs;
 // `defineResource` derives the rest (columns, relations, filterable fields and their lookups) from the
 // table's TypeBox schema, so the dispatcher, /schema and OpenAPI all read the same facts.
-import type { RawJson } from './raw-json.js'
+import type { RawJson } from '../core/raw-json.js'
 import type { TObject } from '@sinclair/typebox'
 import type { Kysely, RawBuilder, SelectQueryBuilder, Transaction } from 'kysely'
-import type { DB } from '../schemas/index.js'
-import { columnsOf, tableMeta, type ColumnKind, type ColumnMeta } from './columns.js'
-import type { Config } from './config.js'
+import type { DB } from '../../schemas/index.js'
+import { columnsOf, tableMeta, type ColumnKind, type ColumnMeta } from '../data/columns.js'
+import type { Config } from '../core/config.js'
 import type { QueryParams } from './query-params.js'
-import type { AuthUser } from './auth.js'
-import type { BodyEncoding } from './body.js'
-import type { Writers } from './access.js'
+import type { AuthUser } from '../data/auth.js'
+import type { Writers } from '../engine/access.js'
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
+
+/** How a body arrived: JSON keeps types, form fields are strings (resource-api §11.1). */
+export type BodyEncoding = 'json' | 'form'
 
 export interface ParamSpec {
   type: 'integer' | 'integer_list' | 'string' | 'boolean' | 'date'
@@ -54,7 +56,7 @@ export interface ListResult {
   fields?: string[]
 }
 
-/** A list page whose objects PostgreSQL already wrote as JSON text (lib/crud.ts listPage). */
+/** A list page whose objects PostgreSQL already wrote as JSON text (lib/api/crud.ts listPage). */
 export interface JsonListResult extends Omit<ListResult, 'rows'> {
   json: RawJson
 }
@@ -67,7 +69,7 @@ export interface WideExport {
 
 /**
  * A list hook's meta extras, or the read that produces them. A read is started by the caller once
- * the page's statement has gone out (`withMeta`, lib/crud.ts): the page is the longer read, and the
+ * the page's statement has gone out (`withMeta`, lib/api/crud.ts): the page is the longer read, and the
  * statement sent first is the one PostgreSQL starts first.
  */
 export type Meta = Row | (() => Promise<Row>)
@@ -123,7 +125,7 @@ export interface ResourceDeclaration {
   params?: Record<string, ParamSpec>
   ordering?: string[]
   methods?: { list: Method[]; detail: Method[] }
-  /** Who may POST and PATCH, or run the action (lib/access.ts). Default: metadata editors for models, every user for actions. */
+  /** Who may POST and PATCH, or run the action (lib/engine/access.ts). Default: metadata editors for models, every user for actions. */
   writers?: Writers
   list_delete_by?: string[]
   /** Read-only fields computed from the row `t` (e.g. location `lvl`), with their kind. */

@@ -7,9 +7,9 @@ import { PGlite } from '@electric-sql/pglite'
 import { Kysely, PostgresDialect, sql, type LogEvent } from 'kysely'
 import { PGliteDialect } from 'kysely-pglite-dialect'
 import pg from 'pg'
-import type { DB } from '../schemas/index.js'
+import type { DB } from '../../schemas/index.js'
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
-import { dbQueryDuration, poolReaders } from './metrics.js'
+import { dbQueryDuration, poolReaders } from '../core/metrics.js'
 
 export type Engine = 'pglite' | 'postgres'
 
@@ -27,7 +27,7 @@ export interface Database {
   listen(channel: string, onNotify: () => void, onState: (listening: boolean) => void): Promise<() => Promise<void>>
   /** The embedded instance, when engine is pglite (tests dump it as a template). */
   pglite?: PGlite
-  /** An embedded database's data directory lock (lib/data-dir-lock.ts); absent in memory and on PostgreSQL. */
+  /** An embedded database's data directory lock (lib/data/data-dir-lock.ts); absent in memory and on PostgreSQL. */
   lock?: DataDirLock
 }
 
@@ -38,7 +38,7 @@ export interface DatabaseOptions {
   dataDir?: string
   /** PGlite: start from a dumped data directory (tests use a migrated template). */
   loadDataDir?: Blob
-  /** PGlite: the dumped data directory a new `dataDir` starts from, if any (lib/pglite-template.ts). */
+  /** PGlite: the dumped data directory a new `dataDir` starts from, if any (lib/data/pglite-template.ts). */
   template?: () => Blob | undefined
   /** PostgreSQL: the schema to work in (tests isolate each process in its own schema). */
   searchPath?: string
@@ -81,7 +81,7 @@ async function createPGlite(options: DatabaseOptions): Promise<Database> {
   if (dataDir) {
     mkdirSync(dirname(dataDir), { recursive: true })
     lock = lockDataDir(dataDir)
-    // A new data directory starts from the migrated template when there is one (lib/pglite-template.ts).
+    // A new data directory starts from the migrated template when there is one (lib/data/pglite-template.ts).
     if (!loadDataDir && !existsSync(join(dataDir, 'PG_VERSION'))) loadDataDir = options.template?.()
     mkdirSync(dataDir, { recursive: true })
   }

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { Migrator, sql, type Migration, type MigrationProvider, type Kysely } from 'kysely'
 import type { Database } from './database.js'
 
-import { PROJECT_ROOT } from './paths.js'
+import { PROJECT_ROOT } from '../core/paths.js'
 
 export const SQL_DIR = join(PROJECT_ROOT, 'sql') + '/'
 
