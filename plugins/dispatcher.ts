@@ -13,6 +13,7 @@ import { ensureObject } from '../lib/api/body.js'
 import { describeResource } from '../lib/api/schema-doc.js'
 import { bodySchema, detailSchema, errorSchema, listSchema, querystringSchema } from '../lib/api/openapi.js'
 import { parseBoolean, parseInteger, isInt32 } from '../lib/core/values.js'
+import { checkParams } from '../lib/api/params.js'
 import type { BodyEncoding, Context, Method, Resource, Row } from '../lib/api/resource.js'
 import { resources } from '../resources/index.js'
 import { recomputeCampaign } from '../lib/engine/recompute.js'
@@ -158,10 +159,12 @@ export default fp(
 
     async function list(ctx: Context, request: FastifyRequest, reply: FastifyReply) {
       const { resource, query } = ctx
-      const missing = resource.GET_params_required.filter((p) => !query.has(p))
+      const byId = resource.required_unless_id && (query.has('id') || query.has('id__in'))
+      const missing = byId ? [] : resource.GET_params_required.filter((p) => !query.has(p))
       if (missing.length) {
         throw new ApiError(400, 'MISSING_REQUIRED_PARAMETER', `Missing required parameter ${missing.join(', ')}`, { missing })
       }
+      checkParams(resource, query)
       const accept = request.headers.accept ?? ''
       const params = parseListParams(resource, query, accept.includes('text/csv') && !accept.includes('application/json'))
       const filters: Array<[string, string[]]> = []

@@ -1,4 +1,4 @@
-import { defineResource, type Context, type Resource } from '../lib/api/resource.js'
+import { defineResource, type Context, type Resource, type Row } from '../lib/api/resource.js'
 import { listRows, MAX_LIMIT } from '../lib/api/crud.js'
 import { QueryParams } from '../lib/api/query-params.js'
 import campaign from './campaign.js'
@@ -36,6 +36,13 @@ export default defineResource({
   action: async (ctx) => {
     const result: Record<string, unknown> = {}
     for (const [key, resource] of Object.entries(LISTS)) result[key] = await fullList(ctx, resource)
+    // The original served these two as JSON text, and its client JSON.parses them: all_meta exists for
+    // that client, so here they keep that form (the indicator resource has them typed).
+    result.indicators = (result.indicators as Row[]).map((indicator) => ({
+      ...indicator,
+      tag_json: JSON.stringify(indicator.tag_json ?? []),
+      bound_json: JSON.stringify(indicator.bound_json ?? []),
+    }))
     result.is_superuser = ctx.user.is_superuser
     return [result]
   },

@@ -16,8 +16,8 @@ async function campaignSet(ctx: Context): Promise<number[]> {
   const rows = await ctx.db
     .selectFrom('campaign')
     .select('id')
-    .where('start_date', '>=', dateParam(ctx, ['campaign_start'], '2000-01-01')!)
-    .where('start_date', '<=', dateParam(ctx, ['campaign_end'], '2070-01-01')!)
+    .where('start_date', '>=', dateParam(ctx, ['campaign_start', 'start_date'], '2000-01-01')!)
+    .where('start_date', '<=', dateParam(ctx, ['campaign_end', 'end_date'], '2070-01-01')!)
     .orderBy('id')
     .execute()
   return rows.map((r) => r.id)
@@ -85,6 +85,8 @@ export default defineResource({
     ...DATAPOINT_PARAMS,
     campaign_start: { type: 'date', help: 'without campaign__in: campaigns starting on or after (default 2000-01-01)' },
     campaign_end: { type: 'date', help: 'without campaign__in: campaigns starting on or before (default 2070-01-01)' },
+    start_date: { type: 'date', help: 'alias of campaign_start (the original front-end sends it)' },
+    end_date: { type: 'date', help: 'alias of campaign_end (the original front-end sends it)' },
     chart_type: { type: 'string', help: 'ColumnChart: add null rows for missing (location, indicator, campaign) combinations' },
     group_by_time: IGNORED,
   },

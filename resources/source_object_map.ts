@@ -27,6 +27,7 @@ export default defineResource({
       ? sql<boolean>`(t.content_type <> 'location' or t.master_object_id = -1 or t.master_object_id in ${permittedLocations(ctx.user)})`
       : undefined,
   GET_params_required: ['document_id'],
+  required_unless_id: true,
   required_fields_for_post: ['content_type', 'source_object_code'],
   params: {
     document_id: { type: 'integer', help: 'only the codes found in this document' },
@@ -34,8 +35,10 @@ export default defineResource({
   },
   hooks: {
     async list(ctx, query) {
-      const documentId = integerParam(ctx, 'document_id')!
-      query = query.where('t.id', 'in', sql`(select source_object_map_id from doc_object_map where document_id = ${documentId})`)
+      const documentId = integerParam(ctx, 'document_id')
+      if (documentId !== undefined) {
+        query = query.where('t.id', 'in', sql`(select source_object_map_id from doc_object_map where document_id = ${documentId})`)
+      }
       const mapped = ctx.query.last('is_mapped')
       if (mapped === '0') query = query.where('t.master_object_id', '=', -1)
       if (mapped === '1') query = query.where('t.master_object_id', '<>', -1)

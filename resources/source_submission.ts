@@ -4,6 +4,7 @@ import { defineResource, type Context } from '../lib/api/resource.js'
 import { integerParam } from '../lib/api/params.js'
 import { baseQuery } from '../lib/api/crud.js'
 import { permittedLocations } from '../lib/engine/access.js'
+import { ApiError } from '../lib/core/errors.js'
 
 /**
  * A restricted user reaches the rows whose location code is mapped inside their subtree, and the rows
@@ -23,6 +24,7 @@ export default defineResource({
   name: 'source_submission',
   schema: SourceSubmission,
   GET_params_required: ['document_id'],
+  required_unless_id: true,
   ordering: ['row_number'],
   methods: { list: ['GET'], detail: ['GET'] },
   row_filter: reachableRows,
@@ -30,7 +32,8 @@ export default defineResource({
     // `?format=csv` gives the raw file back (ingestion §10.3): the document's header, one line per
     // kept row (that the requester may reach) in row order, cells from submission_json.
     async csv(ctx) {
-      const documentId = integerParam(ctx, 'document_id')!
+      const documentId = integerParam(ctx, 'document_id')
+      if (documentId === undefined) throw new ApiError(400, 'MISSING_REQUIRED_PARAMETER', 'Missing required parameter document_id (the file of one document)', { missing: ['document_id'] })
       const doc = await ctx.db.selectFrom('source_doc').select('file_header').where('id', '=', documentId).executeTakeFirst()
       const header = (doc?.file_header as string[] | null) ?? []
       const submissions = await baseQuery(ctx).select('t.submission_json').where('t.document_id', '=', documentId).orderBy('t.row_number').execute()

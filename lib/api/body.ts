@@ -34,14 +34,16 @@ function coerceValue(field: string, meta: ColumnMeta, value: unknown, encoding: 
       if (b === undefined) throw validationError(field, 'must be a boolean')
       return b
     }
-    case 'date':
-      if (typeof value !== 'string' || parseDate(value) === undefined) throw validationError(field, 'must be a date YYYY-MM-DD')
-      return value
-    case 'datetime':
-      if (typeof value !== 'string' || parseTimestamp(value) === undefined) {
-        throw validationError(field, 'must be an ISO 8601 date-time')
-      }
-      return value
+    case 'date': {
+      const date = typeof value === 'string' ? parseDate(value) : undefined
+      if (date === undefined) throw validationError(field, 'must be a date YYYY-MM-DD')
+      return date
+    }
+    case 'datetime': {
+      const timestamp = typeof value === 'string' ? parseTimestamp(value) : undefined
+      if (timestamp === undefined) throw validationError(field, 'must be an ISO 8601 date-time')
+      return timestamp
+    }
     case 'json':
       if (typeof value !== 'string') return value
       try {

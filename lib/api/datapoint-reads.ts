@@ -41,8 +41,9 @@ export function dateParam(ctx: Context, names: string[], fallback?: string): str
   for (const name of names) {
     const text = ctx.query.last(name)
     if (text === undefined || text === '') continue
-    if (!parseDate(text)) throw invalidValue(name, text, 'date YYYY-MM-DD')
-    return text
+    const date = parseDate(text)
+    if (!date) throw invalidValue(name, text, 'date YYYY-MM-DD')
+    return date
   }
   return fallback
 }

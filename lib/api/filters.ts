@@ -115,12 +115,16 @@ function coerce(param: string, kind: ColumnKind, text: string): Scalar | undefin
       if (b === undefined) throw invalidValue(param, text, 'boolean')
       return b
     }
-    case 'date':
-      if (parseDate(text) === undefined) throw invalidValue(param, text, 'date YYYY-MM-DD')
-      return text
-    case 'datetime':
-      if (parseTimestamp(text) === undefined) throw invalidValue(param, text, 'ISO 8601 date or date-time')
-      return text
+    case 'date': {
+      const date = parseDate(text)
+      if (date === undefined) throw invalidValue(param, text, 'date YYYY-MM-DD')
+      return date
+    }
+    case 'datetime': {
+      const timestamp = parseTimestamp(text)
+      if (timestamp === undefined) throw invalidValue(param, text, 'ISO 8601 date or date-time')
+      return timestamp
+    }
     default:
       return text
   }

@@ -1,7 +1,29 @@
-// Resource parameters that hold integers (ids, depths, id lists).
+// Resource parameters (resource-api §4 `params`): each checked for its declared type before anything
+// runs, and read as integers, id lists and dates.
 import { invalidValue } from '../core/errors.js'
-import type { Context } from './resource.js'
-import { isInt32, parseInteger } from '../core/values.js'
+import type { Context, Resource } from './resource.js'
+import type { QueryParams } from './query-params.js'
+import { isInt32, parseDate, parseInteger } from '../core/values.js'
+
+/**
+ * 400 INVALID_VALUE for a declared integer, integer list or date parameter that is not one, whatever
+ * else the request holds: a parameter a read happens not to use (`location_depth` without
+ * `location_id`) is still the client's mistake. An empty value means "not given".
+ */
+export function checkParams(resource: Resource, query: QueryParams): void {
+  for (const [name, spec] of Object.entries(resource.params)) {
+    for (const text of query.all(name)) {
+      if (text === '') continue
+      if (spec.type === 'integer' && parseInteger(text) === undefined) throw invalidValue(name, text, 'integer')
+      if (spec.type === 'date' && parseDate(text) === undefined) throw invalidValue(name, text, 'date YYYY-MM-DD')
+      if (spec.type === 'integer_list') {
+        for (const item of text.split(',')) {
+          if (item.trim() !== '' && parseInteger(item.trim()) === undefined) throw invalidValue(name, item.trim(), 'comma-separated integers')
+        }
+      }
+    }
+  }
+}
 
 /** The last value of `name` as an integer (400 INVALID_VALUE otherwise); undefined when absent. */
 export function integerParam(ctx: Context, name: string): number | undefined {

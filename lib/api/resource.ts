@@ -121,6 +121,8 @@ export interface ResourceDeclaration {
   /** Filterable fields. Default: query_fields minus JSON columns and synthetic fields. */
   filtering?: string[]
   GET_params_required?: string[]
+  /** A lookup by `id` or `id__in` stands in for GET_params_required (the original client reads single rows so). */
+  required_unless_id?: boolean
   required_fields_for_post?: string[]
   params?: Record<string, ParamSpec>
   ordering?: string[]
@@ -215,6 +217,7 @@ export function defineResource(decl: ResourceDeclaration): Resource {
     query_fields,
     filtering,
     GET_params_required: decl.GET_params_required ?? [],
+    required_unless_id: decl.required_unless_id ?? false,
     required_fields_for_post: decl.required_fields_for_post ?? [],
     params: decl.params ?? {},
     ordering: decl.ordering ?? ['id'],

@@ -3,8 +3,12 @@
 export const INT32_MIN = -2147483648
 export const INT32_MAX = 2147483647
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
-const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/
+// Months and days may have one digit (`2017-3-5`): the original front-end formats dates `YYYY-M-D`,
+// and Django accepted them.
+const DATE = /^(\d{4})-(\d{1,2})-(\d{1,2})$/
+const TIMESTAMP = /^(\d{4})-(\d{1,2})-(\d{1,2})((?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?)$/
+
+const pad = (n: string) => n.padStart(2, '0')
 
 export function isCalendarDate(year: number, month: number, day: number): boolean {
   if (month < 1 || month > 12 || day < 1) return false
@@ -12,17 +16,18 @@ export function isCalendarDate(year: number, month: number, day: number): boolea
   return day <= days
 }
 
+/** A calendar date as `YYYY-MM-DD`, or undefined (`2017-2-30` is no date). */
 export function parseDate(text: string): string | undefined {
   const m = DATE.exec(text)
-  return m && isCalendarDate(+m[1], +m[2], +m[3]) ? text : undefined
+  return m && isCalendarDate(+m[1], +m[2], +m[3]) ? `${m[1]}-${pad(m[2])}-${pad(m[3])}` : undefined
 }
 
 /** `YYYY-MM-DD` or an ISO 8601 date-time; no zone means UTC (the session time zone). */
 export function parseTimestamp(text: string): string | undefined {
   const m = TIMESTAMP.exec(text)
   if (!m || !isCalendarDate(+m[1], +m[2], +m[3])) return undefined
-  if (m[4] !== undefined && (+m[4] > 23 || +m[5] > 59 || +(m[6] ?? 0) > 59)) return undefined
-  return text
+  if (m[5] !== undefined && (+m[5] > 23 || +m[6] > 59 || +(m[7] ?? 0) > 59)) return undefined
+  return `${m[1]}-${pad(m[2])}-${pad(m[3])}${m[4]}`
 }
 
 export function parseInteger(text: string): number | undefined {
