@@ -1,35 +1,12 @@
 // `npm run bench:detect`: POST /detect with a varied text corpus (autocannon, 50 connections, 10 s,
 // loopback), next to a bare Fastify hello-world and a bare POST /detect (constant scores) in the same
 // run; plus the time left for classification, model load time and memory.
-import autocannon from 'autocannon'
-import { startServer, stop, round, table, type Round } from './lib.js'
+import { detectRound, startServer, stop, round, table, type Round } from './lib.js'
 import { initTf } from '../classifier/runtime.js'
 import { Detector } from '../classifier/detector.js'
 import { MODEL_DIR } from '../classifier/paths.js'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
-
-// A varied corpus: short and long, benign and offensive, emoji, mentions, URLs.
-const WORDS = 'the of and to in is you that it for on with as was this but be have not are my at your they all just so can what when about like people go get no would time out if one up love good day stupid idiot fucking hate great thanks @user http://t.co/x 😂 🙏 #maga lol'.split(' ')
-function corpus(n: number): string[] {
-  let seed = 42
-  const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff)
-  return Array.from({ length: n }, () => Array.from({ length: 3 + Math.floor(random() * 40) }, () => WORDS[Math.floor(random() * WORDS.length)]).join(' '))
-}
-
-async function detectRound(port: number, name: string): Promise<Round> {
-  const bodies = corpus(500).map((text) => JSON.stringify({ text }))
-  const run = (duration: number) =>
-    autocannon({
-      url: `http://127.0.0.1:${port}/detect`,
-      connections: 50,
-      duration,
-      requests: [{ method: 'POST', headers: { 'content-type': 'application/json' }, setupRequest: (req) => ({ ...req, body: bodies[Math.floor(Math.random() * bodies.length)] }) }],
-    })
-  await run(2)
-  const result = await run(seconds)
-  return { name, requests_per_s: Math.round(result.requests.average), p50_ms: result.latency.p50, p99_ms: result.latency.p99, errors: result.errors, non2xx: result.non2xx }
-}
 
 const rss0 = process.memoryUsage().rss
 const t0 = performance.now()
@@ -41,14 +18,14 @@ const rssMb = (process.memoryUsage().rss - rss0) / 1e6
 const rounds: Round[] = []
 const hello = await startServer(['--import', 'tsx', 'bench/hello.ts'], {}, 3999)
 rounds.push(await round('hello-world (bare Fastify)', 'http://127.0.0.1:3999/', {}, seconds))
-rounds.push(await detectRound(3999, 'bare Fastify POST /detect (same bodies parsed, constant scores)'))
+rounds.push(await detectRound(3999, 'bare Fastify POST /detect (same bodies parsed, constant scores)', seconds))
 await stop(hello)
 // The default micro-batching window (2 ms, detect.md §5), then none: a batch is scored as soon as the
 // event loop has read what arrived (the forward pass is per window, so a batch saves no computation;
 // bench/README.md, "Detection").
 for (const wait of ['2', '0']) {
   const app = await startServer(['dist/server.js'], { DEMO_DATA: '0', DATA_DIR: '/tmp/rhizome-bench-detect', DETECT_MICROBATCH_WAIT_MS: wait }, 4003)
-  rounds.push(await detectRound(4003, `POST /detect (varied texts), DETECT_MICROBATCH_WAIT_MS=${wait}`))
+  rounds.push(await detectRound(4003, `POST /detect (varied texts), DETECT_MICROBATCH_WAIT_MS=${wait}`, seconds))
   await stop(app)
 }
 

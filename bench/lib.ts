@@ -12,8 +12,8 @@ export interface Round {
   non2xx: number
 }
 
-export async function startServer(args: string[], env: Record<string, string | undefined>, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn' }, stdio: ['ignore', 'inherit', 'inherit'] })
+export async function startServer(args: string[], env: Record<string, string | undefined>, port: number, node = process.execPath): Promise<ChildProcess> {
+  const child = spawn(node, args, { env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn' }, stdio: ['ignore', 'inherit', 'inherit'] })
   const deadline = Date.now() + 60_000
   while (Date.now() < deadline) {
     try {
@@ -74,4 +74,27 @@ export async function scratchDatabase(adminUrl: string, prefix: string): Promise
       await admin.end()
     },
   }
+}
+
+// A varied corpus: short and long, benign and offensive, emoji, mentions, URLs.
+const WORDS = 'the of and to in is you that it for on with as was this but be have not are my at your they all just so can what when about like people go get no would time out if one up love good day stupid idiot fucking hate great thanks @user http://t.co/x 😂 🙏 #maga lol'.split(' ')
+function corpus(n: number): string[] {
+  let seed = 42
+  const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff)
+  return Array.from({ length: n }, () => Array.from({ length: 3 + Math.floor(random() * 40) }, () => WORDS[Math.floor(random() * WORDS.length)]).join(' '))
+}
+
+/** POST /detect with bodies drawn from `corpus(500)`: a warm-up, then one bounded run (50 connections). */
+export async function detectRound(port: number, name: string, seconds = 10): Promise<Round> {
+  const bodies = corpus(500).map((text) => JSON.stringify({ text }))
+  const run = (duration: number) =>
+    autocannon({
+      url: `http://127.0.0.1:${port}/detect`,
+      connections: 50,
+      duration,
+      requests: [{ method: 'POST', headers: { 'content-type': 'application/json' }, setupRequest: (req) => ({ ...req, body: bodies[Math.floor(Math.random() * bodies.length)] }) }],
+    })
+  await run(2)
+  const result = await run(seconds)
+  return { name, requests_per_s: Math.round(result.requests.average), p50_ms: result.latency.p50, p99_ms: result.latency.p99, errors: result.errors, non2xx: result.non2xx }
 }
