@@ -52,7 +52,7 @@ t.test("an upload names districts of another province: those rows are not writte
   t.equal(bBefore, 20)
 
   const mine = await upload(api, 'eve.csv', 'campaign', 'campaign,geocode,n\nC,a1,7\nC,b1,1\n', alice)
-  t.equal(mine.run.status, 200, mine.run.text)
+  t.equal(mine.run.status, 200, 'alice runs transform_upload on her upload', { body: mine.run.text })
   const stats = mine.run.body.objects[0].ingest_stats
   t.match(stats.rows, { processed: 1, location_forbidden: 1 })
   t.same(stats.forbidden_rows, { count: 1, items: [{ row_number: 1, location_code: 'b1', reason: "location outside the uploader's responsibility" }] })

@@ -25,7 +25,7 @@ t.test('campaign_datapoint takes start_date and end_date as the campaign window 
   const first = campaigns.at(-1)! // ordered by -start_date
   const window = `start_date=${first.start_date}&end_date=${first.start_date}`
   const original = await get(`/campaign_datapoint/?indicator__in=1,2&location_id__in=2,3,4&group_by_time=campaign&${window}`)
-  t.equal(original.status, 200, original.text)
+  t.equal(original.status, 200, 'the original request is answered', { body: original.text })
   const spelled = await get(`/campaign_datapoint/?indicator__in=1,2&location_id__in=2,3,4&campaign_start=${first.start_date}&campaign_end=${first.start_date}`)
   t.same(original.body.objects, spelled.body.objects, 'the same rows as campaign_start/campaign_end')
   t.same(original.body.meta.campaign_ids, [first.id], 'only the campaign starting in the window')
@@ -35,7 +35,7 @@ t.test('campaign_datapoint takes start_date and end_date as the campaign window 
 t.test('dates written YYYY-M-D are read as dates wherever a date is parsed; impossible dates are refused', async (t) => {
   const { get, post } = await setup(t)
   const created = await post('/campaign/', { name: 'March round', campaign_type_id: '1', start_date: '2017-3-5', end_date: '2017-3-9' })
-  t.equal(created.status, 201, created.text)
+  t.equal(created.status, 201, 'the form with one-digit dates is created', { body: created.text })
   t.match(created.body, { start_date: '2017-03-05', end_date: '2017-03-09' })
   const impossible = await post('/campaign/', { name: 'No such day', campaign_type_id: '1', start_date: '2017-2-30', end_date: '2017-3-9' })
   t.equal(impossible.status, 400)
@@ -55,16 +55,16 @@ t.test('an id lookup satisfies document_id on source_submission and source_objec
   t.equal((await get(`/transform_upload/?document_id=${doc}`)).status, 200)
   const rows = (await get(`/source_submission/?document_id=${doc}`)).body.objects as Row[]
   const one = await get(`/source_submission/?id=${rows[1].id}`)
-  t.equal(one.status, 200, one.text)
+  t.equal(one.status, 200, 'a submission read by id', { body: one.text })
   t.same(one.body.objects.map((r: Row) => r.id), [rows[1].id])
   t.same((await get(`/source_submission/?id__in=${rows[0].id},${rows[1].id}`)).body.objects.length, 2)
   const maps = (await get(`/source_object_map/?document_id=${doc}`)).body.objects as Row[]
   const map = await get(`/source_object_map/?id=${maps[0].id}`)
-  t.equal(map.status, 200, map.text)
+  t.equal(map.status, 200, 'a mapping read by id', { body: map.text })
   t.same(map.body.objects.map((m: Row) => m.id), [maps[0].id])
   t.equal((await get('/source_object_map/')).status, 400, 'without either, the requirement holds')
   const byDocumentId = await get(`/source_doc/?document_id=${doc}`)
-  t.equal(byDocumentId.status, 200, byDocumentId.text)
+  t.equal(byDocumentId.status, 200, 'source_doc read by document_id', { body: byDocumentId.text })
   t.same(byDocumentId.body.objects.map((d: Row) => d.id), [doc])
 })
 

@@ -140,7 +140,7 @@ t.test('the embedded database: a second process is refused at once; operator com
   const locations = async () => ((await (await api(server, '/location/?limit=1')).json()) as { meta: { total_count: number } }).meta.total_count
   const before = await locations()
   const created = await cli(['create-user', 'carol', '--location', '1'], env)
-  t.equal(created.code, 0, created.stderr)
+  t.equal(created.code, 0, 'create-user succeeds', { stderr: created.stderr })
   t.match(created.stderr, `held by the server at ${server.url}: sending create-user there`)
   const key = /^carol:([0-9a-f]{40})$/m.exec(created.stdout)?.[1]
   t.ok(key, `a key is printed: ${created.stdout}`)
@@ -150,7 +150,7 @@ t.test('the embedded database: a second process is refused at once; operator com
   t.equal(((await read.json()) as { meta: { top_lvl_location_id: number } }).meta.top_lvl_location_id, 1, 'with its responsibility')
 
   const revoked = await cli(['revoke-key', `carol:${key}`], env)
-  t.equal(revoked.code, 0, revoked.stderr)
+  t.equal(revoked.code, 0, 'revoke-key succeeds', { stderr: revoked.stderr })
   t.match(revoked.stdout, '1 key(s) revoked')
   t.equal((await api(server, '/location/', { headers: asCarol })).status, 401, 'the revoked key is refused on the next request')
 
@@ -162,7 +162,7 @@ t.test('the embedded database: a second process is refused at once; operator com
   // Once the server is gone the lock goes with it, and the CLI opens the database itself.
   await server.stop()
   const direct = await cli(['create-key', 'carol'], env)
-  t.equal(direct.code, 0, direct.stderr)
+  t.equal(direct.code, 0, 'create-key succeeds on its own', { stderr: direct.stderr })
   t.notMatch(direct.stderr, 'sending')
   const restarted = await startServer(t, env)
   await until200(restarted, '/health/ready')
@@ -179,7 +179,7 @@ t.test('PostgreSQL: the CLI writes to the database, and the running server hears
   const server = await startServer(t, env)
   await until200(server, '/health/ready')
   const created = await cli(['create-user', 'dave'], env)
-  t.equal(created.code, 0, created.stderr)
+  t.equal(created.code, 0, 'create-user succeeds', { stderr: created.stderr })
   const key = /^dave:([0-9a-f]{40})$/m.exec(created.stdout)![1]
   const asDave = { authorization: `ApiKey dave:${key}` }
   t.equal((await api(server, '/campaign/', { headers: asDave })).status, 200)
