@@ -18,7 +18,8 @@ export class DataDirInUseError extends Error {
   ) {
     super(
       `The embedded database in ${dir} is in use by process ${holder.pid}${holder.url ? ` (the server at ${holder.url})` : ''}: ` +
-        `PGlite is one process's database. Stop that process first${holder.url ? ', or let the command go through the server (the CLI does so by itself)' : ''}.`,
+        `PGlite is one process's database. Stop that process first${holder.url ? ', or let the command go through the server (the CLI does so by itself)' : ''}` +
+        ` (should process ${holder.pid} not be a rhizome-api process, remove ${dir}.lock).`,
     )
   }
 }
