@@ -40,9 +40,11 @@ const resultSchema = {
     result: {
       type: 'object',
       properties: { 'not-offensive': { type: 'string', pattern: '^(0|1)\\.\\d{6}$' }, offensive: { type: 'string', pattern: '^(0|1)\\.\\d{6}$' } },
+      required: ['not-offensive', 'offensive'],
     },
     text: { type: 'string' },
   },
+  required: ['result', 'text'],
 }
 
 export default fp(
@@ -121,9 +123,11 @@ export default fp(
       ...documentOnly,
       schema: {
         tags: ['detection'],
+        operationId: 'detect',
+        security: [],
         summary: 'Score a text as offensive / not offensive',
         body: { type: 'object', required: ['text'], properties: { text: { type: 'string', maxLength: config.DETECT_MAX_CHARS } } },
-        response: { 200: resultSchema, 400: errorSchema, 413: errorSchema, 415: errorSchema, 503: errorSchema },
+        response: { 200: resultSchema, 400: errorSchema, 413: errorSchema, 415: errorSchema, 429: errorSchema, 503: errorSchema },
       },
     }, async (request: FastifyRequest, reply: FastifyReply) => {
       const text = checkText(jsonObject(request).text, 'text')
@@ -137,9 +141,11 @@ export default fp(
       ...documentOnly,
       schema: {
         tags: ['detection'],
+        operationId: 'detectBatch',
+        security: [],
         summary: 'Score several texts; results in input order, each as POST /detect gives it',
         body: { type: 'object', required: ['texts'], properties: { texts: { type: 'array', items: { type: 'string' }, maxItems: config.DETECT_MAX_BATCH } } },
-        response: { 200: { type: 'object', properties: { results: { type: 'array', items: resultSchema } } }, 400: errorSchema, 413: errorSchema },
+        response: { 200: { type: 'object', properties: { results: { type: 'array', items: resultSchema } }, required: ['results'] }, 400: errorSchema, 413: errorSchema, 415: errorSchema, 429: errorSchema, 503: errorSchema },
       },
     }, async (request: FastifyRequest) => {
       const texts = jsonObject(request).texts

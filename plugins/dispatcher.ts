@@ -11,7 +11,7 @@ import { parseFilters } from '../lib/api/filters.js'
 import { EXPORT_PAGE, sendCsv, sendWideCsv } from '../lib/api/csv-export.js'
 import { ensureObject } from '../lib/api/body.js'
 import { describeResource } from '../lib/api/schema-doc.js'
-import { bodySchema, detailSchema, errorSchema, listSchema, querystringSchema } from '../lib/api/openapi.js'
+import { bodySchema, detailSchema, errorSchema, listSchema, multipartSchema, querystringSchema } from '../lib/api/openapi.js'
 import { parseBoolean, parseInteger, isInt32 } from '../lib/core/values.js'
 import { checkParams } from '../lib/api/params.js'
 import type { BodyEncoding, Context, Method, Resource, Row } from '../lib/api/resource.js'
@@ -306,7 +306,7 @@ export default fp(
       }
     }
 
-    app.get('/api/v1/', { schema: { tags: ['api'], summary: 'Every resource with its list and schema URLs', security: [{ apiKey: [] }] } }, async () => {
+    app.get('/api/v1/', { schema: { tags: ['api'], operationId: 'listResources', summary: 'Every resource with its list and schema URLs', security: [{ apiKey: [] }], response: { 401: errorSchema } } }, async () => {
       const names = resources.map((r) => r.name).sort()
       return Object.fromEntries(names.map((n) => [n, { list_endpoint: `/api/v1/${n}/`, schema: `/api/v1/${n}/schema/` }]))
     })
@@ -314,18 +314,58 @@ export default fp(
   { name: 'dispatcher', dependencies: ['db', 'auth'] },
 )
 
+/** `transform_upload` → `TransformUpload`: the resource's part of an operationId. */
+const pascal = (name: string) => name.split('_').map((w) => w[0].toUpperCase() + w.slice(1)).join('')
+const plural = (name: string) => (/(s|_meta)$/.test(name) ? name : name.endsWith('y') ? `${name.slice(0, -1)}ies` : `${name}s`)
+
+/** The answers every route of the dispatcher may give besides its own (resource-api §7, SECURITY.md). */
+function errorResponses(resource: Resource, method: Method) {
+  const errors: Record<number, unknown> = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 404: errorSchema, 405: errorSchema, 429: errorSchema, 503: errorSchema }
+  if (method !== 'GET') Object.assign(errors, { 409: errorSchema, 413: errorSchema, 415: errorSchema })
+  // Uploads refuse files they cannot read; the pipeline's actions the documents they cannot process.
+  if (resource.multipart || resource.kind === 'non_model') errors[422] = errorSchema
+  return errors
+}
+
 function routeSchema(resource: Resource, kind: UrlKind, method: Method, hide: boolean, tags: string[]) {
-  const errors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 404: errorSchema }
+  const errors = errorResponses(resource, method)
+  const name = pascal(resource.name)
   const base = { hide, tags, security: [{ apiKey: [] }] }
-  if (kind === 'schema') return { ...base, summary: `Describe ${resource.name}`, response: { 200: { type: 'object', additionalProperties: true } } }
+  if (kind === 'schema') {
+    return { ...base, operationId: `describe${name}`, summary: `Describe ${resource.name}`, response: { 200: { type: 'object', additionalProperties: true }, 401: errorSchema, 429: errorSchema, 503: errorSchema } }
+  }
   if (kind === 'list') {
     if (method === 'GET') {
-      return { ...base, summary: resource.kind === 'model' ? `List ${resource.name}` : `Run ${resource.name}`, querystring: querystringSchema(resource), response: { 200: listSchema(resource), ...errors } }
+      const csv = resource.kind === 'model' ? { 'text/csv': { schema: { type: 'string', description: '`format=csv`: the rows as CSV (RFC 4180), a header line first' } } } : {}
+      return {
+        ...base,
+        operationId: resource.kind === 'model' ? `list${pascal(plural(resource.name))}` : `run${name}`,
+        summary: resource.kind === 'model' ? `List ${resource.name}` : `Run ${resource.name}`,
+        querystring: querystringSchema(resource),
+        response: { 200: { content: { 'application/json': { schema: listSchema(resource) }, ...csv } }, ...errors },
+      }
     }
-    if (method === 'POST') return { ...base, summary: `Create ${resource.name}`, body: bodySchema(resource, true), response: { 201: detailSchema(resource), ...errors, 409: errorSchema } }
-    return { ...base, summary: `Delete ${resource.name} by ?id=${resource.list_delete_by.length ? ' or ' + resource.list_delete_by.join(', ') : ''}`, response: { 204: { type: 'null' }, ...errors } }
+    if (method === 'POST') {
+      const body = bodySchema(resource, true)
+      return {
+        ...base,
+        operationId: `create${name}`,
+        summary: `Create ${resource.name}`,
+        body: resource.multipart ? { content: { 'application/json': { schema: body }, 'multipart/form-data': { schema: multipartSchema(body) } } } : body,
+        response: { 201: detailSchema(resource), ...errors },
+      }
+    }
+    const by = ['id', ...resource.list_delete_by]
+    return {
+      ...base,
+      operationId: `delete${pascal(plural(resource.name))}Where`,
+      summary: `Delete ${resource.name} by ?${by.join(' or ?')} (superuser)`,
+      querystring: { type: 'object', properties: Object.fromEntries(by.map((f) => [f, { type: f === 'id' ? 'integer' : 'string' }])) },
+      response: { 204: { type: 'null' }, ...errors },
+    }
   }
-  if (method === 'GET') return { ...base, summary: `Read one ${resource.name}`, params: { type: 'object', properties: { id: { type: 'integer' } } }, response: { 200: detailSchema(resource), ...errors } }
-  if (method === 'PATCH') return { ...base, summary: `Update one ${resource.name}`, body: bodySchema(resource, false), response: { 200: detailSchema(resource), ...errors, 409: errorSchema } }
-  return { ...base, summary: `Delete one ${resource.name} (superuser; ?cascade=true)`, response: { 204: { type: 'null' }, ...errors, 409: errorSchema } }
+  const params = { type: 'object', properties: { id: { type: 'integer' } } }
+  if (method === 'GET') return { ...base, operationId: `get${name}`, summary: `Read one ${resource.name}`, params, response: { 200: detailSchema(resource), ...errors } }
+  if (method === 'PATCH') return { ...base, operationId: `update${name}`, summary: `Update one ${resource.name}`, params, body: bodySchema(resource, false), response: { 200: detailSchema(resource), ...errors } }
+  return { ...base, operationId: `delete${name}`, summary: `Delete one ${resource.name} (superuser; ?cascade=true)`, params, response: { 204: { type: 'null' }, ...errors } }
 }

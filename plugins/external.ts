@@ -22,6 +22,8 @@ export default fp(
           description: 'Immunisation-campaign data API (/api/v1/) and text offensiveness detection (/detect).',
           version: '1.0.0',
         },
+        // Relative: the document describes whichever server serves it.
+        servers: [{ url: '/', description: 'this server' }],
         components: {
           securitySchemes: {
             apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`ApiKey <username>:<key>` or `Bearer <key>`' },

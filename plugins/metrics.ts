@@ -24,7 +24,7 @@ export default fp(
     })
 
     const token = app.config.METRICS_TOKEN
-    app.get('/metrics', { schema: { tags: ['service'], summary: 'Prometheus metrics (Bearer METRICS_TOKEN when set)' } }, async (request, reply) => {
+    app.get('/metrics', { schema: { tags: ['service'], operationId: 'getMetrics', summary: 'Prometheus metrics (Bearer METRICS_TOKEN when set)', security: [] } }, async (request, reply) => {
       if (token) {
         const given = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1]
         if (!given || !sameSecret(given, token)) throw new ApiError(401, 'UNAUTHENTICATED', 'Metrics need Authorization: Bearer <METRICS_TOKEN>')

@@ -6,7 +6,7 @@ import { pendingMigrations } from '../lib/data/migrations.js'
 
 export default fp(
   async function serviceRoutes(app: FastifyInstance) {
-    app.get('/', { schema: { tags: ['service'], summary: 'Endpoint listing' } }, async () => ({
+    app.get('/', { schema: { tags: ['service'], operationId: 'listEndpoints', summary: 'Endpoint listing', security: [] } }, async () => ({
       ...(app.hasRoute({ method: 'POST', url: '/detect' }) ? { detect: '/detect', detect_batch: '/detect/batch' } : {}),
       api: '/api/v1/',
       health: '/health',
@@ -21,10 +21,10 @@ export default fp(
     })
 
     // Liveness: the process answers (never shed, plugins/protection.ts). A failure means restart it.
-    app.get('/health/live', { schema: { tags: ['service'], summary: 'The process answers' } }, async () => ({ status: 'ok' }))
+    app.get('/health/live', { schema: { tags: ['service'], operationId: 'getLiveness', summary: 'The process answers', security: [] } }, async () => ({ status: 'ok' }))
 
     // Readiness: send it traffic. A failure means route around it for now.
-    app.get('/health/ready', { schema: { tags: ['service'], summary: 'Database reachable, migrations applied, model loaded, not shutting down; 503 otherwise' } }, async (_request, reply) => {
+    app.get('/health/ready', { schema: { tags: ['service'], operationId: 'getReadiness', summary: 'Database reachable, migrations applied, model loaded, not shutting down; 503 otherwise', security: [] } }, async (_request, reply) => {
       const checks: Record<string, string> = { database: 'ok', migrations: 'ok', model: app.detection.status(), shutting_down: closing ? 'yes' : 'no' }
       try {
         const pending = await pendingMigrations(app.db)
@@ -37,7 +37,7 @@ export default fp(
       return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', ...checks })
     })
 
-    app.get('/health', { schema: { tags: ['service'], summary: 'Database (and model) status; 503 when a part is down' } }, async (_request, reply) => {
+    app.get('/health', { schema: { tags: ['service'], operationId: 'getHealth', summary: 'Database (and model) status; 503 when a part is down', security: [] } }, async (_request, reply) => {
       let database = 'ok'
       try {
         await sql`select 1`.execute(app.db.db)

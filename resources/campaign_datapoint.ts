@@ -6,7 +6,7 @@ import { integerList } from '../lib/api/params.js'
 import { ApiError, validationError } from '../lib/core/errors.js'
 import { checkRequiredFields, coerceBody } from '../lib/api/body.js'
 import { dynamic, withMeta } from '../lib/api/crud.js'
-import { DATAPOINT_PARAMS, datapointMeta, dateParam, IGNORED, indicatorSet, inList, pivot } from '../lib/api/datapoint-reads.js'
+import { DATAPOINT_META, DATAPOINT_PARAMS, datapointMeta, dateParam, IGNORED, indicatorSet, inList, pivot } from '../lib/api/datapoint-reads.js'
 import { campaignKey, enterCampaignValue } from '../lib/engine/data-entry.js'
 import { recomputeCampaign } from '../lib/engine/recompute.js'
 
@@ -81,6 +81,14 @@ export default defineResource({
   GET_params_required: ['indicator__in'],
   required_fields_for_post: ['campaign_id', 'indicator_id', 'location_id', 'value'],
   location_column: 'location_id',
+  meta_fields: { ...DATAPOINT_META, campaign_ids: { type: 'array', items: { type: 'integer' }, description: 'the campaigns read, ascending' } },
+  // chart_type=ColumnChart: a combination without a value is a row without id and value.
+  row_modes: [{
+    type: 'object',
+    properties: { id: { type: 'integer', nullable: true }, indicator_id: { type: 'integer' }, campaign_id: { type: 'integer' }, location_id: { type: 'integer' }, value: { type: 'number', nullable: true } },
+    required: ['id', 'indicator_id', 'campaign_id', 'location_id', 'value'],
+    description: 'chart_type=ColumnChart: a location × indicator × campaign without a value',
+  }],
   params: {
     ...DATAPOINT_PARAMS,
     campaign_start: { type: 'date', help: 'without campaign__in: campaigns starting on or after (default 2000-01-01)' },

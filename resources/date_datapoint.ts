@@ -4,7 +4,7 @@ import { defineResource, type Context, type ListQuery, type Row } from '../lib/a
 import { locationSelection, assertLocationPermitted } from '../lib/api/location-selection.js'
 import { ApiError, badRequest } from '../lib/core/errors.js'
 import { dynamic } from '../lib/api/crud.js'
-import { DATAPOINT_PARAMS, datapointMeta, dateParam, indicatorSet, inList, pivot } from '../lib/api/datapoint-reads.js'
+import { DATAPOINT_META, DATAPOINT_PARAMS, datapointMeta, dateParam, indicatorSet, inList, pivot } from '../lib/api/datapoint-reads.js'
 import { dataEntrySubmission, dateKey } from '../lib/engine/data-entry.js'
 
 /** Time buckets of the grouped mode (ingestion §8.3): year and all_time are integers, the others strings. */
@@ -147,6 +147,22 @@ export default defineResource({
   GET_params_required: ['indicator__in'],
   required_fields_for_post: ['indicator_id', 'location_id', 'data_date', 'value'],
   location_column: 'location_id',
+  meta_fields: {
+    ...DATAPOINT_META,
+    time_groupings: { type: 'array', items: { oneOf: [{ type: 'string' }, { type: 'integer' }] }, description: 'grouped: the buckets in the result; flat: []' },
+  },
+  // group_by_time=year|quarter|month|all_time: sums over each target location's subtree per bucket.
+  row_modes: [{
+    type: 'object',
+    properties: {
+      indicator_id: { type: 'integer' },
+      location_id: { type: 'integer' },
+      time_grouping: { oneOf: [{ type: 'integer', description: 'year (2016) or all_time (1)' }, { type: 'string', description: 'quarter ("20161") or month ("201601")' }] },
+      value: { type: 'number' },
+    },
+    required: ['indicator_id', 'location_id', 'time_grouping', 'value'],
+    description: 'group_by_time=year|quarter|month|all_time',
+  }],
   params: {
     ...DATAPOINT_PARAMS,
     start_date: { type: 'date', help: 'inclusive lower bound on data_date' },

@@ -44,6 +44,7 @@ function ingestResource(name: string, description: string, withTransform: boolea
     GET_params_required: ['document_id'],
     params: documentParam,
     result_fields: { id: 'integer', doc_title: 'string', ingest_stats: 'json' },
+    result_of: document,
     action: async (ctx) => {
       await ingest(ctx.db as Kysely<DB>, await requireDocument(ctx), ctx.user, ctx.config.DATA_DIR, withTransform)
       return [await documentDetail(ctx)]
@@ -70,6 +71,7 @@ export const queueProcessResource = defineResource({
   GET_params_required: ['document_id'],
   params: documentParam,
   result_fields: { id: 'integer', doc_title: 'string' },
+  result_of: document,
   action: async (ctx) => {
     await queueProcess(ctx.db as Kysely<DB>, await requireDocument(ctx))
     return [await documentDetail(ctx)]

@@ -48,6 +48,15 @@ export function dateParam(ctx: Context, names: string[], fallback?: string): str
   return fallback
 }
 
+const ids = { type: 'array', items: { type: 'integer' } }
+
+/** The meta fields of the datapoint reads, for the OpenAPI document (`meta_fields`). */
+export const DATAPOINT_META = {
+  chart_uuid: { type: 'string', description: 'the chart_uuid parameter, when given' },
+  indicator_ids: { ...ids, description: 'the indicators read (indicator__in, request order, no duplicates)' },
+  location_ids: { ...ids, description: 'the locations selected, ascending' },
+}
+
 /** The meta extras both resources echo. */
 export function datapointMeta(ctx: Context, extras: Row): Row {
   const chartUuid = ctx.query.last('chart_uuid')

@@ -154,6 +154,15 @@ export interface ResourceDeclaration {
   action?: (ctx: Context) => Promise<Row[]>
   /** Non-model resources: the fields of the returned objects (for /schema). */
   result_fields?: Record<string, ColumnKind>
+  /**
+   * OpenAPI: list objects of other shapes than the resource's row, one per mode (grouped reads,
+   * ColumnChart's filler rows); the document says each object is the row or one of these.
+   */
+  row_modes?: Array<Record<string, unknown>>
+  /** Non-model resources whose objects are another resource's detail (the pipeline's document). */
+  result_of?: Resource
+  /** OpenAPI: the list envelope's `meta` fields the resource adds (JSON schemas by name). */
+  meta_fields?: Record<string, Record<string, unknown>>
   description?: string
 }
 
@@ -174,7 +183,10 @@ export interface FieldInfo {
   expression?: RawBuilder<unknown>
 }
 
-export interface Resource extends Required<Omit<ResourceDeclaration, 'schema' | 'hooks' | 'action' | 'location_column' | 'row_filter' | 'description' | 'body_limit' | 'multipart' | 'scope' | 'detail_fields' | 'writable'>> {
+export interface Resource extends Required<Omit<ResourceDeclaration, 'schema' | 'hooks' | 'action' | 'location_column' | 'row_filter' | 'description' | 'body_limit' | 'multipart' | 'scope' | 'detail_fields' | 'writable' | 'row_modes' | 'meta_fields' | 'result_of'>> {
+  result_of?: Resource
+  row_modes: Array<Record<string, unknown>>
+  meta_fields: Record<string, Record<string, unknown>>
   scope?: RawBuilder<boolean>
   detail_fields: string[]
   writable?: string[]
@@ -235,6 +247,9 @@ export function defineResource(decl: ResourceDeclaration): Resource {
     hooks: decl.hooks ?? {},
     action: decl.action,
     result_fields: decl.result_fields ?? {},
+    row_modes: decl.row_modes ?? [],
+    result_of: decl.result_of,
+    meta_fields: decl.meta_fields ?? {},
     description: decl.description,
     columns,
     relations: relationsOf(columns),

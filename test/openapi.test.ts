@@ -1,0 +1,125 @@
+// The OpenAPI document is the contract clients generate their code from: every real answer — each
+// resource's list, detail and schema, each read mode, CSV, every error class — must validate against
+// the document's own schema for that route and status (Ajv, the validator Fastify uses), and the
+// document must pass `redocly lint` (redocly.yaml).
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Ajv } from 'ajv'
+import addFormats from 'ajv-formats'
+import t, { type Test } from 'tap'
+import { build } from './helper.js'
+import { client, type Response } from './api.js'
+import { loadDemoData } from '../lib/engine/demo.js'
+import { resources } from '../resources/index.js'
+
+type Row = Record<string, unknown>
+type Operation = { responses: Record<string, { content?: Record<string, { schema: object }> }> }
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+async function setup(t: Test) {
+  const harness = await build(t, { AUTH_FAILURE_MAX: 1000 })
+  await loadDemoData(harness.db)
+  const api = client(harness.app)
+  const document = (await harness.app.inject('/documentation/json')).json() as { paths: Record<string, Record<string, Operation>> }
+  const ajv = new Ajv({ strict: false, allErrors: true })
+  addFormats.default(ajv)
+  let checked = 0
+  /** The answer validates against the document's schema for its route, method, status and media type. */
+  const conforms = (t: Test, path: string, method: string, res: Response, what: string) => {
+    const operation = document.paths[path]?.[method]
+    if (!operation) return t.fail(`${what}: no ${method.toUpperCase()} ${path} in the document`)
+    const answer = operation.responses[String(res.status)]
+    if (!answer) return t.fail(`${what}: status ${res.status} of ${method.toUpperCase()} ${path} is not documented`)
+    const type = String(res.headers['content-type'] ?? '').split(';')[0]
+    if (res.status === 204) return void checked++
+    const media = answer.content?.[type]
+    if (!media) return t.fail(`${what}: ${type} for ${res.status} of ${method.toUpperCase()} ${path} is not documented`)
+    if (type !== 'application/json') return void checked++
+    const valid = ajv.validate(media.schema, res.body)
+    if (!valid) t.fail(`${what}: ${method.toUpperCase()} ${path} ${res.status}: ${ajv.errorsText(ajv.errors, { separator: '; ' })}`, { body: res.text.slice(0, 2000) })
+    else checked++
+  }
+  return { ...harness, api, document, conforms, checked: () => checked }
+}
+
+t.test('every resource: list, detail, schema and their errors validate against the document', async (t) => {
+  const { api, conforms, checked } = await setup(t)
+  const upload = await api.post('/document/', { docfile: Buffer.from('campaign,geocode,Vaccinated\nC1,VD11,5\n').toString('base64'), doc_title: 'round.csv', file_type: 'campaign' })
+  conforms(t, '/api/v1/document/', 'post', upload, 'upload')
+  const doc = upload.body.id as number
+  conforms(t, '/api/v1/transform_upload/', 'get', await api.get(`/transform_upload/?document_id=${doc}`), 'transform_upload')
+  const params: Record<string, string> = { indicator__in: '1,2', campaign__in: '1', document_id: String(doc), campaign_id: '1', user_id: '1' }
+  for (const r of resources) {
+    const list = `/api/v1/${r.name}/`
+    const query = r.GET_params_required.map((p) => `${p}=${params[p]}`).join('&')
+    const res = await api.get(`${list}?${query}`)
+    conforms(t, list, 'get', res, `${r.name} list`)
+    conforms(t, `${list}schema/`, 'get', await api.get(`${list}schema/`), `${r.name} schema`)
+    conforms(t, list, 'get', await api.get(`${list}?${query}`, {}), `${r.name} list without a key (401)`)
+    if (r.GET_params_required.length) conforms(t, list, 'get', await api.get(list), `${r.name} list without its parameters (400)`)
+    if (r.kind !== 'model') continue
+    const first = (res.body.objects ?? [])[0] as Row | undefined
+    const id = first?.id ?? (r.name === 'geo' ? undefined : 1)
+    if (id !== undefined) conforms(t, `${list}{id}/`, 'get', await api.get(`${list}${id}/`), `${r.name} detail`)
+    conforms(t, `${list}{id}/`, 'get', await api.get(`${list}999999/`), `${r.name} detail not found (404)`)
+    if (r.methods.list.includes('POST')) conforms(t, list, 'post', await api.post(list, {}), `${r.name} create without its fields (400)`)
+  }
+  t.ok(checked() > 150, `${checked()} answers validated`)
+})
+
+t.test('every read mode and export: grouped dates, ColumnChart, CSV, and every error class', async (t) => {
+  const { api, conforms, checked, app } = await setup(t)
+  const campaign = '/api/v1/campaign_datapoint/'
+  const date = '/api/v1/date_datapoint/'
+  conforms(t, campaign, 'get', await api.get(`${campaign}?indicator__in=1,2,4&campaign__in=1&location_id=1&location_depth=1`), 'campaign read')
+  // A value of a new indicator at one district only: the other districts are combinations without one.
+  const sparse = (await api.post('/indicator/', { name: 'Sparse', short_name: 'sparse', data_format: 'int' })).body.id
+  const district = ((await api.get('/location/?location_code=VD11')).body.objects[0] as Row).id
+  t.equal((await api.post('/campaign_datapoint/', { indicator_id: sparse, location_id: district, campaign_id: 1, value: 3 })).status, 201)
+  const dense = await api.get(`${campaign}?indicator__in=1,${sparse}&campaign__in=1&location_id=1&location_depth=2&chart_type=ColumnChart`)
+  t.ok((dense.body.objects as Row[]).some((o) => o.id === null), 'ColumnChart fills missing combinations')
+  conforms(t, campaign, 'get', dense, 'ColumnChart')
+  const dateIndicator = ((await api.get('/indicator/?resource_name=date')).body.objects[0] as Row).id
+  for (const grouping of ['', 'year', 'quarter', 'month', 'all_time']) {
+    const res = await api.get(`${date}?indicator__in=${dateIndicator}${grouping ? `&group_by_time=${grouping}` : ''}`)
+    t.ok(res.body.objects.length > 0, `date read ${grouping || 'flat'} has rows`)
+    conforms(t, date, 'get', res, `date read ${grouping || 'flat'}`)
+  }
+  for (const url of [`${campaign}?indicator__in=1&campaign__in=1&format=csv`, `${campaign}?indicator__in=1&campaign__in=1&format=csv&shape=wide`, '/api/v1/campaign/?format=csv']) {
+    const res = await api.get(url)
+    t.match(res.headers['content-type'], /^text\/csv/)
+    conforms(t, url.split('?')[0], 'get', res, `CSV ${url}`)
+  }
+  const errors: Array<[string, string, Response]> = [
+    ['/api/v1/campaign/{id}/', 'get', await api.get('/campaign/abc/')],
+    ['/api/v1/campaign/{id}/', 'patch', await api.request('PATCH', '/campaign/1/', '{', { authorization: `ApiKey admin:${'a'.repeat(40)}`, 'content-type': 'application/json' })],
+    ['/api/v1/campaign/', 'post', await api.request('POST', '/campaign/', 'x', { authorization: `ApiKey admin:${'a'.repeat(40)}`, 'content-type': 'text/plain' })],
+    ['/api/v1/campaign_type/', 'post', await api.post('/campaign_type/', { name: 'NID' })],
+    ['/api/v1/campaign_type/', 'post', await api.post('/campaign_type/', { name: 'NID' })],
+    ['/api/v1/campaign/{id}/', 'delete', await api.delete('/campaign/1/')],
+    ['/api/v1/campaign/{id}/', 'delete', await api.delete('/campaign/1/', { authorization: `ApiKey alice:${'b'.repeat(40)}` })],
+    ['/api/v1/campaign_type/', 'post', await api.post('/campaign_type/', { name: 'x'.repeat(11 * 1024 * 1024) })],
+    ['/api/v1/document/', 'post', await api.post('/document/', { docfile: Buffer.from('campaign,geocode,n\nC,=1+1,2\n').toString('base64'), doc_title: 'formula.csv', file_type: 'campaign' })],
+  ]
+  const statuses = new Set<number>()
+  for (const [path, method, res] of errors) {
+    statuses.add(res.status)
+    conforms(t, path, method, res, `${method.toUpperCase()} ${path} ${res.status}`)
+  }
+  const wrongMethod = await app.inject({ method: 'PUT', url: '/api/v1/campaign/1/', headers: { authorization: `ApiKey admin:${'a'.repeat(40)}` }, payload: {} })
+  t.equal(wrongMethod.statusCode, 405)
+  t.ok(['400', '403', '409', '413', '415', '422'].every((s) => statuses.has(Number(s))), `error classes seen: ${[...statuses].sort().join(', ')}`)
+  t.ok(checked() >= 18, `${checked()} answers validated`)
+})
+
+t.test('the document passes redocly lint (redocly.yaml: the recommended rules)', async (t) => {
+  const { document } = await setup(t)
+  const file = join(mkdtempSync(join(tmpdir(), 'rhizome-openapi-')), 'openapi.json')
+  writeFileSync(file, JSON.stringify(document))
+  const lint = spawnSync(process.execPath, [join(ROOT, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js'), 'lint', file, '--config', join(ROOT, 'redocly.yaml'), '--format', 'summary'], { encoding: 'utf8', cwd: ROOT, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } })
+  t.equal(lint.status, 0, 'no error', { output: `${lint.stdout}${lint.stderr}`.slice(-3000) })
+  t.match(lint.stdout + lint.stderr, /valid/)
+})
