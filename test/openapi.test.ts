@@ -19,8 +19,8 @@ type Row = Record<string, unknown>
 type Operation = { responses: Record<string, { content?: Record<string, { schema: object }> }> }
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
-async function setup(t: Test) {
-  const harness = await build(t, { AUTH_FAILURE_MAX: 1000 })
+async function setup(t: Test, config: Parameters<typeof build>[1] = {}) {
+  const harness = await build(t, { AUTH_FAILURE_MAX: 1000, ...config })
   await loadDemoData(harness.db)
   const api = client(harness.app)
   const document = (await harness.app.inject('/documentation/json')).json() as { paths: Record<string, Record<string, Operation>> }
@@ -109,10 +109,36 @@ t.test('every read mode and export: grouped dates, ColumnChart, CSV, and every e
     statuses.add(res.status)
     conforms(t, path, method, res, `${method.toUpperCase()} ${path} ${res.status}`)
   }
-  const wrongMethod = await app.inject({ method: 'PUT', url: '/api/v1/campaign/1/', headers: { authorization: `ApiKey admin:${'a'.repeat(40)}` }, payload: {} })
-  t.equal(wrongMethod.statusCode, 405)
-  t.ok(['400', '403', '409', '413', '415', '422'].every((s) => statuses.has(Number(s))), `error classes seen: ${[...statuses].sort().join(', ')}`)
+  // A method a route does not take: the 405 its documented methods list.
+  const wrongMethod = await api.request('PUT', '/campaign/1/', {})
+  t.equal(wrongMethod.status, 405)
+  conforms(t, '/api/v1/campaign/{id}/', 'get', wrongMethod, 'PUT /api/v1/campaign/{id}/ 405')
+  statuses.add(wrongMethod.status)
+  t.ok(['400', '403', '405', '409', '413', '415', '422'].every((s) => statuses.has(Number(s))), `error classes seen: ${[...statuses].sort().join(', ')}`)
   t.ok(checked() >= 18, `${checked()} answers validated`)
+})
+
+t.test('429 (a locked-out client) and 503 (a saturated process) validate too', async (t) => {
+  const { app, conforms, checked } = await setup(t, { MAX_EVENT_LOOP_DELAY_MS: 50, PRESSURE_WINDOW_MS: 300 })
+  const asResponse = (res: Awaited<ReturnType<typeof app.inject>>): Response => ({ status: res.statusCode, headers: res.headers, body: res.json(), text: res.body })
+  const guess = () => app.inject({ url: '/api/v1/campaign/', headers: { authorization: `ApiKey mallory:${'f'.repeat(40)}` }, remoteAddress: '198.51.100.77' })
+  let locked = await guess()
+  for (let i = 0; i < 1001 && locked.statusCode !== 429; i++) locked = await guess()
+  t.equal(locked.statusCode, 429)
+  conforms(t, '/api/v1/campaign/', 'get', asResponse(locked), 'a locked-out client')
+  // Sustained lag over the window: load is shed.
+  const until = Date.now() + 800
+  while (Date.now() < until) {
+    const stop = Date.now() + 120
+    while (Date.now() < stop) {
+      // a CPU-bound burst
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1))
+  }
+  const shed = await app.inject({ url: '/api/v1/campaign/', headers: { authorization: `ApiKey admin:${'a'.repeat(40)}` } })
+  t.equal(shed.statusCode, 503)
+  conforms(t, '/api/v1/campaign/', 'get', asResponse(shed), 'a saturated process')
+  t.ok(checked() >= 2)
 })
 
 t.test('the document passes redocly lint (redocly.yaml: the recommended rules)', async (t) => {
