@@ -114,6 +114,11 @@ export function querystringSchema(resource: Resource) {
     const typed = kind === 'integer' || kind === 'related' ? { type: 'integer' } : kind === 'float' ? { type: 'number' } : { type: 'string' }
     properties[name] = { ...typed, description: `filter; also ${name}__<lookup>` }
   }
+  // A lookup by id stands in for the required parameters where the resource allows it.
+  if (resource.required_unless_id) {
+    for (const name of resource.GET_params_required) properties[name] = { ...(properties[name] as object), description: `${(properties[name] as { description?: string }).description ?? name}; required unless id or id__in is given` }
+    return { type: 'object', properties }
+  }
   return { type: 'object', properties, required: resource.GET_params_required }
 }
 
