@@ -123,14 +123,10 @@ export default fp(
     // is never shed: a saturated process is still alive.
     if (config.MAX_EVENT_LOOP_DELAY_MS > 0) {
       const monitor = new LagMonitor(config.MAX_EVENT_LOOP_DELAY_MS, config.PRESSURE_WINDOW_MS)
-      // Armed once the server listens: start-up work happens before it.
-      app.addHook('onListen', (done) => {
-        monitor.start()
-        done()
-      })
+      // Armed when the app is ready: listen() makes it ready after server.ts's start-up work (the
+      // demo data, the model), and an app answering injected requests is ready too.
       app.addHook('onReady', (done) => {
-        // Injected requests (no listen) are served by a ready app: tests arm it there.
-        if (!app.server.listening) monitor.start()
+        monitor.start()
         done()
       })
       app.addHook('onClose', (_instance, done) => {

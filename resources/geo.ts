@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import { LocationPolygon } from '../schemas/location_polygon.js'
 import { defineResource, type Row } from '../lib/api/resource.js'
 import { normaliseFeature } from '../lib/engine/geo-loader.js'
+import { permittedLocations } from '../lib/engine/access.js'
 import { inList } from '../lib/api/datapoint-reads.js'
 import { assertLocationPermitted, LOCATION_PARAMS, selectLocations } from '../lib/api/location-selection.js'
 
@@ -21,7 +22,7 @@ export default defineResource({
       // Polygons are not filtered by the generic grammar (filtering: []), so `filtered` is not needed.
       const selection = await selectLocations(ctx)
       const permitted = ctx.user.restricted
-        ? sql`and p.location_id in (select location_id from location_tree where parent_location_id = ${ctx.user.top_lvl_location_id})`
+        ? sql`and p.location_id in ${permittedLocations(ctx.user)}`
         : sql``
       const selected = selection === null ? sql`` : sql`and ${inList('p.location_id', selection)}`
       const { rows } = await sql<Row>`select p.location_id, p.geo_json -> 'geometry' as geometry,

@@ -79,7 +79,7 @@ t.test("an upload names districts of another province: those rows are not writte
 })
 
 t.test('code mappings are shared metadata: a restricted user can neither remap nor add one, nor refresh another user\'s document', async (t) => {
-  const { api, asAlice, db, w } = await setup(t)
+  const { api, asAlice, aliceId, db, w } = await setup(t)
   const b1Map = (await api.get(`/source_object_map/?document_id=${w.campaignDoc}&source_object_code=b1`)).body.objects[0]
   const before = await snapshot(db)
   const patch = await asAlice.patch(`/source_object_map/${b1Map.id}/`, { master_object_id: w.a1 })
@@ -95,7 +95,6 @@ t.test('code mappings are shared metadata: a restricted user can neither remap n
 
   // A restricted metadata editor maps codes, to locations inside the subtree only.
   const group = await db.selectFrom('auth_group').select('id').where('name', '=', 'manage_system').executeTakeFirstOrThrow()
-  const aliceId = (await db.selectFrom('auth_user').select('id').where('username', '=', 'alice').executeTakeFirstOrThrow()).id
   t.equal((await api.post('/user_group/', { user_id: aliceId, group_id: group.id })).status, 201)
   const a1Map = (await api.get(`/source_object_map/?document_id=${w.campaignDoc}&source_object_code=a1`)).body.objects[0]
   const outside = await asAlice.patch(`/source_object_map/${a1Map.id}/`, { master_object_id: w.b1 })

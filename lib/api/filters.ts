@@ -95,39 +95,27 @@ function filterablePath(resource: Resource, parts: string[]): FieldInfo | undefi
 type Scalar = string | number | boolean | null
 const NEVER = sql<SqlBool>`false`
 
+/** How a query value of each kind is read, and what a client is told it should have been. */
+const READERS: Partial<Record<ColumnKind, [read: (text: string) => Scalar | undefined, expected: string]>> = {
+  float: [parseFloatStrict, 'number'],
+  boolean: [parseBoolean, 'boolean'],
+  date: [parseDate, 'date YYYY-MM-DD'],
+  datetime: [parseTimestamp, 'ISO 8601 date or date-time'],
+}
+
 /** Coerces one query value for a field kind; `undefined` = out of range (matches nothing). */
 function coerce(param: string, kind: ColumnKind, text: string): Scalar | undefined {
   if (NULL_TOKENS.has(text)) return null
-  switch (kind) {
-    case 'integer':
-    case 'related': {
-      const n = parseInteger(text)
-      if (n === undefined) throw invalidValue(param, text, 'integer')
-      return isInt32(n) ? n : undefined
-    }
-    case 'float': {
-      const n = parseFloatStrict(text)
-      if (n === undefined) throw invalidValue(param, text, 'number')
-      return n
-    }
-    case 'boolean': {
-      const b = parseBoolean(text)
-      if (b === undefined) throw invalidValue(param, text, 'boolean')
-      return b
-    }
-    case 'date': {
-      const date = parseDate(text)
-      if (date === undefined) throw invalidValue(param, text, 'date YYYY-MM-DD')
-      return date
-    }
-    case 'datetime': {
-      const timestamp = parseTimestamp(text)
-      if (timestamp === undefined) throw invalidValue(param, text, 'ISO 8601 date or date-time')
-      return timestamp
-    }
-    default:
-      return text
+  if (kind === 'integer' || kind === 'related') {
+    const n = parseInteger(text)
+    if (n === undefined) throw invalidValue(param, text, 'integer')
+    return isInt32(n) ? n : undefined
   }
+  const reader = READERS[kind]
+  if (!reader) return text
+  const value = reader[0](text)
+  if (value === undefined) throw invalidValue(param, text, reader[1])
+  return value
 }
 
 export function ref(field: FieldInfo) {

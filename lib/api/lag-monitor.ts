@@ -41,11 +41,6 @@ export class LagMonitor {
     while (this.samples.length && this.samples[0].at < now - this.windowMs) this.samples.shift()
   }
 
-  /** The latest lag sample in ms (metrics), 0 before the first. */
-  lag(): number {
-    return this.samples.at(-1)?.lag ?? 0
-  }
-
   saturated(): boolean {
     const now = performance.now()
     let count = 0

@@ -5,6 +5,7 @@ import { RawJson } from '../core/raw-json.js'
 import type { Context, ParamSpec } from './resource.js'
 import { isInt32, parseFloatStrict } from '../core/values.js'
 import { integerList, integerParam } from './params.js'
+import { permittedLocations } from '../engine/access.js'
 
 
 export const LOCATION_PARAMS: Record<string, ParamSpec> = {
@@ -103,7 +104,7 @@ export async function locationSelection(ctx: Context, campaigns: number[] | null
 
   if (selection !== null && user.restricted) {
     selection = sql`select id from (${selection}) s
-      where id in (select location_id from location_tree where parent_location_id = ${user.top_lvl_location_id})`
+      where id in ${permittedLocations(user)}`
   }
   return {
     sql: selection === null ? null : sql`select id from (${selection}) s`,

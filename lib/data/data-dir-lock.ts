@@ -33,7 +33,7 @@ function alive(pid: number): boolean {
   }
 }
 
-export function readLock(dir: string): LockHolder | undefined {
+function readLock(dir: string): LockHolder | undefined {
   try {
     const holder = JSON.parse(readFileSync(`${dir}.lock`, 'utf8')) as LockHolder
     return Number.isInteger(holder.pid) && holder.pid !== process.pid && alive(holder.pid) ? holder : undefined

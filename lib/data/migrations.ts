@@ -9,13 +9,16 @@ import { PROJECT_ROOT } from '../core/paths.js'
 
 export const SQL_DIR = join(PROJECT_ROOT, 'sql') + '/'
 
+/** The migration files, in order: read once per process (readiness asks for them on every probe). */
+let files: Promise<string[]> | undefined
+const migrationFiles = () => (files ??= readdir(SQL_DIR).then((names) => names.filter((f) => /^\d+_.+\.sql$/.test(f)).sort()))
+
 class SqlFileMigrationProvider implements MigrationProvider {
   constructor(private readonly database: Database) {}
 
   async getMigrations(): Promise<Record<string, Migration>> {
-    const files = (await readdir(SQL_DIR)).filter((f) => /^\d+_.+\.sql$/.test(f)).sort()
     const migrations: Record<string, Migration> = {}
-    for (const file of files) {
+    for (const file of await migrationFiles()) {
       const script = await readFile(SQL_DIR + file, 'utf8')
       migrations[file.replace(/\.sql$/, '')] = {
         up: (db: Kysely<unknown>) => this.database.execScript(db, script),
@@ -27,7 +30,7 @@ class SqlFileMigrationProvider implements MigrationProvider {
 
 /** The migration files not recorded as applied (all of them before the first). One query, no lock. */
 export async function pendingMigrations(database: Database): Promise<string[]> {
-  const files = (await readdir(SQL_DIR)).filter((f) => /^\d+_.+\.sql$/.test(f)).map((f) => f.replace(/\.sql$/, ''))
+  const names = (await migrationFiles()).map((f) => f.replace(/\.sql$/, ''))
   let applied: Set<string>
   try {
     const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(database.db)
@@ -36,7 +39,7 @@ export async function pendingMigrations(database: Database): Promise<string[]> {
     if ((error as { code?: string }).code !== '42P01') throw error // anything but "no bookkeeping table yet"
     applied = new Set()
   }
-  return files.filter((name) => !applied.has(name))
+  return names.filter((name) => !applied.has(name))
 }
 
 /** Applies every pending migration; returns the names applied now. */

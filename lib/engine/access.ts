@@ -27,7 +27,7 @@ const WHO: Record<Exclude<Writers, 'users'>, string> = {
   superusers: 'a superuser',
 }
 
-export function mayWrite(user: AuthUser, writers: Writers): boolean {
+function mayWrite(user: AuthUser, writers: Writers): boolean {
   if (user.is_superuser || writers === 'users') return true
   switch (writers) {
     case 'responsible':
