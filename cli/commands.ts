@@ -32,6 +32,9 @@ export interface Options {
   user?: string
 }
 
+/** The key of `revoke-key`'s argument, given alone or as printed (`user:key`). */
+export const keyOf = (arg: string | undefined) => (arg?.includes(':') ? arg.slice(arg.lastIndexOf(':') + 1) : arg)
+
 export class UsageError extends Error {
   override name = 'UsageError'
 }
@@ -72,8 +75,7 @@ export async function runCommand(
       return 0
     }
     case 'revoke-key': {
-      // Accepts the key alone or as printed (`user:key`).
-      const key = arg?.includes(':') ? arg.slice(arg.lastIndexOf(':') + 1) : arg
+      const key = keyOf(arg)
       if (!key && !options.user) throw new UsageError('revoke-key needs a key or --user <username>')
       const revoked = await revokeKeys(db, options.user ? { username: options.user } : { key })
       print(`${revoked} key(s) revoked`)

@@ -5,7 +5,7 @@ import { basename } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { hashKey } from '../lib/data/auth.js'
 import type { Options } from './commands.js'
-import { UsageError } from './commands.js'
+import { keyOf, UsageError } from './commands.js'
 
 type Row = Record<string, unknown>
 
@@ -74,7 +74,7 @@ export async function runRemote(base: string, key: string, command: string, arg:
       return 0
     }
     case 'revoke-key': {
-      const clear = arg?.includes(':') ? arg.slice(arg.lastIndexOf(':') + 1) : arg
+      const clear = keyOf(arg)
       if (!clear && !options.user) throw new UsageError('revoke-key needs a key or --user <username>')
       const filter = options.user ? `user_id=${await userId(call, options.user)}` : `key_hash=${hashKey(clear!)}`
       const { meta } = (await call('GET', `/api_key/?${filter}`)) as { meta: { total_count: number } }

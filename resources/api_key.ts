@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import { ApiKey } from '../schemas/api_key.js'
 import { defineResource } from '../lib/api/resource.js'
 import { checkRequiredFields, coerceBody } from '../lib/api/body.js'
-import { hashKey, newApiKey } from '../lib/data/auth.js'
+import { insertApiKey } from '../lib/data/auth.js'
 
 // API keys, managed by superusers (the CLI does it through here while a server holds the embedded
 // database). The key itself is in the 201 answer of its creation and nowhere else; only its SHA-256
@@ -24,8 +24,7 @@ export default defineResource({
     async create(ctx, body, encoding) {
       checkRequiredFields(ctx.resource, body)
       const { user_id } = coerceBody(ctx.resource, body, encoding) as { user_id: number }
-      const key = newApiKey()
-      const { id } = await ctx.db.insertInto('api_key').values({ user_id, key_hash: hashKey(key) }).returning('id').executeTakeFirstOrThrow()
+      const { id, key } = await insertApiKey(ctx.db, user_id)
       return { id, once: { key } }
     },
   },

@@ -2,7 +2,7 @@
 // the CLI beside it: a first start on a busy machine, writes right after it, a data directory that a
 // second process may not open, and operator commands while the server runs, on both engines.
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -153,6 +153,15 @@ t.test('the embedded database: a second process is refused at once; operator com
   t.equal(revoked.code, 0, 'revoke-key succeeds', { stderr: revoked.stderr })
   t.match(revoked.stdout, '1 key(s) revoked')
   t.equal((await api(server, '/location/', { headers: asCarol })).status, 401, 'the revoked key is refused on the next request')
+
+  const csv = join(dataDir, 'round.csv')
+  writeFileSync(csv, 'campaign,geocode,Vaccinated\nC1,VD11,5\n')
+  const uploaded = await cli(['upload', csv, '--type', 'campaign'], env)
+  t.equal(uploaded.code, 0, 'upload succeeds', { stderr: uploaded.stderr })
+  t.match(uploaded.stderr, 'sending upload there')
+  const stats = JSON.parse(uploaded.stdout) as { document_id: number; submissions: { created: number } }
+  t.equal(stats.submissions.created, 1, 'the row became a submission on the server')
+  t.equal((await api(server, `/document/${stats.document_id}/`)).status, 200, 'the document is the server\'s')
 
   const demo = await cli(['demo'], env)
   t.equal(demo.code, 1)

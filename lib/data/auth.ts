@@ -75,8 +75,13 @@ export async function findUserByKey(db: Kysely<DB>, credentials: Credentials): P
 
 /** Stores a new key for the user and returns it in clear, the only time it is ever visible. */
 export async function createApiKey(db: Kysely<DB>, userId: number, key = newApiKey()): Promise<string> {
-  await db.insertInto('api_key').values({ user_id: userId, key_hash: hashKey(key) }).execute()
-  return key
+  return (await insertApiKey(db, userId, key)).key
+}
+
+/** The same, with the new key's row id (the `api_key` resource answers both). */
+export async function insertApiKey(db: Kysely<DB>, userId: number, key = newApiKey()): Promise<{ id: number; key: string }> {
+  const { id } = await db.insertInto('api_key').values({ user_id: userId, key_hash: hashKey(key) }).returning('id').executeTakeFirstOrThrow()
+  return { id, key }
 }
 
 export async function createUser(
