@@ -14,6 +14,7 @@ import protection from './plugins/protection.js'
 import db from './plugins/db.js'
 import auth, { isApiPath } from './plugins/auth.js'
 import dispatcher from './plugins/dispatcher.js'
+import jobs from './plugins/jobs.js'
 import serviceRoutes from './plugins/service-routes.js'
 import classifier from './plugins/classifier.js'
 
@@ -69,6 +70,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   await app.register(protection)
   await app.register(db, { database: options.database })
   await app.register(auth)
+  await app.register(jobs)
   await app.register(dispatcher)
   await app.register(classifier)
   await app.register(serviceRoutes)

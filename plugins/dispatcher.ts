@@ -20,6 +20,8 @@ import { recomputeCampaign } from '../lib/engine/recompute.js'
 import { NotifiedCache } from '../lib/data/notified-cache.js'
 import { holdsRawJson, RawJson, stringifyWithRaw } from '../lib/core/raw-json.js'
 import { assertMayWrite } from '../lib/engine/access.js'
+import type { JobKind } from '../lib/data/job-queue.js'
+import jobResource from '../resources/job.js'
 
 type UrlKind = 'list' | 'detail' | 'schema'
 const ALL_METHODS = ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'] as const
@@ -86,6 +88,13 @@ function parsePk(ctx: Context, text: string): number {
   return id
 }
 
+/** Whether the request's `Prefer` header (RFC 7240) asks for `respond-async`. */
+export function prefersAsync(request: FastifyRequest): boolean {
+  const header = request.headers.prefer
+  const values = Array.isArray(header) ? header : header ? [header] : []
+  return values.some((value) => value.split(',').some((preference) => preference.split(/[;=]/)[0].trim().toLowerCase() === 'respond-async'))
+}
+
 function parseCascade(query: QueryParams): boolean {
   const text = query.last('cascade')
   if (text === undefined || text === '') return false
@@ -106,6 +115,7 @@ export default fp(
       config: app.config,
       resource,
       urlName,
+      jobs: app.jobs,
     })
 
     /**
@@ -136,6 +146,7 @@ export default fp(
     app.addHook('onClose', () => unlisten())
     const cachedDetail = async (ctx: Context, id: number, reply: FastifyReply) => {
       const { resource, user } = ctx
+      if (resource.volatile) return readDetail(ctx, id)
       // What a requester may see of a row can depend on who they are (lib/engine/access.ts): a user whose
       // rows are limited gets entries of their own.
       const scope = user.is_superuser || (!user.restricted && !resource.row_filter) ? 'all' : `user ${user.id}`
@@ -196,6 +207,7 @@ export default fp(
       let objects: Row[] | RawJson
       let total: number
       let extras: Row = {}
+      if (resource.job_params && prefersAsync(request)) return submitJob(ctx, reply)
       if (resource.kind === 'non_model') {
         objects = await inTransaction(ctx, resource.action!)
         total = objects.length
@@ -221,6 +233,19 @@ export default fp(
       }
       if (!(envelope.objects instanceof RawJson) && !holdsRawJson(envelope.meta)) return envelope
       return reply.type('application/json; charset=utf-8').send(stringifyWithRaw(envelope))
+    }
+
+    /**
+     * The asynchronous form of an action (RFC 7240 `Prefer: respond-async`): checked as the action
+     * would be, queued, answered 202 with the job (the one already queued or running for the same
+     * document or campaign, if there is one).
+     */
+    async function submitJob(ctx: Context, reply: FastifyReply) {
+      const params = await ctx.resource.job_params!(ctx)
+      const { id } = await app.db.db.transaction().execute((trx) => app.jobs.submit(trx, ctx.resource.name as JobKind, params, ctx.user.id))
+      app.jobs.wake()
+      const job = await app.db.db.selectFrom('job_state').select(jobResource.detail_fields as never[]).where('id', '=', id).executeTakeFirstOrThrow()
+      return reply.code(202).header('location', `/api/v1/job/${id}/`).header('preference-applied', 'respond-async').send(job)
     }
 
     async function handle(request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) {
@@ -311,7 +336,7 @@ export default fp(
       return Object.fromEntries(names.map((n) => [n, { list_endpoint: `/api/v1/${n}/`, schema: `/api/v1/${n}/schema/` }]))
     })
   },
-  { name: 'dispatcher', dependencies: ['db', 'auth'] },
+  { name: 'dispatcher', dependencies: ['db', 'auth', 'jobs'] },
 )
 
 /** `transform_upload` → `TransformUpload`: the resource's part of an operationId. */

@@ -28,6 +28,7 @@ import { campaignDocResult, dateDocResult } from './doc_results.js'
 import { aggRefreshResource, queueProcessResource, refreshMaster, transformUpload } from './pipeline.js'
 import userGroup from './user_group.js'
 import apiKey from './api_key.js'
+import job from './job.js'
 
 export const resources: Resource[] = [
   campaignType,
@@ -58,6 +59,7 @@ export const resources: Resource[] = [
   campaignDocResult,
   transformUpload,
   refreshMaster,
+  job,
   aggRefreshResource,
   queueProcessResource,
   cacheMeta,

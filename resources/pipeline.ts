@@ -1,5 +1,7 @@
 // The non-model resources of the ingestion pipeline (resource-api §39–§42). Each runs its action in one
-// transaction and returns the document (or campaign) it worked on.
+// transaction and returns the document (or campaign) it worked on. transform_upload, refresh_master and
+// agg_refresh also run as background jobs (`Prefer: respond-async`, resources/job.ts): `job_params`
+// checks the request as the action would, and the job later runs the same action.
 import type { Kysely } from 'kysely'
 import type { DB } from '../schemas/index.js'
 import { defineResource, type Context, type Row } from '../lib/api/resource.js'
@@ -45,8 +47,9 @@ function ingestResource(name: string, description: string, withTransform: boolea
     params: documentParam,
     result_fields: { id: 'integer', doc_title: 'string', ingest_stats: 'json' },
     result_of: document,
+    job_params: async (ctx) => ({ document_id: (await requireDocument(ctx)).id }),
     action: async (ctx) => {
-      await ingest(ctx.db as Kysely<DB>, await requireDocument(ctx), ctx.user, ctx.config.DATA_DIR, withTransform)
+      await ingest(ctx.db as Kysely<DB>, await requireDocument(ctx), ctx.user, ctx.config.DATA_DIR, withTransform, ctx.progress)
       return [await documentDetail(ctx)]
     },
   })
@@ -87,8 +90,12 @@ export const aggRefreshResource = defineResource({
   GET_params_required: ['campaign_id'],
   params: { campaign_id: { type: 'integer', help: 'the campaign to recompute' } },
   result_fields: { id: 'integer', name: 'string', agg_stats: 'json' },
+  job_params: async (ctx) => ({ campaign_id: (await requireRow(ctx, 'campaign_id', 'campaign', 'campaign')).id as number }),
   action: async (ctx) => {
     const campaign = await requireRow(ctx, 'campaign_id', 'campaign', 'campaign')
-    return [{ ...campaign, agg_stats: await recomputeCampaign(ctx.db as Kysely<DB>, campaign.id as number) }]
+    ctx.progress?.('campaigns recomputed', 0, 1)
+    const agg_stats = await recomputeCampaign(ctx.db as Kysely<DB>, campaign.id as number)
+    ctx.progress?.('campaigns recomputed', 1, 1)
+    return [{ ...campaign, agg_stats }]
   },
 })

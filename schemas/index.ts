@@ -20,6 +20,8 @@ import { Indicator } from './indicator.js'
 import { IndicatorBound } from './indicator_bound.js'
 import { IndicatorTag } from './indicator_tag.js'
 import { IndicatorToTag } from './indicator_to_tag.js'
+import { Job } from './job.js'
+import { JobState } from './job_state.js'
 import { Location } from './location.js'
 import { LocationPermission } from './location_permission.js'
 import { LocationPolygon } from './location_polygon.js'
@@ -50,6 +52,8 @@ export const tables = {
   indicator_bound: IndicatorBound,
   indicator_tag: IndicatorTag,
   indicator_to_tag: IndicatorToTag,
+  job: Job,
+  job_state: JobState,
   location: Location,
   location_permission: LocationPermission,
   location_polygon: LocationPolygon,

@@ -23,6 +23,7 @@ async function ownDatabase() {
   return {
     database: await createDatabase({ url, searchPath: schema, poolSize: 3 }),
     drop: async () => {
+      await admin.query(`drop schema if exists ${schema}_jobs cascade`)
       await admin.query(`drop schema ${schema} cascade`)
       await admin.end()
     },

@@ -49,6 +49,8 @@ async function openDatabase(): Promise<Database> {
     await close()
     const c = new pg.Client({ connectionString: url })
     await c.connect()
+    // The job queue's schema (lib/data/job-queue.ts) goes with it.
+    await c.query(`drop schema if exists ${schema}_jobs cascade`)
     await c.query(`drop schema ${schema} cascade`)
     await c.end()
   }

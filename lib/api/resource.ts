@@ -10,6 +10,8 @@ import type { Config } from '../core/config.js'
 import type { QueryParams } from './query-params.js'
 import type { AuthUser } from '../data/auth.js'
 import type { Writers } from '../engine/access.js'
+import type { JobQueue } from '../data/job-queue.js'
+import type { Progress } from '../core/progress.js'
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
 
@@ -35,6 +37,10 @@ export interface Context {
   resource: Resource
   /** Resource name as spelled in the URL (canonical or alias). */
   urlName: string
+  /** The background job queue (lib/data/job-queue.ts). */
+  jobs: JobQueue
+  /** Where an action reports how far it has come (a background job's progress). */
+  progress?: Progress
 }
 
 // The dispatcher builds dynamic queries over `t`, the resource's table; hooks extend them.
@@ -152,6 +158,13 @@ export interface ResourceDeclaration {
   multipart?: boolean
   /** Non-model resources: run the action, return the result set. */
   action?: (ctx: Context) => Promise<Row[]>
+  /**
+   * Non-model resources that also run as background jobs (`Prefer: respond-async`): checks the request
+   * as the action would (404, 403) and returns the job's parameters, which the action later reads.
+   */
+  job_params?: (ctx: Context) => Promise<Record<string, number>>
+  /** Rows change without a notification (a job's state): details are read afresh, never cached. */
+  volatile?: boolean
   /** Non-model resources: the fields of the returned objects (for /schema). */
   result_fields?: Record<string, ColumnKind>
   /**
@@ -183,7 +196,7 @@ export interface FieldInfo {
   expression?: RawBuilder<unknown>
 }
 
-export interface Resource extends Required<Omit<ResourceDeclaration, 'schema' | 'hooks' | 'action' | 'location_column' | 'row_filter' | 'description' | 'body_limit' | 'multipart' | 'scope' | 'detail_fields' | 'writable' | 'row_modes' | 'meta_fields' | 'result_of'>> {
+export interface Resource extends Required<Omit<ResourceDeclaration, 'schema' | 'hooks' | 'action' | 'job_params' | 'location_column' | 'row_filter' | 'description' | 'body_limit' | 'multipart' | 'scope' | 'detail_fields' | 'writable' | 'row_modes' | 'meta_fields' | 'result_of'>> {
   result_of?: Resource
   row_modes: Array<Record<string, unknown>>
   meta_fields: Record<string, Record<string, unknown>>
@@ -196,6 +209,7 @@ export interface Resource extends Required<Omit<ResourceDeclaration, 'schema' | 
   table?: string
   hooks: Hooks
   action?: ResourceDeclaration['action']
+  job_params?: ResourceDeclaration['job_params']
   location_column?: string
   row_filter?: ResourceDeclaration['row_filter']
   description?: string
@@ -246,6 +260,8 @@ export function defineResource(decl: ResourceDeclaration): Resource {
     multipart: decl.multipart ?? false,
     hooks: decl.hooks ?? {},
     action: decl.action,
+    job_params: decl.job_params,
+    volatile: decl.volatile ?? false,
     result_fields: decl.result_fields ?? {},
     row_modes: decl.row_modes ?? [],
     result_of: decl.result_of,

@@ -46,6 +46,16 @@ export const ConfigSchema = Type.Object({
   METRICS: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '1' }),
   // /metrics needs `Authorization: Bearer <METRICS_TOKEN>` when set; open otherwise.
   METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  // Background jobs (lib/data/job-queue.ts): workers in this process per queue (0 = serve HTTP only).
+  JOB_CONCURRENCY: Integer(1),
+  // A running job not finished after this long is taken for lost (its worker died) and retried elsewhere.
+  JOB_EXPIRE_SECONDS: Integer(3_600, 1),
+  JOB_RETRY_LIMIT: Integer(2),
+  JOB_POLL_MS: Integer(2_000, 500),
+  // How often lost jobs are looked for; a killed worker's job is retried after JOB_EXPIRE_SECONDS plus up to this.
+  JOB_MAINTENANCE_SECONDS: Integer(60, 1),
+  // On shutdown a running job gets this long to finish, then goes back to the queue.
+  JOB_SHUTDOWN_MS: Integer(30_000, 1_000),
   // Detail representations kept in memory (their JSON, in characters), dropped on every database change (0 = no cache).
   DETAIL_CACHE_BYTES: Integer(64 * 1024 * 1024),
 })

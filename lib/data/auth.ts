@@ -40,37 +40,52 @@ export function parseAuthorization(header: string | undefined): Credentials | un
   return undefined
 }
 
-/** One round trip: key → active user, permission and top-level location. */
-export async function findUserByKey(db: Kysely<DB>, credentials: Credentials): Promise<AuthUser | undefined> {
-  const row = await db
-    .selectFrom('api_key as k')
-    .innerJoin('auth_user as u', 'u.id', 'k.user_id')
+/** The user as a key authenticates them: active, with permission, top-level location and groups. */
+function userQuery(db: Kysely<DB>) {
+  return db
+    .selectFrom('auth_user as u')
     .leftJoin('location_permission as lp', 'lp.user_id', 'u.id')
     .select([
       'u.id',
       'u.username',
       'u.is_superuser',
       'u.is_active',
-      'k.id as key_id',
       'lp.top_lvl_location_id as permission_location_id',
       sql<number | null>`coalesce(lp.top_lvl_location_id,
         (select min(id) from location where parent_location_id is null))`.as('top_lvl_location_id'),
       sql<boolean>`exists (select 1 from auth_user_groups ug join auth_group g on g.id = ug.group_id
         where ug.user_id = u.id and g.name = ${METADATA_EDITORS_GROUP})`.as('metadata_editor'),
     ])
+}
+
+type UserRow = Awaited<ReturnType<ReturnType<typeof userQuery>['executeTakeFirstOrThrow']>>
+
+const authUser = (row: UserRow, keyId: number): AuthUser => ({
+  id: row.id,
+  username: row.username,
+  is_superuser: row.is_superuser,
+  top_lvl_location_id: row.top_lvl_location_id,
+  restricted: !row.is_superuser && row.permission_location_id !== null,
+  metadata_editor: row.metadata_editor,
+  key_id: keyId,
+})
+
+/** One round trip: key → active user, permission and top-level location. */
+export async function findUserByKey(db: Kysely<DB>, credentials: Credentials): Promise<AuthUser | undefined> {
+  const row = await userQuery(db)
+    .innerJoin('api_key as k', 'k.user_id', 'u.id')
+    .select('k.id as key_id')
     .where('k.key_hash', '=', hashKey(credentials.key))
     .executeTakeFirst()
   if (!row || !row.is_active) return undefined
   if (credentials.username !== undefined && credentials.username !== row.username) return undefined
-  return {
-    id: row.id,
-    username: row.username,
-    is_superuser: row.is_superuser,
-    top_lvl_location_id: row.top_lvl_location_id,
-    restricted: !row.is_superuser && row.permission_location_id !== null,
-    metadata_editor: row.metadata_editor,
-    key_id: row.key_id,
-  }
+  return authUser(row, row.key_id)
+}
+
+/** The active user `id` with today's rights (a background job runs with its requester's); no key. */
+export async function findUserById(db: Kysely<DB>, id: number): Promise<AuthUser | undefined> {
+  const row = await userQuery(db).where('u.id', '=', id).executeTakeFirst()
+  return row?.is_active ? authUser(row, 0) : undefined
 }
 
 /** Stores a new key for the user and returns it in clear, the only time it is ever visible. */

@@ -29,6 +29,8 @@ export interface Database {
   pglite?: PGlite
   /** An embedded database's data directory lock (lib/data/data-dir-lock.ts); absent in memory and on PostgreSQL. */
   lock?: DataDirLock
+  /** PostgreSQL: the schema worked in, when not the server's default (tests). */
+  searchPath?: string
 }
 
 export interface DatabaseOptions {
@@ -153,6 +155,7 @@ async function createPostgres(url: string, options: DatabaseOptions): Promise<Da
       await db.destroy()
     },
     listen: (channel, onNotify, onState) => listenWithReconnect(url, channel, onNotify, onState),
+    searchPath: options.searchPath,
   }
 }
 

@@ -4,6 +4,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Migrator, sql, type Migration, type MigrationProvider, type Kysely } from 'kysely'
 import type { Database } from './database.js'
+import { installJobQueue } from './job-queue.js'
 
 import { PROJECT_ROOT } from '../core/paths.js'
 
@@ -42,8 +43,14 @@ export async function pendingMigrations(database: Database): Promise<string[]> {
   return names.filter((name) => !applied.has(name))
 }
 
-/** Applies every pending migration; returns the names applied now. */
+/** Applies every pending migration, and installs the job queue; returns the names applied now. */
 export async function migrateToLatest(database: Database): Promise<string[]> {
+  const applied = await applyMigrations(database)
+  await installJobQueue(database)
+  return applied
+}
+
+async function applyMigrations(database: Database): Promise<string[]> {
   // A restart's usual case: nothing to apply, and no need for the Migrator's lock.
   if (!(await pendingMigrations(database)).length) return []
   // The bookkeeping tables live in the working schema. Left to itself the Migrator looks for them in

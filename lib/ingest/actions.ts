@@ -7,6 +7,7 @@ import { transform, type Document } from './transform.js'
 import { refreshMaster } from './refresh.js'
 import { recomputeCampaign } from '../engine/recompute.js'
 import { documentLocations } from '../engine/access.js'
+import { noProgress, type Progress } from '../core/progress.js'
 
 const lockDocument = (db: Kysely<DB>, id: number) => sql`select pg_advisory_xact_lock(1, ${id})`.execute(db)
 
@@ -24,21 +25,26 @@ export async function bulkWriteSettings(db: Kysely<DB>): Promise<void> {
 /**
  * transform_upload (`withTransform`) or refresh_master of `doc`, run by `runner` (its rows are written
  * with the uploader's rights, lib/engine/access.ts): stats stored on the document and returned.
+ * `progress` hears rows parsed, submissions and cells written, datapoints written, campaigns recomputed.
  */
-export async function ingest(db: Kysely<DB>, doc: Document, runner: AuthUser, dataDir: string, withTransform: boolean): Promise<Record<string, unknown>> {
+export async function ingest(db: Kysely<DB>, doc: Document, runner: AuthUser, dataDir: string, withTransform: boolean, progress: Progress = noProgress): Promise<Record<string, unknown>> {
   await lockDocument(db, doc.id)
   await bulkWriteSettings(db)
   const clock = performance.now()
   const timings_ms: Record<string, number> = {}
   const lap = (name: string, since: number) => (timings_ms[name] = Math.round(performance.now() - since))
-  const transformed = withTransform ? await transform(db, doc, dataDir) : undefined
+  const transformed = withTransform ? await transform(db, doc, dataDir, progress) : undefined
   if (withTransform) lap('transform', clock)
   const refreshStarted = performance.now()
-  const { touchedCampaigns, ...refreshed } = await refreshMaster(db, doc, await documentLocations(db, doc, runner), timings_ms)
+  const { touchedCampaigns, ...refreshed } = await refreshMaster(db, doc, await documentLocations(db, doc, runner), timings_ms, progress)
   lap('refresh', refreshStarted)
   const recomputed = doc.file_type === 'campaign' ? touchedCampaigns : []
   const recomputeStarted = performance.now()
-  for (const campaign of recomputed) await recomputeCampaign(db, campaign)
+  for (const [done, campaign] of recomputed.entries()) {
+    progress('campaigns recomputed', done, recomputed.length)
+    await recomputeCampaign(db, campaign)
+  }
+  progress('campaigns recomputed', recomputed.length, recomputed.length)
   lap('recompute', recomputeStarted)
   const computed = recomputed.length
     ? Number((await db.selectFrom('datapoint_with_computed').select(sql<number>`count(*)`.as('n')).where('campaign_id', 'in', recomputed).executeTakeFirstOrThrow()).n)

@@ -7,6 +7,7 @@ import { ingestCells, ingestRejectedRows } from '../core/metrics.js'
 import { cleanValue } from './clean.js'
 import type { Cell } from './files.js'
 import { capped, roleColumns, type Document } from './transform.js'
+import { noProgress, type Progress } from '../core/progress.js'
 
 type ContentType = 'indicator' | 'location' | 'campaign'
 
@@ -37,7 +38,7 @@ const KEY = sql`(s.location_id || '_' || s.indicator_id || '_' || coalesce(s.cam
  * `permitted`: the locations the document's rows may be written at (its uploader's, lib/engine/access.ts),
  * null for everywhere; a row mapped elsewhere is kept as a submission and counted, never written.
  */
-export async function refreshMaster(db: Kysely<DB>, doc: Document, permitted: Set<number> | null, timings: Record<string, number> = {}) {
+export async function refreshMaster(db: Kysely<DB>, doc: Document, permitted: Set<number> | null, timings: Record<string, number> = {}, progress: Progress = noProgress) {
   let clock = performance.now()
   const lap = (name: string) => {
     timings[name] = Math.round(performance.now() - clock)
@@ -62,7 +63,9 @@ export async function refreshMaster(db: Kysely<DB>, doc: Document, permitted: Se
   const forbiddenRows: Array<{ row_number: number; location_code: string; reason: string }> = []
   const rejectedCells: Array<{ row_number: number; column: string; value: Cell; reason: string }> = []
   const staged: Array<Record<string, unknown>> = []
+  let read = 0
   for (const s of submissions) {
+    if (++read % 10_000 === 0) progress('cells staged', read, submissions.length)
     const campaign = doc.file_type === 'campaign' ? maps.campaign.get(s.campaign_code) : undefined
     if (doc.file_type === 'campaign' && campaign === undefined) {
       status.missing_campaign.push(s.id)
@@ -105,8 +108,9 @@ export async function refreshMaster(db: Kysely<DB>, doc: Document, permitted: Se
     }
   }
   lap('refresh_read')
+  progress('cells staged', submissions.length, submissions.length)
   // Staged in (row, column) order, so within a key the highest id is the winner (§5.4).
-  await insertStaged(db, staged)
+  await insertStaged(db, staged, (done) => progress('cells written', done, staged.length))
   ingestCells.inc(staged.length)
   for (const reason of ['missing_location', 'missing_campaign', 'missing_date', 'location_forbidden'] as const) {
     if (status[reason].length) ingestRejectedRows.inc({ reason }, status[reason].length)
@@ -135,7 +139,9 @@ export async function refreshMaster(db: Kysely<DB>, doc: Document, permitted: Se
     where r.rank = 1 and r.n > 1 order by r.key`.execute(db)
 
   lap('refresh_status_conflicts')
+  progress('datapoints written', 0, winners)
   const sync = await syncDatapoints(db, doc)
+  progress('datapoints written', winners, winners)
   lap('refresh_sync')
   return {
     unmapped: { indicator: capped(unmapped.indicator), location: capped(unmapped.location), campaign: capped(unmapped.campaign) },
@@ -166,7 +172,7 @@ const textArray = (values: unknown[]) => `{${values.map((v) => `"${String(v).rep
  * (pg's generic array encoding quotes and escapes every element), and the next statement's while
  * PostgreSQL runs the previous one.
  */
-async function insertStaged(db: Kysely<DB>, staged: Array<Record<string, unknown>>) {
+async function insertStaged(db: Kysely<DB>, staged: Array<Record<string, unknown>>, written: (done: number) => void) {
   const columns = [
     ['document_id', 'int4'], ['source_submission_id', 'int4'], ['column_name', 'text'], ['indicator_id', 'int4'],
     ['location_id', 'int4'], ['campaign_id', 'int4'], ['data_date', 'date'], ['value', 'float8'],
@@ -180,6 +186,7 @@ async function insertStaged(db: Kysely<DB>, staged: Array<Record<string, unknown
       return sql`${type === 'text' ? textArray(values) : plainArray(values)}::${sql.raw(type)}[]`
     })
     await running
+    written(start)
     running = sql`insert into doc_datapoint (${names})
       select ${sql.join(columns.map(([name]) => sql.ref(`u.${name}`)))}
       from unnest(${sql.join(arrays)}) with ordinality as u(${names}, n)
@@ -188,6 +195,7 @@ async function insertStaged(db: Kysely<DB>, staged: Array<Record<string, unknown
     running.catch(() => {})
   }
   await running
+  written(staged.length)
 }
 
 /**

@@ -7,6 +7,7 @@ import { ApiError } from '../core/errors.js'
 import { cellText, fileKind, readTable, type Cell } from './files.js'
 import { checkColumns, type FileType } from './upload.js'
 import { parseDataDate, type DateOrder } from './dates.js'
+import { noProgress, type Progress } from '../core/progress.js'
 
 export const CAP = 100
 export const capped = <T>(items: T[]) => ({ count: items.length, items: items.slice(0, CAP) })
@@ -27,7 +28,7 @@ export function roleColumns(fileType: string): string[] {
   return fileType === 'campaign' ? ['geocode', 'unique_key', 'campaign'] : ['geocode', 'unique_key', 'data_date']
 }
 
-export async function transform(db: Kysely<DB>, doc: Document, dataDir: string) {
+export async function transform(db: Kysely<DB>, doc: Document, dataDir: string, progress: Progress = noProgress) {
   if (!doc.docfile) return undefined // the Data Entry document has no file
   let bytes: Buffer
   try {
@@ -36,6 +37,7 @@ export async function transform(db: Kysely<DB>, doc: Document, dataDir: string) 
     throw new ApiError(422, 'UNREADABLE_FILE', 'There was an error with your file. Please check the upload and try again')
   }
   const table = await readTable(fileKind(doc.docfile), bytes)
+  progress('rows parsed', table.rows.length, table.rows.length)
   const fileType = doc.file_type as FileType
   checkColumns(fileType, table.header)
   const column = (name: string) => table.header.indexOf(name)
@@ -78,8 +80,10 @@ export async function transform(db: Kysely<DB>, doc: Document, dataDir: string) 
     })
   }
   for (let i = 0; i < fresh.length; i += 1000) {
+    progress('submissions written', i, fresh.length)
     await db.insertInto('source_submission').values(fresh.slice(i, i + 1000) as never).execute()
   }
+  progress('submissions written', fresh.length, fresh.length)
 
   // Code registration (§3.5): every code of the document, linked; unknown ones inserted unmapped.
   const roles = roleColumns(fileType)

@@ -1,0 +1,238 @@
+// Background jobs on pg-boss (docs/decisions.md, "Background jobs"): the queue lives in the project's own
+// database, in a schema of its own, and pg-boss talks to it through our Kysely instance: the same pool
+// on PostgreSQL, the one session on PGlite (where the server process is the only worker), inside the
+// caller's transaction when a job is submitted. Our `job` table holds what the API shows and pg-boss
+// does not keep (kind, parameters, requester, progress); the view `job_state` joins the two.
+import { randomUUID } from 'node:crypto'
+import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely'
+import PgBoss from 'pg-boss'
+import type { DB } from '../../schemas/index.js'
+import type { JOB_KINDS } from '../../schemas/job.js'
+import type { Database } from './database.js'
+import type { Progress, ProgressReport } from '../core/progress.js'
+
+export type JobKind = (typeof JOB_KINDS)[number]
+
+/** Jobs of a document and jobs of a campaign are queued apart: each queue's workers take their own. */
+const QUEUE_OF: Record<JobKind, 'document' | 'campaign'> = { transform_upload: 'document', refresh_master: 'document', agg_refresh: 'campaign' }
+const QUEUES = ['document', 'campaign'] as const
+
+export interface JobSettings {
+  /** A job running longer than this is taken for dead (its worker was killed) and retried. */
+  expireSeconds: number
+  /** How often a failed attempt is retried (a lost worker, a lost connection); client mistakes are not. */
+  retryLimit: number
+  /** How often an idle worker asks for work. */
+  pollingSeconds: number
+  /** How often expired jobs are looked for (and old ones archived). */
+  maintenanceSeconds: number
+}
+
+/** A job to run, as a worker receives it. */
+export interface QueuedJob {
+  id: number
+  kind: JobKind
+  params: Record<string, number>
+  created_by_id: number | null
+}
+
+/** The error a failed job shows: a client mistake's code and message, as the synchronous call gives them. */
+export interface JobError extends Error {
+  code: string
+  /** Repeating the job would fail the same way: it is not retried. */
+  final: boolean
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyKysely = Kysely<any>
+
+/** pg-boss's `db` option over a Kysely instance or transaction: its scripts need PGlite's exec(). */
+function executor(database: Database, db: AnyKysely) {
+  return {
+    async executeSql(text: string, values: unknown[] = []) {
+      if (!values.length && database.pglite && /;\s*\S/.test(text)) {
+        // Several statements: PGlite's exec() runs them, on the connection Kysely hands out (nothing else runs in between).
+        const pglite = database.pglite
+        const results = await db.connection().execute(() => pglite.exec(text))
+        return { rows: results.at(-1)?.rows ?? [] }
+      }
+      return db.executeQuery(CompiledQuery.raw(text, values))
+    },
+  }
+}
+
+/** The schema pg-boss keeps its tables in: `pgboss`, or next to a test's private schema. */
+export const jobsSchemaOf = (database: Database) => (database.searchPath ? `${database.searchPath}_jobs` : 'pgboss')
+
+/** Creates pg-boss's schema and our view over it, when missing; a newer pg-boss migrates its own at start. */
+export async function installJobQueue(database: Database): Promise<void> {
+  const schema = jobsSchemaOf(database)
+  const { rows } = await sql<{ queue: boolean; view: boolean }>`select to_regclass(${schema + '.version'}) is not null as queue,
+    to_regclass('job_state') is not null as view`.execute(database.db)
+  if (!rows[0].queue) {
+    try {
+      await database.execScript(database.db as AnyKysely, PgBoss.getConstructionPlans(schema))
+    } catch (error) {
+      // Another process installed it at the same moment (pg-boss's own way of telling).
+      if (!/already exists/.test((error as Error).message)) throw error
+    }
+  }
+  if (rows[0].view) return
+  const queue = (table: string) => sql.raw(`select name, id, state::text as state, started_on, completed_on, output from ${schema}.${table}`)
+  await database.db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(3, 0)`.execute(trx)
+    await sql`create or replace view job_state as
+      select j.id, j.kind, j.params, q.state, j.progress, j.created_at, q.started_on as started_at,
+        case when q.state in ('completed', 'failed', 'cancelled') then q.completed_on end as finished_at,
+        case when q.state = 'completed' then q.output end as result,
+        case when q.state in ('failed', 'retry') and q.output is not null then jsonb_build_object(
+          'code', coalesce(q.output->>'code', case when q.output->'value'->>'message' like '%timeout%' then 'JOB_EXPIRED' else 'JOB_FAILED' end),
+          'message', coalesce(q.output->>'message', q.output->'value'->>'message', q.output->>'value', 'The job failed')) end as error,
+        j.created_by_id as created_by,
+        j.subject
+      from job j join (${queue('job')} union all ${queue('archive')}) q on q.name = j.queue_name and q.id = j.queue_job_id`.execute(trx)
+  })
+}
+
+/** Jobs that finished longer ago than this leave pg-boss's tables, and the job resource. */
+const KEEP_DAYS = 30
+
+export class JobQueue {
+  readonly boss: PgBoss
+  private readonly schema: string
+  private readonly workers: string[] = []
+
+  constructor(
+    private readonly database: Database,
+    private readonly settings: JobSettings,
+  ) {
+    this.schema = jobsSchemaOf(database)
+    this.boss = new PgBoss({
+      db: executor(database, database.db),
+      schema: this.schema,
+      maintenanceIntervalSeconds: settings.maintenanceSeconds,
+      archiveCompletedAfterSeconds: 3600,
+      deleteAfterDays: KEEP_DAYS,
+      // No cron schedules: the timekeeper would poll for nothing.
+      schedule: false,
+    })
+  }
+
+  async start(): Promise<void> {
+    await this.boss.start()
+    for (const name of QUEUES) {
+      // 'standard': one job per document (or campaign) at a time is decided when a job is submitted
+      // (submit, below), and its steps take the subject's lock. pg-boss's 'stately' policy would make a
+      // second worker's fetch fail on its unique index while a subject's next run waits behind a running one.
+      await this.boss.createQueue(name, {
+        name,
+        policy: 'standard',
+        retryLimit: this.settings.retryLimit,
+        retryDelay: 0,
+        expireInSeconds: this.settings.expireSeconds,
+      })
+    }
+  }
+
+  /**
+   * A job for `kind` on `params`, requested by `userId`, in `trx`. One per document at a time: while
+   * one is queued or running it is the answer. Recomputes of a campaign asked for while one runs are
+   * folded into one more run. Returns the job's id, and whether it is an existing one.
+   */
+  async submit(trx: Transaction<DB>, kind: JobKind, params: Record<string, number>, userId: number): Promise<{ id: number; existing: boolean }> {
+    const queue = QUEUE_OF[kind]
+    const subject = `${queue}:${Object.values(params)[0]}`
+    // Submissions for one subject one after another, whichever process takes them.
+    await sql`select pg_advisory_xact_lock(3, hashtext(${subject}))`.execute(trx)
+    const waiting = queue === 'document' ? ['created', 'retry', 'active'] : ['created', 'retry']
+    const existing = await trx.selectFrom('job_state').select('id').where('subject', '=', subject).where('state', 'in', waiting).orderBy('id').executeTakeFirst()
+    if (existing) return { id: existing.id, existing: true }
+    const queueJobId = randomUUID()
+    const { id } = await trx
+      .insertInto('job')
+      .values({ kind, params: JSON.stringify(params), subject, queue_name: queue, queue_job_id: queueJobId, created_by_id: userId })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    await this.boss.send(queue, { job_id: id }, { id: queueJobId, db: executor(this.database, trx) })
+    return { id, existing: false }
+  }
+
+  /** Cancels a job that has not started, in `db` (the caller's transaction); false when it has. */
+  async cancel(db: Kysely<DB>, id: number): Promise<boolean> {
+    const { rows } = await sql<{ id: string }>`update ${sql.table(`${this.schema}.job`)} q set state = 'cancelled', completed_on = now()
+      from job j where j.id = ${id} and q.name = j.queue_name and q.id = j.queue_job_id and q.state < 'active'
+      returning q.id`.execute(db)
+    return rows.length === 1
+  }
+
+  /**
+   * `concurrency` workers on each queue, each running one job at a time through `run`, which reports
+   * progress to the report it is given. What `run` returns is the job's result; what it throws, its error.
+   */
+  async work(concurrency: number, run: (job: QueuedJob, progress: Progress) => Promise<unknown>): Promise<void> {
+    for (const queue of QUEUES) {
+      for (let i = 0; i < concurrency; i++) {
+        const worker = await this.boss.work<{ job_id: number }>(queue, { batchSize: 1, pollingIntervalSeconds: this.settings.pollingSeconds }, async ([queued]) => {
+          const job = await this.database.db.selectFrom('job').select(['id', 'kind', 'params', 'created_by_id']).where('id', '=', queued.data.job_id).executeTakeFirst()
+          if (!job) return null // its row is gone (a test reset): nothing to do
+          const progress = this.progressWriter(job.id)
+          try {
+            return await run(job as QueuedJob, progress.report)
+          } catch (error) {
+            // A client mistake is final: retrying it would only fail again.
+            if ((error as JobError).final) {
+              await sql`update ${sql.table(`${this.schema}.job`)} set retry_limit = retry_count where name = ${queue} and id = ${queued.id}`.execute(this.database.db)
+            }
+            throw error
+          } finally {
+            await progress.flush()
+          }
+        })
+        this.workers.push(worker)
+      }
+    }
+  }
+
+  /** Wakes this process's idle workers (a job was just submitted here). */
+  wake(): void {
+    for (const worker of this.workers) this.boss.notifyWorker(worker)
+  }
+
+  /**
+   * Stops taking jobs; a running one gets `timeoutMs` to finish, then is handed back (failed, so
+   * retried by another worker).
+   */
+  async stop(timeoutMs: number): Promise<void> {
+    await this.boss.stop({ graceful: true, timeout: Math.max(1000, timeoutMs), close: false, wait: true })
+  }
+
+  /**
+   * Progress goes to the job row at most twice a second, through the pool (the job's own transaction is
+   * not visible until it commits). PGlite has one session, held by the job's transaction: there the
+   * last report is written once the job ends.
+   */
+  private progressWriter(id: number) {
+    let latest: ProgressReport | undefined
+    let written: ProgressReport | undefined
+    let writing: Promise<unknown> = Promise.resolve()
+    let lastWrite = 0
+    const write = () => {
+      const value = latest
+      if (!value || value === written) return writing
+      written = value
+      lastWrite = Date.now()
+      writing = writing
+        .then(() => this.database.db.updateTable('job').set({ progress: JSON.stringify(value) }).where('id', '=', id).execute())
+        .catch(() => {}) // progress is best effort; the job's outcome is not
+      return writing
+    }
+    const live = this.database.engine === 'postgres'
+    return {
+      report: (stage: string, done: number, total: number) => {
+        latest = { stage, done, total }
+        if (live && Date.now() - lastWrite >= 500) void write()
+      },
+      flush: () => write(),
+    }
+  }
+}
