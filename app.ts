@@ -26,6 +26,8 @@ export interface BuildOptions {
   logger?: FastifyServerOptions['logger']
   /** Where the standard logger writes (default stdout); tests read it. */
   logStream?: NodeJS.WritableStream
+  /** A job worker (worker.ts): the database and the job queue, no HTTP routes. */
+  worker?: boolean
 }
 
 const REQUEST_ID = /^[\w.:@-]{1,128}$/
@@ -64,6 +66,11 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   })
   await app.register(configPlugin, { config })
   await app.register(errors)
+  if (options.worker) {
+    await app.register(db, { database: options.database })
+    await app.register(jobs)
+    return app
+  }
   await app.register(metrics)
   await app.register(bodyParsers)
   await app.register(external)

@@ -1,7 +1,10 @@
 // Background jobs: the queue (lib/data/job-queue.ts) and this process's workers. A job runs its
 // resource's action exactly as the synchronous call does (one transaction, the requester's rights),
 // and keeps the call's answer as its result, or its 4xx code and message as its error.
+import { setTimeout as delay } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
+import type { Transaction } from 'kysely'
+import type { DB } from '../schemas/index.js'
 import fp from 'fastify-plugin'
 import { JobQueue, type JobError, type QueuedJob } from '../lib/data/job-queue.js'
 import { findUserById } from '../lib/data/auth.js'
@@ -20,21 +23,20 @@ function jobError(code: string, message: string, final: boolean): JobError {
   return Object.assign(new Error(message), { code, final })
 }
 
-/** Runs `job` as its requester would have run the synchronous call; returns that call's object. */
-async function runJob(app: FastifyInstance, job: QueuedJob, progress: Progress): Promise<unknown> {
+/** Runs `job` in `trx` as its requester would have run the synchronous call; returns that call's object. */
+async function runJob(app: FastifyInstance, job: QueuedJob, trx: Transaction<DB>, progress: Progress): Promise<unknown> {
   const resource = resources.find((r) => r.name === job.kind && r.job_params)
   if (!resource) throw jobError('UNKNOWN_JOB', `No job kind ${job.kind}`, true)
-  const user = job.created_by_id === null ? undefined : await findUserById(app.db.db, job.created_by_id)
+  const user = job.created_by_id === null ? undefined : await findUserById(trx, job.created_by_id)
   if (!user) throw jobError('USER_INACTIVE', 'The user who asked for this job is no longer active', true)
   const query = QueryParams.fromUrl(`/?${new URLSearchParams(Object.entries(job.params).map(([k, v]) => [k, String(v)]))}`)
   try {
-    const rows = await app.db.db.transaction().execute((trx) =>
-      resource.action!({ db: trx, user, query, config: app.config, resource, urlName: resource.name, jobs: app.jobs, progress }),
-    )
+    const rows = await resource.action!({ db: trx, user, query, config: app.config, resource, urlName: resource.name, jobs: app.jobs, progress })
     return rows[0]
   } catch (error) {
     if (error instanceof ApiError && error.statusCode < 500) throw jobError(error.code, error.message, true)
-    app.log.error({ err: error, job: job.id }, 'job failed')
+    if (app.jobs.stopping) app.log.warn({ job: job.id }, 'job handed back to the queue: this process is stopping')
+    else app.log.error({ err: error, job: job.id }, 'job failed')
     throw jobError('JOB_FAILED', 'The job failed on the server; its log has the cause', false)
   }
 }
@@ -49,11 +51,42 @@ export default fp(
       maintenanceSeconds: config.JOB_MAINTENANCE_SECONDS,
     })
     queue.boss.on('error', (error) => app.log.error({ err: error }, 'job queue error'))
-    await queue.start()
-    if (config.JOB_CONCURRENCY > 0) await queue.work(config.JOB_CONCURRENCY, (job, progress) => runJob(app, job, progress))
+    const begin = async () => {
+      await queue.start()
+      if (config.JOB_CONCURRENCY > 0) await queue.work(config.JOB_CONCURRENCY, (job, trx, progress) => runJob(app, job, trx, progress))
+    }
+    // A database that cannot be reached at start-up does not keep the server from serving (/health
+    // says 503 meanwhile): the queue starts in the background once it can.
+    let running = false
+    const closing = new AbortController()
+    const retryInBackground = async () => {
+      for (let wait = 1000; ; wait = Math.min(wait * 2, 30_000)) {
+        try {
+          await delay(wait, undefined, { signal: closing.signal })
+          await begin()
+          running = true
+          app.log.info('job queue started')
+          return
+        } catch {
+          if (closing.signal.aborted) return
+        }
+      }
+    }
+    let retrying: Promise<void> = Promise.resolve()
+    try {
+      await begin()
+      running = true
+    } catch (error) {
+      app.log.warn({ err: error }, 'the job queue could not start; retrying in the background')
+      retrying = retryInBackground()
+    }
     app.decorate('jobs', queue)
     // Registered after the database: closed before it (a running job finishes, or goes back to the queue).
-    app.addHook('onClose', () => queue.stop(config.JOB_SHUTDOWN_MS))
+    app.addHook('onClose', async () => {
+      closing.abort()
+      await retrying
+      if (running) await queue.stop(config.JOB_SHUTDOWN_MS)
+    })
   },
   { name: 'jobs', dependencies: ['db'] },
 )

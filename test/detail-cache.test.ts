@@ -29,7 +29,10 @@ t.test('every table notifies its changes (a table without the trigger would serv
     where c.relnamespace = current_schema()::regnamespace and c.relkind = 'r' and c.relname not like 'kysely_migration%'
     order by 1`.execute(db)
   t.ok(rows.length >= 25, `${rows.length} tables`)
-  t.same(rows.filter((r) => !r.notifies).map((r) => r.table), [], 'no table is missing the trigger')
+  // Jobs change on every progress report; the job resource's details are never cached (resources/job.ts).
+  const uncached = ['job']
+  t.same(rows.filter((r) => !r.notifies && !uncached.includes(r.table)).map((r) => r.table), [], 'no table is missing the trigger')
+  t.same(rows.filter((r) => r.notifies && uncached.includes(r.table)).map((r) => r.table), [], 'the job table notifies nobody')
 })
 
 t.test('a detail is served from memory until something changes', async (t) => {

@@ -94,6 +94,15 @@ export async function installJobQueue(database: Database): Promise<void> {
   })
 }
 
+/** A job this process is running: settled when its attempt has ended; its PostgreSQL backend. */
+interface RunningJob {
+  done: Promise<void>
+  backend?: number
+}
+
+/** The shortest time between two progress writes of a job. */
+const PROGRESS_INTERVAL_MS = 500
+
 /** Jobs that finished longer ago than this leave pg-boss's tables, and the job resource. */
 const KEEP_DAYS = 30
 
@@ -101,6 +110,9 @@ export class JobQueue {
   readonly boss: PgBoss
   private readonly schema: string
   private readonly workers: string[] = []
+  private readonly running = new Set<RunningJob>()
+  /** Shutting down: a job that fails now is being handed back. */
+  stopping = false
 
   constructor(
     private readonly database: Database,
@@ -153,7 +165,13 @@ export class JobQueue {
       .values({ kind, params: JSON.stringify(params), subject, queue_name: queue, queue_job_id: queueJobId, created_by_id: userId })
       .returning('id')
       .executeTakeFirstOrThrow()
-    await this.boss.send(queue, { job_id: id }, { id: queueJobId, db: executor(this.database, trx) })
+    // Expiry and retries are the job's own, from the settings of the process that submits it.
+    await this.boss.send(queue, { job_id: id }, {
+      id: queueJobId,
+      db: executor(this.database, trx),
+      expireInSeconds: this.settings.expireSeconds,
+      retryLimit: this.settings.retryLimit,
+    })
     return { id, existing: false }
   }
 
@@ -166,18 +184,26 @@ export class JobQueue {
   }
 
   /**
-   * `concurrency` workers on each queue, each running one job at a time through `run`, which reports
-   * progress to the report it is given. What `run` returns is the job's result; what it throws, its error.
+   * `concurrency` workers on each queue, each running one job at a time: `run` gets the job, the
+   * transaction it runs in (committed when it returns) and where to report progress. What it returns
+   * is the job's result; what it throws, its error.
    */
-  async work(concurrency: number, run: (job: QueuedJob, progress: Progress) => Promise<unknown>): Promise<void> {
+  async work(concurrency: number, run: (job: QueuedJob, trx: Transaction<DB>, progress: Progress) => Promise<unknown>): Promise<void> {
     for (const queue of QUEUES) {
       for (let i = 0; i < concurrency; i++) {
         const worker = await this.boss.work<{ job_id: number }>(queue, { batchSize: 1, pollingIntervalSeconds: this.settings.pollingSeconds }, async ([queued]) => {
           const job = await this.database.db.selectFrom('job').select(['id', 'kind', 'params', 'created_by_id']).where('id', '=', queued.data.job_id).executeTakeFirst()
           if (!job) return null // its row is gone (a test reset): nothing to do
           const progress = this.progressWriter(job.id)
+          const running: RunningJob = { done: Promise.resolve() }
+          const attempt = this.database.db.transaction().execute(async (trx) => {
+            if (this.database.engine === 'postgres') running.backend = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0].pid
+            return run(job as QueuedJob, trx, progress.report)
+          })
+          running.done = attempt.then(() => undefined, () => undefined)
+          this.running.add(running)
           try {
-            return await run(job as QueuedJob, progress.report)
+            return await attempt
           } catch (error) {
             // A client mistake is final: retrying it would only fail again.
             if ((error as JobError).final) {
@@ -185,6 +211,7 @@ export class JobQueue {
             }
             throw error
           } finally {
+            this.running.delete(running)
             await progress.flush()
           }
         })
@@ -199,15 +226,28 @@ export class JobQueue {
   }
 
   /**
-   * Stops taking jobs; a running one gets `timeoutMs` to finish, then is handed back (failed, so
-   * retried by another worker).
+   * Stops taking jobs; a running one gets `timeoutMs` to finish. Then it is handed back: its statement
+   * is cancelled, its transaction rolls back, and the failed attempt goes back to the queue for another
+   * worker. PGlite's one session cannot be interrupted from beside it: there the job finishes.
    */
   async stop(timeoutMs: number): Promise<void> {
-    await this.boss.stop({ graceful: true, timeout: Math.max(1000, timeoutMs), close: false, wait: true })
+    this.stopping = true
+    for (const queue of QUEUES) await this.boss.offWork(queue)
+    const settled = Promise.all([...this.running].map((r) => r.done))
+    let timer: NodeJS.Timeout | undefined
+    const timedOut = await Promise.race([settled.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)))])
+    clearTimeout(timer)
+    if (timedOut && this.database.engine === 'postgres') {
+      for (const { backend } of this.running) {
+        if (backend !== undefined) await sql`select pg_cancel_backend(${backend})`.execute(this.database.db)
+      }
+    }
+    await settled
+    await this.boss.stop({ graceful: true, timeout: 1000, close: false, wait: true })
   }
 
   /**
-   * Progress goes to the job row at most twice a second, through the pool (the job's own transaction is
+   * Progress goes to the job row at most every PROGRESS_INTERVAL_MS, through the pool (the job's own transaction is
    * not visible until it commits). PGlite has one session, held by the job's transaction: there the
    * last report is written once the job ends.
    */
@@ -216,7 +256,10 @@ export class JobQueue {
     let written: ProgressReport | undefined
     let writing: Promise<unknown> = Promise.resolve()
     let lastWrite = 0
+    let pending: NodeJS.Timeout | undefined
     const write = () => {
+      clearTimeout(pending)
+      pending = undefined
       const value = latest
       if (!value || value === written) return writing
       written = value
@@ -230,7 +273,11 @@ export class JobQueue {
     return {
       report: (stage: string, done: number, total: number) => {
         latest = { stage, done, total }
-        if (live && Date.now() - lastWrite >= 500) void write()
+        if (!live || pending) return
+        const wait = PROGRESS_INTERVAL_MS - (Date.now() - lastWrite)
+        // The latest report is written when the interval is up, even if the step is then deep in one long statement.
+        if (wait <= 0) void write()
+        else pending = setTimeout(write, wait)
       },
       flush: () => write(),
     }

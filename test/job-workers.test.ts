@@ -1,0 +1,181 @@
+// Job worker processes (`npm run worker`, worker.ts) on PostgreSQL: two workers and one job run it
+// once; a worker killed half-way through a job (SIGKILL) leaves it to another, and the database ends
+// as after one clean run; a worker stopped during a job hands it back.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+import t, { type Test } from 'tap'
+import { sql, type Kysely } from 'kysely'
+import { buildApp } from '../app.js'
+import { createDatabase } from '../lib/data/database.js'
+import { migrateToLatest } from '../lib/data/migrations.js'
+import { createApiKey, createUser } from '../lib/data/auth.js'
+import { jobsSchemaOf } from '../lib/data/job-queue.js'
+import type { DB } from '../schemas/index.js'
+import { admin, ADMIN_KEY, eventually, rowCounts } from './helper.js'
+import { client } from './api.js'
+import { atHalfWay, halfWayUpload } from './fixtures.js'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const url = process.env.DATABASE_URL
+const skip = !url && 'needs DATABASE_URL (a worker process needs PostgreSQL)'
+const ASYNC = { ...admin, prefer: 'respond-async' }
+// Small expiry (also the submitting API's, test below) and maintenance intervals, so that a lost job is
+// taken up again within seconds.
+const WORKER_ENV = { JOB_POLL_MS: '500', JOB_EXPIRE_SECONDS: '4', JOB_MAINTENANCE_SECONDS: '1', LOG_LEVEL: 'warn' }
+
+/** A database of its own (the workers connect to it by URL), migrated, with `admin`; dropped after `t`. */
+async function ownDatabase(t: Test) {
+  const name = `rhizome_jobs_${process.pid}_${Math.floor(Math.random() * 1e6)}`
+  const server = new pg.Client({ connectionString: url })
+  await server.connect()
+  await server.query(`create database ${name}`)
+  await server.end()
+  const databaseUrl = new URL(url!)
+  databaseUrl.pathname = `/${name}`
+  const database = await createDatabase({ url: databaseUrl.toString(), poolSize: 4 })
+  await migrateToLatest(database)
+  await createApiKey(database.db, await createUser(database.db, { username: 'admin', is_superuser: true }), ADMIN_KEY)
+  t.teardown(async () => {
+    await database.close()
+    const c = new pg.Client({ connectionString: url })
+    await c.connect()
+    await c.query(`drop database if exists ${name} with (force)`)
+    await c.end()
+  })
+  return { database, url: databaseUrl.toString() }
+}
+
+/** The API (no workers of its own) on `database`, uploads under `dataDir`. */
+async function apiServer(t: Test, database: Awaited<ReturnType<typeof ownDatabase>>['database'], dataDir: string) {
+  const app = await buildApp({ database, logger: false, config: { DATA_DIR: dataDir, JOB_CONCURRENCY: 0, MAX_EVENT_LOOP_DELAY_MS: 0, JOB_EXPIRE_SECONDS: 4 } })
+  await app.ready()
+  t.teardown(() => app.close())
+  return client(app)
+}
+
+interface Worker {
+  child: ChildProcess
+  output: () => string
+  exited: Promise<number | null>
+}
+
+function startWorker(t: Test, env: Record<string, string>): Worker {
+  let output = ''
+  const child = spawn(process.execPath, ['--import', 'tsx', 'worker.ts'], { cwd: ROOT, env: { ...process.env, ...WORKER_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  child.stdout!.on('data', (chunk) => (output += chunk))
+  child.stderr!.on('data', (chunk) => (output += chunk))
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  t.teardown(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    await exited
+  })
+  return { child, output: () => output, exited }
+}
+
+/** The queue's record of the job: its state and how many attempts it took. */
+async function queueRecord(db: Kysely<DB>, schema: string, jobId: number) {
+  const { rows } = await sql<{ state: string; retry_count: number }>`select q.state::text as state, q.retry_count from ${sql.table(`${schema}.job`)} q
+    join job j on j.queue_job_id = q.id where j.id = ${jobId}`.execute(db)
+  return rows[0]
+}
+
+const finished = (api: ReturnType<typeof client>, id: number, timeoutMs = 60_000) =>
+  eventually(() => api.get(`/job/${id}/`), (r) => ['completed', 'failed', 'cancelled'].includes(r.body?.state), timeoutMs)
+
+/** What the database holds, without the ids a rolled-back attempt used up and the job bookkeeping. */
+async function contents(db: Kysely<DB>) {
+  const counts = await rowCounts(db)
+  delete counts.job
+  const datapoints = await db.selectFrom('datapoint').select(['unique_index', 'value', 'location_id', 'indicator_id', 'campaign_id']).orderBy('unique_index').execute()
+  const computed = await db.selectFrom('datapoint_with_computed').select(['location_id', 'indicator_id', 'campaign_id', 'value']).orderBy('location_id').orderBy('indicator_id').orderBy('campaign_id').execute()
+  const submissions = await db.selectFrom('source_submission').select(['row_number', 'instance_guid', 'process_status', 'location_code']).orderBy('row_number').execute()
+  return { counts, datapoints, computed, submissions }
+}
+
+t.test('two worker processes and one job: it runs once', { skip }, async (t) => {
+  const { database, url: databaseUrl } = await ownDatabase(t)
+  const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-jobs-'))
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+  const api = await apiServer(t, database, dataDir)
+  const doc = await halfWayUpload(api.post)
+  const env = { DATABASE_URL: databaseUrl, DATA_DIR: dataDir }
+  startWorker(t, env)
+  startWorker(t, env)
+  const accepted = await api.get(`/transform_upload/?document_id=${doc}`, ASYNC)
+  t.equal(accepted.status, 202)
+  const job = await finished(api, accepted.body.id)
+  t.equal(job.body.state, 'completed', job.body.error?.message ?? 'completed')
+  t.match(job.body.result.ingest_stats.submissions, { file_rows: 3000, created: 3000, existing: 0 })
+  t.match(await queueRecord(database.db, jobsSchemaOf(database), accepted.body.id), { state: 'completed', retry_count: 0 }, 'one attempt')
+})
+
+t.test('a worker killed half-way through a job: another completes it, and the database is as after one clean run', { skip }, async (t) => {
+  const { database, url: databaseUrl } = await ownDatabase(t)
+  const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-jobs-'))
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+  const api = await apiServer(t, database, dataDir)
+  const doc = await halfWayUpload(api.post)
+  // Half-way through its submissions the first attempt sleeps, long enough to be killed in the act
+  // (a sequence, not a table: it does not roll back with the attempt, so the retry does not sleep).
+  await sql`create sequence halfway_once`.execute(database.db)
+  await atHalfWay(t, database.db, 'halfway_sleep', `if nextval('halfway_once') = 1 then perform pg_sleep(3); end if`)
+  const env = { DATABASE_URL: databaseUrl, DATA_DIR: dataDir }
+  const first = startWorker(t, env)
+  const accepted = await api.get(`/transform_upload/?document_id=${doc}`, ASYNC)
+  await eventually(
+    async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event = 'PgSleep' and datname = current_database()`.execute(database.db)).rows[0].n,
+    (n) => n === 1,
+    30_000,
+  )
+  // Progress is written at most twice a second: the report of the batch that sleeps arrives meanwhile.
+  const midway = await eventually(() => api.get(`/job/${accepted.body.id}/`), (r) => r.body.progress?.stage === 'submissions written', 2_500)
+  t.equal(midway.body.state, 'active')
+  t.match(midway.body.progress, { stage: 'submissions written', total: 3000 }, 'progress reported from inside the running job')
+  t.ok(midway.body.progress.done > 0 && midway.body.progress.done < 3000, `half-way: ${midway.body.progress.done} of 3000`)
+  first.child.kill('SIGKILL')
+  await first.exited
+  startWorker(t, env)
+  const job = await finished(api, accepted.body.id)
+  t.equal(job.body.state, 'completed', job.body.error?.message ?? 'completed')
+  t.match(await queueRecord(database.db, jobsSchemaOf(database), accepted.body.id), { state: 'completed', retry_count: 1 }, 'taken up again after its expiry')
+  const afterRetry = await contents(database.db)
+
+  // The same upload run once, cleanly, on a database of its own.
+  const clean = await ownDatabase(t)
+  const cleanApi = await apiServer(t, clean.database, dataDir)
+  const cleanDoc = await halfWayUpload(cleanApi.post)
+  t.equal((await cleanApi.get(`/transform_upload/?document_id=${cleanDoc}`)).status, 200)
+  t.same(afterRetry, await contents(clean.database.db), 'every table’s row count and every value')
+})
+
+t.test('a worker stopped during a job hands it back; another worker completes it', { skip }, async (t) => {
+  const { database, url: databaseUrl } = await ownDatabase(t)
+  const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-jobs-'))
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+  const api = await apiServer(t, database, dataDir)
+  const doc = await halfWayUpload(api.post)
+  await sql`create sequence halfway_once`.execute(database.db)
+  await atHalfWay(t, database.db, 'halfway_sleep', `if nextval('halfway_once') = 1 then perform pg_sleep(30); end if`)
+  const env = { DATABASE_URL: databaseUrl, DATA_DIR: dataDir }
+  const first = startWorker(t, { ...env, JOB_SHUTDOWN_MS: '1000' })
+  const accepted = await api.get(`/transform_upload/?document_id=${doc}`, ASYNC)
+  await eventually(
+    async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event = 'PgSleep' and datname = current_database()`.execute(database.db)).rows[0].n,
+    (n) => n === 1,
+    30_000,
+  )
+  const stopping = Date.now()
+  first.child.kill('SIGTERM')
+  const code = await first.exited
+  t.equal(code, 0, `the worker exits cleanly${code === 0 ? '' : `: ${first.output()}`}`)
+  t.ok(Date.now() - stopping < 10_000, 'it did not wait for the 30 s statement')
+  t.match(await queueRecord(database.db, jobsSchemaOf(database), accepted.body.id), { state: 'retry' }, 'handed back to the queue')
+  startWorker(t, env)
+  const job = await finished(api, accepted.body.id)
+  t.equal(job.body.state, 'completed', job.body.error?.message ?? 'completed')
+  t.match(job.body.result.ingest_stats.submissions, { created: 3000 })
+})
