@@ -1,11 +1,14 @@
 // The operator commands through a running server's API, as a superuser: what the CLI does when the
 // embedded database is held by a server (only that process may open it), or when `--server` is given.
+// An upload runs there as a background job, its progress drawn here.
 import { readFile } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { hashKey } from '../lib/data/auth.js'
 import type { Options } from './commands.js'
 import { keyOf, UsageError } from './commands.js'
+import { progressBar } from './progress-bar.js'
+import type { ProgressReport } from '../lib/core/progress.js'
 
 type Row = Record<string, unknown>
 
@@ -16,10 +19,10 @@ export class RemoteError extends Error {
 /** A small client of the API: JSON in and out, a 4xx/5xx becomes an error naming the server's message. */
 export function apiClient(base: string, key: string) {
   const authorization = key.includes(':') ? `ApiKey ${key}` : `Bearer ${key}`
-  return async function call(method: string, path: string, body?: unknown): Promise<Row> {
+  return async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Row> {
     const response = await fetch(new URL(`/api/v1${path}`, base), {
       method,
-      headers: { authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
       body: body === undefined ? undefined : JSON.stringify(body),
     })
     const text = await response.text()
@@ -54,6 +57,30 @@ async function applyMappings(call: Call, documentId: number, file: string): Prom
     else await call('POST', '/source_object_map/', { content_type: row.content_type, source_object_code: row.source_object_code, master_object_id })
   }
   return rows.length
+}
+
+/** How often the CLI asks a background job how far it has come. */
+const POLL_MS = 500
+
+/**
+ * Runs a pipeline step on the server in the background (`Prefer: respond-async`), drawing its progress
+ * until it ends; returns its result (the document), or throws its error's code and message.
+ */
+async function runInBackground(call: Call, step: string, documentId: number): Promise<Row> {
+  let job = await call('GET', `/${step}/?document_id=${documentId}`, undefined, { prefer: 'respond-async' })
+  const bar = progressBar()
+  try {
+    while (!['completed', 'failed', 'cancelled'].includes(job.state as string)) {
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS))
+      job = await call('GET', `/job/${job.id}/`)
+      if (job.progress) bar.update(job.progress as ProgressReport)
+    }
+  } finally {
+    bar.stop()
+  }
+  if (job.state === 'completed') return job.result as Row
+  const error = (job.error ?? { code: 'JOB_CANCELLED', message: `job ${job.id} was cancelled` }) as { code: string; message: string }
+  throw new RemoteError(`${step}: ${error.code} ${error.message}`)
 }
 
 /** Runs one command against the server at `base`; returns the exit code. */
@@ -92,12 +119,12 @@ export async function runRemote(base: string, key: string, command: string, arg:
         ...(options.dateOrder ? { date_order: options.dateOrder } : {}),
       })
       const id = doc.id as number
-      let result = (await call('GET', `/transform_upload/?document_id=${id}`)) as { objects: Row[] }
+      let result = await runInBackground(call, 'transform_upload', id)
       if (options.map) {
         print(`${await applyMappings(call, id, options.map)} mapping(s) applied`)
-        result = (await call('GET', `/refresh_master/?document_id=${id}`)) as { objects: Row[] }
+        result = await runInBackground(call, 'refresh_master', id)
       }
-      print(JSON.stringify({ document_id: id, ...(result.objects[0].ingest_stats as Row) }, null, 2))
+      print(JSON.stringify({ document_id: id, ...(result.ingest_stats as Row) }, null, 2))
       return 0
     }
     case 'migrate':

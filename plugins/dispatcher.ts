@@ -362,12 +362,24 @@ function routeSchema(resource: Resource, kind: UrlKind, method: Method, hide: bo
   if (kind === 'list') {
     if (method === 'GET') {
       const csv = resource.kind === 'model' ? { 'text/csv': { schema: { type: 'string', description: '`format=csv`: the rows as CSV (RFC 4180), a header line first' } } } : {}
+      // Steps that also run in the background: `Prefer: respond-async` answers 202 with the job.
+      const background = resource.job_params
+        ? {
+            headers: { type: 'object', properties: { prefer: { type: 'string', description: '`respond-async` (RFC 7240): queue the step as a background job and answer 202 with it' } } },
+            202: {
+              description: 'Queued (or already queued or running for the same document or campaign): the job, at `Location`',
+              headers: { location: { type: 'string', description: '/api/v1/job/<id>/' }, 'preference-applied': { type: 'string', enum: ['respond-async'] } },
+              content: { 'application/json': { schema: detailSchema(jobResource) } },
+            },
+          }
+        : undefined
       return {
         ...base,
         operationId: resource.kind === 'model' ? `list${pascal(plural(resource.name))}` : `run${name}`,
         summary: resource.kind === 'model' ? `List ${resource.name}` : `Run ${resource.name}`,
         querystring: querystringSchema(resource),
-        response: { 200: { content: { 'application/json': { schema: listSchema(resource) }, ...csv } }, ...errors },
+        ...(background ? { headers: background.headers } : {}),
+        response: { 200: { content: { 'application/json': { schema: listSchema(resource) }, ...csv } }, ...(background ? { 202: background[202] } : {}), ...errors },
       }
     }
     if (method === 'POST') {

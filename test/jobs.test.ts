@@ -98,6 +98,10 @@ t.test('agg_refresh in the background; a failing document fails its job with the
   t.equal((await api.get('/transform_upload/?document_id=999999', ASYNC)).status, 404)
   t.equal((await api.get('/agg_refresh/?campaign_id=abc', ASYNC)).status, 400)
   t.equal((await api.get('/agg_refresh/?campaign_id=99', ALICE_ASYNC)).status, 202, 'a user may run agg_refresh')
+  // A step with no background form answers as always: the preference is only that (RFC 7240).
+  const marked = await api.get(`/queue_process/?document_id=${doc}`, ASYNC)
+  t.equal(marked.status, 200)
+  t.notOk(marked.headers['preference-applied'])
 })
 
 /** A harness whose process runs no jobs: submitted jobs stay queued. */

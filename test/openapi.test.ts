@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { Ajv } from 'ajv'
 import addFormats from 'ajv-formats'
 import t, { type Test } from 'tap'
-import { build } from './helper.js'
+import { admin, build, eventually } from './helper.js'
 import { client, type Response } from './api.js'
 import { loadDemoData } from '../lib/engine/demo.js'
 import { resources } from '../resources/index.js'
@@ -51,6 +51,11 @@ t.test('every resource: list, detail, schema and their errors validate against t
   conforms(t, '/api/v1/document/', 'post', upload, 'upload')
   const doc = upload.body.id as number
   conforms(t, '/api/v1/transform_upload/', 'get', await api.get(`/transform_upload/?document_id=${doc}`), 'transform_upload')
+  // The background form: 202 with the job; the job itself, queued and then finished.
+  const queued = await api.get(`/refresh_master/?document_id=${doc}`, { ...admin, prefer: 'respond-async' })
+  t.equal(queued.status, 202)
+  conforms(t, '/api/v1/refresh_master/', 'get', queued, 'refresh_master, Prefer: respond-async')
+  conforms(t, '/api/v1/job/{id}/', 'get', await eventually(() => api.get(`/job/${queued.body.id}/`), (r) => r.body.state === 'completed', 30_000), 'a completed job')
   const params: Record<string, string> = { indicator__in: '1,2', campaign__in: '1', document_id: String(doc), campaign_id: '1', user_id: '1' }
   for (const r of resources) {
     const list = `/api/v1/${r.name}/`

@@ -40,12 +40,18 @@ export async function exercise() {
   const upload = await api.POST('/api/v1/document/', { body: { docfile: 'Y2FtcGFpZ24=', doc_title: 'round.csv', file_type: 'campaign' } })
   const documentId: number = upload.data!.id
   const run = await api.GET('/api/v1/transform_upload/', { params: { query: { document_id: documentId } } })
-  const stats = run.data!.objects[0].ingest_stats
+  // 200 (the document) or, with Prefer: respond-async, 202 (the job): told apart by their shapes.
+  const stats = run.data && !('state' in run.data) ? run.data.objects[0].ingest_stats : undefined
+  const queued = await api.GET('/api/v1/agg_refresh/', { params: { query: { campaign_id: 1 }, header: { prefer: 'respond-async' } } })
+  const job = queued.data && 'state' in queued.data ? await api.GET('/api/v1/job/{id}/', { params: { path: { id: queued.data.id } } }) : undefined
+  const state: 'created' | 'retry' | 'active' | 'completed' | 'cancelled' | 'failed' | undefined = job?.data?.state
+  // @ts-expect-error a job's state is one of the queue's states
+  const unknownState: 'paused' | undefined = job?.data?.state
 
   const detect = await api.POST('/detect', { body: { text: 'have a nice day' } })
   const offensive: string = detect.data!.result.offensive
   const failure = detect.error?.code
-  return { name, startDate, total, wrong, campaignIds, values, buckets, stats, offensive, failure }
+  return { name, startDate, total, wrong, campaignIds, values, buckets, stats, state, unknownState, offensive, failure }
 }
 `
 
