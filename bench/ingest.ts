@@ -6,103 +6,46 @@
 // database is created and dropped. BENCH_ROWS scales (1) and (3); BENCH_ONLY=end_to_end runs (1) only,
 // BENCH_ONLY=floor (3) only. (3), the write floor: the rows the specification's tables must hold for
 // the same cells, bulk-inserted by PostgreSQL itself, none of the pipeline's work around them.
-import http from 'node:http'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { prng } from '../lib/core/prng.js'
 import { scratchDatabase, startServer, stop } from './lib.js'
+import { apiClient, campaignsOf, INDICATORS, LOCATIONS, nationalCsv, seedNation, SERVER_ENV } from './national.js'
 
-const KEY = 'f'.repeat(40)
-const auth = { authorization: `ApiKey admin:${KEY}` }
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000)
-const LOCATIONS = 10_000
-const INDICATORS = 20
-const CAMPAIGNS = Math.ceil(ROWS / LOCATIONS)
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-
-/** Country → 100 provinces → 9,899 districts: ids 1..10,000, codes G<id>. */
-async function seedTree(db: pg.Client) {
-  await db.query(`insert into location_type (name, admin_level) values ('Country', 0), ('Province', 1), ('District', 2)`)
-  await db.query(`insert into location (id, name, location_code, location_type_id, parent_location_id)
-    select g, 'L' || g, 'G' || g, case when g = 1 then 1 when g <= 101 then 2 else 3 end,
-           case when g = 1 then null when g <= 101 then 1 else 2 + (g % 100) end
-    from generate_series(1, ${LOCATIONS}) g order by g`)
-  await db.query(`select setval(pg_get_serial_sequence('location', 'id'), ${LOCATIONS})`)
-}
-
-/**
- * One API call over node:http, which waits as long as the server works (fetch gives up on a response
- * whose headers take more than 300 s, and a full-size transform_upload can).
- */
-function api(port: number, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const payload = body ? JSON.stringify(body) : undefined
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      { host: '127.0.0.1', port, method, path: `/api/v1/${path}`, headers: { ...auth, ...(payload ? { 'content-type': 'application/json' } : {}) } },
-      (res) => {
-        let text = ''
-        res.setEncoding('utf8')
-        res.on('data', (chunk) => (text += chunk))
-        res.on('end', () => {
-          if ((res.statusCode ?? 500) >= 300) reject(new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`))
-          else resolve(JSON.parse(text) as Record<string, unknown>)
-        })
-      },
-    )
-    request.on('error', reject)
-    request.end(payload)
-  })
-}
 
 async function main() {
   const scratch = await scratchDatabase(adminUrl, 'rhizome_bench_ingest')
   const port = 4005
-  const server = await startServer(['dist/server.js'], { DATABASE_URL: scratch.url, ADMIN_API_KEY: KEY, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-ingest-')), MAX_UPLOAD_BYTES: String(200 * 1024 * 1024) }, port)
+  const server = await startServer(['dist/server.js'], { ...SERVER_ENV, DATABASE_URL: scratch.url, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-ingest-')) }, port)
   const db = new pg.Client({ connectionString: scratch.url })
   await db.connect()
+  const api = apiClient(port)
   try {
-    await seedTree(db)
-    await api(port, 'GET', 'cache_meta/')
-    await db.query(`insert into campaign_type (name) values ('NID')`)
-    await db.query(`insert into campaign (name, campaign_type_id, start_date, end_date)
-      select 'C' || g, 1, date '2016-01-01' + g * 7, date '2016-01-01' + g * 7 + 3 from generate_series(1, ${CAMPAIGNS + 1}) g`)
-    await db.query(`insert into indicator (name, short_name, data_format) select 'I' || g, 'I' || g, 'int' from generate_series(1, 50) g`)
-    // Mappings for every code the file will use.
-    await db.query(`insert into source_object_map (content_type, source_object_code, master_object_id)
-      select 'location', 'G' || g, g from generate_series(1, ${LOCATIONS}) g
-      union all select 'indicator', 'I' || g, g from generate_series(1, ${INDICATORS}) g
-      union all select 'campaign', 'C' || g, g from generate_series(1, ${CAMPAIGNS}) g`)
+    await seedNation(db, api, ROWS)
 
     if (process.env.BENCH_ONLY === 'floor') return await writeFloor(db)
 
     // (1) End to end.
-    const random = prng(20161126)
-    const header = ['campaign', 'geocode', ...Array.from({ length: INDICATORS }, (_, i) => `I${i + 1}`)]
-    const lines = [header.join(',')]
-    for (let r = 0; r < ROWS; r++) {
-      const cells = [`C${Math.floor(r / LOCATIONS) + 1}`, `G${(r % LOCATIONS) + 1}`]
-      for (let i = 0; i < INDICATORS; i++) cells.push(String(Math.floor(random() * 1000)))
-      lines.push(cells.join(','))
-    }
-    const csv = Buffer.from(lines.join('\n'))
+    const csv = nationalCsv(ROWS)
     const cells = ROWS * INDICATORS
     let started = performance.now()
-    const doc = await api(port, 'POST', 'document/', { docfile: csv.toString('base64'), doc_title: 'bench.csv', file_type: 'campaign' })
+    const doc = await api('POST', 'document/', { docfile: csv.toString('base64'), doc_title: 'bench.csv', file_type: 'campaign' })
     const uploadMs = performance.now() - started
     const transformStarted = performance.now()
-    const run = await api(port, 'GET', `transform_upload/?document_id=${doc.id}`)
+    const run = await api('GET', `transform_upload/?document_id=${doc.id}`)
     const transformMs = performance.now() - transformStarted
     const totalMs = performance.now() - started
     const stats = (run.objects as Array<{ ingest_stats: Record<string, unknown> }>)[0].ingest_stats
-    console.log(`end to end: ${ROWS} rows × ${INDICATORS} columns = ${cells} cells (${(csv.length / 1e6).toFixed(1)} MB CSV), ${CAMPAIGNS} campaigns`)
+    console.log(`end to end: ${ROWS} rows × ${INDICATORS} columns = ${cells} cells (${(csv.length / 1e6).toFixed(1)} MB CSV), ${campaignsOf(ROWS)} campaigns`)
     console.log(`  upload ${(uploadMs / 1000).toFixed(1)} s, transform_upload ${(transformMs / 1000).toFixed(1)} s, total ${(totalMs / 1000).toFixed(1)} s`)
     console.log(`  ${Math.round(cells / (totalMs / 1000))} cells/s; datapoints ${JSON.stringify(stats.datapoints)}; computed_rows ${stats.computed_rows}; phases ${JSON.stringify(stats.timings_ms)}`)
 
     if (process.env.BENCH_ONLY === 'end_to_end') return
     // (2) agg_refresh of one campaign: 10,000 locations × 50 indicators of raw values.
-    const C = CAMPAIGNS + 1
+    const C = campaignsOf(ROWS) + 1
     await db.query(`insert into source_doc (doc_title, file_type, guid) values ('bench-raw', 'campaign', 'bench-raw')`)
     await db.query(`insert into source_submission (document_id, instance_guid, row_number, submission_json) select id, 'raw', 0, '{}' from source_doc where guid = 'bench-raw'`)
     await db.query(`insert into datapoint (indicator_id, location_id, campaign_id, value, source_submission_id, unique_index, precedence_at)
@@ -113,7 +56,7 @@ async function main() {
     const times: number[] = []
     for (let k = 0; k < 4; k++) {
       started = performance.now()
-      await api(port, 'GET', `agg_refresh/?campaign_id=${C}`)
+      await api('GET', `agg_refresh/?campaign_id=${C}`)
       times.push(performance.now() - started)
     }
     const first = times.shift()!
