@@ -1,12 +1,45 @@
-// Entry point: `npm start` (cli/start.mjs builds when the sources changed, then imports this).
+// Entry point: `npm start` (cli/start.mjs builds when the sources changed, then imports this). With
+// WEB_CONCURRENCY > 1 this process supervises that many server processes (cluster.ts).
+import cluster from 'node:cluster'
+import { availableParallelism } from 'node:os'
 import { buildApp } from './app.js'
-import { ConfigError } from './lib/core/config.js'
+import { ConfigError, loadConfig } from './lib/core/config.js'
+import { superviseServers } from './cluster.js'
 import { loadDemoData } from './lib/engine/demo.js'
 import { DataDirInUseError } from './lib/data/data-dir-lock.js'
 import { startupSteps } from './plugins/db.js'
 import { loadDetector } from './plugins/classifier.js'
 
+/** How many server processes WEB_CONCURRENCY asks for. */
+function serverProcesses(): number {
+  const config = loadConfig()
+  const count = config.WEB_CONCURRENCY === 'auto' ? availableParallelism() : Number(config.WEB_CONCURRENCY)
+  if (count > 1 && !config.DATABASE_URL) {
+    throw new ConfigError(`WEB_CONCURRENCY=${config.WEB_CONCURRENCY} needs DATABASE_URL: the embedded database belongs to one process`)
+  }
+  return count
+}
+
 try {
+  const processes = cluster.isPrimary ? serverProcesses() : 1
+  if (processes > 1) {
+    await superviseServers(processes)
+  } else {
+    await serve()
+  }
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(error.message)
+    process.exit(2)
+  }
+  if (error instanceof DataDirInUseError) {
+    console.error(error.message)
+    process.exit(1)
+  }
+  throw error
+}
+
+async function serve() {
   const started = performance.now()
   // The model loads while the database opens (buildApp's classifier plugin joins this load).
   void loadDetector().catch(() => undefined)
@@ -32,14 +65,4 @@ try {
     app.db.lock?.announce(`http://${host}:${address.port}`)
   }
   app.log.info({ ms: Math.round(performance.now() - started) }, 'ready')
-} catch (error) {
-  if (error instanceof ConfigError) {
-    console.error(error.message)
-    process.exit(2)
-  }
-  if (error instanceof DataDirInUseError) {
-    console.error(error.message)
-    process.exit(1)
-  }
-  throw error
 }

@@ -19,42 +19,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { round, scratchDatabase, startServer, stop } from './lib.js'
-import { BARE_APPLICATION, INDICATORS, reads } from './read-statements.js'
+import { BARE_APPLICATION, INDICATORS, reads, seedReads } from './read-statements.js'
 
 const KEY = 'd'.repeat(40)
 const auth = { authorization: `ApiKey admin:${KEY}` }
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const warmUpRequests = Number(process.env.BENCH_WARMUP ?? 4000)
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const LOCATIONS = 10_000
-const CAMPAIGNS = 5
-
-/** Country 1 → provinces 2..101 → districts 102..10,000; campaigns, indicators, values. */
-async function seed(db: pg.Client) {
-  await db.query(`insert into campaign_type (id, name) values (1, 'NID')`)
-  await db.query(`insert into location_type (id, name, admin_level) values (1, 'Country', 0), (2, 'Province', 1), (3, 'District', 2)`)
-  await db.query(`insert into location (id, name, location_code, location_type_id, parent_location_id)
-    select g, 'L' || g, 'G' || g, case when g = 1 then 1 when g <= 101 then 2 else 3 end,
-           case when g = 1 then null when g <= 101 then 1 else 2 + (g % 100) end
-    from generate_series(1, ${LOCATIONS}) g order by g`)
-  await db.query(`insert into campaign (id, name, campaign_type_id, start_date, end_date)
-    select g, 'C' || g, 1, date '2016-01-01' + 30 * g, date '2016-01-05' + 30 * g from generate_series(1, ${CAMPAIGNS}) g`)
-  await db.query(`insert into indicator (id, name, short_name, data_format, resource_name)
-    select g, 'I' || g, 'i' || g, 'int', 'campaign' from generate_series(1, ${INDICATORS}) g
-    union all select ${INDICATORS + 1}, 'Cases', 'cases', 'date_int', 'date'`)
-  for (const table of ['campaign_type', 'location_type', 'location', 'campaign', 'indicator']) {
-    await db.query(`select setval(pg_get_serial_sequence('${table}', 'id'), (select max(id) from ${table}))`)
-  }
-  await db.query(`insert into datapoint_with_computed (indicator_id, location_id, campaign_id, value)
-    select i, l, c, (l * 31 + i * 17 + c * 7) % 1000
-    from generate_series(1, ${CAMPAIGNS}) c, generate_series(1, ${INDICATORS}) i, generate_series(1, ${LOCATIONS}) l`)
-  const { rows } = await db.query(`insert into source_submission (document_id, instance_guid, row_number, submission_json, process_status)
-    select id, 'bench', 0, '{}', 'PROCESSED' from source_doc where guid = 'data-entry' returning id`)
-  await db.query(`insert into datapoint (indicator_id, location_id, data_date, value, source_submission_id, unique_index, precedence_at)
-    select ${INDICATORS + 1}, l, d::date, (l + extract(month from d)::int) % 5, $1, l || '_${INDICATORS + 1}_' || d::date, now()
-    from generate_series(1, ${LOCATIONS}) l, generate_series(date '2014-01-01', date '2015-12-01', interval '1 month') d`, [rows[0].id])
-  await db.query('vacuum analyze')
-}
 
 // Latency is timed with node:http over one kept-alive connection: fetch (undici) adds a few tenths of
 // a millisecond of its own per request, which is the client's cost, not the API's.
@@ -188,7 +159,7 @@ try {
   await seeder.connect()
   const started = Date.now()
   try {
-    await seed(seeder)
+    await seedReads(seeder)
     const tree = await fetch(`http://127.0.0.1:${port}/api/v1/cache_meta/`, { headers: auth })
     if (tree.status !== 200) throw new Error(`cache_meta: ${tree.status}`)
     await seeder.query('vacuum analyze location_tree')

@@ -1,5 +1,5 @@
-// Opens the database (PGlite under DATA_DIR, or PostgreSQL with DATABASE_URL), applies the migrations,
-// bootstraps the admin user, and closes it with the app.
+// Opens the database (PGlite under DATA_DIR, or PostgreSQL with DATABASE_URL) and its read replicas
+// (DATABASE_READ_URL), applies the migrations, bootstraps the admin user, and closes them with the app.
 import { join } from 'node:path'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
@@ -7,10 +7,14 @@ import { createDatabase, type Database } from '../lib/data/database.js'
 import { migrateToLatest } from '../lib/data/migrations.js'
 import { readTemplate } from '../lib/data/pglite-template.js'
 import { ensureAdmin } from '../lib/data/bootstrap.js'
+import { ReadReplicas } from '../lib/data/replicas.js'
+import { ConfigError, listSetting } from '../lib/core/config.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     db: Database
+    /** The read replicas, when DATABASE_READ_URL names any. */
+    replicas?: ReadReplicas
   }
 }
 
@@ -88,11 +92,23 @@ export default fp<DbPluginOptions>(
       // shipped and kept, and must not hold credentials.
       await ensureAdmin(database.db, config, (line) => process.stdout.write(`${line}\n`))
     }
+    const readUrls = listSetting(config.DATABASE_READ_URL ?? 'none')
+    if (readUrls.length && database.engine !== 'postgres') throw new ConfigError('DATABASE_READ_URL needs DATABASE_URL: replicas follow a PostgreSQL primary')
+    const replicas = readUrls.length
+      ? await step(`connecting to ${readUrls.length} read replica(s)`, () => ReadReplicas.open(database, readUrls, { maxLagMs: config.REPLICA_MAX_LAG_MS, checkMs: config.REPLICA_CHECK_MS }))
+      : undefined
+    if (replicas) {
+      // A change anywhere moves the point a replica must have replayed before the detail cache keeps its rows.
+      const unlisten = await database.listen('rhizome_data', () => replicas.changed(), () => replicas.changed())
+      app.addHook('onClose', () => unlisten())
+    }
     app.addHook('onClose', async () => {
       await handling.settled(CLOSE_WAIT_MS)
+      await replicas?.close()
       if (!options.database) await database.close()
     })
     app.decorate('db', database)
+    app.decorate('replicas', replicas)
   },
   { name: 'db' },
 )

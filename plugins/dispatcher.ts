@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import multipart from '@fastify/multipart'
-import { ApiError, badRequest, forbidden, invalidValue, notFound, validationError } from '../lib/core/errors.js'
+import { ApiError, badRequest, forbidden, invalidValue, isReplicaFailure, notFound, validationError } from '../lib/core/errors.js'
 import { QueryParams } from '../lib/api/query-params.js'
 import { parseListParams, pageLink, RESERVED } from '../lib/api/list-params.js'
 import { createRow, deleteRow, deleteWhere, filteredQuery, listPage, listRows, MAX_LIMIT, readDetail, updateRow } from '../lib/api/crud.js'
@@ -126,6 +126,8 @@ export default fp(
       const result = await app.db.db.transaction().execute((trx) => work({ ...ctx, db: trx }))
       app.dropAuthCache()
       details.drop()
+      // Read-your-writes: the answer leaves once the replicas in use have the change (lib/data/replicas.ts).
+      await app.replicas?.caughtUp()
       return result
     }
 
@@ -244,13 +246,19 @@ export default fp(
       const params = await ctx.resource.job_params!(ctx)
       const { id } = await app.db.db.transaction().execute((trx) => app.jobs.submit(trx, ctx.resource.name as JobKind, params, ctx.user.id))
       app.jobs.wake()
+      await app.replicas?.caughtUp()
       const job = await app.db.db.selectFrom('job_state').select(jobResource.detail_fields as never[]).where('id', '=', id).executeTakeFirstOrThrow()
       return reply.code(202).header('location', `/api/v1/job/${id}/`).header('preference-applied', 'respond-async').send(job)
     }
 
     async function handle(request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) {
       const method = effectiveMethod(request)
-      const ctx = context(request, resource, urlName)
+      // Reads that change nothing go to a replica when there are any (lib/data/replicas.ts); a detail
+      // the cache may keep only to one that has replayed every change notified so far.
+      const readsOnly = method === 'GET' && kind !== 'schema' && resource.kind === 'model'
+      const target = readsOnly && app.replicas ? (kind === 'detail' && !resource.volatile ? app.replicas.cacheableRead() : app.replicas.read()) : undefined
+      if (target) reply.header('x-database', target.name)
+      const ctx = context(request, resource, urlName, target?.db)
       if (kind === 'detail' && resource.kind === 'non_model') {
         throw new ApiError(404, 'NOT_FOUND', `No ${urlName} object found for id : ${(request.params as Row).id}`)
       }
@@ -269,8 +277,19 @@ export default fp(
       const id = kind === 'detail' ? parsePk(ctx, (request.params as { id: string }).id) : undefined
       const encoding = encodingOf(request)
       switch (method) {
-        case 'GET':
-          return id === undefined ? list(ctx, request, reply) : cachedDetail(ctx, id, reply)
+        case 'GET': {
+          const read = (c: Context) => (id === undefined ? list(c, request, reply) : cachedDetail(c, id, reply))
+          if (!target || target.name === 'primary') return read(ctx)
+          try {
+            return await read(ctx)
+          } catch (error) {
+            // A replica that went down (or conflicts with its recovery): the primary answers instead.
+            if (reply.sent || !isReplicaFailure(error)) throw error
+            app.replicas!.drop(target.name)
+            reply.header('x-database', 'primary')
+            return read({ ...ctx, db: app.db.db })
+          }
+        }
         case 'POST': {
           const body = multipartBody(resource, request) ?? ensureObject(request.body)
           const legacyId = body.id

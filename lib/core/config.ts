@@ -46,6 +46,13 @@ export const ConfigSchema = Type.Object({
   METRICS: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '1' }),
   // /metrics needs `Authorization: Bearer <METRICS_TOKEN>` when set; open otherwise.
   METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  // Scale-out (docs/scaling.md): server processes on one port (`auto`: one per CPU).
+  WEB_CONCURRENCY: Type.String({ default: '1', pattern: '^(auto|[1-9][0-9]*)$' }),
+  // PostgreSQL streaming replicas for reads that change nothing, comma-separated (lib/data/replicas.ts).
+  DATABASE_READ_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  // A replica further behind the primary than this is skipped; also how long a write waits for the replicas.
+  REPLICA_MAX_LAG_MS: Integer(1_000, 1),
+  REPLICA_CHECK_MS: Integer(1_000, 50),
   // Background jobs (lib/data/job-queue.ts): workers in this process per queue (0 = serve HTTP only).
   JOB_CONCURRENCY: Integer(1),
   // A running job not finished after this long is taken for lost (its worker died) and retried elsewhere.

@@ -52,6 +52,16 @@ const unavailable = () => new ApiError(503, 'DATABASE_UNAVAILABLE', 'Database un
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03'])
 
+/**
+ * A read that a replica could not answer for reasons of its own, which the primary can: its
+ * connection failed or it is shutting down, or (40001) a conflict with the recovery it is replaying.
+ */
+export function isReplicaFailure(error: unknown): boolean {
+  const code = (error as PgError | undefined)?.code
+  if (typeof code === 'string') return CONNECTION_CODES.has(code) || code === '40001'
+  return LOST_CONNECTION.test((error as Error)?.message ?? '')
+}
+
 /** A unique-key violation (SQLSTATE 23505). */
 export const isUniqueViolation = (error: unknown) => (error as PgError | undefined)?.code === '23505'
 

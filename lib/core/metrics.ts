@@ -42,6 +42,13 @@ for (const state of ['total', 'idle', 'waiting'] as const) {
   })
 }
 
+export const replicaReads = new Counter({
+  name: 'rhizome_db_reads_total',
+  help: 'Reads that change nothing, by where they were sent: a replica (DATABASE_READ_URL) or the primary',
+  labelNames: ['target'] as const,
+  registers: [registry],
+})
+
 export const cacheLookups = new Counter({
   name: 'rhizome_cache_lookups_total',
   help: 'Lookups in the in-memory caches (detail representations, authentications), by cache and result',

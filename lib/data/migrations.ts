@@ -43,12 +43,31 @@ export async function pendingMigrations(database: Database): Promise<string[]> {
   return names.filter((name) => !applied.has(name))
 }
 
-/** Applies every pending migration, and installs the job queue; returns the names applied now. */
+/**
+ * Applies every pending migration, and installs the job queue; returns the names applied now. On
+ * PostgreSQL, servers starting at once (several processes, several machines) take turns: the first
+ * migrates, the others then find nothing to do. The Migrator's own lock does not cover the very first
+ * start, when its bookkeeping tables are being created.
+ */
 export async function migrateToLatest(database: Database): Promise<string[]> {
-  const applied = await applyMigrations(database)
-  await installJobQueue(database)
-  return applied
+  const migrate = async () => {
+    const applied = await applyMigrations(database)
+    await installJobQueue(database)
+    return applied
+  }
+  if (database.engine !== 'postgres') return migrate()
+  // A session lock on a connection held aside; the migrations run on the pool's others.
+  return database.db.connection().execute(async (held) => {
+    await sql`select pg_advisory_lock(${MIGRATION_LOCK})`.execute(held)
+    try {
+      return await migrate()
+    } finally {
+      await sql`select pg_advisory_unlock(${MIGRATION_LOCK})`.execute(held)
+    }
+  })
 }
+
+const MIGRATION_LOCK = 724_052
 
 async function applyMigrations(database: Database): Promise<string[]> {
   // A restart's usual case: nothing to apply, and no need for the Migrator's lock.

@@ -1,0 +1,59 @@
+// `npm run bench:scale-out`: the datapoint read of bench:reads (campaign_datapoint, one indicator, one
+// campaign, the root's districts, over 1,000,000 computed values) through nginx, with 1 and 2 server
+// processes (WEB_CONCURRENCY), reading from a streaming replica (DATABASE_READ_URL) or from the
+// primary. The deployment is test/topology.ts's: a primary and a replica of their own, started in
+// temporary directories, nginx with deploy/nginx/rhizome.conf. Each configuration: a warm-up, then
+// BENCH_SECONDS (default 10) of autocannon (50 connections) through nginx. On a machine of 2 cores,
+// the load generator, nginx, both PostgreSQL servers and the server processes share them.
+import pg from 'pg'
+import { round, table, type Round } from './lib.js'
+import { reads, seedReads } from './read-statements.js'
+import { allProcessesUp, missingTools, startNginx, startPrimary, startReplica, startServer } from '../test/topology.js'
+
+const KEY = '8'.repeat(40)
+const seconds = Number(process.env.BENCH_SECONDS ?? 10)
+const read = reads[0]
+
+const missing = missingTools()
+if (missing) {
+  console.error(`bench:scale-out ${missing}`)
+  process.exit(2)
+}
+
+const cleanups: Array<() => unknown> = []
+const scope = { teardown: (fn: () => unknown) => void cleanups.unshift(fn) }
+try {
+  const primary = await startPrimary(scope)
+  const replica = await startReplica(scope, primary)
+  const env = { DATABASE_URL: primary.url, ADMIN_API_KEY: KEY, DEMO_DATA: '0', MAX_EVENT_LOOP_DELAY_MS: '0', TRUST_PROXY: '127.0.0.1', JOB_CONCURRENCY: '0' }
+  // The first server migrates the database; then the data is seeded and the tree built.
+  const first = await startServer(scope, env)
+  const seeder = new pg.Client({ connectionString: primary.url })
+  await seeder.connect()
+  const started = Date.now()
+  await seedReads(seeder)
+  const tree = await fetch(`${first.url}/api/v1/cache_meta/`, { headers: { authorization: `ApiKey admin:${KEY}` } })
+  if (tree.status !== 200) throw new Error(`cache_meta: ${tree.status}`)
+  await seeder.query('vacuum analyze location_tree')
+  await seeder.end()
+  await first.stop()
+  console.log(`seeded in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+
+  const rounds: Round[] = []
+  for (const processes of [1, 2]) {
+    for (const source of ['replica', 'primary'] as const) {
+      const servers = { teardown: (fn: () => unknown) => void stoppers.push(fn) }
+      const stoppers: Array<() => unknown> = []
+      const server = await startServer(servers, { ...env, WEB_CONCURRENCY: String(processes), ...(source === 'replica' ? { DATABASE_READ_URL: replica.url } : {}) })
+      await allProcessesUp(server, processes)
+      const proxy = await startNginx(servers, [server.port])
+      const served = (await fetch(proxy.url + read.path, { headers: { authorization: `ApiKey admin:${KEY}` } })).headers.get('x-database')
+      rounds.push(await round(`${processes} process(es), reads from the ${source} (x-database: ${served ?? 'primary'})`, proxy.url + read.path, { authorization: `ApiKey admin:${KEY}` }, seconds))
+      console.log(table(rounds.slice(-1)))
+      for (const stop of stoppers.reverse()) await stop()
+    }
+  }
+  console.log(`\n${read.name}, through nginx, ${seconds} s per configuration:\n${table(rounds)}`)
+} finally {
+  for (const cleanup of cleanups) await cleanup()
+}

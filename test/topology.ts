@@ -1,0 +1,236 @@
+// A deployment on one machine, for the scale-out tests and bench: a PostgreSQL primary of its own
+// (initdb in a temporary directory, a free loopback port), streaming replicas made by
+// deploy/make-replica.sh, server processes started as operators start them (`node cli/start.mjs`),
+// and nginx running deploy/nginx/rhizome.conf. Everything is stopped and removed afterwards; the
+// machine's own PostgreSQL cluster is never touched.
+import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+interface Teardown {
+  teardown(fn: () => unknown): void
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+const BIN = (() => {
+  try {
+    return execFileSync('pg_config', ['--bindir'], { encoding: 'utf8' }).trim()
+  } catch {
+    return ''
+  }
+})()
+
+/** What the topology needs that this machine may lack, or undefined when it has everything. */
+export function missingTools(): string | undefined {
+  if (!BIN || !existsSync(join(BIN, 'initdb'))) return 'needs the PostgreSQL server binaries (pg_config --bindir)'
+  if (spawnSync('nginx', ['-v']).error) return 'needs nginx (Debian package nginx-light or nginx; .ci/run installs it)'
+  return undefined
+}
+
+// PostgreSQL refuses to run as root: as root, its tools run as the `postgres` user.
+const asRoot = process.getuid?.() === 0
+const postgresCommand = (command: string, args: string[]): [string, string[]] => (asRoot ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args])
+
+function runAsPostgres(command: string, args: string[]) {
+  const [file, argv] = postgresCommand(command, args)
+  const result = spawnSync(file, argv, { encoding: 'utf8' })
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')}: ${result.stderr || result.stdout}`)
+  return result.stdout
+}
+
+/** A directory PostgreSQL may own. */
+function postgresDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  if (asRoot) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }))
+    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }))
+    chownSync(dir, uid, gid)
+  }
+  return dir
+}
+
+export interface Cluster {
+  url: string
+  port: number
+  dir: string
+  /** Asynchronous (pg_ctl runs beside this process's event loop: a load generator here keeps going). */
+  start(): Promise<void>
+  stop(): Promise<void>
+}
+
+/** `command` as the PostgreSQL user, without blocking this process. */
+function runAsPostgresAsync(command: string, args: string[]): Promise<void> {
+  const [file, argv] = postgresCommand(command, args)
+  return new Promise((resolve, reject) => {
+    execFile(file, argv, (error, stdout, stderr) => (error ? reject(new Error(`${command} ${args.join(' ')}: ${stderr || stdout}`)) : resolve()))
+  })
+}
+
+function cluster(t: Teardown, dir: string, port: number): Cluster {
+  const data = join(dir, 'data')
+  let running = false
+  const start = async () => {
+    await runAsPostgresAsync(join(BIN, 'pg_ctl'), ['-D', data, '-l', join(dir, 'log'), '-w', '-t', '60', 'start'])
+    running = true
+  }
+  const stop = async () => {
+    if (!running) return
+    await runAsPostgresAsync(join(BIN, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop'])
+    running = false
+  }
+  t.teardown(async () => {
+    try {
+      await stop()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, dir, start, stop }
+}
+
+/** A primary of its own: initdb, trust on loopback (replication too), a free port; started. */
+export async function startPrimary(t: Teardown): Promise<Cluster> {
+  const dir = postgresDir('rhizome-primary-')
+  const port = await freePort()
+  runAsPostgres(join(BIN, 'initdb'), ['-D', join(dir, 'data'), '-U', 'postgres', '--auth=trust', '--no-sync'])
+  // Fast and disposable: no fsync; the socket in its own directory.
+  writeFileSync(join(dir, 'data', 'postgresql.auto.conf'), [`port = ${port}`, "listen_addresses = '127.0.0.1'", `unix_socket_directories = '${dir}'`, 'fsync = off', 'wal_level = replica', 'max_wal_senders = 5', ''].join('\n'))
+  const primary = cluster(t, dir, port)
+  await primary.start()
+  return primary
+}
+
+/** A streaming replica of `primary`, made by deploy/make-replica.sh; started. */
+export async function startReplica(t: Teardown, primary: Cluster): Promise<Cluster> {
+  const dir = postgresDir('rhizome-replica-')
+  const port = await freePort()
+  const script = spawnSync(join(ROOT, 'deploy', 'make-replica.sh'), [primary.url, join(dir, 'data'), String(port)], { encoding: 'utf8' })
+  if (script.status !== 0) throw new Error(`make-replica.sh: ${script.stderr}`)
+  const replica = cluster(t, dir, port)
+  await replica.start()
+  return replica
+}
+
+export interface Server {
+  url: string
+  port: number
+  child: ChildProcess
+  output(): string
+  /** The pids of its server processes when it runs several (WEB_CONCURRENCY), else its own. */
+  processes(): number[]
+  stop(): Promise<void>
+}
+
+/** `node cli/start.mjs` with `env`, on a free port; resolved once /health answers 200. */
+export async function startServer(t: Teardown, env: Record<string, string>): Promise<Server> {
+  const port = await freePort()
+  let output = ''
+  const child = spawn(process.execPath, ['cli/start.mjs'], {
+    cwd: ROOT,
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  child.stdout!.on('data', (chunk) => (output += chunk))
+  child.stderr!.on('data', (chunk) => (output += chunk))
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+    await exited
+  }
+  t.teardown(stop)
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 120_000
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/health`)).status === 200) break
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no server on ${port}: ${output}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  const processes = () => {
+    const children = spawnSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number)
+    return children.length ? children : [child.pid!]
+  }
+  return { url, port, child, output: () => output, processes, stop }
+}
+
+/** Waits until the server answers /health/ready with all its processes (a cluster's `count`). */
+export async function allProcessesUp(server: Server, count: number, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (server.processes().length < count) {
+    if (Date.now() > deadline) throw new Error(`${server.processes().length} of ${count} processes: ${server.output()}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+export interface Proxy {
+  url: string
+  stop(): void
+}
+
+/** nginx running deploy/nginx/rhizome.conf with `upstreams` (ports), on a free port. */
+export async function startNginx(t: Teardown, upstreams: number[]): Promise<Proxy> {
+  const dir = mkdtempSync(join(tmpdir(), 'rhizome-nginx-'))
+  // nginx's worker processes (an unprivileged user when started as root) write request bodies here.
+  chmodSync(dir, 0o777)
+  const port = await freePort()
+  const site = readFileSync(join(ROOT, 'deploy', 'nginx', 'rhizome.conf'), 'utf8')
+    .replaceAll('${RHIZOME_LISTEN}', `127.0.0.1:${port}`)
+    .replaceAll('${RHIZOME_UPSTREAMS}', upstreams.map((p) => `server 127.0.0.1:${p};`).join(' '))
+  writeFileSync(join(dir, 'rhizome.conf'), site)
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    `worker_processes 2;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  include ${dir}/rhizome.conf;
+}
+`,
+  )
+  const child = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let errors = ''
+  child.stderr!.on('data', (chunk) => (errors += chunk))
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const stop = () => {
+    if (child.exitCode === null) child.kill('SIGQUIT')
+  }
+  t.teardown(async () => {
+    stop()
+    await exited
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    try {
+      await fetch(`${url}/health/live`)
+      break
+    } catch {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`nginx did not start: ${errors}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+  return { url, stop }
+}
