@@ -1,6 +1,7 @@
 // Shared bench helpers: start a server process, wait for it, run one bounded autocannon round.
 import { spawn, type ChildProcess } from 'node:child_process'
 import autocannon from 'autocannon'
+import { readFileSync } from 'node:fs'
 import pg from 'pg'
 
 export interface Round {
@@ -97,4 +98,25 @@ export async function detectRound(port: number, name: string, seconds = 10): Pro
   await run(2)
   const result = await run(seconds)
   return { name, requests_per_s: Math.round(result.requests.average), p50_ms: result.latency.p50, p99_ms: result.latency.p99, errors: result.errors, non2xx: result.non2xx }
+}
+
+/**
+ * The fields of /proc/<pid>/stat after the command name (the first is the state), and that name;
+ * null when /proc cannot show the process.
+ */
+export function procStat(pid: number | undefined): { command: string; fields: string[] } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const end = stat.lastIndexOf(') ')
+    return { command: stat.slice(stat.indexOf('(') + 1, end), fields: stat.slice(end + 2).split(' ') }
+  } catch {
+    return null
+  }
+}
+
+/** CPU time (user + system) a local process has used so far, in µs; null where /proc cannot show it. */
+export function cpuMicros(pid: number | undefined): number | null {
+  // Fields 14 and 15 of /proc/<pid>/stat: utime and stime in clock ticks (100 Hz).
+  const stat = procStat(pid)
+  return stat && (Number(stat.fields[11]) + Number(stat.fields[12])) * 10_000
 }

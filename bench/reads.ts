@@ -18,7 +18,7 @@ import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { round, scratchDatabase, startServer, stop } from './lib.js'
+import { cpuMicros, procStat, round, scratchDatabase, startServer, stop } from './lib.js'
 import { BARE_APPLICATION, INDICATORS, reads, seedReads } from './read-statements.js'
 
 const KEY = 'd'.repeat(40)
@@ -92,20 +92,6 @@ const DIRECT_APPLICATION = 'bench-direct'
 type Side = 'api' | 'bare' | 'direct'
 const sideOf = (application: string): Side => (application === DIRECT_APPLICATION ? 'direct' : application === BARE_APPLICATION ? 'bare' : 'api')
 
-/**
- * The fields of /proc/<pid>/stat after the command name (the first is the state), and that name;
- * null when /proc cannot show the process.
- */
-function procStat(pid: number | undefined): { command: string; fields: string[] } | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const end = stat.lastIndexOf(') ')
-    return { command: stat.slice(stat.indexOf('(') + 1, end), fields: stat.slice(end + 2).split(' ') }
-  } catch {
-    return null
-  }
-}
-
 /** Minor page faults so far of each backend of this database, with the side it serves; null when /proc cannot show them. */
 async function backendFaults(db: pg.Pool): Promise<Map<number, { side: Side; faults: number }> | null> {
   const { rows } = await db.query(`select pid, application_name from pg_stat_activity where datname = current_database()`)
@@ -129,13 +115,6 @@ function faultsPerRead(before: Awaited<ReturnType<typeof backendFaults>>, after:
     if (earlier) sum[side] += faults - earlier.faults
   }
   return `${Math.round(sum.api / reads)} / ${Math.round(sum.bare / reads)} / ${Math.round(sum.direct / reads)}`
-}
-
-/** CPU time (user + system) a local process has used so far, in µs; null where /proc cannot show it. */
-function cpuMicros(pid: number | undefined): number | null {
-  // Fields 14 and 15 of /proc/<pid>/stat: utime and stime in clock ticks (100 Hz).
-  const stat = procStat(pid)
-  return stat && (Number(stat.fields[11]) + Number(stat.fields[12])) * 10_000
 }
 
 /** One interleaved run of the sides, with each server's CPU time per read over it ("API / bare"). */

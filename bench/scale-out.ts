@@ -6,9 +6,9 @@
 // BENCH_SECONDS (default 10) of autocannon (50 connections) through nginx. On a machine of 2 cores,
 // the load generator, nginx, both PostgreSQL servers and the server processes share them.
 import pg from 'pg'
-import { round, table, type Round } from './lib.js'
+import { cpuMicros, round, table, type Round } from './lib.js'
 import { reads, seedReads } from './read-statements.js'
-import { allProcessesUp, missingTools, startNginx, startPrimary, startReplica, startServer } from '../test/topology.js'
+import { allProcessesUp, missingTools, startNginx, startPrimary, startReplica, startServer, withChildren } from '../test/topology.js'
 
 const KEY = '8'.repeat(40)
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
@@ -48,8 +48,22 @@ try {
       await allProcessesUp(server, processes)
       const proxy = await startNginx(servers, [server.port])
       const served = (await fetch(proxy.url + read.path, { headers: { authorization: `ApiKey admin:${KEY}` } })).headers.get('x-database')
-      rounds.push(await round(`${processes} process(es), reads from the ${source} (x-database: ${served ?? 'primary'})`, proxy.url + read.path, { authorization: `ApiKey admin:${KEY}` }, seconds))
+      // CPU time of each part over the measured run, per request: where a read's work is done.
+      const parts = { servers: () => withChildren(server.child.pid!), primary: primary.pids, replica: replica.pids, nginx: proxy.pids }
+      const cpu = () => Object.fromEntries(Object.entries(parts).map(([name, pids]) => [name, pids().reduce((sum, pid) => sum + (cpuMicros(pid) ?? 0), 0)]))
+      const client = process.cpuUsage()
+      const before = cpu()
+      const wallStarted = performance.now()
+      const result = await round(`${processes} process(es), reads from the ${source} (x-database: ${served ?? 'primary'})`, proxy.url + read.path, { authorization: `ApiKey admin:${KEY}` }, seconds)
+      const after = cpu()
+      const clientUsage = process.cpuUsage(client)
+      rounds.push(result)
+      // Over the warm-up and the measured run alike (the same load): cores kept busy, and per read.
+      const wallMicros = (performance.now() - wallStarted) * 1000
+      const usage = { ...Object.fromEntries(Object.keys(parts).map((name) => [name, after[name] - before[name]])), 'load generator': clientUsage.user + clientUsage.system }
+      const shares = Object.entries(usage).map(([name, micros]) => `${name} ${(micros / wallMicros).toFixed(2)} cores (${(micros / wallMicros / result.requests_per_s * 1000).toFixed(1)} ms/read)`)
       console.log(table(rounds.slice(-1)))
+      console.log(`CPU: ${shares.join(', ')}`)
       for (const stop of stoppers.reverse()) await stop()
     }
   }

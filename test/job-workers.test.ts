@@ -179,3 +179,29 @@ t.test('a worker stopped during a job hands it back; another worker completes it
   t.equal(job.body.state, 'completed', job.body.error?.message ?? 'completed')
   t.match(job.body.result.ingest_stats.submissions, { created: 3000 })
 })
+
+t.test('jobs of different campaigns run at the same time on different workers', { skip }, async (t) => {
+  const { database, url: databaseUrl } = await ownDatabase(t)
+  const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-jobs-'))
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+  const api = await apiServer(t, database, dataDir)
+  await halfWayUpload(api.post)
+  const first = (await api.get('/campaign/')).body.objects[0]
+  const second = (await api.post('/campaign/', { name: 'D', campaign_type_id: first.campaign_type_id, start_date: '2016-02-01', end_date: '2016-02-02' })).body.id
+  const env = { DATABASE_URL: databaseUrl, DATA_DIR: dataDir }
+  startWorker(t, env)
+  startWorker(t, env)
+  // The first campaign's recompute waits on its lock (lib/engine/recompute.ts), held here.
+  const holder = await database.db.connection().execute(async (held) => {
+    await sql`select pg_advisory_lock(2, ${first.id})`.execute(held)
+    const blocked = await api.get(`/agg_refresh/?campaign_id=${first.id}`, ASYNC)
+    await eventually(() => api.get(`/job/${blocked.body.id}/`), (r) => r.body.state === 'active', 30_000)
+    const other = await api.get(`/agg_refresh/?campaign_id=${second}`, ASYNC)
+    const done = await finished(api, other.body.id)
+    t.equal(done.body.state, 'completed', 'the other campaign completed on the other worker')
+    t.equal((await api.get(`/job/${blocked.body.id}/`)).body.state, 'active', 'while the first is still running')
+    await sql`select pg_advisory_unlock(2, ${first.id})`.execute(held)
+    return blocked.body.id as number
+  })
+  t.equal((await finished(api, holder)).body.state, 'completed')
+})

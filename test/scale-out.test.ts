@@ -2,9 +2,10 @@
 // replica of their own, two servers of two processes each (WEB_CONCURRENCY=2) reading from the
 // replica (DATABASE_READ_URL), nginx in front with deploy/nginx/rhizome.conf. Through it: writes read
 // back at once by the other server, a key revoked through one server refused by the other, datapoint
-// reads served by the replica; a server process killed under load, and the replica stopped under load,
-// cost no request.
+// reads served by the replica, a replica that stops replaying never read from; a server process killed
+// under load, and the replica stopped under load, cost no request.
 import autocannon from 'autocannon'
+import pg from 'pg'
 import t from 'tap'
 import { missingTools, startNginx, startPrimary, startReplica, startServer, allProcessesUp, type Server } from './topology.js'
 
@@ -90,6 +91,33 @@ t.test('two servers behind nginx, a primary and a replica', { skip, timeout: 300
     t.equal(read.headers.get('x-database'), 'replica-1')
     const metrics = await (await fetch(`${a.url}/metrics`)).text()
     t.match(metrics, /rhizome_db_reads_total\{target="replica"\} [1-9]/)
+  })
+
+  t.test('a replica that stops replaying: no stale read, not even a cached one; used again once it catches up', async (t) => {
+    const standby = new pg.Client({ connectionString: replica.url })
+    await standby.connect()
+    t.teardown(() => standby.end())
+    const indicator = (await call(a.url, 'POST', '/indicator/', { name: 'before', short_name: 'paused', data_format: 'int' })).body.id
+    t.equal((await call(b.url, 'GET', `/indicator/${indicator}/`)).body.name, 'before', 'read (and cached) by the other server')
+    await standby.query('select pg_wal_replay_pause()')
+    const started = Date.now()
+    t.equal((await call(a.url, 'PATCH', `/indicator/${indicator}/`, { name: 'after' })).status, 200)
+    t.ok(Date.now() - started >= 900, 'the write waited up to REPLICA_MAX_LAG_MS for the replica')
+    const detail = await call(b.url, 'GET', `/indicator/${indicator}/`)
+    t.equal(detail.body.name, 'after', 'the other server does not answer its cached row, nor the paused replica’s')
+    const list = await call(b.url, 'GET', `/indicator/?short_name=paused`)
+    t.equal(list.body.objects[0].name, 'after')
+    t.equal(list.headers.get('x-database'), 'primary', 'the lagging replica is skipped by every process')
+    await standby.query('select pg_wal_replay_resume()')
+    const deadline = Date.now() + 20_000
+    let served = ''
+    while (Date.now() < deadline && served !== 'replica-1') {
+      const again = await call(b.url, 'GET', `/indicator/?short_name=paused`)
+      served = again.headers.get('x-database') ?? ''
+      if (served === 'replica-1') t.equal(again.body.objects[0].name, 'after', 'the replica caught up')
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    t.equal(served, 'replica-1', 'the replica serves reads again')
   })
 
   t.test('a server process killed during a run through nginx: no request fails, the process is replaced', async (t) => {

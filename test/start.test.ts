@@ -3,7 +3,6 @@
 // second process may not open, and operator commands while the server runs, on both engines.
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -11,17 +10,10 @@ import pg from 'pg'
 import t, { type Test } from 'tap'
 import { createDatabase } from '../lib/data/database.js'
 import { DataDirInUseError } from '../lib/data/data-dir-lock.js'
+import { freePort } from './topology.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const ADMIN_KEY = 'd'.repeat(40)
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 /** A database of its own on the PostgreSQL server (DATABASE_URL runs), dropped at the end. */
 async function postgresDatabase(t: Test): Promise<string | undefined> {

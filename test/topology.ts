@@ -68,6 +68,13 @@ export interface Cluster {
   /** Asynchronous (pg_ctl runs beside this process's event loop: a load generator here keeps going). */
   start(): Promise<void>
   stop(): Promise<void>
+  /** Its server's processes now: the postmaster and its children (backends, WAL sender or receiver…). */
+  pids(): number[]
+}
+
+/** `pid` and its child processes. */
+export function withChildren(pid: number): number[] {
+  return [pid, ...spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number)]
 }
 
 /** `command` as the PostgreSQL user, without blocking this process. */
@@ -97,7 +104,14 @@ function cluster(t: Teardown, dir: string, port: number): Cluster {
       rmSync(dir, { recursive: true, force: true })
     }
   })
-  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, dir, start, stop }
+  const pids = () => {
+    try {
+      return withChildren(Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]))
+    } catch {
+      return []
+    }
+  }
+  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, dir, start, stop, pids }
 }
 
 /** A primary of its own: initdb, trust on loopback (replication too), a free port; started. */
@@ -162,7 +176,7 @@ export async function startServer(t: Teardown, env: Record<string, string>): Pro
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   const processes = () => {
-    const children = spawnSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number)
+    const [, ...children] = withChildren(child.pid!)
     return children.length ? children : [child.pid!]
   }
   return { url, port, child, output: () => output, processes, stop }
@@ -180,6 +194,8 @@ export async function allProcessesUp(server: Server, count: number, timeoutMs = 
 export interface Proxy {
   url: string
   stop(): void
+  /** nginx's master and worker processes. */
+  pids(): number[]
 }
 
 /** nginx running deploy/nginx/rhizome.conf with `upstreams` (ports), on a free port. */
@@ -232,5 +248,5 @@ http {
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
   }
-  return { url, stop }
+  return { url, stop, pids: () => withChildren(child.pid!) }
 }

@@ -20,11 +20,11 @@ export interface Database {
   execScript(executor: Kysely<unknown>, script: string): Promise<void>
   close(): Promise<void>
   /**
-   * Calls `onNotify` for every NOTIFY on `channel`, and `onState(false)` whenever delivery may have gaps
+   * Calls `onNotify` with the payload of every NOTIFY on `channel`, and `onState(false)` whenever delivery may have gaps
    * (the listening connection broke; it reconnects by itself), `onState(true)` once it listens again.
    * Returns a function that stops listening.
    */
-  listen(channel: string, onNotify: () => void, onState: (listening: boolean) => void): Promise<() => Promise<void>>
+  listen(channel: string, onNotify: (payload: string) => void, onState: (listening: boolean) => void): Promise<() => Promise<void>>
   /** The embedded instance, when engine is pglite (tests dump it as a template). */
   pglite?: PGlite
   /** An embedded database's data directory lock (lib/data/data-dir-lock.ts); absent in memory and on PostgreSQL. */
@@ -210,7 +210,7 @@ export function preparedStatements(pool: pg.Pool) {
 }
 
 /** A dedicated connection for LISTEN, re-established after failures (1 s, 2 s … up to 30 s apart). */
-async function listenWithReconnect(url: string, channel: string, onNotify: () => void, onState: (listening: boolean) => void) {
+async function listenWithReconnect(url: string, channel: string, onNotify: (payload: string) => void, onState: (listening: boolean) => void) {
   let stopped = false
   let client: pg.Client | undefined
   let delay = 1000
@@ -226,7 +226,7 @@ async function listenWithReconnect(url: string, channel: string, onNotify: () =>
     }
     next.on('error', lost)
     next.on('end', lost)
-    next.on('notification', (message) => message.channel === channel && onNotify())
+    next.on('notification', (message) => message.channel === channel && onNotify(message.payload ?? ''))
     client = next
     try {
       await next.connect()

@@ -21,6 +21,8 @@ export function parseLsn(text: string | null): bigint {
 
 interface Replica {
   name: string
+  /** host:port/database: how processes name it to each other (their replica numbers may differ). */
+  address: string
   database: Database
   /** Answering and within the lag bound at the last look. */
   healthy: boolean
@@ -47,10 +49,11 @@ export class ReadReplicas {
   /** The primary's WAL position after the latest change notified; null while it is being read. */
   private fence: bigint | null = 0n
   private fenceVersion = 0
+  private unlisten?: () => Promise<void>
 
   private constructor(
     private readonly primary: Database,
-    replicas: Array<{ name: string; database: Database }>,
+    replicas: Array<{ name: string; address: string; database: Database }>,
     private readonly settings: ReplicaSettings,
   ) {
     this.replicas = replicas.map((r) => ({ ...r, healthy: false, replayed: 0n }))
@@ -58,11 +61,13 @@ export class ReadReplicas {
 
   /** Connects to each URL (a replica that is down now is used once it answers). */
   static async open(primary: Database, urls: string[], settings: ReplicaSettings): Promise<ReadReplicas> {
-    const replicas = await Promise.all(urls.map(async (url, i) => ({ name: `replica-${i + 1}`, database: await createDatabase({ url, poolSize: 10 }) })))
+    const replicas = await Promise.all(urls.map(async (url, i) => ({ name: `replica-${i + 1}`, address: addressOf(url), database: await createDatabase({ url, poolSize: 10 }) })))
     const set = new ReadReplicas(primary, replicas, settings)
     await set.check()
     set.timer = setInterval(() => void set.check(), settings.checkMs)
     set.timer.unref()
+    // A replica one process found behind is dropped by every process at once, not at their next check.
+    set.unlisten = await primary.listen(LAGGING_CHANNEL, (address) => set.lagging(address), () => {})
     return set
   }
 
@@ -166,29 +171,43 @@ export class ReadReplicas {
     if (!inUse.length) return
     const target = await this.primaryPosition()
     const deadline = Date.now() + this.settings.maxLagMs
+    const behind: Replica[] = []
     await Promise.all(
       inUse.map(async (replica) => {
         for (let wait = 1; replica.replayed < target; wait = Math.min(wait * 2, 20)) {
-          if (Date.now() >= deadline) {
-            replica.healthy = false
-            return
-          }
+          if (Date.now() >= deadline) return void behind.push(replica)
           await new Promise((resolve) => setTimeout(resolve, wait))
           try {
             await this.replayedBy(replica)
           } catch {
-            replica.healthy = false
-            return
+            return void behind.push(replica)
           }
         }
       }),
     )
+    for (const replica of behind) {
+      replica.healthy = false
+      await sql`select pg_notify(${LAGGING_CHANNEL}, ${replica.address})`.execute(this.primary.db)
+    }
+  }
+
+  /** Another process found the replica at `address` behind: skipped until a check finds it caught up. */
+  private lagging(address: string): void {
+    for (const replica of this.replicas) if (replica.address === address) replica.healthy = false
   }
 
   async close(): Promise<void> {
     clearInterval(this.timer)
+    await this.unlisten?.()
     await Promise.all(this.replicas.map((r) => r.database.close()))
   }
+}
+
+const LAGGING_CHANNEL = 'rhizome_replica_lagging'
+
+const addressOf = (url: string) => {
+  const { host, pathname } = new URL(url)
+  return `${host}${pathname}`
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
