@@ -57,6 +57,31 @@ async function apiServer(t: Test, database: Awaited<ReturnType<typeof ownDatabas
   return client(app)
 }
 
+/** A database of its own, an uploads directory the workers share, and the API on them. */
+async function deployment(t: Test) {
+  const { database, url: databaseUrl } = await ownDatabase(t)
+  const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-jobs-'))
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+  const api = await apiServer(t, database, dataDir)
+  return { database, api, dataDir, workerEnv: { DATABASE_URL: databaseUrl, DATA_DIR: dataDir } }
+}
+
+/**
+ * The first attempt at halfWayUpload's transform sleeps `seconds` half-way through its submissions
+ * (a sequence, not a table: it does not roll back with the attempt, so the retry does not sleep).
+ * Returns a wait for that sleep to begin.
+ */
+async function sleepHalfWay(t: Test, db: Kysely<DB>, seconds: number) {
+  await sql`create sequence halfway_once`.execute(db)
+  await atHalfWay(t, db, 'halfway_sleep', `if nextval('halfway_once') = 1 then perform pg_sleep(${seconds}); end if`)
+  return () =>
+    eventually(
+      async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event = 'PgSleep' and datname = current_database()`.execute(db)).rows[0].n,
+      (n) => n === 1,
+      30_000,
+    )
+}
+
 interface Worker {
   child: ChildProcess
   output: () => string
@@ -97,14 +122,10 @@ async function contents(db: Kysely<DB>) {
 }
 
 t.test('two worker processes and one job: it runs once', { skip }, async (t) => {
-  const { database, url: databaseUrl } = await ownDatabase(t)
-  const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-jobs-'))
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
-  const api = await apiServer(t, database, dataDir)
+  const { database, api, workerEnv } = await deployment(t)
   const doc = await halfWayUpload(api.post)
-  const env = { DATABASE_URL: databaseUrl, DATA_DIR: dataDir }
-  startWorker(t, env)
-  startWorker(t, env)
+  startWorker(t, workerEnv)
+  startWorker(t, workerEnv)
   const accepted = await api.get(`/transform_upload/?document_id=${doc}`, ASYNC)
   t.equal(accepted.status, 202)
   const job = await finished(api, accepted.body.id)
@@ -114,23 +135,13 @@ t.test('two worker processes and one job: it runs once', { skip }, async (t) => 
 })
 
 t.test('a worker killed half-way through a job: another completes it, and the database is as after one clean run', { skip }, async (t) => {
-  const { database, url: databaseUrl } = await ownDatabase(t)
-  const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-jobs-'))
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
-  const api = await apiServer(t, database, dataDir)
+  const { database, api, dataDir, workerEnv } = await deployment(t)
   const doc = await halfWayUpload(api.post)
-  // Half-way through its submissions the first attempt sleeps, long enough to be killed in the act
-  // (a sequence, not a table: it does not roll back with the attempt, so the retry does not sleep).
-  await sql`create sequence halfway_once`.execute(database.db)
-  await atHalfWay(t, database.db, 'halfway_sleep', `if nextval('halfway_once') = 1 then perform pg_sleep(3); end if`)
-  const env = { DATABASE_URL: databaseUrl, DATA_DIR: dataDir }
-  const first = startWorker(t, env)
+  // Long enough to be killed in the act.
+  const asleep = await sleepHalfWay(t, database.db, 3)
+  const first = startWorker(t, workerEnv)
   const accepted = await api.get(`/transform_upload/?document_id=${doc}`, ASYNC)
-  await eventually(
-    async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event = 'PgSleep' and datname = current_database()`.execute(database.db)).rows[0].n,
-    (n) => n === 1,
-    30_000,
-  )
+  await asleep()
   // Progress is written at most twice a second: the report of the batch that sleeps arrives meanwhile.
   const midway = await eventually(() => api.get(`/job/${accepted.body.id}/`), (r) => r.body.progress?.stage === 'submissions written', 2_500)
   t.equal(midway.body.state, 'active')
@@ -138,7 +149,7 @@ t.test('a worker killed half-way through a job: another completes it, and the da
   t.ok(midway.body.progress.done > 0 && midway.body.progress.done < 3000, `half-way: ${midway.body.progress.done} of 3000`)
   first.child.kill('SIGKILL')
   await first.exited
-  startWorker(t, env)
+  startWorker(t, workerEnv)
   const job = await finished(api, accepted.body.id)
   t.equal(job.body.state, 'completed', job.body.error?.message ?? 'completed')
   t.match(await queueRecord(database.db, jobsSchemaOf(database), accepted.body.id), { state: 'completed', retry_count: 1 }, 'taken up again after its expiry')
@@ -153,44 +164,31 @@ t.test('a worker killed half-way through a job: another completes it, and the da
 })
 
 t.test('a worker stopped during a job hands it back; another worker completes it', { skip }, async (t) => {
-  const { database, url: databaseUrl } = await ownDatabase(t)
-  const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-jobs-'))
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
-  const api = await apiServer(t, database, dataDir)
+  const { database, api, workerEnv } = await deployment(t)
   const doc = await halfWayUpload(api.post)
-  await sql`create sequence halfway_once`.execute(database.db)
-  await atHalfWay(t, database.db, 'halfway_sleep', `if nextval('halfway_once') = 1 then perform pg_sleep(30); end if`)
-  const env = { DATABASE_URL: databaseUrl, DATA_DIR: dataDir }
-  const first = startWorker(t, { ...env, JOB_SHUTDOWN_MS: '1000' })
+  const asleep = await sleepHalfWay(t, database.db, 30)
+  const first = startWorker(t, { ...workerEnv, JOB_SHUTDOWN_MS: '1000' })
   const accepted = await api.get(`/transform_upload/?document_id=${doc}`, ASYNC)
-  await eventually(
-    async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event = 'PgSleep' and datname = current_database()`.execute(database.db)).rows[0].n,
-    (n) => n === 1,
-    30_000,
-  )
+  await asleep()
   const stopping = Date.now()
   first.child.kill('SIGTERM')
   const code = await first.exited
   t.equal(code, 0, `the worker exits cleanly${code === 0 ? '' : `: ${first.output()}`}`)
   t.ok(Date.now() - stopping < 10_000, 'it did not wait for the 30 s statement')
   t.match(await queueRecord(database.db, jobsSchemaOf(database), accepted.body.id), { state: 'retry' }, 'handed back to the queue')
-  startWorker(t, env)
+  startWorker(t, workerEnv)
   const job = await finished(api, accepted.body.id)
   t.equal(job.body.state, 'completed', job.body.error?.message ?? 'completed')
   t.match(job.body.result.ingest_stats.submissions, { created: 3000 })
 })
 
 t.test('jobs of different campaigns run at the same time on different workers', { skip }, async (t) => {
-  const { database, url: databaseUrl } = await ownDatabase(t)
-  const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-jobs-'))
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
-  const api = await apiServer(t, database, dataDir)
+  const { database, api, workerEnv } = await deployment(t)
   await halfWayUpload(api.post)
   const first = (await api.get('/campaign/')).body.objects[0]
   const second = (await api.post('/campaign/', { name: 'D', campaign_type_id: first.campaign_type_id, start_date: '2016-02-01', end_date: '2016-02-02' })).body.id
-  const env = { DATABASE_URL: databaseUrl, DATA_DIR: dataDir }
-  startWorker(t, env)
-  startWorker(t, env)
+  startWorker(t, workerEnv)
+  startWorker(t, workerEnv)
   // The first campaign's recompute waits on its lock (lib/engine/recompute.ts), held here.
   const holder = await database.db.connection().execute(async (held) => {
     await sql`select pg_advisory_lock(2, ${first.id})`.execute(held)
