@@ -20,6 +20,16 @@ async function call(base: string, method: string, path: string, body?: unknown, 
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined }
 }
 
+/** Whether a process of this id runs. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** A bounded autocannon run through `url` (idempotent GETs), with `during` started after `afterMs`. */
 async function underLoad(url: string, paths: string[], seconds: number, afterMs: number, during: () => Promise<void>) {
   const run = autocannon({
@@ -151,5 +161,18 @@ t.test('two servers behind nginx, a primary and a replica', { skip, timeout: 300
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
     t.equal(served, 'replica-1', 'the replica serves reads again')
+  })
+
+  t.test('a server stopped (SIGTERM) during a run: its processes drain and exit, no request fails', async (t) => {
+    const processes = a.processes()
+    let code: number | null = null
+    const result = await underLoad(proxy.url, ['/api/v1/indicator/?limit=100', '/api/v1/indicator/1/'], 6, 2000, async () => {
+      a.child.kill('SIGTERM')
+      code = await new Promise<number | null>((resolve) => a.child.once('exit', resolve))
+    })
+    t.equal(code, 0, 'the supervising process exits cleanly once its processes have')
+    t.same(processes.filter(alive), [], 'none of its processes is left')
+    t.equal(result.errors, 0)
+    t.equal(result.non2xx, 0, 'nginx sends the rest to the other server')
   })
 })

@@ -49,6 +49,7 @@ export class ReadReplicas {
   /** The primary's WAL position after the latest change notified; null while it is being read. */
   private fence: bigint | null = 0n
   private fenceVersion = 0
+  private readingFence = false
   private unlisten?: () => Promise<void>
 
   private constructor(
@@ -151,14 +152,24 @@ export class ReadReplicas {
 
   /** A change was notified: replica rows are cacheable again once a replica has replayed past it. */
   changed(): void {
-    const version = ++this.fenceVersion
     this.fence = null
-    this.primaryPosition().then(
-      (position) => {
-        if (version === this.fenceVersion) this.fence = position
-      },
-      () => {},
-    )
+    this.fenceVersion++
+    if (this.readingFence) return
+    // One read of the primary's position at a time; notifications meanwhile are covered by one more.
+    this.readingFence = true
+    void (async () => {
+      try {
+        for (;;) {
+          const version = this.fenceVersion
+          const position = await this.primaryPosition()
+          if (version === this.fenceVersion) return void (this.fence = position)
+        }
+      } catch {
+        // the primary is unreachable: the fence stays unknown, details are read from the primary
+      } finally {
+        this.readingFence = false
+      }
+    })()
   }
 
   /**
