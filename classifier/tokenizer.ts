@@ -1,7 +1,9 @@
 // The one tokenizer and featurizer of the detection model (detect.md §6.3), used unchanged by
 // training, evaluation and serving. Pure and deterministic: no locale, no clock.
 
-export const TOKENIZER_VERSION = 1
+import { deobfuscate } from './lexicon.js'
+
+export const TOKENIZER_VERSION = 2
 
 export interface FeatureConfig {
   /** Hashed feature space; ids are 1..buckets (0 is padding). */
@@ -39,7 +41,10 @@ function safeCodePoint(code: number, fallback: string): string {
   return Number.isInteger(code) && code >= 0 && code <= 0x10ffff ? String.fromCodePoint(code) : fallback
 }
 
-/** Steps 1–5: NFKC, entities, quote artefacts, OLID `URL`, lower case, urls, handles, retweets. */
+/**
+ * Steps 1–5: NFKC, entities, quote artefacts, OLID `URL`, lower case, urls, handles, retweets; then
+ * (version 2) disguised listed words written plainly (lexicon.ts: "f*ck", "sh1t", "f u c k").
+ */
 export function normalise(text: string): string {
   let s = text.normalize('NFKC')
   s = decodeEntities(s)
@@ -48,7 +53,7 @@ export function normalise(text: string): string {
   s = s.replace(/https?:\/\/\S+|www\.\S+/g, ' <url> ')
   s = s.replace(/@\w+/g, ' @user ')
   s = s.replace(/^\s*rt\s+/, '')
-  return s
+  return deobfuscate(s)
 }
 
 // Words; <url>; @user; each emoji/pictograph alone; runs of one punctuation character; `#`.
@@ -198,6 +203,10 @@ export interface Window {
   ids: number[]
   vector?: Float32Array
   rows?: number[]
+  /** The text's lexicon inputs (lexicon.ts), when the model reads them. */
+  lexicon?: number[]
+  /** Training only: 1 for an example labelled under HASOC's policy (served windows: 0). */
+  policy?: number
 }
 
 /** A text → the feature ids of each of its windows. */

@@ -1,0 +1,47 @@
+// What users expect of a detector beyond its training tweets: profanity in disguise is found, words
+// that merely contain a bad string are not, and casing, spacing and an emoji do not move a score
+// (classifier/lexicon.ts; served through POST /detect with the committed model).
+import t from 'tap'
+import { build } from './helper.js'
+import { client } from './api.js'
+import { lexiconFeatures } from '../classifier/lexicon.js'
+
+const json = { 'content-type': 'application/json' }
+
+async function detector(t: Parameters<typeof build>[0]) {
+  const { app } = await build(t)
+  const api = client(app)
+  return async (text: string) => Number((await api.post('/detect', { text }, json)).body.result.offensive)
+}
+
+const DISGUISED = ['f*ck you', 'this is sh1t', 'you a$$hole', 'f u c k off', 'F.U.C.K this', 'fuuuuuck this', 'sh!t happens to losers like you', 'shut up b!tch']
+const BENIGN_SUBSTRINGS = ['Scunthorpe United won at home', 'the assessment is due on Friday', 'the pilot sat down in the cockpit', 'a classic film from the fifties', 'we met at the Cockburn Street cafe', 'she passed the bass guitar exam']
+
+t.test('obfuscated profanity is scored offensive', async (t) => {
+  const p = await detector(t)
+  for (const text of DISGUISED) t.ok((await p(text)) > 0.5, `offensive: ${text}`)
+})
+
+t.test('benign words holding a bad string are not', async (t) => {
+  const p = await detector(t)
+  for (const text of BENIGN_SUBSTRINGS) t.ok((await p(text)) < 0.5, `benign: ${text}`)
+})
+
+t.test('casing, spacing and an emoji move a score by little or nothing', async (t) => {
+  const p = await detector(t)
+  for (const text of ['you are a wonderful person', 'you are a fucking idiot', 'what a lovely morning in the park', 'shut up you stupid loser']) {
+    const base = await p(text)
+    t.equal(await p(text.toUpperCase()), base, `casing: ${text}`)
+    t.equal(await p(text.replace(/ /g, '   ').replace(/^/, '  ')), base, `white space: ${text}`)
+    t.ok(Math.abs((await p(`${text} 😊`)) - base) < 0.1, `an emoji: ${text}`)
+    t.equal((await p(`${text} 😊`)) > 0.5, base > 0.5, `an emoji does not flip the decision: ${text}`)
+  }
+})
+
+t.test('the lexicon inputs read through disguises and never inside words', async (t) => {
+  for (const text of DISGUISED) t.ok(lexiconFeatures(text)[2] > 0, `a listed word in ${text}`)
+  for (const text of ['f*ck you', 'you a$$hole', 'f u c k off', 'fuuuuuck this']) t.equal(lexiconFeatures(text)[3], 1, `disguised: ${text}`)
+  t.equal(lexiconFeatures('what the fuck')[3], 0, 'a plain word is not a disguise')
+  for (const text of BENIGN_SUBSTRINGS) t.same(lexiconFeatures(text), [0, 0, 0, 0], `nothing listed in ${text}`)
+  t.same(lexiconFeatures('a b c d e'), [0, 0, 0, 0], 'spaced letters that spell nothing listed')
+})
