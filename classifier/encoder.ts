@@ -2,11 +2,15 @@
 import { GloveSlice } from './glove.js'
 import { usesBag } from './model.js'
 import { featuresOf, tokenize, windows, type FeatureConfig, type Window } from './tokenizer.js'
+import { lexiconFeatures } from './lexicon.js'
 
 export class Encoder {
   constructor(
-    /** The feature settings, and `dim` = 0 when the model reads no feature bag (nothing to hash then). */
-    readonly features: FeatureConfig & { dim?: number },
+    /**
+     * The feature settings, `dim` = 0 when the model reads no feature bag (nothing to hash then), and
+     * `lexicon` > 0 when it reads the text's lexicon inputs.
+     */
+    readonly features: FeatureConfig & { dim?: number; lexicon?: number },
     readonly glove?: GloveSlice,
   ) {}
 
@@ -22,7 +26,8 @@ export class Encoder {
   encodeRows(text: string): Window[] {
     const { glove, features } = this
     const bag = usesBag(features)
-    return windows(tokenize(text), features).map((w) => ({ ids: bag ? featuresOf(w, features) : [], rows: glove?.rowsOf(w) }))
+    const lexicon = features.lexicon ? lexiconFeatures(text) : undefined
+    return windows(tokenize(text), features).map((w) => ({ ids: bag ? featuresOf(w, features) : [], rows: glove?.rowsOf(w), lexicon }))
   }
 
   /** A window with its mean vector (the TF.js graph's input), from rows when it was encoded with them. */

@@ -171,10 +171,12 @@ interface Folded {
   word?: Float64Array
   /** Output weight difference of each convolution unit. */
   unit?: Float64Array
+  /** Output weight difference of each lexicon input. */
+  lexicon?: Float64Array
   bias: number
 }
 
-export type ServedArchitecture = Pick<Architecture, 'length' | 'glove' | 'mean' | 'conv'>
+export type ServedArchitecture = Pick<Architecture, 'length' | 'glove' | 'mean' | 'conv' | 'lexicon' | 'policy'>
 
 export class SparseForward {
   private readonly embeddings: Float32Array
@@ -213,6 +215,16 @@ export class SparseForward {
     return this.dim + (this.mean ? this.a.glove : 0)
   }
 
+  /** Where the lexicon inputs start; the label-policy input follows them, 0 when serving. */
+  private get lexiconOffset() {
+    return this.unitsOffset + (this.convolution?.size ?? 0)
+  }
+
+  /** The output layer's input size. */
+  private get inputs() {
+    return this.lexiconOffset + (this.a.lexicon ?? 0) + (this.a.policy ? 1 : 0)
+  }
+
   private fold(glove?: GloveSlice): Folded {
     const { kernel, bias } = this.output
     const delta = (input: number) => kernel[input * 2 + 1] - kernel[input * 2]
@@ -225,7 +237,8 @@ export class SparseForward {
     }
     const word = this.mean && glove ? glove.project(Float64Array.from({ length: this.a.glove }, (_, k) => delta(this.dim + k))) : undefined
     const unit = this.convolution ? Float64Array.from({ length: this.convolution.size }, (_, u) => delta(this.unitsOffset + u)) : undefined
-    return { feature, word, unit, bias: bias[1] - bias[0] }
+    const lexicon = this.a.lexicon ? Float64Array.from({ length: this.a.lexicon }, (_, i) => delta(this.lexiconOffset + i)) : undefined
+    return { feature, word, unit, lexicon, bias: bias[1] - bias[0] }
   }
 
   /** The offensive probability of one window. */
@@ -244,6 +257,7 @@ export class SparseForward {
         this.convolution.apply(rows, units, 0)
         for (let u = 0; u < units.length; u++) z += units[u] * folded.unit[u]
       }
+      if (folded.lexicon) for (let i = 0; i < folded.lexicon.length; i++) z += window.lexicon![i] * folded.lexicon[i]
       return 1 / (1 + Math.exp(-z))
     }
     return this.unfolded(window)
@@ -253,7 +267,7 @@ export class SparseForward {
   private unfolded(window: Window): number {
     const { dim } = this
     const { length, glove } = this.a
-    const x = new Float64Array(this.unitsOffset + (this.convolution?.size ?? 0))
+    const x = new Float64Array(this.inputs)
     const n = dim ? Math.min(window.ids.length, length) : 0
     const weight = n ? 1 / Math.sqrt(n) : 0
     // Padding slots (id 0, weight 0) contribute nothing, exactly as in the TF.js graph.
@@ -266,6 +280,7 @@ export class SparseForward {
       for (let k = 0; k < glove; k++) x[dim + k] = vector[k]
     }
     if (this.convolution) this.convolution.apply(window.rows!, x, this.unitsOffset)
+    for (let i = 0; i < (this.a.lexicon ?? 0); i++) x[this.lexiconOffset + i] = window.lexicon![i]
     const logits = apply(this.output, this.hidden ? apply(this.hidden, x, true) : x, false)
     return 1 / (1 + Math.exp(logits[0] - logits[1]))
   }

@@ -8,6 +8,10 @@
 //   The convolution is written as a Dense layer over the unfolded k-grams (input `words<k>`, shape
 //   [positions − k + 1, k × glove]): the same function, and the wasm backend has no gradient kernel
 //   for Conv1D (Conv2DBackpropFilter) while it has one for MatMul.
+// - the text's lexicon inputs (`lexicon` > 0, lexicon.ts): how profane its words are by a word list;
+// - a label-policy bit (`policy`), set during training for examples labelled under HASOC's broader
+//   policy and 0 when serving: the model learns that policy's shift apart instead of moving its
+//   decision towards it.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { tf } from './runtime.js'
@@ -38,6 +42,10 @@ export interface Architecture {
   /** The mean word vector as an input (default: whenever `glove` > 0). */
   mean?: boolean
   conv?: Convolution
+  /** Lexicon inputs (lexicon.ts; 0 or absent = none). */
+  lexicon?: number
+  /** The training-only label-policy input. */
+  policy?: boolean
 }
 
 /** The mean word vector is an input of the model. */
@@ -79,6 +87,16 @@ export function buildModel(a: Architecture, seed: number): tf.LayersModel {
     inputs.push(words)
     parts.push(tf.layers.globalMaxPooling1d({ name: `maxpool${k}` }).apply(units) as tf.SymbolicTensor)
   }
+  if (a.lexicon) {
+    const lexicon = tf.input({ shape: [a.lexicon], name: 'lexicon' })
+    inputs.push(lexicon)
+    parts.push(lexicon)
+  }
+  if (a.policy) {
+    const policy = tf.input({ shape: [1], name: 'policy' })
+    inputs.push(policy)
+    parts.push(policy)
+  }
   let x = parts.length > 1 ? (tf.layers.concatenate().apply(parts) as tf.SymbolicTensor) : parts[0]
   if (a.dropout > 0) x = tf.layers.dropout({ rate: a.dropout, seed }).apply(x) as tf.SymbolicTensor
   if (a.hidden > 0) {
@@ -88,7 +106,7 @@ export function buildModel(a: Architecture, seed: number): tf.LayersModel {
   return tf.model({ inputs, outputs: out })
 }
 
-export type InputShape = Pick<Architecture, 'length' | 'glove' | 'mean' | 'conv'> & { dim?: number }
+export type InputShape = Pick<Architecture, 'length' | 'glove' | 'mean' | 'conv' | 'lexicon' | 'policy'> & { dim?: number }
 
 /**
  * The model's input tensors for a batch of windows: feature ids padded/truncated to `a.length`, their
@@ -132,6 +150,13 @@ export function toInputs(windows: Window[], a: InputShape, glove?: GloveSlice): 
       inputs.push(tf.tensor3d(grams, [windows.length, steps, k * d]))
     }
   }
+  if (a.lexicon) {
+    const size = a.lexicon
+    const values = new Float32Array(windows.length * size)
+    windows.forEach((window, row) => values.set(window.lexicon!, row * size))
+    inputs.push(tf.tensor2d(values, [windows.length, size]))
+  }
+  if (a.policy) inputs.push(tf.tensor2d(Float32Array.from(windows, (w) => w.policy ?? 0), [windows.length, 1]))
   return inputs
 }
 

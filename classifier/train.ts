@@ -12,6 +12,8 @@ import { GloveSlice } from './glove.js'
 import { OFFENSIVE_DATA, readJsonl, score, type Example } from './data.js'
 import { MODEL_DIR } from './paths.js'
 import { prng } from '../lib/core/prng.js'
+import { LEXICON_FEATURES, LEXICON_SIZE, LEXICON_VERSION } from './lexicon.js'
+import { hasocTraining, validationSplits } from './splits.js'
 
 export interface Design {
   name: string
@@ -20,7 +22,13 @@ export interface Design {
   architecture: Omit<Architecture, 'buckets'>
   epochs: number
   learningRate: number
-  extraData?: string[]
+  /** The text's lexicon inputs (lexicon.ts). */
+  lexicon?: boolean
+  /**
+   * HASOC's training part (splits.ts; never its out-of-domain folds) added to TweetEval train:
+   * `marked` with the label-policy input set (model.ts), `plain` as if labelled like TweetEval.
+   */
+  hasoc?: 'marked' | 'plain'
 }
 
 const BAG = { dim: 16, hidden: 0, length: 512, dropout: 0.2, l2: 0, glove: 0 }
@@ -61,12 +69,12 @@ export const DESIGNS: Design[] = [
   },
   {
     name: 'bag+glove+hasoc',
-    description: 'bag+glove trained on TweetEval train plus HASOC 2019 and 2020 (a broader label policy)',
+    description: 'bag+glove trained on TweetEval train plus HASOC 2019 and 2020 training parts as if labelled alike (a broader label policy)',
     features: DEFAULT_FEATURES,
     architecture: { ...BAG, glove: 100 },
     epochs: 4,
     learningRate: 0.002,
-    extraData: ['hasoc2019_en/train.jsonl', 'hasoc2020_en/train.jsonl'],
+    hasoc: 'plain',
   },
   {
     name: 'cnn',
@@ -100,17 +108,45 @@ export const DESIGNS: Design[] = [
     epochs: 4,
     learningRate: 0.001,
   },
+  {
+    name: 'bag+glove+cnn+lex',
+    description: 'bag+glove+cnn with the lexicon inputs (cuss ratings read through disguises) in the same softmax',
+    features: DEFAULT_FEATURES,
+    architecture: { ...BAG, glove: 100, dropout: 0.3, conv: CNN_ONLY.conv },
+    epochs: 4,
+    learningRate: 0.001,
+    lexicon: true,
+  },
+  {
+    name: 'bag+glove+cnn+hasoc',
+    description: 'bag+glove+cnn trained with HASOC\'s training parts marked by the label-policy input',
+    features: DEFAULT_FEATURES,
+    architecture: { ...BAG, glove: 100, dropout: 0.3, conv: CNN_ONLY.conv },
+    epochs: 4,
+    learningRate: 0.001,
+    hasoc: 'marked',
+  },
+  {
+    name: 'bag+glove+cnn+lex+hasoc',
+    description: 'bag+glove+cnn+lex trained with HASOC\'s training parts marked by the label-policy input',
+    features: DEFAULT_FEATURES,
+    architecture: { ...BAG, glove: 100, dropout: 0.3, conv: CNN_ONLY.conv },
+    epochs: 4,
+    learningRate: 0.001,
+    lexicon: true,
+    hasoc: 'marked',
+  },
 ]
 
 export const SEED = 20161126
 
-/** Every window of a text is a training example with the text's label. */
-function windowsOf(examples: Example[], encoder: Encoder) {
+/** Every window of a text is a training example with the text's label (and label policy). */
+function windowsOf(examples: Array<Example & { policy?: number }>, encoder: Encoder) {
   const windows: Window[] = []
   const labels: number[] = []
   for (const e of examples) {
     for (const w of encoder.encode(e.text)) {
-      windows.push(w)
+      windows.push(e.policy ? { ...w, policy: e.policy } : w)
       labels.push(e.label)
     }
   }
@@ -141,14 +177,22 @@ function bestThreshold(labels: number[], probabilities: number[]) {
   return best
 }
 
+/** The architecture a design trains: its own, with the lexicon and label-policy inputs it asks for. */
+export const architectureOf = (design: Design): Architecture => ({
+  ...design.architecture,
+  buckets: design.features.buckets,
+  ...(design.lexicon ? { lexicon: LEXICON_SIZE } : {}),
+  ...(design.hasoc === 'marked' ? { policy: true } : {}),
+})
+
 export async function trainDesign(design: Design, log: (line: string) => void) {
-  const train = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'train.jsonl'))
-  for (const extra of design.extraData ?? []) train.push(...readJsonl(join(OFFENSIVE_DATA, extra)))
+  const train: Array<Example & { policy?: number }> = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'train.jsonl'))
+  if (design.hasoc) train.push(...hasocTraining().map((e) => ({ ...e, policy: design.hasoc === 'marked' ? 1 : 0 })))
   const val = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'val.jsonl'))
-  const encoder = new Encoder({ ...design.features, dim: design.architecture.dim }, design.architecture.glove ? GloveSlice.load(MODEL_DIR) : undefined)
-  if (design.architecture.glove && !encoder.glove) throw new Error('the GloVe slice is missing: run classifier/extract-glove.ts first')
+  const architecture = architectureOf(design)
+  const encoder = new Encoder({ ...design.features, dim: architecture.dim, lexicon: architecture.lexicon }, architecture.glove ? GloveSlice.load(MODEL_DIR) : undefined)
+  if (architecture.glove && !encoder.glove) throw new Error('the GloVe slice is missing: run classifier/extract-glove.ts first')
   const { windows, labels } = windowsOf(train, encoder)
-  const architecture = { ...design.architecture, buckets: design.features.buckets }
   const model = buildModel(architecture, SEED)
   model.compile({ optimizer: tf.train.adam(design.learningRate), loss: 'sparseCategoricalCrossentropy' })
   const random = prng(SEED)
@@ -180,12 +224,19 @@ export async function trainDesign(design: Design, log: (line: string) => void) {
   model.setWeights(best.weights)
   tf.dispose(best.weights)
   const probabilities = textProbabilities(model, val.map((e) => e.text), encoder, architecture)
-  return { model, architecture, epoch: best.epoch, threshold: best.threshold, scores: score(valLabels, probabilities, best.threshold), trainExamples: train.length, trainWindows: windows.length }
+  // The out-of-domain folds, with the epoch and threshold chosen on TweetEval val.
+  const ood: Record<string, number> = {}
+  for (const [name, examples] of Object.entries(validationSplits())) {
+    if (name === 'tweeteval-val') continue
+    ood[name] = round(score(examples.map((e) => e.label), textProbabilities(model, examples.map((e) => e.text), encoder, architecture), best.threshold).macro_f1)
+  }
+  log(`${design.name}: out-of-domain folds ${JSON.stringify(ood)}`)
+  return { model, architecture, epoch: best.epoch, threshold: best.threshold, scores: score(valLabels, probabilities, best.threshold), ood, trainExamples: train.length, trainWindows: windows.length }
 }
 
 async function main() {
   const { values } = parseArgs({
-    options: { design: { type: 'string', default: 'bag+glove+cnn' }, compare: { type: 'boolean', default: false }, 'dry-run': { type: 'boolean', default: false } },
+    options: { design: { type: 'string', default: 'bag+glove+cnn+lex' }, compare: { type: 'boolean', default: false }, 'dry-run': { type: 'boolean', default: false } },
   })
   const backend = await initTf('wasm', console.log)
   console.log(`TF.js backend: ${backend}`)
@@ -200,7 +251,7 @@ async function main() {
     const result = await trainDesign(design, console.log)
     const seconds = (Date.now() - started) / 1000
     const parameters = result.model.countParams()
-    ablations.push({ design: design.name, description: design.description, val_macro_f1: round(result.scores.macro_f1), epoch: result.epoch, threshold: result.threshold, parameters, weights_mb: round((parameters * 4) / 1e6, 1), train_seconds: Math.round(seconds) })
+    ablations.push({ design: design.name, description: design.description, val_macro_f1: round(result.scores.macro_f1), ood_macro_f1: result.ood, epoch: result.epoch, threshold: result.threshold, parameters, weights_mb: round((parameters * 4) / 1e6, 1), train_seconds: Math.round(seconds) })
     if (design.name === chosenName) {
       chosen = result
       chosenDesign = design
@@ -226,13 +277,15 @@ async function main() {
     glove: chosen.architecture.glove,
     mean: usesMean(chosen.architecture),
     ...(chosen.architecture.conv ? { conv: chosen.architecture.conv } : {}),
+    ...(chosen.architecture.lexicon ? { lexicon: chosen.architecture.lexicon, lexicon_version: LEXICON_VERSION, lexicon_features: LEXICON_FEATURES } : {}),
+    ...(chosen.architecture.policy ? { policy: true } : {}),
   }, null, 2) + '\n')
   writeFileSync(join(MODEL_DIR, 'metadata.json'), JSON.stringify({
     model_version: 1,
     design: chosenDesign.name,
     description: chosenDesign.description,
     architecture: chosen.architecture,
-    training_data: ['tweeteval/train.jsonl', ...(chosenDesign.extraData ?? [])],
+    training_data: ['tweeteval/train.jsonl', ...(chosenDesign.hasoc ? [`hasoc2019_en and hasoc2020_en train, without their out-of-domain folds (classifier/splits.ts)${chosenDesign.hasoc === 'marked' ? ', marked by the label-policy input (1 in training, 0 when serving)' : ''}`] : [])],
     training_examples: chosen.trainExamples,
     training_windows: chosen.trainWindows,
     deduplication: 'TweetEval train only (never together with OLID, which holds the same tweets); no val text is trained on',
@@ -248,12 +301,14 @@ async function main() {
       ...(chosen.architecture.dim ? ['hashed word n-grams', 'hashed character n-grams within word boundaries'] : []),
       ...(usesMean(chosen.architecture) ? ['mean frozen GloVe 100-d vector of the window words (embeddings.bin)'] : []),
       ...(chosen.architecture.conv ? ['convolution over the window words\' frozen GloVe 100-d vectors in order (embeddings.bin)'] : []),
+      ...(chosen.architecture.lexicon ? [`lexicon inputs of the text: ${LEXICON_FEATURES.join(', ')} (classifier/lexicon.ts, cuss ratings)`] : []),
     ],
     libraries: { '@tensorflow/tfjs': tf.version.tfjs, backend },
     created_at: new Date().toISOString(),
   }, null, 2) + '\n')
   writeFileSync(join(MODEL_DIR, 'metrics.json'), JSON.stringify({
     split: 'tweeteval/val.jsonl',
+    ood_macro_f1: chosen.ood,
     decision: 'offensive > 0.5 on the served (calibrated) score',
     val_macro_f1: round(chosen.scores.macro_f1),
     accuracy: round(chosen.scores.accuracy),

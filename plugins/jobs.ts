@@ -8,7 +8,7 @@ import type { DB } from '../schemas/index.js'
 import fp from 'fastify-plugin'
 import { JobQueue, type JobError, type QueuedJob } from '../lib/data/job-queue.js'
 import { findUserById } from '../lib/data/auth.js'
-import { ApiError } from '../lib/core/errors.js'
+import { ApiError, fromDatabaseError } from '../lib/core/errors.js'
 import type { Progress } from '../lib/core/progress.js'
 import { QueryParams } from '../lib/api/query-params.js'
 import { resources } from '../resources/index.js'
@@ -34,7 +34,9 @@ async function runJob(app: FastifyInstance, job: QueuedJob, trx: Transaction<DB>
     const rows = await resource.action!({ db: trx, user, query, config: app.config, resource, urlName: resource.name, jobs: app.jobs, progress })
     return rows[0]
   } catch (error) {
-    if (error instanceof ApiError && error.statusCode < 500) throw jobError(error.code, error.message, true)
+    // A client mistake, as the synchronous call would have answered it (database errors mapped alike).
+    const answer = error instanceof ApiError ? error : fromDatabaseError(error, { revealValues: !user.restricted })
+    if (answer && answer.statusCode < 500) throw jobError(answer.code, answer.message, true)
     if (app.jobs.stopping) app.log.warn({ job: job.id }, 'job handed back to the queue: this process is stopping')
     else app.log.error({ err: error, job: job.id }, 'job failed')
     throw jobError('JOB_FAILED', 'The job failed on the server; its log has the cause', false)

@@ -12,6 +12,7 @@ import { loadDetector } from '../plugins/classifier.js'
 import { OFFENSIVE_DATA, hasOffensiveData, readJsonl, score } from '../classifier/data.js'
 import { MODEL_DIR } from '../classifier/paths.js'
 import { buildModel, predictWindows } from '../classifier/model.js'
+import { LEXICON_SIZE } from '../classifier/lexicon.js'
 import { SparseForward } from '../classifier/forward.js'
 import { Encoder } from '../classifier/encoder.js'
 import { GloveSlice } from '../classifier/glove.js'
@@ -237,21 +238,23 @@ t.test('every architecture the trainer builds is served by the folded pass exact
   const dims = 8
   const glove = GloveSlice.of(words, dims, Float32Array.from({ length: words.length * dims }, () => random() * 2 - 1))
   const features = { ...DEFAULT_FEATURES, window: 6, stride: 3 }
-  const texts = ['', 'you', 'you are', 'you are a stupid idiot', 'a lovely day with family', 'zzz qqq you', 'you are a stupid idiot with a lovely family day you']
+  const texts = ['', 'you', 'you are', 'you are a stupid idiot', 'a lovely day with family', 'zzz qqq you', 'you are a stupid idiot with a lovely family day you', 'f*ck you, a$$hole', 'what the fuck is this shit']
   // 10 units: eight served together, two one by one (forward.ts).
   const conv = { widths: [2, 3], filters: 10, positions: features.window }
   const designs = {
     'cnn only': { dim: 0, hidden: 0, length: 0, dropout: 0, l2: 0, glove: dims, mean: false, conv },
     'bag + mean + cnn': { dim: 4, hidden: 0, length: 32, dropout: 0, l2: 0, glove: dims, conv },
     'bag + mean + cnn, hidden layer': { dim: 4, hidden: 3, length: 32, dropout: 0, l2: 0, glove: dims, conv },
-    'bag + mean (the shipped kind)': { dim: 4, hidden: 0, length: 32, dropout: 0, l2: 0, glove: dims },
+    'bag + mean': { dim: 4, hidden: 0, length: 32, dropout: 0, l2: 0, glove: dims },
+    'bag + mean + cnn + lexicon + label policy (the shipped kind)': { dim: 4, hidden: 0, length: 32, dropout: 0, l2: 0, glove: dims, conv, lexicon: LEXICON_SIZE, policy: true },
+    'bag + mean + lexicon, hidden layer': { dim: 4, hidden: 3, length: 32, dropout: 0, l2: 0, glove: dims, lexicon: LEXICON_SIZE },
   }
   for (const [name, design] of Object.entries(designs)) {
     const architecture = { ...design, buckets: 64 }
     const model = buildModel(architecture, 11)
     // Random weights everywhere (a fresh model's biases are zero, which would hide a bias mistake).
     model.setWeights(model.getWeights().map((w) => tf.tensor(Float32Array.from({ length: w.size }, () => random() - 0.5), w.shape)))
-    const encoder = new Encoder({ ...features, buckets: 64, dim: design.dim }, glove)
+    const encoder = new Encoder({ ...features, buckets: 64, dim: design.dim, lexicon: 'lexicon' in design ? design.lexicon : undefined }, glove)
     const windows = texts.flatMap((text) => encoder.encodeRows(text))
     const served = new SparseForward(model, architecture, glove).predict(windows)
     const graph = predictWindows(model, windows.map((w) => encoder.withVector(w)), architecture, glove)
