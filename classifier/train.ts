@@ -268,7 +268,7 @@ async function main() {
   const t = chosen.threshold
   writeFileSync(join(MODEL_DIR, 'tokenizer.json'), JSON.stringify({
     version: TOKENIZER_VERSION,
-    normalisation: 'NFKC, HTML entities, "" → ", drop OLID URL, lower case, <url>, @user, leading rt',
+    normalisation: 'NFKC, HTML entities, "" → ", drop OLID URL, lower case, <url>, @user, leading rt, disguised listed words written plainly (lexicon.ts)',
     token_regex: 'v1: <url> | @user | [\\p{L}\\p{N}_\']+ | \\p{Extended_Pictographic} | runs of one punctuation character',
     hash: 'FNV-1a 32-bit over UTF-8, modulo buckets, + 1 (0 = padding)',
     ...chosenDesign.features,
