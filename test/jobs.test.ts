@@ -167,4 +167,8 @@ t.test('a restricted user sees only the jobs it asked for', { skip }, async (t) 
   t.equal((await api.get(`/job/${adminJob.body.id}/`, alice)).status, 404)
   t.equal((await api.get(`/job/${aliceJob.body.id}/`, alice)).status, 200)
   t.equal((await api.get('/job/')).body.meta.total_count, 2, 'a superuser sees every job')
+  // The background form is refused exactly as the synchronous call, before anything is queued.
+  t.equal((await api.get(`/refresh_master/?document_id=${adminJob.body.params.document_id}`, ALICE_ASYNC)).status, 403, "another's document")
+  t.equal((await api.get('/agg_refresh/?campaign_id=99', ALICE_ASYNC)).status, 403, 'a whole campaign')
+  t.equal((await api.get('/job/')).body.meta.total_count, 2, 'nothing queued')
 })
