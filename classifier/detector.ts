@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadModel, predictWindows, type InputShape } from './model.js'
-import type { FeatureConfig, Window } from './tokenizer.js'
+import { TOKENIZER_VERSION, type FeatureConfig, type Window } from './tokenizer.js'
+import { LEXICON_VERSION } from './lexicon.js'
 import { Encoder } from './encoder.js'
 import { GloveSlice } from './glove.js'
 import { tf } from './runtime.js'
@@ -34,6 +35,9 @@ export class Detector {
 
   static async load(dir: string): Promise<Detector> {
     const features = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8'))
+    // Inputs computed differently from training give plausible, wrong scores: refuse them instead.
+    if (features.version !== TOKENIZER_VERSION) throw new Error(`${dir} was trained on tokenizer version ${features.version}; this code tokenizes as version ${TOKENIZER_VERSION}: retrain (npm run train)`)
+    if (features.lexicon && features.lexicon_version !== LEXICON_VERSION) throw new Error(`${dir} was trained on lexicon inputs version ${features.lexicon_version}; this code computes version ${LEXICON_VERSION}: retrain (npm run train)`)
     const { threshold } = JSON.parse(readFileSync(join(dir, 'metadata.json'), 'utf8'))
     const glove = features.glove ? GloveSlice.load(dir) : undefined
     const detector = new Detector(await loadModel(join(dir, 'model.json')), { features, threshold }, glove)

@@ -1,8 +1,8 @@
 // Text → model windows, the same for training, evaluation and serving.
 import { GloveSlice } from './glove.js'
 import { usesBag } from './model.js'
-import { featuresOf, tokenize, windows, type FeatureConfig, type Window } from './tokenizer.js'
-import { lexiconFeatures } from './lexicon.js'
+import { analyse, featuresOf, windows, type FeatureConfig, type Window } from './tokenizer.js'
+import { lexiconInputs } from './lexicon.js'
 
 export class Encoder {
   constructor(
@@ -20,14 +20,23 @@ export class Encoder {
   }
 
   /**
+   * Training only: the windows of the text without the tokens `leaveOut` picks, and with the lexicon
+   * inputs of the whole text.
+   */
+  encodeWithout(text: string, leaveOut: (token: string) => boolean): Window[] {
+    return this.encodeRows(text, leaveOut).map((w) => this.withVector(w))
+  }
+
+  /**
    * The windows with their words' vector rows instead of the mean vector: the served forward pass
    * folds the vectors into one number per row (forward.ts), so the mean is never built.
    */
-  encodeRows(text: string): Window[] {
+  encodeRows(text: string, leaveOut?: (token: string) => boolean): Window[] {
     const { glove, features } = this
     const bag = usesBag(features)
-    const lexicon = features.lexicon ? lexiconFeatures(text) : undefined
-    return windows(tokenize(text), features).map((w) => ({ ids: bag ? featuresOf(w, features) : [], rows: glove?.rowsOf(w), lexicon }))
+    const { tokens, disguised } = analyse(text)
+    const lexicon = features.lexicon ? lexiconInputs(tokens, disguised) : undefined
+    return windows(leaveOut ? tokens.filter((token) => !leaveOut(token)) : tokens, features).map((w) => ({ ids: bag ? featuresOf(w, features) : [], rows: glove?.rowsOf(w), lexicon }))
   }
 
   /** A window with its mean vector (the TF.js graph's input), from rows when it was encoded with them. */

@@ -87,18 +87,15 @@ export function buildModel(a: Architecture, seed: number): tf.LayersModel {
     inputs.push(words)
     parts.push(tf.layers.globalMaxPooling1d({ name: `maxpool${k}` }).apply(units) as tf.SymbolicTensor)
   }
-  if (a.lexicon) {
-    const lexicon = tf.input({ shape: [a.lexicon], name: 'lexicon' })
-    inputs.push(lexicon)
-    parts.push(lexicon)
-  }
-  if (a.policy) {
-    const policy = tf.input({ shape: [1], name: 'policy' })
-    inputs.push(policy)
-    parts.push(policy)
-  }
+  // The side inputs join after dropout: dropping the policy bit would label a HASOC example as
+  // TweetEval's policy, and dropping the lexicon inputs teaches the model to trust them less.
+  const side: tf.SymbolicTensor[] = []
+  if (a.lexicon) side.push(tf.input({ shape: [a.lexicon], name: 'lexicon' }))
+  if (a.policy) side.push(tf.input({ shape: [1], name: 'policy' }))
+  inputs.push(...side)
   let x = parts.length > 1 ? (tf.layers.concatenate().apply(parts) as tf.SymbolicTensor) : parts[0]
   if (a.dropout > 0) x = tf.layers.dropout({ rate: a.dropout, seed }).apply(x) as tf.SymbolicTensor
+  if (side.length) x = tf.layers.concatenate({ name: 'with_side_inputs' }).apply([x, ...side]) as tf.SymbolicTensor
   if (a.hidden > 0) {
     x = tf.layers.dense({ units: a.hidden, activation: 'relu', kernelInitializer: tf.initializers.glorotUniform({ seed }), name: 'hidden' }).apply(x) as tf.SymbolicTensor
   }

@@ -1,7 +1,7 @@
 // The one tokenizer and featurizer of the detection model (detect.md §6.3), used unchanged by
 // training, evaluation and serving. Pure and deterministic: no locale, no clock.
 
-import { deobfuscate } from './lexicon.js'
+import { deobfuscate } from './disguises.js'
 
 export const TOKENIZER_VERSION = 2
 
@@ -43,24 +43,70 @@ function safeCodePoint(code: number, fallback: string): string {
 
 /**
  * Steps 1–5: NFKC, entities, quote artefacts, OLID `URL`, lower case, urls, handles, retweets; then
- * (version 2) disguised listed words written plainly (lexicon.ts: "f*ck", "sh1t", "f u c k").
+ * (version 2) disguised listed words written plainly (disguises.ts: "f*ck", "sh1t", "f u c k"), and
+ * whether there was one.
  */
-export function normalise(text: string): string {
+function normaliseText(text: string): { text: string; disguised: boolean } {
+  // Each replacement runs only when its text can occur: most texts hold no entity, URL or handle,
+  // and a substring test costs a fraction of a regular expression's pass.
   let s = text.normalize('NFKC')
-  s = decodeEntities(s)
-  s = s.replace(/""/g, '"').replace(/\bURL\b/g, ' ')
+  if (s.includes('&')) s = decodeEntities(s)
+  if (s.includes('""')) s = s.replace(/""/g, '"')
+  if (s.includes('URL')) s = s.replace(/\bURL\b/g, ' ')
   s = s.toLowerCase()
-  s = s.replace(/https?:\/\/\S+|www\.\S+/g, ' <url> ')
-  s = s.replace(/@\w+/g, ' @user ')
+  if (s.includes('http') || s.includes('www.')) s = s.replace(/https?:\/\/\S+|www\.\S+/g, ' <url> ')
+  if (s.includes('@')) s = s.replace(/@\w+/g, ' @user ')
   s = s.replace(/^\s*rt\s+/, '')
   return deobfuscate(s)
 }
 
+export const normalise = (text: string): string => normaliseText(text).text
+
 // Words; <url>; @user; each emoji/pictograph alone; runs of one punctuation character; `#`.
 const TOKEN = /<url>|@user|[\p{L}\p{N}_']+|\p{Extended_Pictographic}|([^\s\p{L}\p{N}_'])\1*/gu
 
+/** The text's tokens, and whether a disguised listed word was written plainly in them. */
+export function analyse(text: string): { tokens: string[]; disguised: boolean } {
+  const { text: normal, disguised } = normaliseText(text)
+  return { tokens: asciiTokens(normal) ?? normal.match(TOKEN) ?? [], disguised }
+}
+
+// ASCII: letters, digits, `_` and `'` make words; \s's six characters separate.
+const WORD_ASCII = new Uint8Array(128).map((_, c) => (/[\p{L}\p{N}_']/u.test(String.fromCharCode(c)) ? 1 : 0))
+const SPACE_ASCII = new Uint8Array(128).map((_, c) => (/\s/.test(String.fromCharCode(c)) ? 1 : 0))
+
+/**
+ * TOKEN's tokens of an all-ASCII text, read by character codes (most texts are ASCII, and this is a
+ * third of the regular expression's time); undefined at the first other character, for TOKEN to read.
+ */
+export function asciiTokens(s: string): string[] | undefined {
+  const tokens: string[] = []
+  const n = s.length
+  for (let i = 0; i < n; ) {
+    const c = s.charCodeAt(i)
+    if (c > 0x7f) return undefined
+    if (SPACE_ASCII[c]) {
+      i++
+    } else if ((c === 0x3c && s.startsWith('<url>', i)) || (c === 0x40 && s.startsWith('@user', i))) {
+      tokens.push(s.slice(i, i + 5))
+      i += 5
+    } else {
+      // A word, or a run of one punctuation character.
+      let j = i + 1
+      if (WORD_ASCII[c]) {
+        for (let d = s.charCodeAt(j); j < n && (d > 0x7f || WORD_ASCII[d]); d = s.charCodeAt(++j)) if (d > 0x7f) return undefined
+      } else {
+        while (j < n && s.charCodeAt(j) === c) j++
+      }
+      tokens.push(s.slice(i, j))
+      i = j
+    }
+  }
+  return tokens
+}
+
 export function tokenize(text: string): string[] {
-  return normalise(text).match(TOKEN) ?? []
+  return analyse(text).tokens
 }
 
 const FNV_OFFSET = 0x811c9dc5
@@ -104,7 +150,16 @@ const WORD_PREFIX = [0, 1, 2, 3, 4].map((n) => hashString(FNV_OFFSET, `w${n}:`))
 const CHAR_PREFIX = hashString(FNV_OFFSET, 'c:')
 const SPACE = 0x20
 
-const isWord = (token: string) => /^[\p{L}\p{N}_']+$/u.test(token)
+const WORD_TOKEN = /^[\p{L}\p{N}_']+$/u
+/** A word token (not <url>, @user, an emoji or punctuation); ASCII tokens are read by character codes. */
+function isWord(token: string): boolean {
+  for (let i = 0; i < token.length; i++) {
+    const c = token.charCodeAt(i)
+    if (c > 0x7f) return WORD_TOKEN.test(token)
+    if (!WORD_ASCII[c]) return false
+  }
+  return token.length > 0
+}
 
 // Scratch space of featuresOf, reused across calls (featurisation is synchronous), grown on demand.
 let codePoints = new Int32Array(64)

@@ -1,18 +1,20 @@
-// `npm run train [-- --design <name>] [--compare] [--dry-run]`: trains the detection model on TweetEval train,
-// chooses the epoch and the decision threshold on TweetEval val only, and writes classifier/model/.
+// `npm run train [-- --design <name>] [--compare] [--dry-run] [--out <dir>] [--seed <n>]`: trains the detection model
+// on TweetEval train (and HASOC's training part where the design says), chooses the epoch and the
+// decision threshold on TweetEval val only, and writes classifier/model/ (or `--out`, a directory that
+// then holds a whole loadable model, for comparing a candidate before it replaces the committed one).
 // `--compare` trains every design and records the table in metrics.json (the chosen design is saved).
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { initTf, tf } from './runtime.js'
 import { buildModel, predictWindows, saveModel, toInputs, usesMean, type Architecture } from './model.js'
-import { DEFAULT_FEATURES, TOKENIZER_VERSION, type FeatureConfig, type Window } from './tokenizer.js'
+import { DEFAULT_FEATURES, TOKENIZER_VERSION, tokenize, type FeatureConfig, type Window } from './tokenizer.js'
 import { Encoder } from './encoder.js'
 import { GloveSlice } from './glove.js'
 import { OFFENSIVE_DATA, readJsonl, score, type Example } from './data.js'
 import { MODEL_DIR } from './paths.js'
 import { prng } from '../lib/core/prng.js'
-import { LEXICON_FEATURES, LEXICON_SIZE, LEXICON_VERSION } from './lexicon.js'
+import { isListed, LEXICON_FEATURES, LEXICON_SIZE, LEXICON_VERSION } from './lexicon.js'
 import { hasocTraining, validationSplits } from './splits.js'
 
 export interface Design {
@@ -29,10 +31,26 @@ export interface Design {
    * `marked` with the label-policy input set (model.ts), `plain` as if labelled like TweetEval.
    */
   hasoc?: 'marked' | 'plain'
+  /** The share of HASOC's training windows drawn afresh for each epoch (default all of them). */
+  hasocShare?: number
+  /**
+   * Each training text that holds a listed word is trained on a second time with those words left out
+   * of its n-gram, word-vector and convolution features (its lexicon inputs unchanged): what a listed
+   * word says must then also be learned by the lexicon inputs, which read every listed word, also the
+   * ones the training tweets never used.
+   */
+  maskListed?: boolean
 }
 
 const BAG = { dim: 16, hidden: 0, length: 512, dropout: 0.2, l2: 0, glove: 0 }
 const CNN_ONLY = { dim: 0, hidden: 0, length: 0, dropout: 0.5, l2: 0, glove: 100, mean: false, conv: { widths: [2, 3, 4], filters: 64, positions: DEFAULT_FEATURES.window } }
+/** bag+glove+cnn's settings, which the designs built on it share. */
+const BAG_GLOVE_CNN = {
+  features: DEFAULT_FEATURES,
+  architecture: { ...BAG, glove: 100, dropout: 0.3, conv: CNN_ONLY.conv },
+  epochs: 4,
+  learningRate: 0.001,
+}
 
 export const DESIGNS: Design[] = [
   {
@@ -100,55 +118,71 @@ export const DESIGNS: Design[] = [
     epochs: 4,
     learningRate: 0.001,
   },
-  {
-    name: 'bag+glove+cnn',
-    description: 'bag+glove and the cnn branches in one softmax, dropout 0.3',
-    features: DEFAULT_FEATURES,
-    architecture: { ...BAG, glove: 100, dropout: 0.3, conv: CNN_ONLY.conv },
-    epochs: 4,
-    learningRate: 0.001,
-  },
+  { name: 'bag+glove+cnn', description: 'bag+glove and the cnn branches in one softmax, dropout 0.3', ...BAG_GLOVE_CNN },
   {
     name: 'bag+glove+cnn+lex',
     description: 'bag+glove+cnn with the lexicon inputs (cuss ratings read through disguises) in the same softmax',
-    features: DEFAULT_FEATURES,
-    architecture: { ...BAG, glove: 100, dropout: 0.3, conv: CNN_ONLY.conv },
-    epochs: 4,
-    learningRate: 0.001,
+    ...BAG_GLOVE_CNN,
     lexicon: true,
+  },
+  {
+    name: 'bag+glove+cnn+lex-masked',
+    description: 'bag+glove+cnn+lex, each text with a listed word trained on twice: as written, and with its listed words left out of all but the lexicon inputs',
+    ...BAG_GLOVE_CNN,
+    lexicon: true,
+    maskListed: true,
   },
   {
     name: 'bag+glove+cnn+hasoc',
     description: 'bag+glove+cnn trained with HASOC\'s training parts marked by the label-policy input',
-    features: DEFAULT_FEATURES,
-    architecture: { ...BAG, glove: 100, dropout: 0.3, conv: CNN_ONLY.conv },
-    epochs: 4,
-    learningRate: 0.001,
+    ...BAG_GLOVE_CNN,
     hasoc: 'marked',
   },
   {
     name: 'bag+glove+cnn+lex+hasoc',
     description: 'bag+glove+cnn+lex trained with HASOC\'s training parts marked by the label-policy input',
-    features: DEFAULT_FEATURES,
-    architecture: { ...BAG, glove: 100, dropout: 0.3, conv: CNN_ONLY.conv },
-    epochs: 4,
-    learningRate: 0.001,
+    ...BAG_GLOVE_CNN,
     lexicon: true,
     hasoc: 'marked',
+  },
+  {
+    name: 'bag+glove+cnn+lex+hasoc/2',
+    description: 'bag+glove+cnn+lex+hasoc drawing half of HASOC\'s training windows afresh each epoch (TweetEval weighs twice as much)',
+    ...BAG_GLOVE_CNN,
+    lexicon: true,
+    hasoc: 'marked',
+    hasocShare: 0.5,
+  },
+  {
+    name: 'bag+glove+cnn+lex+hasoc/4',
+    description: 'bag+glove+cnn+lex+hasoc drawing a quarter of HASOC\'s training windows afresh each epoch',
+    ...BAG_GLOVE_CNN,
+    lexicon: true,
+    hasoc: 'marked',
+    hasocShare: 0.25,
   },
 ]
 
 export const SEED = 20161126
+/** How often an epoch the model is scored on val (and kept when best). */
+const CHECKS_PER_EPOCH = 2
 
-/** Every window of a text is a training example with the text's label (and label policy). */
-function windowsOf(examples: Array<Example & { policy?: number }>, encoder: Encoder) {
+/**
+ * Every window of a text is a training example with the text's label (and label policy); with
+ * `maskListed`, a text's listed words are also left out once (Design.maskListed).
+ */
+function windowsOf(examples: Array<Example & { policy?: number }>, encoder: Encoder, maskListed = false) {
   const windows: Window[] = []
   const labels: number[] = []
-  for (const e of examples) {
-    for (const w of encoder.encode(e.text)) {
+  const add = (e: Example & { policy?: number }, encoded: Window[]) => {
+    for (const w of encoded) {
       windows.push(e.policy ? { ...w, policy: e.policy } : w)
       labels.push(e.label)
     }
+  }
+  for (const e of examples) {
+    add(e, encoder.encode(e.text))
+    if (maskListed && encoder.features.lexicon && e.text && tokenize(e.text).some(isListed)) add(e, encoder.encodeWithout(e.text, isListed))
   }
   return { windows, labels }
 }
@@ -185,40 +219,49 @@ export const architectureOf = (design: Design): Architecture => ({
   ...(design.hasoc === 'marked' ? { policy: true } : {}),
 })
 
-export async function trainDesign(design: Design, log: (line: string) => void) {
-  const train: Array<Example & { policy?: number }> = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'train.jsonl'))
-  if (design.hasoc) train.push(...hasocTraining().map((e) => ({ ...e, policy: design.hasoc === 'marked' ? 1 : 0 })))
+export async function trainDesign(design: Design, log: (line: string) => void, seed = SEED) {
+  const tweetEval: Example[] = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'train.jsonl'))
+  const hasoc = design.hasoc ? hasocTraining().map((e) => ({ ...e, policy: design.hasoc === 'marked' ? 1 : 0 })) : []
   const val = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'val.jsonl'))
   const architecture = architectureOf(design)
   const encoder = new Encoder({ ...design.features, dim: architecture.dim, lexicon: architecture.lexicon }, architecture.glove ? GloveSlice.load(MODEL_DIR) : undefined)
   if (architecture.glove && !encoder.glove) throw new Error('the GloVe slice is missing: run classifier/extract-glove.ts first')
-  const { windows, labels } = windowsOf(train, encoder)
-  const model = buildModel(architecture, SEED)
+  const tweetEvalWindows = windowsOf(tweetEval, encoder, design.maskListed)
+  const hasocWindows = windowsOf(hasoc, encoder, design.maskListed)
+  const windows = [...tweetEvalWindows.windows, ...hasocWindows.windows]
+  const labels = [...tweetEvalWindows.labels, ...hasocWindows.labels]
+  const model = buildModel(architecture, seed)
   model.compile({ optimizer: tf.train.adam(design.learningRate), loss: 'sparseCategoricalCrossentropy' })
-  const random = prng(SEED)
-  const order = windows.map((_, i) => i)
+  const random = prng(seed)
+  // Every epoch trains on all of TweetEval's windows, and on HASOC's or a fresh draw of `hasocShare` of them.
+  const first = tweetEvalWindows.windows.length
+  const hasocPerEpoch = Math.round(hasocWindows.windows.length * (design.hasocShare ?? 1))
   const valLabels = val.map((e) => e.label)
   let best = { epoch: 0, threshold: 0.5, macro_f1: -1, weights: [] as tf.Tensor[] }
   for (let epoch = 1; epoch <= design.epochs; epoch++) {
-    for (let i = order.length - 1; i > 0; i--) {
-      const j = Math.floor(random() * (i + 1))
-      ;[order[i], order[j]] = [order[j], order[i]]
-    }
+    const hasocDrawn = shuffle(Array.from({ length: hasocWindows.windows.length }, (_, i) => first + i), random).slice(0, hasocPerEpoch)
+    const order = shuffle([...Array.from({ length: first }, (_, i) => i), ...hasocDrawn], random)
     const started = Date.now()
     let loss = 0
-    for (let start = 0; start < order.length; start += 64) {
-      const batch = order.slice(start, start + 64)
+    // Val is scored CHECKS_PER_EPOCH times an epoch: the best model often falls between two epochs'
+    // ends (val rises for one to two epochs, then falls).
+    const batches = Math.ceil(order.length / 64)
+    const checks = new Set(Array.from({ length: CHECKS_PER_EPOCH }, (_, c) => Math.round(((c + 1) * batches) / CHECKS_PER_EPOCH)))
+    for (let b = 1; b <= batches; b++) {
+      const batch = order.slice((b - 1) * 64, b * 64)
       const inputs = toInputs(batch.map((i) => windows[i]), architecture, encoder.glove)
       const y = tf.tensor1d(batch.map((i) => labels[i]), 'float32')
       loss += ((await model.trainOnBatch(inputs, y)) as number) * batch.length
       tf.dispose([...inputs, y])
-    }
-    const probabilities = textProbabilities(model, val.map((e) => e.text), encoder, architecture)
-    const chosen = bestThreshold(valLabels, probabilities)
-    log(`${design.name} epoch ${epoch}: loss ${(loss / order.length).toFixed(4)}, val macro-F1 ${chosen.macro_f1.toFixed(4)} at t=${chosen.threshold} (${((Date.now() - started) / 1000).toFixed(1)} s)`)
-    if (chosen.macro_f1 > best.macro_f1) {
-      tf.dispose(best.weights)
-      best = { epoch, ...chosen, weights: model.getWeights().map((w) => w.clone()) }
+      if (!checks.has(b)) continue
+      const at = round(epoch - 1 + b / batches, 2)
+      const probabilities = textProbabilities(model, val.map((e) => e.text), encoder, architecture)
+      const chosen = bestThreshold(valLabels, probabilities)
+      log(`${design.name} epoch ${at}: loss ${(loss / Math.min(b * 64, order.length)).toFixed(4)}, val macro-F1 ${chosen.macro_f1.toFixed(4)} at t=${chosen.threshold} (${((Date.now() - started) / 1000).toFixed(1)} s)`)
+      if (chosen.macro_f1 > best.macro_f1) {
+        tf.dispose(best.weights)
+        best = { epoch: at, ...chosen, weights: model.getWeights().map((w) => w.clone()) }
+      }
     }
   }
   model.setWeights(best.weights)
@@ -231,16 +274,18 @@ export async function trainDesign(design: Design, log: (line: string) => void) {
     ood[name] = round(score(examples.map((e) => e.label), textProbabilities(model, examples.map((e) => e.text), encoder, architecture), best.threshold).macro_f1)
   }
   log(`${design.name}: out-of-domain folds ${JSON.stringify(ood)}`)
-  return { model, architecture, epoch: best.epoch, threshold: best.threshold, scores: score(valLabels, probabilities, best.threshold), ood, trainExamples: train.length, trainWindows: windows.length }
+  return { model, architecture, epoch: best.epoch, threshold: best.threshold, scores: score(valLabels, probabilities, best.threshold), ood, trainExamples: tweetEval.length + hasoc.length, trainWindows: windows.length }
 }
 
 async function main() {
   const { values } = parseArgs({
-    options: { design: { type: 'string', default: 'bag+glove+cnn+lex' }, compare: { type: 'boolean', default: false }, 'dry-run': { type: 'boolean', default: false } },
+    options: { design: { type: 'string', default: 'bag+glove+cnn+lex+hasoc/2' }, compare: { type: 'boolean', default: false }, 'dry-run': { type: 'boolean', default: false }, out: { type: 'string', default: MODEL_DIR }, seed: { type: 'string', default: String(SEED) } },
   })
   const backend = await initTf('wasm', console.log)
   console.log(`TF.js backend: ${backend}`)
   const chosenName = values.design!
+  const seed = Number(values.seed)
+  if (!Number.isSafeInteger(seed)) throw new Error(`--seed must be an integer (got ${values.seed})`)
   const designs = values.compare ? DESIGNS : DESIGNS.filter((d) => d.name === chosenName)
   if (!designs.length) throw new Error(`unknown design ${chosenName}; known: ${DESIGNS.map((d) => d.name).join(', ')}`)
   const ablations: Record<string, unknown>[] = []
@@ -248,10 +293,10 @@ async function main() {
   let chosenDesign: Design | undefined
   for (const design of designs) {
     const started = Date.now()
-    const result = await trainDesign(design, console.log)
+    const result = await trainDesign(design, console.log, seed)
     const seconds = (Date.now() - started) / 1000
     const parameters = result.model.countParams()
-    ablations.push({ design: design.name, description: design.description, val_macro_f1: round(result.scores.macro_f1), ood_macro_f1: result.ood, epoch: result.epoch, threshold: result.threshold, parameters, weights_mb: round((parameters * 4) / 1e6, 1), train_seconds: Math.round(seconds) })
+    ablations.push({ design: design.name, description: design.description, seed, val_macro_f1: round(result.scores.macro_f1), ood_macro_f1: result.ood, epoch: result.epoch, threshold: result.threshold, parameters, weights_mb: round((parameters * 4) / 1e6, 1), train_seconds: Math.round(seconds) })
     if (design.name === chosenName) {
       chosen = result
       chosenDesign = design
@@ -263,12 +308,15 @@ async function main() {
     console.log(`dry run: ${MODEL_DIR} left as it was`)
     return
   }
-  mkdirSync(MODEL_DIR, { recursive: true })
-  await saveModel(chosen.model, MODEL_DIR)
+  const out = resolve(values.out!)
+  mkdirSync(out, { recursive: true })
+  // A candidate directory gets the GloVe slice too, so that it loads like the committed model.
+  if (out !== MODEL_DIR) for (const file of ['embeddings.bin', 'embeddings-vocab.json']) copyFileSync(join(MODEL_DIR, file), join(out, file))
+  await saveModel(chosen.model, out)
   const t = chosen.threshold
-  writeFileSync(join(MODEL_DIR, 'tokenizer.json'), JSON.stringify({
+  writeFileSync(join(out, 'tokenizer.json'), JSON.stringify({
     version: TOKENIZER_VERSION,
-    normalisation: 'NFKC, HTML entities, "" → ", drop OLID URL, lower case, <url>, @user, leading rt, disguised listed words written plainly (lexicon.ts)',
+    normalisation: 'NFKC, HTML entities, "" → ", drop OLID URL, lower case, <url>, @user, leading rt, disguised listed words written plainly (disguises.ts)',
     token_regex: 'v1: <url> | @user | [\\p{L}\\p{N}_\']+ | \\p{Extended_Pictographic} | runs of one punctuation character',
     hash: 'FNV-1a 32-bit over UTF-8, modulo buckets, + 1 (0 = padding)',
     ...chosenDesign.features,
@@ -280,7 +328,7 @@ async function main() {
     ...(chosen.architecture.lexicon ? { lexicon: chosen.architecture.lexicon, lexicon_version: LEXICON_VERSION, lexicon_features: LEXICON_FEATURES } : {}),
     ...(chosen.architecture.policy ? { policy: true } : {}),
   }, null, 2) + '\n')
-  writeFileSync(join(MODEL_DIR, 'metadata.json'), JSON.stringify({
+  writeFileSync(join(out, 'metadata.json'), JSON.stringify({
     model_version: 1,
     design: chosenDesign.name,
     description: chosenDesign.description,
@@ -290,7 +338,7 @@ async function main() {
     training_windows: chosen.trainWindows,
     deduplication: 'TweetEval train only (never together with OLID, which holds the same tweets); no val text is trained on',
     selection: 'epoch and threshold chosen on TweetEval val (macro-F1)',
-    seed: SEED,
+    seed,
     epochs_trained: chosenDesign.epochs,
     best_epoch: chosen.epoch,
     learning_rate: chosenDesign.learningRate,
@@ -306,7 +354,7 @@ async function main() {
     libraries: { '@tensorflow/tfjs': tf.version.tfjs, backend },
     created_at: new Date().toISOString(),
   }, null, 2) + '\n')
-  writeFileSync(join(MODEL_DIR, 'metrics.json'), JSON.stringify({
+  writeFileSync(join(out, 'metrics.json'), JSON.stringify({
     split: 'tweeteval/val.jsonl',
     ood_macro_f1: chosen.ood,
     decision: 'offensive > 0.5 on the served (calibrated) score',
@@ -316,21 +364,30 @@ async function main() {
     not_offensive: roundAll(chosen.scores.not_offensive),
     confusion: chosen.scores.confusion,
     threshold: t,
-    ablations: mergedAblations(ablations),
+    ablations: mergedAblations(ablations, out),
   }, null, 2) + '\n')
-  console.log(`saved ${chosenDesign.name}: val macro-F1 ${chosen.scores.macro_f1.toFixed(4)} → ${MODEL_DIR}`)
+  console.log(`saved ${chosenDesign.name}: val macro-F1 ${chosen.scores.macro_f1.toFixed(4)} → ${out}`)
 }
 
 /**
  * The comparison table of metrics.json: this run's rows, and for designs it did not train their row
  * from the previous metrics.json, so retraining one design does not drop the table.
  */
-function mergedAblations(trained: Record<string, unknown>[]): Record<string, unknown>[] {
-  const file = join(MODEL_DIR, 'metrics.json')
+function mergedAblations(trained: Record<string, unknown>[], out: string): Record<string, unknown>[] {
+  const file = join(existsSync(join(out, 'metrics.json')) ? out : MODEL_DIR, 'metrics.json')
   const previous = existsSync(file) ? ((JSON.parse(readFileSync(file, 'utf8')).ablations ?? []) as Record<string, unknown>[]) : []
   const rows = new Map(previous.map((row) => [row.design, row]))
   for (const row of trained) rows.set(row.design, row)
   return DESIGNS.flatMap((design) => (rows.has(design.name) ? [rows.get(design.name)!] : []))
+}
+
+/** Fisher–Yates, in place, with the seeded generator. */
+function shuffle<T>(items: T[], random: () => number): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1))
+    ;[items[i], items[j]] = [items[j], items[i]]
+  }
+  return items
 }
 
 const round = (n: number, digits = 4) => Math.round(n * 10 ** digits) / 10 ** digits

@@ -4,7 +4,15 @@
 import t from 'tap'
 import { build } from './helper.js'
 import { client } from './api.js'
-import { lexiconFeatures } from '../classifier/lexicon.js'
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { isListed, LEXICON_VERSION, lexiconFeatures } from '../classifier/lexicon.js'
+import { Encoder } from '../classifier/encoder.js'
+import { DEFAULT_FEATURES, featuresOf, tokenize, TOKENIZER_VERSION } from '../classifier/tokenizer.js'
+import { Detector } from '../classifier/detector.js'
+import { MODEL_DIR } from '../classifier/paths.js'
+import { initTf } from '../classifier/runtime.js'
 
 const json = { 'content-type': 'application/json' }
 
@@ -44,4 +52,28 @@ t.test('the lexicon inputs read through disguises and never inside words', async
   t.equal(lexiconFeatures('what the fuck')[3], 0, 'a plain word is not a disguise')
   for (const text of BENIGN_SUBSTRINGS) t.same(lexiconFeatures(text), [0, 0, 0, 0], `nothing listed in ${text}`)
   t.same(lexiconFeatures('a b c d e'), [0, 0, 0, 0], 'spaced letters that spell nothing listed')
+})
+
+t.test('training can leave listed words out of the learned features and keep them in the lexicon inputs', async (t) => {
+  const encoder = new Encoder({ ...DEFAULT_FEATURES, dim: 16, lexicon: 4 })
+  const text = 'shut up you f*cking idiot'
+  const [whole] = encoder.encodeRows(text)
+  const [masked] = encoder.encodeWithout(text, isListed)
+  t.same(masked.lexicon, whole.lexicon, 'the lexicon inputs still read the whole text')
+  t.equal(masked.lexicon![0], 1, 'a profane word is read')
+  t.same(masked.ids, featuresOf(tokenize(text).filter((token) => !isListed(token))), 'the n-gram features of the other words only')
+  t.not(masked.ids.length, whole.ids.length)
+})
+
+t.test('a model trained on other tokenizer or lexicon versions is refused, not served with wrong inputs', async (t) => {
+  await initTf('wasm')
+  const dir = mkdtempSync(join(tmpdir(), 'rhizome-model-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  for (const file of ['model.json', 'weights.bin', 'metadata.json', 'tokenizer.json', 'embeddings.bin', 'embeddings-vocab.json']) copyFileSync(join(MODEL_DIR, file), join(dir, file))
+  const tokenizer = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8'))
+  t.ok(await Detector.load(dir), 'the committed files load')
+  writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify({ ...tokenizer, version: tokenizer.version - 1 }))
+  await t.rejects(Detector.load(dir), { message: new RegExp(`trained on tokenizer version ${tokenizer.version - 1}; this code tokenizes as version ${TOKENIZER_VERSION}`) })
+  writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify({ ...tokenizer, lexicon_version: LEXICON_VERSION - 1 }))
+  await t.rejects(Detector.load(dir), { message: new RegExp(`trained on lexicon inputs version ${LEXICON_VERSION - 1}; this code computes version ${LEXICON_VERSION}`) })
 })

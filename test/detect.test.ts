@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { build } from './helper.js'
 import { client } from './api.js'
-import { fnv1a, tokenize, featurize, windows, DEFAULT_FEATURES } from '../classifier/tokenizer.js'
+import { asciiTokens, fnv1a, tokenize, featurize, windows, DEFAULT_FEATURES } from '../classifier/tokenizer.js'
 import { Detector } from '../classifier/detector.js'
 import { MicroBatcher } from '../classifier/batcher.js'
 import { initTf, tf } from '../classifier/runtime.js'
@@ -168,6 +168,17 @@ t.test('tokenizer: golden tokens and feature ids', async (t) => {
       t.ok(ids.every((id) => id >= 1 && id <= buckets))
     }
   }
+  // ASCII texts are read by character codes: the same tokens as the regular expression, on edge cases
+  // and on random strings of the characters that matter to it.
+  const TOKEN = /<url>|@user|[\p{L}\p{N}_']+|\p{Extended_Pictographic}|([^\s\p{L}\p{N}_'])\1*/gu
+  const alphabet = " \t\n\r\v\f<>url@sea_'!!..,aZ09#&*$\x00\x1f\x7f-"
+  const random = prng(3)
+  const samples = ['<url><url>', '<<url>>', '@@user', 'x@userx', "don't__stop", '!!!???', '<ur', '@use', '']
+  for (let i = 0; i < 20_000; i++) samples.push(Array.from({ length: Math.floor(random() * 24) }, () => alphabet[Math.floor(random() * alphabet.length)]).join(''))
+  const differing = samples.filter((text) => JSON.stringify(asciiTokens(text)) !== JSON.stringify(text.match(TOKEN) ?? []))
+  t.same(differing, [], 'ASCII reading equals the regular expression')
+  t.equal(asciiTokens('café'), undefined, 'a text with another character is left to the regular expression')
+  t.same(tokenize('naïve café 😡'), ['naïve', 'café', '😡'])
   const tokens = Array.from({ length: 100 }, (_, i) => `t${i}`)
   const w = windows(tokens)
   t.same(w.map((x) => x[0]), ['t0', 't32', 't36'], 'stride 32, the last window aligned to the end')
@@ -246,7 +257,8 @@ t.test('every architecture the trainer builds is served by the folded pass exact
     'bag + mean + cnn': { dim: 4, hidden: 0, length: 32, dropout: 0, l2: 0, glove: dims, conv },
     'bag + mean + cnn, hidden layer': { dim: 4, hidden: 3, length: 32, dropout: 0, l2: 0, glove: dims, conv },
     'bag + mean': { dim: 4, hidden: 0, length: 32, dropout: 0, l2: 0, glove: dims },
-    'bag + mean + cnn + lexicon + label policy (the shipped kind)': { dim: 4, hidden: 0, length: 32, dropout: 0, l2: 0, glove: dims, conv, lexicon: LEXICON_SIZE, policy: true },
+    // Dropout (inactive when predicting) moves the side inputs after the learned features' dropout layer.
+    'bag + mean + cnn + lexicon + label policy, dropout (the shipped kind)': { dim: 4, hidden: 0, length: 32, dropout: 0.3, l2: 0, glove: dims, conv, lexicon: LEXICON_SIZE, policy: true },
     'bag + mean + lexicon, hidden layer': { dim: 4, hidden: 3, length: 32, dropout: 0, l2: 0, glove: dims, lexicon: LEXICON_SIZE },
   }
   for (const [name, design] of Object.entries(designs)) {
