@@ -54,6 +54,16 @@ export const usesMean = (a: Pick<Architecture, 'glove' | 'mean'>) => a.glove > 0
 export const usesBag = (a: { dim?: number }) => a.dim !== 0
 
 export function buildModel(a: Architecture, seed: number): tf.LayersModel {
+  return buildTrainingModel(a, seed, false).served
+}
+
+/**
+ * The served model and the model that is trained. With `secondHead`, the training model adds a
+ * second softmax for examples labelled under HASOC's policy beside the served one, over the same
+ * features: its output is [served p0, p1, second p0, p1], and a label of 2 or 3 is a second-head
+ * label (headLoss). The second head is never saved.
+ */
+export function buildTrainingModel(a: Architecture, seed: number, secondHead: boolean): { served: tf.LayersModel; trained: tf.LayersModel } {
   const inputs: tf.SymbolicTensor[] = []
   const parts: tf.SymbolicTensor[] = []
   if (usesBag(a)) {
@@ -100,7 +110,21 @@ export function buildModel(a: Architecture, seed: number): tf.LayersModel {
     x = tf.layers.dense({ units: a.hidden, activation: 'relu', kernelInitializer: tf.initializers.glorotUniform({ seed }), name: 'hidden' }).apply(x) as tf.SymbolicTensor
   }
   const out = tf.layers.dense({ units: 2, activation: 'softmax', kernelInitializer: tf.initializers.glorotUniform({ seed: seed + 1 }), name: 'output' }).apply(x) as tf.SymbolicTensor
-  return tf.model({ inputs, outputs: out })
+  const served = tf.model({ inputs, outputs: out })
+  if (!secondHead) return { served, trained: served }
+  const second = tf.layers.dense({ units: 2, activation: 'softmax', kernelInitializer: tf.initializers.glorotUniform({ seed: seed + 2 }), name: 'output_second_policy' }).apply(x) as tf.SymbolicTensor
+  return { served, trained: tf.model({ inputs, outputs: tf.layers.concatenate({ name: 'both_heads' }).apply([out, second]) as tf.SymbolicTensor }) }
+}
+
+/**
+ * Cross-entropy of the labelled head's softmax; the labels one-hot over both heads' four outputs
+ * (0/1 the served head, 2/3 the second).
+ */
+export function headLoss(oneHot: tf.Tensor, probabilities: tf.Tensor): tf.Tensor {
+  return tf.tidy(() => {
+    const chosen = tf.sum(tf.mul(oneHot, probabilities), 1)
+    return tf.neg(tf.mean(tf.log(tf.clipByValue(chosen, 1e-7, 1))))
+  })
 }
 
 export type InputShape = Pick<Architecture, 'length' | 'glove' | 'mean' | 'conv' | 'lexicon' | 'policy'> & { dim?: number }

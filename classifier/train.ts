@@ -7,7 +7,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { initTf, tf } from './runtime.js'
-import { buildModel, predictWindows, saveModel, toInputs, usesMean, type Architecture } from './model.js'
+import { buildTrainingModel, headLoss, predictWindows, saveModel, toInputs, usesMean, type Architecture } from './model.js'
 import { DEFAULT_FEATURES, TOKENIZER_VERSION, tokenize, type FeatureConfig, type Window } from './tokenizer.js'
 import { Encoder } from './encoder.js'
 import { GloveSlice } from './glove.js'
@@ -28,9 +28,10 @@ export interface Design {
   lexicon?: boolean
   /**
    * HASOC's training part (splits.ts; never its out-of-domain folds) added to TweetEval train:
-   * `marked` with the label-policy input set (model.ts), `plain` as if labelled like TweetEval.
+   * `marked` with the label-policy input set (model.ts), `head` through a second softmax over the same
+   * features (not saved; model.ts buildTrainingModel), `plain` as if labelled like TweetEval.
    */
-  hasoc?: 'marked' | 'plain'
+  hasoc?: 'marked' | 'head' | 'plain'
   /** The share of HASOC's training windows drawn afresh for each epoch (default all of them). */
   hasocShare?: number
   /**
@@ -154,6 +155,21 @@ export const DESIGNS: Design[] = [
     hasocShare: 0.5,
   },
   {
+    name: 'bag+glove+cnn+lex+hasoc-head',
+    description: 'bag+glove+cnn+lex trained with HASOC\'s training parts through a second softmax head (its label policy) over the same features; the served head learns from TweetEval only',
+    ...BAG_GLOVE_CNN,
+    lexicon: true,
+    hasoc: 'head',
+  },
+  {
+    name: 'bag+glove+cnn+lex+hasoc-head/2',
+    description: 'bag+glove+cnn+lex+hasoc-head drawing half of HASOC\'s training windows afresh each epoch',
+    ...BAG_GLOVE_CNN,
+    lexicon: true,
+    hasoc: 'head',
+    hasocShare: 0.5,
+  },
+  {
     name: 'bag+glove+cnn+lex+hasoc/4',
     description: 'bag+glove+cnn+lex+hasoc drawing a quarter of HASOC\'s training windows afresh each epoch',
     ...BAG_GLOVE_CNN,
@@ -229,9 +245,11 @@ export async function trainDesign(design: Design, log: (line: string) => void, s
   const tweetEvalWindows = windowsOf(tweetEval, encoder, design.maskListed)
   const hasocWindows = windowsOf(hasoc, encoder, design.maskListed)
   const windows = [...tweetEvalWindows.windows, ...hasocWindows.windows]
-  const labels = [...tweetEvalWindows.labels, ...hasocWindows.labels]
-  const model = buildModel(architecture, seed)
-  model.compile({ optimizer: tf.train.adam(design.learningRate), loss: 'sparseCategoricalCrossentropy' })
+  // A second head reads HASOC's labels as 2 (not offensive) and 3 (offensive).
+  const secondHead = design.hasoc === 'head'
+  const labels = [...tweetEvalWindows.labels, ...hasocWindows.labels.map((label) => (secondHead ? label + 2 : label))]
+  const { served: model, trained } = buildTrainingModel(architecture, seed, secondHead)
+  trained.compile({ optimizer: tf.train.adam(design.learningRate), loss: secondHead ? headLoss : 'sparseCategoricalCrossentropy' })
   const random = prng(seed)
   // Every epoch trains on all of TweetEval's windows, and on HASOC's or a fresh draw of `hasocShare` of them.
   const first = tweetEvalWindows.windows.length
@@ -250,8 +268,8 @@ export async function trainDesign(design: Design, log: (line: string) => void, s
     for (let b = 1; b <= batches; b++) {
       const batch = order.slice((b - 1) * 64, b * 64)
       const inputs = toInputs(batch.map((i) => windows[i]), architecture, encoder.glove)
-      const y = tf.tensor1d(batch.map((i) => labels[i]), 'float32')
-      loss += ((await model.trainOnBatch(inputs, y)) as number) * batch.length
+      const y = secondHead ? tf.oneHot(batch.map((i) => labels[i]), 4).toFloat() : tf.tensor1d(batch.map((i) => labels[i]), 'float32')
+      loss += ((await trained.trainOnBatch(inputs, y)) as number) * batch.length
       tf.dispose([...inputs, y])
       if (!checks.has(b)) continue
       const at = round(epoch - 1 + b / batches, 2)
@@ -260,11 +278,11 @@ export async function trainDesign(design: Design, log: (line: string) => void, s
       log(`${design.name} epoch ${at}: loss ${(loss / Math.min(b * 64, order.length)).toFixed(4)}, val macro-F1 ${chosen.macro_f1.toFixed(4)} at t=${chosen.threshold} (${((Date.now() - started) / 1000).toFixed(1)} s)`)
       if (chosen.macro_f1 > best.macro_f1) {
         tf.dispose(best.weights)
-        best = { epoch: at, ...chosen, weights: model.getWeights().map((w) => w.clone()) }
+        best = { epoch: at, ...chosen, weights: trained.getWeights().map((w) => w.clone()) }
       }
     }
   }
-  model.setWeights(best.weights)
+  trained.setWeights(best.weights)
   tf.dispose(best.weights)
   const probabilities = textProbabilities(model, val.map((e) => e.text), encoder, architecture)
   // The out-of-domain folds, with the epoch and threshold chosen on TweetEval val.
@@ -279,7 +297,7 @@ export async function trainDesign(design: Design, log: (line: string) => void, s
 
 async function main() {
   const { values } = parseArgs({
-    options: { design: { type: 'string', default: 'bag+glove+cnn+lex+hasoc/2' }, compare: { type: 'boolean', default: false }, 'dry-run': { type: 'boolean', default: false }, out: { type: 'string', default: MODEL_DIR }, seed: { type: 'string', default: String(SEED) } },
+    options: { design: { type: 'string', default: 'bag+glove+cnn+lex+hasoc-head/2' }, compare: { type: 'boolean', default: false }, 'dry-run': { type: 'boolean', default: false }, out: { type: 'string', default: MODEL_DIR }, seed: { type: 'string', default: String(SEED) } },
   })
   const backend = await initTf('wasm', console.log)
   console.log(`TF.js backend: ${backend}`)
@@ -333,7 +351,7 @@ async function main() {
     design: chosenDesign.name,
     description: chosenDesign.description,
     architecture: chosen.architecture,
-    training_data: ['tweeteval/train.jsonl', ...(chosenDesign.hasoc ? [`hasoc2019_en and hasoc2020_en train, without their out-of-domain folds (classifier/splits.ts)${chosenDesign.hasoc === 'marked' ? ', marked by the label-policy input (1 in training, 0 when serving)' : ''}`] : [])],
+    training_data: ['tweeteval/train.jsonl', ...(chosenDesign.hasoc ? [`hasoc2019_en and hasoc2020_en train, without their out-of-domain folds (classifier/splits.ts)${chosenDesign.hasoc === 'marked' ? ', marked by the label-policy input (1 in training, 0 when serving)' : chosenDesign.hasoc === 'head' ? ', labelled through a second softmax head over the same features (not saved)' : ''}`] : [])],
     training_examples: chosen.trainExamples,
     training_windows: chosen.trainWindows,
     deduplication: 'TweetEval train only (never together with OLID, which holds the same tweets); no val text is trained on',

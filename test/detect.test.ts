@@ -11,7 +11,7 @@ import { initTf, tf } from '../classifier/runtime.js'
 import { loadDetector } from '../plugins/classifier.js'
 import { OFFENSIVE_DATA, hasOffensiveData, readJsonl, score } from '../classifier/data.js'
 import { MODEL_DIR } from '../classifier/paths.js'
-import { buildModel, predictWindows } from '../classifier/model.js'
+import { buildModel, buildTrainingModel, headLoss, predictWindows, toInputs } from '../classifier/model.js'
 import { LEXICON_SIZE } from '../classifier/lexicon.js'
 import { SparseForward } from '../classifier/forward.js'
 import { Encoder } from '../classifier/encoder.js'
@@ -276,6 +276,28 @@ t.test('every architecture the trainer builds is served by the folded pass exact
     t.ok(served.some((p) => Math.abs(p - served[0]) > 1e-3), `${name}: the windows do not all score the same`)
     model.dispose()
   }
+})
+
+t.test('a second softmax head for another label policy trains the shared features and is not served', async (t) => {
+  await initTf('wasm')
+  const architecture = { dim: 4, hidden: 0, length: 8, dropout: 0.3, l2: 0, glove: 0, buckets: 64, lexicon: LEXICON_SIZE }
+  const { served, trained } = buildTrainingModel(architecture, 3, true)
+  t.ok(trained.layers.some((layer) => layer.name === 'output_second_policy'), 'the training model has the second head')
+  t.notOk(served.layers.some((layer) => layer.name === 'output_second_policy'), 'the served model does not')
+  const encoder = new Encoder({ ...DEFAULT_FEATURES, buckets: 64, dim: 4, lexicon: LEXICON_SIZE })
+  const windows = ['you are a stupid idiot', 'a lovely day'].flatMap((text) => encoder.encode(text))
+  const both = tf.tidy(() => (trained.predict(toInputs(windows, architecture)) as tf.Tensor).arraySync() as number[][])
+  const servedP = predictWindows(served, windows, architecture)
+  both.forEach((row, i) => t.ok(Math.abs(row[1] - servedP[i]) < 1e-6, `window ${i}: the served head is the first two outputs`))
+  // The loss reads the labelled head only: -log p of the label's column.
+  const labels = tf.oneHot([1, 2], 4).toFloat()
+  const loss = headLoss(labels, tf.tensor2d(both)).dataSync()[0]
+  t.ok(Math.abs(loss - -(Math.log(both[0][1]) + Math.log(both[1][2])) / 2) < 1e-5, `loss ${loss}`)
+  const before = served.getLayer('features').getWeights()[0].dataSync().slice()
+  trained.compile({ optimizer: tf.train.adam(0.05), loss: headLoss })
+  await trained.trainOnBatch(toInputs(windows, architecture), tf.oneHot([3, 2], 4).toFloat())
+  const after = served.getLayer('features').getWeights()[0].dataSync()
+  t.ok(after.some((v, i) => v !== before[i]), 'a second-head label moves the shared features the served head reads')
 })
 
 t.test('a word\'s convolution rows are computed when a window first uses it, not at load', async (t) => {
