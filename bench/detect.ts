@@ -4,7 +4,7 @@
 // the req/s of one round can swing by half minutes later, and a ratio of two rounds far apart measures
 // that swing, not the service. The median of the per-pass ratios is the figure; then the time left
 // for classification, model load time and memory.
-import { detectRound, round, startServer, stop, table, type Round } from './lib.js'
+import { detectRound, median, round, startServer, stop, table, type Round } from './lib.js'
 import { initTf } from '../classifier/runtime.js'
 import { Detector } from '../classifier/detector.js'
 import { MODEL_DIR } from '../classifier/paths.js'
@@ -39,11 +39,6 @@ const unbatched = await startServer(['dist/server.js'], { DEMO_DATA: '0', DATA_D
 rounds.push(await detectRound(4003, 'POST /detect (varied texts), DETECT_MICROBATCH_WAIT_MS=0', seconds))
 await stop(unbatched)
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = sorted.length >> 1
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-}
 const share = (r: Round, of: Round) => r.requests_per_s / of.requests_per_s
 console.log(table(rounds))
 for (const [i, p] of passRounds.entries()) {

@@ -10,7 +10,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { scratchDatabase, startServer, stop } from './lib.js'
+import { median, scratchDatabase, startServer, stop } from './lib.js'
 import { apiClient, campaignsOf, INDICATORS, LOCATIONS, nationalCsv, seedNation, SERVER_ENV } from './national.js'
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000)
@@ -88,7 +88,6 @@ async function main() {
         left join nearest n on n.location_id = r.location_id and n.indicator_id = r.indicator_id
         join location_tree t on t.location_id = r.location_id and t.lvl >= 1 and (n.k is null or t.lvl < n.k)
         group by t.parent_location_id, r.indicator_id, i.data_format`)
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
     const seconds = (xs: number[]) => `median ${(median(xs) / 1000).toFixed(2)} s (${xs.map((x) => (x / 1000).toFixed(2)).join(', ')})`
     console.log(`agg_refresh, ${LOCATIONS - 101} × 50 raw values: first run ${(first / 1000).toFixed(2)} s, then ${seconds(times)}`)
     for (const workMem of [null, '64MB']) {

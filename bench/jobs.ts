@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import type { ChildProcess } from 'node:child_process'
 import { spawn } from 'node:child_process'
 import pg from 'pg'
-import { scratchDatabase, startServer, stop } from './lib.js'
+import { median, scratchDatabase, startServer, stop } from './lib.js'
 import { apiClient, LOCATIONS, nationalCsv, seedNation, SERVER_ENV } from './national.js'
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000)
@@ -92,7 +92,6 @@ async function recomputes(workers: number): Promise<number> {
   })
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const seconds = (xs: number[]) => xs.map((x) => (x / 1000).toFixed(1)).join(', ')
 
 async function main() {

@@ -50,6 +50,9 @@ export async function round(name: string, url: string, headers: Record<string, s
   }
 }
 
+/** The middle value (of an even count, the upper of the two middle ones). */
+export const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+
 export function table(rounds: Round[]): string {
   const lines = ['| run | req/s | p50 ms | p99 ms | errors | non-2xx |', '|---|---|---|---|---|---|']
   for (const r of rounds) lines.push(`| ${r.name} | ${r.requests_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.errors} | ${r.non2xx} |`)

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { execFileSync } from 'node:child_process'
-import { detectRound, round, startServer, stop, table, type Round } from './lib.js'
+import { detectRound, median, round, startServer, stop, table, type Round } from './lib.js'
 
 const KEY = 'e'.repeat(40)
 const seconds = Number(process.env.BENCH_SECONDS ?? 8)
@@ -44,7 +44,6 @@ for (let pair = 1; pair <= pairs; pair++) {
   for (const node of order) rounds.push(...(await lineRounds(node, pair)))
 }
 console.log(table(rounds))
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 for (const node of nodes) {
   const of = (what: string) => median(rounds.filter((r) => r.name.includes(`Node ${node.version}: ${what}`)).map((r) => r.requests_per_s))
   const helloRate = of('hello-world')

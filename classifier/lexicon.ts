@@ -6,8 +6,6 @@
 import { PHRASE_STARTS, rating } from './disguises.js'
 import { analyse } from './tokenizer.js'
 
-export { isListed } from './disguises.js'
-
 /** Inputs of the lexicon branch, in order (tokenizer.json records the version). */
 export const LEXICON_FEATURES = ['profane (rating 2)', 'maybe profane (rating 1)', 'log(1 + listed words)', 'disguised'] as const
 export const LEXICON_VERSION = 2

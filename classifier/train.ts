@@ -14,7 +14,8 @@ import { GloveSlice } from './glove.js'
 import { OFFENSIVE_DATA, readJsonl, score, type Example } from './data.js'
 import { MODEL_DIR } from './paths.js'
 import { prng } from '../lib/core/prng.js'
-import { isListed, LEXICON_FEATURES, LEXICON_SIZE, LEXICON_VERSION } from './lexicon.js'
+import { LEXICON_FEATURES, LEXICON_SIZE, LEXICON_VERSION } from './lexicon.js'
+import { isListed } from './disguises.js'
 import { hasocTraining, validationSplits } from './splits.js'
 
 export interface Design {
