@@ -7,6 +7,11 @@ import { loadGeo } from '../lib/engine/geo-loader.js'
 import { loadDemoData } from '../lib/engine/demo.js'
 import { loadConfig, type Config } from '../lib/core/config.js'
 import { uploadCommand } from './upload.js'
+import type { Database } from '../lib/data/database.js'
+import { AUTH_CHANNEL } from '../lib/data/auth.js'
+
+/** How long revoke-key waits for the running servers to confirm they dropped the key. */
+const REVOKE_CONFIRM_MS = 5_000
 
 export const USAGE = `usage: npm run cli -- <command> [--server <url>] [--key <user>:<key>]
   (while a server holds the embedded database, commands go through its API, with the admin key file's key)
@@ -47,6 +52,8 @@ export async function runCommand(
   options: Options,
   print: (line: string) => void,
   config: Config = loadConfig(),
+  /** The database `db` belongs to: revoke-key waits on it for every server to drop the key. */
+  database?: Pick<Database, 'confirmHeard'>,
 ): Promise<number> {
   switch (command) {
     case 'upload':
@@ -78,8 +85,18 @@ export async function runCommand(
       const key = keyOf(arg)
       if (!key && !options.user) throw new UsageError('revoke-key needs a key or --user <username>')
       const revoked = await revokeKeys(db, options.user ? { username: options.user } : { key })
+      if (!revoked) {
+        print('0 key(s) revoked')
+        return 1
+      }
+      // Success is reported once every running server has dropped the key from its cache.
+      const unconfirmed = (await database?.confirmHeard(AUTH_CHANNEL, REVOKE_CONFIRM_MS)) ?? []
+      if (unconfirmed.length) {
+        print(`${revoked} key(s) revoked; ${unconfirmed.length} server process(es) did not confirm within ${REVOKE_CONFIRM_MS / 1000} s: they refuse the key within 10 s at the latest (their cache's lifetime)`)
+        return 2
+      }
       print(`${revoked} key(s) revoked`)
-      return revoked ? 0 : 1
+      return 0
     }
     case 'load-geo': {
       if (!arg) throw new UsageError('load-geo needs a file')

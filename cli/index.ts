@@ -49,7 +49,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     await migrateToLatest(database)
     await ensureAdmin(database.db, config, console.log)
-    return await runCommand(database.db, command, arg, options, console.log, config)
+    return await runCommand(database.db, command, arg, options, console.log, config, database)
   } finally {
     await database.close()
   }

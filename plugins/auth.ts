@@ -4,7 +4,7 @@
 // on the next request whoever revoked it.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { findUserByKey, parseAuthorization, touchKey, type AuthUser } from '../lib/data/auth.js'
+import { AUTH_CHANNEL, findUserByKey, parseAuthorization, touchKey, type AuthUser } from '../lib/data/auth.js'
 import { ApiError } from '../lib/core/errors.js'
 import { NotifiedCache } from '../lib/data/notified-cache.js'
 
@@ -30,7 +30,7 @@ const tooManyFailures = (seconds: number) =>
 export default fp(
   async function auth(app: FastifyInstance) {
     const cache = new NotifiedCache<AuthUser>({ name: 'auth', maxEntries: 10_000, ttlMs: CACHE_TTL_MS })
-    const unlisten = await cache.listen(app.db, 'rhizome_auth')
+    const unlisten = await cache.listen(app.db, AUTH_CHANNEL)
     app.addHook('onClose', () => unlisten())
     app.decorate('dropAuthCache', () => cache.drop())
 
@@ -47,11 +47,13 @@ export default fp(
       if (request.method === 'OPTIONS' || !isApiPath(request.url)) return
       const credentials = parseAuthorization(request.headers.authorization)
       if (!credentials) throw new ApiError(401, 'UNAUTHENTICATED', 'Authentication required')
-      // Key guessing: after AUTH_FAILURE_MAX wrong keys in the window, this client is refused unheard.
-      const failures = await app.authFailures.peek(request)
-      if (failures && !failures.isAllowed && failures.remaining === 0) throw tooManyFailures(failures.ttlInSeconds)
       const user = await authenticate(credentials)
       if (!user) {
+        // Key guessing: after AUTH_FAILURE_MAX wrong keys in the window, wrong keys from this client for
+        // this username get 429. A right key is always let in: a key is 160 random bits, so the limit
+        // only slows noise, and wrong tries in someone's name must never lock that someone out.
+        const failures = await app.authFailures.peek(request)
+        if (failures && !failures.isAllowed && failures.remaining === 0) throw tooManyFailures(failures.ttlInSeconds)
         await app.authFailures.record(request)
         throw new ApiError(401, 'UNAUTHENTICATED', 'Invalid API key')
       }

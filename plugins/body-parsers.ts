@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError } from '../lib/core/errors.js'
 import { assertPercentEncodedUtf8 } from '../lib/api/query-params.js'
+import { jsonDepth } from '../lib/core/json-depth.js'
 
 /** Repeated form keys become arrays (a field given twice is then refused by name, lib/api/body.ts). */
 function groupRepeated(params: URLSearchParams): Map<string, string | string[]> {
@@ -18,8 +19,19 @@ function groupRepeated(params: URLSearchParams): Map<string, string | string[]> 
 // `fatal`: bytes that are not UTF-8 are refused, not turned into U+FFFD and stored.
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
+const tooDeep = (what: string, limit: number) =>
+  new ApiError(400, 'JSON_TOO_DEEP', `${what} nests objects and arrays deeper than ${limit} levels (JSON_MAX_DEPTH)`, { limit })
+
 export default fp(
   async function bodyParsers(app: FastifyInstance) {
+    const maxDepth = app.config.JSON_MAX_DEPTH
+    // A field may carry JSON as text (chart_json, a dashboard's rows in a form), parsed when its
+    // column is read: its nesting counts on its own.
+    const tooDeepField = (fields: Iterable<[string, unknown]>) => {
+      for (const [name, value] of fields) {
+        if ([value].flat().some((v) => typeof v === 'string' && jsonDepth(v, maxDepth) > maxDepth)) return name
+      }
+    }
     // Compressed bodies are not decoded here; reading them as plain text would store garbage.
     app.addHook('preParsing', async (request) => {
       const encoding = request.headers['content-encoding']
@@ -36,11 +48,15 @@ export default fp(
         return done(new ApiError(400, 'INVALID_UTF8', 'Request body is not valid UTF-8'), undefined)
       }
       if (text.trim() === '') return done(null, {})
+      if (jsonDepth(text, maxDepth) > maxDepth) return done(tooDeep('The request body', maxDepth), undefined)
+      let parsed: unknown
       try {
-        done(null, JSON.parse(text))
+        parsed = JSON.parse(text)
       } catch {
-        done(new ApiError(400, 'INVALID_JSON', 'Request is not valid JSON.'), undefined)
+        return done(new ApiError(400, 'INVALID_JSON', 'Request is not valid JSON.'), undefined)
       }
+      const deepField = parsed !== null && typeof parsed === 'object' ? tooDeepField(Object.entries(parsed)) : undefined
+      done(deepField ? tooDeep(`Field ${deepField}`, maxDepth) : null, deepField ? undefined : parsed)
     })
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
       try {
@@ -48,8 +64,10 @@ export default fp(
       } catch (error) {
         return done(error as Error, undefined)
       }
-      done(null, Object.fromEntries(groupRepeated(new URLSearchParams(body as string))))
+      const fields = groupRepeated(new URLSearchParams(body as string))
+      const deepField = tooDeepField(fields)
+      done(deepField ? tooDeep(`Form field ${deepField}`, maxDepth) : null, deepField ? undefined : Object.fromEntries(fields))
     })
   },
-  { name: 'body-parsers' },
+  { name: 'body-parsers', dependencies: ['config'] },
 )

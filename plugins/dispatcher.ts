@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import multipart from '@fastify/multipart'
-import { ApiError, badRequest, forbidden, invalidValue, isReplicaFailure, notFound, validationError } from '../lib/core/errors.js'
+import { ApiError, badRequest, invalidValue, isReplicaFailure, notFound, validationError } from '../lib/core/errors.js'
 import { QueryParams } from '../lib/api/query-params.js'
 import { parseListParams, pageLink, RESERVED } from '../lib/api/list-params.js'
 import { createRow, deleteRow, deleteWhere, filteredQuery, listPage, listRows, MAX_LIMIT, readDetail, updateRow } from '../lib/api/crud.js'
@@ -19,7 +19,7 @@ import { resources } from '../resources/index.js'
 import { recomputeCampaign } from '../lib/engine/recompute.js'
 import { NotifiedCache } from '../lib/data/notified-cache.js'
 import { holdsRawJson, RawJson, stringifyWithRaw } from '../lib/core/raw-json.js'
-import { assertMayWrite } from '../lib/engine/access.js'
+import { assertMayDelete, assertMayWrite } from '../lib/engine/access.js'
 import type { JobKind } from '../lib/data/job-queue.js'
 import jobResource from '../resources/job.js'
 
@@ -193,7 +193,7 @@ export default fp(
       }
       if (params.shape === 'wide') {
         // §10.2: the pivot of up to max_limit long rows, whatever limit/offset say.
-        return sendWideCsv(reply, ctx.urlName, await resource.hooks.wide!(ctx, filteredQuery(ctx, parseFilters(resource, filters))))
+        return sendWideCsv(reply, ctx.urlName, await resource.hooks.wide!(ctx, filteredQuery(ctx, parseFilters(resource, filters, { secrets: ctx.user.is_superuser }))))
       }
       if (params.format === 'csv') {
         if (resource.kind === 'non_model') {
@@ -270,7 +270,7 @@ export default fp(
       }
       const user = request.user!
       if (kind === 'schema') return describeResource(resource, resourceOfTable)
-      if (method === 'DELETE' && !user.is_superuser) throw forbidden('Only a superuser may delete')
+      if (method === 'DELETE') assertMayDelete(user, resource)
       if (WRITES.has(method)) assertMayWrite(user, resource, 'modify')
       else if (resource.kind === 'non_model') assertMayWrite(user, resource, 'run')
 

@@ -51,6 +51,7 @@ export default fp(
       retryLimit: config.JOB_RETRY_LIMIT,
       pollingSeconds: config.JOB_POLL_MS / 1000,
       maintenanceSeconds: config.JOB_MAINTENANCE_SECONDS,
+      maxQueuedPerUser: config.JOB_MAX_QUEUED_PER_USER,
     })
     queue.boss.on('error', (error) => app.log.error({ err: error }, 'job queue error'))
     const begin = async () => {

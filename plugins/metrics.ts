@@ -2,14 +2,17 @@
 // pattern and status, and whatever the layers record. Open unless METRICS_TOKEN is set, then it needs
 // `Authorization: Bearer <token>` (a deployment reachable from outside sets it, or keeps /metrics to
 // its proxy's internal network).
-import { timingSafeEqual } from 'node:crypto'
+import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { httpDuration, registry } from '../lib/core/metrics.js'
 import { ApiError } from '../lib/core/errors.js'
 
-const sameSecret = (given: string, expected: string) =>
-  given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected))
+// Compared as SHA-256 digests: always 32 bytes each, so the comparison takes the same time whatever was
+// sent (a token's length is not revealed) and never throws (timingSafeEqual refuses buffers of
+// different byte lengths, which a non-ASCII token of the right character count is).
+const digest = (text: string) => createHash('sha256').update(text).digest()
+const sameSecret = (given: string, expected: Buffer) => timingSafeEqual(digest(given), expected)
 
 export default fp(
   async function metrics(app: FastifyInstance) {
@@ -24,10 +27,11 @@ export default fp(
     })
 
     const token = app.config.METRICS_TOKEN
+    const expectedDigest = token ? digest(token) : undefined
     app.get('/metrics', { schema: { tags: ['service'], operationId: 'getMetrics', summary: 'Prometheus metrics (Bearer METRICS_TOKEN when set)', security: [] } }, async (request, reply) => {
       if (token) {
         const given = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1]
-        if (!given || !sameSecret(given, token)) throw new ApiError(401, 'UNAUTHENTICATED', 'Metrics need Authorization: Bearer <METRICS_TOKEN>')
+        if (!given || !sameSecret(given, expectedDigest!)) throw new ApiError(401, 'UNAUTHENTICATED', 'Metrics need Authorization: Bearer <METRICS_TOKEN>')
       }
       return reply.type(registry.contentType).send(await registry.metrics())
     })

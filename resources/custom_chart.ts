@@ -5,7 +5,8 @@ export default defineResource({
   name: 'custom_chart',
   schema: CustomChart,
   writers: 'users',
-  filtering: ['id', 'uuid', 'title'],
+  owner_column: 'owner_id',
+  filtering: ['id', 'uuid', 'title', 'owner_id'],
   required_fields_for_post: ['chart_json', 'title', 'uuid'],
   hooks: {
     // A deleted chart disappears from every dashboard's rows[*].charts (D14), in the same transaction.

@@ -6,7 +6,8 @@ export default defineResource({
   aliases: ['custom_dashboard'],
   schema: CustomDashboard,
   writers: 'users',
-  filtering: ['id', 'title', 'description', 'layout'],
+  owner_column: 'owner_id',
+  filtering: ['id', 'title', 'description', 'layout', 'owner_id'],
   required_fields_for_post: ['title'],
   hooks: {
     // Detail only: chart uuids in rows[*].charts become the charts themselves (resource-api §21).

@@ -9,8 +9,8 @@ export default defineResource({
   name: 'job',
   schema: JobState,
   description: "A pipeline step run in the background: its state, progress, and the synchronous call's answer or error.",
-  query_fields: ['id', 'kind', 'params', 'state', 'progress', 'created_at', 'started_at', 'finished_at', 'result', 'error', 'created_by'],
-  detail_fields: ['id', 'kind', 'params', 'state', 'progress', 'created_at', 'started_at', 'finished_at', 'result', 'error', 'created_by'],
+  query_fields: ['id', 'kind', 'params', 'state', 'progress', 'created_at', 'started_at', 'finished_at', 'result', 'error', 'created_by', 'queue_position'],
+  detail_fields: ['id', 'kind', 'params', 'state', 'progress', 'created_at', 'started_at', 'finished_at', 'result', 'error', 'created_by', 'queue_position'],
   filtering: ['id', 'kind', 'state', 'created_at', 'created_by'],
   methods: { list: ['GET'], detail: ['GET', 'DELETE'] },
   // A job's state changes in the queue's tables, which notify nobody: its details are never cached.

@@ -1,7 +1,20 @@
 import { sql } from 'kysely'
 import { LocationPermission } from '../schemas/location_permission.js'
 import { defineResource } from '../lib/api/resource.js'
-import { forbidden } from '../lib/core/errors.js'
+import { ApiError, forbidden } from '../lib/core/errors.js'
+
+/**
+ * A user without a responsibility is unrestricted (resource-api §6), so deleting a user's last one
+ * would widen them to the whole country: refused, naming the two ways that say what is meant.
+ */
+const lastResponsibility = (userId: number) =>
+  new ApiError(
+    409,
+    'LAST_RESPONSIBILITY',
+    `Deleting user ${userId}'s only location responsibility would give them every location. ` +
+      `To widen their access on purpose, PATCH the responsibility to the root location; to end it, deactivate the user (PATCH /api/v1/user/${userId}/ {"is_active": false})`,
+    { user_id: userId },
+  )
 
 export default defineResource({
   name: 'location_responsibility',
@@ -19,6 +32,19 @@ export default defineResource({
         throw forbidden('You may only read your own responsibility')
       }
       return { query }
+    },
+    // Runs for every delete of responsibilities, also those a cascade takes (a deleted location).
+    async afterDelete(ctx, rows) {
+      const users = [...new Set(rows.map((r) => r.user_id as number))]
+      if (!users.length) return
+      const widened = await ctx.db
+        .selectFrom('auth_user as u')
+        .select('u.id')
+        .where('u.id', 'in', users)
+        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('location_permission as lp').select('lp.id').whereRef('lp.user_id', '=', 'u.id'))))
+        .orderBy('u.id')
+        .executeTakeFirst()
+      if (widened) throw lastResponsibility(widened.id)
     },
   },
 })

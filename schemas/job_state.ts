@@ -22,4 +22,6 @@ export const JobState = table('job_state', {
   created_by: col.integer({ nullable: true, readonly: true }),
   /** `document:<id>` or `campaign:<id>`: what the job is one of at a time. */
   subject: col.string({ readonly: true }),
+  /** A waiting job's place in its queue (1: taken next); null once it has started. */
+  queue_position: col.integer({ nullable: true, readonly: true }),
 })

@@ -56,6 +56,11 @@ t.test('METRICS_TOKEN: /metrics then needs that bearer token', async (t) => {
   t.equal((await app.inject({ url: '/metrics' })).statusCode, 401)
   t.equal((await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${'x'.repeat(32)}` } })).statusCode, 401)
   t.equal((await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${token}` } })).statusCode, 200)
+  // As many characters as the token, more bytes: the comparison must neither throw nor tell the length.
+  const nonAscii = await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${'m'.repeat(31)}\u00e9` } })
+  t.equal(nonAscii.statusCode, 401, 'a wrong token with a non-ASCII byte is 401, not 500')
+  t.equal(nonAscii.json().code, 'UNAUTHENTICATED')
+  t.equal((await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${'m'.repeat(5)}` } })).statusCode, 401, 'a shorter one too')
 })
 
 t.test('liveness and readiness', async (t) => {

@@ -9,7 +9,7 @@ import { relationsOf, type BodyEncoding, type Context, type JsonListResult, type
 import { RawJson } from '../core/raw-json.js'
 import type { ColumnKind } from '../data/columns.js'
 import { coerceBody, checkRequiredFields } from './body.js'
-import { permittedLocations } from '../engine/access.js'
+import { assertOwner, permittedLocations } from '../engine/access.js'
 
 export const DEFAULT_LIMIT = 1000
 export const MAX_LIMIT = 100_000
@@ -141,7 +141,7 @@ async function genericRows(ctx: Context, options: ListOptions, filters: ReturnTy
 
 /** The list read of §9 as rows (CSV export, all_meta): one page, the total count and meta extras. */
 export async function listRows(ctx: Context, options: ListOptions): Promise<ListResult & { meta: Row }> {
-  const filters = parseFilters(ctx.resource, options.filters)
+  const filters = parseFilters(ctx.resource, options.filters, { secrets: ctx.user.is_superuser })
   return (await hookedPage(ctx, options, filters)) ?? genericRows(ctx, options, filters)
 }
 
@@ -157,7 +157,7 @@ const JSON_ALIKE: ReadonlySet<ColumnKind> = new Set(['integer', 'related', 'floa
  * datapoint page otherwise spends milliseconds in pg's row parsing and JSON.stringify).
  */
 export async function listPage(ctx: Context, options: ListOptions): Promise<(ListResult | JsonListResult) & { meta: Row }> {
-  const filters = parseFilters(ctx.resource, options.filters)
+  const filters = parseFilters(ctx.resource, options.filters, { secrets: ctx.user.is_superuser })
   const hooked = await hookedPage(ctx, options, filters)
   if (hooked) return hooked
   const page = await pageQuery(ctx, options, filters)
@@ -222,6 +222,7 @@ export async function createRow(ctx: Context, body: Row, encoding: BodyEncoding)
   }
   checkRequiredFields(resource, body)
   let values = coerceBody(resource, body, encoding)
+  if (resource.owner_column) values[resource.owner_column] = ctx.user.id
   values = (await resource.hooks.beforeWrite?.(ctx, values)) ?? values
   const insert = dynamic(ctx).insertInto(resource.table!)
   const { id } = (await (Object.keys(values).length ? insert.values(toDatabase(resource, values)) : insert.defaultValues())
@@ -235,6 +236,7 @@ export async function updateRow(ctx: Context, id: number, body: Row, encoding: B
   const { resource } = ctx
   const existing = await findRow(ctx, id)
   if (!existing) throw notFound(ctx.urlName, id)
+  assertOwner(ctx.user, resource, existing)
   if (body.id !== undefined && body.id !== null && String(body.id) !== String(id)) {
     throw validationError('id', 'must match the id in the URL')
   }
@@ -321,6 +323,7 @@ export async function deleteRow(
   const { resource } = ctx
   const existing = await findRow(ctx, id)
   if (!existing) throw notFound(ctx.urlName, id)
+  assertOwner(ctx.user, resource, existing)
   await resource.hooks.beforeDelete?.(ctx, existing)
   if (resource.hooks.remove) return resource.hooks.remove(ctx, existing)
   if (!cascade) {
@@ -334,7 +337,7 @@ export async function deleteRow(
 
 /** `DELETE /<r>/?indicator_id=X` for resources that declare it (D13). */
 export async function deleteWhere(ctx: Context, column: string, value: string): Promise<Row[]> {
-  const { conditions } = parseFilters(ctx.resource, [[column, [value]]])
+  const { conditions } = parseFilters(ctx.resource, [[column, [value]]], { secrets: ctx.user.is_superuser })
   let query = dynamic(ctx).deleteFrom(`${ctx.resource.table!} as t`)
   for (const c of conditions as Expression<SqlBool>[]) query = query.where(c)
   return (await query.returningAll().execute()) as Row[]

@@ -14,8 +14,21 @@ export const EXPORT_PAGE = 10_000
 export type Cell = unknown
 export type PageReader = (offset: number, limit: number) => Promise<Cell[][]>
 
+/** Text a spreadsheet would read as a formula (OWASP, "CSV injection"): `=`, `+`, `-`, `@`, tab, CR first. */
+const FORMULA_START = /^[=+\-@\t\r]/
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/
+
+/**
+ * Every text cell of every export is neutralised: one a spreadsheet would run as a formula gets a
+ * leading `'` (and is quoted), so opening an export never runs what a file, a form or a script put
+ * into the database. A number written as text (`-5`) stays as it is.
+ */
+export function neutralise(value: unknown): unknown {
+  return typeof value === 'string' && FORMULA_START.test(value) && !NUMBER.test(value) ? `'${value}` : value
+}
+
 function toCell(value: unknown): unknown {
-  return value !== null && typeof value === 'object' ? JSON.stringify(value) : value
+  return neutralise(value !== null && typeof value === 'object' ? JSON.stringify(value) : value)
 }
 
 /**
@@ -47,7 +60,13 @@ export function sendCsv(
   read: PageReader = async () => [],
   range: { offset: number; count: number } = { offset: 0, count: first.length },
 ) {
-  const csv = stringify({ header: true, columns: header, record_delimiter: 'windows', cast: { boolean: (b) => String(b) } })
+  const csv = stringify({
+    header: true,
+    columns: header.map((name) => ({ key: name, header: neutralise(name) as string })),
+    record_delimiter: 'windows',
+    quoted_match: /^'[=+\-@\t\r]/,
+    cast: { boolean: (b) => String(b) },
+  })
   const rows = Readable.from(pages(first, read, range.offset, range.count))
   rows.on('error', (error) => csv.destroy(error))
   rows.pipe(csv)

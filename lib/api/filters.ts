@@ -210,15 +210,19 @@ export interface ParsedFilters {
   joins: string[][]
 }
 
-/** Translates filter parameters (name -> raw values, in request order) into conditions. */
-export function parseFilters(resource: Resource, params: Array<[string, string[]]>): ParsedFilters {
+/**
+ * Translates filter parameters (name -> raw values, in request order) into conditions. A column
+ * derived from a secret (a key's hash) is filterable only with `secrets` (a superuser's request):
+ * for anyone else it does not exist, so prefix filters cannot recover it a digit at a time.
+ */
+export function parseFilters(resource: Resource, params: Array<[string, string[]]>, { secrets = false } = {}): ParsedFilters {
   const conditions: Expression<SqlBool>[] = []
   const joins: string[][] = []
   for (const [param, values] of params) {
     const parts = param.split('__')
     const lookup: Lookup = parts.length > 1 && isLookup(parts[parts.length - 1]) ? (parts.pop() as Lookup) : 'exact'
     const field = filterable(resource, parts)
-    if (!field) throw badRequest('UNKNOWN_FILTER', `The '${parts.join('__')}' field does not allow filtering.`)
+    if (!field || (field.meta?.secret && !secrets)) throw badRequest('UNKNOWN_FILTER', `The '${parts.join('__')}' field does not allow filtering.`)
     if (!LOOKUPS_BY_KIND[field.kind].includes(lookup)) {
       throw badRequest('INVALID_LOOKUP', `'${lookup}' is not an allowed filter on the '${parts.join('__')}' field.`)
     }

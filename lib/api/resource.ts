@@ -141,6 +141,11 @@ export interface ResourceDeclaration {
   /** The column holding the row's location: restricted users only reach rows inside their subtree. */
   location_column?: string
   /**
+   * The column naming the row's owner, set to the requester on creation: only the owner, superusers
+   * and metadata editors change or delete the row (lib/engine/access.ts, assertOwner).
+   */
+  owner_column?: string
+  /**
    * The rows of `t` a non-superuser may reach, when that is not decided by `location_column` alone
    * (e.g. the raw rows of a document by their mapped location); undefined for every row.
    */
@@ -196,7 +201,7 @@ export interface FieldInfo {
   expression?: RawBuilder<unknown>
 }
 
-export interface Resource extends Required<Omit<ResourceDeclaration, 'schema' | 'hooks' | 'action' | 'job_params' | 'location_column' | 'row_filter' | 'description' | 'body_limit' | 'multipart' | 'scope' | 'detail_fields' | 'writable' | 'row_modes' | 'meta_fields' | 'result_of'>> {
+export interface Resource extends Required<Omit<ResourceDeclaration, 'schema' | 'hooks' | 'action' | 'job_params' | 'location_column' | 'owner_column' | 'row_filter' | 'description' | 'body_limit' | 'multipart' | 'scope' | 'detail_fields' | 'writable' | 'row_modes' | 'meta_fields' | 'result_of'>> {
   result_of?: Resource
   row_modes: Array<Record<string, unknown>>
   meta_fields: Record<string, Record<string, unknown>>
@@ -211,6 +216,7 @@ export interface Resource extends Required<Omit<ResourceDeclaration, 'schema' | 
   action?: ResourceDeclaration['action']
   job_params?: ResourceDeclaration['job_params']
   location_column?: string
+  owner_column?: string
   row_filter?: ResourceDeclaration['row_filter']
   description?: string
   columns: Record<string, ColumnMeta>
@@ -234,6 +240,10 @@ export function defineResource(decl: ResourceDeclaration): Resource {
   const query_fields = decl.query_fields ?? Object.keys(columns)
   const filtering =
     decl.filtering ?? query_fields.filter((f) => !(f in synthetic) && columns[f]?.kind !== 'json')
+  const shown = [...query_fields, ...(decl.detail_fields ?? Object.keys(columns)), ...(decl.ordering ?? []).map((f) => f.replace(/^-/, ''))]
+  const secret = shown.find((f) => columns[f]?.secret)
+  // A column derived from a secret is never shown or ordered by (an order reveals it too).
+  if (secret) throw new Error(`${decl.name}: the secret column ${secret} must not be shown or ordered by`)
   return {
     name: decl.name,
     aliases: decl.aliases ?? [],
@@ -252,6 +262,7 @@ export function defineResource(decl: ResourceDeclaration): Resource {
     list_delete_by: decl.list_delete_by ?? [],
     synthetic,
     location_column: decl.location_column,
+    owner_column: decl.owner_column,
     row_filter: decl.row_filter,
     scope: decl.scope,
     detail_fields: decl.detail_fields ?? Object.keys(columns),

@@ -42,6 +42,9 @@ export const ConfigSchema = Type.Object({
   CONNECTION_TIMEOUT_MS: Integer(60_000),
   REQUEST_TIMEOUT_MS: Integer(120_000),
   XLSX_MAX_UNCOMPRESSED_BYTES: Integer(XLSX_MAX_UNCOMPRESSED_DEFAULT, 1),
+  // Deepest nesting of a JSON body (or a JSON form field): deeper is 400 before anything runs. At most
+  // 1,000, well below the depth at which walking a value overflows the stack.
+  JSON_MAX_DEPTH: Type.Integer({ default: 64, minimum: 1, maximum: 1_000 }),
   // `0`: no /metrics and no per-request timing (bench/metrics.ts measures what they cost).
   METRICS: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '1' }),
   // /metrics needs `Authorization: Bearer <METRICS_TOKEN>` when set; open otherwise.
@@ -63,6 +66,8 @@ export const ConfigSchema = Type.Object({
   JOB_MAINTENANCE_SECONDS: Integer(60, 1),
   // On shutdown a running job gets this long to finish, then goes back to the queue.
   JOB_SHUTDOWN_MS: Integer(30_000, 1_000),
+  // Jobs one user may have queued or running at once; more is 429 until some have run.
+  JOB_MAX_QUEUED_PER_USER: Integer(20, 1),
   // Detail representations kept in memory (their JSON, in characters), dropped on every database change (0 = no cache).
   DETAIL_CACHE_BYTES: Integer(64 * 1024 * 1024),
 })

@@ -5,6 +5,9 @@ import { createHash, randomBytes } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 
+/** The channel every change to keys, users, permissions or roots notifies (sql/002). */
+export const AUTH_CHANNEL = 'rhizome_auth'
+
 /**
  * Members of this group may change the metadata everyone shares (indicators, campaigns, types, tags,
  * calculations, the location tree, code mappings; lib/engine/access.ts). It is one of the original

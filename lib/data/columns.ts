@@ -21,6 +21,8 @@ export interface ColumnMeta {
   maxLength?: number
   enum?: readonly string[]
   pattern?: string
+  /** Derived from a secret (a key's hash): never shown, and filterable by superusers only. */
+  secret?: boolean
 }
 
 export const COLUMN = 'x-column'

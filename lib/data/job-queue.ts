@@ -10,12 +10,14 @@ import type { DB } from '../../schemas/index.js'
 import type { JOB_KINDS } from '../../schemas/job.js'
 import type { Database } from './database.js'
 import type { Progress, ProgressReport } from '../core/progress.js'
+import { ApiError } from '../core/errors.js'
 
 export type JobKind = (typeof JOB_KINDS)[number]
 
 /** Jobs of a document and jobs of a campaign are queued apart: each queue's workers take their own. */
 const QUEUE_OF: Record<JobKind, 'document' | 'campaign'> = { transform_upload: 'document', refresh_master: 'document', agg_refresh: 'campaign' }
 const QUEUES = ['document', 'campaign'] as const
+const kindsOf = (queue: (typeof QUEUES)[number]) => (Object.keys(QUEUE_OF) as JobKind[]).filter((kind) => QUEUE_OF[kind] === queue)
 
 export interface JobSettings {
   /** A job running longer than this is taken for dead (its worker was killed) and retried. */
@@ -26,7 +28,17 @@ export interface JobSettings {
   pollingSeconds: number
   /** How often expired jobs are looked for (and old ones archived). */
   maintenanceSeconds: number
+  /** Jobs one user may have queued or running at once (429 above). */
+  maxQueuedPerUser: number
 }
+
+/** How long a user over the job limit is told to wait: about one job's run. */
+const JOB_LIMIT_RETRY_SECONDS = 30
+
+const tooManyJobs = (limit: number) =>
+  new ApiError(429, 'TOO_MANY_JOBS', `You have ${limit} jobs queued or running, the most one user may have (JOB_MAX_QUEUED_PER_USER); retry when some have finished`, { limit }, {
+    'retry-after': String(JOB_LIMIT_RETRY_SECONDS),
+  })
 
 /** A job to run, as a worker receives it. */
 export interface QueuedJob {
@@ -77,8 +89,15 @@ export async function installJobQueue(database: Database): Promise<void> {
       if (!/already exists/.test((error as Error).message)) throw error
     }
   }
-  if (rows[0].view) return
-  const queue = (table: string) => sql.raw(`select name, id, state::text as state, started_on, completed_on, output from ${schema}.${table}`)
+  const current = await sql`select 1 from information_schema.columns
+    where table_schema = current_schema() and table_name = 'job_state' and column_name = 'queue_position'`.execute(database.db)
+  if (current.rows.length) return
+  const queue = (table: string) =>
+    sql.raw(`select name, id, state::text as state, started_on, completed_on, output, priority, created_on from ${schema}.${table}`)
+  // A waiting job's place: the jobs its queue's workers take before it (pg-boss fetches by priority,
+  // then age), plus one.
+  const position = sql.raw(`(select count(*)::int + 1 from ${schema}.job o where o.name = q.name and o.state < 'active'
+    and (o.priority > q.priority or (o.priority = q.priority and (o.created_on, o.id) < (q.created_on, q.id))))`)
   await database.db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(3, 0)`.execute(trx)
     await sql`create or replace view job_state as
@@ -89,7 +108,8 @@ export async function installJobQueue(database: Database): Promise<void> {
           'code', coalesce(q.output->>'code', case when q.output->'value'->>'message' like '%timeout%' then 'JOB_EXPIRED' else 'JOB_FAILED' end),
           'message', coalesce(q.output->>'message', q.output->'value'->>'message', q.output->>'value', 'The job failed')) end as error,
         j.created_by_id as created_by,
-        j.subject
+        j.subject,
+        case when q.state in ('created', 'retry') then ${position} end as queue_position
       from job j join (${queue('job')} union all ${queue('archive')}) q on q.name = j.queue_name and q.id = j.queue_job_id`.execute(trx)
   })
 }
@@ -159,6 +179,17 @@ export class JobQueue {
     const waiting = queue === 'document' ? ['created', 'retry', 'active'] : ['created', 'retry']
     const existing = await trx.selectFrom('job_state').select('id').where('subject', '=', subject).where('state', 'in', waiting).orderBy('id').executeTakeFirst()
     if (existing) return { id: existing.id, existing: true }
+    // One user's jobs are counted one submission at a time; the count bounds the backlog, and orders it:
+    // a user's n-th waiting job has priority -n, so another user's first job goes before it (pg-boss
+    // takes the highest priority first, the oldest among equals): users take turns.
+    await sql`select pg_advisory_xact_lock(4, ${userId})`.execute(trx)
+    const pending = await trx
+      .selectFrom('job_state')
+      .select([sql<number>`count(*)::int`.as('all'), sql<number>`(count(*) filter (where kind in (${sql.join(kindsOf(queue))})))::int`.as('here')])
+      .where('created_by', '=', userId)
+      .where('state', 'in', ['created', 'retry', 'active'])
+      .executeTakeFirstOrThrow()
+    if (pending.all >= this.settings.maxQueuedPerUser) throw tooManyJobs(this.settings.maxQueuedPerUser)
     const queueJobId = randomUUID()
     const { id } = await trx
       .insertInto('job')
@@ -171,6 +202,7 @@ export class JobQueue {
       db: executor(this.database, trx),
       expireInSeconds: this.settings.expireSeconds,
       retryLimit: this.settings.retryLimit,
+      priority: -pending.here,
     })
     return { id, existing: false }
   }

@@ -48,6 +48,23 @@ export function assertMayWrite(user: AuthUser, resource: { name: string; writers
   }
 }
 
+/**
+ * Rows with an owner (charts, dashboards) are changed and deleted by their owner, superusers and
+ * metadata editors; everyone may read them.
+ */
+export function assertOwner(user: AuthUser, resource: { name: string; owner_column?: string }, row: Record<string, unknown>): void {
+  if (!resource.owner_column || user.is_superuser || user.metadata_editor || row[resource.owner_column] === user.id) return
+  throw forbidden(
+    `${resource.name} ${row.id} belongs to another user: only its owner, a superuser or a metadata editor (group ${METADATA_EDITORS_GROUP}) may change or delete it`,
+    'OWNER_FORBIDDEN',
+  )
+}
+
+/** Who may DELETE a row: superusers everywhere; on resources with owners, also as assertOwner says. */
+export function assertMayDelete(user: AuthUser, resource: { owner_column?: string }): void {
+  if (!user.is_superuser && !resource.owner_column) throw forbidden('Only a superuser may delete')
+}
+
 /** The locations a restricted user may reach, as a subquery of ids: their top-level location's subtree (§6). */
 export function permittedLocations(user: AuthUser): RawBuilder<unknown> {
   return sql`(select lt.location_id from location_tree lt where lt.parent_location_id = ${user.top_lvl_location_id})`

@@ -2,7 +2,7 @@
 // campaign types and campaigns, indicators with tags and calculations, values entered at the districts
 // (aggregated and calculated by the engine) and monthly case counts. `npm start` loads it into an
 // empty embedded database so a newcomer sees real answers at once (DEMO_DATA=0 skips it).
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { rebuildTree } from '../data/location-tree.js'
 import { refreshTagJson } from '../data/caches.js'
@@ -140,14 +140,15 @@ export async function loadDemoData(db: Kysely<DB>): Promise<boolean> {
     )
     await trx.insertInto('datapoint').values(cases).execute()
 
+    const firstSuperuser = sql<number>`(select min(id) from auth_user where is_superuser)`
     const [chart] = await trx
       .insertInto('custom_chart')
-      .values({ uuid: 'demo-missed-by-province', title: 'Missed children by province', chart_json: JSON.stringify({ type: 'ColumnChart', indicator_ids: [id('Children missed')] }) })
+      .values({ uuid: 'demo-missed-by-province', title: 'Missed children by province', chart_json: JSON.stringify({ type: 'ColumnChart', indicator_ids: [id('Children missed')] }), owner_id: firstSuperuser })
       .returning('uuid')
       .execute()
     await trx
       .insertInto('custom_dashboard')
-      .values({ title: 'Campaign overview', description: 'Demo dashboard', rows: JSON.stringify([{ layout: 1, charts: [chart.uuid] }]) })
+      .values({ title: 'Campaign overview', description: 'Demo dashboard', rows: JSON.stringify([{ layout: 1, charts: [chart.uuid] }]), owner_id: firstSuperuser })
       .execute()
     return true
   })
