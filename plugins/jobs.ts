@@ -24,7 +24,7 @@ function jobError(code: string, message: string, final: boolean): JobError {
 }
 
 /** Runs `job` in `trx` as its requester would have run the synchronous call; returns that call's object. */
-async function runJob(app: FastifyInstance, job: QueuedJob, trx: Transaction<DB>, progress: Progress): Promise<unknown> {
+export async function runJob(app: FastifyInstance, job: QueuedJob, trx: Transaction<DB>, progress: Progress): Promise<unknown> {
   const resource = resources.find((r) => r.name === job.kind && r.job_params)
   if (!resource) throw jobError('UNKNOWN_JOB', `No job kind ${job.kind}`, true)
   const user = job.created_by_id === null ? undefined : await findUserById(trx, job.created_by_id)

@@ -4,7 +4,7 @@
 import t from 'tap'
 import ExcelJS from 'exceljs'
 import { sql } from 'kysely'
-import { admin, alice, build, engine } from './helper.js'
+import { admin, alice, build, engine, eventually } from './helper.js'
 import { client } from './api.js'
 import { bob, erin, moreUsers, upload, world } from './world.js'
 import { resources } from '../resources/index.js'
@@ -14,6 +14,7 @@ import { createApiKey } from '../lib/data/auth.js'
 import { runCommand } from '../cli/commands.js'
 import { loadConfig } from '../lib/core/config.js'
 import { migrateToLatest } from '../lib/data/migrations.js'
+import { runJob } from '../plugins/jobs.js'
 
 async function xlsx(rows: unknown[][]): Promise<string> {
   const workbook = new ExcelJS.Workbook()
@@ -248,4 +249,32 @@ t.test('a revoke with the CLI on PostgreSQL returns once every server refuses th
     if (after.statusCode !== 401) t.fail(`try ${i}: the revoked key answered ${after.statusCode}`)
   }
   t.pass('30 revokes, each refused on the next request')
+})
+
+t.test('a queued job runs with its requester\'s rights as they are when it runs: smaller, or none', async (t) => {
+  const { app, db } = await build(t, { JOB_CONCURRENCY: 0 })
+  const api = client(app)
+  const w = await world(api)
+  const { erinId, bobId } = await moreUsers(db)
+  const queue = async (headers: Record<string, string>) => {
+    const doc = await client(app, headers).post('/document/', { docfile: Buffer.from('campaign,geocode,n\nC,a1,31\nC,b1,32\n').toString('base64'), doc_title: 'q.csv', file_type: 'campaign' })
+    const job = await client(app, headers).get(`/transform_upload/?document_id=${doc.body.id}`, { ...headers, prefer: 'respond-async' })
+    t.equal(job.status, 202)
+    return { doc: doc.body.id as number, job: job.body.id as number }
+  }
+  const bobs = await queue(bob)
+  const erins = await queue(erin)
+  // While they wait: bob's rights shrink to province A, erin is deactivated.
+  t.equal((await api.post('/location_responsibility/', { user_id: bobId, top_lvl_location_id: w.A })).status, 201)
+  t.equal((await api.patch(`/user/${erinId}/`, { is_active: false })).status, 200)
+  await app.jobs.work(1, (job, trx, progress) => runJob(app, job, trx, progress))
+  const settled = (id: number) => eventually(() => api.get(`/job/${id}/`), (r) => ['completed', 'failed'].includes(r.body.state), 30_000)
+  const bobsJob = (await settled(bobs.job)).body
+  t.equal(bobsJob.state, 'completed')
+  t.equal(bobsJob.result.ingest_stats.rows.location_forbidden, 1, "the row outside bob's new province is not written")
+  const written = await api.get(`/campaign_datapoint/?indicator__in=${w.n}&campaign__in=${w.C}&location_id__in=${w.a1},${w.b1}`)
+  t.same(written.body.objects.map((o: { location_id: number; value: number }) => [o.location_id, o.value]).sort(), [[w.a1, 31], [w.b1, 20]].sort(), 'a1 written, b1 kept')
+  const erinsJob = (await settled(erins.job)).body
+  t.equal(erinsJob.state, 'failed')
+  t.match(erinsJob.error, { code: 'USER_INACTIVE', message: /no longer active/ })
 })
