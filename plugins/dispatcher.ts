@@ -11,7 +11,7 @@ import { parseFilters } from '../lib/api/filters.js'
 import { EXPORT_PAGE, sendCsv, sendWideCsv } from '../lib/api/csv-export.js'
 import { ensureObject } from '../lib/api/body.js'
 import { describeResource } from '../lib/api/schema-doc.js'
-import { bodySchema, detailSchema, errorSchema, listSchema, multipartSchema, querystringSchema } from '../lib/api/openapi.js'
+import { bodyContent, detailSchema, errorSchema, listSchema, querystringSchema } from '../lib/api/openapi.js'
 import { parseBoolean, parseInteger, isInt32 } from '../lib/core/values.js'
 import { checkParams } from '../lib/api/params.js'
 import type { BodyEncoding, Context, Method, Resource, Row } from '../lib/api/resource.js'
@@ -402,13 +402,16 @@ function routeSchema(resource: Resource, kind: UrlKind, method: Method, hide: bo
       }
     }
     if (method === 'POST') {
-      const body = bodySchema(resource, true)
+      // §11.3: a POST whose body names an existing row's id updates it (the original front-end's form), answering 200.
+      const update = resource.methods.detail.includes('PATCH')
+        ? { 200: { description: 'The legacy update: the body named an existing row by `id`', content: { 'application/json': { schema: detailSchema(resource) } } } }
+        : {}
       return {
         ...base,
         operationId: `create${name}`,
-        summary: `Create ${resource.name}`,
-        body: resource.multipart ? { content: { 'application/json': { schema: body }, 'multipart/form-data': { schema: multipartSchema(body) } } } : body,
-        response: { 201: detailSchema(resource), ...errors },
+        summary: `Create ${resource.name}${update[200] ? ' (or update the row named by id)' : ''}`,
+        body: bodyContent(resource, true),
+        response: { ...update, 201: detailSchema(resource), ...errors },
       }
     }
     const by = ['id', ...resource.list_delete_by]
@@ -422,6 +425,6 @@ function routeSchema(resource: Resource, kind: UrlKind, method: Method, hide: bo
   }
   const params = { type: 'object', properties: { id: { type: 'integer' } } }
   if (method === 'GET') return { ...base, operationId: `get${name}`, summary: `Read one ${resource.name}`, params, response: { 200: detailSchema(resource), ...errors } }
-  if (method === 'PATCH') return { ...base, operationId: `update${name}`, summary: `Update one ${resource.name}`, params, body: bodySchema(resource, false), response: { 200: detailSchema(resource), ...errors } }
+  if (method === 'PATCH') return { ...base, operationId: `update${name}`, summary: `Update one ${resource.name}`, params, body: bodyContent(resource, false), response: { 200: detailSchema(resource), ...errors } }
   return { ...base, operationId: `delete${name}`, summary: `Delete one ${resource.name} (superuser; ?cascade=true)`, params, response: { 204: { type: 'null' }, ...errors } }
 }

@@ -5,6 +5,8 @@ import cors from '@fastify/cors'
 import sensible from '@fastify/sensible'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
+import { ERROR_ENVELOPE, equivalentPaths } from '../lib/api/openapi.js'
+import { resources } from '../resources/index.js'
 
 export default fp(
   async function external(app: FastifyInstance) {
@@ -13,8 +15,18 @@ export default fp(
     await app.register(cors, { origin, strictPreflight: false, methods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'] })
     // https://github.com/fastify/fastify-sensible
     await app.register(sensible)
-    // https://github.com/fastify/fastify-swagger — OpenAPI generated from the route schemas.
+    // https://github.com/fastify/fastify-swagger — OpenAPI generated from the route schemas. Shared
+    // schemas (the error envelope) become components named by their $id.
+    app.addSchema(ERROR_ENVELOPE)
     await app.register(swagger, {
+      refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+      // The original names and the slash-less forms, as references to the paths they answer like.
+      transformObject: (documentObject) => {
+        if (!('openapiObject' in documentObject)) return documentObject.swaggerObject
+        const { openapiObject } = documentObject
+        const aliases = resources.flatMap((r) => r.aliases.map((alias) => ({ alias, canonical: r.name })))
+        return { ...openapiObject, paths: equivalentPaths(openapiObject.paths ?? {}, aliases) } as typeof openapiObject
+      },
       openapi: {
         openapi: '3.0.3',
         info: {

@@ -26,6 +26,9 @@ async function setup(t: Test, config: Parameters<typeof build>[1] = {}) {
   const document = (await harness.app.inject('/documentation/json')).json() as { paths: Record<string, Record<string, Operation>> }
   const ajv = new Ajv({ strict: false, allErrors: true })
   addFormats.default(ajv)
+  // The document itself is a schema to Ajv, so `#/components/…` references resolve inside it.
+  ajv.addSchema(document, 'openapi')
+  const pointer = (...parts: string[]) => parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')
   let checked = 0
   /** The answer validates against the document's schema for its route, method, status and media type. */
   const conforms = (t: Test, path: string, method: string, res: Response, what: string) => {
@@ -38,7 +41,7 @@ async function setup(t: Test, config: Parameters<typeof build>[1] = {}) {
     const media = answer.content?.[type]
     if (!media) return t.fail(`${what}: ${type} for ${res.status} of ${method.toUpperCase()} ${path} is not documented`)
     if (type !== 'application/json') return void checked++
-    const valid = ajv.validate(media.schema, res.body)
+    const valid = ajv.validate({ $ref: `openapi#/${pointer('paths', path, method, 'responses', String(res.status), 'content', type, 'schema')}` }, res.body)
     if (!valid) t.fail(`${what}: ${method.toUpperCase()} ${path} ${res.status}: ${ajv.errorsText(ajv.errors, { separator: '; ' })}`, { body: res.text.slice(0, 2000) })
     else checked++
   }
@@ -153,4 +156,23 @@ t.test('the document passes redocly lint (redocly.yaml: the recommended rules)',
   const lint = spawnSync(process.execPath, [join(ROOT, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js'), 'lint', file, '--config', join(ROOT, 'redocly.yaml'), '--format', 'summary'], { encoding: 'utf8', cwd: ROOT, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } })
   t.equal(lint.status, 0, 'no error', { output: `${lint.stdout}${lint.stderr}`.slice(-3000) })
   t.match(lint.stdout + lint.stderr, /valid/)
+})
+
+t.test('every error response refers to the one Error component, which lists what every error carries', async (t) => {
+  const { document } = await setup(t)
+  const components = (document as unknown as { components: { schemas: Record<string, { required?: string[] }> } }).components.schemas
+  t.same(components.Error.required, ['statusCode', 'error', 'code', 'message', 'request_id'])
+  let errors = 0
+  for (const [path, operations] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      for (const [status, answer] of Object.entries(operation.responses ?? {})) {
+        if (Number(status) < 400) continue
+        const schema = answer.content?.['application/json']?.schema as { $ref?: string } | undefined
+        if (schema?.$ref !== '#/components/schemas/Error') t.fail(`${method.toUpperCase()} ${path} ${status}: ${JSON.stringify(schema)}`)
+        errors++
+      }
+    }
+  }
+  t.ok(errors > 1000, `${errors} error responses, each a $ref`)
+  t.notOk(JSON.stringify(document).includes('"format":"date-time"'), 'no timestamp claims an offset it does not have')
 })

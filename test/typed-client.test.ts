@@ -22,6 +22,14 @@ export async function exercise() {
   const campaign = campaigns.data!.objects[0]
   const name: string = campaign.name
   const startDate: string = campaign.start_date
+  // A timestamp is a string in UTC without a zone designator; a client appends the Z itself.
+  const createdAt: Date = new Date(campaign.created_at + 'Z')
+  // @ts-expect-error a timestamp is a string, not a Date
+  const notADate: Date = campaign.created_at
+  // An error's code and message are always there: no optional chaining needed.
+  const failed = await api.GET('/api/v1/campaign/{id}/', { params: { path: { id: 999 } } })
+  const errorCode: string = failed.error!.code
+  const errorMessage: string = failed.error!.message
   const total: number = campaigns.data!.meta.total_count
   // @ts-expect-error a campaign's name is a string
   const wrong: number = campaign.name
@@ -51,7 +59,7 @@ export async function exercise() {
   const detect = await api.POST('/detect', { body: { text: 'have a nice day' } })
   const offensive: string = detect.data!.result.offensive
   const failure = detect.error?.code
-  return { name, startDate, total, wrong, campaignIds, values, buckets, stats, state, unknownState, offensive, failure }
+  return { name, startDate, createdAt, notADate, errorCode, errorMessage, total, wrong, campaignIds, values, buckets, stats, state, unknownState, offensive, failure }
 }
 `
 

@@ -5,6 +5,7 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import { COLUMN, type ColumnKind } from '../data/columns.js'
 import { resolveField } from './filters.js'
 import type { ParamSpec, Resource } from './resource.js'
+import { TIMESTAMP_DESCRIPTION, TIMESTAMP_PATTERN } from '../core/values.js'
 
 const KIND_SCHEMA: Record<ColumnKind, () => TSchema> = {
   integer: () => Type.Integer(),
@@ -13,7 +14,8 @@ const KIND_SCHEMA: Record<ColumnKind, () => TSchema> = {
   string: () => Type.String(),
   boolean: () => Type.Boolean(),
   date: () => Type.String({ format: 'date' }),
-  datetime: () => Type.String({ format: 'date-time' }),
+  // Not `format: date-time`, which requires a zone: the API writes none (the seed's form).
+  datetime: () => Type.String({ pattern: TIMESTAMP_PATTERN, description: TIMESTAMP_DESCRIPTION }),
   json: () => Type.Unknown(),
 }
 
@@ -27,8 +29,8 @@ function clean(schema: TSchema): Record<string, unknown> {
 /** `nullable` needs a `type` beside it in OpenAPI 3.0; a JSON column's schema has none (any value, null too). */
 const nullable = (schema: Record<string, unknown>) => ('type' in schema ? { ...schema, nullable: true } : schema)
 
-/** The object shape of `fields` (query_fields names). */
-export function objectSchema(resource: Resource, fields: string[]) {
+/** The object shape of `fields` (query_fields names), with the result fields a list's objects carry. */
+export function objectSchema(resource: Resource, fields: string[], { results = true } = {}) {
   const properties: Record<string, unknown> = {}
   for (const name of fields) {
     const column = resource.schema?.properties[name]
@@ -39,33 +41,67 @@ export function objectSchema(resource: Resource, fields: string[]) {
       properties[name] = info ? { ...nullable(KIND_SCHEMA[info.kind]() as Record<string, unknown>), readOnly: true } : {}
     }
   }
-  for (const [name, kind] of Object.entries(resource.result_fields)) properties[name] = KIND_SCHEMA[kind]()
+  if (results) for (const [name, kind] of Object.entries(resource.result_fields)) properties[name] = KIND_SCHEMA[kind]()
   // Every field listed is in every object (null where it has no value).
   return { type: 'object', properties, required: Object.keys(properties), additionalProperties: true }
 }
 
-/** A detail answer: the detail columns and the list's join and synthetic fields (lib/api/crud.ts `readDetail`). */
+/**
+ * A detail answer: the detail columns and the list's join and synthetic fields (lib/api/crud.ts
+ * `readDetail`); not the result fields a list hook shapes (geo's GeoJSON features).
+ */
 export function detailSchema(resource: Resource) {
   const derived = resource.query_fields.filter((f) => !(f in resource.columns) && !(f in resource.result_fields))
-  return objectSchema(resource, [...new Set([...resource.detail_fields, ...derived])])
+  return objectSchema(resource, [...new Set([...resource.detail_fields, ...derived])], { results: resource.kind !== 'model' })
 }
 
-/** Request body: the writable columns, each optional (required_fields_for_post are listed). */
-export function bodySchema(resource: Resource, create: boolean) {
+interface BodySchema {
+  type: 'object'
+  properties: Record<string, unknown>
+  required?: string[]
+  anyOf?: Array<{ required: string[] }>
+}
+
+/**
+ * Request body: the writable columns, each optional. A create lists required_fields_for_post, or
+ * names an existing row by `id` (§11.3, the legacy update: then nothing else is required).
+ */
+export function bodySchema(resource: Resource, create: boolean): BodySchema {
   const properties: Record<string, unknown> = {}
+  if (create && resource.methods.detail.includes('PATCH')) {
+    properties.id = { type: 'integer', description: "an existing row's id: the legacy update (answers 200); absent or -1: a new row" }
+  }
   for (const [name, meta] of Object.entries(resource.columns)) {
-    if (!meta.readonly) properties[name] = clean(resource.schema!.properties[name])
+    if (meta.readonly) continue
+    // Timestamps are accepted with or without a zone (none means UTC), and written without one.
+    properties[name] = meta.kind === 'datetime' ? { type: 'string', description: 'ISO 8601 date-time; no zone designator means UTC', ...(meta.nullable ? { nullable: true } : {}) } : clean(resource.schema!.properties[name])
   }
-  return {
-    type: 'object',
-    properties,
-    ...(create && resource.required_fields_for_post.length ? { required: resource.required_fields_for_post } : {}),
-  }
+  const required = create ? resource.required_fields_for_post : []
+  if (!required.length) return { type: 'object', properties }
+  return 'id' in properties ? { type: 'object', properties, anyOf: [{ required }, { required: ['id'] }] } : { type: 'object', properties, required }
+}
+
+/** A form's fields are text: each one a string (a JSON column's as JSON text), the same ones required. */
+function formSchema(body: BodySchema): BodySchema {
+  const properties = Object.fromEntries(Object.keys(body.properties).map((name) => [name, { type: 'string' }]))
+  return { ...body, properties }
 }
 
 /** An upload's multipart form: the body's fields, `docfile` as a file part. */
-export function multipartSchema(body: ReturnType<typeof bodySchema>) {
-  return { ...body, properties: { ...body.properties, docfile: { type: 'string', format: 'binary' } } }
+function multipartSchema(body: BodySchema): BodySchema {
+  return { ...formSchema(body), properties: { ...formSchema(body).properties, docfile: { type: 'string', format: 'binary' } } }
+}
+
+/** A write's body in every media type it is accepted in: JSON, a form, and multipart where uploads are. */
+export function bodyContent(resource: Resource, create: boolean) {
+  const body = bodySchema(resource, create)
+  return {
+    content: {
+      'application/json': { schema: body },
+      'application/x-www-form-urlencoded': { schema: formSchema(body) },
+      ...(resource.multipart ? { 'multipart/form-data': { schema: multipartSchema(body) } } : {}),
+    },
+  }
 }
 
 export function listSchema(resource: Resource) {
@@ -130,14 +166,47 @@ const PARAM_SCHEMA: Record<ParamSpec['type'], Record<string, unknown>> = {
   date: { type: 'string', pattern: '^\\d{4}-\\d{1,2}-\\d{1,2}$' },
 }
 
-export const errorSchema = {
+/**
+ * The error envelope of resource-api §7, one component (`#/components/schemas/Error`) that every
+ * error response refers to (plugins/external.ts adds it). `details` only where a code has some.
+ */
+export const ERROR_ENVELOPE = {
+  $id: 'Error',
   type: 'object',
   properties: {
     statusCode: { type: 'integer' },
-    error: { type: 'string' },
-    code: { type: 'string' },
-    message: { type: 'string' },
+    error: { type: 'string', description: "The status's reason phrase" },
+    code: { type: 'string', description: 'What went wrong, for programs: VALIDATION_ERROR, NOT_FOUND…' },
+    message: { type: 'string', description: 'What went wrong, for people, naming the field or parameter' },
     details: { type: 'object', additionalProperties: true },
     request_id: { type: 'string', description: 'The X-Request-Id of the request (also in the server log)' },
   },
+  required: ['statusCode', 'error', 'code', 'message', 'request_id'],
+}
+
+export const errorSchema = { $ref: 'Error#' }
+
+type Paths = Record<string, unknown>
+
+const pathRef = (path: string) => ({ $ref: `#/paths/${path.replaceAll('~', '~0').replaceAll('/', '~1')}` })
+
+/**
+ * The paths the server answers besides the canonical ones, as references to them (a validator
+ * resolves a Path Item's `$ref`): every resource's original names (`custom_dashboard` for
+ * `dashboard`…) and the form of every path without its trailing slash (the router ignores it).
+ */
+export function equivalentPaths(paths: Paths, aliases: Array<{ alias: string; canonical: string }>): Paths {
+  const all: Paths = { ...paths }
+  for (const { alias, canonical } of aliases) {
+    const prefix = `/api/v1/${canonical}/`
+    for (const path of Object.keys(paths)) {
+      if (path.startsWith(prefix)) all[`/api/v1/${alias}/${path.slice(prefix.length)}`] ??= pathRef(path)
+    }
+  }
+  for (const path of Object.keys(all)) {
+    if (path.length < 2 || !path.endsWith('/')) continue
+    const target = (all[path] as { $ref?: string }).$ref ? all[path] : pathRef(path)
+    all[path.slice(0, -1)] ??= target
+  }
+  return all
 }

@@ -22,6 +22,13 @@ export function parseDate(text: string): string | undefined {
   return m && isCalendarDate(+m[1], +m[2], +m[3]) ? `${m[1]}-${pad(m[2])}-${pad(m[3])}` : undefined
 }
 
+/**
+ * How every timestamp is written (the seed's form): UTC, six fractional digits, no zone designator.
+ * A client reads one as `new Date(s + 'Z')`.
+ */
+export const TIMESTAMP_PATTERN = '^\\d{4,}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}$'
+export const TIMESTAMP_DESCRIPTION = 'UTC, no zone designator: YYYY-MM-DDTHH:MM:SS.ffffff (ISO 8601, six fractional digits)'
+
 /** `YYYY-MM-DD` or an ISO 8601 date-time; no zone means UTC (the session time zone). */
 export function parseTimestamp(text: string): string | undefined {
   const m = TIMESTAMP.exec(text)

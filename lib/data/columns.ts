@@ -3,6 +3,10 @@
 // The static type is the Kysely column type, so `Static<typeof Table>` is a Kysely row.
 import { Type, type TSchema, type TUnsafe, type TObject, type TProperties } from '@sinclair/typebox'
 import type { ColumnType, Generated } from 'kysely'
+import { TIMESTAMP_DESCRIPTION, TIMESTAMP_PATTERN } from '../core/values.js'
+
+/** A timestamp as the API writes it (lib/data/database.ts formatTimestamp). */
+const Timestamp = () => Type.String({ pattern: TIMESTAMP_PATTERN, description: TIMESTAMP_DESCRIPTION })
 
 export type ColumnKind = 'integer' | 'float' | 'string' | 'boolean' | 'date' | 'datetime' | 'json' | 'related'
 export type OnDelete = 'restrict' | 'cascade' | 'set null'
@@ -60,10 +64,10 @@ export const col = {
   boolean: <O extends Opts>(opts?: O) => column<Defaulted<Nullable<boolean, O>, O>>(Type.Boolean(), 'boolean', opts),
   date: <O extends Opts>(opts?: O) => column<Defaulted<Nullable<string, O>, O>>(Type.String({ format: 'date' }), 'date', opts),
   datetime: <O extends Opts>(opts?: O) =>
-    column<Defaulted<Nullable<string, O>, O>>(Type.String({ format: 'date-time' }), 'datetime', opts),
+    column<Defaulted<Nullable<string, O>, O>>(Timestamp(), 'datetime', opts),
   /** `created_at timestamptz NOT NULL DEFAULT now()`, never written by clients. */
   createdAt: () =>
-    column<ColumnType<string, string | undefined, string>>(Type.String({ format: 'date-time' }), 'datetime', {
+    column<ColumnType<string, string | undefined, string>>(Timestamp(), 'datetime', {
       readonly: true,
       default: 'now()',
     }),

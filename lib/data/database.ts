@@ -53,16 +53,16 @@ export interface DatabaseOptions {
   poolSize?: number
 }
 
-// Values leave the database already in the API's formats (resource-api §9):
-// dates stay `YYYY-MM-DD`, timestamps become RFC 3339 in UTC with the original's microseconds
-// (`YYYY-MM-DDTHH:MM:SS.ffffffZ`, docs/decisions.md), int8 becomes a number.
+// Values leave the database already in the API's formats (resource-api "Value formats"):
+// dates stay `YYYY-MM-DD`, timestamps become ISO 8601 in UTC with the original's microseconds and no
+// zone designator (`YYYY-MM-DDTHH:MM:SS.ffffff`, the seed's form, docs/decisions.md), int8 becomes a number.
 const OID = { int8: 20, date: 1082, timestamp: 1114, timestamptz: 1184 } as const
 
 export function formatTimestamp(text: string): string {
   // PostgreSQL text output in TimeZone UTC: `2016-05-04 02:31:29.227679+00` (fraction may be shorter).
   const m = /^(\d{4,}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d+))?/.exec(text)
   if (!m) return text
-  return `${m[1]}T${m[2]}.${(m[3] ?? '').padEnd(6, '0').slice(0, 6)}Z`
+  return `${m[1]}T${m[2]}.${(m[3] ?? '').padEnd(6, '0').slice(0, 6)}`
 }
 
 const identity = (value: string) => value

@@ -1,0 +1,62 @@
+// Every timestamp the API writes is in the seed's form: UTC, six fractional digits, no zone
+// designator (resource-api "Value formats"); input accepts a zone or none (none means UTC).
+import t, { type Test } from 'tap'
+import { admin, build, eventually } from './helper.js'
+import { client } from './api.js'
+import { world } from './world.js'
+
+const SEED_FORM = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$/
+
+/** The timestamp is in the seed's form and within 5 s of now, read as UTC. */
+function recent(t: Test, value: unknown, what: string) {
+  t.match(value, SEED_FORM, `${what}: ${value}`)
+  t.ok(Math.abs(Date.parse(`${value}Z`) - Date.now()) < 5000, `${what} is now, in UTC`)
+}
+
+t.test('timestamps in answers, job and ingest summaries and CSV exports have no zone designator', async (t) => {
+  const { app } = await build(t)
+  const api = client(app)
+  await world(api)
+  const type = await api.post('/campaign_type/', { name: 'SNID' })
+  const created = await api.post('/campaign/', { name: 'T', campaign_type_id: type.body.id, start_date: '2017-01-01', end_date: '2017-01-02' })
+  recent(t, created.body.created_at, "a created campaign's created_at")
+  recent(t, (await api.get(`/campaign/${created.body.id}/`)).body.created_at, 'the same, read back')
+
+  // An ingest summary: the document transform_upload answers with.
+  const doc = await api.post('/document/', { docfile: Buffer.from('campaign,geocode,n\nC,a1,3\n').toString('base64'), doc_title: 't.csv', file_type: 'campaign' })
+  const run = await api.get(`/transform_upload/?document_id=${doc.body.id}`)
+  t.equal(run.status, 200)
+  recent(t, run.body.objects[0].created_at, "the ingest summary's document")
+
+  // A job: created, started and finished, and the result it keeps.
+  const queued = await api.get(`/refresh_master/?document_id=${doc.body.id}`, { ...admin, prefer: 'respond-async' })
+  t.equal(queued.status, 202)
+  recent(t, queued.body.created_at, "a job's created_at")
+  const done = (await eventually(() => api.get(`/job/${queued.body.id}/`), (r) => r.body.state === 'completed', 30_000)).body
+  recent(t, done.started_at, "a job's started_at")
+  recent(t, done.finished_at, "a job's finished_at")
+  recent(t, done.result.created_at, "the job's result")
+
+  // CSV: the timestamp column of an export.
+  const csv = (await api.get(`/campaign/?id=${created.body.id}&format=csv&fields=id,created_at`)).text.trim().split('\r\n')
+  t.equal(csv[0], 'id,created_at')
+  recent(t, csv[1].split(',')[1], "a CSV export's created_at")
+})
+
+t.test('an input timestamp with Z, with an offset or without a zone is the same UTC instant', async (t) => {
+  const { app } = await build(t)
+  const api = client(app)
+  const w = await world(api)
+  const { created_at: stored } = (await api.get(`/campaign/${w.C}/`)).body as { created_at: string }
+  const instant = new Date(`${stored}Z`)
+  // The same instant written three ways; the microseconds are the stored ones.
+  const micro = stored.slice(19)
+  const plusTwo = new Date(instant.getTime() + 2 * 3600_000).toISOString().slice(0, 19) + micro + '+02:00'
+  for (const written of [stored, `${stored}Z`, plusTwo]) {
+    const exact = await api.get(`/campaign/?created_at=${encodeURIComponent(written)}`)
+    t.equal(exact.status, 200, written)
+    t.same(exact.body.objects.map((c: { id: number }) => c.id), [w.C], `created_at=${written} finds the campaign`)
+    const later = await api.get(`/campaign/?created_at__gt=${encodeURIComponent(written)}`)
+    t.same(later.body.objects.map((c: { id: number }) => c.id), [], `nothing after ${written}`)
+  }
+})
