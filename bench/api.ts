@@ -15,7 +15,11 @@ const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.
 
 async function seed(port: number) {
   const call = async (path: string, body: unknown) => {
-    const res = await fetch(`http://127.0.0.1:${port}/api/v1/${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/${path}`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
     return (await res.json()) as { id: number }
   }
   const type = await call('campaign_type/', { name: 'NID' })
@@ -30,7 +34,15 @@ async function appRounds(label: string, env: Record<string, string | undefined>,
   try {
     const { campaign, indicators } = await seed(port)
     const rounds = [await round(`${label}: GET /api/v1/campaign/<pk>/`, `http://127.0.0.1:${port}/api/v1/campaign/${campaign}/`, auth, seconds)]
-    if (list) rounds.push(await round(`${label}: GET /api/v1/indicator/?id__in=<10 ids>`, `http://127.0.0.1:${port}/api/v1/indicator/?id__in=${indicators.join(',')}`, auth, seconds))
+    if (list)
+      rounds.push(
+        await round(
+          `${label}: GET /api/v1/indicator/?id__in=<10 ids>`,
+          `http://127.0.0.1:${port}/api/v1/indicator/?id__in=${indicators.join(',')}`,
+          auth,
+          seconds,
+        ),
+      )
     return rounds
   } finally {
     await stop(server)

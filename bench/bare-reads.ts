@@ -7,7 +7,12 @@ import Fastify from 'fastify'
 import pg from 'pg'
 import { BARE_APPLICATION, reads } from './read-statements.js'
 
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10, application_name: BARE_APPLICATION, options: '-c TimeZone=UTC -c plan_cache_mode=force_custom_plan' })
+const pool = new pg.Pool({
+  connectionString: process.env.DATABASE_URL,
+  max: 10,
+  application_name: BARE_APPLICATION,
+  options: '-c TimeZone=UTC -c plan_cache_mode=force_custom_plan',
+})
 const app = Fastify({ logger: false })
 app.get('/health', async () => ({ status: 'ok' }))
 app.get<{ Params: { index: number } }>('/reads/:index', async (request, reply) => {

@@ -42,14 +42,20 @@ await stop(unbatched)
 const share = (r: Round, of: Round) => r.requests_per_s / of.requests_per_s
 console.log(table(rounds))
 for (const [i, p] of passRounds.entries()) {
-  console.log(`pass ${i + 1}: /detect ${(100 * share(p.detect, p.hello)).toFixed(1)} % of hello-world (p99 ${p.detect.p99_ms} ms), bare POST ${(100 * share(p.bare, p.hello)).toFixed(1)} % (p99 ${p.bare.p99_ms} ms)`)
+  console.log(
+    `pass ${i + 1}: /detect ${(100 * share(p.detect, p.hello)).toFixed(1)} % of hello-world (p99 ${p.detect.p99_ms} ms), bare POST ${(100 * share(p.bare, p.hello)).toFixed(1)} % (p99 ${p.bare.p99_ms} ms)`,
+  )
 }
 const ratio = median(passRounds.map((p) => share(p.detect, p.hello)))
-console.log(`median over ${passes} passes: /detect ÷ hello-world ${ratio.toFixed(3)}; /detect p99 ${median(passRounds.map((p) => p.detect.p99_ms))} ms, bare POST p99 ${median(passRounds.map((p) => p.bare.p99_ms))} ms`)
+console.log(
+  `median over ${passes} passes: /detect ÷ hello-world ${ratio.toFixed(3)}; /detect p99 ${median(passRounds.map((p) => p.detect.p99_ms))} ms, bare POST p99 ${median(passRounds.map((p) => p.bare.p99_ms))} ms`,
+)
 // At half of hello-world's req/s, each request may cost twice a hello-world's time; the bare POST
 // route's share of that is spent before any classification, the rest is what a classifier may use.
 const helloRps = median(passRounds.map((p) => p.hello.requests_per_s))
 const bareRps = median(passRounds.map((p) => p.bare.requests_per_s))
 const budget = 1e6 / (0.5 * helloRps) - 1e6 / bareRps
-console.log(`time per request at 50 % of hello-world: ${(2e6 / helloRps).toFixed(1)} µs; the bare POST route's: ${(1e6 / bareRps).toFixed(1)} µs; left for classification: ${budget.toFixed(1)} µs`)
+console.log(
+  `time per request at 50 % of hello-world: ${(2e6 / helloRps).toFixed(1)} µs; the bare POST route's: ${(1e6 / bareRps).toFixed(1)} µs; left for classification: ${budget.toFixed(1)} µs`,
+)
 console.log(`model load (TF.js wasm init + files + warm-up): ${loadMs.toFixed(0)} ms; RSS growth ${rssMb.toFixed(0)} MB`)

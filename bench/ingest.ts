@@ -19,7 +19,11 @@ const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.
 async function main() {
   const scratch = await scratchDatabase(adminUrl, 'rhizome_bench_ingest')
   const port = 4005
-  const server = await startServer(['dist/server.js'], { ...SERVER_ENV, DATABASE_URL: scratch.url, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-ingest-')) }, port)
+  const server = await startServer(
+    ['dist/server.js'],
+    { ...SERVER_ENV, DATABASE_URL: scratch.url, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-ingest-')) },
+    port,
+  )
   const db = new pg.Client({ connectionString: scratch.url })
   await db.connect()
   const api = apiClient(port)
@@ -41,13 +45,17 @@ async function main() {
     const stats = (run.objects as Array<{ ingest_stats: Record<string, unknown> }>)[0].ingest_stats
     console.log(`end to end: ${ROWS} rows × ${INDICATORS} columns = ${cells} cells (${(csv.length / 1e6).toFixed(1)} MB CSV), ${campaignsOf(ROWS)} campaigns`)
     console.log(`  upload ${(uploadMs / 1000).toFixed(1)} s, transform_upload ${(transformMs / 1000).toFixed(1)} s, total ${(totalMs / 1000).toFixed(1)} s`)
-    console.log(`  ${Math.round(cells / (totalMs / 1000))} cells/s; datapoints ${JSON.stringify(stats.datapoints)}; computed_rows ${stats.computed_rows}; phases ${JSON.stringify(stats.timings_ms)}`)
+    console.log(
+      `  ${Math.round(cells / (totalMs / 1000))} cells/s; datapoints ${JSON.stringify(stats.datapoints)}; computed_rows ${stats.computed_rows}; phases ${JSON.stringify(stats.timings_ms)}`,
+    )
 
     if (process.env.BENCH_ONLY === 'end_to_end') return
     // (2) agg_refresh of one campaign: 10,000 locations × 50 indicators of raw values.
     const C = campaignsOf(ROWS) + 1
     await db.query(`insert into source_doc (doc_title, file_type, guid) values ('bench-raw', 'campaign', 'bench-raw')`)
-    await db.query(`insert into source_submission (document_id, instance_guid, row_number, submission_json) select id, 'raw', 0, '{}' from source_doc where guid = 'bench-raw'`)
+    await db.query(
+      `insert into source_submission (document_id, instance_guid, row_number, submission_json) select id, 'raw', 0, '{}' from source_doc where guid = 'bench-raw'`,
+    )
     await db.query(`insert into datapoint (indicator_id, location_id, campaign_id, value, source_submission_id, unique_index, precedence_at)
       select i, l, ${C}, (l * 7 + i * 13) % 1000, (select id from source_submission where instance_guid = 'raw'), l || '_' || i || '_' || ${C}, now()
       from generate_series(102, ${LOCATIONS}) l cross join generate_series(1, 50) i`)
@@ -92,7 +100,9 @@ async function main() {
     console.log(`agg_refresh, ${LOCATIONS - 101} × 50 raw values: first run ${(first / 1000).toFixed(2)} s, then ${seconds(times)}`)
     for (const workMem of [null, '64MB']) {
       const handTimes = await hand(workMem)
-      console.log(`hand-written aggregation statement, work_mem ${workMem ?? 'default'}: ${seconds(handTimes)}; ratio ${(median(times) / median(handTimes)).toFixed(2)}×`)
+      console.log(
+        `hand-written aggregation statement, work_mem ${workMem ?? 'default'}: ${seconds(handTimes)}; ratio ${(median(times) / median(handTimes)).toFixed(2)}×`,
+      )
     }
     await writeFloor(db)
   } finally {
@@ -121,14 +131,26 @@ async function writeFloor(db: pg.Client) {
   const cell = `(select n, 1 + n / ${INDICATORS} / ${LOCATIONS} as c, 1 + (n / ${INDICATORS}) % ${LOCATIONS} as l, 1 + n % ${INDICATORS} as i,
     (n::int8 * 7919 % 1000)::float8 as v from generate_series(0, ${cells - 1}) n)`
   const writes: Array<[string, string]> = [
-    ['doc_datapoint', `insert into floor_doc_datapoint (document_id, source_submission_id, column_name, indicator_id, location_id, campaign_id, value)
-      select 1, 1 + n / ${INDICATORS}, 'I' || i, i, l, c, v from ${cell} x order by n`],
-    ['datapoint', `insert into floor_datapoint (indicator_id, location_id, campaign_id, value, source_submission_id, unique_index, precedence_at)
-      select i, l, c, v, 1 + n / ${INDICATORS}, (l || '_' || i || '_' || c) collate "C", now() from ${cell} x order by (l || '_' || i || '_' || c) collate "C"`],
-    ['agg_datapoint', `insert into floor_agg_datapoint (indicator_id, location_id, campaign_id, value, is_raw)
-      select i, l, c, v, true from ${cell} x order by c, l, i`],
-    ['datapoint_with_computed', `insert into floor_datapoint_with_computed (indicator_id, location_id, campaign_id, value)
-      select i, l, c, v from ${cell} x order by c, l, i`],
+    [
+      'doc_datapoint',
+      `insert into floor_doc_datapoint (document_id, source_submission_id, column_name, indicator_id, location_id, campaign_id, value)
+      select 1, 1 + n / ${INDICATORS}, 'I' || i, i, l, c, v from ${cell} x order by n`,
+    ],
+    [
+      'datapoint',
+      `insert into floor_datapoint (indicator_id, location_id, campaign_id, value, source_submission_id, unique_index, precedence_at)
+      select i, l, c, v, 1 + n / ${INDICATORS}, (l || '_' || i || '_' || c) collate "C", now() from ${cell} x order by (l || '_' || i || '_' || c) collate "C"`,
+    ],
+    [
+      'agg_datapoint',
+      `insert into floor_agg_datapoint (indicator_id, location_id, campaign_id, value, is_raw)
+      select i, l, c, v, true from ${cell} x order by c, l, i`,
+    ],
+    [
+      'datapoint_with_computed',
+      `insert into floor_datapoint_with_computed (indicator_id, location_id, campaign_id, value)
+      select i, l, c, v from ${cell} x order by c, l, i`,
+    ],
   ]
   const variants = [
     { name: 'all logged, every index', unlogged: false, keysOnly: false },
@@ -155,8 +177,10 @@ async function writeFloor(db: pg.Client) {
     }
     await db.query('commit')
     for (const [table] of writes) await db.query(`drop table floor_${table}`)
-    console.log(`write floor, ${cells} cells, ${variant.name}: ${times.join(', ')}; ` +
-      `total ${(total / 1000).toFixed(1)} s → at most ${Math.round(cells / (total / 1000))} cells/s`)
+    console.log(
+      `write floor, ${cells} cells, ${variant.name}: ${times.join(', ')}; ` +
+        `total ${(total / 1000).toFixed(1)} s → at most ${Math.round(cells / (total / 1000))} cells/s`,
+    )
   }
 }
 

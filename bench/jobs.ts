@@ -22,7 +22,10 @@ const PORT = 4007
 const ASYNC = { prefer: 'respond-async' }
 
 /** A server on a fresh, seeded database; `work` runs with it, then everything is dropped. */
-async function onFreshDatabase<T>(serverEnv: Record<string, string>, work: (api: ReturnType<typeof apiClient>, db: pg.Client, env: Record<string, string>) => Promise<T>): Promise<T> {
+async function onFreshDatabase<T>(
+  serverEnv: Record<string, string>,
+  work: (api: ReturnType<typeof apiClient>, db: pg.Client, env: Record<string, string>) => Promise<T>,
+): Promise<T> {
   const scratch = await scratchDatabase(adminUrl, 'rhizome_bench_jobs')
   const env = { ...SERVER_ENV, DATABASE_URL: scratch.url, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-jobs-')), JOB_POLL_MS: '500', ...serverEnv }
   const server = await startServer(['dist/server.js'], env, PORT)
@@ -62,7 +65,11 @@ async function transformUpload(mode: 'sync' | 'async', csv: Buffer): Promise<num
 
 function startWorkers(n: number, env: Record<string, string>): ChildProcess[] {
   return Array.from({ length: n }, () =>
-    spawn(process.execPath, ['dist/worker.js'], { env: { ...process.env, ...env, JOB_CONCURRENCY: '1', LOG_LEVEL: 'warn' }, stdio: ['ignore', 'inherit', 'inherit'] }))
+    spawn(process.execPath, ['dist/worker.js'], {
+      env: { ...process.env, ...env, JOB_CONCURRENCY: '1', LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    }),
+  )
 }
 
 /** 4 campaigns of raw values, recomputed as 4 jobs at once by `workers` worker processes. */
@@ -72,7 +79,9 @@ async function recomputes(workers: number): Promise<number> {
     await db.query(`insert into campaign (id, name, campaign_type_id, start_date, end_date)
       select ${first} + g, 'R' || g, 1, date '2020-01-01' + g * 7, date '2020-01-01' + g * 7 + 3 from generate_series(1, 4) g`)
     await db.query(`insert into source_doc (doc_title, file_type, guid) values ('bench-raw', 'campaign', 'bench-raw')`)
-    await db.query(`insert into source_submission (document_id, instance_guid, row_number, submission_json) select id, 'raw', 0, '{}' from source_doc where guid = 'bench-raw'`)
+    await db.query(
+      `insert into source_submission (document_id, instance_guid, row_number, submission_json) select id, 'raw', 0, '{}' from source_doc where guid = 'bench-raw'`,
+    )
     await db.query(`insert into datapoint (indicator_id, location_id, campaign_id, value, source_submission_id, unique_index, precedence_at)
       select i, l, ${first} + c, (l * 7 + i * 13 + c) % 1000, (select id from source_submission where instance_guid = 'raw'), l || '_' || i || '_' || (${first} + c), now()
       from generate_series(1, 4) c cross join generate_series(102, ${LOCATIONS}) l cross join generate_series(1, 20) i`)
@@ -106,8 +115,10 @@ async function main() {
     }
     const best = (xs: number[]) => Math.min(...xs)
     const overhead = (pick: (xs: number[]) => number) => `${((pick(times.async) / pick(times.sync) - 1) * 100).toFixed(1)} %`
-    console.log(`transform_upload of ${ROWS} rows × 20 columns: sync ${seconds(times.sync)} s, async ${seconds(times.async)} s; ` +
-      `overhead of the async form: best runs ${overhead(best)}, medians ${overhead(median)}`)
+    console.log(
+      `transform_upload of ${ROWS} rows × 20 columns: sync ${seconds(times.sync)} s, async ${seconds(times.async)} s; ` +
+        `overhead of the async form: best runs ${overhead(best)}, medians ${overhead(median)}`,
+    )
   }
   if (process.env.BENCH_ONLY !== 'transform') {
     for (const workers of [1, 2]) {

@@ -37,9 +37,8 @@ export function stop(child: ChildProcess): Promise<void> {
 }
 
 /** A warm-up, then one bounded run (50 connections, `seconds` long). */
-export async function round(name: string, url: string, headers: Record<string, string> = {}, seconds = 10): Promise<Round> {
-  await autocannon({ url, connections: 50, duration: 2, headers })
-  const result = await autocannon({ url, connections: 50, duration: seconds, headers })
+/** One autocannon run as a table row. */
+function summary(name: string, result: autocannon.Result): Round {
   return {
     name,
     requests_per_s: Math.round(result.requests.average),
@@ -48,6 +47,12 @@ export async function round(name: string, url: string, headers: Record<string, s
     errors: result.errors,
     non2xx: result.non2xx,
   }
+}
+
+export async function round(name: string, url: string, headers: Record<string, string> = {}, seconds = 10): Promise<Round> {
+  await autocannon({ url, connections: 50, duration: 2, headers })
+  const result = await autocannon({ url, connections: 50, duration: seconds, headers })
+  return summary(name, result)
 }
 
 /** The middle value (of an even count, the upper of the two middle ones). */
@@ -81,10 +86,13 @@ export async function scratchDatabase(adminUrl: string, prefix: string): Promise
 }
 
 // A varied corpus: short and long, benign and offensive, emoji, mentions, URLs.
-const WORDS = 'the of and to in is you that it for on with as was this but be have not are my at your they all just so can what when about like people go get no would time out if one up love good day stupid idiot fucking hate great thanks @user http://t.co/x 😂 🙏 #maga lol'.split(' ')
+const WORDS =
+  'the of and to in is you that it for on with as was this but be have not are my at your they all just so can what when about like people go get no would time out if one up love good day stupid idiot fucking hate great thanks @user http://t.co/x 😂 🙏 #maga lol'.split(
+    ' ',
+  )
 function corpus(n: number): string[] {
   let seed = 42
-  const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff)
+  const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff
   return Array.from({ length: n }, () => Array.from({ length: 3 + Math.floor(random() * 40) }, () => WORDS[Math.floor(random() * WORDS.length)]).join(' '))
 }
 
@@ -96,11 +104,17 @@ export async function detectRound(port: number, name: string, seconds = 10): Pro
       url: `http://127.0.0.1:${port}/detect`,
       connections: 50,
       duration,
-      requests: [{ method: 'POST', headers: { 'content-type': 'application/json' }, setupRequest: (req) => ({ ...req, body: bodies[Math.floor(Math.random() * bodies.length)] }) }],
+      requests: [
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          setupRequest: (req) => ({ ...req, body: bodies[Math.floor(Math.random() * bodies.length)] }),
+        },
+      ],
     })
   await run(2)
   const result = await run(seconds)
-  return { name, requests_per_s: Math.round(result.requests.average), p50_ms: result.latency.p50, p99_ms: result.latency.p99, errors: result.errors, non2xx: result.non2xx }
+  return summary(name, result)
 }
 
 /**

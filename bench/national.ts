@@ -2,7 +2,7 @@
 // 10,000 locations (country → 100 provinces → 9,899 districts), campaigns, 50 indicators, every code
 // mapped, and a campaign CSV of `rows` rows × 20 indicator columns over it.
 import http from 'node:http'
-import pg from 'pg'
+import type pg from 'pg'
 import { prng } from '../lib/core/prng.js'
 
 export const KEY = 'f'.repeat(40)
@@ -24,7 +24,13 @@ export function apiClient(port: number) {
     const payload = body ? JSON.stringify(body) : undefined
     return new Promise((resolve, reject) => {
       const request = http.request(
-        { host: '127.0.0.1', port, method, path: `/api/v1/${path}`, headers: { ...auth, ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) } },
+        {
+          host: '127.0.0.1',
+          port,
+          method,
+          path: `/api/v1/${path}`,
+          headers: { ...auth, ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) },
+        },
         (res) => {
           let text = ''
           res.setEncoding('utf8')

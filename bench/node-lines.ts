@@ -49,5 +49,7 @@ for (const node of nodes) {
   const helloRate = of('hello-world')
   const detail = of('GET /api/v1/campaign/1/')
   const detect = of('POST /detect')
-  console.log(`Node ${node.version}, medians: hello-world ${helloRate} req/s; detail GET ${detail} (${((100 * detail) / helloRate).toFixed(1)} %); /detect ${detect} (${((100 * detect) / helloRate).toFixed(1)} %)`)
+  console.log(
+    `Node ${node.version}, medians: hello-world ${helloRate} req/s; detail GET ${detail} (${((100 * detail) / helloRate).toFixed(1)} %); /detect ${detect} (${((100 * detect) / helloRate).toFixed(1)} %)`,
+  )
 }

@@ -25,7 +25,9 @@ export interface Read {
 // (lib/data/database.ts), so PostgreSQL does the same work for both sides.
 // The location selection (lib/api/location-selection.ts): `lvl` under a root, with the district fallback;
 // `$first` numbers its four parameters (root, depth, root, type name).
-const selection = (first: number) => `with primary_selection as materialized (select location_id as id from location_tree where parent_location_id = $${first} and lvl = $${first + 1})
+const selection = (
+  first: number,
+) => `with primary_selection as materialized (select location_id as id from location_tree where parent_location_id = $${first} and lvl = $${first + 1})
       select id from primary_selection
       union all
       select lt.location_id from location_tree lt
@@ -71,7 +73,6 @@ export const reads: Read[] = [
   },
 ]
 
-
 /**
  * The data both read benches read (bench/reads.ts, bench/scale-out.ts): country 1 → provinces 2..101 →
  * districts 102..10,000; 5 campaigns, 20 indicators, 1,000,000 computed values and 240,000 dated ones.
@@ -97,8 +98,11 @@ export async function seedReads(db: pg.Client) {
     from generate_series(1, ${CAMPAIGNS}) c, generate_series(1, ${INDICATORS}) i, generate_series(1, ${LOCATIONS}) l`)
   const { rows } = await db.query(`insert into source_submission (document_id, instance_guid, row_number, submission_json, process_status)
     select id, 'bench', 0, '{}', 'PROCESSED' from source_doc where guid = 'data-entry' returning id`)
-  await db.query(`insert into datapoint (indicator_id, location_id, data_date, value, source_submission_id, unique_index, precedence_at)
+  await db.query(
+    `insert into datapoint (indicator_id, location_id, data_date, value, source_submission_id, unique_index, precedence_at)
     select ${INDICATORS + 1}, l, d::date, (l + extract(month from d)::int) % 5, $1, l || '_${INDICATORS + 1}_' || d::date, now()
-    from generate_series(1, ${LOCATIONS}) l, generate_series(date '2014-01-01', date '2015-12-01', interval '1 month') d`, [rows[0].id])
+    from generate_series(1, ${LOCATIONS}) l, generate_series(date '2014-01-01', date '2015-12-01', interval '1 month') d`,
+    [rows[0].id],
+  )
   await db.query('vacuum analyze')
 }

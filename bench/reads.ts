@@ -13,13 +13,13 @@
 // has bulk-loaded data no longer page-faults on its reads, and would time the SQL faster than any
 // pool connection can run it (bench/README.md, "Datapoint reads"). Page faults per read of both sides'
 // backends are reported when the server runs on this machine.
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { cpuMicros, procStat, round, scratchDatabase, startServer, stop } from './lib.js'
-import { BARE_APPLICATION, INDICATORS, reads, seedReads } from './read-statements.js'
+import { BARE_APPLICATION, reads, seedReads } from './read-statements.js'
 
 const KEY = 'd'.repeat(40)
 const auth = { authorization: `ApiKey admin:${KEY}` }
@@ -57,9 +57,11 @@ function get(port: number, path: string, through = agent): Promise<void> {
 async function warmUp(sides: Record<string, () => Promise<unknown>>, count: number) {
   for (const run of Object.values(sides)) {
     let left = count
-    await Promise.all(Array.from({ length: WARM_UP_CONCURRENCY }, async () => {
-      while (left-- > 0) await run()
-    }))
+    await Promise.all(
+      Array.from({ length: WARM_UP_CONCURRENCY }, async () => {
+        while (left-- > 0) await run()
+      }),
+    )
   }
 }
 
@@ -129,10 +131,19 @@ async function phase(sides: Record<Side, () => Promise<unknown>>, apiPid: number
 const scratch = await scratchDatabase(adminUrl, 'rhizome_reads')
 const port = 4005
 const barePort = 4007
-const server = await startServer(['dist/server.js'], { DATABASE_URL: scratch.url, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-bench-')), ADMIN_API_KEY: KEY, DEMO_DATA: '0' }, port)
+const server = await startServer(
+  ['dist/server.js'],
+  { DATABASE_URL: scratch.url, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-bench-')), ADMIN_API_KEY: KEY, DEMO_DATA: '0' },
+  port,
+)
 // The direct side's connections open at its first query, after seeding (see the top of this file).
 let bare: Awaited<ReturnType<typeof startServer>> | undefined
-const direct = new pg.Pool({ connectionString: scratch.url, max: 10, application_name: DIRECT_APPLICATION, options: '-c TimeZone=UTC -c plan_cache_mode=force_custom_plan' })
+const direct = new pg.Pool({
+  connectionString: scratch.url,
+  max: 10,
+  application_name: DIRECT_APPLICATION,
+  options: '-c TimeZone=UTC -c plan_cache_mode=force_custom_plan',
+})
 try {
   const seeder = new pg.Client({ connectionString: scratch.url })
   await seeder.connect()
@@ -181,7 +192,9 @@ try {
     const f = (n: number) => n.toFixed(2)
     const { api, bare: floor, direct: sql } = warm.latency
     const ratios = ({ latency }: typeof cold) => `${(latency.api.p50 / latency.direct.p50).toFixed(2)} / ${(latency.bare.p50 / latency.direct.p50).toFixed(2)}`
-    lines.push(`| ${read.name} | ${f(api.p50)} | ${f(api.p99)} | ${f(sql.p50)} | ${f(sql.p99)} | ${(api.p50 / sql.p50).toFixed(2)} | ${f(floor.p50)} | ${(floor.p50 / sql.p50).toFixed(2)} | ${ratios(cold)}, CPU ${cold.cpu} | ${warmUpSeconds.toFixed(0)} | ${load.requests_per_s} | ${body.objects.length} of ${body.meta.total_count} | ${faults} | ${warm.cpu} |`)
+    lines.push(
+      `| ${read.name} | ${f(api.p50)} | ${f(api.p99)} | ${f(sql.p50)} | ${f(sql.p99)} | ${(api.p50 / sql.p50).toFixed(2)} | ${f(floor.p50)} | ${(floor.p50 / sql.p50).toFixed(2)} | ${ratios(cold)}, CPU ${cold.cpu} | ${warmUpSeconds.toFixed(0)} | ${load.requests_per_s} | ${body.objects.length} of ${body.meta.total_count} | ${faults} | ${warm.cpu} |`,
+    )
   }
   console.log(lines.join('\n'))
 } finally {

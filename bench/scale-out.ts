@@ -44,7 +44,11 @@ try {
     for (const source of ['replica', 'primary'] as const) {
       const servers = { teardown: (fn: () => unknown) => void stoppers.push(fn) }
       const stoppers: Array<() => unknown> = []
-      const server = await startServer(servers, { ...env, WEB_CONCURRENCY: String(processes), ...(source === 'replica' ? { DATABASE_READ_URL: replica.url } : {}) })
+      const server = await startServer(servers, {
+        ...env,
+        WEB_CONCURRENCY: String(processes),
+        ...(source === 'replica' ? { DATABASE_READ_URL: replica.url } : {}),
+      })
       await allProcessesUp(server, processes)
       const proxy = await startNginx(servers, [server.port])
       const served = (await fetch(proxy.url + read.path, { headers: { authorization: `ApiKey admin:${KEY}` } })).headers.get('x-database')
@@ -54,14 +58,24 @@ try {
       const client = process.cpuUsage()
       const before = cpu()
       const wallStarted = performance.now()
-      const result = await round(`${processes} process(es), reads from the ${source} (x-database: ${served ?? 'primary'})`, proxy.url + read.path, { authorization: `ApiKey admin:${KEY}` }, seconds)
+      const result = await round(
+        `${processes} process(es), reads from the ${source} (x-database: ${served ?? 'primary'})`,
+        proxy.url + read.path,
+        { authorization: `ApiKey admin:${KEY}` },
+        seconds,
+      )
       const after = cpu()
       const clientUsage = process.cpuUsage(client)
       rounds.push(result)
       // Over the warm-up and the measured run alike (the same load): cores kept busy, and per read.
       const wallMicros = (performance.now() - wallStarted) * 1000
-      const usage = { ...Object.fromEntries(Object.keys(parts).map((name) => [name, after[name] - before[name]])), 'load generator': clientUsage.user + clientUsage.system }
-      const shares = Object.entries(usage).map(([name, micros]) => `${name} ${(micros / wallMicros).toFixed(2)} cores (${(micros / wallMicros / result.requests_per_s * 1000).toFixed(1)} ms/read)`)
+      const usage = {
+        ...Object.fromEntries(Object.keys(parts).map((name) => [name, after[name] - before[name]])),
+        'load generator': clientUsage.user + clientUsage.system,
+      }
+      const shares = Object.entries(usage).map(
+        ([name, micros]) => `${name} ${(micros / wallMicros).toFixed(2)} cores (${((micros / wallMicros / result.requests_per_s) * 1000).toFixed(1)} ms/read)`,
+      )
       console.log(table(rounds.slice(-1)))
       console.log(`CPU: ${shares.join(', ')}`)
       for (const stop of stoppers.reverse()) await stop()

@@ -41,12 +41,17 @@ async function seed() {
   const district = await id('/api/v1/location_type/', { name: 'District', admin_level: 1 })
   const root = await id('/api/v1/location/', { name: 'Root', location_code: 'ROOT', location_type_id: country })
   const locations: number[] = []
-  for (let i = 0; i < 20; i++) locations.push(await id('/api/v1/location/', { name: `D${i}`, location_code: `D${i}`, location_type_id: district, parent_location_id: root }))
+  for (let i = 0; i < 20; i++)
+    locations.push(await id('/api/v1/location/', { name: `D${i}`, location_code: `D${i}`, location_type_id: district, parent_location_id: root }))
   const type = await id('/api/v1/campaign_type/', { name: 'NID' })
   const campaign = await id('/api/v1/campaign/', { name: 'March', campaign_type_id: type, start_date: '2016-03-01', end_date: '2016-03-31' })
   const indicators: number[] = []
   for (let i = 0; i < 5; i++) indicators.push(await id('/api/v1/indicator/', { name: `Indicator ${i}`, short_name: `i${i}`, data_format: 'int' }))
-  for (const [content_type, code, master] of [['campaign', 'March', campaign], ...locations.map((l, i) => ['location', `D${i}`, l]), ...indicators.map((n, i) => ['indicator', `i${i}`, n])] as const) {
+  for (const [content_type, code, master] of [
+    ['campaign', 'March', campaign],
+    ...locations.map((l, i) => ['location', `D${i}`, l]),
+    ...indicators.map((n, i) => ['indicator', `i${i}`, n]),
+  ] as const) {
     await id('/api/v1/source_object_map/', { content_type, source_object_code: code, master_object_id: master })
   }
   return { root, locations, campaign, indicators }
@@ -68,7 +73,16 @@ async function operation(world: World, random: () => number, created: { campaign
   const done = (kind: string, status: number) => ({ kind, status, ms: performance.now() - started })
   if (pick < 0.2) return done('read: campaign detail', (await call('GET', `/api/v1/campaign/${world.campaign}/`)).status)
   if (pick < 0.4) return done('read: indicator list', (await call('GET', `/api/v1/indicator/?id__in=${world.indicators.join(',')}`)).status)
-  if (pick < 0.6) return done('read: campaign_datapoint', (await call('GET', `/api/v1/campaign_datapoint/?indicator__in=${world.indicators.join(',')}&campaign__in=${world.campaign}&location_id=${world.root}&location_depth=1`)).status)
+  if (pick < 0.6)
+    return done(
+      'read: campaign_datapoint',
+      (
+        await call(
+          'GET',
+          `/api/v1/campaign_datapoint/?indicator__in=${world.indicators.join(',')}&campaign__in=${world.campaign}&location_id=${world.root}&location_depth=1`,
+        )
+      ).status,
+    )
   if (pick < 0.7) {
     const r = await call('POST', '/api/v1/campaign_type/', { name: `soak ${process.pid} ${n}` })
     if (r.status === 201) created.campaignTypes.push(r.json.id as number)
@@ -96,30 +110,42 @@ async function operation(world: World, random: () => number, created: { campaign
     const transform = await call('GET', `/api/v1/transform_upload/?document_id=${upload.json.id}`)
     return done('upload: POST document + transform_upload', transform.status)
   }
-  const res = await fetch(`${base}/detect`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: TEXTS[n % TEXTS.length] }) })
+  const res = await fetch(`${base}/detect`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ text: TEXTS[n % TEXTS.length] }),
+  })
   await res.arrayBuffer()
   return done('detect', res.status)
 }
 
 const scratch = await scratchDatabase(adminUrl, 'rhizome_soak')
-const server = await startServer(['dist/server.js'], { DATABASE_URL: scratch.url, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-soak-')), ADMIN_API_KEY: KEY, DEMO_DATA: '0' }, PORT)
+const server = await startServer(
+  ['dist/server.js'],
+  { DATABASE_URL: scratch.url, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-soak-')), ADMIN_API_KEY: KEY, DEMO_DATA: '0' },
+  PORT,
+)
 try {
   const world = await seed()
   const created = { campaignTypes: [] as number[], documents: [] as number[] }
   const outcomes: Outcome[] = []
   // Warm-up, then the RSS baseline.
   const warmUntil = Date.now() + 5_000
-  await Promise.all(Array.from({ length: connections }, async (_, c) => {
-    const random = prng(1000 + c)
-    for (let n = 0; Date.now() < warmUntil; n++) await operation(world, random, created, -(c * 1_000_000 + n) - 1)
-  }))
+  await Promise.all(
+    Array.from({ length: connections }, async (_, c) => {
+      const random = prng(1000 + c)
+      for (let n = 0; Date.now() < warmUntil; n++) await operation(world, random, created, -(c * 1_000_000 + n) - 1)
+    }),
+  )
   const rssBefore = rssKiB(server.pid!)
   const started = Date.now()
   const until = started + seconds * 1000
-  await Promise.all(Array.from({ length: connections }, async (_, c) => {
-    const random = prng(c + 1)
-    for (let n = 0; Date.now() < until; n++) outcomes.push(await operation(world, random, created, c * 1_000_000 + n))
-  }))
+  await Promise.all(
+    Array.from({ length: connections }, async (_, c) => {
+      const random = prng(c + 1)
+      for (let n = 0; Date.now() < until; n++) outcomes.push(await operation(world, random, created, c * 1_000_000 + n))
+    }),
+  )
   const elapsed = (Date.now() - started) / 1000
   const rssAfter = rssKiB(server.pid!)
 
@@ -135,7 +161,9 @@ try {
   const percentile = (values: number[], p: number) => values.sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]
   console.log(`| operation | count | statuses | p50 ms | p99 ms |\n|---|---|---|---|---|`)
   for (const [kind, list] of [...byKind].sort()) {
-    const statuses = Object.entries(list.reduce<Record<number, number>>((acc, o) => ({ ...acc, [o.status]: (acc[o.status] ?? 0) + 1 }), {})).map(([s, n]) => `${s}×${n}`).join(' ')
+    const statuses = Object.entries(list.reduce<Record<number, number>>((acc, o) => Object.assign(acc, { [o.status]: (acc[o.status] ?? 0) + 1 }), {}))
+      .map(([s, n]) => `${s}×${n}`)
+      .join(' ')
     const ms = list.map((o) => o.ms)
     console.log(`| ${kind} | ${list.length} | ${statuses} | ${percentile(ms, 50).toFixed(1)} | ${percentile(ms, 99).toFixed(1)} |`)
   }
@@ -144,7 +172,9 @@ try {
   console.log(`5xx responses: ${fiveXX}`)
   console.log(`created campaign types: ${created.campaignTypes.length}, found in the database: ${types} (lost: ${created.campaignTypes.length - types})`)
   console.log(`uploaded documents: ${created.documents.length}, transformed and recorded: ${docs}`)
-  console.log(`server RSS: ${(rssBefore / 1024).toFixed(0)} MiB after warm-up, ${(rssAfter / 1024).toFixed(0)} MiB at the end (${(((rssAfter - rssBefore) / rssBefore) * 100).toFixed(1)} %)`)
+  console.log(
+    `server RSS: ${(rssBefore / 1024).toFixed(0)} MiB after warm-up, ${(rssAfter / 1024).toFixed(0)} MiB at the end (${(((rssAfter - rssBefore) / rssBefore) * 100).toFixed(1)} %)`,
+  )
   if (fiveXX || types !== created.campaignTypes.length) process.exitCode = 1
 } finally {
   await stop(server)

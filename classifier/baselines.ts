@@ -16,9 +16,18 @@ for (const [split, examples] of Object.entries(splits)) {
   const labels = examples.map((e) => e.label)
   const texts = examples.map((e) => e.text)
   const model = macro(labels, detector.scoreTexts(texts))
-  const lists = Object.values(WORD_LISTS).map((offensive) => macro(labels, texts.map((t) => (offensive(t) ? 1 : 0))))
+  const lists = Object.values(WORD_LISTS).map((offensive) =>
+    macro(
+      labels,
+      texts.map((t) => (offensive(t) ? 1 : 0)),
+    ),
+  )
   rows.push([split, String(examples.length), model, ...lists])
 }
 console.log(`| split | texts | model | ${Object.keys(WORD_LISTS).join(' | ')} |`)
-console.log(`|---|---|---|${Object.keys(WORD_LISTS).map(() => '---').join('|')}|`)
+console.log(
+  `|---|---|---|${Object.keys(WORD_LISTS)
+    .map(() => '---')
+    .join('|')}|`,
+)
 for (const row of rows) console.log(`| ${row.join(' | ')} |`)

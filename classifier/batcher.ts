@@ -48,7 +48,7 @@ export class MicroBatcher {
 
   private flushSoon(delay: number) {
     if (this.timer) clearTimeout(this.timer)
-    this.timer = delay ? setTimeout(() => this.flush(), delay) : setImmediate(() => this.flush()) as unknown as NodeJS.Timeout
+    this.timer = delay ? setTimeout(() => this.flush(), delay) : (setImmediate(() => this.flush()) as unknown as NodeJS.Timeout)
   }
 
   private flush() {

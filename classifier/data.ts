@@ -31,7 +31,10 @@ export interface Scores {
 
 /** Macro-F1 over both classes with the decision `score > threshold`. */
 export function score(labels: number[], probabilities: ArrayLike<number>, threshold = 0.5): Scores {
-  let tp = 0, fp = 0, tn = 0, fn = 0
+  let tp = 0,
+    fp = 0,
+    tn = 0,
+    fn = 0
   labels.forEach((label, i) => {
     const predicted = probabilities[i] > threshold ? 1 : 0
     if (predicted && label) tp++

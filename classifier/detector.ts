@@ -7,7 +7,7 @@ import { TOKENIZER_VERSION, type FeatureConfig, type Window } from './tokenizer.
 import { LEXICON_VERSION } from './lexicon.js'
 import { Encoder } from './encoder.js'
 import { GloveSlice } from './glove.js'
-import { tf } from './runtime.js'
+import type { tf } from './runtime.js'
 import { SparseForward } from './forward.js'
 
 export interface DetectionResult {
@@ -36,8 +36,14 @@ export class Detector {
   static async load(dir: string): Promise<Detector> {
     const features = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8'))
     // Inputs computed differently from training give plausible, wrong scores: refuse them instead.
-    if (features.version !== TOKENIZER_VERSION) throw new Error(`${dir} was trained on tokenizer version ${features.version}; this code tokenizes as version ${TOKENIZER_VERSION}: retrain (npm run train)`)
-    if (features.lexicon && features.lexicon_version !== LEXICON_VERSION) throw new Error(`${dir} was trained on lexicon inputs version ${features.lexicon_version}; this code computes version ${LEXICON_VERSION}: retrain (npm run train)`)
+    if (features.version !== TOKENIZER_VERSION)
+      throw new Error(
+        `${dir} was trained on tokenizer version ${features.version}; this code tokenizes as version ${TOKENIZER_VERSION}: retrain (npm run train)`,
+      )
+    if (features.lexicon && features.lexicon_version !== LEXICON_VERSION)
+      throw new Error(
+        `${dir} was trained on lexicon inputs version ${features.lexicon_version}; this code computes version ${LEXICON_VERSION}: retrain (npm run train)`,
+      )
     const { threshold } = JSON.parse(readFileSync(join(dir, 'metadata.json'), 'utf8'))
     const glove = features.glove ? GloveSlice.load(dir) : undefined
     const detector = new Detector(await loadModel(join(dir, 'model.json')), { features, threshold }, glove)
@@ -58,7 +64,12 @@ export class Detector {
 
   /** The same through TF.js (the training graph); used to check the served forward pass. */
   predictWithTf(windows: Window[]): Float32Array {
-    return predictWindows(this.model, windows.map((w) => this.encoder.withVector(w)), this.files.features, this.encoder.glove)
+    return predictWindows(
+      this.model,
+      windows.map((w) => this.encoder.withVector(w)),
+      this.files.features,
+      this.encoder.glove,
+    )
   }
 
   /** detect.md §6.4: p = σ(logit(p_model) − logit(t)), computed in float64. */

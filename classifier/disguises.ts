@@ -101,4 +101,3 @@ const WORD_CHAR = /[\p{L}\p{N}$@!|*+'\uD800-\uDFFF]/u
  * letter, a separator ("a b c" needs "a b "; one-letter words like "a" and "i" alone do not pass).
  */
 const SPACED_HINT = /(?:^|[^\p{L}\p{N}])\p{L}[ .\-_]+\p{L}[ .\-_]/u
-

@@ -1,5 +1,5 @@
 // Text → model windows, the same for training, evaluation and serving.
-import { GloveSlice } from './glove.js'
+import type { GloveSlice } from './glove.js'
 import { usesBag } from './model.js'
 import { analyse, featuresOf, windows, type FeatureConfig, type Window } from './tokenizer.js'
 import { lexiconInputs } from './lexicon.js'
@@ -36,7 +36,11 @@ export class Encoder {
     const bag = usesBag(features)
     const { tokens, disguised } = analyse(text)
     const lexicon = features.lexicon ? lexiconInputs(tokens, disguised) : undefined
-    return windows(leaveOut ? tokens.filter((token) => !leaveOut(token)) : tokens, features).map((w) => ({ ids: bag ? featuresOf(w, features) : [], rows: glove?.rowsOf(w), lexicon }))
+    return windows(leaveOut ? tokens.filter((token) => !leaveOut(token)) : tokens, features).map((w) => ({
+      ids: bag ? featuresOf(w, features) : [],
+      rows: glove?.rowsOf(w),
+      lexicon,
+    }))
   }
 
   /** A window with its mean vector (the TF.js graph's input), from rows when it was encoded with them. */

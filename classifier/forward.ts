@@ -6,7 +6,7 @@
 import type { Architecture, Convolution } from './model.js'
 import { usesMean } from './model.js'
 import type { Window } from './tokenizer.js'
-import { tf } from './runtime.js'
+import type { tf } from './runtime.js'
 import type { GloveSlice } from './glove.js'
 
 interface Dense {
@@ -65,7 +65,8 @@ class FoldedConvolution {
       // dimensions gives every offset's row at once.
       const stride = k * filters
       const byDimension = new Float64Array(d * stride)
-      for (let j = 0; j < k; j++) for (let i = 0; i < d; i++) for (let f = 0; f < filters; f++) byDimension[i * stride + j * filters + f] = kernel[(j * d + i) * filters + f]
+      for (let j = 0; j < k; j++)
+        for (let i = 0; i < d; i++) for (let f = 0; f < filters; f++) byDimension[i * stride + j * filters + f] = kernel[(j * d + i) * filters + f]
       return { k, bias, byDimension, table: new Float32Array(glove.size * stride) }
     })
     this.folded = new Uint8Array(glove.size)
@@ -129,21 +130,65 @@ class FoldedConvolution {
   }
 
   /** `unit` for units f … f+7 at once. */
-  private eightUnits(rows: number[], n: number, k: number, bias: Float32Array, table: Float32Array, f: number, padded: boolean, real: number, out: Float64Array, at: number): void {
+  private eightUnits(
+    rows: number[],
+    n: number,
+    k: number,
+    bias: Float32Array,
+    table: Float32Array,
+    f: number,
+    padded: boolean,
+    real: number,
+    out: Float64Array,
+    at: number,
+  ): void {
     const filters = this.conv.filters
     const stride = k * filters
-    const b0 = bias[f], b1 = bias[f + 1], b2 = bias[f + 2], b3 = bias[f + 3], b4 = bias[f + 4], b5 = bias[f + 5], b6 = bias[f + 6], b7 = bias[f + 7]
-    let m0 = 0, m1 = 0, m2 = 0, m3 = 0, m4 = 0, m5 = 0, m6 = 0, m7 = 0
+    const b0 = bias[f],
+      b1 = bias[f + 1],
+      b2 = bias[f + 2],
+      b3 = bias[f + 3],
+      b4 = bias[f + 4],
+      b5 = bias[f + 5],
+      b6 = bias[f + 6],
+      b7 = bias[f + 7]
+    let m0 = 0,
+      m1 = 0,
+      m2 = 0,
+      m3 = 0,
+      m4 = 0,
+      m5 = 0,
+      m6 = 0,
+      m7 = 0
     if (padded) {
-      m0 = b0 > 0 ? b0 : 0; m1 = b1 > 0 ? b1 : 0; m2 = b2 > 0 ? b2 : 0; m3 = b3 > 0 ? b3 : 0
-      m4 = b4 > 0 ? b4 : 0; m5 = b5 > 0 ? b5 : 0; m6 = b6 > 0 ? b6 : 0; m7 = b7 > 0 ? b7 : 0
+      m0 = Math.max(b0, 0)
+      m1 = Math.max(b1, 0)
+      m2 = Math.max(b2, 0)
+      m3 = Math.max(b3, 0)
+      m4 = Math.max(b4, 0)
+      m5 = Math.max(b5, 0)
+      m6 = Math.max(b6, 0)
+      m7 = Math.max(b7, 0)
     }
     for (let t = 0; t < real; t++) {
-      let s0 = b0, s1 = b1, s2 = b2, s3 = b3, s4 = b4, s5 = b5, s6 = b6, s7 = b7
+      let s0 = b0,
+        s1 = b1,
+        s2 = b2,
+        s3 = b3,
+        s4 = b4,
+        s5 = b5,
+        s6 = b6,
+        s7 = b7
       for (let j = 0; j < k && t + j < n; j++) {
         const i = rows[t + j] * stride + j * filters + f
-        s0 += table[i]; s1 += table[i + 1]; s2 += table[i + 2]; s3 += table[i + 3]
-        s4 += table[i + 4]; s5 += table[i + 5]; s6 += table[i + 6]; s7 += table[i + 7]
+        s0 += table[i]
+        s1 += table[i + 1]
+        s2 += table[i + 2]
+        s3 += table[i + 3]
+        s4 += table[i + 4]
+        s5 += table[i + 5]
+        s6 += table[i + 6]
+        s7 += table[i + 7]
       }
       if (s0 > m0) m0 = s0
       if (s1 > m1) m1 = s1
@@ -154,8 +199,14 @@ class FoldedConvolution {
       if (s6 > m6) m6 = s6
       if (s7 > m7) m7 = s7
     }
-    out[at] = m0; out[at + 1] = m1; out[at + 2] = m2; out[at + 3] = m3
-    out[at + 4] = m4; out[at + 5] = m5; out[at + 6] = m6; out[at + 7] = m7
+    out[at] = m0
+    out[at + 1] = m1
+    out[at + 2] = m2
+    out[at + 3] = m3
+    out[at + 4] = m4
+    out[at + 5] = m5
+    out[at + 6] = m6
+    out[at + 7] = m7
   }
 }
 

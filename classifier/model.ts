@@ -107,12 +107,18 @@ export function buildTrainingModel(a: Architecture, seed: number, secondHead: bo
   if (a.dropout > 0) x = tf.layers.dropout({ rate: a.dropout, seed }).apply(x) as tf.SymbolicTensor
   if (side.length) x = tf.layers.concatenate({ name: 'with_side_inputs' }).apply([x, ...side]) as tf.SymbolicTensor
   if (a.hidden > 0) {
-    x = tf.layers.dense({ units: a.hidden, activation: 'relu', kernelInitializer: tf.initializers.glorotUniform({ seed }), name: 'hidden' }).apply(x) as tf.SymbolicTensor
+    x = tf.layers
+      .dense({ units: a.hidden, activation: 'relu', kernelInitializer: tf.initializers.glorotUniform({ seed }), name: 'hidden' })
+      .apply(x) as tf.SymbolicTensor
   }
-  const out = tf.layers.dense({ units: 2, activation: 'softmax', kernelInitializer: tf.initializers.glorotUniform({ seed: seed + 1 }), name: 'output' }).apply(x) as tf.SymbolicTensor
+  const out = tf.layers
+    .dense({ units: 2, activation: 'softmax', kernelInitializer: tf.initializers.glorotUniform({ seed: seed + 1 }), name: 'output' })
+    .apply(x) as tf.SymbolicTensor
   const served = tf.model({ inputs, outputs: out })
   if (!secondHead) return { served, trained: served }
-  const second = tf.layers.dense({ units: 2, activation: 'softmax', kernelInitializer: tf.initializers.glorotUniform({ seed: seed + 2 }), name: 'output_second_policy' }).apply(x) as tf.SymbolicTensor
+  const second = tf.layers
+    .dense({ units: 2, activation: 'softmax', kernelInitializer: tf.initializers.glorotUniform({ seed: seed + 2 }), name: 'output_second_policy' })
+    .apply(x) as tf.SymbolicTensor
   return { served, trained: tf.model({ inputs, outputs: tf.layers.concatenate({ name: 'both_heads' }).apply([out, second]) as tf.SymbolicTensor }) }
 }
 
@@ -177,7 +183,13 @@ export function toInputs(windows: Window[], a: InputShape, glove?: GloveSlice): 
     windows.forEach((window, row) => values.set(window.lexicon!, row * size))
     inputs.push(tf.tensor2d(values, [windows.length, size]))
   }
-  if (a.policy) inputs.push(tf.tensor2d(Float32Array.from(windows, (w) => w.policy ?? 0), [windows.length, 1]))
+  if (a.policy)
+    inputs.push(
+      tf.tensor2d(
+        Float32Array.from(windows, (w) => w.policy ?? 0),
+        [windows.length, 1],
+      ),
+    )
   return inputs
 }
 

@@ -47,7 +47,10 @@ function registerKernels() {
     kernelName: 'UnsortedSegmentSum',
     backendName: 'cpu',
     kernelFunc: (({ inputs: { x, segmentIds }, backend, attrs: { numSegments } }: KernelArgs) => {
-      const cpu = backend as { data: { get(id: unknown): { values: ArrayLike<number> } }; makeTensorInfo(s: number[], d: string, v: Float32Array): tf.TensorInfo }
+      const cpu = backend as {
+        data: { get(id: unknown): { values: ArrayLike<number> } }
+        makeTensorInfo(s: number[], d: string, v: Float32Array): tf.TensorInfo
+      }
       const n = numSegments as number
       const inner = innerSize(x, segmentIds)
       const out = new Float32Array(n * inner)

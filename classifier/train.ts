@@ -45,7 +45,16 @@ export interface Design {
 }
 
 const BAG = { dim: 16, hidden: 0, length: 512, dropout: 0.2, l2: 0, glove: 0 }
-const CNN_ONLY = { dim: 0, hidden: 0, length: 0, dropout: 0.5, l2: 0, glove: 100, mean: false, conv: { widths: [2, 3, 4], filters: 64, positions: DEFAULT_FEATURES.window } }
+const CNN_ONLY = {
+  dim: 0,
+  hidden: 0,
+  length: 0,
+  dropout: 0.5,
+  l2: 0,
+  glove: 100,
+  mean: false,
+  conv: { widths: [2, 3, 4], filters: 64, positions: DEFAULT_FEATURES.window },
+}
 /** bag+glove+cnn's settings, which the designs built on it share. */
 const BAG_GLOVE_CNN = {
   features: DEFAULT_FEATURES,
@@ -98,7 +107,8 @@ export const DESIGNS: Design[] = [
   },
   {
     name: 'cnn',
-    description: 'CNN over the window\'s frozen GloVe 100-d word vectors: 64 ReLU filters for each of 2, 3 and 4 consecutive words, max over positions, dropout 0.5, softmax (no n-gram features)',
+    description:
+      "CNN over the window's frozen GloVe 100-d word vectors: 64 ReLU filters for each of 2, 3 and 4 consecutive words, max over positions, dropout 0.5, softmax (no n-gram features)",
     features: DEFAULT_FEATURES,
     architecture: { ...CNN_ONLY },
     epochs: 4,
@@ -129,27 +139,28 @@ export const DESIGNS: Design[] = [
   },
   {
     name: 'bag+glove+cnn+lex-masked',
-    description: 'bag+glove+cnn+lex, each text with a listed word trained on twice: as written, and with its listed words left out of all but the lexicon inputs',
+    description:
+      'bag+glove+cnn+lex, each text with a listed word trained on twice: as written, and with its listed words left out of all but the lexicon inputs',
     ...BAG_GLOVE_CNN,
     lexicon: true,
     maskListed: true,
   },
   {
     name: 'bag+glove+cnn+hasoc',
-    description: 'bag+glove+cnn trained with HASOC\'s training parts marked by the label-policy input',
+    description: "bag+glove+cnn trained with HASOC's training parts marked by the label-policy input",
     ...BAG_GLOVE_CNN,
     hasoc: 'marked',
   },
   {
     name: 'bag+glove+cnn+lex+hasoc',
-    description: 'bag+glove+cnn+lex trained with HASOC\'s training parts marked by the label-policy input',
+    description: "bag+glove+cnn+lex trained with HASOC's training parts marked by the label-policy input",
     ...BAG_GLOVE_CNN,
     lexicon: true,
     hasoc: 'marked',
   },
   {
     name: 'bag+glove+cnn+lex+hasoc/2',
-    description: 'bag+glove+cnn+lex+hasoc drawing half of HASOC\'s training windows afresh each epoch (TweetEval weighs twice as much)',
+    description: "bag+glove+cnn+lex+hasoc drawing half of HASOC's training windows afresh each epoch (TweetEval weighs twice as much)",
     ...BAG_GLOVE_CNN,
     lexicon: true,
     hasoc: 'marked',
@@ -157,14 +168,15 @@ export const DESIGNS: Design[] = [
   },
   {
     name: 'bag+glove+cnn+lex+hasoc-head',
-    description: 'bag+glove+cnn+lex trained with HASOC\'s training parts through a second softmax head (its label policy) over the same features; the served head learns from TweetEval only',
+    description:
+      "bag+glove+cnn+lex trained with HASOC's training parts through a second softmax head (its label policy) over the same features; the served head learns from TweetEval only",
     ...BAG_GLOVE_CNN,
     lexicon: true,
     hasoc: 'head',
   },
   {
     name: 'bag+glove+cnn+lex+hasoc-head/2',
-    description: 'bag+glove+cnn+lex+hasoc-head drawing half of HASOC\'s training windows afresh each epoch',
+    description: "bag+glove+cnn+lex+hasoc-head drawing half of HASOC's training windows afresh each epoch",
     ...BAG_GLOVE_CNN,
     lexicon: true,
     hasoc: 'head',
@@ -172,7 +184,7 @@ export const DESIGNS: Design[] = [
   },
   {
     name: 'bag+glove+cnn+lex+hasoc/4',
-    description: 'bag+glove+cnn+lex+hasoc drawing a quarter of HASOC\'s training windows afresh each epoch',
+    description: "bag+glove+cnn+lex+hasoc drawing a quarter of HASOC's training windows afresh each epoch",
     ...BAG_GLOVE_CNN,
     lexicon: true,
     hasoc: 'marked',
@@ -241,7 +253,10 @@ export async function trainDesign(design: Design, log: (line: string) => void, s
   const hasoc = design.hasoc ? hasocTraining().map((e) => ({ ...e, policy: design.hasoc === 'marked' ? 1 : 0 })) : []
   const val = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'val.jsonl'))
   const architecture = architectureOf(design)
-  const encoder = new Encoder({ ...design.features, dim: architecture.dim, lexicon: architecture.lexicon }, architecture.glove ? GloveSlice.load(MODEL_DIR) : undefined)
+  const encoder = new Encoder(
+    { ...design.features, dim: architecture.dim, lexicon: architecture.lexicon },
+    architecture.glove ? GloveSlice.load(MODEL_DIR) : undefined,
+  )
   if (architecture.glove && !encoder.glove) throw new Error('the GloVe slice is missing: run classifier/extract-glove.ts first')
   const tweetEvalWindows = windowsOf(tweetEval, encoder, design.maskListed)
   const hasocWindows = windowsOf(hasoc, encoder, design.maskListed)
@@ -258,7 +273,10 @@ export async function trainDesign(design: Design, log: (line: string) => void, s
   const valLabels = val.map((e) => e.label)
   let best = { epoch: 0, threshold: 0.5, macro_f1: -1, weights: [] as tf.Tensor[] }
   for (let epoch = 1; epoch <= design.epochs; epoch++) {
-    const hasocDrawn = shuffle(Array.from({ length: hasocWindows.windows.length }, (_, i) => first + i), random).slice(0, hasocPerEpoch)
+    const hasocDrawn = shuffle(
+      Array.from({ length: hasocWindows.windows.length }, (_, i) => first + i),
+      random,
+    ).slice(0, hasocPerEpoch)
     const order = shuffle([...Array.from({ length: first }, (_, i) => i), ...hasocDrawn], random)
     const started = Date.now()
     let loss = 0
@@ -268,15 +286,36 @@ export async function trainDesign(design: Design, log: (line: string) => void, s
     const checks = new Set(Array.from({ length: CHECKS_PER_EPOCH }, (_, c) => Math.round(((c + 1) * batches) / CHECKS_PER_EPOCH)))
     for (let b = 1; b <= batches; b++) {
       const batch = order.slice((b - 1) * 64, b * 64)
-      const inputs = toInputs(batch.map((i) => windows[i]), architecture, encoder.glove)
-      const y = secondHead ? tf.oneHot(batch.map((i) => labels[i]), 4).toFloat() : tf.tensor1d(batch.map((i) => labels[i]), 'float32')
+      const inputs = toInputs(
+        batch.map((i) => windows[i]),
+        architecture,
+        encoder.glove,
+      )
+      const y = secondHead
+        ? tf
+            .oneHot(
+              batch.map((i) => labels[i]),
+              4,
+            )
+            .toFloat()
+        : tf.tensor1d(
+            batch.map((i) => labels[i]),
+            'float32',
+          )
       loss += ((await trained.trainOnBatch(inputs, y)) as number) * batch.length
       tf.dispose([...inputs, y])
       if (!checks.has(b)) continue
       const at = round(epoch - 1 + b / batches, 2)
-      const probabilities = textProbabilities(model, val.map((e) => e.text), encoder, architecture)
+      const probabilities = textProbabilities(
+        model,
+        val.map((e) => e.text),
+        encoder,
+        architecture,
+      )
       const chosen = bestThreshold(valLabels, probabilities)
-      log(`${design.name} epoch ${at}: loss ${(loss / Math.min(b * 64, order.length)).toFixed(4)}, val macro-F1 ${chosen.macro_f1.toFixed(4)} at t=${chosen.threshold} (${((Date.now() - started) / 1000).toFixed(1)} s)`)
+      log(
+        `${design.name} epoch ${at}: loss ${(loss / Math.min(b * 64, order.length)).toFixed(4)}, val macro-F1 ${chosen.macro_f1.toFixed(4)} at t=${chosen.threshold} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+      )
       if (chosen.macro_f1 > best.macro_f1) {
         tf.dispose(best.weights)
         best = { epoch: at, ...chosen, weights: trained.getWeights().map((w) => w.clone()) }
@@ -285,20 +324,51 @@ export async function trainDesign(design: Design, log: (line: string) => void, s
   }
   trained.setWeights(best.weights)
   tf.dispose(best.weights)
-  const probabilities = textProbabilities(model, val.map((e) => e.text), encoder, architecture)
+  const probabilities = textProbabilities(
+    model,
+    val.map((e) => e.text),
+    encoder,
+    architecture,
+  )
   // The out-of-domain folds, with the epoch and threshold chosen on TweetEval val.
   const ood: Record<string, number> = {}
   for (const [name, examples] of Object.entries(validationSplits())) {
     if (name === 'tweeteval-val') continue
-    ood[name] = round(score(examples.map((e) => e.label), textProbabilities(model, examples.map((e) => e.text), encoder, architecture), best.threshold).macro_f1)
+    ood[name] = round(
+      score(
+        examples.map((e) => e.label),
+        textProbabilities(
+          model,
+          examples.map((e) => e.text),
+          encoder,
+          architecture,
+        ),
+        best.threshold,
+      ).macro_f1,
+    )
   }
   log(`${design.name}: out-of-domain folds ${JSON.stringify(ood)}`)
-  return { model, architecture, epoch: best.epoch, threshold: best.threshold, scores: score(valLabels, probabilities, best.threshold), ood, trainExamples: tweetEval.length + hasoc.length, trainWindows: windows.length }
+  return {
+    model,
+    architecture,
+    epoch: best.epoch,
+    threshold: best.threshold,
+    scores: score(valLabels, probabilities, best.threshold),
+    ood,
+    trainExamples: tweetEval.length + hasoc.length,
+    trainWindows: windows.length,
+  }
 }
 
 async function main() {
   const { values } = parseArgs({
-    options: { design: { type: 'string', default: 'bag+glove+cnn+lex+hasoc-head/2' }, compare: { type: 'boolean', default: false }, 'dry-run': { type: 'boolean', default: false }, out: { type: 'string', default: MODEL_DIR }, seed: { type: 'string', default: String(SEED) } },
+    options: {
+      design: { type: 'string', default: 'bag+glove+cnn+lex+hasoc-head/2' },
+      compare: { type: 'boolean', default: false },
+      'dry-run': { type: 'boolean', default: false },
+      out: { type: 'string', default: MODEL_DIR },
+      seed: { type: 'string', default: String(SEED) },
+    },
   })
   const backend = await initTf('wasm', console.log)
   console.log(`TF.js backend: ${backend}`)
@@ -315,7 +385,18 @@ async function main() {
     const result = await trainDesign(design, console.log, seed)
     const seconds = (Date.now() - started) / 1000
     const parameters = result.model.countParams()
-    ablations.push({ design: design.name, description: design.description, seed, val_macro_f1: round(result.scores.macro_f1), ood_macro_f1: result.ood, epoch: result.epoch, threshold: result.threshold, parameters, weights_mb: round((parameters * 4) / 1e6, 1), train_seconds: Math.round(seconds) })
+    ablations.push({
+      design: design.name,
+      description: design.description,
+      seed,
+      val_macro_f1: round(result.scores.macro_f1),
+      ood_macro_f1: result.ood,
+      epoch: result.epoch,
+      threshold: result.threshold,
+      parameters,
+      weights_mb: round((parameters * 4) / 1e6, 1),
+      train_seconds: Math.round(seconds),
+    })
     if (design.name === chosenName) {
       chosen = result
       chosenDesign = design
@@ -333,58 +414,87 @@ async function main() {
   if (out !== MODEL_DIR) for (const file of ['embeddings.bin', 'embeddings-vocab.json']) copyFileSync(join(MODEL_DIR, file), join(out, file))
   await saveModel(chosen.model, out)
   const t = chosen.threshold
-  writeFileSync(join(out, 'tokenizer.json'), JSON.stringify({
-    version: TOKENIZER_VERSION,
-    normalisation: 'NFKC, HTML entities, "" → ", drop OLID URL, lower case, <url>, @user, leading rt, disguised listed words written plainly (disguises.ts)',
-    token_regex: 'v1: <url> | @user | [\\p{L}\\p{N}_\']+ | \\p{Extended_Pictographic} | runs of one punctuation character',
-    hash: 'FNV-1a 32-bit over UTF-8, modulo buckets, + 1 (0 = padding)',
-    ...chosenDesign.features,
-    length: chosen.architecture.length,
-    dim: chosen.architecture.dim,
-    glove: chosen.architecture.glove,
-    mean: usesMean(chosen.architecture),
-    ...(chosen.architecture.conv ? { conv: chosen.architecture.conv } : {}),
-    ...(chosen.architecture.lexicon ? { lexicon: chosen.architecture.lexicon, lexicon_version: LEXICON_VERSION, lexicon_features: LEXICON_FEATURES } : {}),
-    ...(chosen.architecture.policy ? { policy: true } : {}),
-  }, null, 2) + '\n')
-  writeFileSync(join(out, 'metadata.json'), JSON.stringify({
-    model_version: 1,
-    design: chosenDesign.name,
-    description: chosenDesign.description,
-    architecture: chosen.architecture,
-    training_data: ['tweeteval/train.jsonl', ...(chosenDesign.hasoc ? [`hasoc2019_en and hasoc2020_en train, without their out-of-domain folds (classifier/splits.ts)${chosenDesign.hasoc === 'marked' ? ', marked by the label-policy input (1 in training, 0 when serving)' : chosenDesign.hasoc === 'head' ? ', labelled through a second softmax head over the same features (not saved)' : ''}`] : [])],
-    training_examples: chosen.trainExamples,
-    training_windows: chosen.trainWindows,
-    deduplication: 'TweetEval train only (never together with OLID, which holds the same tweets); no val text is trained on',
-    selection: 'epoch and threshold chosen on TweetEval val (macro-F1)',
-    seed,
-    epochs_trained: chosenDesign.epochs,
-    best_epoch: chosen.epoch,
-    learning_rate: chosenDesign.learningRate,
-    optimizer: 'adam, batch 64, sparse categorical cross-entropy',
-    threshold: t,
-    calibration: `served p = sigmoid(logit(p_model) - logit(${t})), so offensive > 0.5 is exactly p_model > ${t}`,
-    features: [
-      ...(chosen.architecture.dim ? ['hashed word n-grams', 'hashed character n-grams within word boundaries'] : []),
-      ...(usesMean(chosen.architecture) ? ['mean frozen GloVe 100-d vector of the window words (embeddings.bin)'] : []),
-      ...(chosen.architecture.conv ? ['convolution over the window words\' frozen GloVe 100-d vectors in order (embeddings.bin)'] : []),
-      ...(chosen.architecture.lexicon ? [`lexicon inputs of the text: ${LEXICON_FEATURES.join(', ')} (classifier/lexicon.ts, cuss ratings)`] : []),
-    ],
-    libraries: { '@tensorflow/tfjs': tf.version.tfjs, backend },
-    created_at: new Date().toISOString(),
-  }, null, 2) + '\n')
-  writeFileSync(join(out, 'metrics.json'), JSON.stringify({
-    split: 'tweeteval/val.jsonl',
-    ood_macro_f1: chosen.ood,
-    decision: 'offensive > 0.5 on the served (calibrated) score',
-    val_macro_f1: round(chosen.scores.macro_f1),
-    accuracy: round(chosen.scores.accuracy),
-    offensive: roundAll(chosen.scores.offensive),
-    not_offensive: roundAll(chosen.scores.not_offensive),
-    confusion: chosen.scores.confusion,
-    threshold: t,
-    ablations: mergedAblations(ablations, out),
-  }, null, 2) + '\n')
+  writeFileSync(
+    join(out, 'tokenizer.json'),
+    `${JSON.stringify(
+      {
+        version: TOKENIZER_VERSION,
+        normalisation:
+          'NFKC, HTML entities, "" → ", drop OLID URL, lower case, <url>, @user, leading rt, disguised listed words written plainly (disguises.ts)',
+        token_regex: "v1: <url> | @user | [\\p{L}\\p{N}_']+ | \\p{Extended_Pictographic} | runs of one punctuation character",
+        hash: 'FNV-1a 32-bit over UTF-8, modulo buckets, + 1 (0 = padding)',
+        ...chosenDesign.features,
+        length: chosen.architecture.length,
+        dim: chosen.architecture.dim,
+        glove: chosen.architecture.glove,
+        mean: usesMean(chosen.architecture),
+        ...(chosen.architecture.conv ? { conv: chosen.architecture.conv } : {}),
+        ...(chosen.architecture.lexicon ? { lexicon: chosen.architecture.lexicon, lexicon_version: LEXICON_VERSION, lexicon_features: LEXICON_FEATURES } : {}),
+        ...(chosen.architecture.policy ? { policy: true } : {}),
+      },
+      null,
+      2,
+    )}\n`,
+  )
+  writeFileSync(
+    join(out, 'metadata.json'),
+    `${JSON.stringify(
+      {
+        model_version: 1,
+        design: chosenDesign.name,
+        description: chosenDesign.description,
+        architecture: chosen.architecture,
+        training_data: [
+          'tweeteval/train.jsonl',
+          ...(chosenDesign.hasoc
+            ? [
+                `hasoc2019_en and hasoc2020_en train, without their out-of-domain folds (classifier/splits.ts)${chosenDesign.hasoc === 'marked' ? ', marked by the label-policy input (1 in training, 0 when serving)' : chosenDesign.hasoc === 'head' ? ', labelled through a second softmax head over the same features (not saved)' : ''}`,
+              ]
+            : []),
+        ],
+        training_examples: chosen.trainExamples,
+        training_windows: chosen.trainWindows,
+        deduplication: 'TweetEval train only (never together with OLID, which holds the same tweets); no val text is trained on',
+        selection: 'epoch and threshold chosen on TweetEval val (macro-F1)',
+        seed,
+        epochs_trained: chosenDesign.epochs,
+        best_epoch: chosen.epoch,
+        learning_rate: chosenDesign.learningRate,
+        optimizer: 'adam, batch 64, sparse categorical cross-entropy',
+        threshold: t,
+        calibration: `served p = sigmoid(logit(p_model) - logit(${t})), so offensive > 0.5 is exactly p_model > ${t}`,
+        features: [
+          ...(chosen.architecture.dim ? ['hashed word n-grams', 'hashed character n-grams within word boundaries'] : []),
+          ...(usesMean(chosen.architecture) ? ['mean frozen GloVe 100-d vector of the window words (embeddings.bin)'] : []),
+          ...(chosen.architecture.conv ? ["convolution over the window words' frozen GloVe 100-d vectors in order (embeddings.bin)"] : []),
+          ...(chosen.architecture.lexicon ? [`lexicon inputs of the text: ${LEXICON_FEATURES.join(', ')} (classifier/lexicon.ts, cuss ratings)`] : []),
+        ],
+        libraries: { '@tensorflow/tfjs': tf.version.tfjs, backend },
+        created_at: new Date().toISOString(),
+      },
+      null,
+      2,
+    )}\n`,
+  )
+  writeFileSync(
+    join(out, 'metrics.json'),
+    `${JSON.stringify(
+      {
+        split: 'tweeteval/val.jsonl',
+        ood_macro_f1: chosen.ood,
+        decision: 'offensive > 0.5 on the served (calibrated) score',
+        val_macro_f1: round(chosen.scores.macro_f1),
+        accuracy: round(chosen.scores.accuracy),
+        offensive: roundAll(chosen.scores.offensive),
+        not_offensive: roundAll(chosen.scores.not_offensive),
+        confusion: chosen.scores.confusion,
+        threshold: t,
+        ablations: mergedAblations(ablations, out),
+      },
+      null,
+      2,
+    )}\n`,
+  )
   console.log(`saved ${chosenDesign.name}: val macro-F1 ${chosen.scores.macro_f1.toFixed(4)} → ${out}`)
 }
 

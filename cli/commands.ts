@@ -68,7 +68,10 @@ export async function runCommand(
       const key = await db.transaction().execute(async (trx) => {
         const id = await createUser(trx, { username: arg, is_superuser: options.superuser, email: options.email })
         if (options.location) {
-          await trx.insertInto('location_permission').values({ user_id: id, top_lvl_location_id: Number(options.location) }).execute()
+          await trx
+            .insertInto('location_permission')
+            .values({ user_id: id, top_lvl_location_id: Number(options.location) })
+            .execute()
         }
         return createApiKey(trx, id)
       })
@@ -76,7 +79,11 @@ export async function runCommand(
       return 0
     }
     case 'create-key': {
-      const user = await db.selectFrom('auth_user').select('id').where('username', '=', arg ?? '').executeTakeFirst()
+      const user = await db
+        .selectFrom('auth_user')
+        .select('id')
+        .where('username', '=', arg ?? '')
+        .executeTakeFirst()
       if (!user) throw new UsageError(`no user named ${arg}`)
       print(`${arg}:${await createApiKey(db, user.id)}`)
       return 0
@@ -92,7 +99,9 @@ export async function runCommand(
       // Success is reported once every running server has dropped the key from its cache.
       const unconfirmed = (await database?.confirmHeard(AUTH_CHANNEL, REVOKE_CONFIRM_MS)) ?? []
       if (unconfirmed.length) {
-        print(`${revoked} key(s) revoked; ${unconfirmed.length} server process(es) did not confirm within ${REVOKE_CONFIRM_MS / 1000} s: they refuse the key within 10 s at the latest (their cache's lifetime)`)
+        print(
+          `${revoked} key(s) revoked; ${unconfirmed.length} server process(es) did not confirm within ${REVOKE_CONFIRM_MS / 1000} s: they refuse the key within 10 s at the latest (their cache's lifetime)`,
+        )
         return 2
       }
       print(`${revoked} key(s) revoked`)

@@ -62,7 +62,9 @@ function superuserKey(config: Config, given: string | undefined): string {
   try {
     return readFileSync(join(config.DATA_DIR, 'admin-api-key'), 'utf8').trim()
   } catch {
-    throw new UsageError(`no superuser key to talk to the server: give --key <user>:<key> or RHIZOME_API_KEY (${join(config.DATA_DIR, 'admin-api-key')} is absent)`)
+    throw new UsageError(
+      `no superuser key to talk to the server: give --key <user>:<key> or RHIZOME_API_KEY (${join(config.DATA_DIR, 'admin-api-key')} is absent)`,
+    )
   }
 }
 

@@ -84,7 +84,14 @@ async function runInBackground(call: Call, step: string, documentId: number): Pr
 }
 
 /** Runs one command against the server at `base`; returns the exit code. */
-export async function runRemote(base: string, key: string, command: string, arg: string | undefined, options: Options, print: (line: string) => void): Promise<number> {
+export async function runRemote(
+  base: string,
+  key: string,
+  command: string,
+  arg: string | undefined,
+  options: Options,
+  print: (line: string) => void,
+): Promise<number> {
   const call = apiClient(base, key)
   switch (command) {
     case 'create-user': {

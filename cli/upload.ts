@@ -18,8 +18,15 @@ async function applyMappings(db: Kysely<DB>, text: Buffer, userId: number): Prom
   for (const row of rows) {
     await db
       .insertInto('source_object_map')
-      .values({ content_type: row.content_type, source_object_code: row.source_object_code, master_object_id: Number(row.master_object_id), mapped_by_id: userId })
-      .onConflict((oc) => oc.columns(['content_type', 'source_object_code']).doUpdateSet({ master_object_id: Number(row.master_object_id), mapped_by_id: userId }))
+      .values({
+        content_type: row.content_type,
+        source_object_code: row.source_object_code,
+        master_object_id: Number(row.master_object_id),
+        mapped_by_id: userId,
+      })
+      .onConflict((oc) =>
+        oc.columns(['content_type', 'source_object_code']).doUpdateSet({ master_object_id: Number(row.master_object_id), mapped_by_id: userId }),
+      )
       .execute()
   }
   await sql`update source_object_map m set master_object_name = case m.content_type
@@ -29,9 +36,21 @@ async function applyMappings(db: Kysely<DB>, text: Buffer, userId: number): Prom
   return rows.length
 }
 
-export async function uploadCommand(db: Kysely<DB>, config: Config, file: string, options: { type?: string; map?: string; dateOrder?: string }, print: (line: string) => void) {
+export async function uploadCommand(
+  db: Kysely<DB>,
+  config: Config,
+  file: string,
+  options: { type?: string; map?: string; dateOrder?: string },
+  print: (line: string) => void,
+) {
   const bytes = await readFile(file)
-  const input = { bytes, title: basename(file), fileType: options.type ?? '', dateOrder: options.dateOrder, maxUncompressed: config.XLSX_MAX_UNCOMPRESSED_BYTES }
+  const input = {
+    bytes,
+    title: basename(file),
+    fileType: options.type ?? '',
+    dateOrder: options.dateOrder,
+    maxUncompressed: config.XLSX_MAX_UNCOMPRESSED_BYTES,
+  }
   const upload = await checkUpload(input)
   const admin = await db.selectFrom('auth_user').select('id').where('is_superuser', '=', true).orderBy('id').executeTakeFirstOrThrow()
   const bar = progressBar()

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { AUTH_CHANNEL, findUserByKey, parseAuthorization, touchKey, type AuthUser } from '../lib/data/auth.js'
 import { ApiError } from '../lib/core/errors.js'
+import { isApiPath } from '../lib/api/request.js'
 import { NotifiedCache } from '../lib/data/notified-cache.js'
 
 declare module 'fastify' {
@@ -17,8 +18,6 @@ declare module 'fastify' {
     dropAuthCache(): void
   }
 }
-
-export const isApiPath = (url: string) => url === '/api/v1' || url.startsWith('/api/v1/') || url.startsWith('/api/v1?')
 
 const CACHE_TTL_MS = 10_000
 

@@ -9,7 +9,9 @@ import { MicroBatcher } from '../classifier/batcher.js'
 import { initTf } from '../classifier/runtime.js'
 import { MODEL_DIR } from '../classifier/paths.js'
 import { errorSchema } from '../lib/api/openapi.js'
+import { documentOnly } from '../lib/api/route-schemas.js'
 import { detectTexts } from '../lib/core/metrics.js'
+import type { Config } from '../lib/core/config.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -47,6 +49,47 @@ const resultSchema = {
   required: ['result', 'text'],
 }
 
+/** A text to score: a string of at most `maxChars` characters (code points). */
+function checkText(value: unknown, field: string, maxChars: number): string {
+  if (value === undefined) throw new ApiError(400, 'VALIDATION_ERROR', `${field}: required`)
+  if (typeof value !== 'string') throw new ApiError(400, 'VALIDATION_ERROR', `${field}: must be a string`)
+  // The limit counts characters (code points). A string no longer than the limit in UTF-16 units
+  // is within it, so only longer ones are counted (instead of spreading every text into an array
+  // of one string per character).
+  const length = value.length <= maxChars ? value.length : codePoints(value)
+  if (length > maxChars) throw new ApiError(413, 'TEXT_TOO_LONG', `${field}: at most ${maxChars} characters (got ${length})`)
+  return value
+}
+
+/** The body of a detection request: a JSON object. */
+function jsonObject(request: FastifyRequest): Record<string, unknown> {
+  const type = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
+  if (type !== 'application/json') throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', `Unsupported Media Type: ${type || 'none'}`)
+  const body = request.body
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ApiError(400, 'VALIDATION_ERROR', 'body: must be a JSON object')
+  return body as Record<string, unknown>
+}
+
+const errors = { 400: errorSchema, 413: errorSchema, 415: errorSchema, 429: errorSchema, 503: errorSchema }
+
+/** The OpenAPI descriptions of /detect and /detect/batch. */
+const detectSchema = (config: Config) => ({
+  tags: ['detection'],
+  operationId: 'detect',
+  security: [],
+  summary: 'Score a text as offensive / not offensive',
+  body: { type: 'object', required: ['text'], properties: { text: { type: 'string', maxLength: config.DETECT_MAX_CHARS } } },
+  response: { 200: resultSchema, ...errors },
+})
+const batchSchema = (config: Config) => ({
+  tags: ['detection'],
+  operationId: 'detectBatch',
+  security: [],
+  summary: 'Score several texts; results in input order, each as POST /detect gives it',
+  body: { type: 'object', required: ['texts'], properties: { texts: { type: 'array', items: { type: 'string' }, maxItems: config.DETECT_MAX_BATCH } } },
+  response: { 200: { type: 'object', properties: { results: { type: 'array', items: resultSchema } }, required: ['results'] }, ...errors },
+})
+
 export default fp(
   async function classifier(app: FastifyInstance) {
     const config = app.config
@@ -66,27 +109,6 @@ export default fp(
       waitMs: config.DETECT_MICROBATCH_WAIT_MS,
       maxQueue: config.DETECT_QUEUE_MAX,
     })
-
-    const checkText = (value: unknown, field: string): string => {
-      if (value === undefined) throw new ApiError(400, 'VALIDATION_ERROR', `${field}: required`)
-      if (typeof value !== 'string') throw new ApiError(400, 'VALIDATION_ERROR', `${field}: must be a string`)
-      // The limit counts characters (code points). A string no longer than the limit in UTF-16 units
-      // is within it, so only longer ones are counted (instead of spreading every text into an array
-      // of one string per character).
-      const length = value.length <= config.DETECT_MAX_CHARS ? value.length : codePoints(value)
-      if (length > config.DETECT_MAX_CHARS) {
-        throw new ApiError(413, 'TEXT_TOO_LONG', `${field}: at most ${config.DETECT_MAX_CHARS} characters (got ${length})`)
-      }
-      return value
-    }
-
-    const jsonObject = (request: FastifyRequest): Record<string, unknown> => {
-      const type = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
-      if (type !== 'application/json') throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', `Unsupported Media Type: ${type || 'none'}`)
-      const body = request.body
-      if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ApiError(400, 'VALIDATION_ERROR', 'body: must be a JSON object')
-      return body as Record<string, unknown>
-    }
 
     const modelReady = () => {
       if (!detector) {
@@ -111,53 +133,32 @@ export default fp(
       })
     }
 
-    const documentOnly = {
-      validatorCompiler: () => (data: unknown) => ({ value: data }),
-      serializerCompiler: () => (data: unknown) => JSON.stringify(data),
-    }
-
     const rateLimit = { max: config.RATE_LIMIT_DETECT_MAX, timeWindow: config.RATE_LIMIT_WINDOW_MS }
-    app.post('/detect', {
-      bodyLimit: 256 * 1024,
-      config: { rateLimit },
-      ...documentOnly,
-      schema: {
-        tags: ['detection'],
-        operationId: 'detect',
-        security: [],
-        summary: 'Score a text as offensive / not offensive',
-        body: { type: 'object', required: ['text'], properties: { text: { type: 'string', maxLength: config.DETECT_MAX_CHARS } } },
-        response: { 200: resultSchema, 400: errorSchema, 413: errorSchema, 415: errorSchema, 429: errorSchema, 503: errorSchema },
+    app.post(
+      '/detect',
+      { bodyLimit: 256 * 1024, config: { rateLimit }, ...documentOnly, schema: detectSchema(config) },
+      async (request: FastifyRequest, reply: FastifyReply) => {
+        const text = checkText(jsonObject(request).text, 'text', config.DETECT_MAX_CHARS)
+        const [result] = await detect([text])
+        return reply.send({ result, text })
       },
-    }, async (request: FastifyRequest, reply: FastifyReply) => {
-      const text = checkText(jsonObject(request).text, 'text')
-      const [result] = await detect([text])
-      return reply.send({ result, text })
-    })
+    )
 
-    app.post('/detect/batch', {
-      bodyLimit: config.DETECT_MAX_BATCH * 40 * 1024,
-      config: { rateLimit },
-      ...documentOnly,
-      schema: {
-        tags: ['detection'],
-        operationId: 'detectBatch',
-        security: [],
-        summary: 'Score several texts; results in input order, each as POST /detect gives it',
-        body: { type: 'object', required: ['texts'], properties: { texts: { type: 'array', items: { type: 'string' }, maxItems: config.DETECT_MAX_BATCH } } },
-        response: { 200: { type: 'object', properties: { results: { type: 'array', items: resultSchema } }, required: ['results'] }, 400: errorSchema, 413: errorSchema, 415: errorSchema, 429: errorSchema, 503: errorSchema },
+    app.post(
+      '/detect/batch',
+      { bodyLimit: config.DETECT_MAX_BATCH * 40 * 1024, config: { rateLimit }, ...documentOnly, schema: batchSchema(config) },
+      async (request: FastifyRequest) => {
+        const texts = jsonObject(request).texts
+        if (texts === undefined) throw new ApiError(400, 'VALIDATION_ERROR', 'texts: required')
+        if (!Array.isArray(texts)) throw new ApiError(400, 'VALIDATION_ERROR', 'texts: must be an array of strings')
+        if (texts.length > config.DETECT_MAX_BATCH) {
+          throw new ApiError(413, 'TOO_MANY_TEXTS', `texts: at most ${config.DETECT_MAX_BATCH} items (got ${texts.length})`)
+        }
+        const checked = texts.map((t, i) => checkText(t, `texts/${i}`, config.DETECT_MAX_CHARS))
+        const results = await detect(checked)
+        return { results: results.map((result, i) => ({ result, text: checked[i] })) }
       },
-    }, async (request: FastifyRequest) => {
-      const texts = jsonObject(request).texts
-      if (texts === undefined) throw new ApiError(400, 'VALIDATION_ERROR', 'texts: required')
-      if (!Array.isArray(texts)) throw new ApiError(400, 'VALIDATION_ERROR', 'texts: must be an array of strings')
-      if (texts.length > config.DETECT_MAX_BATCH) {
-        throw new ApiError(413, 'TOO_MANY_TEXTS', `texts: at most ${config.DETECT_MAX_BATCH} items (got ${texts.length})`)
-      }
-      const checked = texts.map((t, i) => checkText(t, `texts/${i}`))
-      const results = await detect(checked)
-      return { results: results.map((result, i) => ({ result, text: checked[i] })) }
-    })
+    )
   },
   { name: 'classifier', dependencies: ['config', 'protection'] },
 )

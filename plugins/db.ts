@@ -83,7 +83,8 @@ export default fp<DbPluginOptions>(
     const database =
       options.database ??
       (await step(config.DATABASE_URL ? 'connecting to PostgreSQL' : `opening the embedded database in ${join(config.DATA_DIR, 'pglite')}`, () =>
-        createDatabase(config.DATABASE_URL ? { url: config.DATABASE_URL } : { dataDir: join(config.DATA_DIR, 'pglite'), template: readTemplate })))
+        createDatabase(config.DATABASE_URL ? { url: config.DATABASE_URL } : { dataDir: join(config.DATA_DIR, 'pglite'), template: readTemplate }),
+      ))
     const handling = inFlightRequests(app)
     if (!options.database) {
       const applied = await step('applying migrations', () => migrateToLatest(database))
@@ -95,11 +96,17 @@ export default fp<DbPluginOptions>(
     const readUrls = listSetting(config.DATABASE_READ_URL ?? 'none')
     if (readUrls.length && database.engine !== 'postgres') throw new ConfigError('DATABASE_READ_URL needs DATABASE_URL: replicas follow a PostgreSQL primary')
     const replicas = readUrls.length
-      ? await step(`connecting to ${readUrls.length} read replica(s)`, () => ReadReplicas.open(database, readUrls, { maxLagMs: config.REPLICA_MAX_LAG_MS, checkMs: config.REPLICA_CHECK_MS }))
+      ? await step(`connecting to ${readUrls.length} read replica(s)`, () =>
+          ReadReplicas.open(database, readUrls, { maxLagMs: config.REPLICA_MAX_LAG_MS, checkMs: config.REPLICA_CHECK_MS }),
+        )
       : undefined
     if (replicas) {
       // A change anywhere moves the point a replica must have replayed before the detail cache keeps its rows.
-      const unlisten = await database.listen('rhizome_data', () => replicas.changed(), () => replicas.changed())
+      const unlisten = await database.listen(
+        'rhizome_data',
+        () => replicas.changed(),
+        () => replicas.changed(),
+      )
       app.addHook('onClose', () => unlisten())
     }
     app.addHook('onClose', async () => {

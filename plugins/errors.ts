@@ -3,10 +3,11 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError, fromDatabaseError } from '../lib/core/errors.js'
-import { isApiPath } from './auth.js'
-import { byName } from './dispatcher.js'
+import { isApiPath } from '../lib/api/request.js'
+import { byName } from '../resources/registry.js'
 
-const MULTIPART_SYNTAX = /^(Multipart: Boundary not found|Unexpected end of multipart data|\w+ terminated early due to unexpected end of multipart data|Malformed part header)/
+const MULTIPART_SYNTAX =
+  /^(Multipart: Boundary not found|Unexpected end of multipart data|\w+ terminated early due to unexpected end of multipart data|Malformed part header)/
 
 export function toApiError(error: FastifyError | Error, bodyLimit?: number, contentType?: string, revealValues = true): ApiError {
   if (error instanceof ApiError) return error
@@ -47,7 +48,11 @@ export default fp(
     app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       const api = toApiError(error, request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit, request.headers['content-type'], !request.user?.restricted)
       if (api.statusCode >= 500) request.log.error({ err: error }, 'request failed')
-      reply.code(api.statusCode).headers(api.headers ?? {}).type('application/json; charset=utf-8').send({ ...api.body(), request_id: request.id })
+      reply
+        .code(api.statusCode)
+        .headers(api.headers ?? {})
+        .type('application/json; charset=utf-8')
+        .send({ ...api.body(), request_id: request.id })
     })
 
     app.setNotFoundHandler(async (request: FastifyRequest, reply: FastifyReply) => {

@@ -11,7 +11,8 @@ import { findUserById } from '../lib/data/auth.js'
 import { ApiError, fromDatabaseError } from '../lib/core/errors.js'
 import type { Progress } from '../lib/core/progress.js'
 import { QueryParams } from '../lib/api/query-params.js'
-import { resources } from '../resources/index.js'
+import { backgroundJobs } from '../resources/jobs.js'
+import jobResource from '../resources/job.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -25,14 +26,13 @@ function jobError(code: string, message: string, final: boolean): JobError {
 
 /** Runs `job` in `trx` as its requester would have run the synchronous call; returns that call's object. */
 export async function runJob(app: FastifyInstance, job: QueuedJob, trx: Transaction<DB>, progress: Progress): Promise<unknown> {
-  const resource = resources.find((r) => r.name === job.kind && r.job_params)
-  if (!resource) throw jobError('UNKNOWN_JOB', `No job kind ${job.kind}`, true)
+  const declaration = backgroundJobs.find((j) => j.kind === job.kind)
+  if (!declaration) throw jobError('UNKNOWN_JOB', `No job kind ${job.kind}`, true)
   const user = job.created_by_id === null ? undefined : await findUserById(trx, job.created_by_id)
   if (!user) throw jobError('USER_INACTIVE', 'The user who asked for this job is no longer active', true)
   const query = QueryParams.fromUrl(`/?${new URLSearchParams(Object.entries(job.params).map(([k, v]) => [k, String(v)]))}`)
   try {
-    const rows = await resource.action!({ db: trx, user, query, config: app.config, resource, urlName: resource.name, jobs: app.jobs, progress })
-    return rows[0]
+    return await declaration.run({ db: trx, user, query, config: app.config, resource: jobResource, urlName: job.kind, jobs: app.jobs, progress })
   } catch (error) {
     // A client mistake, as the synchronous call would have answered it (database errors mapped alike).
     const answer = error instanceof ApiError ? error : fromDatabaseError(error, { revealValues: !user.restricted })
@@ -46,13 +46,14 @@ export async function runJob(app: FastifyInstance, job: QueuedJob, trx: Transact
 export default fp(
   async function jobs(app: FastifyInstance) {
     const { config } = app
-    const queue = new JobQueue(app.db, {
+    const settings = {
       expireSeconds: config.JOB_EXPIRE_SECONDS,
       retryLimit: config.JOB_RETRY_LIMIT,
       pollingSeconds: config.JOB_POLL_MS / 1000,
       maintenanceSeconds: config.JOB_MAINTENANCE_SECONDS,
       maxQueuedPerUser: config.JOB_MAX_QUEUED_PER_USER,
-    })
+    }
+    const queue = new JobQueue(app.db, settings, backgroundJobs)
     queue.boss.on('error', (error) => app.log.error({ err: error }, 'job queue error'))
     const begin = async () => {
       await queue.start()

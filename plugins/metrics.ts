@@ -19,22 +19,23 @@ export default fp(
     if (app.config.METRICS === '0') return
     // Callback-style: it runs on every answer, and an async hook costs a promise each time.
     app.addHook('onResponse', (request, reply, done) => {
-      httpDuration.observe(
-        { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: reply.statusCode },
-        reply.elapsedTime / 1000,
-      )
+      httpDuration.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: reply.statusCode }, reply.elapsedTime / 1000)
       done()
     })
 
     const token = app.config.METRICS_TOKEN
     const expectedDigest = token ? digest(token) : undefined
-    app.get('/metrics', { schema: { tags: ['service'], operationId: 'getMetrics', summary: 'Prometheus metrics (Bearer METRICS_TOKEN when set)', security: [] } }, async (request, reply) => {
-      if (token) {
-        const given = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1]
-        if (!given || !sameSecret(given, expectedDigest!)) throw new ApiError(401, 'UNAUTHENTICATED', 'Metrics need Authorization: Bearer <METRICS_TOKEN>')
-      }
-      return reply.type(registry.contentType).send(await registry.metrics())
-    })
+    app.get(
+      '/metrics',
+      { schema: { tags: ['service'], operationId: 'getMetrics', summary: 'Prometheus metrics (Bearer METRICS_TOKEN when set)', security: [] } },
+      async (request, reply) => {
+        if (token) {
+          const given = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1]
+          if (!given || !sameSecret(given, expectedDigest!)) throw new ApiError(401, 'UNAUTHENTICATED', 'Metrics need Authorization: Bearer <METRICS_TOKEN>')
+        }
+        return reply.type(registry.contentType).send(await registry.metrics())
+      },
+    )
   },
   { name: 'metrics', dependencies: ['config'] },
 )

@@ -8,7 +8,7 @@ import helmet, { type HelmetOptions } from 'helmet'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import rateLimit from '@fastify/rate-limit'
 import { LagMonitor } from '../lib/api/lag-monitor.js'
-import { listSetting } from '../lib/core/config.js'
+import { listSetting, type Config } from '../lib/core/config.js'
 import { ApiError } from '../lib/core/errors.js'
 import { parseAuthorization } from '../lib/data/auth.js'
 
@@ -67,7 +67,11 @@ export default fp(
       timeWindow: config.RATE_LIMIT_WINDOW_MS,
       allowList: listSetting(config.RATE_LIMIT_ALLOWLIST),
       errorResponseBuilder: (_request: FastifyRequest, context) =>
-        new ApiError(429, 'RATE_LIMITED', `Rate limit exceeded: at most ${context.max} requests per ${context.after}; retry in ${Math.ceil(context.ttl / 1000)} s`),
+        new ApiError(
+          429,
+          'RATE_LIMITED',
+          `Rate limit exceeded: at most ${context.max} requests per ${context.after}; retry in ${Math.ceil(context.ttl / 1000)} s`,
+        ),
     })
     // No allow list here: a wrong key is a wrong key wherever it comes from. A client's window starts
     // at a failure, so none can be refused once a whole window has passed since the last failure of
@@ -92,54 +96,65 @@ export default fp(
       },
     })
 
-    // CONNECTION_TIMEOUT_MS limits silence on a socket (app.ts). Once a request has arrived whole, the
-    // silence is the server's own (a long transform_upload): the limit is lifted until the answer has
-    // gone, then set again for the idle connection (test/protection.test.ts). Injected requests have a
-    // socket without timeouts.
-    if (config.CONNECTION_TIMEOUT_MS > 0) {
-      app.addHook('preHandler', (request, _reply, done) => {
-        request.raw.socket?.setTimeout?.(0)
-        done()
-      })
-    }
-    // Once close() has begun, a keep-alive connection whose request was in flight becomes idle only
-    // after close() closed the idle ones; left open, it held close() until its timeout (60 s on
-    // PostgreSQL in test/graceful.test.ts). It is closed as soon as its answer has gone.
-    let closing = false
-    app.addHook('preClose', (done) => {
-      closing = true
-      done()
-    })
-    app.addHook('onResponse', (request, _reply, done) => {
-      if (closing) setImmediate(() => app.server.closeIdleConnections())
-      else if (config.CONNECTION_TIMEOUT_MS > 0) request.raw.socket?.setTimeout?.(config.CONNECTION_TIMEOUT_MS)
-      done()
-    })
-
-    // Load shedding: 503 with Retry-After while the event loop is saturated, so a process past its
-    // capacity answers some requests quickly instead of every one too late. Saturation is sustained
-    // lag: every sample of the last PRESSURE_WINDOW_MS (at least three) above MAX_EVENT_LOOP_DELAY_MS.
-    // One stall (a long synchronous step, a GC pause, start-up) is not load and never sheds. Liveness
-    // is never shed: a saturated process is still alive.
-    if (config.MAX_EVENT_LOOP_DELAY_MS > 0) {
-      const monitor = new LagMonitor(config.MAX_EVENT_LOOP_DELAY_MS, config.PRESSURE_WINDOW_MS)
-      // Armed when the app is ready: listen() makes it ready after server.ts's start-up work (the
-      // demo data, the model), and an app answering injected requests is ready too.
-      app.addHook('onReady', (done) => {
-        monitor.start()
-        done()
-      })
-      app.addHook('onClose', (_instance, done) => {
-        monitor.stop()
-        done()
-      })
-      app.addHook('onRequest', (request, _reply, done) => {
-        if (!monitor.saturated() || request.url === '/health/live') return done()
-        done(new ApiError(503, 'UNDER_PRESSURE', `Server is overloaded (eventLoopDelay); retry in ${PRESSURE_RETRY_AFTER_S} s`, undefined, {
-          'retry-after': String(PRESSURE_RETRY_AFTER_S),
-        }))
-      })
-    }
+    limitSilence(app, config)
+    shedLoad(app, config)
   },
   { name: 'protection', dependencies: ['config', 'errors'] },
 )
+
+/** Slow clients and shutdown: how long a socket may stay silent, and idle sockets closed on close(). */
+function limitSilence(app: FastifyInstance, config: Config) {
+  // CONNECTION_TIMEOUT_MS limits silence on a socket (app.ts). Once a request has arrived whole, the
+  // silence is the server's own (a long transform_upload): the limit is lifted until the answer has
+  // gone, then set again for the idle connection (test/protection.test.ts). Injected requests have a
+  // socket without timeouts.
+  if (config.CONNECTION_TIMEOUT_MS > 0) {
+    app.addHook('preHandler', (request, _reply, done) => {
+      request.raw.socket?.setTimeout?.(0)
+      done()
+    })
+  }
+  // Once close() has begun, a keep-alive connection whose request was in flight becomes idle only
+  // after close() closed the idle ones; left open, it held close() until its timeout (60 s on
+  // PostgreSQL in test/graceful.test.ts). It is closed as soon as its answer has gone.
+  let closing = false
+  app.addHook('preClose', (done) => {
+    closing = true
+    done()
+  })
+  app.addHook('onResponse', (request, _reply, done) => {
+    if (closing) setImmediate(() => app.server.closeIdleConnections())
+    else if (config.CONNECTION_TIMEOUT_MS > 0) request.raw.socket?.setTimeout?.(config.CONNECTION_TIMEOUT_MS)
+    done()
+  })
+}
+
+/** Load shedding (MAX_EVENT_LOOP_DELAY_MS, PRESSURE_WINDOW_MS). */
+function shedLoad(app: FastifyInstance, config: Config) {
+  // Load shedding: 503 with Retry-After while the event loop is saturated, so a process past its
+  // capacity answers some requests quickly instead of every one too late. Saturation is sustained
+  // lag: every sample of the last PRESSURE_WINDOW_MS (at least three) above MAX_EVENT_LOOP_DELAY_MS.
+  // One stall (a long synchronous step, a GC pause, start-up) is not load and never sheds. Liveness
+  // is never shed: a saturated process is still alive.
+  if (config.MAX_EVENT_LOOP_DELAY_MS > 0) {
+    const monitor = new LagMonitor(config.MAX_EVENT_LOOP_DELAY_MS, config.PRESSURE_WINDOW_MS)
+    // Armed when the app is ready: listen() makes it ready after server.ts's start-up work (the
+    // demo data, the model), and an app answering injected requests is ready too.
+    app.addHook('onReady', (done) => {
+      monitor.start()
+      done()
+    })
+    app.addHook('onClose', (_instance, done) => {
+      monitor.stop()
+      done()
+    })
+    app.addHook('onRequest', (request, _reply, done) => {
+      if (!monitor.saturated() || request.url === '/health/live') return done()
+      done(
+        new ApiError(503, 'UNDER_PRESSURE', `Server is overloaded (eventLoopDelay); retry in ${PRESSURE_RETRY_AFTER_S} s`, undefined, {
+          'retry-after': String(PRESSURE_RETRY_AFTER_S),
+        }),
+      )
+    })
+  }
+}

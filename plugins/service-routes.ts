@@ -21,33 +21,50 @@ export default fp(
     })
 
     // Liveness: the process answers (never shed, plugins/protection.ts). A failure means restart it.
-    app.get('/health/live', { schema: { tags: ['service'], operationId: 'getLiveness', summary: 'The process answers', security: [] } }, async () => ({ status: 'ok' }))
+    app.get('/health/live', { schema: { tags: ['service'], operationId: 'getLiveness', summary: 'The process answers', security: [] } }, async () => ({
+      status: 'ok',
+    }))
 
     // Readiness: send it traffic. A failure means route around it for now.
-    app.get('/health/ready', { schema: { tags: ['service'], operationId: 'getReadiness', summary: 'Database reachable, migrations applied, model loaded, not shutting down; 503 otherwise', security: [] } }, async (_request, reply) => {
-      const checks: Record<string, string> = { database: 'ok', migrations: 'ok', model: app.detection.status(), shutting_down: closing ? 'yes' : 'no' }
-      try {
-        const pending = await pendingMigrations(app.db)
-        if (pending.length) checks.migrations = `pending: ${pending.join(', ')}`
-      } catch {
-        checks.database = 'down'
-        checks.migrations = 'unknown'
-      }
-      const ready = checks.database === 'ok' && checks.migrations === 'ok' && checks.model === 'ok' && !closing
-      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', ...checks })
-    })
+    app.get(
+      '/health/ready',
+      {
+        schema: {
+          tags: ['service'],
+          operationId: 'getReadiness',
+          summary: 'Database reachable, migrations applied, model loaded, not shutting down; 503 otherwise',
+          security: [],
+        },
+      },
+      async (_request, reply) => {
+        const checks: Record<string, string> = { database: 'ok', migrations: 'ok', model: app.detection.status(), shutting_down: closing ? 'yes' : 'no' }
+        try {
+          const pending = await pendingMigrations(app.db)
+          if (pending.length) checks.migrations = `pending: ${pending.join(', ')}`
+        } catch {
+          checks.database = 'down'
+          checks.migrations = 'unknown'
+        }
+        const ready = checks.database === 'ok' && checks.migrations === 'ok' && checks.model === 'ok' && !closing
+        return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', ...checks })
+      },
+    )
 
-    app.get('/health', { schema: { tags: ['service'], operationId: 'getHealth', summary: 'Database (and model) status; 503 when a part is down', security: [] } }, async (_request, reply) => {
-      let database = 'ok'
-      try {
-        await sql`select 1`.execute(app.db.db)
-      } catch {
-        database = 'down'
-      }
-      const model = app.detection.status()
-      const status = database === 'ok' && model === 'ok' ? 'ok' : 'down'
-      return reply.code(status === 'ok' ? 200 : 503).send({ status, database, model })
-    })
+    app.get(
+      '/health',
+      { schema: { tags: ['service'], operationId: 'getHealth', summary: 'Database (and model) status; 503 when a part is down', security: [] } },
+      async (_request, reply) => {
+        let database = 'ok'
+        try {
+          await sql`select 1`.execute(app.db.db)
+        } catch {
+          database = 'down'
+        }
+        const model = app.detection.status()
+        const status = database === 'ok' && model === 'ok' ? 'ok' : 'down'
+        return reply.code(status === 'ok' ? 200 : 503).send({ status, database, model })
+      },
+    )
   },
   { name: 'service-routes', dependencies: ['db', 'classifier'] },
 )

@@ -7,8 +7,7 @@ import { badRequest } from '../lib/core/errors.js'
 async function checkAcyclic(ctx: Context, values: Row, existing?: Row) {
   const calculated = (values.indicator_id ?? existing?.indicator_id) as number
   const component = (values.indicator_component_id ?? existing?.indicator_component_id) as number
-  const cycle = () =>
-    badRequest('CALCULATION_CYCLE', `indicator ${component} cannot be a component of ${calculated}: it would depend on itself`)
+  const cycle = () => badRequest('CALCULATION_CYCLE', `indicator ${component} cannot be a component of ${calculated}: it would depend on itself`)
   if (calculated === component) throw cycle()
   // Does `component` already depend, transitively, on `calculated`?
   const { rows } = await sql`with recursive deps(id) as (
@@ -22,10 +21,7 @@ export default defineResource({
   name: 'calculated_indicator_component',
   aliases: ['indicator_calculation'],
   schema: CalculatedIndicatorComponent,
-  query_fields: [
-    'id', 'indicator_id', 'indicator__short_name', 'indicator_component_id', 'indicator_component__short_name',
-    'calculation', 'created_at',
-  ],
+  query_fields: ['id', 'indicator_id', 'indicator__short_name', 'indicator_component_id', 'indicator_component__short_name', 'calculation', 'created_at'],
   required_fields_for_post: ['indicator_id', 'indicator_component_id', 'calculation'],
   list_delete_by: ['indicator_id'],
   hooks: { beforeWrite: checkAcyclic },

@@ -14,6 +14,11 @@ export default defineResource({
       const end = (values.end_date ?? existing?.end_date) as string
       if (start && end && end < start) throw validationError('end_date', 'must not be before start_date')
     },
-    afterDelete: (ctx, rows) => resetMappings(ctx.db, 'campaign', rows.map((r) => r.id as number)),
+    afterDelete: (ctx, rows) =>
+      resetMappings(
+        ctx.db,
+        'campaign',
+        rows.map((r) => r.id as number),
+      ),
   },
 })

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { DatapointWithComputed } from '../schemas/datapoint_with_computed.js'
-import { defineResource, type Context, type ListQuery, type Row } from '../lib/api/resource.js'
+import { defineResource, type ReadMode, type Context, type ListQuery, type Row } from '../lib/api/resource.js'
 import { locationSelection, assertLocationPermitted } from '../lib/api/location-selection.js'
 import { integerList } from '../lib/api/params.js'
 import { ApiError, validationError } from '../lib/core/errors.js'
@@ -53,7 +53,9 @@ async function densified(ctx: Context, rows: ListQuery, page: { limit: number; o
     .selectFrom(sql`(select distinct location_id from r)`.as('l'))
     .crossJoin(sql`(select distinct indicator_id from r)`.as('i'))
     .crossJoin(sql`(select distinct campaign_id from r)`.as('c'))
-    .leftJoin('r', (join) => join.onRef('r.location_id', '=', 'l.location_id').onRef('r.indicator_id', '=', 'i.indicator_id').onRef('r.campaign_id', '=', 'c.campaign_id'))
+    .leftJoin('r', (join) =>
+      join.onRef('r.location_id', '=', 'l.location_id').onRef('r.indicator_id', '=', 'i.indicator_id').onRef('r.campaign_id', '=', 'c.campaign_id'),
+    )
     .select(['r.id', 'i.indicator_id', 'c.campaign_id', 'l.location_id', 'r.value', sql<number>`count(*) over ()`.as('__total')])
   const column = (field: string) => (field === 'id' || field === 'value' ? `r.${field}` : `${field.slice(0, 1)}.${field}`)
   // Without order_by: (location, indicator, campaign). The dispatcher's trailing `id` tie-breaker is
@@ -68,9 +70,31 @@ async function densified(ctx: Context, rows: ListQuery, page: { limit: number; o
   return { rows: result, total }
 }
 
+/** chart_type=ColumnChart: every location × indicator × campaign, a combination without a value as a row without id and value. */
+const columnChart: ReadMode = {
+  when: (ctx) => ctx.query.last('chart_type') === 'ColumnChart',
+  params: { chart_type: { type: 'string', help: 'ColumnChart: add null rows for missing (location, indicator, campaign) combinations' } },
+  rowSchema: {
+    type: 'object',
+    properties: {
+      id: { type: 'integer', nullable: true },
+      indicator_id: { type: 'integer' },
+      campaign_id: { type: 'integer' },
+      location_id: { type: 'integer' },
+      value: { type: 'number', nullable: true },
+    },
+    required: ['id', 'indicator_id', 'campaign_id', 'location_id', 'value'],
+    description: 'chart_type=ColumnChart: a location × indicator × campaign without a value',
+  },
+  async read(ctx, page, filtered) {
+    const { query, meta } = await select(ctx, filtered)
+    const [dense, extras] = await withMeta(densified(ctx, query, page), meta)
+    return { ...dense, meta: extras }
+  },
+}
+
 /** The raw datapoint behind a computed row, if there is one (from an upload or a data entry). */
-const rawOf = (ctx: Context, row: Row) =>
-  ctx.db.selectFrom('datapoint').select('id').where('unique_index', '=', campaignKey(row)).executeTakeFirst()
+const rawOf = (ctx: Context, row: Row) => ctx.db.selectFrom('datapoint').select('id').where('unique_index', '=', campaignKey(row)).executeTakeFirst()
 
 export default defineResource({
   name: 'campaign_datapoint',
@@ -82,30 +106,17 @@ export default defineResource({
   required_fields_for_post: ['campaign_id', 'indicator_id', 'location_id', 'value'],
   location_column: 'location_id',
   meta_fields: { ...DATAPOINT_META, campaign_ids: { type: 'array', items: { type: 'integer' }, description: 'the campaigns read, ascending' } },
-  // chart_type=ColumnChart: a combination without a value is a row without id and value.
-  row_modes: [{
-    type: 'object',
-    properties: { id: { type: 'integer', nullable: true }, indicator_id: { type: 'integer' }, campaign_id: { type: 'integer' }, location_id: { type: 'integer' }, value: { type: 'number', nullable: true } },
-    required: ['id', 'indicator_id', 'campaign_id', 'location_id', 'value'],
-    description: 'chart_type=ColumnChart: a location × indicator × campaign without a value',
-  }],
+  modes: [columnChart],
   params: {
     ...DATAPOINT_PARAMS,
     campaign_start: { type: 'date', help: 'without campaign__in: campaigns starting on or after (default 2000-01-01)' },
     campaign_end: { type: 'date', help: 'without campaign__in: campaigns starting on or before (default 2070-01-01)' },
     start_date: { type: 'date', help: 'alias of campaign_start (the original front-end sends it)' },
     end_date: { type: 'date', help: 'alias of campaign_end (the original front-end sends it)' },
-    chart_type: { type: 'string', help: 'ColumnChart: add null rows for missing (location, indicator, campaign) combinations' },
     group_by_time: IGNORED,
   },
   hooks: {
     list: select,
-    async listRows(ctx, page, filtered) {
-      if (ctx.query.last('chart_type') !== 'ColumnChart') return undefined
-      const { query, meta } = await select(ctx, filtered)
-      const [dense, extras] = await withMeta(densified(ctx, query, page), meta)
-      return { ...dense, meta: extras }
-    },
     async wide(ctx, filtered) {
       const { query, indicators } = await selected(ctx, filtered)
       const long = query.select(['t.location_id', 't.indicator_id', 't.campaign_id', 't.value']).orderBy('t.id')
@@ -119,8 +130,11 @@ export default defineResource({
       const entry = coerceBody(ctx.resource, body, encoding) as { indicator_id: number; location_id: number; campaign_id: number; value: number }
       await assertLocationPermitted(ctx, entry.location_id)
       if (await rawOf(ctx, entry)) {
-        throw new ApiError(409, 'UNIQUE_VIOLATION',
-          `key: "location_id, indicator_id, campaign_id" with value: "${entry.location_id}, ${entry.indicator_id}, ${entry.campaign_id}" already exists`)
+        throw new ApiError(
+          409,
+          'UNIQUE_VIOLATION',
+          `key: "location_id, indicator_id, campaign_id" with value: "${entry.location_id}, ${entry.indicator_id}, ${entry.campaign_id}" already exists`,
+        )
       }
       await enterCampaignValue(dynamic(ctx), entry)
       await recomputeCampaign(dynamic(ctx), entry.campaign_id)

@@ -23,7 +23,11 @@ export default defineResource({
           return { ...(row as object), charts: charts.filter((c) => !gone.has(c)) }
         })
         if (changed) {
-          await ctx.db.updateTable('custom_dashboard').set({ rows: JSON.stringify(rowsAfter) }).where('id', '=', dashboard.id).execute()
+          await ctx.db
+            .updateTable('custom_dashboard')
+            .set({ rows: JSON.stringify(rowsAfter) })
+            .where('id', '=', dashboard.id)
+            .execute()
         }
       }
     },

@@ -16,11 +16,7 @@ export default defineResource({
       if (!Array.isArray(rows)) return dashboard
       const uuids = rows.flatMap((r) => (Array.isArray(r?.charts) ? r.charts.filter((c: unknown) => typeof c === 'string') : []))
       if (!uuids.length) return dashboard
-      const charts = await ctx.db
-        .selectFrom('custom_chart')
-        .select(['id', 'uuid', 'title', 'chart_json'])
-        .where('uuid', 'in', uuids)
-        .execute()
+      const charts = await ctx.db.selectFrom('custom_chart').select(['id', 'uuid', 'title', 'chart_json']).where('uuid', 'in', uuids).execute()
       const byUuid = new Map(charts.map((c) => [c.uuid, c]))
       const expanded = rows.map((r: Row) =>
         Array.isArray(r?.charts) ? { ...r, charts: r.charts.map((c: unknown) => (typeof c === 'string' && byUuid.get(c)) || c) } : r,

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
 import { Datapoint } from '../schemas/datapoint.js'
-import { defineResource, type Context, type ListQuery, type Row } from '../lib/api/resource.js'
+import { defineResource, type Context, type ListQuery, type ReadMode, type Row } from '../lib/api/resource.js'
 import { locationSelection, assertLocationPermitted } from '../lib/api/location-selection.js'
 import { ApiError, badRequest } from '../lib/core/errors.js'
 import { dynamic } from '../lib/api/crud.js'
@@ -82,8 +82,7 @@ function groupedSums(ctx: Context, filtered: ListQuery, bucket: RawBuilder<unkno
  */
 async function groupedPage(ctx: Context, filtered: ListQuery, bucket: RawBuilder<unknown>, page: { limit: number; offset: number }) {
   const targetSet = await targetsOf(ctx)
-  const withTargets = async <R>(query: RawBuilder<unknown>) =>
-    (await sql<R>`with targets as materialized (${targetSet}) ${query}`.execute(ctx.db)).rows
+  const withTargets = async <R>(query: RawBuilder<unknown>) => (await sql<R>`with targets as materialized (${targetSet}) ${query}`.execute(ctx.db)).rows
   const sums = groupedSums(ctx, filtered, bucket, sql`select id from targets`)
   const pageQuery = sql`select *, count(*) over () as __total from (${sums}) g
     order by time_grouping, location_id, indicator_id limit ${page.limit} offset ${page.offset}`
@@ -116,6 +115,42 @@ async function groupedPage(ctx: Context, filtered: ListQuery, bucket: RawBuilder
   return { rows, total, meta, fields: ['indicator_id', 'location_id', 'time_grouping', 'value'] }
 }
 
+/** group_by_time=year|quarter|month|all_time: sums over each target location's subtree per bucket. */
+const grouped: ReadMode = {
+  when: (ctx) => modeOf(ctx).kind === 'grouped',
+  params: {
+    group_by_time: { type: 'string', help: 'flat (default), year, quarter ("YYYYQ"), month ("YYYYMM") or all_time: sums over each target location\'s subtree' },
+  },
+  rowSchema: {
+    type: 'object',
+    properties: {
+      indicator_id: { type: 'integer' },
+      location_id: { type: 'integer' },
+      time_grouping: {
+        oneOf: [
+          { type: 'integer', description: 'year (2016) or all_time (1)' },
+          { type: 'string', description: 'quarter ("20161") or month ("201601")' },
+        ],
+      },
+      value: { type: 'number' },
+    },
+    required: ['indicator_id', 'location_id', 'time_grouping', 'value'],
+    description: 'group_by_time=year|quarter|month|all_time',
+  },
+  read: (ctx, page, filtered) => groupedPage(ctx, filtered, bucketOf(ctx), page),
+  async wide(ctx, filtered) {
+    const sums = groupedSums(ctx, filtered, bucketOf(ctx), sql`select id from (${await targetsOf(ctx)}) s`)
+    return pivot(ctx, dynamic(ctx).selectFrom(sql`(${sums})`.as('s')).selectAll(), indicatorSet(ctx), { column: 'time_grouping' })
+  },
+}
+
+/** The grouped mode's bucket expression. */
+function bucketOf(ctx: Context): RawBuilder<unknown> {
+  const mode = modeOf(ctx)
+  if (mode.kind !== 'grouped') throw new Error('not the grouped mode')
+  return mode.bucket
+}
+
 /** §9.2: a written row is a data entry: its key follows its fields, its source is the Data Entry submission. */
 async function asDataEntry(ctx: Context, values: Row, existing?: Row): Promise<Row> {
   const row = { ...existing, ...values }
@@ -123,8 +158,11 @@ async function asDataEntry(ctx: Context, values: Row, existing?: Row): Promise<R
   const key = dateKey(row)
   const clash = await ctx.db.selectFrom('datapoint').select('id').where('unique_index', '=', key).executeTakeFirst()
   if (clash && clash.id !== existing?.id) {
-    throw new ApiError(409, 'UNIQUE_VIOLATION',
-      `key: "location_id, indicator_id, data_date" with value: "${row.location_id}, ${row.indicator_id}, ${row.data_date}" already exists`)
+    throw new ApiError(
+      409,
+      'UNIQUE_VIOLATION',
+      `key: "location_id, indicator_id, data_date" with value: "${row.location_id}, ${row.indicator_id}, ${row.data_date}" already exists`,
+    )
   }
   return {
     ...values,
@@ -151,38 +189,18 @@ export default defineResource({
     ...DATAPOINT_META,
     time_groupings: { type: 'array', items: { oneOf: [{ type: 'string' }, { type: 'integer' }] }, description: 'grouped: the buckets in the result; flat: []' },
   },
-  // group_by_time=year|quarter|month|all_time: sums over each target location's subtree per bucket.
-  row_modes: [{
-    type: 'object',
-    properties: {
-      indicator_id: { type: 'integer' },
-      location_id: { type: 'integer' },
-      time_grouping: { oneOf: [{ type: 'integer', description: 'year (2016) or all_time (1)' }, { type: 'string', description: 'quarter ("20161") or month ("201601")' }] },
-      value: { type: 'number' },
-    },
-    required: ['indicator_id', 'location_id', 'time_grouping', 'value'],
-    description: 'group_by_time=year|quarter|month|all_time',
-  }],
+  modes: [grouped],
   params: {
     ...DATAPOINT_PARAMS,
     start_date: { type: 'date', help: 'inclusive lower bound on data_date' },
     end_date: { type: 'date', help: 'inclusive upper bound on data_date' },
     campaign_start: { type: 'date', help: 'alias of start_date' },
     campaign_end: { type: 'date', help: 'alias of end_date' },
-    group_by_time: { type: 'string', help: 'flat (default), year, quarter ("YYYYQ"), month ("YYYYMM") or all_time: sums over each target location\'s subtree' },
   },
   hooks: {
     list: rawSelection,
-    async listRows(ctx, page, filtered) {
-      const mode = modeOf(ctx)
-      return mode.kind === 'grouped' ? groupedPage(ctx, filtered, mode.bucket, page) : undefined
-    },
+    // The flat and discrete modes' export; the grouped mode has its own.
     async wide(ctx, filtered) {
-      const mode = modeOf(ctx)
-      if (mode.kind === 'grouped') {
-        const sums = groupedSums(ctx, filtered, mode.bucket, sql`select id from (${await targetsOf(ctx)}) s`)
-        return pivot(ctx, dynamic(ctx).selectFrom(sql`(${sums})`.as('s')).selectAll(), indicatorSet(ctx), { column: 'time_grouping' })
-      }
       const { query, indicators } = await rawRows(ctx, filtered)
       const long = query.select(['t.location_id', 't.indicator_id', 't.data_date', 't.value']).orderBy('t.id')
       return pivot(ctx, long, indicators, { column: 'data_date' })

@@ -11,7 +11,12 @@ const documentParam = { document_id: { type: 'integer' as const, help: 'the docu
 const documentId = (ctx: Context) => integerParam(ctx, 'document_id')!
 
 /** A read-only view of what document X holds: `where` narrows `t` to it (restricted users: P only). */
-function documentResult(name: string, schema: ResourceDeclaration['schema'], query_fields: string[], where: (ctx: Context, query: ListQuery, document: number) => ListQuery) {
+function documentResult(
+  name: string,
+  schema: ResourceDeclaration['schema'],
+  query_fields: string[],
+  where: (ctx: Context, query: ListQuery, document: number) => ListQuery,
+) {
   return defineResource({
     name,
     schema,

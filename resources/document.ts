@@ -38,7 +38,8 @@ export default defineResource({
       // Multipart: doc_title defaults to the file part's name.
       if (body.doc_title === undefined && part && typeof part === 'object') body = { ...body, doc_title: part.filename }
       checkRequiredFields(ctx.resource, body)
-      if (part === undefined || part === null || (typeof part !== 'string' && !Buffer.isBuffer(part.data))) throw validationError('docfile', 'must be base64 text or a file part')
+      if (part === undefined || part === null || (typeof part !== 'string' && !Buffer.isBuffer(part.data)))
+        throw validationError('docfile', 'must be base64 text or a file part')
       const bytes = typeof part === 'string' ? decodeDocfile(part, ctx.config.MAX_UPLOAD_BYTES) : part.data
       if (bytes.length > ctx.config.MAX_UPLOAD_BYTES) {
         throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `File is too large (limit ${ctx.config.MAX_UPLOAD_BYTES} bytes)`)

@@ -21,9 +21,7 @@ export default defineResource({
     async listRows(ctx, page) {
       // Polygons are not filtered by the generic grammar (filtering: []), so `filtered` is not needed.
       const selection = await selectLocations(ctx)
-      const permitted = ctx.user.restricted
-        ? sql`and p.location_id in ${permittedLocations(ctx.user)}`
-        : sql``
+      const permitted = ctx.user.restricted ? sql`and p.location_id in ${permittedLocations(ctx.user)}` : sql``
       const selected = selection === null ? sql`` : sql`and ${inList('p.location_id', selection)}`
       const { rows } = await sql<Row>`select p.location_id, p.geo_json -> 'geometry' as geometry,
           coalesce(l.parent_location_id, l.id) as parent_location_id, count(*) over () as total

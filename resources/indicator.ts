@@ -8,6 +8,11 @@ export default defineResource({
   required_fields_for_post: ['name', 'short_name', 'data_format'],
   ordering: ['name'],
   hooks: {
-    afterDelete: (ctx, rows) => resetMappings(ctx.db, 'indicator', rows.map((r) => r.id as number)),
+    afterDelete: (ctx, rows) =>
+      resetMappings(
+        ctx.db,
+        'indicator',
+        rows.map((r) => r.id as number),
+      ),
   },
 })

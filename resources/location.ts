@@ -9,10 +9,7 @@ export default defineResource({
   name: 'location',
   schema: Location,
   writers: 'responsible',
-  query_fields: [
-    'id', 'name', 'location_code', 'location_type_id', 'parent_location_id', 'latitude', 'longitude', 'lpd_status',
-    'created_at', 'lvl',
-  ],
+  query_fields: ['id', 'name', 'location_code', 'location_type_id', 'parent_location_id', 'latitude', 'longitude', 'lpd_status', 'created_at', 'lvl'],
   synthetic: {
     // The admin_level of the location's type (the original computed location_type_id - 1).
     lvl: { kind: 'integer', expression: sql`(select ty.admin_level from location_type ty where ty.id = t.location_type_id)` },
@@ -37,6 +34,11 @@ export default defineResource({
       if (!previous) await addToTree(ctx.db, row.id as number, parent)
       else if (previous.parent_location_id !== parent) await moveInTree(ctx.db, row.id as number, parent)
     },
-    afterDelete: (ctx, rows) => resetMappings(ctx.db, 'location', rows.map((r) => r.id as number)),
+    afterDelete: (ctx, rows) =>
+      resetMappings(
+        ctx.db,
+        'location',
+        rows.map((r) => r.id as number),
+      ),
   },
 })

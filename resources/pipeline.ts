@@ -1,7 +1,7 @@
 // The non-model resources of the ingestion pipeline (resource-api §39–§42). Each runs its action in one
 // transaction and returns the document (or campaign) it worked on. transform_upload, refresh_master and
-// agg_refresh also run as background jobs (`Prefer: respond-async`, resources/job.ts): `job_params`
-// checks the request as the action would, and the job later runs the same action.
+// agg_refresh also run as background jobs (`Prefer: respond-async`): resources/jobs.ts declares them
+// with the checks below, and a job later runs the same action.
 import type { Kysely } from 'kysely'
 import type { DB } from '../schemas/index.js'
 import { defineResource, type Context, type Row } from '../lib/api/resource.js'
@@ -31,11 +31,16 @@ async function requireDocument(ctx: Context): Promise<Document> {
   return doc
 }
 
+/** A background step on the `document_id` parameter's document: checked as the synchronous call. */
+export const documentJobParams = async (ctx: Context) => ({ document_id: (await requireDocument(ctx)).id })
+
+/** A background recompute of the `campaign_id` parameter's campaign. */
+export const campaignJobParams = async (ctx: Context) => ({ campaign_id: (await requireRow(ctx, 'campaign_id', 'campaign', 'campaign')).id as number })
+
 const documentParam = { document_id: { type: 'integer' as const, help: 'the document to process' } }
 
 /** The document in its detail representation (ingest_stats included). */
-const documentDetail = (ctx: Context) =>
-  readDetail({ ...ctx, resource: document, urlName: 'document' }, Number(ctx.query.last('document_id')))
+const documentDetail = (ctx: Context) => readDetail({ ...ctx, resource: document, urlName: 'document' }, Number(ctx.query.last('document_id')))
 
 /** transform_upload and refresh_master: the same pipeline, with or without the transform step. */
 function ingestResource(name: string, description: string, withTransform: boolean) {
@@ -47,7 +52,6 @@ function ingestResource(name: string, description: string, withTransform: boolea
     params: documentParam,
     result_fields: { id: 'integer', doc_title: 'string', ingest_stats: 'json' },
     result_of: document,
-    job_params: async (ctx) => ({ document_id: (await requireDocument(ctx)).id }),
     action: async (ctx) => {
       await ingest(ctx.db as Kysely<DB>, await requireDocument(ctx), ctx.user, ctx.config.DATA_DIR, withTransform, ctx.progress)
       return [await documentDetail(ctx)]
@@ -61,16 +65,12 @@ export const transformUpload = ingestResource(
   true,
 )
 
-export const refreshMaster = ingestResource(
-  'refresh_master',
-  "Apply the current mappings to the document's submissions, recompute touched campaigns.",
-  false,
-)
+export const refreshMaster = ingestResource('refresh_master', "Apply the current mappings to the document's submissions, recompute touched campaigns.", false)
 
 export const queueProcessResource = defineResource({
   name: 'queue_process',
   kind: 'non_model',
-  description: "Mark every submission of the document TO_PROCESS.",
+  description: 'Mark every submission of the document TO_PROCESS.',
   GET_params_required: ['document_id'],
   params: documentParam,
   result_fields: { id: 'integer', doc_title: 'string' },
@@ -90,7 +90,6 @@ export const aggRefreshResource = defineResource({
   GET_params_required: ['campaign_id'],
   params: { campaign_id: { type: 'integer', help: 'the campaign to recompute' } },
   result_fields: { id: 'integer', name: 'string', agg_stats: 'json' },
-  job_params: async (ctx) => ({ campaign_id: (await requireRow(ctx, 'campaign_id', 'campaign', 'campaign')).id as number }),
   action: async (ctx) => {
     const campaign = await requireRow(ctx, 'campaign_id', 'campaign', 'campaign')
     ctx.progress?.('campaigns recomputed', 0, 1)

@@ -12,7 +12,9 @@ type ContentType = keyof typeof NAME_COLUMN
 /** master_object_id is -1 or an id of the content type's table; master_object_name follows it. */
 async function masterName(ctx: Context, contentType: ContentType, id: number): Promise<string | null> {
   if (id === -1) return null
-  const { rows } = await sql<{ name: string }>`select ${sql.ref(NAME_COLUMN[contentType])} as name from ${sql.table(contentType)} where id = ${id}`.execute(ctx.db)
+  const { rows } = await sql<{ name: string }>`select ${sql.ref(NAME_COLUMN[contentType])} as name from ${sql.table(contentType)} where id = ${id}`.execute(
+    ctx.db,
+  )
   if (!rows.length) throw badRequest('FOREIGN_KEY_VIOLATION', `master_object_id: no ${contentType} with id ${id}`)
   return rows[0].name
 }

@@ -33,7 +33,8 @@ export default defineResource({
     // kept row (that the requester may reach) in row order, cells from submission_json.
     async csv(ctx) {
       const documentId = integerParam(ctx, 'document_id')
-      if (documentId === undefined) throw new ApiError(400, 'MISSING_REQUIRED_PARAMETER', 'Missing required parameter document_id (the file of one document)', { missing: ['document_id'] })
+      if (documentId === undefined)
+        throw new ApiError(400, 'MISSING_REQUIRED_PARAMETER', 'Missing required parameter document_id (the file of one document)', { missing: ['document_id'] })
       const doc = await ctx.db.selectFrom('source_doc').select('file_header').where('id', '=', documentId).executeTakeFirst()
       const header = (doc?.file_header as string[] | null) ?? []
       const submissions = await baseQuery(ctx).select('t.submission_json').where('t.document_id', '=', documentId).orderBy('t.row_number').execute()

@@ -1,4 +1,4 @@
-import { col, table } from '../lib/data/columns.js'
+import { col, table } from './columns.js'
 
 export const AggDatapoint = table(
   'agg_datapoint',
@@ -10,5 +10,5 @@ export const AggDatapoint = table(
     value: col.float(),
     is_raw: col.boolean(),
   },
-  { unique: [['location_id', 'campaign_id', 'indicator_id']] },
+  { unique: [['location_id', 'campaign_id', 'indicator_id']], references: 'declared only' },
 )

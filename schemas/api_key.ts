@@ -1,4 +1,4 @@
-import { col, table } from '../lib/data/columns.js'
+import { col, table } from './columns.js'
 
 /** API keys: only sha256(key) is stored (resource-api §5). */
 export const ApiKey = table('api_key', {

@@ -1,12 +1,6 @@
-import { col, table } from '../lib/data/columns.js'
+import { col, table } from './columns.js'
 
-export const CALCULATIONS = [
-  'PART_TO_BE_SUMMED',
-  'NUMERATOR',
-  'DENOMINATOR',
-  'WHOLE_OF_DIFFERENCE',
-  'PART_OF_DIFFERENCE',
-] as const
+export const CALCULATIONS = ['PART_TO_BE_SUMMED', 'NUMERATOR', 'DENOMINATOR', 'WHOLE_OF_DIFFERENCE', 'PART_OF_DIFFERENCE'] as const
 
 export const CalculatedIndicatorComponent = table(
   'calculated_indicator_component',

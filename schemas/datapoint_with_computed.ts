@@ -1,4 +1,4 @@
-import { col, table } from '../lib/data/columns.js'
+import { col, table } from './columns.js'
 
 export const DatapointWithComputed = table(
   'datapoint_with_computed',
@@ -9,5 +9,5 @@ export const DatapointWithComputed = table(
     campaign_id: col.fk('campaign'),
     value: col.float(),
   },
-  { unique: [['location_id', 'campaign_id', 'indicator_id']] },
+  { unique: [['location_id', 'campaign_id', 'indicator_id']], references: 'declared only' },
 )

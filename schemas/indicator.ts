@@ -1,4 +1,4 @@
-import { col, table } from '../lib/data/columns.js'
+import { col, table } from './columns.js'
 
 export const DATA_FORMATS = ['int', 'pct', 'bool', 'class', 'date', 'date_int'] as const
 

@@ -1,4 +1,4 @@
-import { col, table } from '../lib/data/columns.js'
+import { col, table } from './columns.js'
 
 export const JOB_KINDS = ['transform_upload', 'refresh_master', 'agg_refresh'] as const
 

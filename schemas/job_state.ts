@@ -1,4 +1,4 @@
-import { col, table } from '../lib/data/columns.js'
+import { col, table } from './columns.js'
 import { JOB_KINDS } from './job.js'
 
 /** pg-boss's job states, the queue's own words. */

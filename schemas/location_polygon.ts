@@ -1,4 +1,4 @@
-import { col, table } from '../lib/data/columns.js'
+import { col, table } from './columns.js'
 
 export const LocationPolygon = table('location_polygon', {
   id: col.id(),

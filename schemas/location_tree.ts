@@ -1,8 +1,8 @@
-import { col, table } from '../lib/data/columns.js'
+import { col, table } from './columns.js'
 
-/** Closure table of the location hierarchy, maintained by lib/data/location-tree.ts. */
+/** Closure table of the location hierarchy, maintained by lib/data/location-tree.ts; keyed by the pair. */
 export const LocationTree = table('location_tree', {
-  parent_location_id: col.fk('location', { onDelete: 'cascade' }),
-  location_id: col.fk('location', { onDelete: 'cascade' }),
+  parent_location_id: col.fk('location', { onDelete: 'cascade', primaryKey: true }),
+  location_id: col.fk('location', { onDelete: 'cascade', primaryKey: true }),
   lvl: col.integer(),
 })

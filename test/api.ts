@@ -5,7 +5,7 @@ import { admin } from './helper.js'
 export interface Response {
   status: number
   headers: LightMyRequestResponse['headers']
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: a JSON answer of any shape, read by the test that asked
   body: any
   text: string
 }
@@ -14,14 +14,22 @@ type Headers = Record<string, string>
 
 export function client(app: FastifyInstance, defaultHeaders: Headers = admin) {
   async function request(method: string, path: string, payload?: unknown, headers: Headers = defaultHeaders): Promise<Response> {
-    const url = path.startsWith('/api/') || !path.startsWith('/') || path.startsWith('/documentation') || path === '/' || path.startsWith('/health') || path.startsWith('/detect') ? path : `/api/v1${path}`
+    const url =
+      path.startsWith('/api/') ||
+      !path.startsWith('/') ||
+      path.startsWith('/documentation') ||
+      path === '/' ||
+      path.startsWith('/health') ||
+      path.startsWith('/detect')
+        ? path
+        : `/api/v1${path}`
     const res = await app.inject({
       method: method as 'GET',
       url,
       headers,
       ...(payload === undefined ? {} : typeof payload === 'string' ? { payload } : { payload: payload as object }),
     })
-    let body: unknown = undefined
+    let body: unknown
     try {
       body = res.body ? JSON.parse(res.body) : undefined
     } catch {

@@ -23,8 +23,13 @@ async function setup(t: Test) {
 
 /** The campaign value (raw, aggregated or calculated) of indicator `n` at `location`. */
 async function campaignValue(db: Kysely<DB>, w: Awaited<ReturnType<typeof world>>, location: number) {
-  const row = await db.selectFrom('datapoint_with_computed').select('value')
-    .where('indicator_id', '=', w.n).where('campaign_id', '=', w.C).where('location_id', '=', location).executeTakeFirst()
+  const row = await db
+    .selectFrom('datapoint_with_computed')
+    .select('value')
+    .where('indicator_id', '=', w.n)
+    .where('campaign_id', '=', w.C)
+    .where('location_id', '=', location)
+    .executeTakeFirst()
   return row?.value
 }
 
@@ -34,8 +39,23 @@ async function campaignValue(db: Kysely<DB>, w: Awaited<ReturnType<typeof world>
  * editor to map (ingestion §3.5), which changes no datapoint and no existing mapping.
  */
 async function snapshot(db: Kysely<DB>): Promise<Record<string, string>> {
-  const tables = ['datapoint', 'doc_datapoint', 'agg_datapoint', 'datapoint_with_computed', 'source_object_map', 'location', 'location_type',
-    'location_tree', 'location_polygon', 'indicator', 'campaign', 'campaign_type', 'calculated_indicator_component', 'indicator_tag', 'indicator_to_tag']
+  const tables = [
+    'datapoint',
+    'doc_datapoint',
+    'agg_datapoint',
+    'datapoint_with_computed',
+    'source_object_map',
+    'location',
+    'location_type',
+    'location_tree',
+    'location_polygon',
+    'indicator',
+    'campaign',
+    'campaign_type',
+    'calculated_indicator_component',
+    'indicator_tag',
+    'indicator_to_tag',
+  ]
   const result: Record<string, string> = {}
   for (const table of tables) {
     const mapped = table === 'source_object_map' ? sql`where t.master_object_id <> -1` : sql``
@@ -60,8 +80,16 @@ t.test("an upload names districts of another province: those rows are not writte
   t.equal(await campaignValue(db, w, w.b1), bBefore, "b1's value is unchanged")
   t.equal(await campaignValue(db, w, w.a1), 7, 'a1 has the uploaded value')
   t.equal(await campaignValue(db, w, w.R), (rootBefore as number) - 10 + 7, "the country's total moves by a1's change only")
-  const statuses = await db.selectFrom('source_submission').select(['location_code', 'process_status']).where('document_id', '=', mine.id).orderBy('row_number').execute()
-  t.same(statuses, [{ location_code: 'a1', process_status: 'PROCESSED' }, { location_code: 'b1', process_status: 'LOCATION_FORBIDDEN' }])
+  const statuses = await db
+    .selectFrom('source_submission')
+    .select(['location_code', 'process_status'])
+    .where('document_id', '=', mine.id)
+    .orderBy('row_number')
+    .execute()
+  t.same(statuses, [
+    { location_code: 'a1', process_status: 'PROCESSED' },
+    { location_code: 'b1', process_status: 'LOCATION_FORBIDDEN' },
+  ])
 
   // The superuser re-runs it later: still applied with alice's rights.
   const later = await api.get(`/refresh_master/?document_id=${mine.id}`)
@@ -78,7 +106,7 @@ t.test("an upload names districts of another province: those rows are not writte
   for (const table of ['datapoint', 'agg_datapoint', 'datapoint_with_computed', 'doc_datapoint']) t.equal(after[table], before[table], `${table} unchanged`)
 })
 
-t.test('code mappings are shared metadata: a restricted user can neither remap nor add one, nor refresh another user\'s document', async (t) => {
+t.test("code mappings are shared metadata: a restricted user can neither remap nor add one, nor refresh another user's document", async (t) => {
   const { api, asAlice, aliceId, db, w } = await setup(t)
   const b1Map = (await api.get(`/source_object_map/?document_id=${w.campaignDoc}&source_object_code=b1`)).body.objects[0]
   const before = await snapshot(db)
@@ -106,9 +134,15 @@ t.test('code mappings are shared metadata: a restricted user can neither remap n
 t.test("a document's raw rows: a restricted user reads those mapped inside the subtree and their own unmapped ones", async (t) => {
   const { app, api, asAlice, w } = await setup(t)
   const all = (await api.get(`/source_submission/?document_id=${w.campaignDoc}`)).body.objects as Row[]
-  t.same(all.map((r) => r.location_code), ['a1', 'b1'])
+  t.same(
+    all.map((r) => r.location_code),
+    ['a1', 'b1'],
+  )
   const mine = (await asAlice.get(`/source_submission/?document_id=${w.campaignDoc}`)).body
-  t.same(mine.objects.map((r: Row) => r.location_code), ['a1'])
+  t.same(
+    mine.objects.map((r: Row) => r.location_code),
+    ['a1'],
+  )
   t.equal(mine.meta.total_count, 1)
   const b1Row = all.find((r) => r.location_code === 'b1')!
   t.equal((await asAlice.get(`/source_submission/${b1Row.id}/`)).status, 404)
@@ -121,9 +155,16 @@ t.test("a document's raw rows: a restricted user reads those mapped inside the s
   // Unmapped codes: visible to their uploader, not to another restricted user's eyes.
   const hers = await upload(api, 'unmapped.csv', 'campaign', 'campaign,geocode,n\nC,zz9,5\n', alice)
   const theirs = await upload(api, 'admins-unmapped.csv', 'campaign', 'campaign,geocode,n\nC,zz8,5\n')
-  t.same((await asAlice.get(`/source_submission/?document_id=${hers.id}`)).body.objects.map((r: Row) => r.location_code), ['zz9'])
+  t.same(
+    (await asAlice.get(`/source_submission/?document_id=${hers.id}`)).body.objects.map((r: Row) => r.location_code),
+    ['zz9'],
+  )
   t.same((await asAlice.get(`/source_submission/?document_id=${theirs.id}`)).body.objects, [])
-  t.same((await client(app, bob).get(`/source_submission/?document_id=${theirs.id}`)).body.objects.map((r: Row) => r.location_code), ['zz8'], 'a user without a responsibility reads every row')
+  t.same(
+    (await client(app, bob).get(`/source_submission/?document_id=${theirs.id}`)).body.objects.map((r: Row) => r.location_code),
+    ['zz8'],
+    'a user without a responsibility reads every row',
+  )
 })
 
 t.test("another user's responsibility is not found; one's own is", async (t) => {
@@ -155,7 +196,7 @@ t.test('shared metadata: a restricted user can change no indicator, campaign, ty
   for (const path of ['/indicator/', '/campaign/', '/campaign_type/', '/location_type/', '/indicator_tag/', '/calculated_indicator_component/']) {
     t.equal((await asAlice.post(path, { name: 'x', short_name: 'x', tag_name: 'x' })).status, 403, `POST ${path}`)
   }
-  t.equal((await asAlice.get(`/agg_refresh/?campaign_id=${w.C}`)).status, 403, "nor recompute a whole campaign")
+  t.equal((await asAlice.get(`/agg_refresh/?campaign_id=${w.C}`)).status, 403, 'nor recompute a whole campaign')
   t.equal((await asAlice.get('/cache_meta/')).status, 403)
   t.same(await snapshot(db), before, 'nothing changed')
 })
@@ -163,8 +204,14 @@ t.test('shared metadata: a restricted user can change no indicator, campaign, ty
 t.test("answers reveal nothing outside the subtree: mappings' names, others' ingest stats, unique-key clashes", async (t) => {
   const { api, asAlice, w } = await setup(t)
   const maps = (await asAlice.get(`/source_object_map/?document_id=${w.campaignDoc}`)).body.objects as Row[]
-  t.notOk(maps.some((m) => m.source_object_code === 'b1'), "the mapping to b1 is not listed")
-  t.ok(maps.some((m) => m.source_object_code === 'a1' && m.master_object_name === 'a1'), 'the mapping inside is')
+  t.notOk(
+    maps.some((m) => m.source_object_code === 'b1'),
+    'the mapping to b1 is not listed',
+  )
+  t.ok(
+    maps.some((m) => m.source_object_code === 'a1' && m.master_object_name === 'a1'),
+    'the mapping inside is',
+  )
   const b1Map = (await api.get(`/source_object_map/?document_id=${w.campaignDoc}&source_object_code=b1`)).body.objects[0]
   t.equal((await asAlice.get(`/source_object_map/${b1Map.id}/`)).status, 404)
 
@@ -180,7 +227,7 @@ t.test("answers reveal nothing outside the subtree: mappings' names, others' ing
   t.equal(adminClash.body.message, 'key: "location_code" with value: "b1" already exists', 'the superuser gets the value')
 })
 
-t.test("documents: a restricted user changes only their own, and their details", async (t) => {
+t.test('documents: a restricted user changes only their own, and their details', async (t) => {
   const { api, asAlice, w } = await setup(t)
   const mine = await upload(api, 'mine.csv', 'campaign', 'campaign,geocode,n\nC,a1,3\n', alice)
   const patchOther = await asAlice.patch(`/document/${w.campaignDoc}/`, { doc_title: 'taken over' })
@@ -203,7 +250,7 @@ t.test('repeated parameters: a filter given twice with different values is refus
   t.same(lists.body.objects.map((l: Row) => l.id).sort(), [w.a1, w.b1].sort(), 'location_id__in parts are one list')
 })
 
-t.test("after every attempt of a restricted user, every datapoint table and the shared metadata are byte-identical", async (t) => {
+t.test('after every attempt of a restricted user, every datapoint table and the shared metadata are byte-identical', async (t) => {
   const { api, asAlice, db, w } = await setup(t)
   const before = await snapshot(db)
   const bMap = (await api.get(`/source_object_map/?document_id=${w.campaignDoc}&source_object_code=b1`)).body.objects[0]
@@ -232,6 +279,9 @@ t.test("after every attempt of a restricted user, every datapoint table and the 
     const { run } = await upload(api, `attack-${statuses.length}.csv`, 'campaign', csv, alice)
     statuses.push(run.status)
   }
-  t.ok(statuses.every((s) => s === 200 || (s >= 400 && s < 500)), `every attempt was answered: ${statuses.join(' ')}`)
+  t.ok(
+    statuses.every((s) => s === 200 || (s >= 400 && s < 500)),
+    `every attempt was answered: ${statuses.join(' ')}`,
+  )
   t.same(await snapshot(db), before, 'byte-identical')
 })

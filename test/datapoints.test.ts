@@ -18,7 +18,8 @@ const skipShared = !hasSharedData && 'needs ../shared/data/rhizome/tests_data (H
 const entry = (api: Api, indicator_id: number, location_id: number, campaign_id: number, value: number) =>
   api.post('/campaign_datapoint/', { indicator_id, location_id, campaign_id, value })
 
-t.test('28, 29. campaign_datapoint read, empty results, required parameter, value filters', { skip: skipShared }, async (t) => {
+// acceptance.md 28, 29
+t.test('campaign_datapoint reads: rows, empty results, the required parameter, value filters', { skip: skipShared }, async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   await hMeta(db)
@@ -45,7 +46,8 @@ t.test('28, 29. campaign_datapoint read, empty results, required parameter, valu
   t.equal((await api.get('/campaign_datapoint/?indicator__in=22&value__gt=2')).body.objects.length, 0)
 })
 
-t.test('30. location selection by filter_indicator against the request\'s campaigns', { skip: skipShared }, async (t) => {
+// acceptance.md 30
+t.test("filter_indicator selects locations by their values in the request's campaigns", { skip: skipShared }, async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   await hMeta(db)
@@ -60,17 +62,32 @@ t.test('30. location selection by filter_indicator against the request\'s campai
   }
   const base = `/campaign_datapoint/?indicator__in=${lqas}&campaign__in=99&location_id=12907&location_depth=1&filter_indicator=LPD Status`
   const one = await api.get(`${base}&filter_value=1`)
-  t.same(one.body.objects.map((o: { location_id: number; value: number }) => [o.location_id, o.value]), [[12910, 0], [12912, 2], [12914, 1], [12915, 2]])
+  t.same(
+    one.body.objects.map((o: { location_id: number; value: number }) => [o.location_id, o.value]),
+    [
+      [12910, 0],
+      [12912, 2],
+      [12914, 1],
+      [12915, 2],
+    ],
+  )
   t.ok(one.body.objects.every((o: { campaign_id: number }) => o.campaign_id === 99))
   t.same(one.body.meta.location_ids, [12910, 12912, 12914, 12915])
-  t.same((await api.get(`${base}&filter_value=2`)).body.objects.map((o: { location_id: number }) => o.location_id), [12911, 12913, 12916, 12917])
+  t.same(
+    (await api.get(`${base}&filter_value=2`)).body.objects.map((o: { location_id: number }) => o.location_id),
+    [12911, 12913, 12916, 12917],
+  )
   t.equal((await api.get(`${base}&filter_value=1,2`)).body.objects.length, 8)
   t.equal((await api.get(`${base.replace('LPD Status', 'Nope')}&filter_value=1`)).body.objects.length, 0)
   const locations = await api.get('/location/?location_id=12907&location_depth=1&filter_indicator=LPD Status&filter_value=1')
-  t.same(locations.body.objects.map((o: { id: number }) => o.id), [12910, 12912, 12914, 12915])
+  t.same(
+    locations.body.objects.map((o: { id: number }) => o.id),
+    [12910, 12912, 12914, 12915],
+  )
 })
 
-t.test('31. depth, type and the district fallback choose precomputed rows (58)', async (t) => {
+// acceptance.md 31
+t.test('location_depth, location_type and the district fallback choose precomputed rows', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   const type = async (name: string, admin_level: number) => (await api.post('/location_type/', { name, admin_level })).body.id
@@ -89,25 +106,39 @@ t.test('31. depth, type and the district fallback choose precomputed rows (58)',
   const read = (rest: string) => api.get(`/campaign_datapoint/?indicator__in=${i}&campaign__in=${c}&location_id=${afghanistan}&${rest}`)
   const depth2 = await read('location_depth=2')
   t.equal(depth2.body.objects.length, 2)
-  t.equal(depth2.body.objects.reduce((s: number, o: { value: number }) => s + o.value, 0), 58)
-  t.same((await read('location_depth=1')).body.objects.map((o: { location_id: number; value: number }) => [o.location_id, o.value]), [[south, 58]])
-  t.same((await read('location_depth=0')).body.objects.map((o: { location_id: number; value: number }) => [o.location_id, o.value]), [[afghanistan, 58]])
+  t.equal(
+    depth2.body.objects.reduce((s: number, o: { value: number }) => s + o.value, 0),
+    58,
+  )
+  t.same(
+    (await read('location_depth=1')).body.objects.map((o: { location_id: number; value: number }) => [o.location_id, o.value]),
+    [[south, 58]],
+  )
+  t.same(
+    (await read('location_depth=0')).body.objects.map((o: { location_id: number; value: number }) => [o.location_id, o.value]),
+    [[afghanistan, 58]],
+  )
   t.equal((await read('location_type=Province')).body.objects.length, 2)
   const deep = await read('location_depth=3')
   t.equal(deep.status, 200)
   t.equal(deep.body.objects.length, 0)
 })
 
-t.test('32, 89 (part). campaign_datapoint data entry: POST, PATCH, DELETE; entries survive recomputation', { skip: skipShared }, async (t) => {
+// acceptance.md 32, 89 (part)
+t.test('campaign_datapoint data entry: POST, PATCH and DELETE write raw values that survive recomputation', { skip: skipShared }, async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   await hMeta(db)
   const created = await entry(api, 22, 12910, 99, 10)
   t.equal(created.status, 201, created.text)
   t.equal(created.body.value, 10)
-  const raw = await db.selectFrom('datapoint').innerJoin('source_submission as s', 's.id', 'datapoint.source_submission_id')
-    .innerJoin('source_doc as d', 'd.id', 's.document_id').select(['d.doc_title', 's.instance_guid', 'datapoint.value'])
-    .where('unique_index', '=', '12910_22_99').executeTakeFirstOrThrow()
+  const raw = await db
+    .selectFrom('datapoint')
+    .innerJoin('source_submission as s', 's.id', 'datapoint.source_submission_id')
+    .innerJoin('source_doc as d', 'd.id', 's.document_id')
+    .select(['d.doc_title', 's.instance_guid', 'datapoint.value'])
+    .where('unique_index', '=', '12910_22_99')
+    .executeTakeFirstOrThrow()
   t.same(raw, { doc_title: 'Data Entry', instance_guid: 'data-entry', value: 10 })
 
   const missing = await api.post('/campaign_datapoint/', { value: 10 })
@@ -178,7 +209,8 @@ t.test('PATCH of a computed value makes it raw; it then wins over the aggregate'
 async function densityWorld(api: Api) {
   const type = (await api.post('/location_type/', { name: 'Country', admin_level: 0 })).body.id
   const country = (await api.post('/location/', { name: 'Nigeria', location_code: 'NG', location_type_id: type })).body.id
-  const state = async (name: string) => (await api.post('/location/', { name, location_code: name, location_type_id: type, parent_location_id: country })).body.id as number
+  const state = async (name: string) =>
+    (await api.post('/location/', { name, location_code: name, location_type_id: type, parent_location_id: country })).body.id as number
   const [kano, abia] = [await state('Kano'), await state('Abia')]
   const ct = (await api.post('/campaign_type/', { name: 'NID' })).body.id
   const a = (await api.post('/campaign/', { name: 'A', campaign_type_id: ct, start_date: '2016-03-01', end_date: '2016-03-05' })).body.id
@@ -208,14 +240,26 @@ t.test('a campaign_datapoint page written by PostgreSQL: numbers, order, fields,
   t.equal(all.headers['content-type'], 'application/json; charset=utf-8')
   t.same(Object.keys(all.body.objects[0]), ['id', 'indicator_id', 'campaign_id', 'location_id', 'value'], 'query_fields order')
   // PostgreSQL sorts Infinity and NaN last; both are written as null, as JSON.stringify writes them.
-  t.same(all.body.objects.map((o: { value: number | null }) => o.value), [-0.125, 1e-7, 2.5, 1e21, null, null])
-  t.same(all.body.objects.map((o: { indicator_id: number }) => o.indicator_id), [3, 1, 0, 2, 5, 4].map((i) => indicators[i]))
+  t.same(
+    all.body.objects.map((o: { value: number | null }) => o.value),
+    [-0.125, 1e-7, 2.5, 1e21, null, null],
+  )
+  t.same(
+    all.body.objects.map((o: { indicator_id: number }) => o.indicator_id),
+    [3, 1, 0, 2, 5, 4].map((i) => indicators[i]),
+  )
   t.equal(all.body.meta.total_count, 6)
   t.same(all.body.meta.location_ids, [], 'no selection parameter: no location ids')
   const descending = await read('&order_by=-value')
-  t.same(descending.body.objects.map((o: { value: number | null }) => o.value), [null, null, 1e21, 2.5, 1e-7, -0.125])
+  t.same(
+    descending.body.objects.map((o: { value: number | null }) => o.value),
+    [null, null, 1e21, 2.5, 1e-7, -0.125],
+  )
   const some = await read('&fields=location_id,value&order_by=value&limit=2&offset=1')
-  t.same(some.body.objects, [{ location_id: location, value: 1e-7 }, { location_id: location, value: 2.5 }])
+  t.same(some.body.objects, [
+    { location_id: location, value: 1e-7 },
+    { location_id: location, value: 2.5 },
+  ])
   t.equal(some.body.meta.total_count, 6)
   const past = await read('&limit=2&offset=10')
   t.same(past.body.objects, [])
@@ -225,7 +269,8 @@ t.test('a campaign_datapoint page written by PostgreSQL: numbers, order, fields,
   t.equal(selected.body.objects.length, 6)
 })
 
-t.test('33. densification with chart_type=ColumnChart', async (t) => {
+// acceptance.md 33
+t.test('chart_type=ColumnChart fills missing location × indicator × campaign rows with nulls', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   const { kano, abia, a, b, i } = await densityWorld(api)
@@ -234,7 +279,15 @@ t.test('33. densification with chart_type=ColumnChart', async (t) => {
   t.equal(dense.body.meta.total_count, 4)
   const [first, second] = kano < abia ? [kano, abia] : [abia, kano]
   const [ca, cb] = a < b ? [a, b] : [b, a]
-  t.same(dense.body.objects.map((o: { location_id: number; campaign_id: number }) => [o.location_id, o.campaign_id]), [[first, ca], [first, cb], [second, ca], [second, cb]])
+  t.same(
+    dense.body.objects.map((o: { location_id: number; campaign_id: number }) => [o.location_id, o.campaign_id]),
+    [
+      [first, ca],
+      [first, cb],
+      [second, ca],
+      [second, cb],
+    ],
+  )
   const holes = dense.body.objects.filter((o: { id: number | null }) => o.id === null)
   t.same(holes, [{ id: null, indicator_id: i, campaign_id: b, location_id: abia, value: null }])
   t.equal((await api.get(url)).body.objects.length, 3)
@@ -245,10 +298,15 @@ t.test('33. densification with chart_type=ColumnChart', async (t) => {
   t.equal(empty.status, 200)
   t.equal(empty.body.objects.length, 0)
   const ordered = await api.get(`${url}&chart_type=ColumnChart&order_by=-value`)
-  t.same(ordered.body.objects.map((o: { value: number | null }) => o.value), [null, 3, 2, 1], 'order_by applies to dense rows (nulls first when descending)')
+  t.same(
+    ordered.body.objects.map((o: { value: number | null }) => o.value),
+    [null, 3, 2, 1],
+    'order_by applies to dense rows (nulls first when descending)',
+  )
 })
 
-t.test('92. CSV long and wide exports of campaign_datapoint', async (t) => {
+// acceptance.md 92
+t.test('campaign_datapoint exports as long and wide CSV', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   const { kano, abia, a, b, i, j } = await densityWorld(api)
@@ -260,17 +318,22 @@ t.test('92. CSV long and wide exports of campaign_datapoint', async (t) => {
   t.equal(lines[0], 'id,indicator_id,campaign_id,location_id,value')
   t.equal(lines.filter((l) => l).length, 1 + 3 + 2, 'the three entries and the country aggregates of A and B')
 
-  const wide = await api.get(`/campaign_datapoint/?indicator__in=${i},${j}&campaign__in=${a},${b}&location_id__in=${kano},${abia}&format=csv&shape=wide&limit=1`)
+  const wide = await api.get(
+    `/campaign_datapoint/?indicator__in=${i},${j}&campaign__in=${a},${b}&location_id__in=${kano},${abia}&format=csv&shape=wide&limit=1`,
+  )
   t.equal(wide.status, 200, wide.text)
   t.equal(wide.headers['x-total-count'], '3')
   const rows = parse(wide.text, { columns: true }) as Record<string, string>[]
   t.same(Object.keys(rows[0]), ['location_id', 'location', 'campaign_id', 'campaign', 'Child not available', 'Refused'])
   // Ordered by location name (Abia before Kano), then campaign start date (B before A); limit ignored.
-  t.same(rows.map((r) => [r.location, r.campaign, r['Child not available'], r.Refused]), [
-    ['Abia', 'A', '3', ''],
-    ['Kano', 'B', '2', ''],
-    ['Kano', 'A', '1', ''],
-  ])
+  t.same(
+    rows.map((r) => [r.location, r.campaign, r['Child not available'], r.Refused]),
+    [
+      ['Abia', 'A', '3', ''],
+      ['Kano', 'B', '2', ''],
+      ['Kano', 'A', '1', ''],
+    ],
+  )
   const notCsv = await api.get(`/campaign_datapoint/?indicator__in=${i}&shape=wide`)
   t.equal(notCsv.status, 400)
   t.equal((await api.get('/campaign/?format=csv&shape=wide')).status, 400)
@@ -291,7 +354,9 @@ t.test('a wide export reads no meta: the selected ids are not queried (they were
     sent.push((args[0] as { sql: string }).sql)
     return original.apply(this, args)
   }
-  t.teardown(() => { executor.executeQuery = original })
+  t.teardown(() => {
+    executor.executeQuery = original
+  })
   const selection = `location_id__in=${kano},${abia}`
   const readsIds = () => sent.some((text) => text.includes('json_agg(distinct id order by id)'))
   t.equal((await api.get(`/campaign_datapoint/?indicator__in=${i}&campaign__in=${a}&${selection}`)).status, 200)
@@ -324,24 +389,38 @@ t.test('CSV export without a limit streams every row up to max_limit, in pages',
   t.equal(new Set(values).size, 25000, 'no row twice across pages')
   t.same([values[0], values[24999]], [25000, 1])
   const page = await api.get(`/date_datapoint/?indicator__in=${i}&format=csv&limit=5&offset=10&order_by=value`)
-  t.same(page.text.split('\r\n').filter((l) => l).slice(1).map((l) => Number(l.split(',')[4])), [11, 12, 13, 14, 15])
+  t.same(
+    page.text
+      .split('\r\n')
+      .filter((l) => l)
+      .slice(1)
+      .map((l) => Number(l.split(',')[4])),
+    [11, 12, 13, 14, 15],
+  )
   t.ok(a)
 })
 
 /** H-DATE (acceptance.md §0): Afghanistan 1234 → province 432 → Achin 4321, 51 cases at Achin. */
 async function hDate(api: Api, db: Kysely<DB>) {
-  await db.insertInto('location_type').values([
-    { id: 1, name: 'Country', admin_level: 0 },
-    { id: 2, name: 'Province', admin_level: 1 },
-    { id: 3, name: 'District', admin_level: 2 },
-  ] as never).execute()
-  await db.insertInto('location').values([
-    { id: 1234, name: 'Afghanistan', location_code: 'AF', location_type_id: 1, parent_location_id: null },
-    { id: 432, name: 'Kandahar', location_code: 'AF-KAN', location_type_id: 2, parent_location_id: 1234 },
-    { id: 4321, name: 'Achin', location_code: 'AF-KAN-ACH', location_type_id: 3, parent_location_id: 432 },
-  ] as never).execute()
+  await db
+    .insertInto('location_type')
+    .values([
+      { id: 1, name: 'Country', admin_level: 0 },
+      { id: 2, name: 'Province', admin_level: 1 },
+      { id: 3, name: 'District', admin_level: 2 },
+    ] as never)
+    .execute()
+  await db
+    .insertInto('location')
+    .values([
+      { id: 1234, name: 'Afghanistan', location_code: 'AF', location_type_id: 1, parent_location_id: null },
+      { id: 432, name: 'Kandahar', location_code: 'AF-KAN', location_type_id: 2, parent_location_id: 1234 },
+      { id: 4321, name: 'Achin', location_code: 'AF-KAN-ACH', location_type_id: 3, parent_location_id: 432 },
+    ] as never)
+    .execute()
   await afterDirectInserts(db, ['location_type', 'location'])
-  const P = (await api.post('/indicator/', { name: 'Polio Cases', short_name: 'Polio Cases', data_format: 'date_int', resource_name: 'date' })).body.id as number
+  const P = (await api.post('/indicator/', { name: 'Polio Cases', short_name: 'Polio Cases', data_format: 'date_int', resource_name: 'date' })).body
+    .id as number
   const dates = readFixture('AfgPolioCases.csv').map((r) => {
     const [d, m, y] = r.data_date.split('-').map(Number)
     return `${2000 + y}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`
@@ -355,75 +434,121 @@ async function hDate(api: Api, db: Kysely<DB>) {
   return { P, ids }
 }
 
-t.test('34–39. date_datapoint: grouped by year, quarter, month, all_time; discrete; errors; several targets', { skip: skipShared }, async (t) => {
-  const { app, db } = await build(t)
-  const api = client(app)
-  const { P, ids } = await hDate(api, db)
-  t.equal(ids.length, 51)
-  const grouped = (rest: string) => api.get(`/date_datapoint/?indicator__in=${P}&${rest}`)
-  const pairs = (res: { body: { objects: Array<{ time_grouping: unknown; value: number }> } }) => res.body.objects.map((o) => [o.time_grouping, o.value])
+// acceptance.md 34–39
+t.test(
+  'date_datapoint groups by year, quarter, month and all_time, reads discrete values, several targets, and refuses bad groupings',
+  { skip: skipShared },
+  async (t) => {
+    const { app, db } = await build(t)
+    const api = client(app)
+    const { P, ids } = await hDate(api, db)
+    t.equal(ids.length, 51)
+    const grouped = (rest: string) => api.get(`/date_datapoint/?indicator__in=${P}&${rest}`)
+    const pairs = (res: { body: { objects: Array<{ time_grouping: unknown; value: number }> } }) => res.body.objects.map((o) => [o.time_grouping, o.value])
 
-  const year = await grouped('group_by_time=year&start_date=2013-01-01&end_date=2016-12-01&location_id=1234&location_depth=1')
-  t.same(year.body.objects, [
-    { indicator_id: P, location_id: 432, time_grouping: 2014, value: 28 },
-    { indicator_id: P, location_id: 432, time_grouping: 2015, value: 20 },
-    { indicator_id: P, location_id: 432, time_grouping: 2016, value: 3 },
-  ])
-  t.equal(year.body.meta.indicator_ids[0], P)
-  t.same(year.body.meta.time_groupings, [2014, 2015, 2016])
-  t.same(year.body.meta.location_ids, [432])
+    const year = await grouped('group_by_time=year&start_date=2013-01-01&end_date=2016-12-01&location_id=1234&location_depth=1')
+    t.same(year.body.objects, [
+      { indicator_id: P, location_id: 432, time_grouping: 2014, value: 28 },
+      { indicator_id: P, location_id: 432, time_grouping: 2015, value: 20 },
+      { indicator_id: P, location_id: 432, time_grouping: 2016, value: 3 },
+    ])
+    t.equal(year.body.meta.indicator_ids[0], P)
+    t.same(year.body.meta.time_groupings, [2014, 2015, 2016])
+    t.same(year.body.meta.location_ids, [432])
 
-  t.same((await grouped('group_by_time=all_time&location_id=4321&location_depth=0&start_date=2013-01-01&end_date=2016-01-01')).body.objects,
-    [{ indicator_id: P, location_id: 4321, time_grouping: 1, value: 48 }])
+    t.same((await grouped('group_by_time=all_time&location_id=4321&location_depth=0&start_date=2013-01-01&end_date=2016-01-01')).body.objects, [
+      { indicator_id: P, location_id: 4321, time_grouping: 1, value: 48 },
+    ])
 
-  const discrete = (location: number, start: string, end: string) => grouped(`group_by_time=year&location_id__in=${location}&start_date=${start}&end_date=${end}`)
-  t.equal((await discrete(1234, '2013-01-01', '2016-12-01')).body.objects.length, 0)
-  t.equal((await discrete(1234, '2014-01-01', '2014-12-31')).body.objects.length, 0)
-  const raw = await discrete(4321, '2013-01-01', '2016-12-01')
-  t.equal(raw.body.objects.length, 51)
-  t.same(Object.keys(raw.body.objects[0]), ['id', 'indicator_id', 'location_id', 'data_date', 'value'])
-  t.same(raw.body.meta.time_groupings, [])
-  t.equal((await discrete(4321, '2014-01-01', '2014-12-31')).body.objects.length, 28)
+    const discrete = (location: number, start: string, end: string) =>
+      grouped(`group_by_time=year&location_id__in=${location}&start_date=${start}&end_date=${end}`)
+    t.equal((await discrete(1234, '2013-01-01', '2016-12-01')).body.objects.length, 0)
+    t.equal((await discrete(1234, '2014-01-01', '2014-12-31')).body.objects.length, 0)
+    const raw = await discrete(4321, '2013-01-01', '2016-12-01')
+    t.equal(raw.body.objects.length, 51)
+    t.same(Object.keys(raw.body.objects[0]), ['id', 'indicator_id', 'location_id', 'data_date', 'value'])
+    t.same(raw.body.meta.time_groupings, [])
+    t.equal((await discrete(4321, '2014-01-01', '2014-12-31')).body.objects.length, 28)
 
-  const quarter = await grouped('group_by_time=quarter&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01')
-  t.same(pairs(quarter), [['20141', 3], ['20142', 5], ['20143', 8], ['20144', 12], ['20151', 1], ['20152', 5], ['20153', 7], ['20154', 7], ['20161', 2], ['20162', 1]])
-  t.same(pairs(await grouped('group_by_time=all_time&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01')), [[1, 51]])
-  // A partial page still reports every bucket and the whole count; so does a page past the end.
-  const partial = await grouped('group_by_time=quarter&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01&limit=2&offset=1')
-  t.same(pairs(partial), [['20142', 5], ['20143', 8]])
-  t.equal(partial.body.meta.total_count, 10)
-  t.same(partial.body.meta.time_groupings, quarter.body.meta.time_groupings)
-  t.equal(quarter.body.meta.time_groupings.length, 10)
-  const beyond = await grouped('group_by_time=quarter&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01&offset=50')
-  t.same([beyond.body.objects.length, beyond.body.meta.total_count], [0, 10])
-  const month = await grouped('group_by_time=month&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01')
-  t.equal(month.body.objects.length, 22)
-  const months = new Map(pairs(month) as Array<[string, number]>)
-  t.same([months.get('201401'), months.get('201402'), months.get('201409'), months.get('201410'), months.get('201604')], [2, 1, 7, 7, 1])
-  t.equal(month.body.meta.time_groupings[0], '201401')
-  t.equal(month.body.meta.time_groupings.at(-1), '201604')
+    const quarter = await grouped('group_by_time=quarter&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01')
+    t.same(pairs(quarter), [
+      ['20141', 3],
+      ['20142', 5],
+      ['20143', 8],
+      ['20144', 12],
+      ['20151', 1],
+      ['20152', 5],
+      ['20153', 7],
+      ['20154', 7],
+      ['20161', 2],
+      ['20162', 1],
+    ])
+    t.same(pairs(await grouped('group_by_time=all_time&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01')), [[1, 51]])
+    // A partial page still reports every bucket and the whole count; so does a page past the end.
+    const partial = await grouped('group_by_time=quarter&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01&limit=2&offset=1')
+    t.same(pairs(partial), [
+      ['20142', 5],
+      ['20143', 8],
+    ])
+    t.equal(partial.body.meta.total_count, 10)
+    t.same(partial.body.meta.time_groupings, quarter.body.meta.time_groupings)
+    t.equal(quarter.body.meta.time_groupings.length, 10)
+    const beyond = await grouped('group_by_time=quarter&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01&offset=50')
+    t.same([beyond.body.objects.length, beyond.body.meta.total_count], [0, 10])
+    const month = await grouped('group_by_time=month&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01')
+    t.equal(month.body.objects.length, 22)
+    const months = new Map(pairs(month) as Array<[string, number]>)
+    t.same([months.get('201401'), months.get('201402'), months.get('201409'), months.get('201410'), months.get('201604')], [2, 1, 7, 7, 1])
+    t.equal(month.body.meta.time_groupings[0], '201401')
+    t.equal(month.body.meta.time_groupings.at(-1), '201604')
 
-  t.equal((await api.get('/date_datapoint/?indicator__in=999999&group_by_time=year')).body.objects.length, 0)
-  for (const bad of ['xxx', 'campaign']) {
-    const res = await grouped(`group_by_time=${bad}&location_id=1234`)
-    t.equal(res.status, 400)
-    t.equal(res.body.code, 'INVALID_GROUPING')
-  }
+    t.equal((await api.get('/date_datapoint/?indicator__in=999999&group_by_time=year')).body.objects.length, 0)
+    for (const bad of ['xxx', 'campaign']) {
+      const res = await grouped(`group_by_time=${bad}&location_id=1234`)
+      t.equal(res.status, 400)
+      t.equal(res.body.code, 'INVALID_GROUPING')
+    }
 
-  const province = (await api.post('/location/', { name: 'Other', location_code: '433', location_type_id: (await api.get('/location/432/')).body.location_type_id, parent_location_id: 1234 })).body.id
-  const district = (await api.post('/location/', { name: 'Other district', location_code: '4322', location_type_id: (await api.get('/location/4321/')).body.location_type_id, parent_location_id: province })).body.id
-  for (const data_date of ['2015-03-01', '2015-04-01']) await api.post('/date_datapoint/', { indicator_id: P, location_id: district, data_date, value: 1 })
-  const several = await grouped('group_by_time=year&location_id=1234&location_depth=1')
-  t.same(several.body.objects.map((o: { location_id: number; time_grouping: number; value: number }) => [o.location_id, o.time_grouping, o.value]),
-    [[432, 2014, 28], [432, 2015, 20], [province, 2015, 2], [432, 2016, 3]])
+    const province = (
+      await api.post('/location/', {
+        name: 'Other',
+        location_code: '433',
+        location_type_id: (await api.get('/location/432/')).body.location_type_id,
+        parent_location_id: 1234,
+      })
+    ).body.id
+    const district = (
+      await api.post('/location/', {
+        name: 'Other district',
+        location_code: '4322',
+        location_type_id: (await api.get('/location/4321/')).body.location_type_id,
+        parent_location_id: province,
+      })
+    ).body.id
+    for (const data_date of ['2015-03-01', '2015-04-01']) await api.post('/date_datapoint/', { indicator_id: P, location_id: district, data_date, value: 1 })
+    const several = await grouped('group_by_time=year&location_id=1234&location_depth=1')
+    t.same(
+      several.body.objects.map((o: { location_id: number; time_grouping: number; value: number }) => [o.location_id, o.time_grouping, o.value]),
+      [
+        [432, 2014, 28],
+        [432, 2015, 20],
+        [province, 2015, 2],
+        [432, 2016, 3],
+      ],
+    )
 
-  const wide = await grouped('group_by_time=year&location_id=1234&location_depth=1&format=csv&shape=wide')
-  const lines = wide.text.split('\r\n').filter((l) => l)
-  t.equal(lines[0], 'location_id,location,time_grouping,Polio Cases')
-  t.same(lines.filter((l) => l.startsWith('432,')), ['432,Kandahar,2014,28', '432,Kandahar,2015,20', '432,Kandahar,2016,3'])
-})
+    const wide = await grouped('group_by_time=year&location_id=1234&location_depth=1&format=csv&shape=wide')
+    const lines = wide.text.split('\r\n').filter((l) => l)
+    t.equal(lines[0], 'location_id,location,time_grouping,Polio Cases')
+    t.same(
+      lines.filter((l) => l.startsWith('432,')),
+      ['432,Kandahar,2014,28', '432,Kandahar,2015,20', '432,Kandahar,2016,3'],
+    )
+  },
+)
 
-t.test('40. date_datapoint data entry', { skip: skipShared }, async (t) => {
+// acceptance.md 40
+t.test('date_datapoint data entry writes, changes and deletes raw dated values', { skip: skipShared }, async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   const { P, ids } = await hDate(api, db)
@@ -434,11 +559,24 @@ t.test('40. date_datapoint data entry', { skip: skipShared }, async (t) => {
   t.equal(created.status, 201, created.text)
   t.equal(created.body.value, 10)
   t.equal(created.body.unique_index, `432_${P}_2016-01-01`)
-  t.same(Object.keys(created.body), ['id', 'indicator_id', 'location_id', 'campaign_id', 'data_date', 'value', 'source_submission_id', 'unique_index', 'created_at'])
+  t.same(Object.keys(created.body), [
+    'id',
+    'indicator_id',
+    'location_id',
+    'campaign_id',
+    'data_date',
+    'value',
+    'source_submission_id',
+    'unique_index',
+    'created_at',
+  ])
   const second = await api.post('/date_datapoint/', { indicator_id: P, data_date: '2016-02-02', location_id: 432, value: 10.0 })
   t.equal(second.body.data_date, '2016-02-02')
   t.equal((await api.post('/date_datapoint/', { value: 10 })).body.message, 'Missing required field indicator_id, location_id, data_date')
-  t.equal((await api.post('/date_datapoint/', { indicator_id: P, location_id: 432, value: 1, time_grouping: 2016 })).body.message, 'Missing required field data_date')
+  t.equal(
+    (await api.post('/date_datapoint/', { indicator_id: P, location_id: 432, value: 1, time_grouping: 2016 })).body.message,
+    'Missing required field data_date',
+  )
   const dup = await api.post('/date_datapoint/', { indicator_id: P, data_date: '2016-01-01', location_id: 432, value: 10.0 })
   t.equal(dup.status, 409)
   t.equal(dup.body.message, `key: "location_id, indicator_id, data_date" with value: "432, ${P}, 2016-01-01" already exists`)
@@ -458,13 +596,31 @@ t.test('40. date_datapoint data entry', { skip: skipShared }, async (t) => {
   if (campaignRow) t.equal((await api.get(`/date_datapoint/${campaignRow.id}/`)).status, 404)
 })
 
-t.test('41. doc_datapoint by document; date_datapoint /schema', async (t) => {
+// acceptance.md 41
+t.test("doc_datapoint lists a document's staged cells; date_datapoint describes itself", async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   const { location, campaign, indicator } = await smallWorld(api.post)
   const document = (await db.insertInto('source_doc').values({ doc_title: 'D', file_type: 'campaign', guid: 'd' }).returning('id').executeTakeFirstOrThrow()).id
-  const submission = (await db.insertInto('source_submission').values({ document_id: document, instance_guid: 'r1', row_number: 0, submission_json: '{}' }).returning('id').executeTakeFirstOrThrow()).id
-  await db.insertInto('doc_datapoint').values({ document_id: document, source_submission_id: submission, column_name: 'n', indicator_id: indicator, location_id: location, campaign_id: campaign, value: 1123 }).execute()
+  const submission = (
+    await db
+      .insertInto('source_submission')
+      .values({ document_id: document, instance_guid: 'r1', row_number: 0, submission_json: '{}' })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+  ).id
+  await db
+    .insertInto('doc_datapoint')
+    .values({
+      document_id: document,
+      source_submission_id: submission,
+      column_name: 'n',
+      indicator_id: indicator,
+      location_id: location,
+      campaign_id: campaign,
+      value: 1123,
+    })
+    .execute()
   t.equal((await api.get(`/doc_datapoint/?document_id=${document}`)).body.objects[0].value, 1123)
   const missing = await api.get('/doc_datapoint/')
   t.equal(missing.status, 400)
@@ -483,12 +639,29 @@ t.test('concurrent first data entries: each 201, or 409 for the same key; never 
   const locations: number[] = []
   for (let i = 0; i < 12; i++) locations.push((await api.post('/location/', { name: `P${i}`, location_code: `P${i}`, location_type_id: type })).body.id)
   // The first entries race to create the Data Entry submission.
-  const distinct = await Promise.all(locations.map((location_id, i) => api.post('/campaign_datapoint/', { indicator_id: indicator, location_id, campaign_id: campaign, value: i })))
-  t.same(distinct.map((r) => r.status), locations.map(() => 201), distinct.find((r) => r.status !== 201)?.text ?? 'all created')
-  const same = await Promise.all(Array.from({ length: 6 }, (_, i) => api.post('/campaign_datapoint/', { indicator_id: indicator, location_id: locations[0], campaign_id: campaign, value: 100 + i })))
-  t.same(same.map((r) => r.status), same.map(() => 409), 'the key exists: 409 for each')
+  const distinct = await Promise.all(
+    locations.map((location_id, i) => api.post('/campaign_datapoint/', { indicator_id: indicator, location_id, campaign_id: campaign, value: i })),
+  )
+  t.same(
+    distinct.map((r) => r.status),
+    locations.map(() => 201),
+    distinct.find((r) => r.status !== 201)?.text ?? 'all created',
+  )
+  const same = await Promise.all(
+    Array.from({ length: 6 }, (_, i) =>
+      api.post('/campaign_datapoint/', { indicator_id: indicator, location_id: locations[0], campaign_id: campaign, value: 100 + i }),
+    ),
+  )
+  t.same(
+    same.map((r) => r.status),
+    same.map(() => 409),
+    'the key exists: 409 for each',
+  )
   const values = await api.get(`/campaign_datapoint/?indicator__in=${indicator}&campaign__in=${campaign}&location_id__in=${locations.join(',')}`)
-  t.same(values.body.objects.map((o: { value: number }) => o.value).sort((a: number, b: number) => a - b), locations.map((_, i) => i))
+  t.same(
+    values.body.objects.map((o: { value: number }) => o.value).sort((a: number, b: number) => a - b),
+    locations.map((_, i) => i),
+  )
 })
 
 t.test('a datapoint read sends its page statement before the meta ids read (the page is the longer one)', async (t) => {
@@ -502,7 +675,11 @@ t.test('a datapoint read sends its page statement before the meta ids read (the 
     transformQuery: ({ node }) => (issued.push(describe(node)), node),
     transformResult: async ({ result }) => result,
   }
-  const app = await buildApp({ logger: false, database: { ...database, db: database.db.withPlugin(recorder) }, config: { DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-order-')) } })
+  const app = await buildApp({
+    logger: false,
+    database: { ...database, db: database.db.withPlugin(recorder) },
+    config: { DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-order-')) },
+  })
   t.teardown(() => app.close())
   const api = client(app)
   const reads = [

@@ -31,8 +31,16 @@ t.test('every table notifies its changes (a table without the trigger would serv
   t.ok(rows.length >= 25, `${rows.length} tables`)
   // Jobs change on every progress report; the job resource's details are never cached (resources/job.ts).
   const uncached = ['job']
-  t.same(rows.filter((r) => !r.notifies && !uncached.includes(r.table)).map((r) => r.table), [], 'no table is missing the trigger')
-  t.same(rows.filter((r) => r.notifies && uncached.includes(r.table)).map((r) => r.table), [], 'the job table notifies nobody')
+  t.same(
+    rows.filter((r) => !r.notifies && !uncached.includes(r.table)).map((r) => r.table),
+    [],
+    'no table is missing the trigger',
+  )
+  t.same(
+    rows.filter((r) => r.notifies && uncached.includes(r.table)).map((r) => r.table),
+    [],
+    'the job table notifies nobody',
+  )
 })
 
 t.test('a detail is served from memory until something changes', async (t) => {
@@ -43,11 +51,14 @@ t.test('a detail is served from memory until something changes', async (t) => {
   // the notifications of the writes above arrive a moment later and may empty the cache once more, so
   // this is tried until one read was cached before its rename (without a cache, never).
   let attempt = 0
-  const served = await eventually(async () => {
-    const cached = (await api.get(`/campaign/${campaign}/`)).body.name
-    await renameUnheard(db, campaign, `renamed unheard ${++attempt}`)
-    return { cached, answered: (await api.get(`/campaign/${campaign}/`)).body.name }
-  }, ({ cached, answered }) => cached === answered)
+  const served = await eventually(
+    async () => {
+      const cached = (await api.get(`/campaign/${campaign}/`)).body.name
+      await renameUnheard(db, campaign, `renamed unheard ${++attempt}`)
+      return { cached, answered: (await api.get(`/campaign/${campaign}/`)).body.name }
+    },
+    ({ cached, answered }) => cached === answered,
+  )
   t.equal(served.answered, served.cached, 'answered from the cache, not the renamed row')
 
   // A change through the API is seen by the next read at once (the writer drops the cache).
@@ -56,14 +67,20 @@ t.test('a detail is served from memory until something changes', async (t) => {
 
   // A change by anyone else (here: straight SQL) reaches the server as a notification.
   await db.updateTable('campaign').set({ name: 'by psql' }).where('id', '=', campaign).execute()
-  const seen = await eventually(() => api.get(`/campaign/${campaign}/`), (res) => res.body.name === 'by psql')
+  const seen = await eventually(
+    () => api.get(`/campaign/${campaign}/`),
+    (res) => res.body.name === 'by psql',
+  )
   t.equal(seen.body.name, 'by psql', 'a change made elsewhere is seen once notified')
 
   // A change to another table also empties it: details may show joined or derived values.
   await api.get(`/campaign/${campaign}/`)
   await renameUnheard(db, campaign, 'renamed again')
   await db.updateTable('indicator').set({ name: 'n2' }).execute()
-  const after = await eventually(() => api.get(`/campaign/${campaign}/`), (res) => res.body.name === 'renamed again')
+  const after = await eventually(
+    () => api.get(`/campaign/${campaign}/`),
+    (res) => res.body.name === 'renamed again',
+  )
   t.equal(after.body.name, 'renamed again')
   t.equal((await api.delete(`/campaign/${campaign}/`)).status, 204)
   t.equal((await api.get(`/campaign/${campaign}/`)).status, 404, 'a deleted row is gone at once')

@@ -23,8 +23,24 @@ async function detector(t: Parameters<typeof build>[0]) {
   return async (text: string) => Number((await api.post('/detect', { text }, json)).body.result.offensive)
 }
 
-const DISGUISED = ['f*ck you', 'this is sh1t', 'you a$$hole', 'f u c k off', 'F.U.C.K this', 'fuuuuuck this', 'sh!t happens to losers like you', 'shut up b!tch']
-const BENIGN_SUBSTRINGS = ['Scunthorpe United won at home', 'the assessment is due on Friday', 'the pilot sat down in the cockpit', 'a classic film from the fifties', 'we met at the Cockburn Street cafe', 'she passed the bass guitar exam']
+const DISGUISED = [
+  'f*ck you',
+  'this is sh1t',
+  'you a$$hole',
+  'f u c k off',
+  'F.U.C.K this',
+  'fuuuuuck this',
+  'sh!t happens to losers like you',
+  'shut up b!tch',
+]
+const BENIGN_SUBSTRINGS = [
+  'Scunthorpe United won at home',
+  'the assessment is due on Friday',
+  'the pilot sat down in the cockpit',
+  'a classic film from the fifties',
+  'we met at the Cockburn Street cafe',
+  'she passed the bass guitar exam',
+]
 
 t.test('obfuscated profanity is scored offensive', async (t) => {
   const p = await detector(t)
@@ -70,11 +86,16 @@ t.test('a model trained on other tokenizer or lexicon versions is refused, not s
   await initTf('wasm')
   const dir = mkdtempSync(join(tmpdir(), 'rhizome-model-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  for (const file of ['model.json', 'weights.bin', 'metadata.json', 'tokenizer.json', 'embeddings.bin', 'embeddings-vocab.json']) copyFileSync(join(MODEL_DIR, file), join(dir, file))
+  for (const file of ['model.json', 'weights.bin', 'metadata.json', 'tokenizer.json', 'embeddings.bin', 'embeddings-vocab.json'])
+    copyFileSync(join(MODEL_DIR, file), join(dir, file))
   const tokenizer = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8'))
   t.ok(await Detector.load(dir), 'the committed files load')
   writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify({ ...tokenizer, version: tokenizer.version - 1 }))
-  await t.rejects(Detector.load(dir), { message: new RegExp(`trained on tokenizer version ${tokenizer.version - 1}; this code tokenizes as version ${TOKENIZER_VERSION}`) })
+  await t.rejects(Detector.load(dir), {
+    message: new RegExp(`trained on tokenizer version ${tokenizer.version - 1}; this code tokenizes as version ${TOKENIZER_VERSION}`),
+  })
   writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify({ ...tokenizer, lexicon_version: LEXICON_VERSION - 1 }))
-  await t.rejects(Detector.load(dir), { message: new RegExp(`trained on lexicon inputs version ${LEXICON_VERSION - 1}; this code computes version ${LEXICON_VERSION}`) })
+  await t.rejects(Detector.load(dir), {
+    message: new RegExp(`trained on lexicon inputs version ${LEXICON_VERSION - 1}; this code computes version ${LEXICON_VERSION}`),
+  })
 })

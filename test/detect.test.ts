@@ -21,16 +21,25 @@ import { prng } from '../lib/core/prng.js'
 const json = { 'content-type': 'application/json' }
 const SCORE = /^(0|1)\.\d{6}$/
 
-t.test('94. GET / lists the endpoints', async (t) => {
+// acceptance.md 94
+t.test('GET / lists the endpoints', async (t) => {
   const { app } = await build(t)
   const root = await client(app).get('/', {})
   t.equal(root.status, 200)
-  t.same(root.body, { detect: '/detect', detect_batch: '/detect/batch', api: '/api/v1/', health: '/health', metrics: '/metrics', documentation: '/documentation' })
+  t.same(root.body, {
+    detect: '/detect',
+    detect_batch: '/detect/batch',
+    api: '/api/v1/',
+    health: '/health',
+    metrics: '/metrics',
+    documentation: '/documentation',
+  })
   const health = await client(app).get('/health', {})
   t.same(health.body, { status: 'ok', database: 'ok', model: 'ok' })
 })
 
-t.test('95. POST /detect returns two decimal strings and the text unchanged', async (t) => {
+// acceptance.md 95
+t.test('POST /detect returns two decimal strings and the text unchanged', async (t) => {
   const { app } = await build(t)
   const text = 'Have a nice day 🌞  '
   const res = await client(app).post('/detect', { text }, json)
@@ -47,7 +56,8 @@ t.test('95. POST /detect returns two decimal strings and the text unchanged', as
   t.ok(doc.body.paths['/detect'].post.requestBody, 'the route is in the OpenAPI document')
 })
 
-t.test('96. determinism: alone, concurrent (micro-batched) and in /detect/batch', async (t) => {
+// acceptance.md 96
+t.test('a text scores the same alone, concurrently (micro-batched) and in /detect/batch', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   const text = 'you are such a clown, go away'
@@ -66,7 +76,11 @@ t.test('96. determinism: alone, concurrent (micro-batched) and in /detect/batch'
 
 t.test('micro-batching: concurrent windows share forward passes; the queue is bounded', async (t) => {
   const calls: number[] = []
-  const batcher = new MicroBatcher((windows) => (calls.push(windows.length), new Float32Array(windows.length).fill(0.25)), { maxBatch: 8, waitMs: 2, maxQueue: 20 })
+  const batcher = new MicroBatcher((windows) => (calls.push(windows.length), new Float32Array(windows.length).fill(0.25)), {
+    maxBatch: 8,
+    waitMs: 2,
+    maxQueue: 20,
+  })
   const window = { ids: [1] }
   const results = await Promise.all(Array.from({ length: 12 }, () => batcher.score([window])))
   t.same(calls, [8, 4], 'a full batch at once, the rest after the wait')
@@ -77,7 +91,8 @@ t.test('micro-batching: concurrent windows share forward passes; the queue is bo
   t.same(await batcher.score([]), new Float32Array(0))
 })
 
-t.test('97. detect errors and limits', async (t) => {
+// acceptance.md 97
+t.test('detection refuses bad bodies and texts over the limits with 4xx', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   t.match((await api.post('/detect', {}, json)).body, { statusCode: 400, code: 'VALIDATION_ERROR', message: 'text: required' })
@@ -90,8 +105,15 @@ t.test('97. detect errors and limits', async (t) => {
   t.equal(tooLong.status, 413)
   t.match(tooLong.body, { code: 'TEXT_TOO_LONG', message: 'text: at most 10000 characters (got 10001)' })
   t.equal((await api.post('/detect', { text: '😀'.repeat(10_000) }, json)).status, 200, 'code points, not UTF-16 units')
-  t.match((await api.post('/detect', { text: '😀'.repeat(10_001) }, json)).body, { code: 'TEXT_TOO_LONG', message: 'text: at most 10000 characters (got 10001)' })
-  t.match((await api.post('/detect', { text: '\ud800'.repeat(10_001) }, json)).body, { code: 'TEXT_TOO_LONG', message: 'text: at most 10000 characters (got 10001)' }, 'a lone surrogate is one character')
+  t.match((await api.post('/detect', { text: '😀'.repeat(10_001) }, json)).body, {
+    code: 'TEXT_TOO_LONG',
+    message: 'text: at most 10000 characters (got 10001)',
+  })
+  t.match(
+    (await api.post('/detect', { text: '\ud800'.repeat(10_001) }, json)).body,
+    { code: 'TEXT_TOO_LONG', message: 'text: at most 10000 characters (got 10001)' },
+    'a lone surrogate is one character',
+  )
   t.equal((await api.post('/detect', { text: 'a'.repeat(10_000) }, json)).status, 200)
   for (const text of ['', '   \n\t ']) {
     const res = await api.post('/detect', { text }, json)
@@ -108,7 +130,8 @@ t.test('97. detect errors and limits', async (t) => {
   t.match(huge.body, { statusCode: 413, code: 'PAYLOAD_TOO_LARGE' })
 })
 
-t.test('98. obvious cases land on the right side, also at the end of a long text', async (t) => {
+// acceptance.md 98
+t.test('obvious cases land on the right side, also at the end of a long text', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   const p = async (text: string) => Number((await api.post('/detect', { text }, json)).body.result.offensive)
@@ -123,12 +146,29 @@ t.test('98. obvious cases land on the right side, also at the end of a long text
   while (long.length < 9000) long += benignParagraph
   long = long.slice(0, 9000)
   t.ok((await p(long)) < 0.5, 'the long benign text alone is benign')
-  t.ok((await p(long + ' you are a fucking idiot')) > 0.5, 'an insult at the end of 9,000 characters is found (windows, max)')
+  t.ok((await p(`${long} you are a fucking idiot`)) > 0.5, 'an insult at the end of 9,000 characters is found (windows, max)')
 })
 
 t.test('tokenizer: golden tokens and feature ids', async (t) => {
   t.same(tokenize('@USER RT You are a FUCKING idiot!!! &amp; #MAGA 😡😡 https://t.co/x URL ""quoted"" don\'t'), [
-    '@user', 'rt', 'you', 'are', 'a', 'fucking', 'idiot', '!!!', '&', '#', 'maga', '😡', '😡', '<url>', '"', 'quoted', '"', "don't",
+    '@user',
+    'rt',
+    'you',
+    'are',
+    'a',
+    'fucking',
+    'idiot',
+    '!!!',
+    '&',
+    '#',
+    'maga',
+    '😡',
+    '😡',
+    '<url>',
+    '"',
+    'quoted',
+    '"',
+    "don't",
   ])
   t.same(tokenize('RT @someone: Ｆｕｌｌ　ｗｉｄｔｈ &#39;x&#x27; www.example.com'), ['@user', ':', 'full', 'width', "'x'", '<url>'])
   t.same(tokenize(''), [])
@@ -136,7 +176,11 @@ t.test('tokenizer: golden tokens and feature ids', async (t) => {
   t.equal(fnv1a('a'), 0xe40c292c)
   t.equal(fnv1a('foobar'), 0xbf9cf968)
   const ids = featurize('hello world')[0]
-  t.same(ids.slice(0, 3), [(fnv1a('w1:hello') % DEFAULT_FEATURES.buckets) + 1, (fnv1a('w1:world') % DEFAULT_FEATURES.buckets) + 1, (fnv1a('w2:hello world') % DEFAULT_FEATURES.buckets) + 1])
+  t.same(ids.slice(0, 3), [
+    (fnv1a('w1:hello') % DEFAULT_FEATURES.buckets) + 1,
+    (fnv1a('w1:world') % DEFAULT_FEATURES.buckets) + 1,
+    (fnv1a('w2:hello world') % DEFAULT_FEATURES.buckets) + 1,
+  ])
   t.ok(ids.every((id) => id >= 1 && id <= DEFAULT_FEATURES.buckets))
   // The features are defined on strings (`w<n>:…`, `c:<chars>`); the served code hashes incrementally.
   const reference = (tokens: string[], config = DEFAULT_FEATURES) => {
@@ -150,12 +194,12 @@ t.test('tokenizer: golden tokens and feature ids', async (t) => {
     }
     return [...ids]
   }
-  for (const text of ['Ｆｕｌｌ width 😡 naïve café', 'you are a fucking idiot', '@user #MAGA lol!!! don\'t', 'x'.repeat(300)]) {
+  for (const text of ['Ｆｕｌｌ width 😡 naïve café', 'you are a fucking idiot', "@user #MAGA lol!!! don't", 'x'.repeat(300)]) {
     t.same(featurize(text)[0], reference(tokenize(text)), text.slice(0, 30))
   }
   // Other n-gram orders, tokens longer than the reused scratch buffers, astral and lone surrogates.
   const other = { ...DEFAULT_FEATURES, charNgrams: [2, 6, 7], maxFeatures: 100_000 }
-  for (const text of ['é'.repeat(500) + ' 😀😀😀x', 'ab\ud800cd \udc00 中文字符', 'w'.repeat(40) + ' ' + 'z'.repeat(2000)]) {
+  for (const text of [`${'é'.repeat(500)} 😀😀😀x`, 'ab\ud800cd \udc00 中文字符', `${'w'.repeat(40)} ${'z'.repeat(2000)}`]) {
     t.same(featurize(text, other)[0], reference(tokenize(text), other), text.slice(0, 12))
   }
   // The id is the hash modulo the buckets: by masking for a power of two (the shipped 2^17), by
@@ -174,14 +218,19 @@ t.test('tokenizer: golden tokens and feature ids', async (t) => {
   const alphabet = " \t\n\r\v\f<>url@sea_'!!..,aZ09#&*$\x00\x1f\x7f-"
   const random = prng(3)
   const samples = ['<url><url>', '<<url>>', '@@user', 'x@userx', "don't__stop", '!!!???', '<ur', '@use', '']
-  for (let i = 0; i < 20_000; i++) samples.push(Array.from({ length: Math.floor(random() * 24) }, () => alphabet[Math.floor(random() * alphabet.length)]).join(''))
+  for (let i = 0; i < 20_000; i++)
+    samples.push(Array.from({ length: Math.floor(random() * 24) }, () => alphabet[Math.floor(random() * alphabet.length)]).join(''))
   const differing = samples.filter((text) => JSON.stringify(asciiTokens(text)) !== JSON.stringify(text.match(TOKEN) ?? []))
   t.same(differing, [], 'ASCII reading equals the regular expression')
   t.equal(asciiTokens('café'), undefined, 'a text with another character is left to the regular expression')
   t.same(tokenize('naïve café 😡'), ['naïve', 'café', '😡'])
   const tokens = Array.from({ length: 100 }, (_, i) => `t${i}`)
   const w = windows(tokens)
-  t.same(w.map((x) => x[0]), ['t0', 't32', 't36'], 'stride 32, the last window aligned to the end')
+  t.same(
+    w.map((x) => x[0]),
+    ['t0', 't32', 't36'],
+    'stride 32, the last window aligned to the end',
+  )
   t.ok(w.every((x) => x.length === 64))
 })
 
@@ -190,7 +239,10 @@ t.test('the custom UnsortedSegmentSum kernel equals the stock one-hot computatio
   for (const backend of ['wasm', 'cpu']) {
     await tf.setBackend(backend)
     const x = tf.randomUniform([40, 3], -1, 1, 'float32', 7)
-    const ids = tf.tensor1d(Array.from({ length: 40 }, (_, i) => (i * 7) % 50), 'int32')
+    const ids = tf.tensor1d(
+      Array.from({ length: 40 }, (_, i) => (i * 7) % 50),
+      'int32',
+    )
     const custom = tf.unsortedSegmentSum(x, ids, 50)
     const stock = tf.matMul(tf.oneHot(ids, 50).toFloat(), x, true, false)
     t.ok(tf.max(tf.abs(tf.sub(custom, stock))).dataSync()[0] < 1e-6, backend)
@@ -199,40 +251,58 @@ t.test('the custom UnsortedSegmentSum kernel equals the stock one-hot computatio
   await tf.setBackend('wasm')
 })
 
-t.test('99. model quality gate on TweetEval val; serving equals evaluation', { skip: !hasOffensiveData() && 'needs ../shared/data/offensive' }, async (t) => {
-  const detector: Detector = await loadDetector()
-  const metrics = JSON.parse(readFileSync(join(MODEL_DIR, 'metrics.json'), 'utf8'))
-  const val = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'val.jsonl'))
-  const scores = detector.scoreTexts(val.map((e) => e.text))
-  const { macro_f1 } = score(val.map((e) => e.label), scores, 0.5)
-  t.ok(macro_f1 >= 0.7, `val macro-F1 ${macro_f1.toFixed(4)} ≥ 0.70`)
-  t.ok(Math.abs(macro_f1 - metrics.val_macro_f1) <= 0.005, `within 0.005 of metrics.json (${metrics.val_macro_f1})`)
-  const { app } = await build(t)
-  const sample = val.slice(0, 40)
-  const served = await client(app).post('/detect/batch', { texts: sample.map((e) => e.text) }, json)
-  served.body.results.forEach((r: { result: { offensive: string } }, i: number) => {
-    t.equal(r.result.offensive, Detector.format(scores[i]).offensive, `val text ${i}: the service gives the evaluation's score`)
-  })
-})
+// acceptance.md 99
+t.test(
+  'the served model passes its quality gate on TweetEval val and scores as evaluated',
+  { skip: !hasOffensiveData() && 'needs ../shared/data/offensive' },
+  async (t) => {
+    const detector: Detector = await loadDetector()
+    const metrics = JSON.parse(readFileSync(join(MODEL_DIR, 'metrics.json'), 'utf8'))
+    const val = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'val.jsonl'))
+    const scores = detector.scoreTexts(val.map((e) => e.text))
+    const { macro_f1 } = score(
+      val.map((e) => e.label),
+      scores,
+      0.5,
+    )
+    t.ok(macro_f1 >= 0.7, `val macro-F1 ${macro_f1.toFixed(4)} ≥ 0.70`)
+    t.ok(Math.abs(macro_f1 - metrics.val_macro_f1) <= 0.005, `within 0.005 of metrics.json (${metrics.val_macro_f1})`)
+    const { app } = await build(t)
+    const sample = val.slice(0, 40)
+    const served = await client(app).post('/detect/batch', { texts: sample.map((e) => e.text) }, json)
+    served.body.results.forEach((r: { result: { offensive: string } }, i: number) => {
+      t.equal(r.result.offensive, Detector.format(scores[i]).offensive, `val text ${i}: the service gives the evaluation's score`)
+    })
+  },
+)
 
-t.test('the served float64 forward pass equals TF.js predict on the model graph', { skip: !hasOffensiveData() && 'needs ../shared/data/offensive' }, async (t) => {
-  const detector = await loadDetector()
-  const texts = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'val.jsonl')).slice(0, 200).map((e) => e.text)
-  const windows = texts.flatMap((text) => detector.windowsOf(text))
-  const served = detector.scoreWindows(windows)
-  const graph = detector.predictWithTf(windows)
-  let worst = 0
-  served.forEach((p, i) => (worst = Math.max(worst, Math.abs(p - graph[i]))))
-  t.ok(worst < 1e-5, `max difference ${worst}`)
-  const alone = detector.scoreWindows([windows[7]])[0]
-  t.equal(alone, served[7], 'a window scores the same alone and in a batch')
-})
+t.test(
+  'the served float64 forward pass equals TF.js predict on the model graph',
+  { skip: !hasOffensiveData() && 'needs ../shared/data/offensive' },
+  async (t) => {
+    const detector = await loadDetector()
+    const texts = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'val.jsonl'))
+      .slice(0, 200)
+      .map((e) => e.text)
+    const windows = texts.flatMap((text) => detector.windowsOf(text))
+    const served = detector.scoreWindows(windows)
+    const graph = detector.predictWithTf(windows)
+    let worst = 0
+    served.forEach((p, i) => (worst = Math.max(worst, Math.abs(p - graph[i]))))
+    t.ok(worst < 1e-5, `max difference ${worst}`)
+    const alone = detector.scoreWindows([windows[7]])[0]
+    t.equal(alone, served[7], 'a window scores the same alone and in a batch')
+  },
+)
 
 t.test('the folded forward pass (one number per feature and word) equals TF.js predict, without shared data', async (t) => {
   const detector = await loadDetector()
-  const texts = ['you are a stupid idiot', 'what a lovely day with my family 🙏', '', '   ', '@user @user URL', 'word '.repeat(300) + 'moron']
+  const texts = ['you are a stupid idiot', 'what a lovely day with my family 🙏', '', '   ', '@user @user URL', `${'word '.repeat(300)}moron`]
   const windows = texts.flatMap((text) => detector.windowsOf(text))
-  t.ok(windows.every((w) => w.rows && !w.vector), 'served windows carry word rows, not mean vectors')
+  t.ok(
+    windows.every((w) => w.rows && !w.vector),
+    'served windows carry word rows, not mean vectors',
+  )
   const served = detector.scoreWindows(windows)
   const graph = detector.predictWithTf(windows)
   let worst = 0
@@ -247,9 +317,23 @@ t.test('every architecture the trainer builds is served by the folded pass exact
   const words = ['you', 'are', 'a', 'stupid', 'idiot', 'lovely', 'day', 'with', 'family']
   const random = prng(7)
   const dims = 8
-  const glove = GloveSlice.of(words, dims, Float32Array.from({ length: words.length * dims }, () => random() * 2 - 1))
+  const glove = GloveSlice.of(
+    words,
+    dims,
+    Float32Array.from({ length: words.length * dims }, () => random() * 2 - 1),
+  )
   const features = { ...DEFAULT_FEATURES, window: 6, stride: 3 }
-  const texts = ['', 'you', 'you are', 'you are a stupid idiot', 'a lovely day with family', 'zzz qqq you', 'you are a stupid idiot with a lovely family day you', 'f*ck you, a$$hole', 'what the fuck is this shit']
+  const texts = [
+    '',
+    'you',
+    'you are',
+    'you are a stupid idiot',
+    'a lovely day with family',
+    'zzz qqq you',
+    'you are a stupid idiot with a lovely family day you',
+    'f*ck you, a$$hole',
+    'what the fuck is this shit',
+  ]
   // 10 units: eight served together, two one by one (forward.ts).
   const conv = { widths: [2, 3], filters: 10, positions: features.window }
   const designs = {
@@ -258,22 +342,47 @@ t.test('every architecture the trainer builds is served by the folded pass exact
     'bag + mean + cnn, hidden layer': { dim: 4, hidden: 3, length: 32, dropout: 0, l2: 0, glove: dims, conv },
     'bag + mean': { dim: 4, hidden: 0, length: 32, dropout: 0, l2: 0, glove: dims },
     // Dropout (inactive when predicting) moves the side inputs after the learned features' dropout layer.
-    'bag + mean + cnn + lexicon + label policy, dropout (the shipped kind)': { dim: 4, hidden: 0, length: 32, dropout: 0.3, l2: 0, glove: dims, conv, lexicon: LEXICON_SIZE, policy: true },
+    'bag + mean + cnn + lexicon + label policy, dropout (the shipped kind)': {
+      dim: 4,
+      hidden: 0,
+      length: 32,
+      dropout: 0.3,
+      l2: 0,
+      glove: dims,
+      conv,
+      lexicon: LEXICON_SIZE,
+      policy: true,
+    },
     'bag + mean + lexicon, hidden layer': { dim: 4, hidden: 3, length: 32, dropout: 0, l2: 0, glove: dims, lexicon: LEXICON_SIZE },
   }
   for (const [name, design] of Object.entries(designs)) {
     const architecture = { ...design, buckets: 64 }
     const model = buildModel(architecture, 11)
     // Random weights everywhere (a fresh model's biases are zero, which would hide a bias mistake).
-    model.setWeights(model.getWeights().map((w) => tf.tensor(Float32Array.from({ length: w.size }, () => random() - 0.5), w.shape)))
+    model.setWeights(
+      model.getWeights().map((w) =>
+        tf.tensor(
+          Float32Array.from({ length: w.size }, () => random() - 0.5),
+          w.shape,
+        ),
+      ),
+    )
     const encoder = new Encoder({ ...features, buckets: 64, dim: design.dim, lexicon: 'lexicon' in design ? design.lexicon : undefined }, glove)
     const windows = texts.flatMap((text) => encoder.encodeRows(text))
     const served = new SparseForward(model, architecture, glove).predict(windows)
-    const graph = predictWindows(model, windows.map((w) => encoder.withVector(w)), architecture, glove)
+    const graph = predictWindows(
+      model,
+      windows.map((w) => encoder.withVector(w)),
+      architecture,
+      glove,
+    )
     let worst = 0
     served.forEach((p, i) => (worst = Math.max(worst, Math.abs(p - graph[i]))))
     t.ok(worst < 1e-5, `${name}: max difference ${worst} over ${windows.length} windows`)
-    t.ok(served.some((p) => Math.abs(p - served[0]) > 1e-3), `${name}: the windows do not all score the same`)
+    t.ok(
+      served.some((p) => Math.abs(p - served[0]) > 1e-3),
+      `${name}: the windows do not all score the same`,
+    )
     model.dispose()
   }
 })
@@ -282,8 +391,14 @@ t.test('a second softmax head for another label policy trains the shared feature
   await initTf('wasm')
   const architecture = { dim: 4, hidden: 0, length: 8, dropout: 0.3, l2: 0, glove: 0, buckets: 64, lexicon: LEXICON_SIZE }
   const { served, trained } = buildTrainingModel(architecture, 3, true)
-  t.ok(trained.layers.some((layer) => layer.name === 'output_second_policy'), 'the training model has the second head')
-  t.notOk(served.layers.some((layer) => layer.name === 'output_second_policy'), 'the served model does not')
+  t.ok(
+    trained.layers.some((layer) => layer.name === 'output_second_policy'),
+    'the training model has the second head',
+  )
+  t.notOk(
+    served.layers.some((layer) => layer.name === 'output_second_policy'),
+    'the served model does not',
+  )
   const encoder = new Encoder({ ...DEFAULT_FEATURES, buckets: 64, dim: 4, lexicon: LEXICON_SIZE })
   const windows = ['you are a stupid idiot', 'a lovely day'].flatMap((text) => encoder.encode(text))
   const both = tf.tidy(() => (trained.predict(toInputs(windows, architecture)) as tf.Tensor).arraySync() as number[][])
@@ -297,17 +412,34 @@ t.test('a second softmax head for another label policy trains the shared feature
   trained.compile({ optimizer: tf.train.adam(0.05), loss: headLoss })
   await trained.trainOnBatch(toInputs(windows, architecture), tf.oneHot([3, 2], 4).toFloat())
   const after = served.getLayer('features').getWeights()[0].dataSync()
-  t.ok(after.some((v, i) => v !== before[i]), 'a second-head label moves the shared features the served head reads')
+  t.ok(
+    after.some((v, i) => v !== before[i]),
+    'a second-head label moves the shared features the served head reads',
+  )
 })
 
-t.test('a word\'s convolution rows are computed when a window first uses it, not at load', async (t) => {
+t.test("a word's convolution rows are computed when a window first uses it, not at load", async (t) => {
   // Regression: computed for all 20,325 words at load, the shipped model's tables held the event loop
   // for ~2.5 s after the server was listening, and a request in flight was shed with 503 UNDER_PRESSURE.
   await initTf('wasm')
   const random = prng(3)
   const words = Array.from({ length: 1000 }, (_, i) => `w${i}`)
-  const glove = GloveSlice.of(words, 8, Float32Array.from({ length: words.length * 8 }, () => random() - 0.5))
-  const architecture = { buckets: 64, dim: 0, hidden: 0, length: 0, dropout: 0, l2: 0, glove: 8, mean: false, conv: { widths: [2, 3], filters: 4, positions: 6 } }
+  const glove = GloveSlice.of(
+    words,
+    8,
+    Float32Array.from({ length: words.length * 8 }, () => random() - 0.5),
+  )
+  const architecture = {
+    buckets: 64,
+    dim: 0,
+    hidden: 0,
+    length: 0,
+    dropout: 0,
+    l2: 0,
+    glove: 8,
+    mean: false,
+    conv: { widths: [2, 3], filters: 4, positions: 6 },
+  }
   const model = buildModel(architecture, 5)
   const forward = new SparseForward(model, architecture, glove)
   t.equal(forward.convolution!.foldedWords, 0, 'nothing is computed at load')

@@ -21,7 +21,8 @@ async function threeCampaigns(api: ReturnType<typeof client>) {
   return { type, ids }
 }
 
-t.test('1. auth: /api/v1/ needs credentials and lists every canonical resource', async (t) => {
+// acceptance.md 1
+t.test('/api/v1/ needs credentials and lists every canonical resource', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   const anonymous = await api.get('/api/v1/', {})
@@ -34,7 +35,8 @@ t.test('1. auth: /api/v1/ needs credentials and lists every canonical resource',
   t.notOk('sync_odk' in listing.body)
 })
 
-t.test('2. auth: bearer, wrong keys, inactive users, keys in the query string', async (t) => {
+// acceptance.md 2
+t.test('keys: Bearer and ApiKey forms accepted; wrong keys, inactive users and keys in the query string refused', async (t) => {
   const { app, aliceId } = await build(t)
   const api = client(app)
   t.equal((await api.get('/campaign/', { authorization: `Bearer ${ADMIN_KEY}` })).status, 200)
@@ -47,7 +49,8 @@ t.test('2. auth: bearer, wrong keys, inactive users, keys in the query string', 
   t.equal((await api.get('/campaign/', { authorization: 'Basic abc' })).status, 401)
 })
 
-t.test('4. dispatcher: optional trailing slash, no redirects', async (t) => {
+// acceptance.md 4
+t.test('the trailing slash is optional and never redirects', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   await hRoot(api)
@@ -61,7 +64,8 @@ t.test('4. dispatcher: optional trailing slash, no redirects', async (t) => {
   t.same(a.body, b.body)
 })
 
-t.test('5. dispatcher: unknown resources and aliases', async (t) => {
+// acceptance.md 5
+t.test('unknown resources are 404 UNKNOWN_RESOURCE; aliases answer like their resource', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   const nope = await api.get('/nope/')
@@ -78,7 +82,8 @@ t.test('5. dispatcher: unknown resources and aliases', async (t) => {
   t.same(calc.body.objects, (await api.get('/calculated_indicator_component/')).body.objects)
 })
 
-t.test('6. dispatcher: methods, Allow headers, ids', async (t) => {
+// acceptance.md 6
+t.test('methods a URL does not take are 405 with Allow; bad ids are 400, absent ones 404', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   await hRoot(api)
@@ -107,7 +112,8 @@ t.test('6. dispatcher: methods, Allow headers, ids', async (t) => {
   t.equal(overridden.body.name, 'Overridden')
 })
 
-t.test('7. bodies: invalid JSON, media types, urlencoded, unknown fields', async (t) => {
+// acceptance.md 7
+t.test('bodies: invalid JSON, unsupported media types and unknown fields are 400/415; urlencoded forms are read', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   await hRoot(api)
@@ -118,11 +124,10 @@ t.test('7. bodies: invalid JSON, media types, urlencoded, unknown fields', async
   const text = await api.post('/campaign/', '{"name":', { ...admin, 'content-type': 'text/plain' })
   t.equal(text.status, 415)
   t.match(text.body, { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Unsupported Media Type: text/plain' })
-  const form = await api.post(
-    '/campaign/',
-    `name=x&campaign_type_id=${type}&start_date=2016-01-01&end_date=2016-01-31`,
-    { ...admin, 'content-type': 'application/x-www-form-urlencoded' },
-  )
+  const form = await api.post('/campaign/', `name=x&campaign_type_id=${type}&start_date=2016-01-01&end_date=2016-01-31`, {
+    ...admin,
+    'content-type': 'application/x-www-form-urlencoded',
+  })
   t.equal(form.status, 201)
   t.equal(form.body.campaign_type_id, type)
   const extra = await api.post('/campaign/', { name: 'y', campaign_type_id: type, start_date: '2016-02-01', end_date: '2016-02-02', foo: 1 })
@@ -133,21 +138,33 @@ t.test('7. bodies: invalid JSON, media types, urlencoded, unknown fields', async
   t.equal(array.body.code, 'VALIDATION_ERROR')
 })
 
-t.test('8. envelope and pagination', async (t) => {
+// acceptance.md 8
+t.test('lists answer in the envelope with limit, offset and next/previous links', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   const { somalia } = await hRoot(api)
   const { ids } = await threeCampaigns(api)
   const page1 = await api.get('/campaign/?limit=2')
   t.equal(page1.status, 200)
-  t.same(page1.body.objects.map((o: { id: number }) => o.id), [ids[2], ids[1]])
+  t.same(
+    page1.body.objects.map((o: { id: number }) => o.id),
+    [ids[2], ids[1]],
+  )
   t.match(page1.body.meta, {
-    total_count: 3, limit: 2, offset: 0, next: '/api/v1/campaign/?limit=2&offset=2', previous: null,
-    get_params: { limit: '2' }, top_lvl_location_id: somalia,
+    total_count: 3,
+    limit: 2,
+    offset: 0,
+    next: '/api/v1/campaign/?limit=2&offset=2',
+    previous: null,
+    get_params: { limit: '2' },
+    top_lvl_location_id: somalia,
   })
   t.equal(page1.body.error, null)
   const page2 = await api.get('/campaign/?limit=2&offset=2')
-  t.same(page2.body.objects.map((o: { id: number }) => o.id), [ids[0]])
+  t.same(
+    page2.body.objects.map((o: { id: number }) => o.id),
+    [ids[0]],
+  )
   t.equal(page2.body.meta.next, null)
   t.equal(page2.body.meta.previous, '/api/v1/campaign/?limit=2&offset=0')
   const all = await api.get('/campaign/?limit=0')
@@ -160,7 +177,8 @@ t.test('8. envelope and pagination', async (t) => {
   t.equal(beyond.body.meta.total_count, 3, 'total_count is right past the last page too')
 })
 
-t.test('9. ordering and projection', async (t) => {
+// acceptance.md 9
+t.test('order_by and fields order and project lists', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   await hRoot(api)
@@ -174,7 +192,8 @@ t.test('9. ordering and projection', async (t) => {
   t.equal((await api.get('/campaign/?fields=id,secret')).body.code, 'INVALID_VALUE')
 })
 
-t.test('10. filters', async (t) => {
+// acceptance.md 10
+t.test('filters with lookups and through relations narrow lists', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   await hRoot(api)
@@ -182,7 +201,8 @@ t.test('10. filters', async (t) => {
   const count = async (query: string) => (await api.get(`/campaign/?${query}`)).body.objects?.length
   t.match((await api.get('/campaign/?foo=1')).body, { code: 'UNKNOWN_FILTER', message: "The 'foo' field does not allow filtering." })
   t.match((await api.get('/campaign/?start_date__icontains=2016')).body, {
-    code: 'INVALID_LOOKUP', message: "'icontains' is not an allowed filter on the 'start_date' field.",
+    code: 'INVALID_LOOKUP',
+    message: "'icontains' is not an allowed filter on the 'start_date' field.",
   })
   t.equal((await api.get('/campaign/?id=abc')).body.code, 'INVALID_VALUE')
   t.equal(await count('id__in='), 0)
@@ -196,7 +216,8 @@ t.test('10. filters', async (t) => {
   t.equal(await count('id=2147483648'), 0)
 })
 
-t.test('11. schema', async (t) => {
+// acceptance.md 11
+t.test('/schema describes every field, relation and filter of a resource', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   const schema = (await api.get('/campaign/schema/')).body
@@ -228,12 +249,13 @@ t.test('formats: timestamps in UTC with microseconds and no zone designator, dat
   const { ids } = await threeCampaigns(api)
   const campaign = (await api.get(`/campaign/${ids[0]}/`)).body
   t.match(campaign.created_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$/)
-  t.equal(new Date(campaign.created_at + 'Z').toISOString().slice(0, 23), campaign.created_at.slice(0, 23), "read as UTC by new Date(s + 'Z')")
-  t.ok(Math.abs(Date.parse(campaign.created_at + 'Z') - Date.now()) < 5000, 'the time it was created, in UTC')
+  t.equal(new Date(`${campaign.created_at}Z`).toISOString().slice(0, 23), campaign.created_at.slice(0, 23), "read as UTC by new Date(s + 'Z')")
+  t.ok(Math.abs(Date.parse(`${campaign.created_at}Z`) - Date.now()) < 5000, 'the time it was created, in UTC')
   t.equal(campaign.start_date, '2016-01-01')
 })
 
-t.test('13. authorisation: DELETE and user writes need a superuser', async (t) => {
+// acceptance.md 13
+t.test('DELETE and writes of users need a superuser', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   await hRoot(api)
@@ -254,7 +276,8 @@ t.test('13. authorisation: DELETE and user writes need a superuser', async (t) =
   }
 })
 
-t.test('14. public routes', async (t) => {
+// acceptance.md 14
+t.test('GET /, /health and /documentation need no key; the document lists every route', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   const health = await api.get('/health', {})

@@ -22,8 +22,7 @@ function engine(api: Api, db: Kysely<DB>) {
     if (res.status !== 200) throw new Error(res.text)
     return res.body.objects[0].agg_stats
   }
-  const indicator = async (name: string, data_format = 'int') =>
-    (await api.post('/indicator/', { name, short_name: name, data_format })).body.id as number
+  const indicator = async (name: string, data_format = 'int') => (await api.post('/indicator/', { name, short_name: name, data_format })).body.id as number
   const component = (indicator_id: number, indicator_component_id: number, calculation: string) =>
     api.post('/calculated_indicator_component/', { indicator_id, indicator_component_id, calculation })
   /** Int indicators `a` and `b`, then a pct indicator `name` calculated from them as `kinds`. */
@@ -64,7 +63,8 @@ async function hAgg(api: Api, db: Kysely<DB>) {
   return C
 }
 
-t.test('60, 61. int SUM; null and NaN ignored; raw wins; pct not aggregated', { skip: skipShared }, async (t) => {
+// acceptance.md 60, 61
+t.test('int values are summed up the tree; null and NaN ignored; a raw value wins; percentages are not aggregated', { skip: skipShared }, async (t) => {
   const e = await started(t)
   const { api, db } = e
   const C = await hAgg(api, db)
@@ -88,7 +88,8 @@ t.test('60, 61. int SUM; null and NaN ignored; raw wins; pct not aggregated', { 
   t.equal(await e.dwc(164, 12907, C), undefined)
 })
 
-t.test('62. sum and ratio', async (t) => {
+// acceptance.md 62
+t.test('a calculated ratio of two sums', async (t) => {
   const e = await started(t)
   const { api } = e
   const { L, C } = await single(api)
@@ -105,7 +106,8 @@ t.test('62. sum and ratio', async (t) => {
   t.ok(close(await e.dwc(R, L, C), 909 / 2020))
 })
 
-t.test('63, 64. part of difference; a missing part', async (t) => {
+// acceptance.md 63, 64
+t.test('part of difference, and no value when a part is missing', async (t) => {
   const e = await started(t)
   const { api } = e
   const { L, C } = await single(api)
@@ -121,13 +123,18 @@ t.test('63, 64. part of difference; a missing part', async (t) => {
   t.equal(await e.dwc(S, L, C), 203)
 })
 
-t.test('65. recursive sums to any depth; a stored part wins over its own sum', async (t) => {
+// acceptance.md 65
+t.test('sums of parts recurse to any depth; a stored part wins over its own sum', async (t) => {
   const e = await started(t)
   const { api, db } = e
   const { L, C } = await single(api)
   const ids: Record<string, number> = {}
   for (const n of ['P', 'sub1', 'sub2', 'sub3', 'ss1', 'ss2', 'ss3', 's2a', 's2b']) ids[n] = await e.indicator(n)
-  for (const [parent, parts] of [['P', ['sub1', 'sub2', 'sub3']], ['sub1', ['ss1', 'ss2', 'ss3']], ['sub2', ['s2a', 's2b']]] as const) {
+  for (const [parent, parts] of [
+    ['P', ['sub1', 'sub2', 'sub3']],
+    ['sub1', ['ss1', 'ss2', 'ss3']],
+    ['sub2', ['s2a', 's2b']],
+  ] as const) {
     for (const part of parts) await e.component(ids[parent], ids[part], 'PART_TO_BE_SUMMED')
   }
   const values = { sub2: 33, sub3: 44, ss1: 44, ss2: 55, ss3: 66, s2a: 77, s2b: 88 }
@@ -142,7 +149,8 @@ t.test('65. recursive sums to any depth; a stored part wins over its own sum', a
   t.equal(await e.dwc(ids.P, L, C), 374)
 })
 
-t.test('66. bool MEAN over the frontier', { skip: skipShared }, async (t) => {
+// acceptance.md 66
+t.test('bool values are averaged over the frontier below a location', { skip: skipShared }, async (t) => {
   const e = await started(t)
   const { db } = e
   await hMeta(db)
@@ -154,7 +162,8 @@ t.test('66. bool MEAN over the frontier', { skip: skipShared }, async (t) => {
   t.equal(states.length, 37, 'the fixture has 37 states (docs/decisions.md); acceptance.md counts 36, so its 35/36 is 36/37 here')
 })
 
-t.test('67. a ratio at an aggregated level uses the aggregated operands', { skip: skipShared }, async (t) => {
+// acceptance.md 67
+t.test('a ratio at an aggregated level uses the aggregated operands', { skip: skipShared }, async (t) => {
   const e = await started(t)
   const { db } = e
   await hMeta(db)
@@ -171,7 +180,8 @@ t.test('67. a ratio at an aggregated level uses the aggregated operands', { skip
   t.ok(close(await e.dwc(R, 12907, 99), 80 / 300, 5))
 })
 
-t.test('68. several calculation kinds', async (t) => {
+// acceptance.md 68
+t.test('several calculation kinds in one campaign take their precedence', async (t) => {
   const e = await started(t)
   const { api, db } = e
   const { L, C } = await single(api)
@@ -193,7 +203,8 @@ t.test('68. several calculation kinds', async (t) => {
   t.ok(close(await e.dwc(pct, L, C), 0.45))
 })
 
-t.test('69. no double counting', async (t) => {
+// acceptance.md 69
+t.test('a value is never counted twice up the tree', async (t) => {
   const e = await started(t)
   const { api } = e
   const types = [] as number[]
@@ -207,8 +218,22 @@ t.test('69. no double counting', async (t) => {
   const C = (await api.post('/campaign/', { name: 'C', campaign_type_id: ct, start_date: '2016-01-01', end_date: '2016-01-02' })).body.id
   const n = await e.indicator('n')
   const b = await e.indicator('b', 'bool')
-  for (const [l, v] of [[P1, 100], [D1, 30], [D2, 40], [D3, 5], [D4, 6]]) await e.raw(n, l, C, v)
-  for (const [l, v] of [[P1, 1], [D1, 0], [D2, 0], [D3, 1], [D4, 0]]) await e.raw(b, l, C, v)
+  for (const [l, v] of [
+    [P1, 100],
+    [D1, 30],
+    [D2, 40],
+    [D3, 5],
+    [D4, 6],
+  ])
+    await e.raw(n, l, C, v)
+  for (const [l, v] of [
+    [P1, 1],
+    [D1, 0],
+    [D2, 0],
+    [D3, 1],
+    [D4, 0],
+  ])
+    await e.raw(b, l, C, v)
   await e.refresh(C)
   t.equal(await e.dwc(n, P1, C), 100)
   t.equal(await e.dwc(n, P2, C), 11)
@@ -217,7 +242,8 @@ t.test('69. no double counting', async (t) => {
   t.ok(close(await e.dwc(b, K, C), 2 / 3))
 })
 
-t.test('70. a zero denominator gives no row, never NaN or Infinity', async (t) => {
+// acceptance.md 70
+t.test('a zero denominator gives no row, never NaN or Infinity', async (t) => {
   const e = await started(t)
   const { api } = e
   const { L, C } = await single(api)
@@ -230,12 +256,14 @@ t.test('70. a zero denominator gives no row, never NaN or Infinity', async (t) =
   t.equal(await e.dwc(D, L, C), 0)
 })
 
-t.test('71. ids are stable across recomputes', { skip: skipShared }, async (t) => {
+// acceptance.md 71
+t.test('computed rows keep their ids across recomputes', { skip: skipShared }, async (t) => {
   const e = await started(t)
   const { api, db } = e
   const C = await hAgg(api, db)
   await e.refresh(C)
-  const ids = async () => (await api.get(`/campaign_datapoint/?indicator__in=22,55&campaign__in=${C}&limit=0`)).body.objects.map((o: { id: number }) => o.id).sort()
+  const ids = async () =>
+    (await api.get(`/campaign_datapoint/?indicator__in=22,55&campaign__in=${C}&limit=0`)).body.objects.map((o: { id: number }) => o.id).sort()
   const before = await ids()
   const stats = await e.refresh(C)
   t.same(await ids(), before)

@@ -28,15 +28,24 @@ if (engine !== 'postgres') {
     t.teardown(() => killer.end())
     const transform = api.get(`/transform_upload/?document_id=${doc}`)
     const killed = await eventually(
-      async () => (await killer.query(`select pg_terminate_backend(pid) as done from pg_stat_activity
-        where wait_event = 'PgSleep' and query like '%source_submission%' and pid <> pg_backend_pid()`)).rows.length,
+      async () =>
+        (
+          await killer.query(`select pg_terminate_backend(pid) as done from pg_stat_activity
+        where wait_event = 'PgSleep' and query like '%source_submission%' and pid <> pg_backend_pid()`)
+        ).rows.length,
       (n) => n > 0,
       10_000,
     )
     t.equal(killed, 1, 'the backend running the transform was terminated mid-way')
     const failed = await transform
     t.equal(failed.status, 503)
-    t.same(failed.body, { statusCode: 503, error: 'Service Unavailable', code: 'DATABASE_UNAVAILABLE', message: 'Database unavailable', request_id: failed.headers['x-request-id'] })
+    t.same(failed.body, {
+      statusCode: 503,
+      error: 'Service Unavailable',
+      code: 'DATABASE_UNAVAILABLE',
+      message: 'Database unavailable',
+      request_id: failed.headers['x-request-id'],
+    })
     t.same(await rowCounts(db), before, 'no partial rows remain')
     await sql.raw('drop trigger pause_half_way on source_submission').execute(db)
     t.equal((await api.get('/campaign/')).status, 200, 'the server keeps answering')
@@ -103,7 +112,11 @@ if (engine !== 'postgres') {
     t.match(read.body, { code: 'DATABASE_UNAVAILABLE' })
 
     await link.restore()
-    const back = await eventually(() => api.get('/health', {}), (r) => r.status === 200, 10_000)
+    const back = await eventually(
+      () => api.get('/health', {}),
+      (r) => r.status === 200,
+      10_000,
+    )
     t.equal(back.status, 200, 'healthy again, same process')
     t.equal((await api.get('/campaign/')).status, 200, 'and serving')
   })

@@ -32,28 +32,61 @@ export async function afterDirectInserts(db: Kysely<DB>, tables: string[]) {
 
 /** H-META: Nigeria 12907 and its 36 states, 34 campaigns, 4 indicators, tag 1 `Polio`. */
 export async function hMeta(db: Kysely<DB>) {
-  await db.insertInto('campaign_type').values({ id: 1, name: 'NID' } as never).execute()
-  await db.insertInto('location_type').values([
-    { id: 1, name: 'country', admin_level: 0 },
-    { id: 2, name: 'province', admin_level: 1 },
-  ] as never).execute()
+  await db
+    .insertInto('campaign_type')
+    .values({ id: 1, name: 'NID' } as never)
+    .execute()
+  await db
+    .insertInto('location_type')
+    .values([
+      { id: 1, name: 'country', admin_level: 0 },
+      { id: 2, name: 'province', admin_level: 1 },
+    ] as never)
+    .execute()
   const locations = readFixture('locations.csv').map((r) => ({
-    id: Number(r.id), name: r.name, location_code: r.location_code, location_type_id: Number(r.location_type_id),
+    id: Number(r.id),
+    name: r.name,
+    location_code: r.location_code,
+    location_type_id: Number(r.location_type_id),
     parent_location_id: orNull(r.parent_location_id) === null ? null : Number(r.parent_location_id),
     latitude: orNull(r.latitude) === null ? null : Number(r.latitude),
     longitude: orNull(r.longitude) === null ? null : Number(r.longitude),
   }))
   // Parents first, so the foreign key holds row by row.
   locations.sort((a, b) => (a.parent_location_id === null ? -1 : 0) - (b.parent_location_id === null ? -1 : 0))
-  await db.insertInto('location').values(locations as never).execute()
-  await db.insertInto('campaign').values(readFixture('campaigns.csv').map((r) => ({
-    id: Number(r.id), name: r.name, campaign_type_id: Number(r.campaign_type_id), start_date: mdy(r.start_date), end_date: mdy(r.end_date),
-  })) as never).execute()
-  await db.insertInto('indicator').values(readFixture('indicators.csv').map((r) => ({
-    id: Number(r.id), name: r.name, short_name: r.short_name, description: r.description, is_reported: r.is_reported === 't',
-    data_format: r.data_format,
-  })) as never).execute()
-  await db.insertInto('indicator_tag').values({ id: 1, tag_name: 'Polio' } as never).execute()
+  await db
+    .insertInto('location')
+    .values(locations as never)
+    .execute()
+  await db
+    .insertInto('campaign')
+    .values(
+      readFixture('campaigns.csv').map((r) => ({
+        id: Number(r.id),
+        name: r.name,
+        campaign_type_id: Number(r.campaign_type_id),
+        start_date: mdy(r.start_date),
+        end_date: mdy(r.end_date),
+      })) as never,
+    )
+    .execute()
+  await db
+    .insertInto('indicator')
+    .values(
+      readFixture('indicators.csv').map((r) => ({
+        id: Number(r.id),
+        name: r.name,
+        short_name: r.short_name,
+        description: r.description,
+        is_reported: r.is_reported === 't',
+        data_format: r.data_format,
+      })) as never,
+    )
+    .execute()
+  await db
+    .insertInto('indicator_tag')
+    .values({ id: 1, tag_name: 'Polio' } as never)
+    .execute()
   await afterDirectInserts(db, ['campaign_type', 'location_type', 'location', 'campaign', 'indicator', 'indicator_tag'])
 }
 
@@ -93,7 +126,11 @@ export async function smallWorld(post: Post) {
  */
 export async function halfWayUpload(post: Post): Promise<number> {
   const { location, campaign, indicator } = await smallWorld(post)
-  for (const [content_type, code, id] of [['location', 'G0', location], ['campaign', 'C', campaign], ['indicator', 'n', indicator]] as const) {
+  for (const [content_type, code, id] of [
+    ['location', 'G0', location],
+    ['campaign', 'C', campaign],
+    ['indicator', 'n', indicator],
+  ] as const) {
     await post('/source_object_map/', { content_type, source_object_code: code, master_object_id: id })
   }
   const rows = Array.from({ length: 3000 }, (_, i) => `C,G${i},${i}`)
@@ -106,8 +143,10 @@ export async function halfWayUpload(post: Post): Promise<number> {
  * fault half-way through a transform. Removed when `t` ends.
  */
 export async function atHalfWay(t: { teardown(fn: () => unknown): void }, db: Kysely<DB>, name: string, action: string) {
-  await sql.raw(`create function ${name}() returns trigger language plpgsql as $$
-    begin if new.row_number = 1500 then ${action}; end if; return new; end $$`).execute(db)
+  await sql
+    .raw(`create function ${name}() returns trigger language plpgsql as $$
+    begin if new.row_number = 1500 then ${action}; end if; return new; end $$`)
+    .execute(db)
   await sql.raw(`create trigger ${name} before insert on source_submission for each row execute function ${name}()`).execute(db)
   t.teardown(async () => {
     await sql.raw(`drop trigger if exists ${name} on source_submission`).execute(db)

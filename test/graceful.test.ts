@@ -57,7 +57,11 @@ t.test('close() lets an in-flight request finish before the database closes', as
   const headers = { authorization: `ApiKey admin:${'c'.repeat(40)}`, 'content-type': 'application/json' }
   // A request that takes a while: 2,000 rows through transform_upload (many statements in a row).
   const csv = Buffer.from(['campaign,geocode,n', ...Array.from({ length: 2000 }, (_, i) => `C,G${i},${i}`)].join('\n'))
-  const doc = await fetch(`${base}/document/`, { method: 'POST', headers, body: JSON.stringify({ docfile: csv.toString('base64'), doc_title: 'slow.csv', file_type: 'campaign' }) })
+  const doc = await fetch(`${base}/document/`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ docfile: csv.toString('base64'), doc_title: 'slow.csv', file_type: 'campaign' }),
+  })
   const { id } = (await doc.json()) as { id: number }
   const slow = fetch(`${base}/transform_upload/?document_id=${id}`, { headers }).then(async (res) => ({ status: res.status, text: await res.text() }))
   await new Promise((resolve) => setTimeout(resolve, 50))

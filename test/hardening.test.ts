@@ -9,7 +9,7 @@ import { client } from './api.js'
 import { bob, erin, moreUsers, upload, world } from './world.js'
 import { resources } from '../resources/index.js'
 import { tables } from '../schemas/index.js'
-import { columnsOf } from '../lib/data/columns.js'
+import { columnsOf } from '../schemas/columns.js'
 import { createApiKey } from '../lib/data/auth.js'
 import { runCommand } from '../cli/commands.js'
 import { loadConfig } from '../lib/core/config.js'
@@ -32,7 +32,14 @@ t.test('no formula reaches a CSV export: file cells, header cells and API text a
   const w = await world(api)
   const attack = "=cmd|' /C calc'!A0"
   // An XLSX text cell (uploads read XLSX formulas through their values, but this is text).
-  const doc = await api.post('/document/', { docfile: await xlsx([['campaign', 'geocode', 'n', 'note'], ['C', 'a1', 7, attack]]), doc_title: 'x.xlsx', file_type: 'campaign' })
+  const doc = await api.post('/document/', {
+    docfile: await xlsx([
+      ['campaign', 'geocode', 'n', 'note'],
+      ['C', 'a1', 7, attack],
+    ]),
+    doc_title: 'x.xlsx',
+    file_type: 'campaign',
+  })
   t.equal(doc.status, 201, doc.text)
   t.equal((await api.get(`/transform_upload/?document_id=${doc.body.id}`)).status, 200)
   const raw = await api.get(`/source_submission/?document_id=${doc.body.id}&format=csv`)
@@ -50,7 +57,12 @@ t.test('no formula reaches a CSV export: file cells, header cells and API text a
   t.notOk(/(^|,)@SUM/m.test(maps.text))
 
   // Text written through the API, in every export that shows it.
-  const place = await api.post('/location/', { name: '+1+cmd', location_code: '-5', location_type_id: (await api.get(`/location/${w.a1}/`)).body.location_type_id, parent_location_id: w.A })
+  const place = await api.post('/location/', {
+    name: '+1+cmd',
+    location_code: '-5',
+    location_type_id: (await api.get(`/location/${w.a1}/`)).body.location_type_id,
+    parent_location_id: w.A,
+  })
   t.equal(place.status, 201, place.text)
   const locations = await api.get('/location/?format=csv&limit=1000')
   t.ok(locations.text.includes(`"'+1+cmd"`), 'a location name')
@@ -86,7 +98,12 @@ t.test('a JSON body nested past JSON_MAX_DEPTH is 400 before anything runs; at t
   t.equal(past.status, 400, 'depth 65 is refused')
   t.match(past.body, { code: 'JSON_TOO_DEEP', message: /deeper than 64 levels/ })
   const chartJson = '['.repeat(4500) + ']'.repeat(4500)
-  const huge = await app.inject({ method: 'POST', url: '/api/v1/custom_chart/', headers: { ...admin, 'content-type': 'application/json' }, payload: `{"uuid":"u","title":"t","chart_json":${chartJson}}` })
+  const huge = await app.inject({
+    method: 'POST',
+    url: '/api/v1/custom_chart/',
+    headers: { ...admin, 'content-type': 'application/json' },
+    payload: `{"uuid":"u","title":"t","chart_json":${chartJson}}`,
+  })
   t.equal(huge.statusCode, 400, 'thousands of levels: 400, not 500')
   // JSON carried as text, in a JSON body or a form, counts on its own.
   const asText = await api.post('/custom_chart/', { uuid: 'u', title: 't', chart_json: chartJson })
@@ -112,7 +129,9 @@ t.test('no column derived from a secret is filterable or orderable by a non-supe
   await moreUsers(db)
   const asBob = client(app, bob)
   const secrets = Object.entries(tables).flatMap(([table, schema]) =>
-    Object.entries(columnsOf(schema)).filter(([, meta]) => meta.secret).map(([column]) => `${table}.${column}`),
+    Object.entries(columnsOf(schema))
+      .filter(([, meta]) => meta.secret)
+      .map(([column]) => `${table}.${column}`),
   )
   t.same(secrets, ['api_key.key_hash'], 'the secret-derived columns')
   let checked = 0
@@ -209,7 +228,11 @@ t.test('a user may have JOB_MAX_QUEUED_PER_USER jobs queued; others are not stuc
   const asBob = client(app, bob)
   const asErin = client(app, erin)
   const queue = async (who: typeof asBob, headers: Record<string, string>) => {
-    const doc = await who.post('/document/', { docfile: Buffer.from('campaign,geocode,n\nC,a1,1\n').toString('base64'), doc_title: 'd.csv', file_type: 'campaign' })
+    const doc = await who.post('/document/', {
+      docfile: Buffer.from('campaign,geocode,n\nC,a1,1\n').toString('base64'),
+      doc_title: 'd.csv',
+      file_type: 'campaign',
+    })
     return who.get(`/transform_upload/?document_id=${doc.body.id}`, { ...headers, prefer: 'respond-async' })
   }
   const bobsJobs: number[] = []
@@ -237,27 +260,35 @@ t.test('a user may have JOB_MAX_QUEUED_PER_USER jobs queued; others are not stuc
   t.same(taken, [bobsJobs[0], erinsFirst.body.id, bobsJobs[1]], 'a worker takes bob 1, erin 1, bob 2')
 })
 
-t.test('a revoke with the CLI on PostgreSQL returns once every server refuses the key', { skip: engine === 'pglite' && 'the CLI sends revoke-key to the server holding PGlite (tested in service.test.ts)' }, async (t) => {
-  const { app, db, database, adminId } = await build(t)
-  const config = loadConfig(process.env, { DATABASE_URL: process.env.DATABASE_URL })
-  for (let i = 0; i < 30; i++) {
-    const key = await createApiKey(db, adminId)
-    const headers = { authorization: `Bearer ${key}` }
-    t.equal((await app.inject({ url: '/api/v1/campaign/', headers })).statusCode, 200, 'the key is cached')
-    t.equal(await runCommand(db, 'revoke-key', key, {}, () => {}, config, database), 0)
-    const after = await app.inject({ url: '/api/v1/campaign/', headers })
-    if (after.statusCode !== 401) t.fail(`try ${i}: the revoked key answered ${after.statusCode}`)
-  }
-  t.pass('30 revokes, each refused on the next request')
-})
+t.test(
+  'a revoke with the CLI on PostgreSQL returns once every server refuses the key',
+  { skip: engine === 'pglite' && 'the CLI sends revoke-key to the server holding PGlite (tested in service.test.ts)' },
+  async (t) => {
+    const { app, db, database, adminId } = await build(t)
+    const config = loadConfig(process.env, { DATABASE_URL: process.env.DATABASE_URL })
+    for (let i = 0; i < 30; i++) {
+      const key = await createApiKey(db, adminId)
+      const headers = { authorization: `Bearer ${key}` }
+      t.equal((await app.inject({ url: '/api/v1/campaign/', headers })).statusCode, 200, 'the key is cached')
+      t.equal(await runCommand(db, 'revoke-key', key, {}, () => {}, config, database), 0)
+      const after = await app.inject({ url: '/api/v1/campaign/', headers })
+      if (after.statusCode !== 401) t.fail(`try ${i}: the revoked key answered ${after.statusCode}`)
+    }
+    t.pass('30 revokes, each refused on the next request')
+  },
+)
 
-t.test('a queued job runs with its requester\'s rights as they are when it runs: smaller, or none', async (t) => {
+t.test("a queued job runs with its requester's rights as they are when it runs: smaller, or none", async (t) => {
   const { app, db } = await build(t, { JOB_CONCURRENCY: 0 })
   const api = client(app)
   const w = await world(api)
   const { erinId, bobId } = await moreUsers(db)
   const queue = async (headers: Record<string, string>) => {
-    const doc = await client(app, headers).post('/document/', { docfile: Buffer.from('campaign,geocode,n\nC,a1,31\nC,b1,32\n').toString('base64'), doc_title: 'q.csv', file_type: 'campaign' })
+    const doc = await client(app, headers).post('/document/', {
+      docfile: Buffer.from('campaign,geocode,n\nC,a1,31\nC,b1,32\n').toString('base64'),
+      doc_title: 'q.csv',
+      file_type: 'campaign',
+    })
     const job = await client(app, headers).get(`/transform_upload/?document_id=${doc.body.id}`, { ...headers, prefer: 'respond-async' })
     t.equal(job.status, 202)
     return { doc: doc.body.id as number, job: job.body.id as number }
@@ -268,12 +299,24 @@ t.test('a queued job runs with its requester\'s rights as they are when it runs:
   t.equal((await api.post('/location_responsibility/', { user_id: bobId, top_lvl_location_id: w.A })).status, 201)
   t.equal((await api.patch(`/user/${erinId}/`, { is_active: false })).status, 200)
   await app.jobs.work(1, (job, trx, progress) => runJob(app, job, trx, progress))
-  const settled = (id: number) => eventually(() => api.get(`/job/${id}/`), (r) => ['completed', 'failed'].includes(r.body.state), 30_000)
+  const settled = (id: number) =>
+    eventually(
+      () => api.get(`/job/${id}/`),
+      (r) => ['completed', 'failed'].includes(r.body.state),
+      30_000,
+    )
   const bobsJob = (await settled(bobs.job)).body
   t.equal(bobsJob.state, 'completed')
   t.equal(bobsJob.result.ingest_stats.rows.location_forbidden, 1, "the row outside bob's new province is not written")
   const written = await api.get(`/campaign_datapoint/?indicator__in=${w.n}&campaign__in=${w.C}&location_id__in=${w.a1},${w.b1}`)
-  t.same(written.body.objects.map((o: { location_id: number; value: number }) => [o.location_id, o.value]).sort(), [[w.a1, 31], [w.b1, 20]].sort(), 'a1 written, b1 kept')
+  t.same(
+    written.body.objects.map((o: { location_id: number; value: number }) => [o.location_id, o.value]).sort(),
+    [
+      [w.a1, 31],
+      [w.b1, 20],
+    ].sort(),
+    'a1 written, b1 kept',
+  )
   const erinsJob = (await settled(erins.job)).body
   t.equal(erinsJob.state, 'failed')
   t.match(erinsJob.error, { code: 'USER_INACTIVE', message: /no longer active/ })

@@ -85,8 +85,11 @@ export async function resetDatabase(): Promise<{ database: Database; adminId: nu
   const tables = await TABLES_IN_DELETE_ORDER(db)
   await sql`truncate ${sql.join(tables.map((name) => sql.table(name)))} restart identity cascade`.execute(db)
   for (const [table, rows] of seed) {
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    await (db as Kysely<any>).insertInto(table).values(rows.map((r) => jsonSafe(r))).execute()
+    // biome-ignore lint/suspicious/noExplicitAny: tables and columns chosen at run time, checked by the schemas
+    await (db as Kysely<any>)
+      .insertInto(table)
+      .values(rows.map((r) => jsonSafe(r)))
+      .execute()
     await resetSequence(db, table)
   }
   const adminId = await createUser(db, { username: 'admin', is_superuser: true })
@@ -97,9 +100,7 @@ export async function resetDatabase(): Promise<{ database: Database; adminId: nu
 }
 
 function jsonSafe(row: Record<string, unknown>) {
-  return Object.fromEntries(
-    Object.entries(row).map(([k, v]) => [k, v !== null && typeof v === 'object' ? JSON.stringify(v) : v]),
-  )
+  return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v !== null && typeof v === 'object' ? JSON.stringify(v) : v]))
 }
 
 /** After inserts with explicit ids, the serial continues after the largest id. */

@@ -30,7 +30,8 @@ function uploader(api: Api) {
   return { upload, ingest, dwc }
 }
 
-t.test('43. document upload', { skip }, async (t) => {
+// acceptance.md 43
+t.test('a document upload stores the file and answers the document', { skip }, async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   await hMap(db, api.post)
@@ -49,10 +50,19 @@ t.test('43. document upload', { skip }, async (t) => {
   form.append('file_type', 'campaign')
   form.append('docfile', new Blob([new Uint8Array(fixtureBytes('eoc_post_campaign.csv'))]), 'eoc_post_campaign.csv')
   const request = new Request('http://x/', { method: 'POST', body: form })
-  const multipart = await app.inject({ method: 'POST', url: '/api/v1/document/', headers: { ...admin, 'content-type': request.headers.get('content-type')! }, payload: Buffer.from(await request.arrayBuffer()) })
+  const multipart = await app.inject({
+    method: 'POST',
+    url: '/api/v1/document/',
+    headers: { ...admin, 'content-type': request.headers.get('content-type')! },
+    payload: Buffer.from(await request.arrayBuffer()),
+  })
   t.equal(multipart.statusCode, 201, multipart.body)
   t.match(JSON.parse(multipart.body).doc_title, /^eoc_post_campaign\.csv-\d+/)
-  const dataUrl = await api.post('/document/', { docfile: 'data:text/csv;base64,' + fixtureBytes('eoc_post_campaign.csv').toString('base64'), doc_title: 'x.csv', file_type: 'campaign' })
+  const dataUrl = await api.post('/document/', {
+    docfile: `data:text/csv;base64,${fixtureBytes('eoc_post_campaign.csv').toString('base64')}`,
+    doc_title: 'x.csv',
+    file_type: 'campaign',
+  })
   t.equal(dataUrl.status, 201)
   const empty = await upload('empty_csv.csv')
   t.match(empty.body, { statusCode: 422, code: 'EMPTY_FILE', message: 'file is empty please check the upload and try again' })
@@ -75,14 +85,16 @@ t.test('43. document upload', { skip }, async (t) => {
   t.equal((await api.patch(`/document/${doc.body.id}/`, { date_order: 'DMY' })).body.date_order, 'DMY')
 })
 
-t.test('43.7 uploads over MAX_UPLOAD_BYTES are refused', { skip }, async (t) => {
+// acceptance.md 43.7
+t.test('uploads over MAX_UPLOAD_BYTES are refused', { skip }, async (t) => {
   const { app } = await build(t, { MAX_UPLOAD_BYTES: 1024 })
   const res = await uploader(client(app)).upload('eoc_post_campaign.csv')
   t.equal(res.status, 413)
   t.equal(res.body.message, 'File is too large (limit 1024 bytes)')
 })
 
-t.test('44. transform_upload of a campaign file', { skip }, async (t) => {
+// acceptance.md 44
+t.test('transform_upload turns a campaign file into submissions, datapoints and computed values', { skip }, async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   await hMap(db, api.post)
@@ -103,15 +115,30 @@ t.test('44. transform_upload of a campaign file', { skip }, async (t) => {
   })
   t.ok(Math.abs((await dwc(164, 12907, 99))! - 0.082670906) < 1e-9)
   const results = await api.get(`/campaign_doc_result/?document_id=${id}`)
-  t.same(results.body.objects.map((o: Record<string, unknown>) => ({ ...o, id: undefined })), [
-    { id: undefined, indicator__id: 164, indicator__short_name: 'Child absent', location_id: 12907, location__name: 'Nigeria', campaign_id: 99, campaign__name: 'campaign2', value: 0.082670906 },
-  ])
+  t.same(
+    results.body.objects.map((o: Record<string, unknown>) => ({ ...o, id: undefined })),
+    [
+      {
+        id: undefined,
+        indicator__id: 164,
+        indicator__short_name: 'Child absent',
+        location_id: 12907,
+        location__name: 'Nigeria',
+        campaign_id: 99,
+        campaign__name: 'campaign2',
+        value: 0.082670906,
+      },
+    ],
+  )
   const staged = (await api.get(`/doc_datapoint/?document_id=${id}`)).body.objects
   t.equal(staged.length, 1)
   t.equal(staged[0].column_name, 'Percent missed due to other reasons')
   const submissions = await api.get(`/source_submission/?document_id=${id}`)
   t.equal(submissions.body.meta.total_count, 75)
-  t.same(submissions.body.objects.map((s: { row_number: number }) => s.row_number), Array.from({ length: 75 }, (_, i) => i))
+  t.same(
+    submissions.body.objects.map((s: { row_number: number }) => s.row_number),
+    Array.from({ length: 75 }, (_, i) => i),
+  )
   t.equal(Object.keys(submissions.body.objects[0].submission_json).length, 16)
   t.equal(submissions.body.objects[0].submission_json['Percent missed children_PCA'], null)
   const statuses = submissions.body.objects.map((s: { process_status: string }) => s.process_status)
@@ -124,12 +151,24 @@ t.test('44. transform_upload of a campaign file', { skip }, async (t) => {
   t.equal(raw.headers['content-type'], 'text/csv; charset=utf-8')
   const parsed = parse(raw.text) as string[][]
   const original = parse(fixtureBytes('eoc_post_campaign.csv'), { record_delimiter: ['\r\n', '\n', '\r'], relax_column_count: true }) as string[][]
-  t.same(parsed[0], original[0].map((h) => h.trim()), 'the 16 original column names, in file order')
+  t.same(
+    parsed[0],
+    original[0].map((h) => h.trim()),
+    'the 16 original column names, in file order',
+  )
   t.equal(parsed.length, 76)
-  t.same(parsed.slice(1), original.slice(1).map((row) => row.map((c) => c.trim())), 'each line has the original cells')
+  t.same(
+    parsed.slice(1),
+    original.slice(1).map((row) => row.map((c) => c.trim())),
+    'each line has the original cells',
+  )
   // 50. idempotency
   const again = (await api.get(`/transform_upload/?document_id=${id}`)).body.objects[0].ingest_stats
-  t.match(again, { submissions: { created: 0, existing: 75 }, codes: { new: { indicator: 0, location: 0, campaign: 0 } }, datapoints: { inserted: 0, updated: 0, unchanged: 1 } })
+  t.match(again, {
+    submissions: { created: 0, existing: 75 },
+    codes: { new: { indicator: 0, location: 0, campaign: 0 } },
+    datapoints: { inserted: 0, updated: 0, unchanged: 1 },
+  })
   t.equal((await api.get(`/source_submission/?document_id=${id}`)).body.meta.total_count, 75)
   // 52. agg_refresh
   const agg = await api.get('/agg_refresh/?campaign_id=99')
@@ -145,7 +184,8 @@ t.test('44. transform_upload of a campaign file', { skip }, async (t) => {
   t.equal((await api.get(`/source_submission/?document_id=${id}`)).body.meta.total_count, 75)
 })
 
-t.test('46, 75, 74. zero values, percentages, last row wins', { skip }, async (t) => {
+// acceptance.md 46, 75, 74
+t.test('zero values and percentages are kept; of two rows for one key the last wins', { skip }, async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   await hMap(db, api.post)
@@ -162,7 +202,8 @@ t.test('46, 75, 74. zero values, percentages, last row wins', { skip }, async (t
   t.ok(Math.abs((await dwc(164, 12907, 99))! - 0.9029) < 1e-9)
 })
 
-t.test('47. transform_upload errors', async (t) => {
+// acceptance.md 47
+t.test('transform_upload refuses a missing or unprocessable document with 4xx', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   t.equal((await api.get('/transform_upload/')).body.message, 'Missing required parameter document_id')
@@ -173,7 +214,8 @@ t.test('47. transform_upload errors', async (t) => {
   t.equal((await api.get('/refresh_master/')).body.message, 'Missing required parameter document_id')
 })
 
-t.test('48. re-upload of a campaign file: the newer document wins, ids stay', { skip }, async (t) => {
+// acceptance.md 48
+t.test('a re-uploaded campaign file wins over the older one, and ids stay', { skip }, async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   await hMap(db, api.post)
@@ -190,7 +232,8 @@ t.test('48. re-upload of a campaign file: the newer document wins, ids stay', { 
   t.equal(after.id, before.id, 'same campaign_datapoint id')
 })
 
-t.test('89. data entry against uploads: the entry wins until a newer upload', { skip }, async (t) => {
+// acceptance.md 89
+t.test('a data entry wins over uploads until a newer upload', { skip }, async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   await hMap(db, api.post)
@@ -208,7 +251,8 @@ t.test('89. data entry against uploads: the entry wins until a newer upload', { 
   t.equal(after.body.value, 0.9, 'a newer upload wins over the entry, with the same id')
 })
 
-t.test('51, 53. refresh_master after mapping; source_object_map', { skip }, async (t) => {
+// acceptance.md 51, 53
+t.test("refresh_master applies new mappings; source_object_map lists a document's codes", { skip }, async (t) => {
   const { app, db, adminId } = await build(t)
   const api = client(app)
   await hMeta(db)
@@ -222,7 +266,10 @@ t.test('51, 53. refresh_master after mapping; source_object_map', { skip }, asyn
   t.match(location.body, { master_object_id: 12907, master_object_name: 'Nigeria', mapped_by_id: adminId })
   await api.patch(`/source_object_map/${code('2016 March NID OPV').id}/`, { master_object_id: 99 })
   const indicator = await api.patch(`/source_object_map/${code('Percent missed due to other reasons').id}/`, {
-    source_object_code: 'Percent missed due to other reasons', master_object_id: 164, content_type: 'indicator', mapped_by_id: adminId,
+    source_object_code: 'Percent missed due to other reasons',
+    master_object_id: 164,
+    content_type: 'indicator',
+    mapped_by_id: adminId,
   })
   t.match(indicator.body, { master_object_id: 164, master_object_name: 'Child absent' })
   t.equal((await api.patch('/source_object_map/999999/', { master_object_id: 1 })).status, 404)
@@ -237,11 +284,15 @@ t.test('51, 53. refresh_master after mapping; source_object_map', { skip }, asyn
   // The legacy urlencoded POST with id remaps, and -1 unmaps.
   const form = { ...admin, 'content-type': 'application/x-www-form-urlencoded' }
   const campaignCode = code('2016 March NID OPV').id
-  t.match((await api.post('/source_object_map/', `id=${campaignCode}&master_object_id=99`, form)).body, { master_object_id: 99, master_object_name: 'campaign2' })
+  t.match((await api.post('/source_object_map/', `id=${campaignCode}&master_object_id=99`, form)).body, {
+    master_object_id: 99,
+    master_object_name: 'campaign2',
+  })
   t.match((await api.post('/source_object_map/', `id=${campaignCode}&master_object_id=-1`, form)).body, { master_object_id: -1, master_object_name: null })
 })
 
-t.test('77, 78. newest document wins; remapping moves data', { skip }, async (t) => {
+// acceptance.md 77, 78
+t.test('the newest document wins, and a remapped code moves its data', { skip }, async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   await hMap(db, api.post)
@@ -266,7 +317,8 @@ t.test('77, 78. newest document wins; remapping moves data', { skip }, async (t)
   void ingest
 })
 
-t.test('80, 84. rejected cells are reported; other documents keep their values', { skip }, async (t) => {
+// acceptance.md 80, 84
+t.test('rejected cells are reported, and other documents keep their values', { skip }, async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   await hMap(db, api.post)
@@ -276,11 +328,15 @@ t.test('80, 84. rejected cells are reported; other documents keep their values',
   t.ok(Math.abs((await dwc(22, 12907, 99))! - 0.082670906) < 1e-9)
   const single = await ingest('modified_single_cell.csv')
   t.ok(Math.abs((await dwc(164, 12907, 99))! - 0.0324) < 1e-9)
-  t.match(single.stats.rejected_cells, { count: 1, items: [{ row_number: 0, column: 'Percent missed due to not visited', value: 'asasasfa', reason: 'not a number' }] })
+  t.match(single.stats.rejected_cells, {
+    count: 1,
+    items: [{ row_number: 0, column: 'Percent missed due to not visited', value: 'asasasfa', reason: 'not a number' }],
+  })
   t.ok(Math.abs((await dwc(22, 12907, 99))! - 0.082670906) < 1e-9, 'still held by the first document')
 })
 
-t.test('72, 79, 83, 85. transform of larger and odd files', { skip }, async (t) => {
+// acceptance.md 72, 79, 83, 85
+t.test('larger and odd files transform as the originals did', { skip }, async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   const type = (await api.post('/location_type/', { name: 'test', admin_level: 0 })).body.id
@@ -306,7 +362,8 @@ t.test('72, 79, 83, 85. transform of larger and odd files', { skip }, async (t) 
   t.equal(header[0], 'campaign', 'no index column')
 })
 
-t.test('86. CSV dialects give the same result', { skip }, async (t) => {
+// acceptance.md 86
+t.test('every CSV dialect gives the same result', { skip }, async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   await hMap(db, api.post)
@@ -314,10 +371,10 @@ t.test('86. CSV dialects give the same result', { skip }, async (t) => {
   const original = fixtureBytes('dupe_datapoints.csv').toString('utf8')
   const lines = original.split(/\r\n|\r|\n/).filter((l) => l.length)
   const variants: Record<string, string> = {
-    bom: '\ufeff' + lines.join('\n'),
+    bom: `\ufeff${lines.join('\n')}`,
     crlf: lines.join('\r\n'),
     lf: lines.join('\n'),
-    quoted: [lines[0] + ',note', ...lines.slice(1).map((l) => l + ',"a, b\nc"')].join('\n'),
+    quoted: [`${lines[0]},note`, ...lines.slice(1).map((l) => `${l},"a, b\nc"`)].join('\n'),
   }
   for (const [name, text] of Object.entries(variants)) {
     const result = await ingest(`${name}.csv`, 'campaign', {}, Buffer.from(text))
@@ -330,7 +387,8 @@ t.test('86. CSV dialects give the same result', { skip }, async (t) => {
   }
 })
 
-t.test('88. an unparseable date rejects its row', async (t) => {
+// acceptance.md 88
+t.test('an unparseable date rejects its row', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   const csv = 'unique_key,geocode,data_date,cases\n1,X,2015-01-01,1\n2,X,31-31-15,1\n3,X,1-8-15,1\n'
@@ -342,7 +400,8 @@ t.test('88. an unparseable date rejects its row', async (t) => {
   t.same(dates, ['2015-01-01', '2015-01-08'], 'month-first by default')
 })
 
-t.test('45, 49, 87. date files: month-first reading, re-upload, day-first order', { skip }, async (t) => {
+// acceptance.md 45, 49, 87
+t.test('date files: month-first reading, re-uploads, and day-first with date_order', { skip }, async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   await hMap(db, api.post)
@@ -352,22 +411,43 @@ t.test('45, 49, 87. date files: month-first reading, re-upload, day-first order'
   const first = await ingest('AfgPolioCases.csv', 'date')
   t.match(first.stats, { submissions: { created: 51 }, rows: { processed: 6, missing_location: 45 }, datapoints: { inserted: 6 }, campaigns_recomputed: [] })
   const dates = async () =>
-    (await db.selectFrom('datapoint').select(['data_date', 'value']).where('indicator_id', '=', 55).where('location_id', '=', 12907).orderBy('data_date').execute())
-  t.same((await dates()).map((r) => r.data_date), ['2014-05-15', '2015-01-08', '2015-01-09', '2015-07-06', '2015-07-17', '2015-08-27'])
+    await db
+      .selectFrom('datapoint')
+      .select(['data_date', 'value'])
+      .where('indicator_id', '=', 55)
+      .where('location_id', '=', 12907)
+      .orderBy('data_date')
+      .execute()
+  t.same(
+    (await dates()).map((r) => r.data_date),
+    ['2014-05-15', '2015-01-08', '2015-01-09', '2015-07-06', '2015-07-17', '2015-08-27'],
+  )
   t.equal((await dates()).filter((r) => r.data_date === '2015-07-17').length, 1)
   const held = (await api.get(`/date_doc_result/?document_id=${first.id}`)).body.objects
-  t.same(held.map((o: { data_date: string }) => o.data_date).sort(), (await dates()).map((r) => r.data_date))
+  t.same(
+    held.map((o: { data_date: string }) => o.data_date).sort(),
+    (await dates()).map((r) => r.data_date),
+  )
   t.match(held[0], { indicator__id: 55, location_id: 12907, location__name: 'Nigeria' })
   // 49. the re-upload changes a cell at an unmapped geocode only: still 6, summing to 6.
   const second = await ingest('AfgPolioCases_2.csv', 'date')
   t.match(second.stats.datapoints, { updated: 6, inserted: 0 })
   const after = await dates()
   t.equal(after.length, 6)
-  t.equal(after.reduce((sum, r) => sum + (r.value ?? 0), 0), 6)
+  t.equal(
+    after.reduce((sum, r) => sum + (r.value ?? 0), 0),
+    6,
+  )
   // 87. day-first: 51 distinct dates, 28 in 2014, 20 in 2015 and 3 in 2016; `1-8-15` is 1 August 2015.
   const dmy = await ingest('AfgPolioCases.csv', 'date', { date_order: 'DMY' })
-  const submissions = (await api.get(`/source_submission/?document_id=${dmy.id}&limit=0`)).body.objects as Array<{ data_date: string; submission_json: Record<string, string> }>
-  const years = submissions.reduce<Record<string, number>>((acc, s) => ({ ...acc, [s.data_date.slice(0, 4)]: (acc[s.data_date.slice(0, 4)] ?? 0) + 1 }), {})
+  const submissions = (await api.get(`/source_submission/?document_id=${dmy.id}&limit=0`)).body.objects as Array<{
+    data_date: string
+    submission_json: Record<string, string>
+  }>
+  const years = submissions.reduce<Record<string, number>>(
+    (acc, s) => Object.assign(acc, { [s.data_date.slice(0, 4)]: (acc[s.data_date.slice(0, 4)] ?? 0) + 1 }),
+    {},
+  )
   t.same(years, { 2014: 28, 2015: 20, 2016: 3 })
   t.equal(new Set(submissions.map((s) => s.data_date)).size, 51)
   t.equal(submissions.find((s) => s.submission_json.data_date === '1-8-15')!.data_date, '2015-08-01')
@@ -375,7 +455,8 @@ t.test('45, 49, 87. date files: month-first reading, re-upload, day-first order'
   t.equal(mdy.find((s) => s.submission_json.data_date === '1-8-15')!.data_date, '2015-01-08')
 })
 
-t.test('90. deleting a document: dependents, cascade, recompute, protected Data Entry', { skip }, async (t) => {
+// acceptance.md 90
+t.test('deleting a document counts its dependents, cascades, recomputes, and protects the Data Entry document', { skip }, async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   await hMap(db, api.post)
@@ -394,7 +475,8 @@ t.test('90. deleting a document: dependents, cascade, recompute, protected Data 
   t.match(protectedDoc.body, { statusCode: 409, code: 'PROTECTED', message: 'The Data Entry document cannot be deleted' })
 })
 
-t.test('82. duplicate headers: numbered, and the rightmost mapped column wins', { skip }, async (t) => {
+// acceptance.md 82
+t.test('duplicate headers are numbered, and the rightmost mapped column wins', { skip }, async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   await hMap(db, api.post)
@@ -424,8 +506,10 @@ t.test('bulk writes run with cached plans: foreign-key checks are not re-planned
   const api = client(app)
   const doc = await halfWayUpload(api.post)
   await sql.raw(`create table plan_mode_seen (mode text)`).execute(db)
-  await sql.raw(`create function record_plan_mode() returns trigger language plpgsql as $$
-    begin insert into plan_mode_seen values (current_setting('plan_cache_mode')); return null; end $$`).execute(db)
+  await sql
+    .raw(`create function record_plan_mode() returns trigger language plpgsql as $$
+    begin insert into plan_mode_seen values (current_setting('plan_cache_mode')); return null; end $$`)
+    .execute(db)
   await sql.raw(`create trigger record_plan_mode before insert on datapoint for each statement execute function record_plan_mode()`).execute(db)
   t.teardown(async () => {
     await sql.raw('drop trigger if exists record_plan_mode on datapoint').execute(db)
@@ -442,29 +526,40 @@ t.test('bulk writes run with cached plans: foreign-key checks are not re-planned
   t.equal(outside.rows[0].mode, engine === 'postgres' ? 'force_custom_plan' : 'auto', 'reads outside it keep their setting')
 })
 
-t.test('a first upload racing a data entry of one of its keys: the entry waits it out, then wins (PostgreSQL)', { skip: engine === 'pglite' && 'PGlite runs one connection: no concurrent transactions' }, async (t) => {
-  // A first upload inserts its keys without the upsert's conflict handling (lib/ingest/refresh.ts,
-  // insertFreshKeys). A key that a concurrent transaction writes after the upload counted its keys must
-  // still end as §5.5 says: here a data entry, newer than the document, keeps its value.
-  const { app, db } = await build(t)
-  const api = client(app)
-  const doc = await halfWayUpload(api.post)
-  const ids = await db.selectFrom('source_object_map').select(['content_type', 'master_object_id']).execute()
-  const id = (type: string) => ids.find((r) => r.content_type === type)!.master_object_id
-  const entry = { indicator_id: id('indicator'), location_id: id('location'), campaign_id: id('campaign'), value: 42 }
-  const writer = await heldOpen(db, (trx) => enterCampaignValue(trx, entry))
-  const run = api.get(`/transform_upload/?document_id=${doc}`)
-  // Committed only once the upload waits on the entry's key, i.e. after it counted its keys as new.
-  const waitingOnLock = () => sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
-    where datname = current_database() and wait_event_type = 'Lock'`.execute(db).then((r) => r.rows[0].n)
-  t.equal(await eventually(waitingOnLock, (n) => n > 0, 20_000), 1, 'the upload waits for the uncommitted entry of its key')
-  await writer.commit()
-  const done = await run
-  t.equal(done.status, 200, done.text)
-  t.match(done.body.objects[0].ingest_stats.datapoints, { inserted: 0, updated: 0 })
-  const rows = await db.selectFrom('datapoint').select(['value']).where('unique_index', '=', `${entry.location_id}_${entry.indicator_id}_${entry.campaign_id}`).execute()
-  t.same(rows, [{ value: 42 }], 'the newer entry is kept, once')
-})
+t.test(
+  'a first upload racing a data entry of one of its keys: the entry waits it out, then wins (PostgreSQL)',
+  { skip: engine === 'pglite' && 'PGlite runs one connection: no concurrent transactions' },
+  async (t) => {
+    // A first upload inserts its keys without the upsert's conflict handling (lib/ingest/refresh.ts,
+    // insertFreshKeys). A key that a concurrent transaction writes after the upload counted its keys must
+    // still end as §5.5 says: here a data entry, newer than the document, keeps its value.
+    const { app, db } = await build(t)
+    const api = client(app)
+    const doc = await halfWayUpload(api.post)
+    const ids = await db.selectFrom('source_object_map').select(['content_type', 'master_object_id']).execute()
+    const id = (type: string) => ids.find((r) => r.content_type === type)!.master_object_id
+    const entry = { indicator_id: id('indicator'), location_id: id('location'), campaign_id: id('campaign'), value: 42 }
+    const writer = await heldOpen(db, (trx) => enterCampaignValue(trx, entry))
+    const run = api.get(`/transform_upload/?document_id=${doc}`)
+    // Committed only once the upload waits on the entry's key, i.e. after it counted its keys as new.
+    const waitingOnLock = () =>
+      sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+    where datname = current_database() and wait_event_type = 'Lock'`
+        .execute(db)
+        .then((r) => r.rows[0].n)
+    t.equal(await eventually(waitingOnLock, (n) => n > 0, 20_000), 1, 'the upload waits for the uncommitted entry of its key')
+    await writer.commit()
+    const done = await run
+    t.equal(done.status, 200, done.text)
+    t.match(done.body.objects[0].ingest_stats.datapoints, { inserted: 0, updated: 0 })
+    const rows = await db
+      .selectFrom('datapoint')
+      .select(['value'])
+      .where('unique_index', '=', `${entry.location_id}_${entry.indicator_id}_${entry.campaign_id}`)
+      .execute()
+    t.same(rows, [{ value: 42 }], 'the newer entry is kept, once')
+  },
+)
 
 t.test('staged cells keep odd column names and values exactly', async (t) => {
   // Staging writes its array literals itself (lib/ingest/refresh.ts): quotes, backslashes, commas,
@@ -475,7 +570,12 @@ t.test('staged cells keep odd column names and values exactly', async (t) => {
   const { location, campaign, indicator } = await smallWorld(api.post)
   const other = (await api.post('/indicator/', { name: 'odd', short_name: 'odd', data_format: 'int' })).body.id
   const names = ['a "quoted", {braced} \\ name', 'NULL']
-  for (const [content_type, code, id] of [['location', 'G0', location], ['campaign', 'C', campaign], ['indicator', names[0], indicator], ['indicator', names[1], other]] as const) {
+  for (const [content_type, code, id] of [
+    ['location', 'G0', location],
+    ['campaign', 'C', campaign],
+    ['indicator', names[0], indicator],
+    ['indicator', names[1], other],
+  ] as const) {
     t.equal((await api.post('/source_object_map/', { content_type, source_object_code: code, master_object_id: id })).status, 201)
   }
   const header = ['campaign', 'geocode', ...names].map((h) => `"${h.replaceAll('"', '""')}"`).join(',')

@@ -76,7 +76,9 @@ async function sleepHalfWay(t: Test, db: Kysely<DB>, seconds: number) {
   await atHalfWay(t, db, 'halfway_sleep', `if nextval('halfway_once') = 1 then perform pg_sleep(${seconds}); end if`)
   return () =>
     eventually(
-      async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event = 'PgSleep' and datname = current_database()`.execute(db)).rows[0].n,
+      async () =>
+        (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event = 'PgSleep' and datname = current_database()`.execute(db))
+          .rows[0].n,
       (n) => n === 1,
       30_000,
     )
@@ -90,7 +92,11 @@ interface Worker {
 
 function startWorker(t: Test, env: Record<string, string>): Worker {
   let output = ''
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker.ts'], { cwd: ROOT, env: { ...process.env, ...WORKER_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, ['--import', 'tsx', 'worker.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, ...WORKER_ENV, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   child.stdout!.on('data', (chunk) => (output += chunk))
   child.stderr!.on('data', (chunk) => (output += chunk))
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
@@ -109,15 +115,33 @@ async function queueRecord(db: Kysely<DB>, schema: string, jobId: number) {
 }
 
 const finished = (api: ReturnType<typeof client>, id: number, timeoutMs = 60_000) =>
-  eventually(() => api.get(`/job/${id}/`), (r) => ['completed', 'failed', 'cancelled'].includes(r.body?.state), timeoutMs)
+  eventually(
+    () => api.get(`/job/${id}/`),
+    (r) => ['completed', 'failed', 'cancelled'].includes(r.body?.state),
+    timeoutMs,
+  )
 
 /** What the database holds, without the ids a rolled-back attempt used up and the job bookkeeping. */
 async function contents(db: Kysely<DB>) {
   const counts = await rowCounts(db)
   delete counts.job
-  const datapoints = await db.selectFrom('datapoint').select(['unique_index', 'value', 'location_id', 'indicator_id', 'campaign_id']).orderBy('unique_index').execute()
-  const computed = await db.selectFrom('datapoint_with_computed').select(['location_id', 'indicator_id', 'campaign_id', 'value']).orderBy('location_id').orderBy('indicator_id').orderBy('campaign_id').execute()
-  const submissions = await db.selectFrom('source_submission').select(['row_number', 'instance_guid', 'process_status', 'location_code']).orderBy('row_number').execute()
+  const datapoints = await db
+    .selectFrom('datapoint')
+    .select(['unique_index', 'value', 'location_id', 'indicator_id', 'campaign_id'])
+    .orderBy('unique_index')
+    .execute()
+  const computed = await db
+    .selectFrom('datapoint_with_computed')
+    .select(['location_id', 'indicator_id', 'campaign_id', 'value'])
+    .orderBy('location_id')
+    .orderBy('indicator_id')
+    .orderBy('campaign_id')
+    .execute()
+  const submissions = await db
+    .selectFrom('source_submission')
+    .select(['row_number', 'instance_guid', 'process_status', 'location_code'])
+    .orderBy('row_number')
+    .execute()
   return { counts, datapoints, computed, submissions }
 }
 
@@ -143,7 +167,11 @@ t.test('a worker killed half-way through a job: another completes it, and the da
   const accepted = await api.get(`/transform_upload/?document_id=${doc}`, ASYNC)
   await asleep()
   // Progress is written at most twice a second: the report of the batch that sleeps arrives meanwhile.
-  const midway = await eventually(() => api.get(`/job/${accepted.body.id}/`), (r) => r.body.progress?.stage === 'submissions written', 2_500)
+  const midway = await eventually(
+    () => api.get(`/job/${accepted.body.id}/`),
+    (r) => r.body.progress?.stage === 'submissions written',
+    2_500,
+  )
   t.equal(midway.body.state, 'active')
   t.match(midway.body.progress, { stage: 'submissions written', total: 3000 }, 'progress reported from inside the running job')
   t.ok(midway.body.progress.done > 0 && midway.body.progress.done < 3000, `half-way: ${midway.body.progress.done} of 3000`)
@@ -186,14 +214,19 @@ t.test('jobs of different campaigns run at the same time on different workers', 
   const { database, api, workerEnv } = await deployment(t)
   await halfWayUpload(api.post)
   const first = (await api.get('/campaign/')).body.objects[0]
-  const second = (await api.post('/campaign/', { name: 'D', campaign_type_id: first.campaign_type_id, start_date: '2016-02-01', end_date: '2016-02-02' })).body.id
+  const second = (await api.post('/campaign/', { name: 'D', campaign_type_id: first.campaign_type_id, start_date: '2016-02-01', end_date: '2016-02-02' })).body
+    .id
   startWorker(t, workerEnv)
   startWorker(t, workerEnv)
   // The first campaign's recompute waits on its lock (lib/engine/recompute.ts), held here.
   const holder = await database.db.connection().execute(async (held) => {
     await sql`select pg_advisory_lock(2, ${first.id})`.execute(held)
     const blocked = await api.get(`/agg_refresh/?campaign_id=${first.id}`, ASYNC)
-    await eventually(() => api.get(`/job/${blocked.body.id}/`), (r) => r.body.state === 'active', 30_000)
+    await eventually(
+      () => api.get(`/job/${blocked.body.id}/`),
+      (r) => r.body.state === 'active',
+      30_000,
+    )
     const other = await api.get(`/agg_refresh/?campaign_id=${second}`, ASYNC)
     const done = await finished(api, other.body.id)
     t.equal(done.body.state, 'completed', 'the other campaign completed on the other worker')

@@ -9,6 +9,8 @@ import { admin, alice, build, eventually, hasSharedData, type Harness } from './
 import { client, type Response } from './api.js'
 import { fixtureBytes, hMap } from './fixtures.js'
 import { jobsSchemaOf } from '../lib/data/job-queue.js'
+import { backgroundJobs, jobOf } from '../resources/jobs.js'
+import { JOB_KINDS } from '../schemas/job.js'
 
 const skip = !hasSharedData && 'needs ../shared/data/rhizome/tests_data'
 const ASYNC = { ...admin, prefer: 'respond-async' }
@@ -17,7 +19,11 @@ type Api = ReturnType<typeof client>
 
 /** Polls the job until it has finished (completed, failed or cancelled). */
 async function finished(api: Api, id: number, headers?: Record<string, string>): Promise<Response> {
-  return eventually(() => api.get(`/job/${id}/`, headers), (r) => ['completed', 'failed', 'cancelled'].includes(r.body?.state), 30_000)
+  return eventually(
+    () => api.get(`/job/${id}/`, headers),
+    (r) => ['completed', 'failed', 'cancelled'].includes(r.body?.state),
+    30_000,
+  )
 }
 
 /** The stats of a run that do not depend on when it ran. */
@@ -29,8 +35,7 @@ async function uploadDocument(api: Api, name: string): Promise<number> {
   return doc.body.id
 }
 
-const value = async (api: Api) =>
-  (await api.get('/campaign_datapoint/?indicator__in=164&campaign__in=99&location_id__in=12907')).body.objects[0]?.value
+const value = async (api: Api) => (await api.get('/campaign_datapoint/?indicator__in=164&campaign__in=99&location_id__in=12907')).body.objects[0]?.value
 
 t.test('transform_upload and refresh_master in the background give what the synchronous calls give', { skip }, async (t) => {
   const { app, db } = await build(t, { JOB_POLL_MS: 500 })
@@ -92,7 +97,11 @@ t.test('agg_refresh in the background; a failing document fails its job with the
   const queue = jobsSchemaOf(database)
   const attempts = await sql<{ retry_count: number }>`select retry_count from ${sql.table(`${queue}.job`)} q join job j on j.queue_job_id = q.id
     where j.id = ${failing.body.id}`.execute(db)
-  t.same(attempts.rows.map((r) => r.retry_count), [0], "a client mistake is not retried")
+  t.same(
+    attempts.rows.map((r) => r.retry_count),
+    [0],
+    'a client mistake is not retried',
+  )
 
   // Requests the synchronous call refuses are refused before anything is queued.
   t.equal((await api.get('/transform_upload/?document_id=999999', ASYNC)).status, 404)
@@ -157,13 +166,20 @@ t.test('a restricted user sees only the jobs it asked for', { skip }, async (t) 
   const api = client(app)
   await hMap(db, api.post)
   const adminJob = await api.get(`/transform_upload/?document_id=${await uploadDocument(api, 'eoc_post_campaign.csv')}`, ASYNC)
-  const aliceDoc = await api.post('/document/', { docfile: fixtureBytes('eoc_post_campaign.csv').toString('base64'), doc_title: 'mine.csv', file_type: 'campaign' }, alice)
+  const aliceDoc = await api.post(
+    '/document/',
+    { docfile: fixtureBytes('eoc_post_campaign.csv').toString('base64'), doc_title: 'mine.csv', file_type: 'campaign' },
+    alice,
+  )
   await db.insertInto('location_permission').values({ user_id: aliceId, top_lvl_location_id: 12907 }).execute()
   app.dropAuthCache()
   const aliceJob = await api.get(`/transform_upload/?document_id=${aliceDoc.body.id}`, ALICE_ASYNC)
   t.equal(aliceJob.status, 202, aliceJob.text)
   const seen = await api.get('/job/', alice)
-  t.same(seen.body.objects.map((j: { id: number }) => j.id), [aliceJob.body.id])
+  t.same(
+    seen.body.objects.map((j: { id: number }) => j.id),
+    [aliceJob.body.id],
+  )
   t.equal((await api.get(`/job/${adminJob.body.id}/`, alice)).status, 404)
   t.equal((await api.get(`/job/${aliceJob.body.id}/`, alice)).status, 200)
   t.equal((await api.get('/job/')).body.meta.total_count, 2, 'a superuser sees every job')
@@ -171,4 +187,15 @@ t.test('a restricted user sees only the jobs it asked for', { skip }, async (t) 
   t.equal((await api.get(`/refresh_master/?document_id=${adminJob.body.params.document_id}`, ALICE_ASYNC)).status, 403, "another's document")
   t.equal((await api.get('/agg_refresh/?campaign_id=99', ALICE_ASYNC)).status, 403, 'a whole campaign')
   t.equal((await api.get('/job/')).body.meta.total_count, 2, 'nothing queued')
+})
+
+t.test('the declared job kinds are the kinds the job table accepts, each on a resource that runs it', async (t) => {
+  const { db } = await build(t)
+  const declared = backgroundJobs.map((job) => job.kind).sort()
+  t.same(declared, [...JOB_KINDS].sort(), 'schemas/job.ts lists the declared kinds')
+  const { rows } = await sql<{ definition: string }>`select pg_get_constraintdef(c.oid) as definition from pg_constraint c
+    where c.conrelid = 'job'::regclass and c.contype = 'c'`.execute(db)
+  for (const kind of declared) t.match(rows.map((r) => r.definition).join(' '), `'${kind}'`, `the job table's check accepts ${kind}`)
+  for (const job of backgroundJobs) t.ok(jobOf(job.kind), `${job.kind} runs in the background`)
+  t.same([...new Set(backgroundJobs.map((job) => job.queue))].sort(), ['campaign', 'document'], 'the queues come from the declarations')
 })

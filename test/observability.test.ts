@@ -21,7 +21,11 @@ t.test('GET /metrics: Prometheus text that promtool accepts, routes as patterns,
   t.equal((await api.get('/campaign_type/999999/')).status, 404)
   t.equal((await api.get('/no_such_resource/')).status, 404)
   t.equal((await api.post('/detect', { text: 'have a nice day' })).status, 200)
-  const doc = await api.post('/document/', { docfile: Buffer.from('campaign,geocode,n\nC,x,1\n').toString('base64'), doc_title: 'm.csv', file_type: 'campaign' })
+  const doc = await api.post('/document/', {
+    docfile: Buffer.from('campaign,geocode,n\nC,x,1\n').toString('base64'),
+    doc_title: 'm.csv',
+    file_type: 'campaign',
+  })
   t.equal((await api.get(`/transform_upload/?document_id=${doc.body.id}`)).status, 200)
 
   const res = await app.inject({ url: '/metrics' })
@@ -32,9 +36,18 @@ t.test('GET /metrics: Prometheus text that promtool accepts, routes as patterns,
   t.match(text, 'route="/api/v1/campaign_type/:id/",status_code="404"} 1')
   t.notMatch(text, `route="/api/v1/campaign_type/${type.body.id}/"`, 'never a raw id')
   t.match(text, /route="unmatched",status_code="404"/)
-  for (const name of ['process_cpu_user_seconds_total', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes', 'rhizome_db_query_duration_seconds_count',
-    'rhizome_db_pool_total_connections', 'rhizome_detect_texts_total', 'rhizome_detect_windows_per_forward_pass_count', 'rhizome_detect_inference_seconds_count',
-    'rhizome_ingest_cells_total', 'rhizome_recompute_duration_seconds_count']) {
+  for (const name of [
+    'process_cpu_user_seconds_total',
+    'nodejs_eventloop_lag_seconds',
+    'nodejs_heap_size_used_bytes',
+    'rhizome_db_query_duration_seconds_count',
+    'rhizome_db_pool_total_connections',
+    'rhizome_detect_texts_total',
+    'rhizome_detect_windows_per_forward_pass_count',
+    'rhizome_detect_inference_seconds_count',
+    'rhizome_ingest_cells_total',
+    'rhizome_recompute_duration_seconds_count',
+  ]) {
     t.match(text, new RegExp(`^${name}`, 'm'), name)
   }
   t.match(text, /rhizome_cache_lookups_total\{cache="detail",result="hit"\} [1-9]/)
@@ -101,7 +114,7 @@ t.test('request ids: on every answer, in every log line of the request and in er
   const id = ok.headers['x-request-id'] as string
   t.match(id, /^[0-9a-f-]{36}$/)
   const records = lines.map((l) => JSON.parse(l) as { reqId?: string })
-  t.ok(records.filter((r) => r.reqId === id).length >= 2, 'the request\'s log lines carry its id')
+  t.ok(records.filter((r) => r.reqId === id).length >= 2, "the request's log lines carry its id")
   const other = await app.inject({ url: '/api/v1/campaign/', headers: admin })
   t.not(other.headers['x-request-id'], id, 'a new id per request')
 
@@ -131,6 +144,13 @@ t.test('logs never hold an API key or an Authorization header', async (t) => {
   ]
   for (const request of requests) await app.inject(request)
   t.ok(lines.length >= requests.length * 2, `${lines.length} log lines`)
-  for (const secret of [ADMIN_KEY, ALICE_KEY, wrong]) t.notOk(lines.some((l) => l.includes(secret)), 'no key in any line')
-  t.notOk(lines.some((l) => /authorization"\s*:\s*"(ApiKey|Bearer)/i.test(l)), 'no Authorization header value')
+  for (const secret of [ADMIN_KEY, ALICE_KEY, wrong])
+    t.notOk(
+      lines.some((l) => l.includes(secret)),
+      'no key in any line',
+    )
+  t.notOk(
+    lines.some((l) => /authorization"\s*:\s*"(ApiKey|Bearer)/i.test(l)),
+    'no Authorization header value',
+  )
 })

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { ADMIN_KEY, build } from './helper.js'
 import type { Response } from './api.js'
-import { moreUsers, upload, world } from './world.js'
+import { moreUsers, SQUARE, upload, world } from './world.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const PRISM = join(ROOT, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js')
@@ -86,7 +86,7 @@ function proxied(base: string, found: Violation[], defaultHeaders: Record<string
   }
 }
 
-t.test('a validating proxy finds no violation in the original client\'s traffic and every resource\'s reads and writes', async (t) => {
+t.test("a validating proxy finds no violation in the original client's traffic and every resource's reads and writes", async (t) => {
   const { app, db } = await build(t, { AUTH_FAILURE_MAX: 10_000 })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as { port: number }
@@ -98,7 +98,8 @@ t.test('a validating proxy finds no violation in the original client\'s traffic 
   const found: Violation[] = []
   const admin = { authorization: `ApiKey admin:${ADMIN_KEY}` }
   const api = proxied(proxy.url, found, admin)
-  const expect = (res: Response, status: number, what: string) => t.equal(res.status, status, what, res.status === status ? {} : { body: res.text.slice(0, 500) })
+  const expect = (res: Response, status: number, what: string) =>
+    t.equal(res.status, status, what, res.status === status ? {} : { body: res.text.slice(0, 500) })
 
   // The data every later request reads: locations, campaigns, indicators, mappings, uploads, polygons.
   const w = await world(api)
@@ -114,7 +115,11 @@ t.test('a validating proxy finds no violation in the original client\'s traffic 
   expect(await post('/campaign/', { id: campaign.body.id, name: 'March round (2)' }), 200, 'the legacy update of a campaign: 200')
   const chart = await post('/custom_chart/', { uuid: 'c-1', title: 'Missed', chart_json: JSON.stringify({ type: 'ColumnChart', indicator_ids: [w.n] }) })
   expect(chart, 201, 'a chart from a form')
-  expect(await post('/custom_chart/', { id: chart.body.id, title: 'Missed children', uuid: 'c-1', chart_json: '{"type":"LineChart"}' }), 200, 'the legacy update of a chart')
+  expect(
+    await post('/custom_chart/', { id: chart.body.id, title: 'Missed children', uuid: 'c-1', chart_json: '{"type":"LineChart"}' }),
+    200,
+    'the legacy update of a chart',
+  )
   expect(await post('/indicator/', { id: w.n, name: 'n (renamed)' }), 200, 'of an indicator')
   const tag = await post('/indicator_tag/', { tag_name: 'Polio' })
   expect(await post('/indicator_tag/', { id: tag.body.id, tag_name: 'Polio (all)' }), 200, 'of a tag')
@@ -130,13 +135,31 @@ t.test('a validating proxy finds no violation in the original client\'s traffic 
   expect(await api.get(`/api/v1/custom_dashboard/${board.body.id}?format=json`), 200, 'read under its original name, slash-less')
   expect(await api.get(`/source_doc/?document_id=${w.campaignDoc}&format=json`), 200, 'source_doc')
   expect(await api.get('/indicator_calculation/?format=json'), 200, 'indicator_calculation')
-  expect(await api.get(`/campaign_datapoint/?indicator__in=${w.n}&location_id__in=${w.a1},${w.b1}&campaign_start=2016-01-01&campaign_end=2016-12-31&format=json`), 200, 'the original datapoint read')
-  expect(await api.get(`/date_datapoint/?indicator__in=${w.cases}&location_id=${w.R}&location_depth=1&group_by_time=quarter&format=json`), 200, 'grouped by quarter')
-  expect(await api.get(`/campaign_datapoint/?indicator__in=${w.n}&campaign__in=${w.C}&location_id=${w.R}&location_depth=2&chart_type=ColumnChart`), 200, 'ColumnChart')
+  expect(
+    await api.get(`/campaign_datapoint/?indicator__in=${w.n}&location_id__in=${w.a1},${w.b1}&campaign_start=2016-01-01&campaign_end=2016-12-31&format=json`),
+    200,
+    'the original datapoint read',
+  )
+  expect(
+    await api.get(`/date_datapoint/?indicator__in=${w.cases}&location_id=${w.R}&location_depth=1&group_by_time=quarter&format=json`),
+    200,
+    'grouped by quarter',
+  )
+  expect(
+    await api.get(`/campaign_datapoint/?indicator__in=${w.n}&campaign__in=${w.C}&location_id=${w.R}&location_depth=2&chart_type=ColumnChart`),
+    200,
+    'ColumnChart',
+  )
   expect(await api.get('/all_meta/?format=json'), 200, 'all_meta')
 
   // Every resource: a list, and a detail of its first row; then creates, updates and deletes.
-  const required: Record<string, string> = { indicator__in: String(w.n), campaign__in: String(w.C), document_id: String(w.campaignDoc), campaign_id: String(w.C), user_id: '1' }
+  const required: Record<string, string> = {
+    indicator__in: String(w.n),
+    campaign__in: String(w.C),
+    document_id: String(w.campaignDoc),
+    campaign_id: String(w.C),
+    user_id: '1',
+  }
   const listed: Record<string, Array<{ id?: number }>> = {}
   for (const r of (await import('../resources/index.js')).resources) {
     if (['transform_upload', 'refresh_master', 'queue_process', 'agg_refresh', 'cache_meta'].includes(r.name)) continue
@@ -167,15 +190,42 @@ t.test('a validating proxy finds no violation in the original client\'s traffic 
   await create('location_responsibility', { user_id: user, top_lvl_location_id: w.A })
   const detailType = await create('doc_detail_type', { name: 'status' })
   await create('doc_detail', { doc_detail_type_id: detailType, document_id: w.campaignDoc, doc_detail_value: 'checked' })
-  const district = await create('location', { name: 'a2', location_code: 'a2', location_type_id: (await api.get(`/location/${w.a1}/`)).body.location_type_id, parent_location_id: w.A })
-  await create('geo', { location_id: district, geo_json: { type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 1], [0, 0]]] } })
+  const district = await create('location', {
+    name: 'a2',
+    location_code: 'a2',
+    location_type_id: (await api.get(`/location/${w.a1}/`)).body.location_type_id,
+    parent_location_id: w.A,
+  })
+  await create('geo', {
+    location_id: district,
+    geo_json: SQUARE,
+  })
   await create('calculated_indicator_component', { indicator_id: w.lpd, indicator_component_id: w.n, calculation: 'PART_TO_BE_SUMMED' })
   await create('campaign_datapoint', { indicator_id: w.n, location_id: district, campaign_id: w.C, value: 4 })
   await create('date_datapoint', { indicator_id: w.cases, location_id: district, data_date: '2016-02-01', value: 2 })
   const patches: Record<string, Record<string, unknown>> = {
-    group: { name: 'readers' }, user: { first_name: 'Zoe' }, location_responsibility: { top_lvl_location_id: w.B }, doc_detail_type: { name: 'state' },
-    doc_detail: { doc_detail_value: 'rechecked' }, location: { name: 'a2 (new)' }, calculated_indicator_component: { calculation: 'NUMERATOR' },
-    campaign_datapoint: { value: 5 }, date_datapoint: { value: 3 }, geo: { geo_json: { type: 'Polygon', coordinates: [[[0, 0], [2, 0], [2, 2], [0, 0]]] } },
+    group: { name: 'readers' },
+    user: { first_name: 'Zoe' },
+    location_responsibility: { top_lvl_location_id: w.B },
+    doc_detail_type: { name: 'state' },
+    doc_detail: { doc_detail_value: 'rechecked' },
+    location: { name: 'a2 (new)' },
+    calculated_indicator_component: { calculation: 'NUMERATOR' },
+    campaign_datapoint: { value: 5 },
+    date_datapoint: { value: 3 },
+    geo: {
+      geo_json: {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0],
+            [2, 0],
+            [2, 2],
+            [0, 0],
+          ],
+        ],
+      },
+    },
   }
   for (const [name, id] of created) {
     expect(await api.get(`/${name}/${id}/`), 200, `${name}: detail of the new row`)

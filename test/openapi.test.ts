@@ -42,7 +42,8 @@ async function setup(t: Test, config: Parameters<typeof build>[1] = {}) {
     if (!media) return t.fail(`${what}: ${type} for ${res.status} of ${method.toUpperCase()} ${path} is not documented`)
     if (type !== 'application/json') return void checked++
     const valid = ajv.validate({ $ref: `openapi#/${pointer('paths', path, method, 'responses', String(res.status), 'content', type, 'schema')}` }, res.body)
-    if (!valid) t.fail(`${what}: ${method.toUpperCase()} ${path} ${res.status}: ${ajv.errorsText(ajv.errors, { separator: '; ' })}`, { body: res.text.slice(0, 2000) })
+    if (!valid)
+      t.fail(`${what}: ${method.toUpperCase()} ${path} ${res.status}: ${ajv.errorsText(ajv.errors, { separator: '; ' })}`, { body: res.text.slice(0, 2000) })
     else checked++
   }
   return { ...harness, api, document, conforms, checked: () => checked }
@@ -50,7 +51,11 @@ async function setup(t: Test, config: Parameters<typeof build>[1] = {}) {
 
 t.test('every resource: list, detail, schema and their errors validate against the document', async (t) => {
   const { api, conforms, checked } = await setup(t)
-  const upload = await api.post('/document/', { docfile: Buffer.from('campaign,geocode,Vaccinated\nC1,VD11,5\n').toString('base64'), doc_title: 'round.csv', file_type: 'campaign' })
+  const upload = await api.post('/document/', {
+    docfile: Buffer.from('campaign,geocode,Vaccinated\nC1,VD11,5\n').toString('base64'),
+    doc_title: 'round.csv',
+    file_type: 'campaign',
+  })
   conforms(t, '/api/v1/document/', 'post', upload, 'upload')
   const doc = upload.body.id as number
   conforms(t, '/api/v1/transform_upload/', 'get', await api.get(`/transform_upload/?document_id=${doc}`), 'transform_upload')
@@ -58,7 +63,17 @@ t.test('every resource: list, detail, schema and their errors validate against t
   const queued = await api.get(`/refresh_master/?document_id=${doc}`, { ...admin, prefer: 'respond-async' })
   t.equal(queued.status, 202)
   conforms(t, '/api/v1/refresh_master/', 'get', queued, 'refresh_master, Prefer: respond-async')
-  conforms(t, '/api/v1/job/{id}/', 'get', await eventually(() => api.get(`/job/${queued.body.id}/`), (r) => r.body.state === 'completed', 30_000), 'a completed job')
+  conforms(
+    t,
+    '/api/v1/job/{id}/',
+    'get',
+    await eventually(
+      () => api.get(`/job/${queued.body.id}/`),
+      (r) => r.body.state === 'completed',
+      30_000,
+    ),
+    'a completed job',
+  )
   const params: Record<string, string> = { indicator__in: '1,2', campaign__in: '1', document_id: String(doc), campaign_id: '1', user_id: '1' }
   for (const r of resources) {
     const list = `/api/v1/${r.name}/`
@@ -79,7 +94,7 @@ t.test('every resource: list, detail, schema and their errors validate against t
 })
 
 t.test('every read mode and export: grouped dates, ColumnChart, CSV, and every error class', async (t) => {
-  const { api, conforms, checked, app } = await setup(t)
+  const { api, conforms, checked } = await setup(t)
   const campaign = '/api/v1/campaign_datapoint/'
   const date = '/api/v1/date_datapoint/'
   conforms(t, campaign, 'get', await api.get(`${campaign}?indicator__in=1,2,4&campaign__in=1&location_id=1&location_depth=1`), 'campaign read')
@@ -88,7 +103,10 @@ t.test('every read mode and export: grouped dates, ColumnChart, CSV, and every e
   const district = ((await api.get('/location/?location_code=VD11')).body.objects[0] as Row).id
   t.equal((await api.post('/campaign_datapoint/', { indicator_id: sparse, location_id: district, campaign_id: 1, value: 3 })).status, 201)
   const dense = await api.get(`${campaign}?indicator__in=1,${sparse}&campaign__in=1&location_id=1&location_depth=2&chart_type=ColumnChart`)
-  t.ok((dense.body.objects as Row[]).some((o) => o.id === null), 'ColumnChart fills missing combinations')
+  t.ok(
+    (dense.body.objects as Row[]).some((o) => o.id === null),
+    'ColumnChart fills missing combinations',
+  )
   conforms(t, campaign, 'get', dense, 'ColumnChart')
   const dateIndicator = ((await api.get('/indicator/?resource_name=date')).body.objects[0] as Row).id
   for (const grouping of ['', 'year', 'quarter', 'month', 'all_time']) {
@@ -96,21 +114,41 @@ t.test('every read mode and export: grouped dates, ColumnChart, CSV, and every e
     t.ok(res.body.objects.length > 0, `date read ${grouping || 'flat'} has rows`)
     conforms(t, date, 'get', res, `date read ${grouping || 'flat'}`)
   }
-  for (const url of [`${campaign}?indicator__in=1&campaign__in=1&format=csv`, `${campaign}?indicator__in=1&campaign__in=1&format=csv&shape=wide`, '/api/v1/campaign/?format=csv']) {
+  for (const url of [
+    `${campaign}?indicator__in=1&campaign__in=1&format=csv`,
+    `${campaign}?indicator__in=1&campaign__in=1&format=csv&shape=wide`,
+    '/api/v1/campaign/?format=csv',
+  ]) {
     const res = await api.get(url)
     t.match(res.headers['content-type'], /^text\/csv/)
     conforms(t, url.split('?')[0], 'get', res, `CSV ${url}`)
   }
   const errors: Array<[string, string, Response]> = [
     ['/api/v1/campaign/{id}/', 'get', await api.get('/campaign/abc/')],
-    ['/api/v1/campaign/{id}/', 'patch', await api.request('PATCH', '/campaign/1/', '{', { authorization: `ApiKey admin:${'a'.repeat(40)}`, 'content-type': 'application/json' })],
-    ['/api/v1/campaign/', 'post', await api.request('POST', '/campaign/', 'x', { authorization: `ApiKey admin:${'a'.repeat(40)}`, 'content-type': 'text/plain' })],
+    [
+      '/api/v1/campaign/{id}/',
+      'patch',
+      await api.request('PATCH', '/campaign/1/', '{', { authorization: `ApiKey admin:${'a'.repeat(40)}`, 'content-type': 'application/json' }),
+    ],
+    [
+      '/api/v1/campaign/',
+      'post',
+      await api.request('POST', '/campaign/', 'x', { authorization: `ApiKey admin:${'a'.repeat(40)}`, 'content-type': 'text/plain' }),
+    ],
     ['/api/v1/campaign_type/', 'post', await api.post('/campaign_type/', { name: 'NID' })],
     ['/api/v1/campaign_type/', 'post', await api.post('/campaign_type/', { name: 'NID' })],
     ['/api/v1/campaign/{id}/', 'delete', await api.delete('/campaign/1/')],
     ['/api/v1/campaign/{id}/', 'delete', await api.delete('/campaign/1/', { authorization: `ApiKey alice:${'b'.repeat(40)}` })],
     ['/api/v1/campaign_type/', 'post', await api.post('/campaign_type/', { name: 'x'.repeat(11 * 1024 * 1024) })],
-    ['/api/v1/document/', 'post', await api.post('/document/', { docfile: Buffer.from('campaign,geocode,n\nC,=1+1,2\n').toString('base64'), doc_title: 'formula.csv', file_type: 'campaign' })],
+    [
+      '/api/v1/document/',
+      'post',
+      await api.post('/document/', {
+        docfile: Buffer.from('campaign,geocode,n\nC,=1+1,2\n').toString('base64'),
+        doc_title: 'formula.csv',
+        file_type: 'campaign',
+      }),
+    ],
   ]
   const statuses = new Set<number>()
   for (const [path, method, res] of errors) {
@@ -122,13 +160,21 @@ t.test('every read mode and export: grouped dates, ColumnChart, CSV, and every e
   t.equal(wrongMethod.status, 405)
   conforms(t, '/api/v1/campaign/{id}/', 'get', wrongMethod, 'PUT /api/v1/campaign/{id}/ 405')
   statuses.add(wrongMethod.status)
-  t.ok(['400', '403', '405', '409', '413', '415', '422'].every((s) => statuses.has(Number(s))), `error classes seen: ${[...statuses].sort().join(', ')}`)
+  t.ok(
+    ['400', '403', '405', '409', '413', '415', '422'].every((s) => statuses.has(Number(s))),
+    `error classes seen: ${[...statuses].sort().join(', ')}`,
+  )
   t.ok(checked() >= 18, `${checked()} answers validated`)
 })
 
 t.test('429 (a locked-out client) and 503 (a saturated process) validate too', async (t) => {
   const { app, conforms, checked } = await setup(t, { MAX_EVENT_LOOP_DELAY_MS: 50, PRESSURE_WINDOW_MS: 300 })
-  const asResponse = (res: Awaited<ReturnType<typeof app.inject>>): Response => ({ status: res.statusCode, headers: res.headers, body: res.json(), text: res.body })
+  const asResponse = (res: Awaited<ReturnType<typeof app.inject>>): Response => ({
+    status: res.statusCode,
+    headers: res.headers,
+    body: res.json(),
+    text: res.body,
+  })
   const guess = () => app.inject({ url: '/api/v1/campaign/', headers: { authorization: `ApiKey mallory:${'f'.repeat(40)}` }, remoteAddress: '198.51.100.77' })
   let locked = await guess()
   for (let i = 0; i < 1001 && locked.statusCode !== 429; i++) locked = await guess()
@@ -153,7 +199,11 @@ t.test('the document passes redocly lint (redocly.yaml: the recommended rules)',
   const { document } = await setup(t)
   const file = join(mkdtempSync(join(tmpdir(), 'rhizome-openapi-')), 'openapi.json')
   writeFileSync(file, JSON.stringify(document))
-  const lint = spawnSync(process.execPath, [join(ROOT, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js'), 'lint', file, '--config', join(ROOT, 'redocly.yaml'), '--format', 'summary'], { encoding: 'utf8', cwd: ROOT, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } })
+  const lint = spawnSync(
+    process.execPath,
+    [join(ROOT, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js'), 'lint', file, '--config', join(ROOT, 'redocly.yaml'), '--format', 'summary'],
+    { encoding: 'utf8', cwd: ROOT, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } },
+  )
   t.equal(lint.status, 0, 'no error', { output: `${lint.stdout}${lint.stderr}`.slice(-3000) })
   t.match(lint.stdout + lint.stderr, /valid/)
 })

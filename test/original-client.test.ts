@@ -49,26 +49,39 @@ t.test('dates written YYYY-M-D are read as dates wherever a date is parsed; impo
 
 t.test('an id lookup satisfies document_id on source_submission and source_object_map; source_doc takes document_id', async (t) => {
   const { get, api } = await setup(t)
-  const upload = await api.post('/document/', { docfile: Buffer.from('campaign,geocode,Vaccinated\nC1,VD11,5\nC1,VD12,6\n').toString('base64'), doc_title: 'round.csv', file_type: 'campaign' })
+  const upload = await api.post('/document/', {
+    docfile: Buffer.from('campaign,geocode,Vaccinated\nC1,VD11,5\nC1,VD12,6\n').toString('base64'),
+    doc_title: 'round.csv',
+    file_type: 'campaign',
+  })
   t.equal(upload.status, 201)
   const doc = upload.body.id as number
   t.equal((await get(`/transform_upload/?document_id=${doc}`)).status, 200)
   const rows = (await get(`/source_submission/?document_id=${doc}`)).body.objects as Row[]
   const one = await get(`/source_submission/?id=${rows[1].id}`)
   t.equal(one.status, 200, 'a submission read by id', { body: one.text })
-  t.same(one.body.objects.map((r: Row) => r.id), [rows[1].id])
+  t.same(
+    one.body.objects.map((r: Row) => r.id),
+    [rows[1].id],
+  )
   t.same((await get(`/source_submission/?id__in=${rows[0].id},${rows[1].id}`)).body.objects.length, 2)
   const maps = (await get(`/source_object_map/?document_id=${doc}`)).body.objects as Row[]
   const map = await get(`/source_object_map/?id=${maps[0].id}`)
   t.equal(map.status, 200, 'a mapping read by id', { body: map.text })
-  t.same(map.body.objects.map((m: Row) => m.id), [maps[0].id])
+  t.same(
+    map.body.objects.map((m: Row) => m.id),
+    [maps[0].id],
+  )
   t.equal((await get('/source_object_map/')).status, 400, 'without either, the requirement holds')
   const byDocumentId = await get(`/source_doc/?document_id=${doc}`)
   t.equal(byDocumentId.status, 200, 'source_doc read by document_id', { body: byDocumentId.text })
-  t.same(byDocumentId.body.objects.map((d: Row) => d.id), [doc])
+  t.same(
+    byDocumentId.body.objects.map((d: Row) => d.id),
+    [doc],
+  )
 })
 
-t.test("all_meta serves tag_json and bound_json as JSON text, which the original client parses", async (t) => {
+t.test('all_meta serves tag_json and bound_json as JSON text, which the original client parses', async (t) => {
   const { get } = await setup(t)
   const meta = await get('/all_meta/')
   t.equal(meta.status, 200)

@@ -70,13 +70,29 @@ t.test('a user responsible for province A gets nothing of province B or the root
 
   // The same reads as the admin do reach B: the matrix is not empty by accident.
   const adminB = await api.get(`/campaign_datapoint/?indicator__in=${w.n}&campaign__in=${w.C}&location_id=${w.B}`)
-  t.same(adminB.body.objects.map((o: Row) => o.value), [5])
-  t.same((await asAlice.get(`/campaign_datapoint/?indicator__in=${w.n}&campaign__in=${w.C}&location_id=${w.R}&location_depth=2`)).body.objects.map((o: Row) => [o.location_id, o.value]), [[w.a1, 10]])
+  t.same(
+    adminB.body.objects.map((o: Row) => o.value),
+    [5],
+  )
+  t.same(
+    (await asAlice.get(`/campaign_datapoint/?indicator__in=${w.n}&campaign__in=${w.C}&location_id=${w.R}&location_depth=2`)).body.objects.map((o: Row) => [
+      o.location_id,
+      o.value,
+    ]),
+    [[w.a1, 10]],
+  )
   // Grouped date sums only count the permitted descendants: A gets a1's case, not b1's.
-  t.same((await asAlice.get(`/date_datapoint/?indicator__in=${w.cases}&group_by_time=all_time`)).body.objects.map((o: Row) => [o.location_id, o.value]), [[w.A, 1]])
+  t.same(
+    (await asAlice.get(`/date_datapoint/?indicator__in=${w.cases}&group_by_time=all_time`)).body.objects.map((o: Row) => [o.location_id, o.value]),
+    [[w.A, 1]],
+  )
 
   // CSV exports (long and wide) go through the same reads.
-  for (const url of [`/campaign_datapoint/?indicator__in=${w.n}&campaign__in=${w.C}&format=csv`, `/campaign_datapoint/?indicator__in=${w.n}&campaign__in=${w.C}&format=csv&shape=wide`, `/date_datapoint/?indicator__in=${w.cases}&format=csv&shape=wide&group_by_time=year&location_id=${w.R}&location_depth=1`]) {
+  for (const url of [
+    `/campaign_datapoint/?indicator__in=${w.n}&campaign__in=${w.C}&format=csv`,
+    `/campaign_datapoint/?indicator__in=${w.n}&campaign__in=${w.C}&format=csv&shape=wide`,
+    `/date_datapoint/?indicator__in=${w.cases}&format=csv&shape=wide&group_by_time=year&location_id=${w.R}&location_depth=1`,
+  ]) {
     const csv = await asAlice.get(url)
     t.equal(csv.status, 200)
     t.notMatch(csv.text, /\bb1\b|\bB\b|(^|\n)R,/, `${url}: nothing of B`)
@@ -171,9 +187,20 @@ t.test('access-control matrix: every resource and method for each role (SECURITY
     // Alice's own document (and its detail) is the row every role changes: the document rules are tested apart.
     const row = r.kind !== 'model' ? undefined : r.name === 'document' ? { id: own.id } : r.name === 'doc_detail' ? { id: ownDetail } : await firstRow(r)
     const detail = `/api/v1/${r.name}/${row ? row.id : 1}/`
-    const requests: Array<[string, string]> = [['GET', listUrl(r)], ['GET', `/api/v1/${r.name}/schema/`], ['POST', `/api/v1/${r.name}/`], ['PUT', detail], ['PATCH', detail], ['DELETE', detail], ['GET', detail]]
+    const requests: Array<[string, string]> = [
+      ['GET', listUrl(r)],
+      ['GET', `/api/v1/${r.name}/schema/`],
+      ['POST', `/api/v1/${r.name}/`],
+      ['PUT', detail],
+      ['PATCH', detail],
+      ['DELETE', detail],
+      ['GET', detail],
+    ]
     for (const [method, url] of requests) {
-      for (const [who, headers] of [['anonymous', {}], ['a wrong key', { authorization: `Bearer ${'0'.repeat(40)}` }]] as const) {
+      for (const [who, headers] of [
+        ['anonymous', {}],
+        ['a wrong key', { authorization: `Bearer ${'0'.repeat(40)}` }],
+      ] as const) {
         const res = await app.inject({ method: method as 'GET', url, headers, payload: method === 'GET' ? undefined : {} })
         t.equal(res.statusCode, 401, `${who}: ${method} ${url}`)
         checked++
@@ -199,8 +226,18 @@ t.test('access-control matrix: every resource and method for each role (SECURITY
       const notTheirs = role !== 'S' && row !== undefined && ownedBy(row) !== undefined && ownedBy(row) !== userIds[role]
       const list = await user.get(listUrl(r))
       t.equal(list.status, r.name === 'location_responsibility' && notTheirs ? 403 : 200, `${role}: ${r.name} list`)
-      if (role !== 'S') t.same(((list.body.objects ?? []) as Row[]).filter((o) => ownedBy(o) !== undefined && ownedBy(o) !== userIds[role]), [], `${role}: ${r.name} lists their own only`)
-      if (role === 'R') t.same(((list.body.objects ?? []) as Row[]).filter((o) => outside(r, o)), [], `R: ${r.name} list holds nothing outside A`)
+      if (role !== 'S')
+        t.same(
+          ((list.body.objects ?? []) as Row[]).filter((o) => ownedBy(o) !== undefined && ownedBy(o) !== userIds[role]),
+          [],
+          `${role}: ${r.name} lists their own only`,
+        )
+      if (role === 'R')
+        t.same(
+          ((list.body.objects ?? []) as Row[]).filter((o) => outside(r, o)),
+          [],
+          `R: ${r.name} list holds nothing outside A`,
+        )
       if (row) {
         const read = await user.get(detail)
         const hidden = (role === 'R' && outside(r, row)) || notTheirs
@@ -212,11 +249,17 @@ t.test('access-control matrix: every resource and method for each role (SECURITY
       // Writes: a role that may not write is refused before anything is read; one that may gets past
       // that check (its empty body may still be refused for what it lacks).
       const post = await user.post(`/api/v1/${r.name}/`, {})
-      t.equal(refused(post.status, post.body), !may, `${role}: POST ${r.name} ${may ? 'passes the role check' : 'is refused'}`, { status: post.status, body: post.text })
+      t.equal(refused(post.status, post.body), !may, `${role}: POST ${r.name} ${may ? 'passes the role check' : 'is refused'}`, {
+        status: post.status,
+        body: post.text,
+      })
       if (!may) t.match(post.body.message, new RegExp(`^Only .+ may modify ${r.name}$`))
       if (row && r.methods.detail.includes('PATCH')) {
         const patch = await user.patch(detail, {})
-        t.equal(refused(patch.status, patch.body), !may, `${role}: PATCH ${r.name} ${may ? 'passes the role check' : 'is refused'}`, { status: patch.status, body: patch.text })
+        t.equal(refused(patch.status, patch.body), !may, `${role}: PATCH ${r.name} ${may ? 'passes the role check' : 'is refused'}`, {
+          status: patch.status,
+          body: patch.text,
+        })
         // Rows with an owner (the superuser's, here) are deleted by their owner and metadata editors
         // too (test/hardening.test.ts); everything else by superusers only.
         if (role !== 'S' && !(r.owner_column && role === 'E')) {

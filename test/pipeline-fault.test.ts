@@ -13,7 +13,13 @@ t.test('a fault after half the rows rolls the whole transform back', async (t) =
   await atHalfWay(t, db, 'fail_half_way', "raise exception 'injected fault after half the rows'")
   const failed = await api.get(`/transform_upload/?document_id=${doc}`)
   t.equal(failed.status, 500)
-  t.same(failed.body, { statusCode: 500, error: 'Internal Server Error', code: 'INTERNAL_ERROR', message: 'An internal error occurred', request_id: failed.headers['x-request-id'] })
+  t.same(failed.body, {
+    statusCode: 500,
+    error: 'Internal Server Error',
+    code: 'INTERNAL_ERROR',
+    message: 'An internal error occurred',
+    request_id: failed.headers['x-request-id'],
+  })
   t.notOk(failed.text.includes('injected'), 'no internals leak')
   t.same(await rowCounts(db), before, 'nothing was written')
   t.equal((await api.get(`/document/${doc}/`)).body.ingest_stats, null)

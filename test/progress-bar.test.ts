@@ -5,7 +5,13 @@ import t from 'tap'
 import { progressBar } from '../cli/progress-bar.js'
 
 function terminal(isTTY: boolean) {
-  const stream = Object.assign(new PassThrough(), { isTTY, columns: 120, cursorTo: () => true, clearLine: () => true, moveCursor: () => true }) as unknown as NodeJS.WriteStream
+  const stream = Object.assign(new PassThrough(), {
+    isTTY,
+    columns: 120,
+    cursorTo: () => true,
+    clearLine: () => true,
+    moveCursor: () => true,
+  }) as unknown as NodeJS.WriteStream
   let text = ''
   ;(stream as unknown as PassThrough).on('data', (chunk) => (text += chunk))
   return { stream, text: () => text }

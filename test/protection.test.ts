@@ -25,8 +25,7 @@ t.test('helmet headers on every answer; the API docs page keeps its own CSP', as
 
 t.test('CORS_ORIGIN restricts the allowed origins', async (t) => {
   const { app } = await build(t, { CORS_ORIGIN: 'https://dash.example, https://ops.example' })
-  const preflight = (origin: string) =>
-    app.inject({ method: 'OPTIONS', url: '/api/v1/campaign/', headers: { origin, 'access-control-request-method': 'GET' } })
+  const preflight = (origin: string) => app.inject({ method: 'OPTIONS', url: '/api/v1/campaign/', headers: { origin, 'access-control-request-method': 'GET' } })
   t.equal((await preflight('https://ops.example')).headers['access-control-allow-origin'], 'https://ops.example')
   t.equal((await preflight('https://evil.example')).headers['access-control-allow-origin'], undefined)
 })
@@ -82,7 +81,7 @@ t.test('a user guessing keys locks out that username from the address, not the o
   t.equal((await from(`ApiKey admin:${ADMIN_KEY}`)).statusCode, 200)
 })
 
-t.test('30 wrong keys sent in the administrator\'s name do not lock the administrator out', async (t) => {
+t.test("30 wrong keys sent in the administrator's name do not lock the administrator out", async (t) => {
   const { app } = await build(t)
   const from = (key: string) => app.inject({ url: '/api/v1/campaign/', headers: { authorization: `ApiKey admin:${key}` }, remoteAddress: '198.51.100.41' })
   for (let i = 0; i < 30; i++) t.equal((await from(String(i % 10).repeat(40))).statusCode, 401)
@@ -151,7 +150,9 @@ t.test('a client that sends half a request is disconnected after CONNECTION_TIME
   const { port } = app.server.address() as { port: number }
   const started = Date.now()
   const closedAfter = await new Promise<number>((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write('POST /detect HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"te'))
+    const socket = connect(port, '127.0.0.1', () =>
+      socket.write('POST /detect HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"te'),
+    )
     socket.on('close', () => resolve(Date.now() - started))
     socket.on('error', () => {})
     setTimeout(() => reject(new Error('still open after 5 s')), 5000).unref()
@@ -193,8 +194,7 @@ t.test('a request handled for longer than CONNECTION_TIMEOUT_MS gets its answer;
 
 t.test('TRUST_PROXY: behind a named proxy, limits count each forwarded client apart', async (t) => {
   const { app } = await build(t, { AUTH_FAILURE_MAX: 2, TRUST_PROXY: '127.0.0.1' })
-  const guess = (client: string) =>
-    app.inject({ url: '/api/v1/campaign/', headers: { authorization: `Bearer ${'9'.repeat(40)}`, 'x-forwarded-for': client } })
+  const guess = (client: string) => app.inject({ url: '/api/v1/campaign/', headers: { authorization: `Bearer ${'9'.repeat(40)}`, 'x-forwarded-for': client } })
   for (let i = 0; i < 2; i++) t.equal((await guess('198.51.100.20')).statusCode, 401)
   t.equal((await guess('198.51.100.20')).statusCode, 429, 'the guessing client is locked out')
   t.equal((await guess('198.51.100.21')).statusCode, 401, 'another client behind the same proxy is not')

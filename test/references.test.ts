@@ -22,14 +22,19 @@ async function world(t: Test) {
 
 /** The error of `statement`, which must fail as a foreign key does (23503, its detail). */
 async function refused(t: Test, statement: Promise<unknown>, detail: string) {
-  const error = (await statement.then(() => undefined, (e: unknown) => e)) as { code?: string; detail?: string } | undefined
+  const error = (await statement.then(
+    () => undefined,
+    (e: unknown) => e,
+  )) as { code?: string; detail?: string } | undefined
   t.equal(error?.code, '23503', detail)
   t.equal(error?.detail, detail)
 }
 
 const insertDatapoint = (db: Kysely<DB>, row: { indicator: number; location: number; campaign: number | null; submission: number }, key: string) =>
   sql`insert into datapoint (indicator_id, location_id, campaign_id, data_date, value, source_submission_id, unique_index, precedence_at)
-    values (${row.indicator}, ${row.location}, ${row.campaign}, ${row.campaign === null ? sql`date '2016-01-01'` : sql`null`}, 1, ${row.submission}, ${key}, now())`.execute(db)
+    values (${row.indicator}, ${row.location}, ${row.campaign}, ${row.campaign === null ? sql`date '2016-01-01'` : sql`null`}, 1, ${row.submission}, ${key}, now())`.execute(
+    db,
+  )
 
 t.test('a write naming a missing row is refused whole, as by a foreign key', async (t) => {
   const w = await world(t)
@@ -37,7 +42,11 @@ t.test('a write naming a missing row is refused whole, as by a foreign key', asy
   await refused(t, insertDatapoint(w.db, { ...good, location: 999_999 }, 'k1'), 'Key (location_id)=(999999) is not present in table "location".')
   await refused(t, insertDatapoint(w.db, { ...good, indicator: 999_998 }, 'k2'), 'Key (indicator_id)=(999998) is not present in table "indicator".')
   await refused(t, insertDatapoint(w.db, { ...good, campaign: 999_997 }, 'k3'), 'Key (campaign_id)=(999997) is not present in table "campaign".')
-  await refused(t, insertDatapoint(w.db, { ...good, submission: 999_996 }, 'k4'), 'Key (source_submission_id)=(999996) is not present in table "source_submission".')
+  await refused(
+    t,
+    insertDatapoint(w.db, { ...good, submission: 999_996 }, 'k4'),
+    'Key (source_submission_id)=(999996) is not present in table "source_submission".',
+  )
   // One bad row among good ones: the statement writes nothing.
   await refused(
     t,
@@ -65,35 +74,53 @@ t.test('a referenced row cannot be deleted, renumbered or truncated away', async
   const spare = await w.newLocation('spare')
   await sql`delete from location where id = ${spare}`.execute(w.db)
   t.pass('an unreferenced location is deleted')
-  await refused(t, w.db.transaction().execute((trx) => sql`truncate location cascade`.execute(trx)), still(w.location))
+  await refused(
+    t,
+    w.db.transaction().execute((trx) => sql`truncate location cascade`.execute(trx)),
+    still(w.location),
+  )
   // Truncating datapoint in the same command leaves nothing that names the emptied table.
   const rollback = new Error('rollback')
-  const together = await w.db.transaction().execute(async (trx) => {
-    await sql`truncate location, datapoint cascade`.execute(trx)
-    throw rollback
-  }).catch((e: unknown) => e)
+  const together = await w.db
+    .transaction()
+    .execute(async (trx) => {
+      await sql`truncate location, datapoint cascade`.execute(trx)
+      throw rollback
+    })
+    .catch((e: unknown) => e)
   t.equal(together, rollback)
   t.ok(await w.db.selectFrom('location').select('id').where('id', '=', w.location).executeTakeFirst(), 'rolled back: the location is there')
 })
 
-t.test('concurrent writers and deleters wait for each other, then refuse (PostgreSQL)', { skip: engine === 'pglite' && 'PGlite runs one connection: no concurrent transactions' }, async (t) => {
-  const w = await world(t)
-  const good = { indicator: w.indicator, location: w.location, campaign: w.campaign, submission: w.submission }
-  const pending = <T>(promise: Promise<T>) => Promise.race([promise.then(() => 'settled', () => 'settled'), new Promise((r) => setTimeout(() => r('waiting'), 300))])
+t.test(
+  'concurrent writers and deleters wait for each other, then refuse (PostgreSQL)',
+  { skip: engine === 'pglite' && 'PGlite runs one connection: no concurrent transactions' },
+  async (t) => {
+    const w = await world(t)
+    const good = { indicator: w.indicator, location: w.location, campaign: w.campaign, submission: w.submission }
+    const pending = <T>(promise: Promise<T>) =>
+      Promise.race([
+        promise.then(
+          () => 'settled',
+          () => 'settled',
+        ),
+        new Promise((r) => setTimeout(() => r('waiting'), 300)),
+      ])
 
-  // A writer holds the named row; a delete of it waits for the writer's commit, then refuses.
-  const first = await w.newLocation('first')
-  const writer = await heldOpen(w.db, (trx) => insertDatapoint(trx, { ...good, location: first }, 'concurrent-1'))
-  const deleter = w.db.transaction().execute((trx) => sql`delete from location where id = ${first}`.execute(trx))
-  t.equal(await pending(deleter), 'waiting', 'the delete waits for the writer')
-  await writer.commit()
-  await refused(t, deleter, `Key (id)=(${first}) is still referenced from table "datapoint".`)
+    // A writer holds the named row; a delete of it waits for the writer's commit, then refuses.
+    const first = await w.newLocation('first')
+    const writer = await heldOpen(w.db, (trx) => insertDatapoint(trx, { ...good, location: first }, 'concurrent-1'))
+    const deleter = w.db.transaction().execute((trx) => sql`delete from location where id = ${first}`.execute(trx))
+    t.equal(await pending(deleter), 'waiting', 'the delete waits for the writer')
+    await writer.commit()
+    await refused(t, deleter, `Key (id)=(${first}) is still referenced from table "datapoint".`)
 
-  // A delete holds the row; a write naming it waits for the delete's commit, then refuses.
-  const second = await w.newLocation('second')
-  const remover = await heldOpen(w.db, (trx) => sql`delete from location where id = ${second}`.execute(trx))
-  const late = w.db.transaction().execute((trx) => insertDatapoint(trx, { ...good, location: second }, 'concurrent-2'))
-  t.equal(await pending(late), 'waiting', 'the write waits for the delete')
-  await remover.commit()
-  await refused(t, late, `Key (location_id)=(${second}) is not present in table "location".`)
-})
+    // A delete holds the row; a write naming it waits for the delete's commit, then refuses.
+    const second = await w.newLocation('second')
+    const remover = await heldOpen(w.db, (trx) => sql`delete from location where id = ${second}`.execute(trx))
+    const late = w.db.transaction().execute((trx) => insertDatapoint(trx, { ...good, location: second }, 'concurrent-2'))
+    t.equal(await pending(late), 'waiting', 'the write waits for the delete')
+    await remover.commit()
+    await refused(t, late, `Key (location_id)=(${second}) is not present in table "location".`)
+  },
+)

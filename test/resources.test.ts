@@ -5,6 +5,7 @@ import t from 'tap'
 import { sql } from 'kysely'
 import { alice, build, hasSharedData, TESTS_DATA } from './helper.js'
 import { client } from './api.js'
+import { SQUARE } from './world.js'
 import { hMeta, readFixture } from './fixtures.js'
 import { loadGeo } from '../lib/engine/geo-loader.js'
 import { rebuildTree } from '../lib/data/location-tree.js'
@@ -17,7 +18,8 @@ async function hRoot(api: Api) {
   await api.post('/location/', { name: 'Somalia', location_code: 'SOM', location_type_id: type.body.id })
 }
 
-t.test('15. campaign', async (t) => {
+// acceptance.md 15
+t.test('campaign: create, read, rename (also the legacy POST update), required fields', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   await hRoot(api)
@@ -58,7 +60,8 @@ t.test('15. campaign', async (t) => {
   t.equal((await api.post('/campaign/', { id: 99999, name: 'x' })).status, 404)
 })
 
-t.test('16. campaign_type', async (t) => {
+// acceptance.md 16
+t.test('campaign_type: create, list, required name', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   await api.post('/campaign_type/', { name: 'test' })
@@ -66,7 +69,8 @@ t.test('16. campaign_type', async (t) => {
   t.equal((await api.post('/campaign_type/', {})).body.message, 'Missing required field name')
 })
 
-t.test('17. custom_chart', async (t) => {
+// acceptance.md 17
+t.test('custom_chart: required fields, create and read', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   const first = await api.post('/custom_chart/', { uuid: 'u1', title: 't1', chart_json: '{"type":"bar"}' })
@@ -86,13 +90,17 @@ t.test('17. custom_chart', async (t) => {
   t.equal((await api.get('/custom_chart/')).body.objects.length, 0)
 })
 
-t.test('18. dashboard', async (t) => {
+// acceptance.md 18
+t.test('dashboard: rows stored as given, parsed in lists, expanded into charts in the detail', async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   const d1 = await api.post('/dashboard/', { title: 'd1' })
   t.equal(d1.status, 201)
   t.match(d1.body, { title: 'd1', description: '', layout: 0, rows: null })
-  const rows2 = [{ charts: ['fdfdf'], layout: 1 }, { charts: ['ddsds'], layout: 2 }]
+  const rows2 = [
+    { charts: ['fdfdf'], layout: 1 },
+    { charts: ['ddsds'], layout: 2 },
+  ]
   const d2 = await api.post('/dashboard/', { title: 'd2', rows: JSON.stringify(rows2) })
   t.same(d2.body.rows, rows2)
   t.equal((await api.post('/dashboard/', {})).body.message, 'Missing required field title')
@@ -109,7 +117,10 @@ t.test('18. dashboard', async (t) => {
   const listed = await api.get('/dashboard/')
   t.equal(listed.body.objects.length, 4)
   t.same(listed.body.objects.find((o: { title: string }) => o.title === 'd2').rows, rows2, 'rows parsed in lists')
-  const rows7 = [{ charts: ['a', 'zzz'], layout: 1 }, { charts: ['b', 'c'], layout: 2 }]
+  const rows7 = [
+    { charts: ['a', 'zzz'], layout: 1 },
+    { charts: ['b', 'c'], layout: 2 },
+  ]
   const d7 = (await api.post('/dashboard/', { title: 'd7', rows: rows7 })).body.id
   const detail = (await api.get(`/dashboard/${d7}/`)).body
   t.same(detail.rows[0].charts[0], { id: charts.a, uuid: 'a', title: 'chart a', chart_json: { uuid: 'a' } })
@@ -119,12 +130,16 @@ t.test('18. dashboard', async (t) => {
   t.equal((await api.get(`/dashboard/?id=${d7}`)).body.objects[0].title, 'd7')
   t.equal((await api.delete(`/custom_chart/${charts.b}/`)).status, 204)
   const stored = await db.selectFrom('custom_dashboard').select('rows').where('id', '=', d7).executeTakeFirstOrThrow()
-  t.same(stored.rows, [{ charts: ['a', 'zzz'], layout: 1 }, { charts: ['c'], layout: 2 }])
+  t.same(stored.rows, [
+    { charts: ['a', 'zzz'], layout: 1 },
+    { charts: ['c'], layout: 2 },
+  ])
   for (const d of (await api.get('/dashboard/')).body.objects) t.equal((await api.delete(`/dashboard/${d.id}/`)).status, 204)
   t.equal((await api.get('/dashboard/')).body.objects.length, 0)
 })
 
-t.test('19. indicator', async (t) => {
+// acceptance.md 19
+t.test('indicator: required fields, bounds and data formats validated, JSON caches not filterable', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   await hRoot(api)
@@ -150,7 +165,8 @@ t.test('19. indicator', async (t) => {
   t.equal((await api.get('/indicator/?bound_json=1')).body.code, 'UNKNOWN_FILTER', 'JSON caches are not filterable')
 })
 
-t.test('20. indicator caches and cache_meta', async (t) => {
+// acceptance.md 20
+t.test('indicator tag and bound caches follow every change; cache_meta rebuilds them', async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   const i = (await api.post('/indicator/', { name: 'i', short_name: 'i', data_format: 'int' })).body.id
@@ -159,10 +175,13 @@ t.test('20. indicator caches and cache_meta', async (t) => {
   await api.post('/indicator_to_tag/', { indicator_id: i, indicator_tag_id: t2 })
   await api.post('/indicator_to_tag/', { indicator_id: i, indicator_tag_id: t1 })
   t.same((await api.get(`/indicator/${i}/`)).body.tag_json, [t1, t2])
-  await db.insertInto('indicator_bound').values([
-    { indicator_id: i, mn_val: 10, mx_val: 20, bound_name: 'Good' },
-    { indicator_id: i, mn_val: 20, mx_val: 30, bound_name: 'Bad' },
-  ]).execute()
+  await db
+    .insertInto('indicator_bound')
+    .values([
+      { indicator_id: i, mn_val: 10, mx_val: 20, bound_name: 'Good' },
+      { indicator_id: i, mn_val: 20, mx_val: 30, bound_name: 'Bad' },
+    ])
+    .execute()
   const cache = await api.get('/cache_meta/')
   t.equal(cache.status, 200)
   t.match(cache.body.objects[0], { location_tree_rows: 0, indicators_updated: 1 })
@@ -174,11 +193,14 @@ t.test('20. indicator caches and cache_meta', async (t) => {
   t.same(indicator.tag_json, [t1, t2])
 })
 
-t.test('21. calculated_indicator_component', async (t) => {
+// acceptance.md 21
+t.test('calculated_indicator_component: kinds validated, cycles refused', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   await hRoot(api)
-  const [a, b, c] = await Promise.all(['a', 'b', 'c'].map(async (n) => (await api.post('/indicator/', { name: n, short_name: `short ${n}`, data_format: 'int' })).body.id))
+  const [a, b, c] = await Promise.all(
+    ['a', 'b', 'c'].map(async (n) => (await api.post('/indicator/', { name: n, short_name: `short ${n}`, data_format: 'int' })).body.id),
+  )
   t.equal((await api.get('/calculated_indicator_component/')).body.objects.length, 0)
   const created = await api.post('/calculated_indicator_component/', { indicator_id: a, indicator_component_id: b, calculation: 'DENOMINATOR' })
   t.equal(created.status, 201)
@@ -200,12 +222,19 @@ t.test('21. calculated_indicator_component', async (t) => {
   t.match(cycle.body, { code: 'CALCULATION_CYCLE', message: `indicator ${a} cannot be a component of ${b}: it would depend on itself` })
   // A longer cycle: c ← a ← b, then b ← c closes it.
   await api.post('/calculated_indicator_component/', { indicator_id: c, indicator_component_id: a, calculation: 'PART_TO_BE_SUMMED' })
-  t.equal((await api.post('/calculated_indicator_component/', { indicator_id: b, indicator_component_id: c, calculation: 'NUMERATOR' })).body.code, 'CALCULATION_CYCLE')
-  t.equal((await api.post('/calculated_indicator_component/', { indicator_id: a, indicator_component_id: c, calculation: 'PART' })).body.code, 'VALIDATION_ERROR')
+  t.equal(
+    (await api.post('/calculated_indicator_component/', { indicator_id: b, indicator_component_id: c, calculation: 'NUMERATOR' })).body.code,
+    'CALCULATION_CYCLE',
+  )
+  t.equal(
+    (await api.post('/calculated_indicator_component/', { indicator_id: a, indicator_component_id: c, calculation: 'PART' })).body.code,
+    'VALIDATION_ERROR',
+  )
   t.same((await api.get('/indicator_calculation/')).body.objects, (await api.get('/calculated_indicator_component/')).body.objects)
 })
 
-t.test('22. indicator_tag', async (t) => {
+// acceptance.md 22
+t.test('indicator_tag: a tree of tags, cycles refused', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   const root = (await api.post('/indicator_tag/', { tag_name: 'root' })).body.id
@@ -214,7 +243,10 @@ t.test('22. indicator_tag', async (t) => {
   t.equal(child.body.parent_tag_id, root)
   t.equal((await api.get(`/indicator_tag/?id=${root}`)).body.objects[0].tag_name, 'root')
   const leaves = (await api.get('/indicator_tag/?show_leaf=1')).body.objects
-  t.same(leaves.map((o: { tag_name: string }) => o.tag_name), ['child'])
+  t.same(
+    leaves.map((o: { tag_name: string }) => o.tag_name),
+    ['child'],
+  )
   t.equal(leaves[0].parent_tag__tag_name, 'root')
   t.equal((await api.get('/indicator_tag/?show_leaf=0')).body.objects.length, 2)
   t.equal((await api.post('/indicator_tag/', {})).body.message, 'Missing required field tag_name')
@@ -232,7 +264,8 @@ t.test('22. indicator_tag', async (t) => {
   t.equal((await api.get('/indicator_tag/')).body.objects.length, 0)
 })
 
-t.test('23. indicator_to_tag', async (t) => {
+// acceptance.md 23
+t.test('indicator_to_tag links indicators and tags', async (t) => {
   const { app } = await build(t)
   const api = client(app)
   await hRoot(api)
@@ -260,7 +293,8 @@ t.test('23. indicator_to_tag', async (t) => {
   t.same((await api.get(`/indicator/${i2}/`)).body.tag_json, [])
 })
 
-t.test('24. location and permissions', async (t) => {
+// acceptance.md 24
+t.test('location: the tree, synthetic lvl, and what each user may write', async (t) => {
   const { app, db, aliceId, adminId } = await build(t)
   const api = client(app)
   const country = (await api.post('/location_type/', { name: 'Country', admin_level: 0 })).body.id
@@ -268,10 +302,13 @@ t.test('24. location and permissions', async (t) => {
   const nigeria = (await api.post('/location/', { name: 'Nigeria', location_code: 'NG', location_type_id: country })).body.id
   const kano = (await api.post('/location/', { name: 'Kano', location_code: 'KN', location_type_id: province, parent_location_id: nigeria })).body.id
   const somalia = (await api.post('/location/', { name: 'Somalia', location_code: 'SO', location_type_id: country })).body.id
-  await db.insertInto('location_permission').values([
-    { user_id: aliceId, top_lvl_location_id: nigeria },
-    { user_id: adminId, top_lvl_location_id: nigeria },
-  ]).execute()
+  await db
+    .insertInto('location_permission')
+    .values([
+      { user_id: aliceId, top_lvl_location_id: nigeria },
+      { user_id: adminId, top_lvl_location_id: nigeria },
+    ])
+    .execute()
   const asAlice = await api.get('/location/', alice)
   t.equal(asAlice.body.meta.top_lvl_location_id, nigeria)
   t.same(ids(asAlice.body).sort(), [nigeria, kano].sort())
@@ -288,12 +325,16 @@ t.test('24. location and permissions', async (t) => {
   t.equal(inside.status, 201)
   t.equal((await api.patch(`/location/${somalia}/`, { name: 'Renamed' }, alice)).status, 404)
   const all = (await api.get('/location/?order_by=id')).body.objects
-  t.same(all.filter((o: { id: number }) => o.id === nigeria || o.id === kano).map((o: { lvl: number }) => o.lvl), [0, 1])
+  t.same(
+    all.filter((o: { id: number }) => o.id === nigeria || o.id === kano).map((o: { lvl: number }) => o.lvl),
+    [0, 1],
+  )
   t.equal((await api.get('/location/?name=Kano')).body.objects.length, 1)
   t.equal((await api.get('/location/?lvl=1')).body.code, 'UNKNOWN_FILTER', 'lvl is synthetic')
 })
 
-t.test('25. location_responsibility', async (t) => {
+// acceptance.md 25
+t.test('location_responsibility: required fields, and a user reads only their own', async (t) => {
   const { app, aliceId, adminId } = await build(t)
   const api = client(app)
   await hRoot(api)
@@ -315,54 +356,90 @@ t.test('25. location_responsibility', async (t) => {
   t.equal((await api.get(`/location_responsibility/?user_id=${aliceId}`, alice)).status, 200)
 })
 
-t.test('26. location_type', async (t) => {
+// acceptance.md 26
+t.test('location_type: create and read', async (t) => {
   const { app } = await build(t)
   const api = client(app)
-  for (const [name, level] of [['a', 0], ['b', 1], ['c', 2]] as const) await api.post('/location_type/', { name, admin_level: level })
+  for (const [name, level] of [
+    ['a', 0],
+    ['b', 1],
+    ['c', 2],
+  ] as const)
+    await api.post('/location_type/', { name, admin_level: level })
   t.equal((await api.get('/location_type/')).body.objects.length, 3)
   t.equal((await api.post('/location_type/', { name: 'd', admin_level: 1 })).status, 409)
 })
 
-t.test('27. geo', { skip: !hasSharedData && 'needs ../shared/data/rhizome/tests_data (geo_json_small.txt)' }, async (t) => {
-  const { app, db } = await build(t)
-  const api = client(app)
-  await db.insertInto('location_type').values([
-    { id: 1, name: 'Planet', admin_level: 0 }, { id: 2, name: 'Region', admin_level: 1 }, { id: 3, name: 'District', admin_level: 2 },
-  ] as never).execute()
-  await db.insertInto('location').values({ id: 1, name: 'Earth', location_code: 'EARTH', location_type_id: 1 } as never).execute()
-  const { readFixture, afterDirectInserts } = await import('./fixtures.js')
-  await db.insertInto('location').values(readFixture('locations_nimroz.csv').map((r) => ({
-    id: Number(r.id), name: r.name, location_code: r.location_code, location_type_id: Number(r.location_type_id), parent_location_id: Number(r.parent_location_id),
-  })) as never).execute()
-  await afterDirectInserts(db, ['location_type', 'location'])
-  const loaded = await loadGeo(db, await readFile(join(TESTS_DATA, 'geo_json_small.txt')))
-  t.same(loaded, { loaded: 6, unknown: [] })
-  const depth = await api.get('/geo/?location_id=6&location_depth=1')
-  t.same(depth.body.objects.map((o: { location_id: number }) => o.location_id), [416, 417, 423, 434, 441])
-  for (const o of depth.body.objects) {
-    t.match(o, { type: 'Feature', geometry: { type: 'Polygon' }, properties: { location_id: o.location_id }, parent_location_id: 6 })
-    t.same(Object.keys(o.properties), ['location_id'])
-  }
-  t.equal(depth.body.meta.total_count, 5)
-  t.same((await api.get('/geo/?location_id=1&location_type=District')).body.objects, depth.body.objects)
-  const nimroz = (await api.get('/geo/?location_id__in=6')).body.objects
-  t.equal(nimroz.length, 1)
-  t.equal(nimroz[0].parent_location_id, 1)
-  t.equal((await api.get('/geo/?location_id=1')).body.objects.length, 0)
-  const geometry = { type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 1], [0, 0]]] }
-  t.equal((await api.post('/geo/', { location_id: 6, geo_json: { type: 'Feature', geometry, properties: {} } })).status, 409)
-  const bare = await api.post('/geo/', { location_id: 1, geo_json: geometry })
-  t.equal(bare.status, 201)
-  t.same(bare.body.geo_json, { type: 'Feature', geometry, properties: {} })
-  t.equal((await api.post('/geo/', { location_id: 1, geo_json: { type: 'Point', coordinates: [0, 0] } })).body.code, 'VALIDATION_ERROR')
-  t.equal((await api.get('/geo/?location_type=District&location_id=1&name=x')).body.code, 'UNKNOWN_FILTER')
-})
+// acceptance.md 27
+t.test(
+  'geo: polygons loaded and served as GeoJSON features by location selection',
+  { skip: !hasSharedData && 'needs ../shared/data/rhizome/tests_data (geo_json_small.txt)' },
+  async (t) => {
+    const { app, db } = await build(t)
+    const api = client(app)
+    await db
+      .insertInto('location_type')
+      .values([
+        { id: 1, name: 'Planet', admin_level: 0 },
+        { id: 2, name: 'Region', admin_level: 1 },
+        { id: 3, name: 'District', admin_level: 2 },
+      ] as never)
+      .execute()
+    await db
+      .insertInto('location')
+      .values({ id: 1, name: 'Earth', location_code: 'EARTH', location_type_id: 1 } as never)
+      .execute()
+    const { readFixture, afterDirectInserts } = await import('./fixtures.js')
+    await db
+      .insertInto('location')
+      .values(
+        readFixture('locations_nimroz.csv').map((r) => ({
+          id: Number(r.id),
+          name: r.name,
+          location_code: r.location_code,
+          location_type_id: Number(r.location_type_id),
+          parent_location_id: Number(r.parent_location_id),
+        })) as never,
+      )
+      .execute()
+    await afterDirectInserts(db, ['location_type', 'location'])
+    const loaded = await loadGeo(db, await readFile(join(TESTS_DATA, 'geo_json_small.txt')))
+    t.same(loaded, { loaded: 6, unknown: [] })
+    const depth = await api.get('/geo/?location_id=6&location_depth=1')
+    t.same(
+      depth.body.objects.map((o: { location_id: number }) => o.location_id),
+      [416, 417, 423, 434, 441],
+    )
+    for (const o of depth.body.objects) {
+      t.match(o, { type: 'Feature', geometry: { type: 'Polygon' }, properties: { location_id: o.location_id }, parent_location_id: 6 })
+      t.same(Object.keys(o.properties), ['location_id'])
+    }
+    t.equal(depth.body.meta.total_count, 5)
+    t.same((await api.get('/geo/?location_id=1&location_type=District')).body.objects, depth.body.objects)
+    const nimroz = (await api.get('/geo/?location_id__in=6')).body.objects
+    t.equal(nimroz.length, 1)
+    t.equal(nimroz[0].parent_location_id, 1)
+    t.equal((await api.get('/geo/?location_id=1')).body.objects.length, 0)
+    const geometry = SQUARE
+    t.equal((await api.post('/geo/', { location_id: 6, geo_json: { type: 'Feature', geometry, properties: {} } })).status, 409)
+    const bare = await api.post('/geo/', { location_id: 1, geo_json: geometry })
+    t.equal(bare.status, 201)
+    t.same(bare.body.geo_json, { type: 'Feature', geometry, properties: {} })
+    t.equal((await api.post('/geo/', { location_id: 1, geo_json: { type: 'Point', coordinates: [0, 0] } })).body.code, 'VALIDATION_ERROR')
+    t.equal((await api.get('/geo/?location_type=District&location_id=1&name=x')).body.code, 'UNKNOWN_FILTER')
+  },
+)
 
-t.test('42. doc_detail and doc_detail_type', async (t) => {
+// acceptance.md 42
+t.test('doc_detail and doc_detail_type attach attributes to documents', async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
-  const [d1, d2] = await Promise.all(['D1', 'D2'].map(async (title) =>
-    (await db.insertInto('source_doc').values({ doc_title: title, file_type: 'campaign', guid: title }).returning('id').executeTakeFirstOrThrow()).id))
+  const [d1, d2] = await Promise.all(
+    ['D1', 'D2'].map(
+      async (title) =>
+        (await db.insertInto('source_doc').values({ doc_title: title, file_type: 'campaign', guid: title }).returning('id').executeTakeFirstOrThrow()).id,
+    ),
+  )
   const t1 = (await api.post('/doc_detail_type/', { name: 'T1' })).body.id
   const t2 = (await api.post('/doc_detail_type/', { name: 'T2' })).body.id
   const detail = await api.post('/doc_detail/', { document_id: d1, doc_detail_type_id: t1, doc_detail_value: 1232 })
@@ -375,11 +452,15 @@ t.test('42. doc_detail and doc_detail_type', async (t) => {
   t.equal((await api.get('/doc_detail_type/')).body.objects.length, 13)
 })
 
-t.test('56. user_group, user and group', async (t) => {
+// acceptance.md 56
+t.test('user, group and user_group: superusers manage membership', async (t) => {
   const { app, aliceId, adminId } = await build(t)
   const api = client(app)
   const groups = (await api.get('/group/')).body.objects
-  t.same(groups.map((g: { name: string }) => g.name), ['data_entry', 'explore_data', 'source_data', 'manage_system', 'chart_builder', 'chart_edit'])
+  t.same(
+    groups.map((g: { name: string }) => g.name),
+    ['data_entry', 'explore_data', 'source_data', 'manage_system', 'chart_builder', 'chart_edit'],
+  )
   const group = (name: string) => groups.find((g: { name: string }) => g.name === name).id
   await api.post('/user_group/', { user_id: aliceId, group_id: group('data_entry') })
   await api.post('/user_group/', { user_id: adminId, group_id: group('manage_system') })
@@ -402,7 +483,8 @@ t.test('56. user_group, user and group', async (t) => {
   t.equal((await api.get('/user_group/')).body.objects.length, 1)
 })
 
-t.test('57. all_meta', { skip: !hasSharedData && 'needs ../shared/data/rhizome/tests_data (H-META)' }, async (t) => {
+// acceptance.md 57
+t.test('all_meta answers every metadata list at once', { skip: !hasSharedData && 'needs ../shared/data/rhizome/tests_data (H-META)' }, async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   await hMeta(db)
@@ -422,7 +504,8 @@ t.test('57. all_meta', { skip: !hasSharedData && 'needs ../shared/data/rhizome/t
   t.equal((await api.get('/all_meta/?foo=1')).body.code, 'UNKNOWN_FILTER')
 })
 
-t.test('58. cache_meta rebuilds the tree', async (t) => {
+// acceptance.md 58
+t.test('cache_meta rebuilds the location tree', async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   const galaxy = (await api.post('/location_type/', { name: 'Galaxy', admin_level: 0 })).body.id
@@ -438,7 +521,8 @@ t.test('58. cache_meta rebuilds the tree', async (t) => {
   ])
 })
 
-t.test('59. location tree: maintained on every write, equal to a rebuild', async (t) => {
+// acceptance.md 59
+t.test('the location tree is maintained on every write and equals a rebuild', async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   const types: number[] = []
@@ -458,10 +542,25 @@ t.test('59. location tree: maintained on every write, equal to a rebuild', async
   const tree = async () =>
     (await db.selectFrom('location_tree').selectAll().orderBy(['location_id', 'lvl']).execute()).map((r) => [r.location_id, r.parent_location_id, r.lvl])
   const expected = [
-    [usa, usa, 0], [nys, nys, 0], [nys, usa, 1], [nyc, nyc, 0], [nyc, nys, 1], [nyc, usa, 2],
-    [texas, texas, 0], [texas, usa, 1], [california, california, 0], [california, usa, 1],
-    [maine, maine, 0], [maine, usa, 1], [portland, portland, 0], [portland, maine, 1], [portland, usa, 2],
-    [brooklyn, brooklyn, 0], [brooklyn, nyc, 1], [brooklyn, nys, 2], [brooklyn, usa, 3],
+    [usa, usa, 0],
+    [nys, nys, 0],
+    [nys, usa, 1],
+    [nyc, nyc, 0],
+    [nyc, nys, 1],
+    [nyc, usa, 2],
+    [texas, texas, 0],
+    [texas, usa, 1],
+    [california, california, 0],
+    [california, usa, 1],
+    [maine, maine, 0],
+    [maine, usa, 1],
+    [portland, portland, 0],
+    [portland, maine, 1],
+    [portland, usa, 2],
+    [brooklyn, brooklyn, 0],
+    [brooklyn, nyc, 1],
+    [brooklyn, nys, 2],
+    [brooklyn, usa, 3],
   ]
   t.same(await tree(), expected)
   t.equal(expected.length, 19)
@@ -479,7 +578,11 @@ t.test('59. location tree: maintained on every write, equal to a rebuild', async
   // Re-parent Portland under Texas, then compare with a rebuild.
   t.equal((await api.patch(`/location/${portland}/`, { parent_location_id: texas })).status, 200)
   const portlandRows = (await tree()).filter((r) => r[0] === portland)
-  t.same(portlandRows, [[portland, portland, 0], [portland, texas, 1], [portland, usa, 2]])
+  t.same(portlandRows, [
+    [portland, portland, 0],
+    [portland, texas, 1],
+    [portland, usa, 2],
+  ])
   // Moving a subtree moves its descendants' rows too.
   await api.patch(`/location/${nyc}/`, { parent_location_id: texas })
   const incremental = await tree()

@@ -99,7 +99,12 @@ t.test('two servers behind nginx, a primary and a replica', { skip, timeout: 300
     const campaign = await call(proxy.url, 'POST', '/campaign/', { name: 'C', campaign_type_id: 1, start_date: '2016-01-01', end_date: '2016-01-02' })
     const type = await call(proxy.url, 'POST', '/location_type/', { name: 'Country', admin_level: 0 })
     const location = await call(proxy.url, 'POST', '/location/', { name: 'L', location_code: 'L', location_type_id: type.body.id })
-    const entered = await call(proxy.url, 'POST', '/campaign_datapoint/', { indicator_id: 1, location_id: location.body.id, campaign_id: campaign.body.id, value: 7 })
+    const entered = await call(proxy.url, 'POST', '/campaign_datapoint/', {
+      indicator_id: 1,
+      location_id: location.body.id,
+      campaign_id: campaign.body.id,
+      value: 7,
+    })
     t.equal(entered.status, 201)
     const read = await call(proxy.url, 'GET', `/campaign_datapoint/?indicator__in=1&campaign__in=${campaign.body.id}&location_id__in=${location.body.id}`)
     t.equal(read.body.objects[0].value, 7, 'the entry, read back at once from the replica')
@@ -140,9 +145,15 @@ t.test('two servers behind nginx, a primary and a replica', { skip, timeout: 300
     t.equal(before.length, 2)
     const victim = before[0]
     // Reads that take a few milliseconds each, so that the killed process has requests in flight.
-    const result = await underLoad(proxy.url, ['/api/v1/indicator/?limit=100', '/api/v1/campaign_datapoint/?indicator__in=1', '/api/v1/location_type/?limit=100'], 10, 3000, async () => {
-      process.kill(victim, 'SIGKILL')
-    })
+    const result = await underLoad(
+      proxy.url,
+      ['/api/v1/indicator/?limit=100', '/api/v1/campaign_datapoint/?indicator__in=1', '/api/v1/location_type/?limit=100'],
+      10,
+      3000,
+      async () => {
+        process.kill(victim, 'SIGKILL')
+      },
+    )
     t.equal(result.errors, 0, 'no connection error')
     t.equal(result.non2xx, 0, 'no answer other than 2xx')
     t.ok(result.requests.total > 1000, `${result.requests.total} requests`)

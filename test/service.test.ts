@@ -33,7 +33,8 @@ t.test('timestamps leave the database as UTC with six fractional digits and no z
   t.equal(formatTimestamp('2016-05-04 02:31:29+00'), '2016-05-04T02:31:29.000000')
 })
 
-t.test('3. bootstrap: the first start creates admin and its key file, a second start nothing', async (t) => {
+// acceptance.md 3
+t.test('the first start creates admin and its key file, a second start nothing', async (t) => {
   const { database } = await build(t)
   const { db } = database
   await sql`truncate auth_user restart identity cascade`.execute(db)
@@ -126,12 +127,23 @@ t.test('CLI: create-user, create-key, revoke-key (refused at once), load-geo err
   t.equal(await run('revoke-key', carol), 0)
   // The CLI is another writer: the server hears of it through NOTIFY, within milliseconds.
   const started = Date.now()
-  const revoked = await eventually(() => api.get('/location/', carolAuth), (r) => r.status === 401)
+  const revoked = await eventually(
+    () => api.get('/location/', carolAuth),
+    (r) => r.status === 401,
+  )
   t.equal(revoked.status, 401, 'a revoked key is refused')
   t.ok(Date.now() - started < 1000, `within a second (${Date.now() - started} ms)`)
   t.equal((await api.get('/location/', { authorization: `ApiKey ${second}` })).status, 200, 'other keys keep working')
   t.equal(await run('revoke-key', undefined, { user: 'carol' }), 0)
-  t.equal((await eventually(() => api.get('/location/', { authorization: `ApiKey ${second}` }), (r) => r.status === 401)).status, 401)
+  t.equal(
+    (
+      await eventually(
+        () => api.get('/location/', { authorization: `ApiKey ${second}` }),
+        (r) => r.status === 401,
+      )
+    ).status,
+    401,
+  )
   t.equal(await run('revoke-key', 'f'.repeat(40)), 1, 'nothing to revoke')
   await t.rejects(run('create-key', 'nobody'), { name: 'UsageError' })
   await t.rejects(run('frobnicate'), { name: 'UsageError' })
@@ -216,7 +228,10 @@ t.test('CLI upload: mappings, upload, transform and summary in one command', asy
   const api = client(app)
   const { location, campaign, indicator } = await smallWorld(api.post)
   const dir = tmp()
-  writeFileSync(join(dir, 'map.csv'), `content_type,source_object_code,master_object_id\nlocation,G1,${location}\ncampaign,March,${campaign}\nindicator,vaccinated,${indicator}\n`)
+  writeFileSync(
+    join(dir, 'map.csv'),
+    `content_type,source_object_code,master_object_id\nlocation,G1,${location}\ncampaign,March,${campaign}\nindicator,vaccinated,${indicator}\n`,
+  )
   writeFileSync(join(dir, 'data.csv'), 'campaign,geocode,vaccinated\nMarch,G1,"1,250"\nMarch,G2,7\n')
   const lines: string[] = []
   const config = loadConfig({ DATA_DIR: dir })
@@ -225,5 +240,8 @@ t.test('CLI upload: mappings, upload, transform and summary in one command', asy
   t.match(summary, { submissions: { created: 2 }, rows: { processed: 1, missing_location: 1 }, datapoints: { inserted: 1 }, campaigns_recomputed: [campaign] })
   const value = await api.get(`/campaign_datapoint/?indicator__in=${indicator}&campaign__in=${campaign}&location_id__in=${location}`)
   t.equal(value.body.objects[0].value, 1250)
-  await t.rejects(runCommand(db, 'upload', join(dir, 'data.csv'), { type: 'weekly' }, () => {}, config), { code: 'VALIDATION_ERROR' })
+  await t.rejects(
+    runCommand(db, 'upload', join(dir, 'data.csv'), { type: 'weekly' }, () => {}, config),
+    { code: 'VALIDATION_ERROR' },
+  )
 })

@@ -81,14 +81,16 @@ async function until200(server: Server, path: string, timeoutMs = 180_000): Prom
 /** Processes that keep every core busy for `ms` (bounded: they stop by themselves). */
 function busyMachine(t: Test, cores: number, ms: number) {
   const children = Array.from({ length: cores }, () =>
-    spawn(process.execPath, ['-e', `const end = Date.now() + ${ms}; while (Date.now() < end) {}`], { stdio: 'ignore' }))
+    spawn(process.execPath, ['-e', `const end = Date.now() + ${ms}; while (Date.now() < end) {}`], { stdio: 'ignore' }),
+  )
   t.teardown(() => children.forEach((c) => c.kill()))
 }
 
 function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(process.execPath, ['--import', 'tsx', 'cli/index.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env } }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }))
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    )
   })
 }
 
@@ -105,14 +107,15 @@ t.test('a first start on a machine whose cores are busy comes up, and a burst of
   t.pass(`ready after ${seconds.toFixed(1)} s with both cores busy`)
   const statuses: number[] = []
   for (let batch = 0; batch < 5; batch++) {
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) =>
-      api(server, '/campaign_type/', { method: 'POST', body: JSON.stringify({ name: `burst ${batch}-${i}` }) })))
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => api(server, '/campaign_type/', { method: 'POST', body: JSON.stringify({ name: `burst ${batch}-${i}` }) })),
+    )
     statuses.push(...answers.map((a) => a.status))
   }
   t.same([...new Set(statuses)], [201], `100 writes right after the start: ${statuses.filter((s) => s === 503).length} answered 503`)
   const listed = (await (await api(server, '/campaign_type/?name__startswith=burst&limit=1')).json()) as { meta: { total_count: number } }
   t.equal(listed.meta.total_count, 100, 'every write is there')
-  t.equal((await fetch(server.url + '/health/live')).status, 200)
+  t.equal((await fetch(`${server.url}/health/live`)).status, 200)
 })
 
 t.test('the embedded database: a second process is refused at once; operator commands go through the running server', async (t) => {
@@ -153,7 +156,7 @@ t.test('the embedded database: a second process is refused at once; operator com
   t.match(uploaded.stderr, 'sending upload there')
   const stats = JSON.parse(uploaded.stdout) as { document_id: number; submissions: { created: number } }
   t.equal(stats.submissions.created, 1, 'the row became a submission on the server')
-  t.equal((await api(server, `/document/${stats.document_id}/`)).status, 200, 'the document is the server\'s')
+  t.equal((await api(server, `/document/${stats.document_id}/`)).status, 200, "the document is the server's")
 
   const demo = await cli(['demo'], env)
   t.equal(demo.code, 1)
@@ -172,23 +175,27 @@ t.test('the embedded database: a second process is refused at once; operator com
   t.equal((await api(restarted, '/location/', { headers: asCarol })).status, 401, 'the revoked key stays revoked after a restart')
 })
 
-t.test('PostgreSQL: the CLI writes to the database, and the running server hears a revocation at once', { skip: process.env.DATABASE_URL ? false : 'needs DATABASE_URL' }, async (t) => {
-  const databaseUrl = (await postgresDatabase(t))!
-  const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-pg-'))
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
-  const env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl }
-  const server = await startServer(t, env)
-  await until200(server, '/health/ready')
-  const created = await cli(['create-user', 'dave'], env)
-  t.equal(created.code, 0, 'create-user succeeds', { stderr: created.stderr })
-  const key = /^dave:([0-9a-f]{40})$/m.exec(created.stdout)![1]
-  const asDave = { authorization: `ApiKey dave:${key}` }
-  t.equal((await api(server, '/campaign/', { headers: asDave })).status, 200)
-  t.equal((await cli(['revoke-key', `dave:${key}`], env)).code, 0)
-  let status = 200
-  for (let i = 0; i < 40 && status === 200; i++) {
-    status = (await api(server, '/campaign/', { headers: asDave })).status
-    if (status === 200) await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-  t.equal(status, 401, 'refused once the notification has arrived (within a second)')
-})
+t.test(
+  'PostgreSQL: the CLI writes to the database, and the running server hears a revocation at once',
+  { skip: process.env.DATABASE_URL ? false : 'needs DATABASE_URL' },
+  async (t) => {
+    const databaseUrl = (await postgresDatabase(t))!
+    const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-pg-'))
+    t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+    const env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl }
+    const server = await startServer(t, env)
+    await until200(server, '/health/ready')
+    const created = await cli(['create-user', 'dave'], env)
+    t.equal(created.code, 0, 'create-user succeeds', { stderr: created.stderr })
+    const key = /^dave:([0-9a-f]{40})$/m.exec(created.stdout)![1]
+    const asDave = { authorization: `ApiKey dave:${key}` }
+    t.equal((await api(server, '/campaign/', { headers: asDave })).status, 200)
+    t.equal((await cli(['revoke-key', `dave:${key}`], env)).code, 0)
+    let status = 200
+    for (let i = 0; i < 40 && status === 200; i++) {
+      status = (await api(server, '/campaign/', { headers: asDave })).status
+      if (status === 200) await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    t.equal(status, 401, 'refused once the notification has arrived (within a second)')
+  },
+)

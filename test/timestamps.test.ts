@@ -23,7 +23,11 @@ t.test('timestamps in answers, job and ingest summaries and CSV exports have no 
   recent(t, (await api.get(`/campaign/${created.body.id}/`)).body.created_at, 'the same, read back')
 
   // An ingest summary: the document transform_upload answers with.
-  const doc = await api.post('/document/', { docfile: Buffer.from('campaign,geocode,n\nC,a1,3\n').toString('base64'), doc_title: 't.csv', file_type: 'campaign' })
+  const doc = await api.post('/document/', {
+    docfile: Buffer.from('campaign,geocode,n\nC,a1,3\n').toString('base64'),
+    doc_title: 't.csv',
+    file_type: 'campaign',
+  })
   const run = await api.get(`/transform_upload/?document_id=${doc.body.id}`)
   t.equal(run.status, 200)
   recent(t, run.body.objects[0].created_at, "the ingest summary's document")
@@ -32,7 +36,13 @@ t.test('timestamps in answers, job and ingest summaries and CSV exports have no 
   const queued = await api.get(`/refresh_master/?document_id=${doc.body.id}`, { ...admin, prefer: 'respond-async' })
   t.equal(queued.status, 202)
   recent(t, queued.body.created_at, "a job's created_at")
-  const done = (await eventually(() => api.get(`/job/${queued.body.id}/`), (r) => r.body.state === 'completed', 30_000)).body
+  const done = (
+    await eventually(
+      () => api.get(`/job/${queued.body.id}/`),
+      (r) => r.body.state === 'completed',
+      30_000,
+    )
+  ).body
   recent(t, done.started_at, "a job's started_at")
   recent(t, done.finished_at, "a job's finished_at")
   recent(t, done.result.created_at, "the job's result")
@@ -51,12 +61,20 @@ t.test('an input timestamp with Z, with an offset or without a zone is the same 
   const instant = new Date(`${stored}Z`)
   // The same instant written three ways; the microseconds are the stored ones.
   const micro = stored.slice(19)
-  const plusTwo = new Date(instant.getTime() + 2 * 3600_000).toISOString().slice(0, 19) + micro + '+02:00'
+  const plusTwo = `${new Date(instant.getTime() + 2 * 3600_000).toISOString().slice(0, 19) + micro}+02:00`
   for (const written of [stored, `${stored}Z`, plusTwo]) {
     const exact = await api.get(`/campaign/?created_at=${encodeURIComponent(written)}`)
     t.equal(exact.status, 200, written)
-    t.same(exact.body.objects.map((c: { id: number }) => c.id), [w.C], `created_at=${written} finds the campaign`)
+    t.same(
+      exact.body.objects.map((c: { id: number }) => c.id),
+      [w.C],
+      `created_at=${written} finds the campaign`,
+    )
     const later = await api.get(`/campaign/?created_at__gt=${encodeURIComponent(written)}`)
-    t.same(later.body.objects.map((c: { id: number }) => c.id), [], `nothing after ${written}`)
+    t.same(
+      later.body.objects.map((c: { id: number }) => c.id),
+      [],
+      `nothing after ${written}`,
+    )
   }
 })

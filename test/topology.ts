@@ -41,7 +41,8 @@ export function missingTools(): string | undefined {
 
 // PostgreSQL refuses to run as root: as root, its tools run as the `postgres` user.
 const asRoot = process.getuid?.() === 0
-const postgresCommand = (command: string, args: string[]): [string, string[]] => (asRoot ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args])
+const postgresCommand = (command: string, args: string[]): [string, string[]] =>
+  asRoot ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args]
 
 function runAsPostgres(command: string, args: string[]) {
   const [file, argv] = postgresCommand(command, args)
@@ -74,7 +75,13 @@ export interface Cluster {
 
 /** `pid` and its child processes. */
 export function withChildren(pid: number): number[] {
-  return [pid, ...spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number)]
+  return [
+    pid,
+    ...spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .stdout.split('\n')
+      .filter(Boolean)
+      .map(Number),
+  ]
 }
 
 /** `command` as the PostgreSQL user, without blocking this process. */
@@ -120,7 +127,18 @@ export async function startPrimary(t: Teardown): Promise<Cluster> {
   const port = await freePort()
   runAsPostgres(join(BIN, 'initdb'), ['-D', join(dir, 'data'), '-U', 'postgres', '--auth=trust', '--no-sync'])
   // Fast and disposable: no fsync; the socket in its own directory.
-  writeFileSync(join(dir, 'data', 'postgresql.auto.conf'), [`port = ${port}`, "listen_addresses = '127.0.0.1'", `unix_socket_directories = '${dir}'`, 'fsync = off', 'wal_level = replica', 'max_wal_senders = 5', ''].join('\n'))
+  writeFileSync(
+    join(dir, 'data', 'postgresql.auto.conf'),
+    [
+      `port = ${port}`,
+      "listen_addresses = '127.0.0.1'",
+      `unix_socket_directories = '${dir}'`,
+      'fsync = off',
+      'wal_level = replica',
+      'max_wal_senders = 5',
+      '',
+    ].join('\n'),
+  )
   const primary = cluster(t, dir, port)
   await primary.start()
   return primary
@@ -204,8 +222,11 @@ export async function startNginx(t: Teardown, upstreams: number[]): Promise<Prox
   // nginx's worker processes (an unprivileged user when started as root) write request bodies here.
   chmodSync(dir, 0o777)
   const port = await freePort()
+  // The site's placeholders are envsubst's `${NAME}`, literally.
   const site = readFileSync(join(ROOT, 'deploy', 'nginx', 'rhizome.conf'), 'utf8')
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: envsubst's placeholder, not a template
     .replaceAll('${RHIZOME_LISTEN}', `127.0.0.1:${port}`)
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: envsubst's placeholder, not a template
     .replaceAll('${RHIZOME_UPSTREAMS}', upstreams.map((p) => `server 127.0.0.1:${p};`).join(' '))
   writeFileSync(join(dir, 'rhizome.conf'), site)
   writeFileSync(

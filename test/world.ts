@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely'
 import type { DB } from '../schemas/index.js'
 import { createApiKey, createUser } from '../lib/data/auth.js'
 import { METADATA_EDITORS_GROUP } from '../lib/data/auth.js'
-import { client } from './api.js'
+import type { client } from './api.js'
 
 type Api = ReturnType<typeof client>
 
@@ -23,6 +23,19 @@ export async function moreUsers(db: Kysely<DB>): Promise<{ erinId: number; bobId
   const bobId = await createUser(db, { username: 'bob' })
   await createApiKey(db, bobId, BOB_KEY)
   return { erinId, bobId }
+}
+
+/** A unit square's polygon, for a location's shape in tests. */
+export const SQUARE = {
+  type: 'Polygon',
+  coordinates: [
+    [
+      [0, 0],
+      [1, 0],
+      [1, 1],
+      [0, 0],
+    ],
+  ],
 }
 
 /** POSTs `csv` as a document with the given headers' user, runs transform_upload; the document's id and the run's answer. */
@@ -54,12 +67,22 @@ export async function world(api: Api) {
   const n = await id(api.post('/indicator/', { name: 'n', short_name: 'n', data_format: 'int' }))
   const lpd = await id(api.post('/indicator/', { name: 'LPD', short_name: 'LPD', data_format: 'class' }))
   const cases = await id(api.post('/indicator/', { name: 'cases', short_name: 'cases', data_format: 'date_int', resource_name: 'date' }))
-  for (const [location, value] of [[a1, 1], [b1, 2], [B, 5]]) {
+  for (const [location, value] of [
+    [a1, 1],
+    [b1, 2],
+    [B, 5],
+  ]) {
     await id(api.post('/campaign_datapoint/', { indicator_id: n, location_id: location, campaign_id: C, value }))
     await id(api.post('/campaign_datapoint/', { indicator_id: lpd, location_id: location, campaign_id: C, value: 1 }))
   }
   // An uploaded campaign file (doc_datapoint, campaign_doc_result) and date file (date_doc_result).
-  for (const [content_type, code, master] of [['location', 'a1', a1], ['location', 'b1', b1], ['campaign', 'C', C], ['indicator', 'n', n], ['indicator', 'cases', cases]] as const) {
+  for (const [content_type, code, master] of [
+    ['location', 'a1', a1],
+    ['location', 'b1', b1],
+    ['campaign', 'C', C],
+    ['indicator', 'n', n],
+    ['indicator', 'cases', cases],
+  ] as const) {
     await id(api.post('/source_object_map/', { content_type, source_object_code: code, master_object_id: master }))
   }
   const uploaded = async (title: string, file_type: string, csv: string) => {
@@ -70,10 +93,8 @@ export async function world(api: Api) {
   const campaignDoc = await uploaded('campaign.csv', 'campaign', 'campaign,geocode,n\nC,a1,10\nC,b1,20\n')
   const dateDoc = await uploaded('date.csv', 'date', 'unique_key,geocode,data_date,cases\n1,a1,2015-01-01,1\n2,b1,2015-01-01,2\n3,b1,2015-02-01,3\n')
   for (const location of [a1, b1]) {
-    const polygon = { type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 1], [0, 0]]] }
-    const geo = await api.post('/geo/', { location_id: location, geo_json: polygon })
+    const geo = await api.post('/geo/', { location_id: location, geo_json: SQUARE })
     if (geo.status !== 201) throw new Error(geo.text)
   }
   return { R, A, B, a1, b1, C, n, lpd, cases, campaignDoc, dateDoc }
 }
-

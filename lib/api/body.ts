@@ -2,7 +2,7 @@
 // constraints of the same TypeBox schema (maxLength, enum, pattern). Unknown keys are refused; read-only
 // keys are ignored so that a GET → edit → PATCH round trip works.
 import { badRequest, validationError, ApiError } from '../core/errors.js'
-import type { ColumnMeta } from '../data/columns.js'
+import type { ColumnMeta } from '../../schemas/columns.js'
 import type { BodyEncoding, Resource, Row } from './resource.js'
 import { isInt32, parseBoolean, parseDate, parseFloatStrict, parseInteger, parseTimestamp } from '../core/values.js'
 

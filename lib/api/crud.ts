@@ -2,19 +2,28 @@
 // This is where HTTP-level rules meet SQL; resources only add hooks.
 import { sql, type Expression, type Kysely, type SqlBool } from 'kysely'
 import { tables } from '../../schemas/index.js'
-import { columnsOf } from '../data/columns.js'
+import { columnsOf, type ColumnKind } from '../../schemas/columns.js'
 import { ApiError, notFound, validationError } from '../core/errors.js'
 import { parseFilters, ref, resolveField } from './filters.js'
-import { relationsOf, type BodyEncoding, type Context, type JsonListResult, type ListQuery, type ListResult, type Meta, type Resource, type Row } from './resource.js'
+import {
+  relationsOf,
+  type BodyEncoding,
+  type Context,
+  type JsonListResult,
+  type ListQuery,
+  type ListResult,
+  type Meta,
+  type Resource,
+  type Row,
+} from './resource.js'
 import { RawJson } from '../core/raw-json.js'
-import type { ColumnKind } from '../data/columns.js'
 import { coerceBody, checkRequiredFields } from './body.js'
 import { assertOwner, permittedLocations } from '../engine/access.js'
 
 export const DEFAULT_LIMIT = 1000
 export const MAX_LIMIT = 100_000
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: tables and columns chosen at run time, checked by the schemas
 export const dynamic = (ctx: Context) => ctx.db as unknown as Kysely<any>
 
 /** Adds LEFT JOINs for relation paths (deduplicated, prefixes first). Aliases are the path joined by `__`. */
@@ -105,11 +114,7 @@ async function pageQuery(ctx: Context, options: ListOptions, filters: ReturnType
   let meta: Meta = {}
   if (resource.hooks.list) ({ query, meta = {} } = await resource.hooks.list(ctx, query))
   for (const { field, desc } of order) query = query.orderBy(ref(field), desc ? 'desc' : 'asc')
-  query = query
-    .select(selections)
-    .select(sql<number>`count(*) over ()`.as('__total'))
-    .limit(options.limit)
-    .offset(options.offset)
+  query = query.select(selections).select(sql<number>`count(*) over ()`.as('__total')).limit(options.limit).offset(options.offset)
   return { query, meta, kinds }
 }
 
@@ -123,9 +128,12 @@ async function countPastEnd(ctx: Context, options: ListOptions, filters: ReturnT
   return Number(result?.n ?? 0)
 }
 
-/** A resource's own page (its listRows hook), when it builds one for this request. */
+/** A resource's own page (the read mode the request asks for, or its listRows hook), when it builds one. */
 async function hookedPage(ctx: Context, options: ListOptions, filters: ReturnType<typeof parseFilters>) {
-  const result = await ctx.resource.hooks.listRows?.(ctx, options, filteredQuery(ctx, filters))
+  const { modes, hooks } = ctx.resource
+  const mode = modes.find((m) => m.when(ctx))
+  const filtered = filteredQuery(ctx, filters)
+  const result = mode ? await mode.read(ctx, options, filtered) : await hooks.listRows?.(ctx, options, filtered)
   return result && { ...result, meta: result.meta ?? {} }
 }
 
@@ -195,10 +203,7 @@ export async function readDetail(ctx: Context, id: number, { extras = true } = {
   // Join and synthetic fields; result_fields are shaped by a listRows hook and have no detail column.
   const derived = resource.query_fields.filter((f) => !(f in resource.columns) && !(f in resource.result_fields))
   const { selections, paths } = projection(resource, [...columns, ...derived])
-  const row = (await withJoins(baseQuery(ctx), resource, paths)
-    .select(selections)
-    .where('t.id', '=', id)
-    .executeTakeFirst()) as Row | undefined
+  const row = (await withJoins(baseQuery(ctx), resource, paths).select(selections).where('t.id', '=', id).executeTakeFirst()) as Row | undefined
   if (!row) throw notFound(ctx.urlName, id)
   return extras && resource.hooks.detail ? resource.hooks.detail(ctx, row) : row
 }
@@ -272,11 +277,7 @@ export function blockingReferences(table: string): Reference[] {
 export async function countDependents(ctx: Context, table: string, ids: number[]): Promise<Record<string, number>> {
   const dependents: Record<string, number> = {}
   for (const { table: child, column } of blockingReferences(table)) {
-    const row = await dynamic(ctx)
-      .selectFrom(child)
-      .select(sql<number>`count(*)`.as('n'))
-      .where(column, 'in', ids)
-      .executeTakeFirst()
+    const row = await dynamic(ctx).selectFrom(child).select(sql<number>`count(*)`.as('n')).where(column, 'in', ids).executeTakeFirst()
     const n = Number(row?.n ?? 0)
     if (n) dependents[child] = (dependents[child] ?? 0) + n
   }
@@ -284,16 +285,16 @@ export async function countDependents(ctx: Context, table: string, ids: number[]
 }
 
 /** Deletes rows and, depth first, every row that references them. Returns the deleted rows by table. */
-export async function deleteCascade(
-  ctx: Context,
-  table: string,
-  ids: number[],
-  deleted = new Map<string, Row[]>(),
-): Promise<Map<string, Row[]>> {
+export async function deleteCascade(ctx: Context, table: string, ids: number[], deleted = new Map<string, Row[]>()): Promise<Map<string, Row[]>> {
   if (!ids.length) return deleted
   for (const { table: child, column } of blockingReferences(table)) {
     const children = await dynamic(ctx).selectFrom(child).select('id').where(column, 'in', ids).execute()
-    await deleteCascade(ctx, child, children.map((r) => r.id as number), deleted)
+    await deleteCascade(
+      ctx,
+      child,
+      children.map((r) => r.id as number),
+      deleted,
+    )
   }
   const rows = (await dynamic(ctx).deleteFrom(table).where('id', 'in', ids).returningAll().execute()) as Row[]
   deleted.set(table, [...(deleted.get(table) ?? []), ...rows])
@@ -301,25 +302,17 @@ export async function deleteCascade(
 }
 
 export function dependentsError(resourceName: string, id: number, dependents: Record<string, number>): ApiError {
-  const list = Object.entries(dependents).map(([t, n]) => `${n} ${t} row(s)`).join(', ')
-  return new ApiError(
-    409,
-    'HAS_DEPENDENTS',
-    `Cannot delete ${resourceName} ${id}: referenced by ${list}. Add ?cascade=true to delete them too`,
-    { dependents },
-  )
+  const list = Object.entries(dependents)
+    .map(([t, n]) => `${n} ${t} row(s)`)
+    .join(', ')
+  return new ApiError(409, 'HAS_DEPENDENTS', `Cannot delete ${resourceName} ${id}: referenced by ${list}. Add ?cascade=true to delete them too`, { dependents })
 }
 
 /**
  * §11.5: deletes one row (404 if absent), refusing with 409 while other rows reference it unless
  * `cascade`; then runs the afterDelete hooks of every table that lost rows.
  */
-export async function deleteRow(
-  ctx: Context,
-  id: number,
-  cascade: boolean,
-  afterDelete: (table: string, rows: Row[]) => Promise<void>,
-): Promise<void> {
+export async function deleteRow(ctx: Context, id: number, cascade: boolean, afterDelete: (table: string, rows: Row[]) => Promise<void>): Promise<void> {
   const { resource } = ctx
   const existing = await findRow(ctx, id)
   if (!existing) throw notFound(ctx.urlName, id)

@@ -79,7 +79,10 @@ export async function pivot(ctx: Context, long: ListQuery, indicators: number[],
   const db = dynamic(ctx)
   const names = new Map(
     indicators.length
-      ? (await db.selectFrom('indicator').select(['id', 'short_name']).where('id', 'in', indicators).execute()).map((r) => [r.id as number, r.short_name as string])
+      ? (await db.selectFrom('indicator').select(['id', 'short_name']).where('id', 'in', indicators).execute()).map((r) => [
+          r.id as number,
+          r.short_name as string,
+        ])
       : [],
   )
   let query = db

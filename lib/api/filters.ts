@@ -4,29 +4,49 @@
 // the request, so a hostile key can at worst be rejected.
 import { sql, type Expression, type SqlBool } from 'kysely'
 import { tableSchema } from '../../schemas/index.js'
-import { columnsOf, type ColumnKind } from '../data/columns.js'
+import { columnsOf, type ColumnKind } from '../../schemas/columns.js'
 import { badRequest, invalidValue } from '../core/errors.js'
 import { relationsOf, type FieldInfo, type Resource } from './resource.js'
-import {
-  NULL_TOKENS,
-  isInt32,
-  parseBoolean,
-  parseDate,
-  parseFloatStrict,
-  parseInteger,
-  parseTimestamp,
-} from '../core/values.js'
+import { NULL_TOKENS, isInt32, parseBoolean, parseDate, parseFloatStrict, parseInteger, parseTimestamp } from '../core/values.js'
 
 export const LOOKUPS = [
-  'exact', 'iexact', 'contains', 'icontains', 'gt', 'gte', 'lt', 'lte', 'in', 'range',
-  'startswith', 'istartswith', 'endswith', 'iendswith', 'isnull', 'year', 'month', 'day',
+  'exact',
+  'iexact',
+  'contains',
+  'icontains',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'in',
+  'range',
+  'startswith',
+  'istartswith',
+  'endswith',
+  'iendswith',
+  'isnull',
+  'year',
+  'month',
+  'day',
 ] as const
 export type Lookup = (typeof LOOKUPS)[number]
 
 const NUMERIC: Lookup[] = ['exact', 'gt', 'gte', 'lt', 'lte', 'in', 'range', 'isnull']
 const STRING: Lookup[] = [
-  'exact', 'iexact', 'contains', 'icontains', 'startswith', 'istartswith', 'endswith', 'iendswith',
-  'gt', 'gte', 'lt', 'lte', 'in', 'isnull',
+  'exact',
+  'iexact',
+  'contains',
+  'icontains',
+  'startswith',
+  'istartswith',
+  'endswith',
+  'iendswith',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'in',
+  'isnull',
 ]
 const TEMPORAL: Lookup[] = ['exact', 'gt', 'gte', 'lt', 'lte', 'in', 'range', 'isnull', 'year', 'month', 'day']
 
@@ -147,7 +167,10 @@ export function condition(param: string, field: FieldInfo, lookup: Lookup, value
     }
     case 'in':
     case 'range': {
-      const items = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '')
+      const items = values
+        .flatMap((v) => v.split(','))
+        .map((v) => v.trim())
+        .filter((v) => v !== '')
       const coerced = items.map((v) => coerce(param, kind, v))
       if (lookup === 'range') {
         if (coerced.length !== 2) throw invalidValue(param, values.join(','), 'two comma-separated values')

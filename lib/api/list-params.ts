@@ -70,5 +70,5 @@ export function parseListParams(resource: Resource, query: QueryParams, acceptsC
 /** `meta.next` / `meta.previous`: the same request with another offset (§9). */
 export function pageLink(urlName: string, query: QueryParams, limit: number, offset: number): string {
   const rest = query.without('limit', 'offset').toString()
-  return `/api/v1/${urlName}/?${rest ? rest + '&' : ''}limit=${limit}&offset=${offset}`
+  return `/api/v1/${urlName}/?${rest ? `${rest}&` : ''}limit=${limit}&offset=${offset}`
 }

@@ -7,7 +7,6 @@ import { isInt32, parseFloatStrict } from '../core/values.js'
 import { integerList, integerParam } from './params.js'
 import { permittedLocations } from '../engine/access.js'
 
-
 export const LOCATION_PARAMS: Record<string, ParamSpec> = {
   location_id__in: { type: 'integer_list', help: 'exactly these locations (comma list), no aggregation' },
   location_id: { type: 'integer', help: 'the location whose subtree is selected (with location_depth or location_type)' },
@@ -28,7 +27,9 @@ async function ids(ctx: Context, selection: RawBuilder<unknown>): Promise<number
 
 /** The same ids as JSON text, for a response to carry unparsed. */
 async function idsJson(ctx: Context, selection: RawBuilder<unknown>): Promise<RawJson> {
-  const { rows } = await sql<{ ids: string | null }>`select json_agg(distinct id order by id)::text as ids from (${selection}) s where id is not null`.execute(ctx.db)
+  const { rows } = await sql<{ ids: string | null }>`select json_agg(distinct id order by id)::text as ids from (${selection}) s where id is not null`.execute(
+    ctx.db,
+  )
   return new RawJson(rows[0]?.ids ?? '[]')
 }
 
@@ -71,8 +72,10 @@ export async function locationSelection(ctx: Context, campaigns: number[] | null
     } else {
       const depthText = query.last('location_depth')
       const depth = depthText === undefined || depthText === '' ? 0 : integerParam(ctx, 'location_depth')!
-      primary = depth < 0 || !isInt32(depth) ? sql`select null::int4 as id where false`
-        : sql`select location_id as id from location_tree where parent_location_id = ${validRoot} and lvl = ${depth}`
+      primary =
+        depth < 0 || !isInt32(depth)
+          ? sql`select null::int4 as id where false`
+          : sql`select location_id as id from location_tree where parent_location_id = ${validRoot} and lvl = ${depth}`
     }
     // District fallback: when nothing matches, every descendant of the district type (none if the
     // type does not exist). The primary set is computed once (materialized) and tested for emptiness.
@@ -93,12 +96,13 @@ export async function locationSelection(ctx: Context, campaigns: number[] | null
       return n
     })
     const campaignSet = campaigns ?? (query.has('campaign__in') ? integerList(ctx, 'campaign__in') : null)
-    const matching = values.length && (campaignSet === null || campaignSet.length)
-      ? sql`select d.location_id as id from datapoint_with_computed d
+    const matching =
+      values.length && (campaignSet === null || campaignSet.length)
+        ? sql`select d.location_id as id from datapoint_with_computed d
           join indicator i on i.id = d.indicator_id
           where i.short_name = ${filterIndicator} and d.value = any(${values}::float8[])
           ${campaignSet ? sql`and d.campaign_id = any(${campaignSet}::int4[])` : sql``}`
-      : sql`select null::int4 as id where false`
+        : sql`select null::int4 as id where false`
     selection = selection === null ? matching : sql`select id from (${selection}) s where id in (${matching})`
   }
 

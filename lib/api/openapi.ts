@@ -2,7 +2,7 @@
 // They document; they do not validate (the dispatcher coerces and validates bodies itself, with the
 // rules of resource-api §11.1, from these same schemas).
 import { Type, type TSchema } from '@sinclair/typebox'
-import { COLUMN, type ColumnKind } from '../data/columns.js'
+import { COLUMN, type ColumnKind } from '../../schemas/columns.js'
 import { resolveField } from './filters.js'
 import type { ParamSpec, Resource } from './resource.js'
 import { TIMESTAMP_DESCRIPTION, TIMESTAMP_PATTERN } from '../core/values.js'
@@ -74,7 +74,10 @@ export function bodySchema(resource: Resource, create: boolean): BodySchema {
   for (const [name, meta] of Object.entries(resource.columns)) {
     if (meta.readonly) continue
     // Timestamps are accepted with or without a zone (none means UTC), and written without one.
-    properties[name] = meta.kind === 'datetime' ? { type: 'string', description: 'ISO 8601 date-time; no zone designator means UTC', ...(meta.nullable ? { nullable: true } : {}) } : clean(resource.schema!.properties[name])
+    properties[name] =
+      meta.kind === 'datetime'
+        ? { type: 'string', description: 'ISO 8601 date-time; no zone designator means UTC', ...(meta.nullable ? { nullable: true } : {}) }
+        : clean(resource.schema!.properties[name])
   }
   const required = create ? resource.required_fields_for_post : []
   if (!required.length) return { type: 'object', properties }
@@ -112,7 +115,9 @@ export function listSchema(resource: Resource) {
         type: 'array',
         items: resource.result_of
           ? detailSchema(resource.result_of)
-          : resource.row_modes.length ? { anyOf: [objectSchema(resource, resource.query_fields), ...resource.row_modes] } : objectSchema(resource, resource.query_fields),
+          : resource.row_modes.length
+            ? { anyOf: [objectSchema(resource, resource.query_fields), ...resource.row_modes] }
+            : objectSchema(resource, resource.query_fields),
       },
       meta: {
         type: 'object',
@@ -126,7 +131,16 @@ export function listSchema(resource: Resource) {
           top_lvl_location_id: { type: 'integer', nullable: true },
           ...resource.meta_fields,
         },
-        required: ['limit', 'offset', 'total_count', 'next', 'previous', 'get_params', 'top_lvl_location_id', ...Object.keys(resource.meta_fields).filter((f) => f !== 'chart_uuid')],
+        required: [
+          'limit',
+          'offset',
+          'total_count',
+          'next',
+          'previous',
+          'get_params',
+          'top_lvl_location_id',
+          ...Object.keys(resource.meta_fields).filter((f) => f !== 'chart_uuid'),
+        ],
         additionalProperties: true,
       },
       error: { type: 'string', nullable: true },
@@ -152,7 +166,11 @@ export function querystringSchema(resource: Resource) {
   }
   // A lookup by id stands in for the required parameters where the resource allows it.
   if (resource.required_unless_id) {
-    for (const name of resource.GET_params_required) properties[name] = { ...(properties[name] as object), description: `${(properties[name] as { description?: string }).description ?? name}; required unless id or id__in is given` }
+    for (const name of resource.GET_params_required)
+      properties[name] = {
+        ...(properties[name] as object),
+        description: `${(properties[name] as { description?: string }).description ?? name}; required unless id or id__in is given`,
+      }
     return { type: 'object', properties }
   }
   return { type: 'object', properties, required: resource.GET_params_required }

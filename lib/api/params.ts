@@ -36,9 +36,12 @@ export function integerParam(ctx: Context, name: string): number | undefined {
 
 /** Comma lists of integers, repeats concatenated; values outside int32 cannot match and are dropped. */
 export function integerList(ctx: Context, name: string): number[] {
-  return ctx.query.list(name).map((text) => {
-    const n = parseInteger(text)
-    if (n === undefined) throw invalidValue(name, text, 'comma-separated integers')
-    return n
-  }).filter(isInt32)
+  return ctx.query
+    .list(name)
+    .map((text) => {
+      const n = parseInteger(text)
+      if (n === undefined) throw invalidValue(name, text, 'comma-separated integers')
+      return n
+    })
+    .filter(isInt32)
 }

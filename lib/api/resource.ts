@@ -5,12 +5,12 @@ import type { RawJson } from '../core/raw-json.js'
 import type { TObject } from '@sinclair/typebox'
 import type { Kysely, RawBuilder, SelectQueryBuilder, Transaction } from 'kysely'
 import type { DB } from '../../schemas/index.js'
-import { columnsOf, tableMeta, type ColumnKind, type ColumnMeta } from '../data/columns.js'
+import { columnsOf, tableMeta, type ColumnKind, type ColumnMeta } from '../../schemas/columns.js'
 import type { Config } from '../core/config.js'
 import type { QueryParams } from './query-params.js'
 import type { AuthUser } from '../data/auth.js'
 import type { Writers } from '../engine/access.js'
-import type { JobQueue } from '../data/job-queue.js'
+import type { JobKindSpec, JobQueue } from '../data/job-queue.js'
 import type { Progress } from '../core/progress.js'
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
@@ -44,7 +44,7 @@ export interface Context {
 }
 
 // The dispatcher builds dynamic queries over `t`, the resource's table; hooks extend them.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: tables and columns chosen at run time, checked by the schemas
 export type ListQuery = SelectQueryBuilder<any, any, any>
 export type Row = Record<string, unknown>
 
@@ -80,8 +80,9 @@ export interface WideExport {
  */
 export type Meta = Row | (() => Promise<Row>)
 
+/** What a declaration changes of the generic behaviour: each hook replaces a step or wraps it (adds to it). */
 export interface Hooks {
-  /** Adds the resource's own parameters to the list query; may return meta extras (see `Meta`). */
+  /** Wraps the list read: adds the resource's own parameters to the query; may return meta extras (see `Meta`). */
   list?: (ctx: Context, query: ListQuery) => Promise<{ query: ListQuery; meta?: Meta }>
   /**
    * Replaces the list read when it returns a result (objects that are not rows of one table, grouped
@@ -89,7 +90,7 @@ export interface Hooks {
    * requester's locations already applied.
    */
   listRows?: (ctx: Context, page: ListPage, filtered: ListQuery) => Promise<ListResult | undefined>
-  /** `?format=csv&shape=wide` (datapoint resources): the pivot of the long rows. */
+  /** Replaces the wide export's query: `?format=csv&shape=wide` (datapoint resources), the pivot of the long rows. */
   wide?: (ctx: Context, filtered: ListQuery) => Promise<WideExport>
   /**
    * Replaces the generic INSERT (e.g. document upload); returns the new row's id, or the id and fields
@@ -100,19 +101,20 @@ export interface Hooks {
   update?: (ctx: Context, existing: Row, body: Row, encoding: BodyEncoding) => Promise<void>
   /** Replaces the generic DELETE of one row (after the 404 and permission checks). */
   remove?: (ctx: Context, existing: Row) => Promise<void>
-  /** Checks and completes values before INSERT/UPDATE; `existing` is the row being updated. */
+  /** Wraps INSERT/UPDATE: checks and completes values before them; `existing` is the row being updated. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a hook that only checks returns nothing
   beforeWrite?: (ctx: Context, values: Row, existing?: Row) => Promise<Row | void>
-  /** Side effects of a write in the same transaction (tree maintenance, caches). */
+  /** Wraps INSERT/UPDATE: side effects after them, in the same transaction (tree maintenance, caches). */
   afterWrite?: (ctx: Context, row: Row, previous?: Row) => Promise<void>
-  /** Dependents reached indirectly, added to the 409 HAS_DEPENDENTS counts (e.g. a document's datapoints). */
+  /** Wraps the 409 HAS_DEPENDENTS count: dependents reached indirectly (e.g. a document's datapoints). */
   dependents?: (ctx: Context, id: number) => Promise<Record<string, number>>
-  /** Checks before a delete (e.g. protected rows). */
+  /** Wraps DELETE: checks before it (e.g. protected rows). */
   beforeDelete?: (ctx: Context, row: Row) => Promise<void>
-  /** Detail representation extras. */
+  /** Wraps the detail read: extras of the representation. */
   detail?: (ctx: Context, row: Row) => Promise<Row>
   /** Replaces the long CSV export (e.g. the raw file of a document's submissions). */
   csv?: (ctx: Context) => Promise<{ header: string[]; rows: unknown[][] }>
-  /** Side effects after rows of this resource's table were deleted, directly or by a cascade. */
+  /** Wraps DELETE: side effects after rows of this resource's table were deleted, directly or by a cascade. */
   afterDelete?: (ctx: Context, rows: Row[]) => Promise<void>
 }
 
@@ -163,25 +165,34 @@ export interface ResourceDeclaration {
   multipart?: boolean
   /** Non-model resources: run the action, return the result set. */
   action?: (ctx: Context) => Promise<Row[]>
-  /**
-   * Non-model resources that also run as background jobs (`Prefer: respond-async`): checks the request
-   * as the action would (404, 403) and returns the job's parameters, which the action later reads.
-   */
-  job_params?: (ctx: Context) => Promise<Record<string, number>>
   /** Rows change without a notification (a job's state): details are read afresh, never cached. */
   volatile?: boolean
   /** Non-model resources: the fields of the returned objects (for /schema). */
   result_fields?: Record<string, ColumnKind>
   /**
-   * OpenAPI: list objects of other shapes than the resource's row, one per mode (grouped reads,
-   * ColumnChart's filler rows); the document says each object is the row or one of these.
+   * The list's read modes besides the plain one (grouped dates, ColumnChart), each one object: the
+   * first whose `when` holds reads the page and, in a wide export, the pivot.
    */
-  row_modes?: Array<Record<string, unknown>>
+  modes?: ReadMode[]
   /** Non-model resources whose objects are another resource's detail (the pipeline's document). */
   result_of?: Resource
   /** OpenAPI: the list envelope's `meta` fields the resource adds (JSON schemas by name). */
   meta_fields?: Record<string, Record<string, unknown>>
   description?: string
+}
+
+/** A read mode of a list: when it applies, what it reads, its objects' shape and its wide export. */
+export interface ReadMode {
+  /** Whether the request asks for this mode. */
+  when: (ctx: Context) => boolean
+  /** Parameters only this mode reads (documented with the resource's). */
+  params?: Record<string, ParamSpec>
+  /** OpenAPI: its objects' shape when not the resource's row; the document says each object is the row or one of these. */
+  rowSchema?: Record<string, unknown>
+  /** Replaces the list read: this mode's page. `filtered` is the table as `t` with the generic filters and the requester's locations applied. */
+  read: (ctx: Context, page: ListPage, filtered: ListQuery) => Promise<ListResult>
+  /** Replaces the wide export's query in this mode (else the resource's `wide` hook). */
+  wide?: (ctx: Context, filtered: ListQuery) => Promise<WideExport>
 }
 
 export interface Synthetic {
@@ -201,8 +212,30 @@ export interface FieldInfo {
   expression?: RawBuilder<unknown>
 }
 
-export interface Resource extends Required<Omit<ResourceDeclaration, 'schema' | 'hooks' | 'action' | 'job_params' | 'location_column' | 'owner_column' | 'row_filter' | 'description' | 'body_limit' | 'multipart' | 'scope' | 'detail_fields' | 'writable' | 'row_modes' | 'meta_fields' | 'result_of'>> {
+export interface Resource
+  extends Required<
+    Omit<
+      ResourceDeclaration,
+      | 'schema'
+      | 'hooks'
+      | 'action'
+      | 'location_column'
+      | 'owner_column'
+      | 'row_filter'
+      | 'description'
+      | 'body_limit'
+      | 'multipart'
+      | 'scope'
+      | 'detail_fields'
+      | 'writable'
+      | 'modes'
+      | 'meta_fields'
+      | 'result_of'
+    >
+  > {
   result_of?: Resource
+  modes: ReadMode[]
+  /** OpenAPI: the objects' shapes of the modes that have their own. */
   row_modes: Array<Record<string, unknown>>
   meta_fields: Record<string, Record<string, unknown>>
   scope?: RawBuilder<boolean>
@@ -214,7 +247,6 @@ export interface Resource extends Required<Omit<ResourceDeclaration, 'schema' | 
   table?: string
   hooks: Hooks
   action?: ResourceDeclaration['action']
-  job_params?: ResourceDeclaration['job_params']
   location_column?: string
   owner_column?: string
   row_filter?: ResourceDeclaration['row_filter']
@@ -238,8 +270,7 @@ export function defineResource(decl: ResourceDeclaration): Resource {
   const columns = decl.schema ? columnsOf(decl.schema) : {}
   const synthetic = decl.synthetic ?? {}
   const query_fields = decl.query_fields ?? Object.keys(columns)
-  const filtering =
-    decl.filtering ?? query_fields.filter((f) => !(f in synthetic) && columns[f]?.kind !== 'json')
+  const filtering = decl.filtering ?? query_fields.filter((f) => !(f in synthetic) && columns[f]?.kind !== 'json')
   const shown = [...query_fields, ...(decl.detail_fields ?? Object.keys(columns)), ...(decl.ordering ?? []).map((f) => f.replace(/^-/, ''))]
   const secret = shown.find((f) => columns[f]?.secret)
   // A column derived from a secret is never shown or ordered by (an order reveals it too).
@@ -255,7 +286,7 @@ export function defineResource(decl: ResourceDeclaration): Resource {
     GET_params_required: decl.GET_params_required ?? [],
     required_unless_id: decl.required_unless_id ?? false,
     required_fields_for_post: decl.required_fields_for_post ?? [],
-    params: decl.params ?? {},
+    params: Object.assign({}, decl.params, ...(decl.modes ?? []).map((mode) => mode.params)),
     ordering: decl.ordering ?? ['id'],
     methods: decl.methods ?? (kind === 'model' ? ALL_MODEL_METHODS : { list: ['GET'], detail: [] }),
     writers: decl.writers ?? (kind === 'model' ? 'metadata_editors' : 'users'),
@@ -271,14 +302,26 @@ export function defineResource(decl: ResourceDeclaration): Resource {
     multipart: decl.multipart ?? false,
     hooks: decl.hooks ?? {},
     action: decl.action,
-    job_params: decl.job_params,
     volatile: decl.volatile ?? false,
     result_fields: decl.result_fields ?? {},
-    row_modes: decl.row_modes ?? [],
+    modes: decl.modes ?? [],
+    row_modes: (decl.modes ?? []).flatMap((mode) => (mode.rowSchema ? [mode.rowSchema] : [])),
     result_of: decl.result_of,
     meta_fields: decl.meta_fields ?? {},
     description: decl.description,
     columns,
     relations: relationsOf(columns),
   }
+}
+
+/**
+ * A kind of background job (resources/jobs.ts): how the queue treats it, the check a request for it
+ * gets, and its run. A pipeline step asked for with `Prefer: respond-async` is one; a scheduled or
+ * internal job is one more declaration.
+ */
+export interface JobDeclaration extends JobKindSpec {
+  /** Checks a request as the synchronous call would (404, 403) and returns the job's parameters. */
+  check: (ctx: Context) => Promise<Record<string, number>>
+  /** Runs the job with its requester's rights in its transaction (`ctx.query` holds its parameters); returns its result. */
+  run: (ctx: Context) => Promise<unknown>
 }

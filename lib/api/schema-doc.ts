@@ -1,5 +1,5 @@
 // `GET /api/v1/<r>/schema/` (resource-api §12): the declaration and the table schema, described.
-import type { ColumnKind, ColumnMeta } from '../data/columns.js'
+import type { ColumnKind, ColumnMeta } from '../../schemas/columns.js'
 import { DEFAULT_LIMIT, MAX_LIMIT } from './crud.js'
 import { LOOKUPS_BY_KIND } from './filters.js'
 import { resolveField } from './filters.js'
@@ -20,7 +20,7 @@ const METHOD_ORDER = ['GET', 'POST', 'PATCH', 'DELETE'] as const
 
 export function describeResource(resource: Resource, resourceOfTable: (table: string) => string | undefined) {
   const field = (name: string, kind: ColumnKind, meta?: Partial<ColumnMeta>, extra: Record<string, unknown> = {}) => {
-    const related = meta?.references ? resourceOfTable(meta.references) ?? meta.references : undefined
+    const related = meta?.references ? (resourceOfTable(meta.references) ?? meta.references) : undefined
     return {
       type: kind,
       nullable: meta?.nullable ?? false,
@@ -45,10 +45,15 @@ export function describeResource(resource: Resource, resourceOfTable: (table: st
     const target = info.meta
     if (info.expression) fields[name] = field(name, info.kind, { readonly: true })
     else {
-      fields[name] = field(name, target?.kind === 'related' ? 'integer' : info.kind, { readonly: true, nullable: true }, {
-        related_resource: info.path.length ? info.path[info.path.length - 1] : undefined,
-        related_field: info.column,
-      })
+      fields[name] = field(
+        name,
+        target?.kind === 'related' ? 'integer' : info.kind,
+        { readonly: true, nullable: true },
+        {
+          related_resource: info.path.length ? info.path[info.path.length - 1] : undefined,
+          related_field: info.column,
+        },
+      )
     }
   }
   for (const [name, kind] of Object.entries(resource.result_fields)) fields[name] = field(name, kind)
@@ -79,10 +84,7 @@ export function describeResource(resource: Resource, resourceOfTable: (table: st
     query_fields: resource.query_fields,
     filtering,
     params: Object.fromEntries(
-      Object.entries(resource.params).map(([name, p]) => [
-        name,
-        { type: p.type, required: resource.GET_params_required.includes(name), help: p.help },
-      ]),
+      Object.entries(resource.params).map(([name, p]) => [name, { type: p.type, required: resource.GET_params_required.includes(name), help: p.help }]),
     ),
     list_delete_by: resource.list_delete_by,
     fields,

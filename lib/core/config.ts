@@ -74,10 +74,20 @@ export const ConfigSchema = Type.Object({
 
 export type Config = Static<typeof ConfigSchema>
 
-const NUMERIC = new Set(Object.entries(ConfigSchema.properties).filter(([, s]) => s.type === 'integer').map(([k]) => k))
+const NUMERIC = new Set(
+  Object.entries(ConfigSchema.properties)
+    .filter(([, s]) => s.type === 'integer')
+    .map(([k]) => k),
+)
 
 /** A comma-separated list setting; `none` is the empty list (an empty variable means "the default"). */
-export const listSetting = (value: string) => (value.trim() === 'none' ? [] : value.split(',').map((v) => v.trim()).filter(Boolean))
+export const listSetting = (value: string) =>
+  value.trim() === 'none'
+    ? []
+    : value
+        .split(',')
+        .map((v) => v.trim())
+        .filter(Boolean)
 
 export class ConfigError extends Error {
   override name = 'ConfigError'

@@ -23,8 +23,7 @@ export class ApiError extends Error {
   }
 }
 
-export const badRequest = (code: string, message: string, details?: Record<string, unknown>) =>
-  new ApiError(400, code, message, details)
+export const badRequest = (code: string, message: string, details?: Record<string, unknown>) => new ApiError(400, code, message, details)
 
 export const invalidValue = (param: string, value: unknown, expected: string) =>
   badRequest('INVALID_VALUE', `Invalid value for ${param}: ${JSON.stringify(String(value))} (expected ${expected})`)
@@ -32,8 +31,7 @@ export const invalidValue = (param: string, value: unknown, expected: string) =>
 export const validationError = (field: string, reason: string) =>
   badRequest('VALIDATION_ERROR', `${field}: ${reason}`, { errors: [{ field, message: reason }] })
 
-export const notFound = (resource: string, id: unknown) =>
-  new ApiError(404, 'NOT_FOUND', `No ${resource} object found for id : ${id}`)
+export const notFound = (resource: string, id: unknown) => new ApiError(404, 'NOT_FOUND', `No ${resource} object found for id : ${id}`)
 
 export const forbidden = (message: string, code = 'FORBIDDEN') => new ApiError(403, code, message)
 
@@ -79,7 +77,11 @@ export function fromDatabaseError(error: unknown, { revealValues = true } = {}):
   switch (code) {
     case '23505': {
       const [cols, vals] = key ? [key[1], key[2]] : [pg.constraint ?? '?', '?']
-      return new ApiError(409, 'UNIQUE_VIOLATION', revealValues ? `key: "${cols}" with value: "${vals}" already exists` : `key: "${cols}" with this value already exists`)
+      return new ApiError(
+        409,
+        'UNIQUE_VIOLATION',
+        revealValues ? `key: "${cols}" with value: "${vals}" already exists` : `key: "${cols}" with this value already exists`,
+      )
     }
     case '23503': {
       const table = /table "([^"]+)"/.exec(pg.detail ?? '')?.[1] ?? 'row'

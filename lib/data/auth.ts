@@ -80,7 +80,7 @@ export async function findUserByKey(db: Kysely<DB>, credentials: Credentials): P
     .select('k.id as key_id')
     .where('k.key_hash', '=', hashKey(credentials.key))
     .executeTakeFirst()
-  if (!row || !row.is_active) return undefined
+  if (!row?.is_active) return undefined
   if (credentials.username !== undefined && credentials.username !== row.username) return undefined
   return authUser(row, row.key_id)
 }
@@ -98,14 +98,15 @@ export async function createApiKey(db: Kysely<DB>, userId: number, key = newApiK
 
 /** The same, with the new key's row id (the `api_key` resource answers both). */
 export async function insertApiKey(db: Kysely<DB>, userId: number, key = newApiKey()): Promise<{ id: number; key: string }> {
-  const { id } = await db.insertInto('api_key').values({ user_id: userId, key_hash: hashKey(key) }).returning('id').executeTakeFirstOrThrow()
+  const { id } = await db
+    .insertInto('api_key')
+    .values({ user_id: userId, key_hash: hashKey(key) })
+    .returning('id')
+    .executeTakeFirstOrThrow()
   return { id, key }
 }
 
-export async function createUser(
-  db: Kysely<DB>,
-  user: { username: string; is_superuser?: boolean; email?: string },
-): Promise<number> {
+export async function createUser(db: Kysely<DB>, user: { username: string; is_superuser?: boolean; email?: string }): Promise<number> {
   const { id } = await db
     .insertInto('auth_user')
     .values({

@@ -141,7 +141,9 @@ async function createPostgres(url: string, options: DatabaseOptions): Promise<Da
     // A server that does not answer (rather than refusing) must not hold requests forever.
     connectionTimeoutMillis: 5_000,
     options: sessionOptions.join(' '),
-    types: { getTypeParser: ((oid: number, format?: string) => parsers[oid] ?? pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser },
+    types: {
+      getTypeParser: ((oid: number, format?: string) => parsers[oid] ?? pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
   })
   // A client losing its server connection must not crash the process (/health reports it): the pool
   // hears it for idle clients; a client in use hears it itself, and its query fails with it.
@@ -184,7 +186,7 @@ export function preparedStatements(pool: pg.Pool) {
     let name = names.get(text)
     if (name === undefined) {
       if (names.size >= MAX_STATEMENTS_PER_CONNECTION) names.clear()
-      names.set(text, (name = 'k' + createHash('sha1').update(text).digest('base64url')))
+      names.set(text, (name = `k${createHash('sha1').update(text).digest('base64url')}`))
     }
     return name
   }

@@ -14,10 +14,19 @@ import { ApiError } from '../core/errors.js'
 
 export type JobKind = (typeof JOB_KINDS)[number]
 
-/** Jobs of a document and jobs of a campaign are queued apart: each queue's workers take their own. */
-const QUEUE_OF: Record<JobKind, 'document' | 'campaign'> = { transform_upload: 'document', refresh_master: 'document', agg_refresh: 'campaign' }
-const QUEUES = ['document', 'campaign'] as const
-const kindsOf = (queue: (typeof QUEUES)[number]) => (Object.keys(QUEUE_OF) as JobKind[]).filter((kind) => QUEUE_OF[kind] === queue)
+/** How the queue treats one kind of job: the queue-side part of its declaration (resources/jobs.ts). */
+export interface JobKindSpec {
+  kind: JobKind
+  /** The pg-boss queue it waits in; each queue's workers take their own (a document's steps, a campaign's recomputes). */
+  queue: string
+  /** What the job is one of at a time (`document:12`), from its parameters. */
+  subject: (params: Record<string, number>) => string
+  /**
+   * When asking again answers the job already there for the subject: while it `waits`, or while it
+   * `waits or runs` (a document's step). A recompute asked for while one runs is one more run.
+   */
+  dedupe: 'waits' | 'waits or runs'
+}
 
 export interface JobSettings {
   /** A job running longer than this is taken for dead (its worker was killed) and retried. */
@@ -36,9 +45,15 @@ export interface JobSettings {
 const JOB_LIMIT_RETRY_SECONDS = 30
 
 const tooManyJobs = (limit: number) =>
-  new ApiError(429, 'TOO_MANY_JOBS', `You have ${limit} jobs queued or running, the most one user may have (JOB_MAX_QUEUED_PER_USER); retry when some have finished`, { limit }, {
-    'retry-after': String(JOB_LIMIT_RETRY_SECONDS),
-  })
+  new ApiError(
+    429,
+    'TOO_MANY_JOBS',
+    `You have ${limit} jobs queued or running, the most one user may have (JOB_MAX_QUEUED_PER_USER); retry when some have finished`,
+    { limit },
+    {
+      'retry-after': String(JOB_LIMIT_RETRY_SECONDS),
+    },
+  )
 
 /** A job to run, as a worker receives it. */
 export interface QueuedJob {
@@ -55,7 +70,7 @@ export interface JobError extends Error {
   final: boolean
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: tables and columns chosen at run time, checked by the schemas
 type AnyKysely = Kysely<any>
 
 /** pg-boss's `db` option over a Kysely instance or transaction: its scripts need PGlite's exec(). */
@@ -79,7 +94,7 @@ export const jobsSchemaOf = (database: Database) => (database.searchPath ? `${da
 /** Creates pg-boss's schema and our view over it, when missing; a newer pg-boss migrates its own at start. */
 export async function installJobQueue(database: Database): Promise<void> {
   const schema = jobsSchemaOf(database)
-  const { rows } = await sql<{ queue: boolean; view: boolean }>`select to_regclass(${schema + '.version'}) is not null as queue,
+  const { rows } = await sql<{ queue: boolean; view: boolean }>`select to_regclass(${`${schema}.version`}) is not null as queue,
     to_regclass('job_state') is not null as view`.execute(database.db)
   if (!rows[0].queue) {
     try {
@@ -134,10 +149,17 @@ export class JobQueue {
   /** Shutting down: a job that fails now is being handed back. */
   stopping = false
 
+  private readonly kinds: Map<string, JobKindSpec>
+  /** The queues the declared kinds wait in. */
+  private readonly queues: string[]
+
   constructor(
     private readonly database: Database,
     private readonly settings: JobSettings,
+    kinds: JobKindSpec[],
   ) {
+    this.kinds = new Map(kinds.map((spec) => [spec.kind, spec]))
+    this.queues = [...new Set(kinds.map((spec) => spec.queue))]
     this.schema = jobsSchemaOf(database)
     this.boss = new PgBoss({
       db: executor(database, database.db),
@@ -152,7 +174,7 @@ export class JobQueue {
 
   async start(): Promise<void> {
     await this.boss.start()
-    for (const name of QUEUES) {
+    for (const name of this.queues) {
       // 'standard': one job per document (or campaign) at a time is decided when a job is submitted
       // (submit, below), and its steps take the subject's lock. pg-boss's 'stately' policy would make a
       // second worker's fetch fail on its unique index while a subject's next run waits behind a running one.
@@ -167,17 +189,25 @@ export class JobQueue {
   }
 
   /**
-   * A job for `kind` on `params`, requested by `userId`, in `trx`. One per document at a time: while
-   * one is queued or running it is the answer. Recomputes of a campaign asked for while one runs are
-   * folded into one more run. Returns the job's id, and whether it is an existing one.
+   * A job for `kind` on `params`, requested by `userId`, in `trx`. One per subject at a time, as the
+   * kind's `dedupe` says: the job already there is the answer. Returns the job's id, and whether it is
+   * an existing one.
    */
   async submit(trx: Transaction<DB>, kind: JobKind, params: Record<string, number>, userId: number): Promise<{ id: number; existing: boolean }> {
-    const queue = QUEUE_OF[kind]
-    const subject = `${queue}:${Object.values(params)[0]}`
+    const spec = this.kinds.get(kind)
+    if (!spec) throw new Error(`no job kind ${kind} is declared`)
+    const { queue } = spec
+    const subject = spec.subject(params)
     // Submissions for one subject one after another, whichever process takes them.
     await sql`select pg_advisory_xact_lock(3, hashtext(${subject}))`.execute(trx)
-    const waiting = queue === 'document' ? ['created', 'retry', 'active'] : ['created', 'retry']
-    const existing = await trx.selectFrom('job_state').select('id').where('subject', '=', subject).where('state', 'in', waiting).orderBy('id').executeTakeFirst()
+    const waiting = spec.dedupe === 'waits or runs' ? ['created', 'retry', 'active'] : ['created', 'retry']
+    const existing = await trx
+      .selectFrom('job_state')
+      .select('id')
+      .where('subject', '=', subject)
+      .where('state', 'in', waiting)
+      .orderBy('id')
+      .executeTakeFirst()
     if (existing) return { id: existing.id, existing: true }
     // One user's jobs are counted one submission at a time; the count bounds the backlog, and orders it:
     // a user's n-th waiting job has priority -n, so another user's first job goes before it (pg-boss
@@ -185,7 +215,12 @@ export class JobQueue {
     await sql`select pg_advisory_xact_lock(4, ${userId})`.execute(trx)
     const pending = await trx
       .selectFrom('job_state')
-      .select([sql<number>`count(*)::int`.as('all'), sql<number>`(count(*) filter (where kind in (${sql.join(kindsOf(queue))})))::int`.as('here')])
+      .select([
+        sql<number>`count(*)::int`.as('all'),
+        sql<number>`(count(*) filter (where kind in (${sql.join([...this.kinds.values()].filter((k) => k.queue === queue).map((k) => k.kind))})))::int`.as(
+          'here',
+        ),
+      ])
       .where('created_by', '=', userId)
       .where('state', 'in', ['created', 'retry', 'active'])
       .executeTakeFirstOrThrow()
@@ -197,13 +232,17 @@ export class JobQueue {
       .returning('id')
       .executeTakeFirstOrThrow()
     // Expiry and retries are the job's own, from the settings of the process that submits it.
-    await this.boss.send(queue, { job_id: id }, {
-      id: queueJobId,
-      db: executor(this.database, trx),
-      expireInSeconds: this.settings.expireSeconds,
-      retryLimit: this.settings.retryLimit,
-      priority: -pending.here,
-    })
+    await this.boss.send(
+      queue,
+      { job_id: id },
+      {
+        id: queueJobId,
+        db: executor(this.database, trx),
+        expireInSeconds: this.settings.expireSeconds,
+        retryLimit: this.settings.retryLimit,
+        priority: -pending.here,
+      },
+    )
     return { id, existing: false }
   }
 
@@ -221,32 +260,45 @@ export class JobQueue {
    * is the job's result; what it throws, its error.
    */
   async work(concurrency: number, run: (job: QueuedJob, trx: Transaction<DB>, progress: Progress) => Promise<unknown>): Promise<void> {
-    for (const queue of QUEUES) {
+    for (const queue of this.queues) {
       for (let i = 0; i < concurrency; i++) {
-        const worker = await this.boss.work<{ job_id: number }>(queue, { batchSize: 1, pollingIntervalSeconds: this.settings.pollingSeconds }, async ([queued]) => {
-          const job = await this.database.db.selectFrom('job').select(['id', 'kind', 'params', 'created_by_id']).where('id', '=', queued.data.job_id).executeTakeFirst()
-          if (!job) return null // its row is gone (a test reset): nothing to do
-          const progress = this.progressWriter(job.id)
-          const running: RunningJob = { done: Promise.resolve() }
-          const attempt = this.database.db.transaction().execute(async (trx) => {
-            if (this.database.engine === 'postgres') running.backend = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0].pid
-            return run(job as QueuedJob, trx, progress.report)
-          })
-          running.done = attempt.then(() => undefined, () => undefined)
-          this.running.add(running)
-          try {
-            return await attempt
-          } catch (error) {
-            // A client mistake is final: retrying it would only fail again.
-            if ((error as JobError).final) {
-              await sql`update ${sql.table(`${this.schema}.job`)} set retry_limit = retry_count where name = ${queue} and id = ${queued.id}`.execute(this.database.db)
+        const worker = await this.boss.work<{ job_id: number }>(
+          queue,
+          { batchSize: 1, pollingIntervalSeconds: this.settings.pollingSeconds },
+          async ([queued]) => {
+            const job = await this.database.db
+              .selectFrom('job')
+              .select(['id', 'kind', 'params', 'created_by_id'])
+              .where('id', '=', queued.data.job_id)
+              .executeTakeFirst()
+            if (!job) return null // its row is gone (a test reset): nothing to do
+            const progress = this.progressWriter(job.id)
+            const running: RunningJob = { done: Promise.resolve() }
+            const attempt = this.database.db.transaction().execute(async (trx) => {
+              if (this.database.engine === 'postgres') running.backend = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0].pid
+              return run(job as QueuedJob, trx, progress.report)
+            })
+            running.done = attempt.then(
+              () => undefined,
+              () => undefined,
+            )
+            this.running.add(running)
+            try {
+              return await attempt
+            } catch (error) {
+              // A client mistake is final: retrying it would only fail again.
+              if ((error as JobError).final) {
+                await sql`update ${sql.table(`${this.schema}.job`)} set retry_limit = retry_count where name = ${queue} and id = ${queued.id}`.execute(
+                  this.database.db,
+                )
+              }
+              throw error
+            } finally {
+              this.running.delete(running)
+              await progress.flush()
             }
-            throw error
-          } finally {
-            this.running.delete(running)
-            await progress.flush()
-          }
-        })
+          },
+        )
         this.workers.push(worker)
       }
     }
@@ -264,7 +316,7 @@ export class JobQueue {
    */
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true
-    for (const queue of QUEUES) await this.boss.offWork(queue)
+    for (const queue of this.queues) await this.boss.offWork(queue)
     const settled = Promise.all([...this.running].map((r) => r.done))
     let timer: NodeJS.Timeout | undefined
     const timedOut = await Promise.race([settled.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)))])
@@ -297,7 +349,13 @@ export class JobQueue {
       written = value
       lastWrite = Date.now()
       writing = writing
-        .then(() => this.database.db.updateTable('job').set({ progress: JSON.stringify(value) }).where('id', '=', id).execute())
+        .then(() =>
+          this.database.db
+            .updateTable('job')
+            .set({ progress: JSON.stringify(value) })
+            .where('id', '=', id)
+            .execute(),
+        )
         .catch(() => {}) // progress is best effort; the job's outcome is not
       return writing
     }

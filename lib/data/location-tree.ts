@@ -17,12 +17,7 @@ export async function addToTree(db: Executor, id: number, parent: number | null)
 /** 400 LOCATION_CYCLE when `parent` is L itself or one of its descendants. */
 export async function checkNoCycle(db: Executor, id: number, parent: number | null): Promise<void> {
   if (parent === null) return
-  const inSubtree = await db
-    .selectFrom('location_tree')
-    .select('lvl')
-    .where('parent_location_id', '=', id)
-    .where('location_id', '=', parent)
-    .executeTakeFirst()
+  const inSubtree = await db.selectFrom('location_tree').select('lvl').where('parent_location_id', '=', id).where('location_id', '=', parent).executeTakeFirst()
   if (parent === id || inSubtree) {
     throw badRequest('LOCATION_CYCLE', `parent_location_id ${parent} would make location ${id} its own ancestor`)
   }

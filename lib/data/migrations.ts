@@ -8,7 +8,7 @@ import { installJobQueue } from './job-queue.js'
 
 import { PROJECT_ROOT } from '../core/paths.js'
 
-export const SQL_DIR = join(PROJECT_ROOT, 'sql') + '/'
+export const SQL_DIR = `${join(PROJECT_ROOT, 'sql')}/`
 
 /** The migration files, in order: read once per process (readiness asks for them on every probe). */
 let files: Promise<string[]> | undefined

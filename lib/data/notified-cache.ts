@@ -35,11 +35,15 @@ export class NotifiedCache<V> {
 
   /** Starts listening on `channel`; returns the function that stops. */
   async listen(database: Database, channel: string): Promise<() => Promise<void>> {
-    return database.listen(channel, () => this.drop(), (listening) => {
-      // Changes made while nobody listened are unknown: start clean either way.
-      this.drop()
-      this.#listening = listening
-    })
+    return database.listen(
+      channel,
+      () => this.drop(),
+      (listening) => {
+        // Changes made while nobody listened are unknown: start clean either way.
+        this.drop()
+        this.#listening = listening
+      },
+    )
   }
 
   /** Forgets every entry (this process wrote: its next read must see the change). */

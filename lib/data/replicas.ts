@@ -62,13 +62,19 @@ export class ReadReplicas {
 
   /** Connects to each URL (a replica that is down now is used once it answers). */
   static async open(primary: Database, urls: string[], settings: ReplicaSettings): Promise<ReadReplicas> {
-    const replicas = await Promise.all(urls.map(async (url, i) => ({ name: `replica-${i + 1}`, address: addressOf(url), database: await createDatabase({ url, poolSize: 10 }) })))
+    const replicas = await Promise.all(
+      urls.map(async (url, i) => ({ name: `replica-${i + 1}`, address: addressOf(url), database: await createDatabase({ url, poolSize: 10 }) })),
+    )
     const set = new ReadReplicas(primary, replicas, settings)
     await set.check()
     set.timer = setInterval(() => void set.check(), settings.checkMs)
     set.timer.unref()
     // A replica one process found behind is dropped by every process at once, not at their next check.
-    set.unlisten = await primary.listen(LAGGING_CHANNEL, (address) => set.lagging(address), () => {})
+    set.unlisten = await primary.listen(
+      LAGGING_CHANNEL,
+      (address) => set.lagging(address),
+      () => {},
+    )
     return set
   }
 

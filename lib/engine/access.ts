@@ -65,6 +65,13 @@ export function assertMayDelete(user: AuthUser, resource: { owner_column?: strin
   if (!user.is_superuser && !resource.owner_column) throw forbidden('Only a superuser may delete')
 }
 
+/** The role checks of a dispatched call (SECURITY.md's table): deletes, writes, and running an action. */
+export function assertMayCall(user: AuthUser, resource: { name: string; writers: Writers; owner_column?: string; kind: string }, method: string): void {
+  if (method === 'DELETE') assertMayDelete(user, resource)
+  if (method === 'POST' || method === 'PATCH' || method === 'DELETE') assertMayWrite(user, resource, 'modify')
+  else if (resource.kind === 'non_model') assertMayWrite(user, resource, 'run')
+}
+
 /** The locations a restricted user may reach, as a subquery of ids: their top-level location's subtree (§6). */
 export function permittedLocations(user: AuthUser): RawBuilder<unknown> {
   return sql`(select lt.location_id from location_tree lt where lt.parent_location_id = ${user.top_lvl_location_id})`
@@ -76,7 +83,10 @@ export function permittedLocations(user: AuthUser): RawBuilder<unknown> {
  */
 export function assertOwnDocument(user: AuthUser, document: { id: number; created_by_id: number | null }): void {
   if (user.restricted && document.created_by_id !== user.id) {
-    throw forbidden(`Document ${document.id} was uploaded by another user: with a location responsibility you may only change or process your own documents`, 'DOCUMENT_FORBIDDEN')
+    throw forbidden(
+      `Document ${document.id} was uploaded by another user: with a location responsibility you may only change or process your own documents`,
+      'DOCUMENT_FORBIDDEN',
+    )
   }
 }
 

@@ -5,8 +5,10 @@ import type { DB } from '../../schemas/index.js'
 
 export async function dataEntrySubmission(db: Kysely<DB>): Promise<number> {
   const find = async () =>
-    (await sql<{ id: number }>`select s.id from source_submission s join source_doc d on d.id = s.document_id
-      where d.guid = 'data-entry' and s.instance_guid = 'data-entry'`.execute(db)).rows[0]?.id
+    (
+      await sql<{ id: number }>`select s.id from source_submission s join source_doc d on d.id = s.document_id
+      where d.guid = 'data-entry' and s.instance_guid = 'data-entry'`.execute(db)
+    ).rows[0]?.id
   const found = await find()
   if (found !== undefined) return found
   await sql`insert into source_submission (document_id, instance_guid, row_number, submission_json, process_status)
@@ -18,12 +20,10 @@ export async function dataEntrySubmission(db: Kysely<DB>): Promise<number> {
 }
 
 /** The unique key of a raw campaign datapoint (ingestion §5.3). */
-export const campaignKey = (v: Record<string, unknown>) =>
-  `${v.location_id}_${v.indicator_id}_${v.campaign_id}`
+export const campaignKey = (v: Record<string, unknown>) => `${v.location_id}_${v.indicator_id}_${v.campaign_id}`
 
 /** The unique key of a raw date datapoint (ingestion §5.3). */
-export const dateKey = (v: Record<string, unknown>) =>
-  `${v.location_id}_${v.indicator_id}_${v.data_date}`
+export const dateKey = (v: Record<string, unknown>) => `${v.location_id}_${v.indicator_id}_${v.data_date}`
 
 /** A raw campaign datapoint written as a data entry: inserted, or the existing one taken over. */
 export async function enterCampaignValue(db: Kysely<DB>, v: { indicator_id: number; location_id: number; campaign_id: number; value: number | null }) {

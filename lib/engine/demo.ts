@@ -23,8 +23,7 @@ export async function loadDemoData(db: Kysely<DB>): Promise<boolean> {
     const typeId: Record<string, number> = {}
     for (const [admin_level, name] of ['Country', 'Province', 'District'].entries()) {
       const existing = await trx.selectFrom('location_type').select('id').where('name', '=', name).executeTakeFirst()
-      typeId[name] = existing?.id ??
-        (await trx.insertInto('location_type').values({ name, admin_level }).returning('id').executeTakeFirstOrThrow()).id
+      typeId[name] = existing?.id ?? (await trx.insertInto('location_type').values({ name, admin_level }).returning('id').executeTakeFirstOrThrow()).id
     }
     const country = await trx
       .insertInto('location')
@@ -39,23 +38,20 @@ export async function loadDemoData(db: Kysely<DB>): Promise<boolean> {
         .executeTakeFirstOrThrow()
       await trx
         .insertInto('location')
-        .values(districts.map((name, d) => ({
-          name,
-          location_code: `VD${p + 1}${d + 1}`,
-          location_type_id: typeId.District,
-          parent_location_id: id,
-          lpd_status: (d % 3) + 1,
-        })))
+        .values(
+          districts.map((name, d) => ({
+            name,
+            location_code: `VD${p + 1}${d + 1}`,
+            location_type_id: typeId.District,
+            parent_location_id: id,
+            lpd_status: (d % 3) + 1,
+          })),
+        )
         .execute()
     }
     await rebuildTree(trx)
 
-    const districtIds = (await trx
-      .selectFrom('location')
-      .select('id')
-      .where('location_type_id', '=', typeId.District)
-      .orderBy('id')
-      .execute()).map((r) => r.id)
+    const districtIds = (await trx.selectFrom('location').select('id').where('location_type_id', '=', typeId.District).orderBy('id').execute()).map((r) => r.id)
 
     const [nid, snid] = await trx
       .insertInto('campaign_type')
@@ -143,12 +139,22 @@ export async function loadDemoData(db: Kysely<DB>): Promise<boolean> {
     const firstSuperuser = sql<number>`(select min(id) from auth_user where is_superuser)`
     const [chart] = await trx
       .insertInto('custom_chart')
-      .values({ uuid: 'demo-missed-by-province', title: 'Missed children by province', chart_json: JSON.stringify({ type: 'ColumnChart', indicator_ids: [id('Children missed')] }), owner_id: firstSuperuser })
+      .values({
+        uuid: 'demo-missed-by-province',
+        title: 'Missed children by province',
+        chart_json: JSON.stringify({ type: 'ColumnChart', indicator_ids: [id('Children missed')] }),
+        owner_id: firstSuperuser,
+      })
       .returning('uuid')
       .execute()
     await trx
       .insertInto('custom_dashboard')
-      .values({ title: 'Campaign overview', description: 'Demo dashboard', rows: JSON.stringify([{ layout: 1, charts: [chart.uuid] }]), owner_id: firstSuperuser })
+      .values({
+        title: 'Campaign overview',
+        description: 'Demo dashboard',
+        rows: JSON.stringify([{ layout: 1, charts: [chart.uuid] }]),
+        owner_id: firstSuperuser,
+      })
       .execute()
     return true
   })

@@ -25,7 +25,6 @@ export function normaliseFeature(value: unknown): Row {
   throw validationError('geo_json', 'must be a GeoJSON Feature with a Polygon or MultiPolygon geometry')
 }
 
-
 export interface GeoLoadResult {
   loaded: number
   unknown: string[]

@@ -54,6 +54,16 @@ async function recompute(db: Kysely<DB>, campaignId: number): Promise<RecomputeS
   // The id is an integer from the database. It is written as a literal so these statements are planned
   // for the temp tables' current contents, never from a cached generic plan.
   const C = sql.lit(Math.trunc(campaignId))
+  await openWorkingSets(db, C)
+  const { raw, aggregated, arithmetic } = await aggregateUp(db, C)
+  const calculated = await calculate(db, arithmetic)
+  await mergeResults(db, C)
+  const count = (result: { numAffectedRows?: bigint }) => Number(result.numAffectedRows ?? 0)
+  return { raw: count(raw), aggregated: count(aggregated), computed: count(raw) + count(aggregated) + count(calculated) }
+}
+
+/** The campaign's lock, and empty working sets (temp tables dropped at commit). */
+async function openWorkingSets(db: Kysely<DB>, C: RawBuilder<unknown>) {
   await sql`select pg_advisory_xact_lock(2, ${C})`.execute(db)
   // The working sets hold a campaign's every value (500,000 rows for 10,000 locations × 50
   // indicators): with the default 4 MB their hash joins spill to disk in batches. Until the end of
@@ -61,20 +71,28 @@ async function recompute(db: Kysely<DB>, campaignId: number): Promise<RecomputeS
   await sql`set local work_mem = '64MB'`.execute(db)
   await sql.raw(`drop table if exists ${TEMP.join(', ')}`).execute(db)
   for (const name of TEMP) {
-    await sql.raw(`create temp table ${name} (location_id integer not null, indicator_id integer not null, value double precision not null) on commit drop`).execute(db)
+    await sql
+      .raw(`create temp table ${name} (location_id integer not null, indicator_id integer not null, value double precision not null) on commit drop`)
+      .execute(db)
   }
-  // Keyed by (location, indicator), so every lookup below can be an index probe whatever the planner
-  // estimates. The key is added once a table is filled: one sorted index build instead of an index
-  // insertion per row (bench/README.md, "Ingestion").
-  const keyed = async (name: (typeof TEMP)[number]) => {
-    await sql.raw(`alter table ${name} add primary key (location_id, indicator_id)`).execute(db)
-    await sql.raw(`analyze ${name}`).execute(db)
-  }
+}
 
+/**
+ * Keyed by (location, indicator), so every lookup can be an index probe whatever the planner
+ * estimates. The key is added once a table is filled: one sorted index build instead of an index
+ * insertion per row (bench/README.md, "Ingestion").
+ */
+async function keyed(db: Kysely<DB>, name: (typeof TEMP)[number]) {
+  await sql.raw(`alter table ${name} add primary key (location_id, indicator_id)`).execute(db)
+  await sql.raw(`analyze ${name}`).execute(db)
+}
+
+/** §6: the raw values and their aggregates up the tree; the arithmetic their values allow. */
+async function aggregateUp(db: Kysely<DB>, C: RawBuilder<unknown>) {
   // §6: raw values of the campaign (finite only) …
   const raw = await sql`insert into rc_raw select location_id, indicator_id, value from datapoint
     where campaign_id = ${C} and ${FINITE(sql.ref('value'))}`.execute(db)
-  await keyed('rc_raw')
+  await keyed(db, 'rc_raw')
   const { rows: unsafe } = await sql<{ found: boolean }>`select exists (select 1 from rc_raw where not (${SAFE_RANGE})) as found`.execute(db)
   const { type: N, float8 } = unsafe[0].found ? NUMERIC : FLOAT8
   // … plus, for int (SUM) and bool (MEAN) indicators, each ancestor without its own raw value gets
@@ -96,14 +114,19 @@ async function recompute(db: Kysely<DB>, campaignId: number): Promise<RecomputeS
     join location_tree t on t.location_id = r.location_id and t.lvl >= 1 and (nearest.k is null or t.lvl < nearest.k)
     group by t.parent_location_id, r.indicator_id, i.data_format) a (location_id, indicator_id, value)
     where ${FINITE(sql.ref('value'))}`.execute(db)
-  await keyed('rc_agg')
+  await keyed(db, 'rc_agg')
+  return { raw, aggregated, arithmetic: unsafe[0].found ? NUMERIC : FLOAT8 }
+}
 
+/** §7: calculated indicators, for the keys without a stored value. */
+async function calculate(db: Kysely<DB>, { type: N, float8 }: Arithmetic) {
   // Calculations (§7) only where some exist: their statements would still scan the stored values.
   const { rows: kinds } = await sql<{ calculation: string }>`select distinct calculation from calculated_indicator_component`.execute(db)
   const calculations = new Set(kinds.map((k) => k.calculation))
 
   // §7 step 1: sums of parts, recursive: a part contributes its stored value, or else its own parts.
-  if (calculations.has('PART_TO_BE_SUMMED')) await sql`insert into rc_sum
+  if (calculations.has('PART_TO_BE_SUMMED'))
+    await sql`insert into rc_sum
     with recursive expand(root, part, location_id) as (
       select c.indicator_id, c.indicator_component_id, l.location_id
       from calculated_indicator_component c cross join (select location_id from rc_raw union select location_id from rc_agg) l
@@ -117,11 +140,13 @@ async function recompute(db: Kysely<DB>, campaignId: number): Promise<RecomputeS
       from expand e join ${STORED} a on a.indicator_id = e.part and a.location_id = e.location_id
       group by e.location_id, e.root) s
     where ${FINITE(sql.ref('value'))}`.execute(db)
-  await keyed('rc_sum')
+  await keyed(db, 'rc_sum')
   // Steps 2–4, for the keys without a stored value, in order of precedence: part of
   // difference > ratio > sum of parts. val(c, L) is the stored value, else the computed sum; it is only
   // read for the components of differences and ratios, so only their rows are gathered.
-  const calculated = !calculations.size ? {} : await sql`insert into rc_calc
+  const calculated = !calculations.size
+    ? {}
+    : await sql`insert into rc_calc
     with operands as (select indicator_component_id as id from calculated_indicator_component
         where calculation in ('WHOLE_OF_DIFFERENCE', 'PART_OF_DIFFERENCE', 'NUMERATOR', 'DENOMINATOR')),
     val as materialized (
@@ -156,17 +181,25 @@ async function recompute(db: Kysely<DB>, campaignId: number): Promise<RecomputeS
       and not exists (select 1 from ${STORED} a where a.location_id = candidates.location_id and a.indicator_id = candidates.indicator_id)
     order by location_id, indicator_id, rank`.execute(db)
   await sql`analyze rc_calc`.execute(db)
+  return calculated
+}
 
+/** §7.2: the results into the campaign's tables, ids kept. */
+async function mergeResults(db: Kysely<DB>, C: RawBuilder<unknown>) {
   // §7.2: merge with stable ids. The final values are the stored ones (step 1 of precedence) and the
   // calculated ones for the other keys: read straight from the two tables, never copied into a third.
-  await mergeCampaign(db, C, 'agg_datapoint', sql`(select location_id, indicator_id, value, true as is_raw from rc_raw
-    union all select location_id, indicator_id, value, false from rc_agg)`, ['value', 'is_raw'])
+  await mergeCampaign(
+    db,
+    C,
+    'agg_datapoint',
+    sql`(select location_id, indicator_id, value, true as is_raw from rc_raw
+    union all select location_id, indicator_id, value, false from rc_agg)`,
+    ['value', 'is_raw'],
+  )
   const final = sql`(select location_id, indicator_id, value from ${STORED} s union all select location_id, indicator_id, value from rc_calc)`
   await mergeCampaign(db, C, 'datapoint_with_computed', final, ['value'])
 
   await sql.raw(`drop table ${TEMP.join(', ')}`).execute(db)
-  const count = (result: { numAffectedRows?: bigint }) => Number(result.numAffectedRows ?? 0)
-  return { raw: count(raw), aggregated: count(aggregated), computed: count(raw) + count(aggregated) + count(calculated) }
 }
 
 /**
@@ -178,7 +211,10 @@ async function recompute(db: Kysely<DB>, campaignId: number): Promise<RecomputeS
 async function mergeCampaign(db: Kysely<DB>, C: RawBuilder<unknown>, target: string, s: RawBuilder<unknown>, columns: string[]) {
   const t = sql.table(target)
   const cols = sql.join(columns.map((c) => sql.ref(c)))
-  const changed = sql.join(columns.map((c) => sql`d.${sql.ref(c)} <> n.${sql.ref(c)}`), sql` or `)
+  const changed = sql.join(
+    columns.map((c) => sql`d.${sql.ref(c)} <> n.${sql.ref(c)}`),
+    sql` or `,
+  )
   await sql`drop table if exists rc_diff`.execute(db)
   // id: the target row (null = a new key); location_id: null = a vanished key.
   await sql`create temp table rc_diff on commit drop as
@@ -192,4 +228,14 @@ async function mergeCampaign(db: Kysely<DB>, C: RawBuilder<unknown>, target: str
   await sql`insert into ${t} (location_id, indicator_id, campaign_id, ${cols})
     select x.location_id, x.indicator_id, ${C}, ${sql.join(columns.map((c) => sql`x.${sql.ref(c)}`))} from rc_diff x where x.id is null`.execute(db)
   await sql`drop table rc_diff`.execute(db)
+}
+
+/**
+ * resource-api §11.5: campaigns that lost raw datapoints (a delete, directly or by a cascade) are
+ * recomputed in the same transaction, so no aggregate or calculated value outlives its inputs.
+ */
+export async function recomputeAfterDelete(db: Kysely<DB>, table: string, rows: Array<Record<string, unknown>>): Promise<void> {
+  if (table !== 'datapoint') return
+  const campaigns = new Set(rows.map((r) => r.campaign_id).filter((c): c is number => typeof c === 'number'))
+  for (const campaign of campaigns) await recomputeCampaign(db, campaign)
 }

@@ -27,7 +27,14 @@ export async function bulkWriteSettings(db: Kysely<DB>): Promise<void> {
  * with the uploader's rights, lib/engine/access.ts): stats stored on the document and returned.
  * `progress` hears rows parsed, submissions and cells written, datapoints written, campaigns recomputed.
  */
-export async function ingest(db: Kysely<DB>, doc: Document, runner: AuthUser, dataDir: string, withTransform: boolean, progress: Progress = noProgress): Promise<Record<string, unknown>> {
+export async function ingest(
+  db: Kysely<DB>,
+  doc: Document,
+  runner: AuthUser,
+  dataDir: string,
+  withTransform: boolean,
+  progress: Progress = noProgress,
+): Promise<Record<string, unknown>> {
   await lockDocument(db, doc.id)
   await bulkWriteSettings(db)
   const clock = performance.now()
@@ -47,7 +54,10 @@ export async function ingest(db: Kysely<DB>, doc: Document, runner: AuthUser, da
   progress('campaigns recomputed', recomputed.length, recomputed.length)
   lap('recompute', recomputeStarted)
   const computed = recomputed.length
-    ? Number((await db.selectFrom('datapoint_with_computed').select(sql<number>`count(*)`.as('n')).where('campaign_id', 'in', recomputed).executeTakeFirstOrThrow()).n)
+    ? Number(
+        (await db.selectFrom('datapoint_with_computed').select(sql<number>`count(*)`.as('n')).where('campaign_id', 'in', recomputed).executeTakeFirstOrThrow())
+          .n,
+      )
     : 0
   const stats = {
     action: withTransform ? 'transform_upload' : 'refresh_master',
@@ -58,7 +68,11 @@ export async function ingest(db: Kysely<DB>, doc: Document, runner: AuthUser, da
     computed_rows: computed,
     timings_ms,
   }
-  await db.updateTable('source_doc').set({ ingest_stats: JSON.stringify(stats) }).where('id', '=', doc.id).execute()
+  await db
+    .updateTable('source_doc')
+    .set({ ingest_stats: JSON.stringify(stats) })
+    .where('id', '=', doc.id)
+    .execute()
   return stats
 }
 

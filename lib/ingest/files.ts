@@ -15,16 +15,14 @@ export interface Table {
 }
 
 export const emptyFile = () => new ApiError(422, 'EMPTY_FILE', 'file is empty please check the upload and try again')
-export const unreadableFile = () =>
-  new ApiError(422, 'UNREADABLE_FILE', 'There was an error with your file. Please check the upload and try again')
+export const unreadableFile = () => new ApiError(422, 'UNREADABLE_FILE', 'There was an error with your file. Please check the upload and try again')
 
 export type FileKind = 'csv' | 'xlsx'
 
 /** More columns than any real upload has: a header that wide is a mistake or an attack. */
 export const MAX_COLUMNS = 2_000
 
-const tooManyColumns = (count: number) =>
-  new ApiError(422, 'TOO_MANY_COLUMNS', `The file has ${count} columns; at most ${MAX_COLUMNS} are accepted`)
+const tooManyColumns = (count: number) => new ApiError(422, 'TOO_MANY_COLUMNS', `The file has ${count} columns; at most ${MAX_COLUMNS} are accepted`)
 
 /**
  * Uploads carry values, not formulas. A CSV cell that starts with `=` would run as a formula in a

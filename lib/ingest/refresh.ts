@@ -38,7 +38,13 @@ const KEY = sql`(s.location_id || '_' || s.indicator_id || '_' || coalesce(s.cam
  * `permitted`: the locations the document's rows may be written at (its uploader's, lib/engine/access.ts),
  * null for everywhere; a row mapped elsewhere is kept as a submission and counted, never written.
  */
-export async function refreshMaster(db: Kysely<DB>, doc: Document, permitted: Set<number> | null, timings: Record<string, number> = {}, progress: Progress = noProgress) {
+export async function refreshMaster(
+  db: Kysely<DB>,
+  doc: Document,
+  permitted: Set<number> | null,
+  timings: Record<string, number> = {},
+  progress: Progress = noProgress,
+) {
   let clock = performance.now()
   const lap = (name: string) => {
     timings[name] = Math.round(performance.now() - clock)
@@ -59,7 +65,66 @@ export async function refreshMaster(db: Kysely<DB>, doc: Document, permitted: Se
     .execute()
 
   await db.deleteFrom('doc_datapoint').where('document_id', '=', doc.id).execute()
-  const status = { processed: [] as number[], missing_location: [] as number[], missing_campaign: [] as number[], missing_date: [] as number[], location_forbidden: [] as number[] }
+  const { status, forbiddenRows, rejectedCells, staged } = stageSubmissions(doc, submissions, maps, indicatorColumns, permitted, progress)
+  lap('refresh_read')
+  progress('cells staged', submissions.length, submissions.length)
+  // Staged in (row, column) order, so within a key the highest id is the winner (§5.4).
+  await insertStaged(db, staged, (done) => progress('cells written', done, staged.length))
+  ingestCells.inc(staged.length)
+  for (const reason of ['missing_location', 'missing_campaign', 'missing_date', 'location_forbidden'] as const) {
+    if (status[reason].length) ingestRejectedRows.inc({ reason }, status[reason].length)
+  }
+  lap('refresh_stage')
+  await writeStatuses(db, status)
+
+  const winners = await stageWinners(db, D)
+  const conflicts = await findConflicts(db, D, winners === staged.length)
+
+  lap('refresh_status_conflicts')
+  progress('datapoints written', 0, winners)
+  const sync = await syncDatapoints(db, doc)
+  progress('datapoints written', winners, winners)
+  lap('refresh_sync')
+  return {
+    unmapped: { indicator: capped(unmapped.indicator), location: capped(unmapped.location), campaign: capped(unmapped.campaign) },
+    rows: {
+      processed: status.processed.length,
+      missing_location: status.missing_location.length,
+      missing_campaign: status.missing_campaign.length,
+      missing_date: status.missing_date.length,
+      location_forbidden: status.location_forbidden.length,
+    },
+    forbidden_rows: capped(forbiddenRows),
+    doc_datapoints: staged.length,
+    datapoints: sync.counts,
+    rejected_cells: capped(rejectedCells),
+    conflicts: capped(conflicts.rows.map((r) => ({ unique_index: r.key, kept: r.kept, dropped: r.dropped }))),
+    touchedCampaigns: sync.touched,
+  }
+}
+
+type Mappings = Awaited<ReturnType<typeof mappings>>['maps']
+type Submission = { id: number; row_number: number; location_code: string; campaign_code: string; data_date: string | null; submission_json: unknown }
+
+/**
+ * §5: each submission's cells as staged datapoints, in (row, column) order; rows without a mapped
+ * location, campaign or date, and rows outside `permitted`, counted by reason instead.
+ */
+function stageSubmissions(
+  doc: Document,
+  submissions: Submission[],
+  maps: Mappings,
+  indicatorColumns: string[],
+  permitted: Set<number> | null,
+  progress: Progress,
+) {
+  const status = {
+    processed: [] as number[],
+    missing_location: [] as number[],
+    missing_campaign: [] as number[],
+    missing_date: [] as number[],
+    location_forbidden: [] as number[],
+  }
   const forbiddenRows: Array<{ row_number: number; location_code: string; reason: string }> = []
   const rejectedCells: Array<{ row_number: number; column: string; value: Cell; reason: string }> = []
   const staged: Array<Record<string, unknown>> = []
@@ -107,28 +172,40 @@ export async function refreshMaster(db: Kysely<DB>, doc: Document, permitted: Se
       })
     }
   }
-  lap('refresh_read')
-  progress('cells staged', submissions.length, submissions.length)
-  // Staged in (row, column) order, so within a key the highest id is the winner (§5.4).
-  await insertStaged(db, staged, (done) => progress('cells written', done, staged.length))
-  ingestCells.inc(staged.length)
-  for (const reason of ['missing_location', 'missing_campaign', 'missing_date', 'location_forbidden'] as const) {
-    if (status[reason].length) ingestRejectedRows.inc({ reason }, status[reason].length)
-  }
-  lap('refresh_stage')
-  const statusNames = {
-    processed: 'PROCESSED', missing_location: 'MISSING_LOCATION', missing_campaign: 'MISSING_CAMPAIGN', missing_date: 'MISSING_DATE', location_forbidden: 'LOCATION_FORBIDDEN',
-  } as const
-  // One statement per status, the ids as one array parameter (a list of thousands of parameters is
-  // slow to parse and plan).
-  for (const [name, ids] of Object.entries(status)) {
-    if (ids.length) await db.updateTable('source_submission').set({ process_status: statusNames[name as keyof typeof statusNames] }).where(sql<boolean>`id = any(${ids}::int4[])`).execute()
-  }
+  return { status, forbiddenRows, rejectedCells, staged }
+}
 
-  // Two cells of one key (§5.4) exist exactly when there are fewer winners than staged cells: the
-  // search for them (a window over every staged cell) runs only then.
-  const winners = await stageWinners(db, D)
-  const conflicts = winners === staged.length ? { rows: [] } : await sql<{ key: string; kept: unknown; dropped: unknown }>`
+/** Each submission's process status, one statement per status. */
+async function writeStatuses(
+  db: Kysely<DB>,
+  status: Record<'processed' | 'missing_location' | 'missing_campaign' | 'missing_date' | 'location_forbidden', number[]>,
+) {
+  const statusNames = {
+    processed: 'PROCESSED',
+    missing_location: 'MISSING_LOCATION',
+    missing_campaign: 'MISSING_CAMPAIGN',
+    missing_date: 'MISSING_DATE',
+    location_forbidden: 'LOCATION_FORBIDDEN',
+  } as const
+  // The ids as one array parameter (a list of thousands of parameters is slow to parse and plan).
+  for (const [name, ids] of Object.entries(status)) {
+    if (ids.length)
+      await db
+        .updateTable('source_submission')
+        .set({ process_status: statusNames[name as keyof typeof statusNames] })
+        .where(sql<boolean>`id = any(${ids}::int4[])`)
+        .execute()
+  }
+}
+
+/**
+ * §5.4: keys two cells of the document wrote, with the kept cell and the dropped ones. Two cells of
+ * one key exist exactly when there are fewer winners than staged cells (`none`): the search (a window
+ * over every staged cell) runs only then.
+ */
+async function findConflicts(db: Kysely<DB>, D: RawBuilder<unknown>, none: boolean) {
+  if (none) return { rows: [] }
+  return sql<{ key: string; kept: unknown; dropped: unknown }>`
     with s as (select ${KEY} as key, s.* from doc_datapoint s where s.document_id = ${D}),
     ranked as (select s.*, row_number() over (partition by key order by id desc) as rank, count(*) over (partition by key) as n from s)
     select r.key,
@@ -137,28 +214,6 @@ export async function refreshMaster(db: Kysely<DB>, doc: Document, permitted: Se
          from ranked l join source_submission sub2 on sub2.id = l.source_submission_id where l.key = r.key and l.rank > 1) as dropped
     from ranked r join source_submission sub on sub.id = r.source_submission_id
     where r.rank = 1 and r.n > 1 order by r.key`.execute(db)
-
-  lap('refresh_status_conflicts')
-  progress('datapoints written', 0, winners)
-  const sync = await syncDatapoints(db, doc)
-  progress('datapoints written', winners, winners)
-  lap('refresh_sync')
-  return {
-    unmapped: { indicator: capped(unmapped.indicator), location: capped(unmapped.location), campaign: capped(unmapped.campaign) },
-    rows: {
-      processed: status.processed.length,
-      missing_location: status.missing_location.length,
-      missing_campaign: status.missing_campaign.length,
-      missing_date: status.missing_date.length,
-      location_forbidden: status.location_forbidden.length,
-    },
-    forbidden_rows: capped(forbiddenRows),
-    doc_datapoints: staged.length,
-    datapoints: sync.counts,
-    rejected_cells: capped(rejectedCells),
-    conflicts: capped(conflicts.rows.map((r) => ({ unique_index: r.key, kept: r.kept, dropped: r.dropped }))),
-    touchedCampaigns: sync.touched,
-  }
 }
 
 /** A PostgreSQL array literal of numbers, `YYYY-MM-DD` dates and nulls, which need no quoting. */
@@ -174,8 +229,14 @@ const textArray = (values: unknown[]) => `{${values.map((v) => `"${String(v).rep
  */
 async function insertStaged(db: Kysely<DB>, staged: Array<Record<string, unknown>>, written: (done: number) => void) {
   const columns = [
-    ['document_id', 'int4'], ['source_submission_id', 'int4'], ['column_name', 'text'], ['indicator_id', 'int4'],
-    ['location_id', 'int4'], ['campaign_id', 'int4'], ['data_date', 'date'], ['value', 'float8'],
+    ['document_id', 'int4'],
+    ['source_submission_id', 'int4'],
+    ['column_name', 'text'],
+    ['indicator_id', 'int4'],
+    ['location_id', 'int4'],
+    ['campaign_id', 'int4'],
+    ['data_date', 'date'],
+    ['value', 'float8'],
   ] as const
   const names = sql.join(columns.map(([name]) => sql.ref(name)))
   let running: Promise<unknown> | undefined
@@ -231,7 +292,9 @@ async function syncDatapoints(db: Kysely<DB>, doc: Document) {
   const written = existing === 0 ? await insertFreshKeys(db, tD, own) : await upsertWinners(db, tD, own)
   // The document's datapoints under keys it no longer makes; a document that held none (its first
   // run) has none to delete, and the search would visit every row it just wrote.
-  const deleted = !held ? { rows: [{ deleted: 0, campaigns: null }] } : await sql<{ deleted: number; campaigns: number[] | null }>`
+  const deleted = !held
+    ? { rows: [{ deleted: 0, campaigns: null }] }
+    : await sql<{ deleted: number; campaigns: number[] | null }>`
     with d as (delete from datapoint d where d.source_submission_id in ${own}
       and not exists (select 1 from rf_winners w where w.key = d.unique_index)
     returning d.campaign_id)
@@ -254,7 +317,9 @@ const countWritten = (w: RawBuilder<unknown>) => sql<Written['rows'][number]>`wi
   from w`
 
 /** Every winner as a datapoint of precedence `tD`; the caller adds what happens on a conflict and what is returned. */
-const insertWinners = (tD: RawBuilder<unknown>) => sql`insert into datapoint as p (indicator_id, location_id, campaign_id, data_date, value, source_submission_id, unique_index, precedence_at)
+const insertWinners = (
+  tD: RawBuilder<unknown>,
+) => sql`insert into datapoint as p (indicator_id, location_id, campaign_id, data_date, value, source_submission_id, unique_index, precedence_at)
   select w.indicator_id, w.location_id, w.campaign_id, w.data_date, w.value, w.source_submission_id, w.key, ${tD} from rf_winners w`
 
 /**

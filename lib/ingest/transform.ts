@@ -47,7 +47,8 @@ export async function transform(db: Kysely<DB>, doc: Document, dataDir: string, 
   let emptyKeys = 0
   const byKey = new Map<string, number>()
   table.rows.forEach((row, index) => {
-    const key = uniqueKey >= 0 ? cellText(row[uniqueKey]) : row[geocode] === null || row[campaign] === null ? '' : cellText(row[geocode]) + cellText(row[campaign])
+    const key =
+      uniqueKey >= 0 ? cellText(row[uniqueKey]) : row[geocode] === null || row[campaign] === null ? '' : cellText(row[geocode]) + cellText(row[campaign])
     if (!key) emptyKeys++
     else byKey.set(key, index)
   })
@@ -81,7 +82,10 @@ export async function transform(db: Kysely<DB>, doc: Document, dataDir: string, 
   }
   for (let i = 0; i < fresh.length; i += 1000) {
     progress('submissions written', i, fresh.length)
-    await db.insertInto('source_submission').values(fresh.slice(i, i + 1000) as never).execute()
+    await db
+      .insertInto('source_submission')
+      .values(fresh.slice(i, i + 1000) as never)
+      .execute()
   }
   progress('submissions written', fresh.length, fresh.length)
 
@@ -89,7 +93,7 @@ export async function transform(db: Kysely<DB>, doc: Document, dataDir: string, 
   const roles = roleColumns(fileType)
   const codes: Record<'indicator' | 'location' | 'campaign', string[]> = {
     indicator: table.header.filter((h) => !roles.includes(h)),
-    location: (await distinctCodes(db, doc.id, 'location_code')),
+    location: await distinctCodes(db, doc.id, 'location_code'),
     campaign: fileType === 'campaign' ? await distinctCodes(db, doc.id, 'campaign_code') : [],
   }
   const created: Record<string, number> = { indicator: 0, location: 0, campaign: 0 }
@@ -124,6 +128,13 @@ export async function transform(db: Kysely<DB>, doc: Document, dataDir: string, 
 }
 
 async function distinctCodes(db: Kysely<DB>, documentId: number, column: 'location_code' | 'campaign_code'): Promise<string[]> {
-  const rows = await db.selectFrom('source_submission').select(column).distinct().where('document_id', '=', documentId).where(column, '<>', '').orderBy(column).execute()
+  const rows = await db
+    .selectFrom('source_submission')
+    .select(column)
+    .distinct()
+    .where('document_id', '=', documentId)
+    .where(column, '<>', '')
+    .orderBy(column)
+    .execute()
   return rows.map((r) => (r as Record<string, string>)[column])
 }

@@ -57,6 +57,7 @@ export async function checkUpload(input: UploadInput): Promise<Upload> {
   const dateOrder = input.dateOrder ?? 'MDY'
   if (!['MDY', 'DMY', 'YMD'].includes(dateOrder)) throw validationError('date_order', 'must be one of MDY, DMY, YMD')
   // The title is a file name shown to people and used in downloads: no paths, no control characters.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
   if (/[/\\\u0000-\u001f\u007f]/.test(input.title)) {
     throw validationError('doc_title', 'must be a file name without path separators or control characters')
   }
@@ -75,7 +76,13 @@ export async function storeUpload(db: Kysely<DB>, dataDir: string, input: Upload
   // `<title>-<epoch seconds>`, then -2, -3… if that exists (re-uploading the same file never collides).
   const base = `${input.title}-${Math.floor(now.getTime() / 1000)}`
   const taken = new Set(
-    (await db.selectFrom('source_doc').select('doc_title').where((eb) => eb.or([eb('doc_title', '=', base), eb('doc_title', 'like', `${base.replace(/[\\%_]/g, '\\$&')}-%`)])).execute()).map((r) => r.doc_title),
+    (
+      await db
+        .selectFrom('source_doc')
+        .select('doc_title')
+        .where((eb) => eb.or([eb('doc_title', '=', base), eb('doc_title', 'like', `${base.replace(/[\\%_]/g, '\\$&')}-%`)]))
+        .execute()
+    ).map((r) => r.doc_title),
   )
   let title = base
   for (let n = 2; taken.has(title); n++) title = `${base}-${n}`

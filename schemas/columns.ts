@@ -3,7 +3,7 @@
 // The static type is the Kysely column type, so `Static<typeof Table>` is a Kysely row.
 import { Type, type TSchema, type TUnsafe, type TObject, type TProperties } from '@sinclair/typebox'
 import type { ColumnType, Generated } from 'kysely'
-import { TIMESTAMP_DESCRIPTION, TIMESTAMP_PATTERN } from '../core/values.js'
+import { TIMESTAMP_DESCRIPTION, TIMESTAMP_PATTERN } from '../lib/core/values.js'
 
 /** A timestamp as the API writes it (lib/data/database.ts formatTimestamp). */
 const Timestamp = () => Type.String({ pattern: TIMESTAMP_PATTERN, description: TIMESTAMP_DESCRIPTION })
@@ -35,6 +35,13 @@ export interface TableMeta {
   name: string
   /** Composite unique constraints, for readable 409 messages. */
   unique?: string[][]
+  /**
+   * How the database holds the table's references when not by foreign keys: `declared only`, the
+   * application's alone (deletes count and cascade through them; sql/005, bulk-written derived
+   * tables); `by trigger`, statement-level triggers over the columns of `<table>_references()`
+   * (sql/007, datapoint).
+   */
+  references?: 'declared only' | 'by trigger'
 }
 export const TABLE = 'x-table'
 
@@ -63,8 +70,7 @@ export const col = {
   string: <O extends Opts>(opts?: O) => column<Defaulted<Nullable<string, O>, O>>(Type.String(), 'string', opts),
   boolean: <O extends Opts>(opts?: O) => column<Defaulted<Nullable<boolean, O>, O>>(Type.Boolean(), 'boolean', opts),
   date: <O extends Opts>(opts?: O) => column<Defaulted<Nullable<string, O>, O>>(Type.String({ format: 'date' }), 'date', opts),
-  datetime: <O extends Opts>(opts?: O) =>
-    column<Defaulted<Nullable<string, O>, O>>(Timestamp(), 'datetime', opts),
+  datetime: <O extends Opts>(opts?: O) => column<Defaulted<Nullable<string, O>, O>>(Timestamp(), 'datetime', opts),
   /** `created_at timestamptz NOT NULL DEFAULT now()`, never written by clients. */
   createdAt: () =>
     column<ColumnType<string, string | undefined, string>>(Timestamp(), 'datetime', {

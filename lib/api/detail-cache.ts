@@ -1,0 +1,49 @@
+// Detail GETs answered from memory: the representation as sent, per resource, id and what the
+// requester may see. Any change to any table empties the cache (sql/004 notifies; this process's own
+// writes drop it before their response leaves), so a read never returns what a committed change
+// replaced once the notification has arrived (docs/decisions.md, "Detail cache").
+import type { FastifyReply } from 'fastify'
+import type { Database } from '../data/database.js'
+import { NotifiedCache } from '../data/notified-cache.js'
+import { readDetail } from './crud.js'
+import type { Context } from './resource.js'
+
+// A bound on staleness should a change ever not notify (a table without the sql/004 trigger).
+const TTL_MS = 60_000
+const MAX_ENTRIES = 100_000
+
+export class DetailCache {
+  readonly #cache: NotifiedCache<string>
+
+  /** `maxBytes`: the JSON kept at most, in characters; 0 turns the cache off. */
+  constructor(maxBytes: number) {
+    this.#cache = new NotifiedCache<string>({
+      name: 'detail',
+      maxEntries: maxBytes > 0 ? MAX_ENTRIES : 0,
+      maxWeight: maxBytes,
+      weigh: (json) => json.length,
+      ttlMs: TTL_MS,
+    })
+  }
+
+  /** Starts hearing the database's change notifications; returns the function that stops. */
+  listen(database: Database): Promise<() => Promise<void>> {
+    return this.#cache.listen(database, 'rhizome_data')
+  }
+
+  /** This process wrote: its next read must see the change. */
+  drop(): void {
+    this.#cache.drop()
+  }
+
+  /** Sends row `id`'s detail, from memory when it is there. */
+  async send(ctx: Context, id: number, reply: FastifyReply) {
+    const { resource, user } = ctx
+    if (resource.volatile) return readDetail(ctx, id)
+    // What a requester may see of a row can depend on who they are (lib/engine/access.ts): a user whose
+    // rows are limited gets entries of their own.
+    const scope = user.is_superuser || (!user.restricted && !resource.row_filter) ? 'all' : `user ${user.id}`
+    const json = await this.#cache.remember(`${resource.name} ${id} ${scope}`, async () => JSON.stringify(await readDetail(ctx, id)))
+    return reply.type('application/json; charset=utf-8').send(json)
+  }
+}

@@ -1,0 +1,108 @@
+// The answer of a list URL (resource-api §9, §10): the JSON envelope of a page, a CSV export (long,
+// or wide), or, for an action, its result set or its job (`Prefer: respond-async`).
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError, badRequest } from '../core/errors.js'
+import { holdsRawJson, RawJson, stringifyWithRaw } from '../core/raw-json.js'
+import { filteredQuery, listPage, listRows, MAX_LIMIT } from './crud.js'
+import { EXPORT_PAGE, sendCsv, sendWideCsv } from './csv-export.js'
+import { parseFilters } from './filters.js'
+import { pageLink, parseListParams, RESERVED, type ListParams } from './list-params.js'
+import { checkParams } from './params.js'
+import { prefersAsync } from './request.js'
+import type { Context, Row } from './resource.js'
+
+type Filters = Array<[string, string[]]>
+
+/** What a list answer needs of the dispatcher: its transactions, and the job queue's door. */
+export interface ListDoors {
+  /** Runs an action in one transaction (the dispatcher's: it also drops the caches). */
+  inTransaction<T>(ctx: Context, work: (ctx: Context) => Promise<T>): Promise<T>
+  /** Queues the action as a background job and answers 202: resources that have one (resources/jobs.ts). */
+  background?: (ctx: Context, reply: FastifyReply) => Promise<unknown>
+}
+
+/** §9: required parameters, the resource's own parameters, then every other name is a filter. */
+function readRequest(ctx: Context, request: FastifyRequest): { params: ListParams; filters: Filters } {
+  const { resource, query } = ctx
+  const byId = resource.required_unless_id && (query.has('id') || query.has('id__in'))
+  const missing = byId ? [] : resource.GET_params_required.filter((p) => !query.has(p))
+  if (missing.length) {
+    throw new ApiError(400, 'MISSING_REQUIRED_PARAMETER', `Missing required parameter ${missing.join(', ')}`, { missing })
+  }
+  checkParams(resource, query)
+  const accept = request.headers.accept ?? ''
+  const params = parseListParams(resource, query, accept.includes('text/csv') && !accept.includes('application/json'))
+  const filters: Filters = []
+  for (const name of query.names()) {
+    if ((RESERVED as readonly string[]).includes(name) || name in resource.params) continue
+    if (resource.kind === 'non_model') throw badRequest('UNKNOWN_FILTER', `The '${name}' field does not allow filtering.`)
+    filters.push([name, query.all(name)])
+  }
+  return { params, filters }
+}
+
+/** §10: the export of what the list would show, streamed page by page. */
+async function answerCsv(ctx: Context, params: ListParams, filters: Filters, reply: FastifyReply, doors: ListDoors) {
+  const { resource } = ctx
+  if (resource.hooks.csv) {
+    const { header, rows } = await resource.hooks.csv(ctx)
+    return sendCsv(reply, ctx.urlName, header, rows.length, rows)
+  }
+  if (params.shape === 'wide') {
+    // §10.2: the pivot of up to max_limit long rows, whatever limit/offset say.
+    const filtered = filteredQuery(ctx, parseFilters(resource, filters, { secrets: ctx.user.is_superuser }))
+    const wide = resource.modes.find((mode) => mode.when(ctx))?.wide ?? resource.hooks.wide!
+    return sendWideCsv(reply, ctx.urlName, await wide(ctx, filtered))
+  }
+  if (resource.kind === 'non_model') {
+    const rows = await doors.inTransaction(ctx, resource.action!)
+    return sendCsv(
+      reply,
+      ctx.urlName,
+      params.fields,
+      rows.length,
+      rows.map((r) => params.fields.map((f) => r[f])),
+    )
+  }
+  const first = await listRows(ctx, { ...params, limit: Math.min(params.limit, EXPORT_PAGE), filters })
+  const columns = first.fields ?? params.fields
+  const cells = (rows: Row[]) => rows.map((r) => columns.map((f) => r[f]))
+  const read = async (offset: number, limit: number) => cells((await listRows(ctx, { ...params, offset, limit, filters })).rows)
+  return sendCsv(reply, ctx.urlName, columns, first.total, cells(first.rows), read, { offset: params.offset, count: params.limit })
+}
+
+/** The answer of GET on a list URL. */
+export async function answerList(ctx: Context, request: FastifyRequest, reply: FastifyReply, doors: ListDoors) {
+  const { resource, query } = ctx
+  const { params, filters } = readRequest(ctx, request)
+  if (params.format === 'csv' || params.shape === 'wide') return answerCsv(ctx, params, filters, reply, doors)
+  if (doors.background && prefersAsync(request)) return doors.background(ctx, reply)
+  let objects: Row[] | RawJson
+  let total: number
+  let extras: Row = {}
+  if (resource.kind === 'non_model') {
+    objects = await doors.inTransaction(ctx, resource.action!)
+    total = objects.length
+  } else {
+    const page = await listPage(ctx, { ...params, limit: Math.min(params.limit, MAX_LIMIT), filters })
+    ;({ total, meta: extras } = page)
+    objects = 'json' in page ? page.json : page.rows
+  }
+  const { limit, offset } = params
+  const envelope = {
+    objects,
+    meta: {
+      limit,
+      offset,
+      total_count: total,
+      next: offset + limit < total ? pageLink(ctx.urlName, query, limit, offset + limit) : null,
+      previous: offset > 0 ? pageLink(ctx.urlName, query, limit, Math.max(0, offset - limit)) : null,
+      get_params: query.lastValues(),
+      top_lvl_location_id: ctx.user.top_lvl_location_id,
+      ...extras,
+    },
+    error: null,
+  }
+  if (!(envelope.objects instanceof RawJson) && !holdsRawJson(envelope.meta)) return envelope
+  return reply.type('application/json; charset=utf-8').send(stringifyWithRaw(envelope))
+}

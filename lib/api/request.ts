@@ -1,0 +1,84 @@
+// Reading a dispatched request: its effective method, its body's encoding and multipart parts, the
+// detail id, and the Prefer and cascade parameters (resource-api §3, §11).
+import type { FastifyRequest } from 'fastify'
+import { ApiError, badRequest, invalidValue, notFound, validationError } from '../core/errors.js'
+import { isInt32, parseBoolean } from '../core/values.js'
+import { QueryParams } from './query-params.js'
+import type { BodyEncoding, Context, Resource, Row } from './resource.js'
+import type { Kysely } from 'kysely'
+import type { DB } from '../../schemas/index.js'
+import type { Config } from '../core/config.js'
+import type { JobQueue } from '../data/job-queue.js'
+
+/** Whether a URL is under /api/v1 (authenticated, answered by the dispatcher). */
+export const isApiPath = (url: string) => url === '/api/v1' || url.startsWith('/api/v1/') || url.startsWith('/api/v1?')
+
+/** The method a request means: a POST may stand for PATCH or DELETE (`X-HTTP-Method-Override`). */
+export function effectiveMethod(request: FastifyRequest): string {
+  const override = request.headers['x-http-method-override']
+  if (request.method === 'POST' && typeof override === 'string') {
+    const method = override.toUpperCase()
+    if (method === 'PATCH' || method === 'DELETE') return method
+  }
+  return request.method
+}
+
+/** JSON keeps types; form and multipart fields are strings (§11.1). */
+export function encodingOf(request: FastifyRequest): BodyEncoding {
+  const type = request.headers['content-type'] ?? ''
+  return type.startsWith('application/x-www-form-urlencoded') || type.startsWith('multipart/form-data') ? 'form' : 'json'
+}
+
+interface MultipartPart {
+  type: 'file' | 'field'
+  fieldname: string
+  filename?: string
+  value?: unknown
+  _buf?: Buffer
+}
+
+/** A multipart body as a plain object: text fields by value, file parts as {filename, data}. */
+export function multipartBody(resource: Resource, request: FastifyRequest): Row | undefined {
+  if (!(request.headers['content-type'] ?? '').startsWith('multipart/form-data')) return undefined
+  if (!resource.multipart) {
+    throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported Media Type: multipart/form-data')
+  }
+  const body: Row = {}
+  for (const [name, value] of Object.entries((request.body ?? {}) as Record<string, MultipartPart | MultipartPart[]>)) {
+    const parts = Array.isArray(value) ? value : [value]
+    const files = parts.filter((p) => p.type === 'file')
+    if (files.length > 1) throw validationError(name, 'only one file part is allowed')
+    const part = parts[parts.length - 1]
+    body[name] = part.type === 'file' ? { filename: part.filename, data: part._buf ?? Buffer.alloc(0) } : part.value
+  }
+  return body
+}
+
+/** `<pk>` on detail URLs: an integer, else 400; outside int32 it cannot exist (404). */
+export function parsePk(ctx: Context, text: string): number {
+  if (!/^-?\d+$/.test(text)) throw badRequest('INVALID_ID', `Invalid id : ${text}`)
+  const id = Number(text)
+  if (!isInt32(id)) throw notFound(ctx.urlName, text)
+  return id
+}
+
+/** Whether the request's `Prefer` header (RFC 7240) asks for `respond-async`. */
+export function prefersAsync(request: FastifyRequest): boolean {
+  const header = request.headers.prefer
+  const values = Array.isArray(header) ? header : header ? [header] : []
+  return values.some((value) => value.split(',').some((preference) => preference.split(/[;=]/)[0].trim().toLowerCase() === 'respond-async'))
+}
+
+/** `?cascade=` of a DELETE: a boolean, false when absent. */
+export function parseCascade(query: QueryParams): boolean {
+  const text = query.last('cascade')
+  if (text === undefined || text === '') return false
+  const value = parseBoolean(text)
+  if (value === undefined) throw invalidValue('cascade', text, 'boolean')
+  return value
+}
+
+/** What a hook sees of a request: the requester, its query, the resource as named in the URL, and where to read. */
+export function contextOf(request: FastifyRequest, resource: Resource, urlName: string, app: { db: Kysely<DB>; config: Config; jobs: JobQueue }): Context {
+  return { db: app.db, user: request.user!, query: QueryParams.fromUrl(request.url), config: app.config, resource, urlName, jobs: app.jobs }
+}

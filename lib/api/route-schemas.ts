@@ -1,0 +1,139 @@
+// The OpenAPI description of each dispatched route (its operationId, parameters, bodies and every
+// answer it can give), built from the declarations. The routes document; they do not validate.
+import { bodyContent, detailSchema, errorSchema, listSchema, querystringSchema } from './openapi.js'
+import type { Method, Resource } from './resource.js'
+
+/** The three URLs of a resource: its list, one row, and its description. */
+export type UrlKind = 'list' | 'detail' | 'schema'
+
+/** The methods a resource's URL of `kind` answers. */
+export const allowedMethods = (resource: Resource, kind: UrlKind): Method[] => (kind === 'schema' ? ['GET'] : resource.methods[kind])
+
+/** Route options for schemas that document and do not validate: the handlers check requests themselves (§11.1, §8). */
+export const documentOnly = {
+  validatorCompiler: () => (data: unknown) => ({ value: data }),
+  serializerCompiler: () => (data: unknown) => JSON.stringify(data),
+}
+
+/** `transform_upload` → `TransformUpload`: the resource's part of an operationId. */
+const pascal = (name: string) =>
+  name
+    .split('_')
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join('')
+const plural = (name: string) => (/(s|_meta)$/.test(name) ? name : name.endsWith('y') ? `${name.slice(0, -1)}ies` : `${name}s`)
+
+/** The answers every route of the dispatcher may give besides its own (resource-api §7, SECURITY.md). */
+function errorResponses(resource: Resource, method: Method) {
+  const errors: Record<number, unknown> = {
+    400: errorSchema,
+    401: errorSchema,
+    403: errorSchema,
+    404: errorSchema,
+    405: errorSchema,
+    429: errorSchema,
+    503: errorSchema,
+  }
+  if (method !== 'GET') Object.assign(errors, { 409: errorSchema, 413: errorSchema, 415: errorSchema })
+  // Uploads refuse files they cannot read; the pipeline's actions the documents they cannot process.
+  if (resource.multipart || resource.kind === 'non_model') errors[422] = errorSchema
+  return errors
+}
+
+/**
+ * A route's schema. `background`: the job resource, when the resource also runs as a background job
+ * (its detail is the 202 answer).
+ */
+export function routeSchema(resource: Resource, kind: UrlKind, method: Method, hide: boolean, background?: Resource) {
+  const tags = [resource.name]
+  const errors = errorResponses(resource, method)
+  const name = pascal(resource.name)
+  const base = { hide, tags, security: [{ apiKey: [] }] }
+  if (kind === 'schema') {
+    return {
+      ...base,
+      operationId: `describe${name}`,
+      summary: `Describe ${resource.name}`,
+      response: { 200: { type: 'object', additionalProperties: true }, 401: errorSchema, 429: errorSchema, 503: errorSchema },
+    }
+  }
+  if (kind === 'list') {
+    if (method === 'GET') {
+      const csv =
+        resource.kind === 'model'
+          ? { 'text/csv': { schema: { type: 'string', description: '`format=csv`: the rows as CSV (RFC 4180), a header line first' } } }
+          : {}
+      // Steps that also run in the background: `Prefer: respond-async` answers 202 with the job.
+      const async = background
+        ? {
+            headers: {
+              type: 'object',
+              properties: { prefer: { type: 'string', description: '`respond-async` (RFC 7240): queue the step as a background job and answer 202 with it' } },
+            },
+            202: {
+              description: 'Queued (or already queued or running for the same document or campaign): the job, at `Location`',
+              headers: { location: { type: 'string', description: '/api/v1/job/<id>/' }, 'preference-applied': { type: 'string', enum: ['respond-async'] } },
+              content: { 'application/json': { schema: detailSchema(background) } },
+            },
+          }
+        : undefined
+      return {
+        ...base,
+        operationId: resource.kind === 'model' ? `list${pascal(plural(resource.name))}` : `run${name}`,
+        summary: resource.kind === 'model' ? `List ${resource.name}` : `Run ${resource.name}`,
+        querystring: querystringSchema(resource),
+        ...(async ? { headers: async.headers } : {}),
+        response: {
+          200: { content: { 'application/json': { schema: listSchema(resource) }, ...csv } },
+          ...(async ? { 202: async[202] } : {}),
+          ...errors,
+        },
+      }
+    }
+    if (method === 'POST') {
+      // §11.3: a POST whose body names an existing row's id updates it (the original front-end's form), answering 200.
+      const update = resource.methods.detail.includes('PATCH')
+        ? {
+            200: {
+              description: 'The legacy update: the body named an existing row by `id`',
+              content: { 'application/json': { schema: detailSchema(resource) } },
+            },
+          }
+        : {}
+      return {
+        ...base,
+        operationId: `create${name}`,
+        summary: `Create ${resource.name}${update[200] ? ' (or update the row named by id)' : ''}`,
+        body: bodyContent(resource, true),
+        response: { ...update, 201: detailSchema(resource), ...errors },
+      }
+    }
+    const by = ['id', ...resource.list_delete_by]
+    return {
+      ...base,
+      operationId: `delete${pascal(plural(resource.name))}Where`,
+      summary: `Delete ${resource.name} by ?${by.join(' or ?')} (superuser)`,
+      querystring: { type: 'object', properties: Object.fromEntries(by.map((f) => [f, { type: f === 'id' ? 'integer' : 'string' }])) },
+      response: { 204: { type: 'null' }, ...errors },
+    }
+  }
+  const params = { type: 'object', properties: { id: { type: 'integer' } } }
+  if (method === 'GET')
+    return { ...base, operationId: `get${name}`, summary: `Read one ${resource.name}`, params, response: { 200: detailSchema(resource), ...errors } }
+  if (method === 'PATCH')
+    return {
+      ...base,
+      operationId: `update${name}`,
+      summary: `Update one ${resource.name}`,
+      params,
+      body: bodyContent(resource, false),
+      response: { 200: detailSchema(resource), ...errors },
+    }
+  return {
+    ...base,
+    operationId: `delete${name}`,
+    summary: `Delete one ${resource.name} (superuser; ?cascade=true)`,
+    params,
+    response: { 204: { type: 'null' }, ...errors },
+  }
+}

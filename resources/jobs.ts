@@ -1,0 +1,37 @@
+// Every kind of background job, one declaration each (lib/api/resource.ts, JobDeclaration): the queue
+// it waits in, what it is one of at a time, when asking again answers the job already there, the check
+// its request gets, and its run. The job queue's queues are derived from this list (lib/data/job-queue.ts);
+// a scheduled or internal job is one more entry.
+import type { JobKind } from '../lib/data/job-queue.js'
+import type { Context, JobDeclaration, Resource } from '../lib/api/resource.js'
+import { aggRefreshResource, campaignJobParams, documentJobParams, refreshMaster, transformUpload } from './pipeline.js'
+
+/** A step's action as a job: its first object is the job's result. */
+const runAction = (resource: Resource) => async (ctx: Context) => (await resource.action!({ ...ctx, resource, urlName: resource.name }))[0]
+
+/** A step on one document: one at a time, and asking again while it waits or runs answers it. */
+const documentStep = (resource: Resource): JobDeclaration => ({
+  kind: resource.name as JobKind,
+  queue: 'document',
+  subject: (params) => `document:${params.document_id}`,
+  dedupe: 'waits or runs',
+  check: documentJobParams,
+  run: runAction(resource),
+})
+
+export const backgroundJobs: JobDeclaration[] = [
+  documentStep(transformUpload),
+  documentStep(refreshMaster),
+  {
+    kind: 'agg_refresh',
+    queue: 'campaign',
+    subject: (params) => `campaign:${params.campaign_id}`,
+    // A recompute asked for while one runs is one more run: the running one may have read before the change.
+    dedupe: 'waits',
+    check: campaignJobParams,
+    run: runAction(aggRefreshResource),
+  },
+]
+
+/** The job a resource runs in the background, if it has one. */
+export const jobOf = (resourceName: string) => backgroundJobs.find((job) => job.kind === resourceName)

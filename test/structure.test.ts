@@ -1,0 +1,69 @@
+// Readable code by measure: no function in plugins/, lib/ or resources/ longer than 100 lines, no
+// plugin body longer than 80, and the dispatcher a thin loop (docs/architecture.md). Demo data
+// loaders are data, not code, and are left out.
+import { readFileSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import ts from 'typescript'
+import t from 'tap'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const DATA_LOADERS = new Set(['lib/engine/demo.ts'])
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? tsFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+  )
+}
+
+interface Measured {
+  file: string
+  name: string
+  lines: number
+}
+
+/** Every function-like node of a file with its length in lines (its body's first to last line). */
+function functionsOf(file: string): Measured[] {
+  const source = ts.createSourceFile(file, readFileSync(join(ROOT, file), 'utf8'), ts.ScriptTarget.ES2022, true)
+  const found: Measured[] = []
+  const lineOf = (pos: number) => source.getLineAndCharacterOfPosition(pos).line
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const name = (node as ts.FunctionDeclaration).name?.getText(source) ?? `(anonymous at line ${lineOf(node.getStart(source)) + 1})`
+      found.push({ file, name, lines: lineOf(node.body.getEnd()) - lineOf(node.body.getStart(source)) + 1 })
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return found
+}
+
+t.test('no function in plugins/, lib/ or resources/ is longer than 100 lines', async (t) => {
+  const files = ['plugins', 'lib', 'resources'].flatMap(tsFiles).filter((f) => !DATA_LOADERS.has(f))
+  const functions = files.flatMap(functionsOf)
+  t.ok(functions.length > 300, `${functions.length} functions measured`)
+  t.same(
+    functions.filter((f) => f.lines > 100).map((f) => `${f.file} ${f.name}: ${f.lines} lines`),
+    [],
+  )
+})
+
+t.test('no plugin body is longer than 80 lines; the dispatcher is at most 150', async (t) => {
+  for (const file of tsFiles('plugins')) {
+    const text = readFileSync(join(ROOT, file), 'utf8')
+    // The plugin body: the function handed to fastify-plugin.
+    const plugin = functionsOf(file).find((f) => new RegExp(`fp(?:<[^>]*>)?\\(\\s*(?:async )?function ${f.name}\\b`).test(text))
+    t.ok(plugin, `${file} has a plugin body`)
+    if (plugin) t.ok(plugin.lines <= 80, `${file}: ${plugin.name} is ${plugin.lines} lines`)
+  }
+  const dispatcher = readFileSync(join(ROOT, 'plugins', 'dispatcher.ts'), 'utf8').split('\n').length
+  t.ok(dispatcher <= 150, `plugins/dispatcher.ts is ${dispatcher} lines`)
+})
+
+t.test('plugins/errors.ts imports nothing from another plugin', async (t) => {
+  const text = readFileSync(join(ROOT, 'plugins', 'errors.ts'), 'utf8')
+  t.same(
+    [...text.matchAll(/from '\.\/([^']+)'/g)].map((m) => m[1]),
+    [],
+  )
+})
