@@ -26,10 +26,11 @@ export default fp(
   async function bodyParsers(app: FastifyInstance) {
     const maxDepth = app.config.JSON_MAX_DEPTH
     // A field may carry JSON as text (chart_json, a dashboard's rows in a form), parsed when its
-    // column is read: its nesting counts on its own.
+    // column is read: its nesting counts on its own. Only text that starts as JSON does is read
+    // (a /detect text or a title is not scanned a second time).
     const tooDeepField = (fields: Iterable<[string, unknown]>) => {
       for (const [name, value] of fields) {
-        if ([value].flat().some((v) => typeof v === 'string' && jsonDepth(v, maxDepth) > maxDepth)) return name
+        if ([value].flat().some((v) => typeof v === 'string' && /^\s*[[{]/.test(v) && jsonDepth(v, maxDepth) > maxDepth)) return name
       }
     }
     // Compressed bodies are not decoded here; reading them as plain text would store garbage.

@@ -6,7 +6,7 @@ import type { ColumnType, Generated } from 'kysely'
 import { TIMESTAMP_DESCRIPTION, TIMESTAMP_PATTERN } from '../lib/core/values.js'
 
 /** A timestamp as the API writes it (lib/data/database.ts formatTimestamp). */
-const Timestamp = () => Type.String({ pattern: TIMESTAMP_PATTERN, description: TIMESTAMP_DESCRIPTION })
+export const Timestamp = () => Type.String({ pattern: TIMESTAMP_PATTERN, description: TIMESTAMP_DESCRIPTION })
 
 export type ColumnKind = 'integer' | 'float' | 'string' | 'boolean' | 'date' | 'datetime' | 'json' | 'related'
 export type OnDelete = 'restrict' | 'cascade' | 'set null'

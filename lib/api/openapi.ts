@@ -2,10 +2,9 @@
 // They document; they do not validate (the dispatcher coerces and validates bodies itself, with the
 // rules of resource-api §11.1, from these same schemas).
 import { Type, type TSchema } from '@sinclair/typebox'
-import { COLUMN, type ColumnKind } from '../../schemas/columns.js'
+import { COLUMN, Timestamp, type ColumnKind } from '../../schemas/columns.js'
 import { resolveField } from './filters.js'
 import type { ParamSpec, Resource } from './resource.js'
-import { TIMESTAMP_DESCRIPTION, TIMESTAMP_PATTERN } from '../core/values.js'
 
 const KIND_SCHEMA: Record<ColumnKind, () => TSchema> = {
   integer: () => Type.Integer(),
@@ -15,7 +14,7 @@ const KIND_SCHEMA: Record<ColumnKind, () => TSchema> = {
   boolean: () => Type.Boolean(),
   date: () => Type.String({ format: 'date' }),
   // Not `format: date-time`, which requires a zone: the API writes none (the seed's form).
-  datetime: () => Type.String({ pattern: TIMESTAMP_PATTERN, description: TIMESTAMP_DESCRIPTION }),
+  datetime: Timestamp,
   json: () => Type.Unknown(),
 }
 

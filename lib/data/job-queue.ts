@@ -210,7 +210,7 @@ export class JobQueue {
       .executeTakeFirst()
     if (existing) return { id: existing.id, existing: true }
     // One user's jobs are counted one submission at a time; the count bounds the backlog, and orders it:
-    // a user's n-th waiting job has priority -n, so another user's first job goes before it (pg-boss
+    // a job has priority -n, n being its user's jobs already queued or running here, so another user's first job goes before it (pg-boss
     // takes the highest priority first, the oldest among equals): users take turns.
     await sql`select pg_advisory_xact_lock(4, ${userId})`.execute(trx)
     const pending = await trx
