@@ -13,7 +13,7 @@ import external from './plugins/external.js'
 import protection from './plugins/protection.js'
 import db from './plugins/db.js'
 import auth from './plugins/auth.js'
-import { isApiPath } from './lib/api/request.js'
+import httpCache from './plugins/http-cache.js'
 import dispatcher from './plugins/dispatcher.js'
 import jobs from './plugins/jobs.js'
 import serviceRoutes from './plugins/service-routes.js'
@@ -79,12 +79,9 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   await app.register(db, { database: options.database })
   await app.register(auth)
   await app.register(jobs)
+  await app.register(httpCache)
   await app.register(dispatcher)
   await app.register(classifier)
   await app.register(serviceRoutes)
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (isApiPath(request.url)) reply.header('cache-control', 'no-cache')
-    done(null, payload)
-  })
   return app
 }

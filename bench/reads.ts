@@ -1,12 +1,15 @@
 // `npm run bench:reads` (PostgreSQL): datapoint reads over 1,000,000 computed datapoints (10,000
 // locations × 20 indicators × 5 campaigns) and 240,000 date datapoints (10,000 locations × 24 months).
-// For each read: latency p50/p99 of sequential requests, in turn: the API, a bare Fastify route running
+// For each read: latency p50/p99 of sequential requests, in turn: the API without its read cache (the
+// miss path: READ_CACHE_BYTES=0), a bare Fastify route running
 // the same statements in a process of its own (bench/bare-reads.ts: the floor an HTTP hop sets on
 // this machine), and the same SQL run directly through pg from this process. Measured on warm
 // processes: a cold phase first (its ratios reported too), then BENCH_WARMUP requests (default 4,000)
 // to each side, then the measured phase (see warmUp below); then the API's req/s under 50
-// connections (autocannon). The data is a pure function of the ids (no randomness), so every run
-// reads the same numbers.
+// connections (autocannon). Then the read cache: each read and three more under 50 connections, hit
+// (a second server with the cache on) and miss, in the same run as a cached detail GET, and the
+// dashboard read compressed and conditional (304). The data is a pure function of the ids (no
+// randomness), so every run reads the same numbers.
 // BENCH_DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); a scratch
 // database is created and dropped. BENCH_SECONDS bounds each timed phase (default 5).
 // The direct side runs on a pool opened after seeding, like the server's: a PostgreSQL backend that
@@ -119,6 +122,63 @@ function faultsPerRead(before: Awaited<ReturnType<typeof backendFaults>>, after:
   return `${Math.round(sum.api / reads)} / ${Math.round(sum.bare / reads)} / ${Math.round(sum.direct / reads)}`
 }
 
+/** The reads of the cache table: the datapoint reads above and three plain lists. */
+const CACHED_READS: Array<[string, string]> = [
+  ...reads.map((read): [string, string] => [read.name, read.path]),
+  ['location: children of the root', '/api/v1/location/?parent_location_id=1'],
+  ['indicator list', '/api/v1/indicator/'],
+]
+const DETAIL = '/api/v1/campaign/3/'
+
+/** The bytes of one answer as they travel, with `headers`, and its ETag. */
+function onTheWire(port: number, path: string, headers: Record<string, string> = {}): Promise<{ bytes: number; etag: string }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path, headers: { ...auth, ...headers } }, (res) => {
+        let bytes = 0
+        res.on('data', (chunk: Buffer) => (bytes += chunk.length))
+        res.on('end', () => resolve({ bytes, etag: String(res.headers.etag) }))
+      })
+      .on('error', reject)
+  })
+}
+
+/**
+ * Every read under 50 connections answered from memory (a hit: the caching server) and computed (a miss:
+ * the server without the cache), in the same run as the cached detail GET they are compared with; the
+ * dashboard read also compressed and as a conditional request answered 304.
+ */
+async function cacheTable(missPort: number, hitPort: number): Promise<string> {
+  const url = (p: number, path: string) => `http://127.0.0.1:${p}${path}`
+  const detail = await round('detail', url(hitPort, DETAIL), auth, seconds)
+  const lines = [
+    `cached detail GET ${DETAIL}: ${detail.requests_per_s} req/s, p50 ${detail.p50_ms} ms`,
+    '',
+    '| read | hit req/s | hit p50 ms | hit ÷ detail | miss req/s | miss p50 ms | bytes |',
+    '|---|---|---|---|---|---|---|',
+  ]
+  const row = (name: string, hit: Awaited<ReturnType<typeof round>>, miss: Awaited<ReturnType<typeof round>> | undefined, bytes: number) =>
+    `| ${name} | ${hit.requests_per_s} | ${hit.p50_ms} | ${((100 * hit.requests_per_s) / detail.requests_per_s).toFixed(1)} % | ${miss?.requests_per_s ?? '—'} | ${miss?.p50_ms ?? '—'} | ${bytes} |`
+  for (const [name, path] of CACHED_READS) {
+    const { bytes } = await onTheWire(hitPort, path)
+    const hit = await round(name, url(hitPort, path), auth, seconds)
+    const miss = await round(name, url(missPort, path), auth, seconds)
+    lines.push(row(name, hit, miss, bytes))
+  }
+  const [dashboardName, dashboard] = CACHED_READS[0]
+  for (const encoding of ['br', 'gzip']) {
+    const headers = { 'accept-encoding': encoding }
+    const { bytes } = await onTheWire(hitPort, dashboard, headers)
+    lines.push(
+      row(`${dashboardName}, Accept-Encoding: ${encoding}`, await round(encoding, url(hitPort, dashboard), { ...auth, ...headers }, seconds), undefined, bytes),
+    )
+  }
+  const { etag } = await onTheWire(hitPort, dashboard)
+  const conditional = await round('304', url(hitPort, dashboard), { ...auth, 'if-none-match': etag }, seconds)
+  lines.push(row(`${dashboardName}, If-None-Match → 304`, conditional, undefined, 0))
+  return lines.join('\n')
+}
+
 /** One interleaved run of the sides, with each server's CPU time per read over it ("API / bare"). */
 async function phase(sides: Record<Side, () => Promise<unknown>>, apiPid: number | undefined, barePid: number | undefined) {
   const before = [cpuMicros(apiPid), cpuMicros(barePid)]
@@ -131,11 +191,12 @@ async function phase(sides: Record<Side, () => Promise<unknown>>, apiPid: number
 const scratch = await scratchDatabase(adminUrl, 'rhizome_reads')
 const port = 4005
 const barePort = 4007
-const server = await startServer(
-  ['dist/server.js'],
-  { DATABASE_URL: scratch.url, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-bench-')), ADMIN_API_KEY: KEY, DEMO_DATA: '0' },
-  port,
-)
+const serverEnv = { DATABASE_URL: scratch.url, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-bench-')), ADMIN_API_KEY: KEY, DEMO_DATA: '0' }
+// Two servers on the same data: the miss path (no read cache: what the latency table compares with the
+// SQL) and the one users get (the read cache on, the last table).
+const server = await startServer(['dist/server.js'], { ...serverEnv, READ_CACHE_BYTES: '0' }, port)
+const cachingPort = 4006
+let caching: Awaited<ReturnType<typeof startServer>> | undefined
 // The direct side's connections open at its first query, after seeding (see the top of this file).
 let bare: Awaited<ReturnType<typeof startServer>> | undefined
 const direct = new pg.Pool({
@@ -197,11 +258,14 @@ try {
     )
   }
   console.log(lines.join('\n'))
+  caching = await startServer(['dist/server.js'], serverEnv, cachingPort)
+  console.log(`\n${await cacheTable(port, cachingPort)}`)
 } finally {
   await direct.end()
   agent.destroy()
   warmUpAgent.destroy()
   await stop(server)
+  if (caching) await stop(caching)
   if (bare) await stop(bare)
   await scratch.close()
 }

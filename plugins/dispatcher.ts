@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import multipart from '@fastify/multipart'
-import { ApiError, isReplicaFailure } from '../lib/core/errors.js'
+import { ApiError } from '../lib/core/errors.js'
 import { describeResource } from '../lib/api/schema-doc.js'
 import { errorSchema } from '../lib/api/openapi.js'
 import { allowedMethods, documentOnly, routeSchema, type UrlKind } from '../lib/api/route-schemas.js'
@@ -12,6 +12,7 @@ import { answerList } from '../lib/api/list-answer.js'
 import { DetailCache } from '../lib/api/detail-cache.js'
 import { contextOf, effectiveMethod, parsePk } from '../lib/api/request.js'
 import { answerWrite } from '../lib/api/write-answer.js'
+import { onReadTarget } from '../lib/api/read-target.js'
 import { submitJob } from '../lib/api/job-answer.js'
 import type { Context, Resource } from '../lib/api/resource.js'
 import { assertMayCall } from '../lib/engine/access.js'
@@ -19,8 +20,10 @@ import { resources } from '../resources/index.js'
 import { afterDelete, resourceOfTable } from '../resources/registry.js'
 import { jobOf } from '../resources/jobs.js'
 import jobResource from '../resources/job.js'
+import { DATA_CHANNEL } from '../lib/data/notified-cache.js'
 
 const ALL_METHODS = ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'] as const
+const WRITE_CONFIRM_MS = 2_000
 
 export default fp(
   async function dispatcher(app: FastifyInstance) {
@@ -41,6 +44,10 @@ export default fp(
       const result = await app.db.db.transaction().execute((trx) => work({ ...ctx, db: trx }))
       app.dropAuthCache()
       details.drop()
+      app.readCache.drop()
+      // Read-your-writes through any process: the answer leaves once every other server has dropped what
+      // the change made stale (lib/data/notifications.ts; at most WRITE_CONFIRM_MS when one does not answer).
+      await app.db.confirmHeard(DATA_CHANNEL, WRITE_CONFIRM_MS, { othersOnly: true })
       // Read-your-writes: the answer leaves once the replicas in use have the change (lib/data/replicas.ts).
       await app.replicas?.caughtUp()
       return result
@@ -50,27 +57,21 @@ export default fp(
     const background = (resource: Resource, job = jobOf(resource.name)) =>
       job && ((ctx: Context, reply: FastifyReply) => submitJob(ctx, reply, job, jobResource, async () => app.replicas?.caughtUp()))
 
-    /** GET: a list or a detail, from a replica when there is one, the primary when it fails. */
+    /**
+     * GET: a list or a detail, from memory when kept (lib/api/read-cache.ts, lib/api/detail-cache.ts),
+     * else from a replica when there is one, the primary when it fails.
+     */
     async function read(request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) {
-      // A detail the cache may keep only comes from a replica that has replayed every change notified so far.
-      const target =
-        resource.kind === 'model' && app.replicas ? (kind === 'detail' && !resource.volatile ? app.replicas.cacheableRead() : app.replicas.read()) : undefined
-      if (target) reply.header('x-database', target.name)
-      const answer = (ctx: Context) =>
-        kind === 'detail'
+      const key = kind === 'list' ? app.readCache.keyOf(request, resource, urlName) : undefined
+      // A hit leaves as it was kept (plugins/http-cache.ts sends the representation).
+      if (key !== undefined && app.readCache.lookup(request, key)) return reply.send('')
+      const detail = kind === 'detail' && !resource.volatile
+      return onReadTarget(app.replicas, app.db.db, resource, detail, reply, (db, keepable) => {
+        const ctx = context(request, resource, urlName, key === undefined || !keepable ? db : app.readCache.begin(request, key, db))
+        return kind === 'detail'
           ? details.send(ctx, parsePk(ctx, (request.params as { id: string }).id), reply)
           : answerList(ctx, request, reply, { inTransaction, background: background(resource) })
-      const ctx = context(request, resource, urlName, target?.db)
-      if (!target || target.name === 'primary') return answer(ctx)
-      try {
-        return await answer(ctx)
-      } catch (error) {
-        // A replica that went down (or conflicts with its recovery): the primary answers instead.
-        if (reply.sent || !isReplicaFailure(error)) throw error
-        app.replicas!.drop(target.name)
-        reply.header('x-database', 'primary')
-        return answer({ ...ctx, db: app.db.db })
-      }
+      })
     }
 
     async function handle(request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) {
@@ -91,7 +92,7 @@ export default fp(
 
     registerRoutes(app, handle)
   },
-  { name: 'dispatcher', dependencies: ['db', 'auth', 'jobs'] },
+  { name: 'dispatcher', dependencies: ['db', 'auth', 'jobs', 'http-cache'] },
 )
 
 type Handler = (request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) => Promise<unknown>

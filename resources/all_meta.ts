@@ -31,6 +31,7 @@ async function fullList(ctx: Context, resource: Resource) {
 export default defineResource({
   name: 'all_meta',
   kind: 'non_model',
+  reads_only: true,
   description: 'Every campaign, chart, dashboard, indicator, tag, tag link and (permitted) location at once.',
   result_fields: Object.fromEntries([...Object.keys(LISTS).map((k) => [k, 'json' as const]), ['is_superuser', 'boolean' as const]]),
   action: async (ctx) => {

@@ -11,6 +11,8 @@ import { missingTools, startNginx, startPrimary, startReplica, startServer, allP
 
 const ADMIN_KEY = '9'.repeat(40)
 const admin = { authorization: `ApiKey admin:${ADMIN_KEY}`, 'content-type': 'application/json' }
+// Reads that are about where the database is read (not the read cache): computed afresh every time.
+const uncached = { ...admin, 'cache-control': 'no-cache' }
 // A PostgreSQL topology: it runs with the PostgreSQL suite (DATABASE_URL set), once per CI line.
 const skip = (!process.env.DATABASE_URL && 'runs with the PostgreSQL suite (DATABASE_URL)') || missingTools() || false
 
@@ -41,7 +43,7 @@ async function underLoad(url: string, paths: string[], seconds: number, afterMs:
     // run here), which says nothing about the servers.
     overallRate: 1500,
     duration: seconds,
-    requests: paths.map((path) => ({ method: 'GET' as const, path, headers: { authorization: admin.authorization } })),
+    requests: paths.map((path) => ({ method: 'GET' as const, path, headers: { authorization: admin.authorization, 'cache-control': 'no-cache' } })),
   })
   const event = new Promise<void>((resolve, reject) => setTimeout(() => during().then(resolve, reject), afterMs))
   const [result] = await Promise.all([run, event])
@@ -85,6 +87,30 @@ t.test('two servers behind nginx, a primary and a replica', { skip, timeout: 300
     }
   })
 
+  t.test('lists kept in memory by every process: a write through one is read at once through the others', async (t) => {
+    // Each server runs two processes, so consecutive requests to one server reach both of its caches.
+    const lists = async (path: string) => Promise.all([a, b, a, b].map((server) => call(server.url, 'GET', path)))
+    for (let i = 0; i < 10; i++) {
+      const before = await lists('/indicator/?limit=100')
+      const created = await call(a.url, 'POST', '/indicator/', { name: `kept ${i}`, short_name: `kept${i}`, data_format: 'int' })
+      t.equal(created.status, 201)
+      for (const after of await lists('/indicator/?limit=100')) {
+        t.equal(after.body.meta.total_count, before[0].body.meta.total_count + 1, `indicator ${i} listed at once by every process`)
+      }
+    }
+    const identity = { ...admin, 'accept-encoding': 'identity' }
+    const tags = new Set<string | null>()
+    for (const server of [a, b, a, b, proxy]) tags.add((await call(server.url, 'GET', '/indicator/?limit=100', undefined, identity)).headers.get('etag'))
+    t.equal(tags.size, 1, 'the same ETag from every process and through nginx for the same data')
+    const [tag] = tags
+    const compressed = await call(proxy.url, 'GET', '/indicator/?limit=100', undefined, { ...admin, 'accept-encoding': 'br' })
+    t.equal(compressed.headers.get('content-encoding'), 'br', 'nginx passes the compressed answer')
+    t.equal(compressed.headers.get('etag'), `${tag!.slice(0, -1)}-br"`, 'with the ETag of its encoding')
+    t.equal(compressed.headers.get('vary'), 'Authorization, Accept, Accept-Encoding')
+    const held = await call(proxy.url, 'GET', '/indicator/?limit=100', undefined, { ...identity, 'if-none-match': tag! })
+    t.equal(held.status, 304, 'a held answer is 304 through nginx')
+  })
+
   t.test('a key revoked through one server is refused by the other on the next request', async (t) => {
     const user = await call(a.url, 'POST', '/user/', { username: 'field' })
     const key = (await call(a.url, 'POST', '/api_key/', { user_id: user.body.id })).body.key as string
@@ -106,7 +132,13 @@ t.test('two servers behind nginx, a primary and a replica', { skip, timeout: 300
       value: 7,
     })
     t.equal(entered.status, 201)
-    const read = await call(proxy.url, 'GET', `/campaign_datapoint/?indicator__in=1&campaign__in=${campaign.body.id}&location_id__in=${location.body.id}`)
+    const read = await call(
+      proxy.url,
+      'GET',
+      `/campaign_datapoint/?indicator__in=1&campaign__in=${campaign.body.id}&location_id__in=${location.body.id}`,
+      undefined,
+      uncached,
+    )
     t.equal(read.body.objects[0].value, 7, 'the entry, read back at once from the replica')
     t.equal(read.headers.get('x-database'), 'replica-1')
     const metrics = await (await fetch(`${a.url}/metrics`)).text()
@@ -132,7 +164,7 @@ t.test('two servers behind nginx, a primary and a replica', { skip, timeout: 300
     const deadline = Date.now() + 20_000
     let served = ''
     while (Date.now() < deadline && served !== 'replica-1') {
-      const again = await call(b.url, 'GET', `/indicator/?short_name=paused`)
+      const again = await call(b.url, 'GET', `/indicator/?short_name=paused`, undefined, uncached)
       served = again.headers.get('x-database') ?? ''
       if (served === 'replica-1') t.equal(again.body.objects[0].name, 'after', 'the replica caught up')
       await new Promise((resolve) => setTimeout(resolve, 100))
@@ -168,12 +200,12 @@ t.test('two servers behind nginx, a primary and a replica', { skip, timeout: 300
     const result = await underLoad(proxy.url, [path], 10, 2000, () => replica.stop())
     t.equal(result.errors, 0)
     t.equal(result.non2xx, 0, 'no 5xx while the replica is down')
-    t.equal((await call(proxy.url, 'GET', path.slice(7))).headers.get('x-database'), 'primary')
+    t.equal((await call(proxy.url, 'GET', path.slice(7), undefined, uncached)).headers.get('x-database'), 'primary')
     await replica.start()
     const deadline = Date.now() + 20_000
     let served = ''
     while (Date.now() < deadline && served !== 'replica-1') {
-      served = (await call(b.url, 'GET', path.slice(7))).headers.get('x-database') ?? ''
+      served = (await call(b.url, 'GET', path.slice(7), undefined, uncached)).headers.get('x-database') ?? ''
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
     t.equal(served, 'replica-1', 'the replica serves reads again')

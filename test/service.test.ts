@@ -202,7 +202,7 @@ t.test('error mapping: limits, nulls, ids and bodies', async (t) => {
   const preflight = await app.inject({ method: 'OPTIONS', url: '/api/v1/campaign/', headers: { origin: 'http://x', 'access-control-request-method': 'POST' } })
   t.equal(preflight.statusCode, 204)
   t.equal(preflight.headers['access-control-allow-origin'], '*')
-  t.equal((await api.get('/campaign_type/')).headers['cache-control'], 'no-cache')
+  t.equal((await api.get('/campaign_type/')).headers['cache-control'], 'private, no-cache')
 })
 
 t.test('/health is 503 and requests 503 while the database is unreachable', async (t) => {

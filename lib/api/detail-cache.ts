@@ -4,7 +4,7 @@
 // replaced once the notification has arrived (docs/decisions.md, "Detail cache").
 import type { FastifyReply } from 'fastify'
 import type { Database } from '../data/database.js'
-import { NotifiedCache } from '../data/notified-cache.js'
+import { DATA_CHANNEL, NotifiedCache } from '../data/notified-cache.js'
 import { readDetail } from './crud.js'
 import type { Context } from './resource.js'
 
@@ -28,7 +28,7 @@ export class DetailCache {
 
   /** Starts hearing the database's change notifications; returns the function that stops. */
   listen(database: Database): Promise<() => Promise<void>> {
-    return this.#cache.listen(database, 'rhizome_data')
+    return this.#cache.listen(database, DATA_CHANNEL)
   }
 
   /** This process wrote: its next read must see the change. */

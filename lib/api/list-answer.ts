@@ -21,6 +21,16 @@ export interface ListDoors {
   background?: (ctx: Context, reply: FastifyReply) => Promise<unknown>
 }
 
+/**
+ * A non-model action: one that only reads runs in a transaction of the request's database (a replica's,
+ * its statements seen by the read cache); any other in the dispatcher's, which drops the caches.
+ */
+function runAction(ctx: Context, doors: ListDoors): Promise<Row[]> {
+  const action = ctx.resource.action!
+  if (ctx.resource.reads_only) return ctx.db.transaction().execute((trx) => action({ ...ctx, db: trx }))
+  return doors.inTransaction(ctx, action)
+}
+
 /** §9: required parameters, the resource's own parameters, then every other name is a filter. */
 function readRequest(ctx: Context, request: FastifyRequest): { params: ListParams; filters: Filters } {
   const { resource, query } = ctx
@@ -55,7 +65,7 @@ async function answerCsv(ctx: Context, params: ListParams, filters: Filters, rep
     return sendWideCsv(reply, ctx.urlName, await wide(ctx, filtered))
   }
   if (resource.kind === 'non_model') {
-    const rows = await doors.inTransaction(ctx, resource.action!)
+    const rows = await runAction(ctx, doors)
     return sendCsv(
       reply,
       ctx.urlName,
@@ -81,7 +91,7 @@ export async function answerList(ctx: Context, request: FastifyRequest, reply: F
   let total: number
   let extras: Row = {}
   if (resource.kind === 'non_model') {
-    objects = await doors.inTransaction(ctx, resource.action!)
+    objects = await runAction(ctx, doors)
     total = objects.length
   } else {
     const page = await listPage(ctx, { ...params, limit: Math.min(params.limit, MAX_LIMIT), filters })

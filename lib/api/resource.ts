@@ -165,8 +165,10 @@ export interface ResourceDeclaration {
   multipart?: boolean
   /** Non-model resources: run the action, return the result set. */
   action?: (ctx: Context) => Promise<Row[]>
-  /** Rows change without a notification (a job's state): details are read afresh, never cached. */
+  /** Rows change without a notification (a job's state): details and lists are read afresh, never cached. */
   volatile?: boolean
+  /** Non-model resources whose action only reads (all_meta): its answers are cached like a list's. */
+  reads_only?: boolean
   /** Non-model resources: the fields of the returned objects (for /schema). */
   result_fields?: Record<string, ColumnKind>
   /**
@@ -303,6 +305,7 @@ export function defineResource(decl: ResourceDeclaration): Resource {
     hooks: decl.hooks ?? {},
     action: decl.action,
     volatile: decl.volatile ?? false,
+    reads_only: decl.reads_only ?? false,
     result_fields: decl.result_fields ?? {},
     modes: decl.modes ?? [],
     row_modes: (decl.modes ?? []).flatMap((mode) => (mode.rowSchema ? [mode.rowSchema] : [])),

@@ -51,10 +51,40 @@ export const replicaReads = new Counter({
 
 export const cacheLookups = new Counter({
   name: 'rhizome_cache_lookups_total',
-  help: 'Lookups in the in-memory caches (detail representations, authentications), by cache and result',
+  help: 'Lookups in the in-memory caches (detail representations, read answers, authentications), by cache and result',
   labelNames: ['cache', 'result'] as const,
   registers: [registry],
 })
+
+export const cacheEvictions = new Counter({
+  name: 'rhizome_cache_evictions_total',
+  help: 'Entries removed from an in-memory cache to make room (least recently used first), by cache',
+  labelNames: ['cache'] as const,
+  registers: [registry],
+})
+
+// Weakly held: a cache of a closed application (tests build many) is not kept alive by its gauge.
+const weighedCaches: Array<{ name: string; cache: WeakRef<{ weight: number }> }> = []
+
+/** The bytes each cache holds, read at scrape time from the caches that registered. */
+export const cacheBytes = Object.assign(
+  new Gauge({
+    name: 'rhizome_cache_bytes',
+    help: 'What the in-memory caches hold (bytes of answers kept, as each cache weighs them), by cache',
+    labelNames: ['cache'] as const,
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const { name, cache } of weighedCaches) this.inc({ cache: name }, cache.deref()?.weight ?? 0)
+    },
+  }),
+  {
+    register(name: string, cache: { weight: number }) {
+      for (let i = weighedCaches.length - 1; i >= 0; i--) if (!weighedCaches[i].cache.deref()) weighedCaches.splice(i, 1)
+      weighedCaches.push({ name, cache: new WeakRef(cache) })
+    },
+  },
+)
 
 export const detectTexts = new Counter({
   name: 'rhizome_detect_texts_total',

@@ -1,6 +1,6 @@
 // The data layer: one Kysely instance over either an embedded PGlite database (no DATABASE_URL) or a
 // PostgreSQL server (DATABASE_URL). Both speak the same SQL; only construction differs.
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
@@ -9,6 +9,7 @@ import { PGliteDialect } from 'kysely-pglite-dialect'
 import pg from 'pg'
 import type { DB } from '../../schemas/index.js'
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
+import { type ConfirmOptions, Confirmations, listenWithReconnect, scopeOf } from './notifications.js'
 import { dbQueryDuration, poolReaders } from '../core/metrics.js'
 
 export type Engine = 'pglite' | 'postgres'
@@ -26,11 +27,12 @@ export interface Database {
    */
   listen(channel: string, onNotify: (payload: string) => void, onState: (listening: boolean) => void): Promise<() => Promise<void>>
   /**
-   * Waits until every process listening on `channel` has handled the notifications sent before this
-   * call (a revoked key dropped from every server's cache), at most `timeoutMs`. Returns the listeners
-   * that did not confirm in time (none: all did). PGlite's listeners are in this process: none.
+   * Waits until every process listening on `channel` in this schema has handled the notifications
+   * sent before this call (a revoked key dropped from every server's cache), at most `timeoutMs`.
+   * Returns the listeners that did not confirm in time (none: all did). PGlite's listeners are in this
+   * process: none.
    */
-  confirmHeard(channel: string, timeoutMs: number): Promise<string[]>
+  confirmHeard(channel: string, timeoutMs: number, options?: ConfirmOptions): Promise<string[]>
   /** The embedded instance, when engine is pglite (tests dump it as a template). */
   pglite?: PGlite
   /** An embedded database's data directory lock (lib/data/data-dir-lock.ts); absent in memory and on PostgreSQL. */
@@ -152,6 +154,8 @@ async function createPostgres(url: string, options: DatabaseOptions): Promise<Da
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparedStatements(pool) }), log: queryTimer('postgres') })
   const readPool = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount })
   poolReaders.push(readPool)
+  const scope = scopeOf(options.searchPath)
+  const confirmations = new Confirmations(url, scope)
   return {
     db,
     engine: 'postgres',
@@ -161,10 +165,11 @@ async function createPostgres(url: string, options: DatabaseOptions): Promise<Da
     },
     close: async () => {
       poolReaders.splice(poolReaders.indexOf(readPool), 1)
+      await confirmations.close()
       await db.destroy()
     },
-    listen: (channel, onNotify, onState) => listenWithReconnect(url, channel, onNotify, onState),
-    confirmHeard: (channel, timeoutMs) => confirmHeard(url, channel, timeoutMs),
+    listen: (channel, onNotify, onState) => listenWithReconnect(url, scope, channel, onNotify, onState),
+    confirmHeard: (channel, timeoutMs, options) => confirmations.confirm(channel, timeoutMs, options),
     searchPath: options.searchPath,
   }
 }
@@ -217,92 +222,4 @@ export function preparedStatements(pool: pg.Pool) {
     },
     end: () => pool.end(),
   } as unknown as pg.Pool
-}
-
-// Every listening connection names itself `rhizome-listen <channel> <id>` (pg_stat_activity shows it),
-// and answers a `sync:<token>` notification on its channel, once it has handled every notification
-// before it, with `<token> <id>` on `<channel>_ack`: confirmHeard reads both.
-const LISTENER_NAME = 'rhizome-listen '
-const SYNC = 'sync:'
-const ackChannel = (channel: string) => `${channel}_ack`
-
-/** A dedicated connection for LISTEN, re-established after failures (1 s, 2 s … up to 30 s apart). */
-async function listenWithReconnect(url: string, channel: string, onNotify: (payload: string) => void, onState: (listening: boolean) => void) {
-  let stopped = false
-  let client: pg.Client | undefined
-  let delay = 1000
-  const id = randomBytes(8).toString('hex')
-  const connect = async (): Promise<void> => {
-    if (stopped) return
-    const next = new pg.Client({ connectionString: url, application_name: `${LISTENER_NAME}${channel} ${id}` })
-    const lost = () => {
-      if (client !== next) return
-      client = undefined
-      onState(false)
-      if (!stopped) setTimeout(() => void connect(), delay).unref()
-      delay = Math.min(delay * 2, 30_000)
-    }
-    next.on('error', lost)
-    next.on('end', lost)
-    next.on('notification', (message) => {
-      if (message.channel !== channel) return
-      const payload = message.payload ?? ''
-      onNotify(payload)
-      // Notifications arrive in commit order: by now every change notified before the sync is handled.
-      if (payload.startsWith(SYNC)) next.query('select pg_notify($1, $2)', [ackChannel(channel), `${payload.slice(SYNC.length)} ${id}`]).catch(() => {})
-    })
-    client = next
-    try {
-      await next.connect()
-      await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`)
-      delay = 1000
-      onState(true)
-    } catch {
-      lost()
-    }
-  }
-  await connect()
-  return async () => {
-    stopped = true
-    const current = client
-    client = undefined
-    await current?.end().catch(() => {})
-  }
-}
-
-/** Database.confirmHeard on PostgreSQL: a sync notification, and the listeners' acknowledgements. */
-async function confirmHeard(url: string, channel: string, timeoutMs: number): Promise<string[]> {
-  const client = new pg.Client({ connectionString: url })
-  client.on('error', () => {})
-  await client.connect()
-  try {
-    const token = randomBytes(8).toString('hex')
-    const confirmed = new Set<string>()
-    client.on('notification', (message) => {
-      const [given, id] = (message.payload ?? '').split(' ')
-      if (message.channel === ackChannel(channel) && given === token) confirmed.add(id)
-    })
-    await client.query(`LISTEN ${pg.escapeIdentifier(ackChannel(channel))}`)
-    const prefix = `${LISTENER_NAME}${channel} `
-    const listeners = async () => {
-      const { rows } = await client.query<{ name: string }>(
-        'select application_name as name from pg_stat_activity where datname = current_database() and starts_with(application_name, $1)',
-        [prefix],
-      )
-      return new Set(rows.map((r) => r.name.slice(prefix.length)))
-    }
-    // A listener that connects after this list was read starts with nothing cached.
-    const expected = await listeners()
-    await client.query('select pg_notify($1, $2)', [channel, SYNC + token])
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      // A listener gone meanwhile (its process stopped) has nothing left to drop.
-      const present = await listeners()
-      const waiting = [...expected].filter((id) => present.has(id) && !confirmed.has(id))
-      if (!waiting.length || Date.now() > deadline) return waiting
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
-  } finally {
-    await client.end().catch(() => {})
-  }
 }

@@ -9,6 +9,7 @@ import PgBoss from 'pg-boss'
 import type { DB } from '../../schemas/index.js'
 import type { JOB_KINDS } from '../../schemas/job.js'
 import type { Database } from './database.js'
+import { DATA_CHANNEL } from './notified-cache.js'
 import type { Progress, ProgressReport } from '../core/progress.js'
 import { ApiError } from '../core/errors.js'
 
@@ -137,6 +138,8 @@ interface RunningJob {
 
 /** The shortest time between two progress writes of a job. */
 const PROGRESS_INTERVAL_MS = 500
+/** How long a finished job waits for the servers to confirm they heard its changes. */
+const CONFIRM_CHANGES_MS = 5_000
 
 /** Jobs that finished longer ago than this leave pg-boss's tables, and the job resource. */
 const KEEP_DAYS = 30
@@ -284,7 +287,11 @@ export class JobQueue {
             )
             this.running.add(running)
             try {
-              return await attempt
+              const result = await attempt
+              // Done means seen: every server's caches have dropped what the job changed before anyone
+              // can read that it completed (a bound of 5 s should a server not answer).
+              await this.database.confirmHeard(DATA_CHANNEL, CONFIRM_CHANGES_MS)
+              return result
             } catch (error) {
               // A client mistake is final: retrying it would only fail again.
               if ((error as JobError).final) {

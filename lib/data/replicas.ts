@@ -150,6 +150,14 @@ export class ReadReplicas {
     return { db: replica.database.db, name: replica.name }
   }
 
+  /** Whether what `name` answers now may be kept by a cache: it has replayed every change notified so far. */
+  fresh(name: string): boolean {
+    if (name === 'primary') return true
+    const fence = this.fence
+    const replica = this.replicas.find((r) => r.name === name)
+    return fence !== null && replica !== undefined && replica.replayed >= fence
+  }
+
   /** A read on `name` failed for reasons of its own: skipped until a check finds it answering again. */
   drop(name: string): void {
     const replica = this.replicas.find((r) => r.name === name)

@@ -1,0 +1,71 @@
+// HTTP caching of every GET (docs/decisions.md, "Read cache"): strong ETags and 304 for a client that
+// holds the answer, br or gzip by Accept-Encoding, Cache-Control and Vary; and the read cache that the
+// dispatcher answers list GETs from (lib/api/read-cache.ts), filled here as answers leave.
+import type { Readable } from 'node:stream'
+import { buffer } from 'node:stream/consumers'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { tables } from '../schemas/index.js'
+import { isApiPath } from '../lib/api/request.js'
+import { CACHED_EXPORT_ROWS, ReadCache } from '../lib/api/read-cache.js'
+import { answerWith, type Encoding, representationOf, streamWith } from '../lib/api/representation.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    readCache: ReadCache
+  }
+}
+
+/** Answers anyone may cache (they hold nothing of a user): revalidated, as they change with a release. */
+const PUBLIC_ROUTES = new Set(['/', '/documentation/json', '/documentation/yaml'])
+const BOTH: Encoding[] = ['br', 'gzip']
+/** The headers that describe an answer's bytes, kept with a cached one. */
+const DESCRIBING = ['content-type', 'content-disposition', 'x-total-count']
+
+const isStream = (payload: unknown): payload is Readable => typeof (payload as Readable | null)?.pipe === 'function'
+
+function describing(reply: FastifyReply): Record<string, string> {
+  const headers: Record<string, string> = {}
+  for (const name of DESCRIBING) {
+    const value = reply.getHeader(name)
+    if (value !== undefined) headers[name] = String(value)
+  }
+  return headers
+}
+
+export default fp(
+  async function httpCache(app: FastifyInstance) {
+    const reads = new ReadCache(app.config.READ_CACHE_BYTES, Object.keys(tables))
+    const unlisten = await reads.listen(app.db)
+    app.addHook('onClose', () => unlisten())
+    app.decorate('readCache', reads)
+
+    /** The payload of a 200 GET: its kept representation, or one prepared (and kept when it was a cacheable miss). */
+    async function leave(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+      const served = reads.servedFor(request)
+      if (served) return answerWith(request, reply, served)
+      const pending = reads.pendingFor(request)
+      if (isStream(payload)) {
+        // A short export was read whole before it was sent: it is kept like any answer; a long one streams.
+        if (!pending || Number(reply.getHeader('x-total-count')) > CACHED_EXPORT_ROWS) return streamWith(request, reply, payload)
+        payload = await buffer(payload)
+      }
+      if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload
+      const representation = await representationOf(Buffer.from(payload), describing(reply), pending ? BOTH : [])
+      if (pending) reads.store(pending, representation)
+      return answerWith(request, reply, representation)
+    }
+
+    app.addHook('onSend', async (request, reply, payload) => {
+      const api = isApiPath(request.url)
+      // Authenticated answers: every use revalidated, never stored by a shared cache.
+      if (api) reply.header('cache-control', 'private, no-cache')
+      const readable = request.method === 'GET' || request.method === 'HEAD'
+      if (!readable || !(api || PUBLIC_ROUTES.has(request.routeOptions.url ?? ''))) return payload
+      if (api) reply.header('vary', 'Authorization, Accept, Accept-Encoding')
+      else reply.header('cache-control', 'public, no-cache').header('vary', 'Accept-Encoding')
+      return reply.statusCode === 200 ? leave(request, reply, payload) : payload
+    })
+  },
+  { name: 'http-cache', dependencies: ['config', 'db'] },
+)
