@@ -6,7 +6,8 @@
 // this machine), and the same SQL run directly through pg from this process. Measured on warm
 // processes: a cold phase first (its ratios reported too), then BENCH_WARMUP requests (default 4,000)
 // to each side, then the measured phase (see warmUp below); then the API's req/s under 50
-// connections (autocannon). Then the read cache: each read and three more under 50 connections, hit
+// connections (autocannon); then our statements against the best written by hand for the same answer
+// (bench/read-statements.ts, `floor`), in turn. Then the read cache: each read and three more under 50 connections, hit
 // (a second server with the cache on) and miss, in the same run as a cached detail GET, and the
 // dashboard read compressed and conditional (304). The data is a pure function of the ids (no
 // randomness), so every run reads the same numbers.
@@ -221,8 +222,8 @@ try {
   bare = await startServer(['--import', 'tsx', 'bench/bare-reads.ts'], { DATABASE_URL: scratch.url }, barePort)
 
   const lines = [
-    '| read | API p50 ms | API p99 ms | SQL p50 ms | SQL p99 ms | API / SQL at p50 | bare route p50 ms | bare / SQL at p50 | cold: API / SQL, bare / SQL, server CPU µs per read | warm-up s | API req/s (50 conn.) | rows | page faults per read (API / bare / SQL) | server CPU µs per read (API / bare) |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| read | API p50 ms | API p99 ms | SQL p50 ms | SQL p99 ms | API / SQL at p50 | bare route p50 ms | bare / SQL at p50 | our SQL / hand-written SQL, p50 ms | cold: API / SQL, bare / SQL, server CPU µs per read | warm-up s | API req/s (50 conn.) | rows | page faults per read (API / bare / SQL) | server CPU µs per read (API / bare) |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ]
   for (const [index, read] of reads.entries()) {
     const barePath = `/reads/${index}`
@@ -250,11 +251,15 @@ try {
     const after = await backendFaults(direct)
     const faults = faultsPerRead(before, after, warm.latency.api.n)
     const load = await round(read.name, `http://127.0.0.1:${port}${read.path}`, auth, seconds)
+    // Our statements against the best written by hand for the same answer, in turn.
+    const floorRows = await read.floor(direct)
+    if (floorRows !== check) throw new Error(`${read.name}: the hand-written statement reads ${floorRows} rows, ours ${check}`)
+    const versus = await interleaved({ ours: () => read.run(direct), floor: () => read.floor(direct) })
     const f = (n: number) => n.toFixed(2)
     const { api, bare: floor, direct: sql } = warm.latency
     const ratios = ({ latency }: typeof cold) => `${(latency.api.p50 / latency.direct.p50).toFixed(2)} / ${(latency.bare.p50 / latency.direct.p50).toFixed(2)}`
     lines.push(
-      `| ${read.name} | ${f(api.p50)} | ${f(api.p99)} | ${f(sql.p50)} | ${f(sql.p99)} | ${(api.p50 / sql.p50).toFixed(2)} | ${f(floor.p50)} | ${(floor.p50 / sql.p50).toFixed(2)} | ${ratios(cold)}, CPU ${cold.cpu} | ${warmUpSeconds.toFixed(0)} | ${load.requests_per_s} | ${body.objects.length} of ${body.meta.total_count} | ${faults} | ${warm.cpu} |`,
+      `| ${read.name} | ${f(api.p50)} | ${f(api.p99)} | ${f(sql.p50)} | ${f(sql.p99)} | ${(api.p50 / sql.p50).toFixed(2)} | ${f(floor.p50)} | ${(floor.p50 / sql.p50).toFixed(2)} | ${f(versus.ours.p50)} / ${f(versus.floor.p50)} = **${(versus.ours.p50 / versus.floor.p50).toFixed(2)}** | ${ratios(cold)}, CPU ${cold.cpu} | ${warmUpSeconds.toFixed(0)} | ${load.requests_per_s} | ${body.objects.length} of ${body.meta.total_count} | ${faults} | ${warm.cpu} |`,
     )
   }
   console.log(lines.join('\n'))
