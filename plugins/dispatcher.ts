@@ -13,6 +13,7 @@ import { DetailCache } from '../lib/api/detail-cache.js'
 import { contextOf, effectiveMethod, parsePk } from '../lib/api/request.js'
 import { answerWrite } from '../lib/api/write-answer.js'
 import { onReadTarget } from '../lib/api/read-target.js'
+import { serve } from '../lib/api/representation.js'
 import { submitJob } from '../lib/api/job-answer.js'
 import type { Context, Resource } from '../lib/api/resource.js'
 import { assertMayCall } from '../lib/engine/access.js'
@@ -64,7 +65,8 @@ export default fp(
     async function read(request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) {
       const key = kind === 'list' ? app.readCache.keyOf(request, resource, urlName) : undefined
       // A hit leaves as it was kept (plugins/http-cache.ts sends the representation).
-      if (key !== undefined && app.readCache.lookup(request, key)) return reply.send('')
+      const kept = key === undefined ? undefined : app.readCache.lookup(request, key)
+      if (kept) return serve(reply, kept)
       const detail = kind === 'detail' && !resource.volatile
       return onReadTarget(app.replicas, app.db.db, resource, detail, reply, (db, keepable) => {
         const ctx = context(request, resource, urlName, key === undefined || !keepable ? db : app.readCache.begin(request, key, db))

@@ -7,8 +7,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { tables } from '../schemas/index.js'
 import { isApiPath } from '../lib/api/request.js'
-import { CACHED_EXPORT_ROWS, ReadCache } from '../lib/api/read-cache.js'
-import { answerWith, type Encoding, representationOf, streamWith } from '../lib/api/representation.js'
+import { CACHED_EXPORT_ROWS, type PendingRead, ReadCache } from '../lib/api/read-cache.js'
+import { answerShort, answerWith, COMPRESS_MIN_BYTES, type Encoding, representationOf, servedFor, streamWith } from '../lib/api/representation.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -41,10 +41,7 @@ export default fp(
     app.decorate('readCache', reads)
 
     /** The payload of a 200 GET: its kept representation, or one prepared (and kept when it was a cacheable miss). */
-    async function leave(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
-      const served = reads.servedFor(request)
-      if (served) return answerWith(request, reply, served)
-      const pending = reads.pendingFor(request)
+    async function prepare(request: FastifyRequest, reply: FastifyReply, payload: unknown, pending: PendingRead | undefined) {
       if (isStream(payload)) {
         // A short export was read whole before it was sent: it is kept like any answer; a long one streams.
         if (!pending || Number(reply.getHeader('x-total-count')) > CACHED_EXPORT_ROWS) return streamWith(request, reply, payload)
@@ -56,15 +53,24 @@ export default fp(
       return answerWith(request, reply, representation)
     }
 
-    app.addHook('onSend', async (request, reply, payload) => {
+    // Callback-style, and synchronous for a hit and a short answer (a detail): this runs on every GET.
+    app.addHook('onSend', (request, reply, payload, done) => {
       const api = isApiPath(request.url)
       // Authenticated answers: every use revalidated, never stored by a shared cache.
       if (api) reply.header('cache-control', 'private, no-cache')
       const readable = request.method === 'GET' || request.method === 'HEAD'
-      if (!readable || !(api || PUBLIC_ROUTES.has(request.routeOptions.url ?? ''))) return payload
+      if (!readable || reply.statusCode !== 200 || !(api || PUBLIC_ROUTES.has(request.routeOptions.url ?? ''))) return done(null, payload)
       if (api) reply.header('vary', 'Authorization, Accept, Accept-Encoding')
       else reply.header('cache-control', 'public, no-cache').header('vary', 'Accept-Encoding')
-      return reply.statusCode === 200 ? leave(request, reply, payload) : payload
+      const served = servedFor(request)
+      const pending = served ? undefined : reads.pendingFor(request)
+      const short = !served && !pending && typeof payload === 'string' && payload.length < COMPRESS_MIN_BYTES
+      const answer = served ? answerWith(request, reply, served) : short ? answerShort(request, reply, payload) : prepare(request, reply, payload, pending)
+      if (!(answer instanceof Promise)) return done(null, answer)
+      answer.then(
+        (ready) => done(null, ready),
+        (error) => done(error),
+      )
     })
   },
   { name: 'http-cache', dependencies: ['config', 'db'] },

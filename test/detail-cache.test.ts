@@ -186,3 +186,16 @@ t.test('NotifiedCache: entries expire after ttlMs', async (t) => {
   await new Promise((resolve) => setTimeout(resolve, 30))
   t.equal(await cache.remember('k', async () => 3), 3)
 })
+
+t.test('NotifiedCache: an entry used since eviction last passed over it stays, the unused oldest goes (CLOCK)', async (t) => {
+  const channel = fakeDatabase()
+  const cache = new NotifiedCache<string>({ name: 'test', maxEntries: 3, ttlMs: 60_000 })
+  await cache.listen(channel.database, 'c')
+  channel.connected(true)
+  for (const key of ['a', 'b', 'c']) await cache.remember(key, async () => key)
+  t.equal(cache.get('a'), 'a', 'a is used')
+  await cache.remember('d', async () => 'd')
+  t.equal(cache.get('a'), 'a', 'a, the oldest but used, stayed')
+  t.equal(cache.get('b'), undefined, 'b, the oldest unused, went')
+  t.same([cache.get('c'), cache.get('d')], ['c', 'd'])
+})

@@ -7,21 +7,24 @@ import type { Database } from '../data/database.js'
 import { DATA_CHANNEL, NotifiedCache } from '../data/notified-cache.js'
 import { readDetail } from './crud.js'
 import type { Context } from './resource.js'
+import { type Representation, representationNow, serve } from './representation.js'
 
 // A bound on staleness should a change ever not notify (a table without the sql/004 trigger).
 const TTL_MS = 60_000
 const MAX_ENTRIES = 100_000
 
-export class DetailCache {
-  readonly #cache: NotifiedCache<string>
+const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' }
 
-  /** `maxBytes`: the JSON kept at most, in characters; 0 turns the cache off. */
+export class DetailCache {
+  readonly #cache: NotifiedCache<Representation>
+
+  /** `maxBytes`: the JSON kept at most, in bytes; 0 turns the cache off. */
   constructor(maxBytes: number) {
-    this.#cache = new NotifiedCache<string>({
+    this.#cache = new NotifiedCache<Representation>({
       name: 'detail',
       maxEntries: maxBytes > 0 ? MAX_ENTRIES : 0,
       maxWeight: maxBytes,
-      weigh: (json) => json.length,
+      weigh: (representation) => representation.body.length,
       ttlMs: TTL_MS,
     })
   }
@@ -43,7 +46,9 @@ export class DetailCache {
     // What a requester may see of a row can depend on who they are (lib/engine/access.ts): a user whose
     // rows are limited gets entries of their own.
     const scope = user.is_superuser || (!user.restricted && !resource.row_filter) ? 'all' : `user ${user.id}`
-    const json = await this.#cache.remember(`${resource.name} ${id} ${scope}`, async () => JSON.stringify(await readDetail(ctx, id)))
-    return reply.type('application/json; charset=utf-8').send(json)
+    const representation = await this.#cache.remember(`${resource.name} ${id} ${scope}`, async () =>
+      representationNow(JSON.stringify(await readDetail(ctx, id)), JSON_TYPE),
+    )
+    return serve(reply, representation!)
   }
 }

@@ -52,7 +52,6 @@ export class ReadCache {
   readonly #knownTables: ReadonlySet<string>
   readonly #enabled: boolean
   readonly #pending = new WeakMap<FastifyRequest, PendingRead>()
-  readonly #served = new WeakMap<FastifyRequest, Representation>()
 
   /** `maxBytes`: the answers kept at most, every encoding counted; 0 turns the cache off. */
   constructor(maxBytes: number, knownTables: Iterable<string>) {
@@ -104,14 +103,12 @@ export class ReadCache {
   }
 
   /**
-   * The kept answer of `key`, remembered as this request's (the answer then leaves as it is). A request
-   * with `Cache-Control: no-cache` is computed afresh (RFC 9111 §5.2.1.4), and its answer kept.
+   * The kept answer of `key` (it leaves with `serve`, lib/api/representation.ts). A request with
+   * `Cache-Control: no-cache` is computed afresh (RFC 9111 §5.2.1.4), and its answer kept.
    */
   lookup(request: FastifyRequest, key: string): Representation | undefined {
     if (request.headers['cache-control']?.includes('no-cache')) return undefined
-    const representation = this.#cache.get(key)
-    if (representation) this.#served.set(request, representation)
-    return representation
+    return this.#cache.get(key)
   }
 
   /** A miss: `db` as the read should use it (its tables noted), and the answer stored when it leaves. */
@@ -119,11 +116,6 @@ export class ReadCache {
     const recorder = new TableRecorder(this.#knownTables)
     this.#pending.set(request, { key, since: this.#cache.begin(), recorder })
     return db.withPlugin(recorder)
-  }
-
-  /** The representation a hit sends, if this request was one. */
-  servedFor(request: FastifyRequest): Representation | undefined {
-    return this.#served.get(request)
   }
 
   /** The read this request is computing for the cache, if any. */

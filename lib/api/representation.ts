@@ -47,7 +47,7 @@ export interface Representation {
 }
 
 // SHA-1 here names bytes, it protects nothing: 20 bytes of hash in base64url (27 characters).
-const hashOf = (body: Buffer) => createHash('sha1').update(body).digest('base64url')
+const hashOf = (body: Buffer | string) => createHash('sha1').update(body).digest('base64url')
 
 /** Prepares `body` to leave; `encodings`: those compressed now (a cached answer takes every one). */
 export async function representationOf(body: Buffer, headers: Record<string, string>, encodings: Encoding[]): Promise<Representation> {
@@ -55,6 +55,23 @@ export async function representationOf(body: Buffer, headers: Record<string, str
   if (body.length >= COMPRESS_MIN_BYTES) await Promise.all(encodings.map(async (encoding) => (encoded[encoding] = await compressors[encoding](body))))
   return { headers, body, tag: hashOf(body), encoded }
 }
+
+/** A short representation prepared now (a detail): hashed once, compressed when a client first asks. */
+export function representationNow(body: string, headers: Record<string, string>): Representation {
+  const bytes = Buffer.from(body)
+  return { headers, body: bytes, tag: hashOf(bytes), encoded: {} }
+}
+
+const served = new WeakMap<FastifyRequest, Representation>()
+
+/** Answers with a kept representation: it leaves as it is, its ETag not computed again (plugins/http-cache.ts). */
+export function serve(reply: FastifyReply, representation: Representation): FastifyReply {
+  served.set(reply.request, representation)
+  return reply.send('')
+}
+
+/** The kept representation this request is answered with, if any. */
+export const servedFor = (request: FastifyRequest) => served.get(request)
 
 /** The bytes a representation holds, every encoding counted (what a cache entry weighs). */
 export const sizeOf = (representation: Representation) =>
@@ -70,23 +87,35 @@ function held(request: FastifyRequest, etag: string): boolean {
   return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag)
 }
 
-/**
- * The answer's payload: the encoding the client takes (compressed now if it was not yet), with its
- * ETag, or nothing with 304 when the client holds it.
- */
-export async function answerWith(request: FastifyRequest, reply: FastifyReply, representation: Representation): Promise<Buffer | string> {
-  const wanted = representation.body.length >= COMPRESS_MIN_BYTES ? encodingFor(request) : undefined
-  const etag = etagOf(representation.tag, wanted)
+/** Sets the ETag; true (and the answer made a bodiless 304) when the client holds that version. */
+function validated(request: FastifyRequest, reply: FastifyReply, etag: string): boolean {
   reply.header('etag', etag)
-  if (held(request, etag)) {
-    reply.code(304).removeHeader('content-type').removeHeader('content-length')
-    return ''
-  }
-  for (const [name, value] of Object.entries(representation.headers)) reply.header(name, value)
+  if (!held(request, etag)) return false
+  reply.code(304).removeHeader('content-type').removeHeader('content-length')
+  return true
+}
+
+/**
+ * A short answer (a detail, most lists' pages) as it leaves: its ETag, or 304. Synchronous: it is on
+ * the path of every small GET, where a promise and a copy of the bytes were measurable.
+ */
+export function answerShort(request: FastifyRequest, reply: FastifyReply, body: string | Buffer): string | Buffer {
+  return validated(request, reply, etagOf(createHash('sha1').update(body).digest('base64url'))) ? '' : body
+}
+
+/**
+ * The answer's payload: the encoding the client takes, with its ETag, or nothing with 304 when the
+ * client holds it. A promise only when that encoding must be compressed now (else synchronous: a hit).
+ */
+export function answerWith(request: FastifyRequest, reply: FastifyReply, representation: Representation): Buffer | string | Promise<Buffer> {
+  const wanted = representation.body.length >= COMPRESS_MIN_BYTES ? encodingFor(request) : undefined
+  if (validated(request, reply, etagOf(representation.tag, wanted))) return ''
+  for (const name in representation.headers) reply.header(name, representation.headers[name])
   if (!wanted) return representation.body
-  representation.encoded[wanted] ??= await compressors[wanted](representation.body)
   reply.header('content-encoding', wanted).removeHeader('content-length')
-  return representation.encoded[wanted]
+  const encoded = representation.encoded[wanted]
+  if (encoded) return encoded
+  return compressors[wanted](representation.body).then((bytes) => (representation.encoded[wanted] = bytes))
 }
 
 /** A streamed answer (a long CSV export): compressed on the way when the client takes it; no ETag. */

@@ -11,7 +11,7 @@ export const DATA_CHANNEL = 'rhizome_data'
 export interface NotifiedCacheOptions<V> {
   /** The cache's name in the metrics (`rhizome_cache_lookups_total{cache}`). */
   name: string
-  /** Entries kept at most; the least recently used goes first. 0 disables the cache. */
+  /** Entries kept at most; the least recently used goes first (as CLOCK approximates it). 0 disables the cache. */
   maxEntries: number
   /** An entry older than this is not used (a bound on staleness should a change not notify). */
   ttlMs: number
@@ -24,6 +24,8 @@ interface Entry<V> {
   value: V
   at: number
   weight: number
+  /** Used since eviction last passed over it (CLOCK: it gets another round before it goes). */
+  used: boolean
   /** The tables the value was read from; absent: it may depend on any table. */
   tables?: ReadonlySet<string>
 }
@@ -88,13 +90,13 @@ export class NotifiedCache<V> {
     for (const [key, entry] of this.#entries) if (!entry.tables || entry.tables.has(table)) this.#remove(key)
   }
 
-  /** The value kept for `key`, if any (counted as a hit or a miss); a hit becomes the most recent. */
+  /** The value kept for `key`, if any (counted as a hit or a miss). */
   get(key: string): V | undefined {
     const entry = this.#entries.get(key)
     if (entry && Date.now() - entry.at < this.#options.ttlMs) {
       this.#hits.inc()
-      this.#entries.delete(key)
-      this.#entries.set(key, entry)
+      // Marked, not moved: reordering the map on every hit cost the detail GET measurably.
+      entry.used = true
       return entry.value
     }
     this.#misses.inc()
@@ -113,11 +115,8 @@ export class NotifiedCache<V> {
     const weight = weigh ? weigh(value) : 0
     if (maxEntries === 0 || weight > maxWeight) return
     this.#remove(key)
-    while (this.#entries.size >= maxEntries || this.#weight + weight > maxWeight) {
-      this.#remove(this.#entries.keys().next().value!)
-      this.#evictions.inc()
-    }
-    this.#entries.set(key, { value, at: Date.now(), weight, tables })
+    while (this.#entries.size >= maxEntries || this.#weight + weight > maxWeight) this.#evictOne()
+    this.#entries.set(key, { value, at: Date.now(), weight, tables, used: false })
     this.#weight += weight
   }
 
@@ -129,6 +128,24 @@ export class NotifiedCache<V> {
     const value = await compute()
     if (value !== undefined) this.set(key, value, since)
     return value
+  }
+
+  /**
+   * Least recently used out first, as the CLOCK algorithm approximates it: the oldest entry goes unless
+   * it was used since it was last passed over; then it is moved to the newest end, unmarked.
+   */
+  #evictOne() {
+    for (const [key, entry] of this.#entries) {
+      this.#entries.delete(key)
+      if (entry.used) {
+        entry.used = false
+        this.#entries.set(key, entry)
+        continue
+      }
+      this.#weight -= entry.weight
+      this.#evictions.inc()
+      return
+    }
   }
 
   #remove(key: string) {
