@@ -8,7 +8,16 @@ import fp from 'fastify-plugin'
 import { tables } from '../schemas/index.js'
 import { isApiPath } from '../lib/api/request.js'
 import { CACHED_EXPORT_ROWS, type PendingRead, ReadCache } from '../lib/api/read-cache.js'
-import { answerShort, answerWith, COMPRESS_MIN_BYTES, type Encoding, representationOf, servedFor, streamWith } from '../lib/api/representation.js'
+import {
+  answerShort,
+  answerWith,
+  COMPRESS_MIN_BYTES,
+  type Encoding,
+  type Representation,
+  representationOf,
+  servedFor,
+  streamWith,
+} from '../lib/api/representation.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -40,6 +49,10 @@ export default fp(
     app.addHook('onClose', () => unlisten())
     app.decorate('readCache', reads)
 
+    // The public answers (the endpoint listing, the OpenAPI document: 400 KB) are the same bytes at every
+    // request until a release: prepared once, so nobody can make this process compress them at will.
+    const publicAnswers = new Map<string, { text: string; representation: Representation }>()
+
     /** The payload of a 200 GET: its kept representation, or one prepared (and kept when it was a cacheable miss). */
     async function prepare(request: FastifyRequest, reply: FastifyReply, payload: unknown, pending: PendingRead | undefined) {
       if (isStream(payload)) {
@@ -48,7 +61,11 @@ export default fp(
         payload = await buffer(payload)
       }
       if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload
-      const representation = await representationOf(Buffer.from(payload), describing(reply), pending ? BOTH : [])
+      const route = PUBLIC_ROUTES.has(request.routeOptions.url ?? '') && typeof payload === 'string' ? request.routeOptions.url! : undefined
+      const known = route === undefined ? undefined : publicAnswers.get(route)
+      if (known && known.text === payload) return answerWith(request, reply, known.representation)
+      const representation = await representationOf(Buffer.from(payload), describing(reply), pending || route ? BOTH : [])
+      if (route) publicAnswers.set(route, { text: payload as string, representation })
       if (pending) reads.store(pending, representation)
       return answerWith(request, reply, representation)
     }

@@ -68,7 +68,7 @@ export const ConfigSchema = Type.Object({
   JOB_SHUTDOWN_MS: Integer(30_000, 1_000),
   // Jobs one user may have queued or running at once; more is 429 until some have run.
   JOB_MAX_QUEUED_PER_USER: Integer(20, 1),
-  // Detail representations kept in memory (their JSON, in characters), dropped on every database change (0 = no cache).
+  // Detail representations kept in memory (their bytes), dropped on every database change (0 = no cache).
   DETAIL_CACHE_BYTES: Integer(64 * 1024 * 1024),
   // List and datapoint answers kept in memory (bytes, every encoding counted), each dropped when a table it read changes (0 = no cache).
   READ_CACHE_BYTES: Integer(256 * 1024 * 1024),
