@@ -48,7 +48,8 @@ export default fp(
       app.readCache.drop()
       // Read-your-writes through any process: the answer leaves once every other server has dropped what
       // the change made stale (lib/data/notifications.ts; at most WRITE_CONFIRM_MS when one does not answer).
-      await app.db.confirmHeard(DATA_CHANNEL, WRITE_CONFIRM_MS, { othersOnly: true })
+      // The change is committed whatever happens here: a failure to confirm is not the write's.
+      await app.db.confirmHeard(DATA_CHANNEL, WRITE_CONFIRM_MS, { othersOnly: true }).catch(() => [])
       // Read-your-writes: the answer leaves once the replicas in use have the change (lib/data/replicas.ts).
       await app.replicas?.caughtUp()
       return result

@@ -309,3 +309,27 @@ t.test('bounded by READ_CACHE_BYTES, least recently used out first; hits, misses
   t.ok((await read(api, paths[paths.length - 1])).hit, 'the latest entry is kept')
   t.notOk((await read(api, paths[0])).hit, 'the oldest went first')
 })
+
+t.test('a write, or a job, whose change cannot be confirmed as heard still answers as committed', async (t) => {
+  const { app, database } = await build(t)
+  const api = client(app)
+  const w = await world(api)
+  // The confirmation's connection failing after the commit (the database going away in that instant).
+  const confirmHeard = database.confirmHeard
+  database.confirmHeard = async () => {
+    throw new Error('connection terminated')
+  }
+  t.teardown(() => {
+    database.confirmHeard = confirmHeard
+  })
+  const created = await api.post('/campaign_type/', { name: 'committed' })
+  t.equal(created.status, 201, 'the write is answered as what it is: done')
+  t.equal((await api.get(`/campaign_type/${created.body.id}/`)).body.name, 'committed')
+  const job = await api.get(`/agg_refresh/?campaign_id=${w.C}`, { ...admin, prefer: 'respond-async' })
+  const done = await eventually(
+    () => api.get(`/job/${job.body.id}/`),
+    (res) => res.body.state === 'completed' || res.body.state === 'failed',
+    20_000,
+  )
+  t.equal(done.body.state, 'completed', 'the job is not failed (nor run again) for it')
+})

@@ -289,8 +289,9 @@ export class JobQueue {
             try {
               const result = await attempt
               // Done means seen: every server's caches have dropped what the job changed before anyone
-              // can read that it completed (a bound of 5 s should a server not answer).
-              await this.database.confirmHeard(DATA_CHANNEL, CONFIRM_CHANGES_MS)
+              // can read that it completed (a bound of 5 s should a server not answer). Its work is
+              // committed: a failure to confirm must not make it fail, and run again.
+              await this.database.confirmHeard(DATA_CHANNEL, CONFIRM_CHANGES_MS).catch(() => [])
               return result
             } catch (error) {
               // A client mistake is final: retrying it would only fail again.
