@@ -11,6 +11,7 @@ import { checkUpload, storeUpload } from '../lib/ingest/upload.js'
 import { ingest } from '../lib/ingest/actions.js'
 import type { Document } from '../lib/ingest/transform.js'
 import { progressBar } from './progress-bar.js'
+import { attribute } from '../lib/data/attribution.js'
 
 /** content_type,source_object_code,master_object_id lines: upserted, names recomputed. */
 async function applyMappings(db: Kysely<DB>, text: Buffer, userId: number): Promise<number> {
@@ -57,6 +58,7 @@ export async function uploadCommand(
   const stats = await db
     .transaction()
     .execute(async (trx) => {
+      await attribute(trx, { via: 'cli', userId: admin.id })
       if (options.map) await applyMappings(trx, await readFile(options.map), admin.id)
       const id = await storeUpload(trx, config.DATA_DIR, input, upload, admin.id)
       const doc = (await trx.selectFrom('source_doc').selectAll().where('id', '=', id).executeTakeFirstOrThrow()) as unknown as Document

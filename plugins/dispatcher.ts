@@ -22,6 +22,7 @@ import { afterDelete, resourceOfTable } from '../resources/registry.js'
 import { jobOf } from '../resources/jobs.js'
 import jobResource from '../resources/job.js'
 import { DATA_CHANNEL } from '../lib/data/notified-cache.js'
+import { attributedTransaction } from '../lib/data/attribution.js'
 
 const ALL_METHODS = ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'] as const
 const WRITE_CONFIRM_MS = 2_000
@@ -42,7 +43,7 @@ export default fp(
      * caches are dropped before the response leaves, so the client's next request sees the change.
      */
     const inTransaction = async <T>(ctx: Context, work: (ctx: Context) => Promise<T>) => {
-      const result = await app.db.db.transaction().execute((trx) => work({ ...ctx, db: trx }))
+      const result = await attributedTransaction(app.db.db, { via: 'api', userId: ctx.user.id, requestId: ctx.requestId }, (trx) => work({ ...ctx, db: trx }))
       app.dropAuthCache()
       details.drop()
       app.readCache.drop()

@@ -13,6 +13,7 @@ import type { Progress } from '../lib/core/progress.js'
 import { QueryParams } from '../lib/api/query-params.js'
 import { backgroundJobs } from '../resources/jobs.js'
 import jobResource from '../resources/job.js'
+import { attribute } from '../lib/data/attribution.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -30,6 +31,7 @@ export async function runJob(app: FastifyInstance, job: QueuedJob, trx: Transact
   if (!declaration) throw jobError('UNKNOWN_JOB', `No job kind ${job.kind}`, true)
   const user = job.created_by_id === null ? undefined : await findUserById(trx, job.created_by_id)
   if (!user) throw jobError('USER_INACTIVE', 'The user who asked for this job is no longer active', true)
+  await attribute(trx, { via: 'job', userId: user.id, jobId: job.id })
   const query = QueryParams.fromUrl(`/?${new URLSearchParams(Object.entries(job.params).map(([k, v]) => [k, String(v)]))}`)
   try {
     return await declaration.run({ db: trx, user, query, config: app.config, resource: jobResource, urlName: job.kind, jobs: app.jobs, progress })

@@ -24,8 +24,9 @@ import sourceSubmission from './source_submission.js'
 import docDatapoint from './doc_datapoint.js'
 import campaignDatapoint from './campaign_datapoint.js'
 import dateDatapoint from './date_datapoint.js'
+import datapointHistory from './datapoint_history.js'
 import { campaignDocResult, dateDocResult } from './doc_results.js'
-import { aggRefreshResource, queueProcessResource, refreshMaster, transformUpload } from './pipeline.js'
+import { aggRefreshResource, queueProcessResource, refreshMaster, revertDocumentResource, transformUpload } from './pipeline.js'
 import userGroup from './user_group.js'
 import apiKey from './api_key.js'
 import job from './job.js'
@@ -55,10 +56,12 @@ export const resources: Resource[] = [
   docDatapoint,
   campaignDatapoint,
   dateDatapoint,
+  datapointHistory,
   dateDocResult,
   campaignDocResult,
   transformUpload,
   refreshMaster,
+  revertDocumentResource,
   job,
   aggRefreshResource,
   queueProcessResource,

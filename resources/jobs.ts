@@ -4,24 +4,33 @@
 // a scheduled or internal job is one more entry.
 import type { JobKind } from '../lib/data/job-queue.js'
 import type { Context, JobDeclaration, Resource } from '../lib/api/resource.js'
-import { aggRefreshResource, campaignJobParams, documentJobParams, refreshMaster, transformUpload } from './pipeline.js'
+import {
+  aggRefreshResource,
+  campaignJobParams,
+  documentJobParams,
+  refreshMaster,
+  revertDocumentResource,
+  revertJobParams,
+  transformUpload,
+} from './pipeline.js'
 
 /** A step's action as a job: its first object is the job's result. */
 const runAction = (resource: Resource) => async (ctx: Context) => (await resource.action!({ ...ctx, resource, urlName: resource.name }))[0]
 
 /** A step on one document: one at a time, and asking again while it waits or runs answers it. */
-const documentStep = (resource: Resource): JobDeclaration => ({
+const documentStep = (resource: Resource, check = documentJobParams): JobDeclaration => ({
   kind: resource.name as JobKind,
   queue: 'document',
   subject: (params) => `document:${params.document_id}`,
   dedupe: 'waits or runs',
-  check: documentJobParams,
+  check,
   run: runAction(resource),
 })
 
 export const backgroundJobs: JobDeclaration[] = [
   documentStep(transformUpload),
   documentStep(refreshMaster),
+  documentStep(revertDocumentResource, revertJobParams),
   {
     kind: 'agg_refresh',
     queue: 'campaign',

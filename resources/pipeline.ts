@@ -9,8 +9,10 @@ import { readDetail } from '../lib/api/crud.js'
 import { ingest, queueProcess } from '../lib/ingest/actions.js'
 import type { Document } from '../lib/ingest/transform.js'
 import { recomputeCampaign } from '../lib/engine/recompute.js'
-import { assertOwnDocument } from '../lib/engine/access.js'
-import { invalidValue, notFound } from '../lib/core/errors.js'
+import { assertOwnDocument, documentLocations } from '../lib/engine/access.js'
+import { revertDocument } from '../lib/ingest/revert.js'
+import { strictBoolean } from '../lib/api/params.js'
+import { ApiError, invalidValue, notFound } from '../lib/core/errors.js'
 import { isInt32, parseInteger } from '../lib/core/values.js'
 import document from './document.js'
 
@@ -33,6 +35,9 @@ async function requireDocument(ctx: Context): Promise<Document> {
 
 /** A background step on the `document_id` parameter's document: checked as the synchronous call. */
 export const documentJobParams = async (ctx: Context) => ({ document_id: (await requireDocument(ctx)).id })
+
+/** A background revert: the document checked as the synchronous call, `force` kept. */
+export const revertJobParams = async (ctx: Context) => ({ force: strictBoolean(ctx, 'force') ? 1 : 0, ...(await documentJobParams(ctx)) })
 
 /** A background recompute of the `campaign_id` parameter's campaign. */
 export const campaignJobParams = async (ctx: Context) => ({ campaign_id: (await requireRow(ctx, 'campaign_id', 'campaign', 'campaign')).id as number })
@@ -78,6 +83,33 @@ export const queueProcessResource = defineResource({
   action: async (ctx) => {
     await queueProcess(ctx.db as Kysely<DB>, await requireDocument(ctx))
     return [await documentDetail(ctx)]
+  },
+})
+
+export const revertDocumentResource = defineResource({
+  name: 'revert_document',
+  kind: 'non_model',
+  description:
+    'Put back every value the document wrote as it was before it (from the datapoint history); values changed since by another source are kept and reported as conflicts unless force=1; touched campaigns recomputed.',
+  GET_params_required: ['document_id'],
+  params: { ...documentParam, force: { type: 'boolean', help: '1: also revert values changed since by another source (0 by default)' } },
+  result_fields: {
+    document_id: 'integer',
+    forced: 'boolean',
+    restored: 'json',
+    deleted: 'json',
+    unchanged: 'integer',
+    conflicts: 'json',
+    location_forbidden: 'json',
+    without_history: 'integer',
+    campaigns_recomputed: 'json',
+  },
+  action: async (ctx) => {
+    const force = strictBoolean(ctx, 'force')
+    const doc = await requireDocument(ctx)
+    if (!doc.docfile) throw new ApiError(409, 'NOT_AN_UPLOAD', 'The Data Entry document is not an upload: change typed values through the datapoint resources')
+    const db = ctx.db as Kysely<DB>
+    return [await revertDocument(db, doc.id, force, await documentLocations(db, doc, ctx.user), ctx.progress)]
   },
 })
 

@@ -11,6 +11,7 @@ import { CampaignType } from './campaign_type.js'
 import { CustomChart } from './custom_chart.js'
 import { CustomDashboard } from './custom_dashboard.js'
 import { Datapoint } from './datapoint.js'
+import { DatapointHistory } from './datapoint_history.js'
 import { DatapointWithComputed } from './datapoint_with_computed.js'
 import { DocDatapoint } from './doc_datapoint.js'
 import { DocDetail } from './doc_detail.js'
@@ -43,6 +44,7 @@ export const tables = {
   custom_chart: CustomChart,
   custom_dashboard: CustomDashboard,
   datapoint: Datapoint,
+  datapoint_history: DatapointHistory,
   datapoint_with_computed: DatapointWithComputed,
   doc_datapoint: DocDatapoint,
   doc_detail: DocDetail,

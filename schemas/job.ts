@@ -1,6 +1,6 @@
 import { col, table } from './columns.js'
 
-export const JOB_KINDS = ['transform_upload', 'refresh_master', 'agg_refresh'] as const
+export const JOB_KINDS = ['transform_upload', 'refresh_master', 'agg_refresh', 'revert_document'] as const
 
 /** A request for a pipeline step in its asynchronous form (lib/data/job-queue.ts). */
 export const Job = table('job', {

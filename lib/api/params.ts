@@ -25,6 +25,16 @@ export function checkParams(resource: Resource, query: QueryParams): void {
   }
 }
 
+const BOOLEANS: Record<string, boolean> = { 1: true, true: true, 0: false, false: false }
+
+/** The last value of `name` as a strict boolean (1/true, 0/false; 400 INVALID_VALUE otherwise); false when absent or empty. */
+export function strictBoolean(ctx: Context, name: string): boolean {
+  const text = ctx.query.last(name)
+  if (text === undefined || text === '') return false
+  if (!(text in BOOLEANS)) throw invalidValue(name, text, '1, 0, true or false')
+  return BOOLEANS[text]
+}
+
 /** The last value of `name` as an integer (400 INVALID_VALUE otherwise); undefined when absent. */
 export function integerParam(ctx: Context, name: string): number | undefined {
   const text = ctx.query.last(name)

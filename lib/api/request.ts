@@ -80,5 +80,14 @@ export function parseCascade(query: QueryParams): boolean {
 
 /** What a hook sees of a request: the requester, its query, the resource as named in the URL, and where to read. */
 export function contextOf(request: FastifyRequest, resource: Resource, urlName: string, app: { db: Kysely<DB>; config: Config; jobs: JobQueue }): Context {
-  return { db: app.db, user: request.user!, query: QueryParams.fromUrl(request.url), config: app.config, resource, urlName, jobs: app.jobs }
+  return {
+    db: app.db,
+    user: request.user!,
+    query: QueryParams.fromUrl(request.url),
+    config: app.config,
+    resource,
+    urlName,
+    jobs: app.jobs,
+    requestId: request.id,
+  }
 }

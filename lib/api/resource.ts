@@ -41,6 +41,8 @@ export interface Context {
   jobs: JobQueue
   /** Where an action reports how far it has come (a background job's progress). */
   progress?: Progress
+  /** The request's id (X-Request-Id), recorded with the changes it makes. */
+  requestId?: string
 }
 
 // The dispatcher builds dynamic queries over `t`, the resource's table; hooks extend them.

@@ -6,6 +6,7 @@ import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { rebuildTree } from '../data/location-tree.js'
 import { refreshTagJson } from '../data/caches.js'
+import { attribute } from '../data/attribution.js'
 import { dataEntrySubmission, dateKey, enterCampaignValue } from './data-entry.js'
 import { recomputeCampaign } from './recompute.js'
 
@@ -18,6 +19,7 @@ const PROVINCES: Record<string, string[]> = {
 /** Loads the demo set when the database has no location; returns whether it did. */
 export async function loadDemoData(db: Kysely<DB>): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
+    await attribute(trx, { via: 'demo' })
     if (await trx.selectFrom('location').select('id').limit(1).executeTakeFirst()) return false
 
     const typeId: Record<string, number> = {}

@@ -9,7 +9,7 @@ import { recomputeCampaign } from '../engine/recompute.js'
 import { documentLocations } from '../engine/access.js'
 import { noProgress, type Progress } from '../core/progress.js'
 
-const lockDocument = (db: Kysely<DB>, id: number) => sql`select pg_advisory_xact_lock(1, ${id})`.execute(db)
+export const lockDocument = (db: Kysely<DB>, id: number) => sql`select pg_advisory_xact_lock(1, ${id})`.execute(db)
 
 /**
  * Settings for a bulk write, until the end of the caller's transaction. The pool's sessions plan every
