@@ -23,9 +23,11 @@ export const USAGE = `usage: npm run cli -- <command> [--server <url>] [--key <u
   load-geo <file>                                 load location_code|geo_json polygons
   upload <file> --type campaign|date [--map mapping.csv] [--date-order DMY]
                                                   upload, transform and print the summary
-  demo                                            load the demo data set into an empty database`
+  demo                                            load the demo data set into an empty database
+  backup <file>                                   a snapshot of the embedded database (through the server holding it)
+  restore <file>                                  a snapshot into an empty embedded data directory`
 
-export const COMMANDS = ['migrate', 'create-user', 'create-key', 'revoke-key', 'load-geo', 'upload', 'demo']
+export const COMMANDS = ['migrate', 'create-user', 'create-key', 'revoke-key', 'load-geo', 'upload', 'demo', 'backup', 'restore']
 
 export interface Options {
   type?: string

@@ -6,6 +6,7 @@ import { loadConfig, type Config } from '../lib/core/config.js'
 import { createDatabase, type Database } from '../lib/data/database.js'
 import { DataDirInUseError } from '../lib/data/data-dir-lock.js'
 import { runRemote } from './remote.js'
+import { backupCommand } from './backup.js'
 import { migrateToLatest } from '../lib/data/migrations.js'
 import { readTemplate } from '../lib/data/pglite-template.js'
 import { ensureAdmin } from '../lib/data/bootstrap.js'
@@ -35,6 +36,9 @@ async function main(argv: string[]): Promise<number> {
   if (!COMMANDS.includes(command)) throw new UsageError(`unknown command ${command}`)
   const config = loadConfig()
   const options = { ...values, dateOrder: values['date-order'] }
+  if (command === 'backup' || command === 'restore') {
+    return backupCommand(command, arg, config, { server: values.server, superuserKey: () => superuserKey(config, values.key) }, console.log)
+  }
   const remote = (url: string) => runRemote(url, superuserKey(config, values.key), command, arg, options, console.log)
   if (values.server) return remote(values.server)
   let database: Database

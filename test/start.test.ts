@@ -1,101 +1,13 @@
 // The real server, started as an operator starts it (`node cli/start.mjs`, what `npm start` runs), and
 // the CLI beside it: a first start on a busy machine, writes right after it, a data directory that a
 // second process may not open, and operator commands while the server runs, on both engines.
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import pg from 'pg'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { createDatabase } from '../lib/data/database.js'
 import { DataDirInUseError } from '../lib/data/data-dir-lock.js'
-import { freePort } from './topology.js'
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const ADMIN_KEY = 'd'.repeat(40)
-
-/** A database of its own on the PostgreSQL server (DATABASE_URL runs), dropped at the end. */
-async function postgresDatabase(t: Test): Promise<string | undefined> {
-  const url = process.env.DATABASE_URL
-  if (!url) return undefined
-  const name = `rhizome_start_${process.pid}_${Math.floor(Math.random() * 1e6)}`
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  await admin.query(`create database ${name}`)
-  await admin.end()
-  t.teardown(async () => {
-    const c = new pg.Client({ connectionString: url })
-    await c.connect()
-    await c.query(`drop database if exists ${name} with (force)`)
-    await c.end()
-  })
-  const database = new URL(url)
-  database.pathname = `/${name}`
-  return database.toString()
-}
-
-interface Server {
-  url: string
-  /** The superuser's Authorization header (ADMIN_API_KEY, or the key file of the first start). */
-  admin: () => Record<string, string>
-  child: ChildProcess
-  output: () => string
-  stop: () => Promise<void>
-}
-
-async function startServer(t: Test, env: Record<string, string>): Promise<Server> {
-  const port = await freePort()
-  let output = ''
-  const child = spawn(process.execPath, ['cli/start.mjs'], {
-    cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ADMIN_API_KEY: ADMIN_KEY, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  child.stdout!.on('data', (chunk) => (output += chunk))
-  child.stderr!.on('data', (chunk) => (output += chunk))
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  const stop = async () => {
-    if (child.exitCode === null) child.kill('SIGTERM')
-    await exited
-  }
-  t.teardown(stop)
-  const adminKey = () => (env.ADMIN_API_KEY === '' ? readFileSync(join(env.DATA_DIR, 'admin-api-key'), 'utf8').trim() : `admin:${ADMIN_KEY}`)
-  return { url: `http://127.0.0.1:${port}`, admin: () => ({ authorization: `ApiKey ${adminKey()}` }), child, output: () => output, stop }
-}
-
-/** Polls until the server answers `path` with 200 (or the process ends); returns the seconds it took. */
-async function until200(server: Server, path: string, timeoutMs = 180_000): Promise<number> {
-  const started = Date.now()
-  while (Date.now() - started < timeoutMs && server.child.exitCode === null) {
-    try {
-      if ((await fetch(server.url + path)).status === 200) return (Date.now() - started) / 1000
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error(`no 200 from ${path}: ${server.output()}`)
-}
-
-/** Processes that keep every core busy for `ms` (bounded: they stop by themselves). */
-function busyMachine(t: Test, cores: number, ms: number) {
-  const children = Array.from({ length: cores }, () =>
-    spawn(process.execPath, ['-e', `const end = Date.now() + ${ms}; while (Date.now() < end) {}`], { stdio: 'ignore' }),
-  )
-  t.teardown(() => children.forEach((c) => c.kill()))
-}
-
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'cli/index.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env } }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    )
-  })
-}
-
-const api = (server: Server, path: string, init: RequestInit = {}) =>
-  fetch(`${server.url}/api/v1${path}`, { ...init, headers: { ...server.admin(), 'content-type': 'application/json', ...(init.headers ?? {}) } })
+import { api, busyMachine, cli, postgresDatabase, startServer, until200 } from './processes.js'
 
 t.test('a first start on a machine whose cores are busy comes up, and a burst of writes right after it gets no 503', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-start-'))
