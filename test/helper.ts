@@ -16,7 +16,7 @@ import { ensureTemplate } from '../lib/data/pglite-template.js'
 import { createApiKey, createUser } from '../lib/data/auth.js'
 import type { DB } from '../schemas/index.js'
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
+export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 export const SHARED = join(ROOT, '..', 'shared')
 export const TESTS_DATA = join(SHARED, 'data', 'rhizome', 'tests_data')
 export const hasSharedData = existsSync(TESTS_DATA)
@@ -30,20 +30,24 @@ export const engine = process.env.DATABASE_URL ? 'postgres' : 'pglite'
 let shared: Promise<{ database: Database; seed: Map<string, Record<string, unknown>[]> }> | undefined
 
 async function openDatabase(): Promise<Database> {
+  const database = process.env.DATABASE_URL ? await emptyDatabase() : await createDatabase({ loadDataDir: await ensureTemplate() })
+  await migrateToLatest(database)
+  return database
+}
+
+/**
+ * A database of its own with nothing in it, not even migrations: PGlite in memory, or on PostgreSQL a
+ * schema of its own (test files run in parallel), dropped when it is closed.
+ */
+export async function emptyDatabase(): Promise<Database> {
   const url = process.env.DATABASE_URL
-  if (!url) {
-    const database = await createDatabase({ loadDataDir: await ensureTemplate() })
-    await migrateToLatest(database)
-    return database
-  }
-  // Each test process works in its own schema, dropped at the end: files run in parallel.
+  if (!url) return createDatabase({})
   const schema = `test_${process.pid}_${randomBytes(3).toString('hex')}`
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   await client.query(`create schema ${schema}`)
   await client.end()
   const database = await createDatabase({ url, searchPath: schema, poolSize: 5 })
-  await migrateToLatest(database)
   const close = database.close
   database.close = async () => {
     await close()
