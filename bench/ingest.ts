@@ -4,13 +4,14 @@
 // aggregation statement on the same data. Seeded: the same files and data every run.
 // BENCH_DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); a scratch
 // database is created and dropped. BENCH_ROWS scales (1) and (3); BENCH_ONLY=end_to_end runs (1) only,
-// BENCH_ONLY=floor (3) only. (3), the write floor: the rows the specification's tables must hold for
+// BENCH_ONLY=floor (3) only; BENCH_ONLY=history what the datapoint history costs an upload (bench/ingest-history.ts). (3), the write floor: the rows the specification's tables must hold for
 // the same cells, bulk-inserted by PostgreSQL itself, none of the pipeline's work around them.
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { median, scratchDatabase, startServer, stop } from './lib.js'
+import { historyCost } from './ingest-history.js'
 import { apiClient, campaignsOf, INDICATORS, LOCATIONS, nationalCsv, seedNation, SERVER_ENV } from './national.js'
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000)
@@ -31,6 +32,7 @@ async function main() {
     await seedNation(db, api, ROWS)
 
     if (process.env.BENCH_ONLY === 'floor') return await writeFloor(db)
+    if (process.env.BENCH_ONLY === 'history') return await historyCost(db, api, ROWS, Number(process.env.BENCH_PAIRS ?? 2))
 
     // (1) End to end.
     const csv = nationalCsv(ROWS)

@@ -67,14 +67,14 @@ export async function seedNation(db: pg.Client, api: ReturnType<typeof apiClient
     union all select 'campaign', 'C' || g, g from generate_series(1, ${campaigns}) g`)
 }
 
-/** The campaign CSV: campaign-major rows of 10,000 locations, 20 seeded int columns. */
-export function nationalCsv(rows: number): Buffer {
+/** The campaign CSV: campaign-major rows of 10,000 locations, 20 seeded int columns (0–999, plus `offset`: another file whose every value differs). */
+export function nationalCsv(rows: number, offset = 0): Buffer {
   const random = prng(20161126)
   const header = ['campaign', 'geocode', ...Array.from({ length: INDICATORS }, (_, i) => `I${i + 1}`)]
   const lines = [header.join(',')]
   for (let r = 0; r < rows; r++) {
     const cells = [`C${Math.floor(r / LOCATIONS) + 1}`, `G${(r % LOCATIONS) + 1}`]
-    for (let i = 0; i < INDICATORS; i++) cells.push(String(Math.floor(random() * 1000)))
+    for (let i = 0; i < INDICATORS; i++) cells.push(String(Math.floor(random() * 1000) + offset))
     lines.push(cells.join(','))
   }
   return Buffer.from(lines.join('\n'))
