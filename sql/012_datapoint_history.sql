@@ -28,8 +28,11 @@ CREATE TABLE IF NOT EXISTS datapoint_history (
   reverted_document_id integer NULL,
   changed_at timestamptz NOT NULL DEFAULT now()
 );
--- A document's changes (the history of an upload, and what its revert reads).
-CREATE INDEX IF NOT EXISTS datapoint_history_document ON datapoint_history (document_id);
+-- A document's changes (the history of an upload, and what its revert reads). BRIN, not a B-tree: an
+-- upload's rows are appended together, so block ranges find them, and the index costs a summary per
+-- block range instead of an entry per value written; minmax-multi keeps a range useful when data
+-- entries of another document fall between an upload's rows.
+CREATE INDEX IF NOT EXISTS datapoint_history_document ON datapoint_history USING brin (document_id int4_minmax_multi_ops);
 CREATE INDEX IF NOT EXISTS datapoint_history_reverted_document ON datapoint_history (reverted_document_id) WHERE reverted_document_id IS NOT NULL;
 
 -- Who and through what, as the writing transaction said it (lib/data/attribution.ts).
