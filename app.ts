@@ -16,6 +16,7 @@ import auth from './plugins/auth.js'
 import httpCache from './plugins/http-cache.js'
 import dispatcher from './plugins/dispatcher.js'
 import backup from './plugins/backup.js'
+import session from './plugins/session.js'
 import jobs from './plugins/jobs.js'
 import serviceRoutes from './plugins/service-routes.js'
 import classifier from './plugins/classifier.js'
@@ -83,6 +84,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   await app.register(httpCache)
   await app.register(dispatcher)
   await app.register(backup)
+  await app.register(session)
   await app.register(classifier)
   await app.register(serviceRoutes)
   return app

@@ -44,9 +44,8 @@ export async function historyCost(db: pg.Client, api: ReturnType<typeof apiClien
       const b = await timedUpload(api, changed, `history-${run++}-b.csv`)
       times[mode].first.push(a.ms)
       times[mode].again.push(b.ms)
-      const { n, bytes } = (
-        await db.query(`select count(*)::int as n, pg_total_relation_size('datapoint_history')::float8 as bytes from datapoint_history`)
-      ).rows[0]
+      const { n, bytes } = (await db.query(`select count(*)::int as n, pg_total_relation_size('datapoint_history')::float8 as bytes from datapoint_history`))
+        .rows[0]
       console.log(
         `history ${mode}: first upload ${(a.ms / 1000).toFixed(1)} s (sync ${(a.sync / 1000).toFixed(1)} s), re-upload ${(b.ms / 1000).toFixed(1)} s (sync ${(b.sync / 1000).toFixed(1)} s, ${JSON.stringify(b.datapoints)}), ${n} history rows${n ? `, ${Math.round(bytes / n)} bytes each with indexes` : ''}`,
       )
@@ -55,6 +54,10 @@ export async function historyCost(db: pg.Client, api: ReturnType<typeof apiClien
   await historyTriggers(db, true)
   const ratio = (kind: 'first' | 'again') => median(times.on[kind]) / median(times.off[kind])
   console.log(`${rows} rows × ${INDICATORS} = ${rows * INDICATORS} cells, medians of ${pairs} runs each:`)
-  console.log(`  first upload: history on ${(median(times.on.first) / 1000).toFixed(1)} s, off ${(median(times.off.first) / 1000).toFixed(1)} s → ${((ratio('first') - 1) * 100).toFixed(1)} % (target ≤ 10 %)`)
-  console.log(`  re-upload, every value changed: on ${(median(times.on.again) / 1000).toFixed(1)} s, off ${(median(times.off.again) / 1000).toFixed(1)} s → ${((ratio('again') - 1) * 100).toFixed(1)} % (target ≤ 25 %)`)
+  console.log(
+    `  first upload: history on ${(median(times.on.first) / 1000).toFixed(1)} s, off ${(median(times.off.first) / 1000).toFixed(1)} s → ${((ratio('first') - 1) * 100).toFixed(1)} % (target ≤ 10 %)`,
+  )
+  console.log(
+    `  re-upload, every value changed: on ${(median(times.on.again) / 1000).toFixed(1)} s, off ${(median(times.off.again) / 1000).toFixed(1)} s → ${((ratio('again') - 1) * 100).toFixed(1)} % (target ≤ 25 %)`,
+  )
 }

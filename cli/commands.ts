@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely'
 import type { DB } from '../schemas/index.js'
 import { createApiKey, createUser, revokeKeys } from '../lib/data/auth.js'
 import { loadGeo } from '../lib/engine/geo-loader.js'
+import { setPassword } from '../lib/data/passwords.js'
 import { loadDemoData } from '../lib/engine/demo.js'
 import { loadConfig, type Config } from '../lib/core/config.js'
 import { uploadCommand } from './upload.js'
@@ -19,6 +20,7 @@ export const USAGE = `usage: npm run cli -- <command> [--server <url>] [--key <u
   create-user <username> [--superuser] [--email e] [--location <id>]
                                                   create a user and print its first API key
   create-key <username>                           print a new API key for the user
+  set-password <username>                         set the password people sign in with (read from stdin or a prompt)
   revoke-key <key> | --user <username>            revoke one key, or every key of a user
   load-geo <file>                                 load location_code|geo_json polygons
   upload <file> --type campaign|date [--map mapping.csv] [--date-order DMY]
@@ -27,7 +29,7 @@ export const USAGE = `usage: npm run cli -- <command> [--server <url>] [--key <u
   backup <file>                                   a snapshot of the embedded database (through the server holding it)
   restore <file>                                  a snapshot into an empty embedded data directory`
 
-export const COMMANDS = ['migrate', 'create-user', 'create-key', 'revoke-key', 'load-geo', 'upload', 'demo', 'backup', 'restore']
+export const COMMANDS = ['migrate', 'create-user', 'create-key', 'set-password', 'revoke-key', 'load-geo', 'upload', 'demo', 'backup', 'restore']
 
 export interface Options {
   type?: string
@@ -37,6 +39,8 @@ export interface Options {
   email?: string
   location?: string
   user?: string
+  /** set-password's password, read from stdin or a prompt (cli/read-secret.ts), never from argv. */
+  password?: string
 }
 
 /** The key of `revoke-key`'s argument, given alone or as printed (`user:key`). */
@@ -88,6 +92,12 @@ export async function runCommand(
         .executeTakeFirst()
       if (!user) throw new UsageError(`no user named ${arg}`)
       print(`${arg}:${await createApiKey(db, user.id)}`)
+      return 0
+    }
+    case 'set-password': {
+      if (!arg) throw new UsageError('set-password needs a username')
+      if (!(await setPassword(db, arg, options.password ?? ''))) throw new UsageError(`no user named ${arg}`)
+      print(`password set for ${arg}; their sessions ended`)
       return 0
     }
     case 'revoke-key': {

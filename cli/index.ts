@@ -7,6 +7,7 @@ import { createDatabase, type Database } from '../lib/data/database.js'
 import { DataDirInUseError } from '../lib/data/data-dir-lock.js'
 import { runRemote } from './remote.js'
 import { backupCommand } from './backup.js'
+import { readSecret } from './read-secret.js'
 import { migrateToLatest } from '../lib/data/migrations.js'
 import { readTemplate } from '../lib/data/pglite-template.js'
 import { ensureAdmin } from '../lib/data/bootstrap.js'
@@ -35,7 +36,11 @@ async function main(argv: string[]): Promise<number> {
   }
   if (!COMMANDS.includes(command)) throw new UsageError(`unknown command ${command}`)
   const config = loadConfig()
-  const options = { ...values, dateOrder: values['date-order'] }
+  const options = {
+    ...values,
+    dateOrder: values['date-order'],
+    ...(command === 'set-password' ? { password: await readSecret(`new password for ${arg ?? '?'}: `) } : {}),
+  }
   if (command === 'backup' || command === 'restore') {
     return backupCommand(command, arg, config, { server: values.server, superuserKey: () => superuserKey(config, values.key) }, console.log)
   }

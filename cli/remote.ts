@@ -107,6 +107,12 @@ export async function runRemote(
       print(await newKey(call, arg, await userId(call, arg)))
       return 0
     }
+    case 'set-password': {
+      if (!arg) throw new UsageError('set-password needs a username')
+      await call('PATCH', `/user/${await userId(call, arg)}/`, { password: options.password ?? '' })
+      print(`password set for ${arg}; their sessions ended`)
+      return 0
+    }
     case 'revoke-key': {
       const clear = keyOf(arg)
       if (!clear && !options.user) throw new UsageError('revoke-key needs a key or --user <username>')

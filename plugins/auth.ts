@@ -1,10 +1,13 @@
-// Authentication of every /api/v1 request (resource-api §5): `ApiKey user:key` or `Bearer key`.
+// Authentication of every /api/v1 request (resource-api §5): `ApiKey user:key` or `Bearer key`, or a
+// person's session cookie (plugins/session.ts), which changes nothing unless it comes from this origin.
 // Successful authentications are cached for a few seconds; the database notifies every change to keys,
 // users, permissions or roots (sql/002), and the cache is dropped at once, so a revoked key is refused
 // on the next request whoever revoked it.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { AUTH_CHANNEL, findUserByKey, parseAuthorization, touchKey, type AuthUser } from '../lib/data/auth.js'
+import { findUserBySession } from '../lib/data/sessions.js'
+import { assertSameOrigin, sessionToken } from '../lib/api/session-cookie.js'
 import { ApiError } from '../lib/core/errors.js'
 import { isApiPath } from '../lib/api/request.js'
 import { NotifiedCache } from '../lib/data/notified-cache.js'
@@ -20,6 +23,9 @@ declare module 'fastify' {
 }
 
 const CACHE_TTL_MS = 10_000
+
+/** Signing in is the one API call made without credentials. */
+const isSignIn = (request: FastifyRequest) => request.method === 'POST' && /^\/api\/v1\/session\/?(\?|$)/.test(request.url)
 
 const tooManyFailures = (seconds: number) =>
   new ApiError(429, 'TOO_MANY_AUTH_FAILURES', `Too many failed authentications from this client for this user; retry in ${seconds} s`, undefined, {
@@ -41,10 +47,23 @@ export default fp(
       return user && (credentials.username === undefined || credentials.username === user.username) ? user : undefined
     }
 
+    // The person of a session cookie (lib/data/sessions.ts), read at every request: unlike a key, a
+    // session ends by itself (idle, absolute), which a cached answer would outlive.
+    const limits = { idleMs: app.config.SESSION_IDLE_MS, absoluteMs: app.config.SESSION_ABSOLUTE_MS }
+    const bySession = (token: string) => findUserBySession(app.db.db, token, limits)
+
     app.decorateRequest('user', undefined)
     app.addHook('onRequest', async (request: FastifyRequest) => {
-      if (request.method === 'OPTIONS' || !isApiPath(request.url)) return
+      if (request.method === 'OPTIONS' || !isApiPath(request.url) || isSignIn(request)) return
       const credentials = parseAuthorization(request.headers.authorization)
+      const token = credentials ? undefined : sessionToken(request)
+      if (token) {
+        const user = await bySession(token)
+        if (!user) throw new ApiError(401, 'SESSION_ENDED', 'Your session has ended: sign in again')
+        assertSameOrigin(request)
+        request.user = user
+        return
+      }
       if (!credentials) throw new ApiError(401, 'UNAUTHENTICATED', 'Authentication required')
       const user = await authenticate(credentials)
       if (!user) {

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError, forbidden } from '../lib/core/errors.js'
-import { errorSchema } from '../lib/api/openapi.js'
+import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
 import { snapshot } from '../lib/data/backup.js'
 
 export default fp(
@@ -15,7 +15,7 @@ export default fp(
           tags: ['operations'],
           operationId: 'getBackup',
           summary: 'A snapshot of the embedded database (a tar file for `npm run cli -- restore`); superusers only',
-          security: [{ apiKey: [] }],
+          security: API_SECURITY,
           response: {
             200: { description: 'The data directory as a tar file', content: { 'application/x-tar': { schema: { type: 'string', format: 'binary' } } } },
             401: errorSchema,

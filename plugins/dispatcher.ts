@@ -6,7 +6,7 @@ import fp from 'fastify-plugin'
 import multipart from '@fastify/multipart'
 import { ApiError } from '../lib/core/errors.js'
 import { describeResource } from '../lib/api/schema-doc.js'
-import { errorSchema } from '../lib/api/openapi.js'
+import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
 import { allowedMethods, documentOnly, routeSchema, type UrlKind } from '../lib/api/route-schemas.js'
 import { answerList } from '../lib/api/list-answer.js'
 import { DetailCache } from '../lib/api/detail-cache.js'
@@ -137,7 +137,7 @@ function registerRoutes(app: FastifyInstance, handle: Handler) {
         tags: ['api'],
         operationId: 'listResources',
         summary: 'Every resource with its list and schema URLs',
-        security: [{ apiKey: [] }],
+        security: API_SECURITY,
         response: { 401: errorSchema },
       },
     },

@@ -1,6 +1,7 @@
 // Third-party plugins with their options, one place.
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import cookie from '@fastify/cookie'
 import cors from '@fastify/cors'
 import sensible from '@fastify/sensible'
 import swagger from '@fastify/swagger'
@@ -15,6 +16,8 @@ export default fp(
     await app.register(cors, { origin, strictPreflight: false, methods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'] })
     // https://github.com/fastify/fastify-sensible
     await app.register(sensible)
+    // https://github.com/fastify/fastify-cookie — the session cookie of people signed in (plugins/session.ts).
+    await app.register(cookie)
     // https://github.com/fastify/fastify-swagger — OpenAPI generated from the route schemas. Shared
     // schemas (the error envelope) become components named by their $id.
     app.addSchema(ERROR_ENVELOPE)
@@ -39,6 +42,13 @@ export default fp(
         components: {
           securitySchemes: {
             apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`ApiKey <username>:<key>` or `Bearer <key>`' },
+            sessionCookie: {
+              type: 'apiKey',
+              in: 'cookie',
+              name: 'rhizome_session',
+              description:
+                'Set by `POST /api/v1/session/` (`__Host-rhizome_session` behind TLS). A request that changes something with it must come from this origin (`Origin`).',
+            },
           },
         },
       },

@@ -11,4 +11,6 @@ export const AuthUser = table('auth_user', {
   is_superuser: col.boolean({ default: false }),
   date_joined: col.createdAt(),
   last_login: col.datetime({ nullable: true, readonly: true }),
+  /** scrypt of the user's password (lib/data/passwords.ts); null: API keys only. Never shown. */
+  password_hash: col.string({ nullable: true, readonly: true, secret: true }),
 })

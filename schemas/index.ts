@@ -31,6 +31,7 @@ import { LocationType } from './location_type.js'
 import { SourceDoc } from './source_doc.js'
 import { SourceObjectMap } from './source_object_map.js'
 import { SourceSubmission } from './source_submission.js'
+import { UserSession } from './user_session.js'
 
 export const tables = {
   agg_datapoint: AggDatapoint,
@@ -64,6 +65,7 @@ export const tables = {
   source_doc: SourceDoc,
   source_object_map: SourceObjectMap,
   source_submission: SourceSubmission,
+  user_session: UserSession,
 } satisfies Record<string, TObject>
 
 export type TableName = keyof typeof tables

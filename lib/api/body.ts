@@ -94,8 +94,8 @@ export function coerceBody(resource: Resource, body: Row, encoding: BodyEncoding
       values[key] = coerceValue(key, meta, value, encoding)
       continue
     }
-    // Join fields and synthetic fields are read-only echoes of a GET.
-    if (resource.query_fields.includes(key) || key in resource.synthetic) continue
+    // Join fields and synthetic fields are read-only echoes of a GET; write-only fields are turned into columns by writeOnlyColumns.
+    if (resource.query_fields.includes(key) || key in resource.synthetic || key in resource.write_only) continue
     throw badRequest('UNKNOWN_FIELD', `Unknown field ${key}`)
   }
   return values
@@ -107,4 +107,13 @@ export function checkRequiredFields(resource: Resource, body: Row): void {
   if (missing.length) {
     throw new ApiError(400, 'MISSING_REQUIRED_FIELD', `Missing required field ${missing.join(', ')}`, { missing })
   }
+}
+
+/** The column values of the body's write-only fields (a password becomes its hash). */
+export async function writeOnlyColumns(resource: Resource, body: Row): Promise<Row> {
+  const values: Row = {}
+  for (const [key, field] of Object.entries(resource.write_only)) {
+    if (body[key] !== undefined) Object.assign(values, await field.columns(body[key]))
+  }
+  return values
 }

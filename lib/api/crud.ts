@@ -17,7 +17,7 @@ import {
   type Row,
 } from './resource.js'
 import { RawJson } from '../core/raw-json.js'
-import { coerceBody, checkRequiredFields } from './body.js'
+import { coerceBody, checkRequiredFields, writeOnlyColumns } from './body.js'
 import { assertOwner, permittedLocations } from '../engine/access.js'
 
 export const DEFAULT_LIMIT = 1000
@@ -226,7 +226,7 @@ export async function createRow(ctx: Context, body: Row, encoding: BodyEncoding)
     return { ...(await readDetail(ctx, created.id, { extras: false })), ...created.once }
   }
   checkRequiredFields(resource, body)
-  let values = coerceBody(resource, body, encoding)
+  let values = { ...coerceBody(resource, body, encoding), ...(await writeOnlyColumns(resource, body)) }
   if (resource.owner_column) values[resource.owner_column] = ctx.user.id
   values = (await resource.hooks.beforeWrite?.(ctx, values)) ?? values
   const insert = dynamic(ctx).insertInto(resource.table!)
@@ -249,7 +249,7 @@ export async function updateRow(ctx: Context, id: number, body: Row, encoding: B
     await resource.hooks.update(ctx, existing, body, encoding)
     return readDetail(ctx, id, { extras: false })
   }
-  let values = coerceBody(resource, body, encoding, existing)
+  let values = { ...coerceBody(resource, body, encoding, existing), ...(await writeOnlyColumns(resource, body)) }
   values = (await resource.hooks.beforeWrite?.(ctx, values, existing)) ?? values
   if (Object.keys(values).length) {
     await dynamic(ctx).updateTable(resource.table!).set(toDatabase(resource, values)).where('id', '=', id).execute()

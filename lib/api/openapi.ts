@@ -78,6 +78,7 @@ export function bodySchema(resource: Resource, create: boolean): BodySchema {
         ? { type: 'string', description: 'ISO 8601 date-time; no zone designator means UTC', ...(meta.nullable ? { nullable: true } : {}) }
         : clean(resource.schema!.properties[name])
   }
+  for (const [name, field] of Object.entries(resource.write_only)) properties[name] = { ...field.schema, writeOnly: true }
   const required = create ? resource.required_fields_for_post : []
   if (!required.length) return { type: 'object', properties }
   return 'id' in properties ? { type: 'object', properties, anyOf: [{ required }, { required: ['id'] }] } : { type: 'object', properties, required }
@@ -202,6 +203,9 @@ export const ERROR_ENVELOPE = {
 }
 
 export const errorSchema = { $ref: 'Error#' }
+
+/** Every /api/v1 operation accepts an API key or a person's session cookie (plugins/session.ts). */
+export const API_SECURITY: Array<Record<string, string[]>> = [{ apiKey: [] }, { sessionCookie: [] }]
 
 type Paths = Record<string, unknown>
 

@@ -160,6 +160,8 @@ export interface ResourceDeclaration {
   detail_fields?: string[]
   /** Columns a client may write; other columns in a body are refused unless they echo the stored value. */
   writable?: string[]
+  /** Body fields that are no column and never read back (a user's password): each turned into column values. */
+  write_only?: Record<string, WriteOnly>
   hooks?: Hooks
   /** Request body limit of POST/PATCH on this resource, when it differs from BODY_LIMIT_BYTES. */
   body_limit?: (config: Config) => number
@@ -183,6 +185,12 @@ export interface ResourceDeclaration {
   /** OpenAPI: the list envelope's `meta` fields the resource adds (JSON schemas by name). */
   meta_fields?: Record<string, Record<string, unknown>>
   description?: string
+}
+
+/** A write-only body field: its JSON schema (for OpenAPI) and the column values it becomes. */
+export interface WriteOnly {
+  schema: Record<string, unknown>
+  columns: (value: unknown) => Promise<Row>
 }
 
 /** A read mode of a list: when it applies, what it reads, its objects' shape and its wide export. */
@@ -245,6 +253,7 @@ export interface Resource
   scope?: RawBuilder<boolean>
   detail_fields: string[]
   writable?: string[]
+  write_only: Record<string, WriteOnly>
   body_limit?: ResourceDeclaration['body_limit']
   multipart: boolean
   schema?: TObject
@@ -302,6 +311,7 @@ export function defineResource(decl: ResourceDeclaration): Resource {
     scope: decl.scope,
     detail_fields: decl.detail_fields ?? Object.keys(columns),
     writable: decl.writable,
+    write_only: decl.write_only ?? {},
     body_limit: decl.body_limit,
     multipart: decl.multipart ?? false,
     hooks: decl.hooks ?? {},

@@ -1,6 +1,6 @@
 // The OpenAPI description of each dispatched route (its operationId, parameters, bodies and every
 // answer it can give), built from the declarations. The routes document; they do not validate.
-import { bodyContent, detailSchema, errorSchema, listSchema, querystringSchema } from './openapi.js'
+import { API_SECURITY, bodyContent, detailSchema, errorSchema, listSchema, querystringSchema } from './openapi.js'
 import type { Method, Resource } from './resource.js'
 
 /** The three URLs of a resource: its list, one row, and its description. */
@@ -48,7 +48,7 @@ export function routeSchema(resource: Resource, kind: UrlKind, method: Method, h
   const tags = [resource.name]
   const errors = errorResponses(resource, method)
   const name = pascal(resource.name)
-  const base = { hide, tags, security: [{ apiKey: [] }] }
+  const base = { hide, tags, security: API_SECURITY }
   if (kind === 'schema') {
     return {
       ...base,

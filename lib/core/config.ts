@@ -31,6 +31,9 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_WINDOW_MS: Integer(60_000, 1),
   RATE_LIMIT_DETECT_MAX: Integer(6_000, 1),
   AUTH_FAILURE_MAX: Integer(30, 1),
+  // Sessions of people signed in with a password (lib/data/sessions.ts): idle and absolute lifetimes.
+  SESSION_IDLE_MS: Integer(3_600_000, 1_000),
+  SESSION_ABSOLUTE_MS: Integer(43_200_000, 1_000),
   // Behind a reverse proxy every client has the proxy's address; name the proxy so limits see clients.
   TRUST_PROXY: Type.String({ default: 'none' }),
   RATE_LIMIT_ALLOWLIST: Type.String({ default: '127.0.0.1,::1,::ffff:127.0.0.1' }),

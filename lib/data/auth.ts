@@ -26,6 +26,8 @@ export interface AuthUser {
   /** Member of the metadata editors' group (lib/engine/access.ts): may change shared metadata. */
   metadata_editor: boolean
   key_id: number
+  /** Set when the request came with a session cookie instead of a key (lib/data/sessions.ts). */
+  session_id?: number
 }
 
 export const newApiKey = () => randomBytes(20).toString('hex')

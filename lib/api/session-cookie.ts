@@ -1,0 +1,55 @@
+// The session cookie and the CSRF rule of cookie-authenticated requests (SECURITY.md, "Sessions").
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type {} from '@fastify/cookie'
+import { forbidden } from '../core/errors.js'
+
+/** Behind TLS the cookie is `__Host-` prefixed (Secure, Path=/, no Domain: only this origin may set it). */
+const cookieName = (request: FastifyRequest) => (request.protocol === 'https' ? '__Host-rhizome_session' : 'rhizome_session')
+
+/** The session token the request carries, if any. */
+export function sessionToken(request: FastifyRequest): string | undefined {
+  return request.cookies?.['__Host-rhizome_session'] ?? request.cookies?.rhizome_session
+}
+
+export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string, maxAgeMs: number): void {
+  reply.setCookie(cookieName(request), token, {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: request.protocol === 'https',
+    maxAge: Math.floor(maxAgeMs / 1000),
+  })
+}
+
+export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
+  reply.clearCookie(cookieName(request), { path: '/', httpOnly: true, sameSite: 'lax', secure: request.protocol === 'https' })
+}
+
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/**
+ * CSRF: a request that changes something with a cookie must come from this origin. Browsers send
+ * `Origin` on every cross-site and same-site POST, PATCH and DELETE; when it is absent, `Referer`'s
+ * origin is asked; with neither, the request is refused (a script or curl uses a key instead).
+ */
+export function assertSameOrigin(request: FastifyRequest): void {
+  if (SAFE.has(request.method)) return
+  // Compared as URL origins, so a default port written or not (`:443`, `:80`) is the same origin.
+  const expected = originOf(`${request.protocol}://${request.host}`)
+  const origin = originOf(request.headers.origin) ?? originOf(request.headers.referer)
+  if (origin !== expected) {
+    throw forbidden(
+      `A change made with a session cookie must come from ${expected} (Origin: ${origin ?? 'none'}); scripts authenticate with an API key`,
+      'CROSS_SITE_REFUSED',
+    )
+  }
+}
+
+function originOf(url: string | undefined): string | undefined {
+  if (!url) return undefined
+  try {
+    return new URL(url).origin
+  } catch {
+    return undefined
+  }
+}

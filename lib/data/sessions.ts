@@ -1,0 +1,48 @@
+// Sessions of people signed in with a password (sql/013): the cookie holds a random token, the database
+// its SHA-256. A session ends when it has been idle too long, at its absolute end, on sign-out, when
+// the user's password changes (a trigger deletes them) or when the user is deactivated.
+import { randomBytes } from 'node:crypto'
+import { sql, type Kysely } from 'kysely'
+import type { DB } from '../../schemas/index.js'
+import { type AuthUser, findUserById, hashKey } from './auth.js'
+
+export interface SessionLimits {
+  /** A session unused this long ends. */
+  idleMs: number
+  /** A session ends this long after sign-in, however used. */
+  absoluteMs: number
+}
+
+/** How often a session's last use is written (a read per request would otherwise be a write). */
+const TOUCH_MS = 60_000
+
+/** Opens a session for `userId`; returns the token for the cookie (shown nowhere else). */
+export async function openSession(db: Kysely<DB>, userId: number, limits: SessionLimits): Promise<string> {
+  const token = randomBytes(32).toString('base64url')
+  await db
+    .insertInto('user_session')
+    .values({ user_id: userId, token_hash: hashKey(token), expires_at: sql<string>`now() + ${`${limits.absoluteMs} milliseconds`}::interval` })
+    .execute()
+  await db.updateTable('auth_user').set({ last_login: sql`now()` }).where('id', '=', userId).execute()
+  return token
+}
+
+/** The active user of a live session, with its rights today; its last use noted at most once a minute. */
+export async function findUserBySession(db: Kysely<DB>, token: string, limits: SessionLimits): Promise<AuthUser | undefined> {
+  const session = await db
+    .selectFrom('user_session')
+    .select(['id', 'user_id', sql<number>`extract(epoch from now() - last_seen_at) * 1000`.as('idle_ms')])
+    .where('token_hash', '=', hashKey(token))
+    .where('expires_at', '>', sql<string>`now()`)
+    .executeTakeFirst()
+  if (!session || session.idle_ms > limits.idleMs) return undefined
+  if (session.idle_ms > TOUCH_MS) await db.updateTable('user_session').set({ last_seen_at: sql`now()` }).where('id', '=', session.id).execute()
+  const user = await findUserById(db, session.user_id)
+  return user && { ...user, session_id: session.id }
+}
+
+/** Ends the session of `token` (sign-out); whether there was one. */
+export async function endSession(db: Kysely<DB>, token: string): Promise<boolean> {
+  const ended = await db.deleteFrom('user_session').where('token_hash', '=', hashKey(token)).executeTakeFirst()
+  return Number(ended.numDeletedRows) > 0
+}
