@@ -72,25 +72,16 @@ BEGIN
 END;
 $$;
 
-CREATE OR REPLACE FUNCTION datapoint_history_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Removed rows: a DELETE's transition table, or every row a TRUNCATE is about to remove (it fires no
+-- delete trigger).
+CREATE OR REPLACE FUNCTION datapoint_history_removed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO datapoint_history (change, datapoint_id, unique_index, location_id, indicator_id, campaign_id, data_date,
-    value_before, document_id, source_submission_id_before, precedence_at_before, via, user_id, job_id, request_id, reverted_document_id)
-  SELECT 'delete', o.id, o.unique_index, o.location_id, o.indicator_id, o.campaign_id, o.data_date,
-    o.value, s.document_id, o.source_submission_id, o.precedence_at, c.via, c.user_id, c.job_id, c.request_id, c.reverted_document_id
-  FROM old_rows o LEFT JOIN source_submission s ON s.id = o.source_submission_id CROSS JOIN datapoint_history_context() c;
-  RETURN NULL;
-END;
-$$;
-
--- TRUNCATE fires no delete trigger: every row it is about to remove is recorded as deleted first.
-CREATE OR REPLACE FUNCTION datapoint_history_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO datapoint_history (change, datapoint_id, unique_index, location_id, indicator_id, campaign_id, data_date,
-    value_before, document_id, source_submission_id_before, precedence_at_before, via, user_id, job_id, request_id, reverted_document_id)
-  SELECT 'delete', o.id, o.unique_index, o.location_id, o.indicator_id, o.campaign_id, o.data_date,
-    o.value, s.document_id, o.source_submission_id, o.precedence_at, c.via, c.user_id, c.job_id, c.request_id, c.reverted_document_id
-  FROM datapoint o LEFT JOIN source_submission s ON s.id = o.source_submission_id CROSS JOIN datapoint_history_context() c;
+  EXECUTE format('INSERT INTO datapoint_history (change, datapoint_id, unique_index, location_id, indicator_id, campaign_id, data_date,
+      value_before, document_id, source_submission_id_before, precedence_at_before, via, user_id, job_id, request_id, reverted_document_id)
+    SELECT ''delete'', o.id, o.unique_index, o.location_id, o.indicator_id, o.campaign_id, o.data_date,
+      o.value, s.document_id, o.source_submission_id, o.precedence_at, c.via, c.user_id, c.job_id, c.request_id, c.reverted_document_id
+    FROM %I o LEFT JOIN source_submission s ON s.id = o.source_submission_id CROSS JOIN datapoint_history_context() c',
+    CASE WHEN TG_OP = 'TRUNCATE' THEN 'datapoint' ELSE 'old_rows' END);
   RETURN NULL;
 END;
 $$;
@@ -100,9 +91,9 @@ CREATE OR REPLACE TRIGGER datapoint_history_on_insert AFTER INSERT ON datapoint
 CREATE OR REPLACE TRIGGER datapoint_history_on_update AFTER UPDATE ON datapoint
   REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION datapoint_history_updated();
 CREATE OR REPLACE TRIGGER datapoint_history_on_delete AFTER DELETE ON datapoint
-  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION datapoint_history_deleted();
+  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION datapoint_history_removed();
 CREATE OR REPLACE TRIGGER datapoint_history_on_truncate BEFORE TRUNCATE ON datapoint
-  FOR EACH STATEMENT EXECUTE FUNCTION datapoint_history_truncated();
+  FOR EACH STATEMENT EXECUTE FUNCTION datapoint_history_removed();
 
 -- Append-only: a change, once recorded, is never rewritten (an operator may still delete old history).
 CREATE OR REPLACE FUNCTION datapoint_history_refuse_update() RETURNS trigger LANGUAGE plpgsql AS $$
