@@ -7,7 +7,7 @@ import type { DB } from '../../schemas/index.js'
 import { attributeRevert } from '../data/attribution.js'
 import { recomputeCampaign } from '../engine/recompute.js'
 import { lockDocument } from './actions.js'
-import { capped } from './transform.js'
+import { CAP } from './transform.js'
 import { noProgress, type Progress } from '../core/progress.js'
 
 type Key = { unique_index: string; location_id: number; indicator_id: number; campaign_id: number | null; data_date: string | null }
@@ -49,25 +49,46 @@ async function plan(db: Kysely<DB>, D: ReturnType<typeof sql.lit>, force: boolea
     from states p`.execute(db)
 }
 
+/** What the plan holds, counted, with the first CAP keys of each action; read in SQL (a national document has millions). */
+async function summarise(db: Kysely<DB>, D: ReturnType<typeof sql.lit>) {
+  const { rows } = await sql<
+    Record<'restore' | 'delete' | 'forbidden' | 'conflict' | 'unchanged' | 'without_history', number> & { campaigns: number[] | null }
+  >`
+    select count(*) filter (where action = 'restore')::int as restore, count(*) filter (where action = 'delete')::int as delete,
+      count(*) filter (where action = 'forbidden')::int as forbidden, count(*) filter (where action = 'conflict')::int as conflict,
+      count(*) filter (where action = 'unchanged')::int as unchanged,
+      array_agg(distinct campaign_id order by campaign_id) filter (where action in ('restore', 'delete') and campaign_id is not null) as campaigns,
+      (select count(*)::int from datapoint d join source_submission s on s.id = d.source_submission_id
+        where s.document_id = ${D} and not exists (select 1 from rv_plan p where p.unique_index = d.unique_index)) as without_history
+    from rv_plan`.execute(db)
+  const counts = rows[0]
+  const listed = async <T>(action: 'restore' | 'delete' | 'forbidden' | 'conflict', columns = sql``) => ({
+    count: counts[action],
+    items: (
+      await sql<T>`select unique_index, location_id, indicator_id, campaign_id, data_date ${columns}
+        from rv_plan where action = ${action} order by unique_index limit ${CAP}`.execute(db)
+    ).rows,
+  })
+  return {
+    restored: await listed<Key>('restore'),
+    deleted: await listed<Key>('delete'),
+    unchanged: counts.unchanged,
+    conflicts: await listed<Conflict>('conflict', sql`, current_value as value_now, current_document as document_now, target_value as value_before_document`),
+    location_forbidden: await listed<Key>('forbidden'),
+    without_history: counts.without_history,
+    campaigns: counts.campaigns ?? [],
+  }
+}
+
 /** Reverts document `documentId` (see above); `permitted`: the locations it may change (null: all). */
 export async function revertDocument(db: Kysely<DB>, documentId: number, force: boolean, permitted: Set<number> | null, progress: Progress = noProgress) {
   await lockDocument(db, documentId)
   const D = sql.lit(Math.trunc(documentId))
   await plan(db, D, force, permitted)
-  const keys = (action: string) =>
-    sql<Key>`select unique_index, location_id, indicator_id, campaign_id, data_date from rv_plan where action = ${action} order by unique_index`
-      .execute(db)
-      .then((r) => r.rows)
-  const [restored, deleted, forbidden] = [await keys('restore'), await keys('delete'), await keys('forbidden')]
-  const conflicts = await sql<Conflict>`select unique_index, location_id, indicator_id, campaign_id, data_date, current_value as value_now,
-      current_document as document_now, target_value as value_before_document
-    from rv_plan where action = 'conflict' order by unique_index`.execute(db)
-  const { rows: counts } = await sql<{ unchanged: number; without_history: number }>`select
-      (select count(*)::int from rv_plan where action = 'unchanged') as unchanged,
-      (select count(*)::int from datapoint d join source_submission s on s.id = d.source_submission_id
-        where s.document_id = ${D} and not exists (select 1 from rv_plan p where p.unique_index = d.unique_index)) as without_history`.execute(db)
+  const { campaigns, ...summary } = await summarise(db, D)
+  const changing = summary.restored.count + summary.deleted.count
 
-  progress('values reverted', 0, restored.length + deleted.length)
+  progress('values reverted', 0, changing)
   await attributeRevert(db, documentId)
   await sql`delete from datapoint d using rv_plan p where p.action = 'delete' and d.unique_index = p.unique_index`.execute(db)
   await sql`insert into datapoint as d (indicator_id, location_id, campaign_id, data_date, value, source_submission_id, unique_index, precedence_at)
@@ -76,24 +97,13 @@ export async function revertDocument(db: Kysely<DB>, documentId: number, force: 
     on conflict (unique_index) do update set value = excluded.value, source_submission_id = excluded.source_submission_id,
       precedence_at = excluded.precedence_at`.execute(db)
   await attributeRevert(db, undefined)
-  progress('values reverted', restored.length + deleted.length, restored.length + deleted.length)
+  progress('values reverted', changing, changing)
 
-  const campaigns = [...new Set([...restored, ...deleted].map((k) => k.campaign_id).filter((c): c is number => c !== null))].sort((a, b) => a - b)
   for (const [done, campaign] of campaigns.entries()) {
     progress('campaigns recomputed', done, campaigns.length)
     await recomputeCampaign(db, campaign)
   }
   progress('campaigns recomputed', campaigns.length, campaigns.length)
   await sql`drop table rv_plan`.execute(db)
-  return {
-    document_id: documentId,
-    forced: force,
-    restored: capped(restored),
-    deleted: capped(deleted),
-    unchanged: counts[0].unchanged,
-    conflicts: capped(conflicts.rows),
-    location_forbidden: capped(forbidden),
-    without_history: counts[0].without_history,
-    campaigns_recomputed: campaigns,
-  }
+  return { document_id: documentId, forced: force, ...summary, campaigns_recomputed: campaigns }
 }
