@@ -98,6 +98,25 @@ t.test('a fresh embedded database: start, migrate, bootstrap, demo data, restart
   const cases = await api.get(`/date_datapoint/?indicator__in=${indicators.get('Polio cases')}&group_by_time=all_time&location_id=1`)
   t.equal(cases.body.objects.length, 1)
   t.ok(cases.body.objects[0].value > 0, 'monthly cases summed to the country')
+  // The map and the dashboard have something to draw: a polygon for every location, five charts of
+  // different types in the original front-end's shape, each chart's campaign read answering.
+  const shapes = await api.get('/geo/?location_id=1&location_type=District')
+  t.equal(shapes.body.objects.length, 9, 'every district has a polygon')
+  t.equal((await api.get('/geo/?location_id=1&location_depth=1')).body.objects.length, 3, 'every province')
+  const [board] = (await api.get('/dashboard/')).body.objects as Array<{ title: string; rows: Array<{ charts: string[] }> }>
+  t.equal(board.title, 'Campaign overview')
+  const charts = (await api.get('/custom_chart/')).body.objects as Array<{ uuid: string; chart_json: Record<string, unknown> }>
+  t.same(board.rows.flatMap((r) => r.charts).sort(), charts.map((c) => c.uuid).sort(), 'the dashboard shows every demo chart')
+  t.same(charts.map((c) => c.chart_json.type).sort(), ['ChoroplethMap', 'ColumnChart', 'LineChart', 'PieChart', 'TableChart'])
+  for (const { chart_json: chart } of charts.filter((c) => c.chart_json.campaign_ids)) {
+    const read = await api.get(
+      `/campaign_datapoint/?indicator__in=${(chart.indicator_ids as number[]).join(',')}&campaign__in=${(chart.campaign_ids as number[]).join(',')}&location_id=${(chart.location_ids as number[])[0]}&location_depth=${chart.location_depth}`,
+    )
+    t.ok(read.body.objects.length >= 3, `${chart.type}: ${read.body.objects.length} values`)
+  }
+  const password = readFileSync(join(dataDir, 'admin-password'), 'utf8').trim()
+  const signIn = await first.inject({ method: 'POST', url: '/api/v1/session/', payload: { username: 'admin', password } })
+  t.equal(signIn.statusCode, 200, 'the first start gives admin a password to sign in with')
   await first.close()
   const second = await buildApp({ logger: false, config })
   t.teardown(() => second.close())

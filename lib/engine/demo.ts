@@ -1,7 +1,8 @@
 // A small, self-made demo data set: the fictional country of Veridia with 3 provinces and 9 districts,
 // campaign types and campaigns, indicators with tags and calculations, values entered at the districts
-// (aggregated and calculated by the engine) and monthly case counts. `npm start` loads it into an
-// empty embedded database so a newcomer sees real answers at once (DEMO_DATA=0 skips it).
+// (aggregated and calculated by the engine), monthly case counts, fictional polygons for the map and a
+// dashboard of five charts. `npm start` loads it into an empty embedded database so a newcomer sees
+// real answers at once (DEMO_DATA=0 skips it).
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { rebuildTree } from '../data/location-tree.js'
@@ -138,26 +139,97 @@ export async function loadDemoData(db: Kysely<DB>): Promise<boolean> {
     )
     await trx.insertInto('datapoint').values(cases).execute()
 
-    const firstSuperuser = sql<number>`(select min(id) from auth_user where is_superuser)`
-    const [chart] = await trx
-      .insertInto('custom_chart')
-      .values({
-        uuid: 'demo-missed-by-province',
-        title: 'Missed children by province',
-        chart_json: JSON.stringify({ type: 'ColumnChart', indicator_ids: [id('Children missed')] }),
-        owner_id: firstSuperuser,
-      })
-      .returning('uuid')
-      .execute()
-    await trx
-      .insertInto('custom_dashboard')
-      .values({
-        title: 'Campaign overview',
-        description: 'Demo dashboard',
-        rows: JSON.stringify([{ layout: 1, charts: [chart.uuid] }]),
-        owner_id: firstSuperuser,
-      })
-      .execute()
+    await demoPolygons(trx, country.id)
+    await demoDashboard(trx, id, campaigns[0].id, country.id)
     return true
   })
+}
+
+/**
+ * Fictional shapes for the map: Veridia a rectangle around its coordinates, each province a third of
+ * it (west to east), each district a third of its province (south to north).
+ */
+async function demoPolygons(trx: Kysely<DB>, countryId: number) {
+  const box = (west: number, south: number, east: number, north: number) =>
+    JSON.stringify({
+      type: 'Feature',
+      properties: {},
+      geometry: {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [west, south],
+            [east, south],
+            [east, north],
+            [west, north],
+            [west, south],
+          ],
+        ],
+      },
+    })
+  const provinces = await trx.selectFrom('location').select('id').where('parent_location_id', '=', countryId).orderBy('id').execute()
+  const rows = [{ location_id: countryId, geo_json: box(19, 9, 22, 12) }]
+  for (const [p, province] of provinces.entries()) {
+    rows.push({ location_id: province.id, geo_json: box(19 + p, 9, 20 + p, 12) })
+    const districts = await trx.selectFrom('location').select('id').where('parent_location_id', '=', province.id).orderBy('id').execute()
+    for (const [d, district] of districts.entries()) rows.push({ location_id: district.id, geo_json: box(19 + p, 9 + d, 20 + p, 10 + d) })
+  }
+  await trx.insertInto('location_polygon').values(rows).execute()
+}
+
+/** The demo dashboard: five charts of different types, in the original front-end's `chart_json` shape. */
+async function demoDashboard(trx: Kysely<DB>, id: (short: string) => number, firstCampaign: number, countryId: number) {
+  const owner_id = sql<number>`(select min(id) from auth_user where is_superuser)`
+  const byProvince = { campaign_ids: [firstCampaign], location_ids: [countryId], location_depth: 1 }
+  const charts: Array<[string, string, Record<string, unknown>]> = [
+    ['demo-missed-by-province', 'Missed children by province', { type: 'ColumnChart', indicator_ids: [id('Children missed')], ...byProvince }],
+    ['demo-vaccinated-share', 'Children vaccinated, share by province', { type: 'PieChart', indicator_ids: [id('Children vaccinated')], ...byProvince }],
+    [
+      'demo-missed-map',
+      'Percent missed by province',
+      { type: 'ChoroplethMap', indicator_ids: [id('Percent missed')], ...byProvince, indicator_colors: { [id('Percent missed')]: '#d7301f' } },
+    ],
+    [
+      'demo-polio-cases',
+      'Polio cases by month, 2016',
+      {
+        type: 'LineChart',
+        indicator_ids: [id('Polio cases')],
+        location_ids: [countryId],
+        location_depth: 0,
+        start_date: '2016-01-01',
+        end_date: '2016-12-31',
+        groupByTime: 'month',
+      },
+    ],
+    [
+      'demo-districts-table',
+      'Districts: targeted, missed, percent missed',
+      {
+        type: 'TableChart',
+        indicator_ids: [id('Children targeted'), id('Children missed'), id('Percent missed')],
+        campaign_ids: [firstCampaign],
+        location_ids: [countryId],
+        location_depth: 2,
+      },
+    ],
+  ]
+  await trx
+    .insertInto('custom_chart')
+    .values(charts.map(([uuid, title, chart]) => ({ uuid, title, chart_json: JSON.stringify(chart), owner_id })))
+    .execute()
+  const uuids = charts.map(([uuid]) => uuid)
+  await trx
+    .insertInto('custom_dashboard')
+    .values({
+      title: 'Campaign overview',
+      description: 'Demo dashboard',
+      rows: JSON.stringify([
+        { layout: 2, charts: uuids.slice(0, 2) },
+        { layout: 2, charts: uuids.slice(2, 4) },
+        { layout: 1, charts: uuids.slice(4) },
+      ]),
+      owner_id,
+    })
+    .execute()
 }
