@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
 import { ADMIN_KEY, api, cli, postgresDatabase, type Server, startServer, until200 } from './processes.js'
+import { admin, alice, build, engine } from './helper.js'
 
 const run = promisify(execFile)
 
@@ -135,3 +136,20 @@ t.test(
     t.match(backup.stderr, /pg_dump and pg_restore \(docs\/operations\.md\)/)
   },
 )
+
+t.test('GET /api/v1/backup/ is for superusers, and for the embedded database only', async (t) => {
+  const { app } = await build(t)
+  const refused = await app.inject({ url: '/api/v1/backup/', headers: alice })
+  t.equal(refused.statusCode, 403)
+  t.equal((await app.inject({ url: '/api/v1/backup/' })).statusCode, 401)
+  const res = await app.inject({ url: '/api/v1/backup/', headers: admin })
+  if (engine === 'postgres') {
+    t.equal(res.statusCode, 409)
+    t.match(res.json(), { code: 'NOT_EMBEDDED', message: /pg_dump/ })
+    return
+  }
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers['content-type'], 'application/x-tar')
+  t.match(res.headers['content-disposition'], /^attachment; filename="rhizome-.+\.tar"$/)
+  t.ok(res.rawPayload.includes(Buffer.from('PG_VERSION')), 'a tar of the data directory')
+})
