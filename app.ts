@@ -17,6 +17,7 @@ import httpCache from './plugins/http-cache.js'
 import dispatcher from './plugins/dispatcher.js'
 import backup from './plugins/backup.js'
 import session from './plugins/session.js'
+import webApp from './plugins/web-app.js'
 import jobs from './plugins/jobs.js'
 import serviceRoutes from './plugins/service-routes.js'
 import classifier from './plugins/classifier.js'
@@ -85,6 +86,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   await app.register(dispatcher)
   await app.register(backup)
   await app.register(session)
+  await app.register(webApp)
   await app.register(classifier)
   await app.register(serviceRoutes)
   return app
