@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { AUTH_CHANNEL, findUserByKey, parseAuthorization, touchKey, type AuthUser } from '../lib/data/auth.js'
 import { findUserBySession } from '../lib/data/sessions.js'
-import { assertSameOrigin, sessionToken } from '../lib/api/session-cookie.js'
+import { assertNotCrossSite, assertSameOrigin, sessionToken } from '../lib/api/session-cookie.js'
 import { ApiError } from '../lib/core/errors.js'
 import { isApiPath } from '../lib/api/request.js'
 import { NotifiedCache } from '../lib/data/notified-cache.js'
@@ -60,6 +60,7 @@ export default fp(
       if (token) {
         const user = await bySession(token)
         if (!user) throw new ApiError(401, 'SESSION_ENDED', 'Your session has ended: sign in again')
+        assertNotCrossSite(request)
         assertSameOrigin(request)
         request.user = user
         return

@@ -81,6 +81,19 @@ t.test('a change made with the cookie must come from this origin; sign-out ends 
   t.equal((await post({ origin: SAME_ORIGIN })).statusCode, 201, 'from this origin')
   t.equal((await post({ referer: `${SAME_ORIGIN}/app/` })).statusCode, 201, 'or a page of it')
 
+  // The pipeline's steps are GETs: a link on another site must not run one with the cookie.
+  const step = '/api/v1/agg_refresh/?campaign_id=999'
+  const crossSiteLink = await app.inject({ url: step, headers: { cookie, 'sec-fetch-site': 'cross-site' } })
+  t.equal(crossSiteLink.statusCode, 403, 'a step linked from another site')
+  t.equal(crossSiteLink.json().code, 'CROSS_SITE_REFUSED')
+  t.equal((await app.inject({ url: step, headers: { cookie, 'sec-fetch-site': 'same-site' } })).statusCode, 403, 'or from a sibling site')
+  t.equal(
+    (await app.inject({ url: step, headers: { cookie, 'sec-fetch-site': 'same-origin' } })).statusCode,
+    404,
+    'from this origin it runs (no such campaign)',
+  )
+  t.equal((await app.inject({ url: step, headers: { cookie, 'sec-fetch-site': 'none' } })).statusCode, 404, 'typed in the address bar, too')
+
   const out = await app.inject({ method: 'DELETE', url: '/api/v1/session/', headers: { cookie, origin: SAME_ORIGIN } })
   t.equal(out.statusCode, 204)
   t.match(String(out.headers['set-cookie']), /^rhizome_session=; Max-Age=0; Path=\//, 'the cookie is cleared')

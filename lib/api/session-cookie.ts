@@ -28,6 +28,19 @@ export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply)
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /**
+ * Fetch Metadata: a request with the cookie that the browser says another site made (a link, a form, an
+ * image, a script) gets nothing, whatever its method: the pipeline's steps are GETs (`agg_refresh`,
+ * `revert_document`), and a cross-site link would run them. A URL typed or bookmarked (`none`) and this
+ * origin's own requests pass.
+ */
+export function assertNotCrossSite(request: FastifyRequest): void {
+  const site = request.headers['sec-fetch-site']
+  if (site === 'cross-site' || site === 'same-site') {
+    throw forbidden(`A request with a session cookie must come from this origin's pages (Sec-Fetch-Site: ${site})`, 'CROSS_SITE_REFUSED')
+  }
+}
+
+/**
  * CSRF: a request that changes something with a cookie must come from this origin. Browsers send
  * `Origin` on every cross-site and same-site POST, PATCH and DELETE; when it is absent, `Referer`'s
  * origin is asked; with neither, the request is refused (a script or curl uses a key instead).
