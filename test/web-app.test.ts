@@ -53,8 +53,9 @@ t.test('sign in at /app/: a wrong password says so and opens no session; the rig
 
   await page.getByLabel('Password').fill(password)
   await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByRole('heading', { name: 'Dashboards' }).waitFor()
-  t.ok(await page.getByText('Campaign overview').isVisible(), 'the demo dashboard is listed')
+  // The heading comes first, the list once the API answered: wait for the dashboard itself.
+  await page.getByText('Campaign overview').waitFor()
+  t.ok(await page.getByRole('heading', { name: 'Dashboards' }).isVisible(), 'the dashboards list, with the demo dashboard')
   const [cookie] = (await page.context().cookies()).filter((c) => c.name === 'rhizome_session')
   t.match(cookie, { httpOnly: true, sameSite: 'Lax', secure: false })
 
