@@ -17,8 +17,11 @@ export class RemoteError extends Error {
 }
 
 /** A small client of the API: JSON in and out, a 4xx/5xx becomes an error naming the server's message. */
+/** The Authorization header of a key as printed (`user:key`) or bare. */
+export const authorizationOf = (key: string) => (key.includes(':') ? `ApiKey ${key}` : `Bearer ${key}`)
+
 export function apiClient(base: string, key: string) {
-  const authorization = key.includes(':') ? `ApiKey ${key}` : `Bearer ${key}`
+  const authorization = authorizationOf(key)
   return async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Row> {
     const response = await fetch(new URL(`/api/v1${path}`, base), {
       method,

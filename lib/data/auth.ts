@@ -46,7 +46,8 @@ export function parseAuthorization(header: string | undefined): Credentials | un
 }
 
 /** The user as a key authenticates them: active, with permission, top-level location and groups. */
-function userQuery(db: Kysely<DB>) {
+/** The active-user read every authentication joins its credential to (a key, a session). */
+export function userQuery(db: Kysely<DB>) {
   return db
     .selectFrom('auth_user as u')
     .leftJoin('location_permission as lp', 'lp.user_id', 'u.id')
@@ -65,7 +66,7 @@ function userQuery(db: Kysely<DB>) {
 
 type UserRow = Awaited<ReturnType<ReturnType<typeof userQuery>['executeTakeFirstOrThrow']>>
 
-const authUser = (row: UserRow, keyId: number): AuthUser => ({
+export const authUser = (row: UserRow, keyId: number): AuthUser => ({
   id: row.id,
   username: row.username,
   is_superuser: row.is_superuser,

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
-import { type AuthUser, findUserById, hashKey } from './auth.js'
+import { type AuthUser, authUser, hashKey, userQuery } from './auth.js'
 
 export interface SessionLimits {
   /** A session unused this long ends. */
@@ -29,16 +29,16 @@ export async function openSession(db: Kysely<DB>, userId: number, limits: Sessio
 
 /** The active user of a live session, with its rights today; its last use noted at most once a minute. */
 export async function findUserBySession(db: Kysely<DB>, token: string, limits: SessionLimits): Promise<AuthUser | undefined> {
-  const session = await db
-    .selectFrom('user_session')
-    .select(['id', 'user_id', sql<number>`extract(epoch from now() - last_seen_at) * 1000`.as('idle_ms')])
-    .where('token_hash', '=', hashKey(token))
-    .where('expires_at', '>', sql<string>`now()`)
+  // One round trip: the session and its user's rights today.
+  const row = await userQuery(db)
+    .innerJoin('user_session as s', 's.user_id', 'u.id')
+    .select(['s.id as session_id', sql<number>`extract(epoch from now() - s.last_seen_at) * 1000`.as('idle_ms')])
+    .where('s.token_hash', '=', hashKey(token))
+    .where('s.expires_at', '>', sql<string>`now()`)
     .executeTakeFirst()
-  if (!session || session.idle_ms > limits.idleMs) return undefined
-  if (session.idle_ms > TOUCH_MS) await db.updateTable('user_session').set({ last_seen_at: sql`now()` }).where('id', '=', session.id).execute()
-  const user = await findUserById(db, session.user_id)
-  return user && { ...user, session_id: session.id }
+  if (!row?.is_active || row.idle_ms > limits.idleMs) return undefined
+  if (row.idle_ms > TOUCH_MS) await db.updateTable('user_session').set({ last_seen_at: sql`now()` }).where('id', '=', row.session_id).execute()
+  return { ...authUser(row, 0), session_id: row.session_id }
 }
 
 /** Ends the session of `token` (sign-out); whether there was one. */
