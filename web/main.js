@@ -1,22 +1,15 @@
 // The web app for people (served at /app/, built only on the public API): sign in with a password,
-// then the dashboards. Preact with htm templates: no build step, every file served as it is here.
-import { h, render } from '/app/vendor/preact.mjs'
+// then dashboards of charts and maps, the data browser, uploads and, for superusers, administration.
+// Preact with htm templates: no build step, every file served as it is here. Pages are hash routes.
+import { render } from '/app/vendor/preact.mjs'
 import { useEffect, useState } from '/app/vendor/preact-hooks.mjs'
-import htm from '/app/vendor/htm.mjs'
-
-const html = htm.bind(h)
-
-/** The API with the session cookie; a change carries this page's Origin, which the server checks. */
-async function api(method, path, body) {
-  const response = await fetch(`/api/v1${path}`, {
-    method,
-    credentials: 'same-origin',
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const text = await response.text()
-  return { status: response.status, body: text ? JSON.parse(text) : null }
-}
+import { api, loadCatalog } from './api.js'
+import { html } from './html.js'
+import { Admin } from './views/admin.js'
+import { ChartBuilder } from './views/chart-builder.js'
+import { DashboardEditor, DashboardList, DashboardView } from './views/dashboards.js'
+import { DataBrowser } from './views/data-browser.js'
+import { Upload } from './views/upload.js'
 
 function SignIn({ onSignedIn }) {
   const [error, setError] = useState('')
@@ -27,33 +20,81 @@ function SignIn({ onSignedIn }) {
     if (res.status === 200) onSignedIn(res.body)
     else setError(res.body?.message ?? `Sign-in failed (${res.status})`)
   }
-  return html`<h1>Sign in</h1>
+  return html`<main id="content">
+    <h1>Sign in</h1>
     <form class="sign-in" onSubmit=${submit}>
       <label>Username <input name="username" autocomplete="username" required /></label>
       <label>Password <input name="password" type="password" autocomplete="current-password" required /></label>
       ${error && html`<p class="error" role="alert">${error}</p>`}
       <button type="submit">Sign in</button>
-    </form>`
+    </form>
+  </main>`
 }
 
-function Dashboards({ user, onSignedOut }) {
-  const [dashboards, setDashboards] = useState(null)
+/** The current hash route, kept in step with the address bar. */
+function useRoute() {
+  const [hash, setHash] = useState(location.hash || '#/')
   useEffect(() => {
-    api('GET', '/dashboard/?limit=1000').then((res) => setDashboards(res.body?.objects ?? []))
+    const follow = () => setHash(location.hash || '#/')
+    addEventListener('hashchange', follow)
+    return () => removeEventListener('hashchange', follow)
   }, [])
+  return hash
+}
+
+const navigate = (hash) => {
+  location.hash = hash
+}
+
+/** The page of a route: [title, view]. */
+function page(hash, user, catalog) {
+  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean)
+  const [section, id, action, extra] = parts
+  if (section === 'dashboard' && id && action === 'edit') return ['Edit dashboard', html`<${DashboardEditor} id=${id} navigate=${navigate} />`]
+  if (section === 'dashboard' && id) return ['Dashboard', html`<${DashboardView} key=${id} id=${id} catalog=${catalog} />`]
+  if (section === 'chart' && id === 'new') return ['New chart', html`<${ChartBuilder} dashboardId=${action} catalog=${catalog} navigate=${navigate} />`]
+  if (section === 'chart' && id) return ['Edit chart', html`<${ChartBuilder} chartId=${id} dashboardId=${extra} catalog=${catalog} navigate=${navigate} />`]
+  if (section === 'data') return ['Data', html`<${DataBrowser} catalog=${catalog} />`]
+  if (section === 'upload') return ['Upload', html`<${Upload} catalog=${catalog} />`]
+  if (section === 'admin' && user.is_superuser) return ['Administration', html`<${Admin} catalog=${catalog} />`]
+  return ['Dashboards', html`<${DashboardList} navigate=${navigate} />`]
+}
+
+const SECTIONS = [
+  ['#/', 'Dashboards'],
+  ['#/data', 'Data'],
+  ['#/upload', 'Upload'],
+]
+
+function Shell({ user, onSignedOut }) {
+  const hash = useRoute()
+  const [catalog, setCatalog] = useState(null)
+  const [error, setError] = useState('')
+  useEffect(() => {
+    loadCatalog().then(setCatalog, (e) => setError(e.message))
+  }, [user.id])
   const signOut = async () => {
     await api('DELETE', '/session/')
     onSignedOut()
   }
-  return html`<header>
-      <h1>Dashboards</h1>
-      <p>Signed in as <strong>${user.username}</strong> <button class="secondary" onClick=${signOut}>Sign out</button></p>
+  const [title, view] = catalog ? page(hash, user, catalog) : ['Loading', html`<p>${error || 'Loading…'}</p>`]
+  useEffect(() => {
+    document.title = `${title} · rhizome`
+  }, [title])
+  const sections = user.is_superuser ? [...SECTIONS, ['#/admin', 'Administration']] : SECTIONS
+  const current = (target) => (target === '#/' ? !/^#\/(data|upload|admin)/.test(hash) : hash.startsWith(target))
+  return html`<a class="skip" href="#content" onClick=${(e) => {
+      e.preventDefault()
+      document.getElementById('content')?.focus()
+    }}>Skip to content</a>
+    <header class="app-header">
+      <strong class="brand">rhizome</strong>
+      <nav aria-label="Main">
+        ${sections.map(([target, label]) => html`<a key=${target} href=${target} aria-current=${current(target) ? 'page' : undefined}>${label}</a>`)}
+      </nav>
+      <p class="who">Signed in as <strong>${user.username}</strong> <button class="secondary" onClick=${signOut}>Sign out</button></p>
     </header>
-    ${dashboards === null
-      ? html`<p>Loading…</p>`
-      : html`<ul class="dashboards">
-          ${dashboards.map((d) => html`<li key=${d.id}><strong>${d.title}</strong>${d.description ? html` — ${d.description}` : ''}</li>`)}
-        </ul>`}`
+    <main id="content" tabindex="-1">${view}</main>`
 }
 
 function App() {
@@ -61,8 +102,10 @@ function App() {
   useEffect(() => {
     api('GET', '/session/').then((res) => setUser(res.status === 200 ? res.body : null))
   }, [])
-  if (user === undefined) return html`<p>Loading…</p>`
-  return user ? html`<${Dashboards} user=${user} onSignedOut=${() => setUser(null)} />` : html`<${SignIn} onSignedIn=${setUser} />`
+  if (user === undefined) return html`<main id="content"><p>Loading…</p></main>`
+  return user ? html`<${Shell} user=${user} onSignedOut=${() => setUser(null)} />` : html`<${SignIn} onSignedIn=${setUser} />`
 }
 
-render(html`<${App} />`, document.getElementById('app'))
+const root = document.getElementById('app')
+root.textContent = ''
+render(html`<${App} />`, root)

@@ -141,8 +141,20 @@ export async function loadDemoData(db: Kysely<DB>): Promise<boolean> {
 
     await demoPolygons(trx, country.id)
     await demoDashboard(trx, id, campaigns[0].id, country.id)
+    await demoMappings(trx)
     return true
   })
+}
+
+/**
+ * Upload codes the demo knows: every location code and campaign name maps to its row, so a file in the
+ * demo's terms needs only its indicator columns mapped (which the web app's upload page asks for).
+ */
+async function demoMappings(trx: Kysely<DB>) {
+  await sql`insert into source_object_map (content_type, source_object_code, master_object_id, master_object_name)
+    select 'location', location_code, id, name from location
+    union all select 'campaign', name, id, name from campaign
+    on conflict (content_type, source_object_code) do nothing`.execute(trx)
 }
 
 /**

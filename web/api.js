@@ -1,0 +1,81 @@
+// The public API, called with the session cookie. A change carries this page's Origin, which the server
+// checks (SECURITY.md); nothing here is allowed that an API consumer could not do.
+
+/** One call: `{status, body}`, the body parsed when there is one. */
+export async function api(method, path, body) {
+  const isForm = body instanceof FormData
+  const response = await fetch(`/api/v1${path}`, {
+    method,
+    credentials: 'same-origin',
+    headers: body === undefined || isForm ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : isForm ? body : JSON.stringify(body),
+  })
+  const text = await response.text()
+  let parsed = null
+  try {
+    parsed = text ? JSON.parse(text) : null
+  } catch {
+    parsed = { message: text }
+  }
+  return { status: response.status, body: parsed }
+}
+
+/** A list's objects, or an Error naming the API's message. */
+export async function list(path) {
+  const res = await api('GET', path)
+  if (res.status !== 200) throw new Error(res.body?.message ?? `${path}: ${res.status}`)
+  return res.body.objects
+}
+
+/** A change that must succeed: its answer, or an Error with the API's message. */
+export async function change(method, path, body) {
+  const res = await api(method, path, body)
+  if (res.status >= 400) throw new Error(res.body?.message ?? `${method} ${path}: ${res.status}`)
+  return res.body
+}
+
+/** A query string of the defined, non-empty parameters; arrays become comma lists. */
+export function query(params) {
+  const parts = []
+  for (const [name, value] of Object.entries(params)) {
+    if (value === undefined || value === null || value === '') continue
+    const text = Array.isArray(value) ? value.join(',') : String(value)
+    if (text !== '') parts.push(`${encodeURIComponent(name)}=${encodeURIComponent(text)}`)
+  }
+  return parts.length ? `?${parts.join('&')}` : ''
+}
+
+/**
+ * Names the app shows beside ids: indicators, campaigns and the locations this user may see (the API
+ * filters those for a restricted user). Read once per sign-in; `refresh()` after a change.
+ */
+export async function loadCatalog() {
+  const [indicators, campaigns, locations, types] = await Promise.all([
+    list('/indicator/?fields=id,short_name,name,data_format,resource_name&limit=0&order_by=short_name'),
+    list('/campaign/?fields=id,name,start_date,end_date&limit=0'),
+    list('/location/?fields=id,name,parent_location_id,location_type_id&limit=0'),
+    list('/location_type/?limit=0'),
+  ])
+  const visible = new Set(locations.map((l) => l.id))
+  return {
+    indicators,
+    campaigns,
+    locations,
+    types,
+    indicatorName: new Map(indicators.map((i) => [i.id, i.short_name])),
+    /** Indicators of campaign data first: the natural first choice of a campaign read. */
+    campaignIndicators: indicators.filter((i) => i.resource_name !== 'date'),
+    indicatorFormat: new Map(indicators.map((i) => [i.id, i.data_format])),
+    campaignName: new Map(campaigns.map((c) => [c.id, c.name])),
+    locationName: new Map(locations.map((l) => [l.id, l.name])),
+    /** The visible locations whose parent is not visible: the whole tree, or a restricted user's subtree. */
+    roots: locations.filter((l) => !visible.has(l.parent_location_id)),
+    /** Ancestors of a location, nearest last, among the visible ones. */
+    pathTo(id) {
+      const byId = new Map(locations.map((l) => [l.id, l]))
+      const path = []
+      for (let at = byId.get(id); at; at = byId.get(at.parent_location_id)) path.unshift(at)
+      return path
+    },
+  }
+}

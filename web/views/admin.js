@@ -1,0 +1,98 @@
+// For superusers: users and their passwords, API keys, and location responsibilities (which part of
+// the country a user is limited to). Every change goes through the same API a script would use.
+import { useEffect, useState } from '/app/vendor/preact-hooks.mjs'
+import { change, list } from '../api.js'
+import { html } from '../html.js'
+
+export function Admin({ catalog }) {
+  const [users, setUsers] = useState([])
+  const [keys, setKeys] = useState([])
+  const [responsibilities, setResponsibilities] = useState(new Map())
+  const [message, setMessage] = useState({ text: '', error: false })
+  const [newKey, setNewKey] = useState(null)
+  const [version, setVersion] = useState(0)
+  useEffect(() => {
+    ;(async () => {
+      const people = await list('/user/?limit=0&order_by=username')
+      setUsers(people)
+      setKeys(await list('/api_key/?limit=0'))
+      const rows = await Promise.all(people.map((u) => list(`/location_responsibility/?user_id=${u.id}`)))
+      setResponsibilities(new Map(rows.flat().map((r) => [r.user_id, r])))
+    })().catch((e) => setMessage({ text: e.message, error: true }))
+  }, [version])
+  /** Runs a change, says what happened, and reads the lists again. */
+  const act = (done, work) => async (event) => {
+    event.preventDefault()
+    const form = event.target instanceof HTMLFormElement ? new FormData(event.target) : null
+    try {
+      await work(form)
+      setMessage({ text: done, error: false })
+      if (form) event.target.reset()
+      setVersion((v) => v + 1)
+    } catch (e) {
+      setMessage({ text: e.message, error: true })
+    }
+  }
+  const createUser = act('User created', (form) =>
+    change('POST', '/user/', { username: form.get('username'), password: form.get('password'), is_superuser: form.get('is_superuser') === 'on' }),
+  )
+  const setPassword = (user) => act(`Password set for ${user.username}`, (form) => change('PATCH', `/user/${user.id}/`, { password: form.get('password') }))
+  const setResponsibility = (user) =>
+    act(`Responsibility saved for ${user.username}`, (form) => {
+      const current = responsibilities.get(user.id)
+      const location = form.get('location')
+      if (!location) return current ? change('DELETE', `/location_responsibility/${current.id}/`) : Promise.resolve()
+      const body = { user_id: user.id, top_lvl_location_id: Number(location) }
+      return current ? change('PATCH', `/location_responsibility/${current.id}/`, body) : change('POST', '/location_responsibility/', body)
+    })
+  const createKey = act('Key created: copy it now, it is not shown again', async (form) => {
+    const created = await change('POST', '/api_key/', { user_id: Number(form.get('user')) })
+    setNewKey(`${created.user__username}:${created.key}`)
+  })
+  const revokeKey = (key) => act(`Key ${key.id} revoked`, () => change('DELETE', `/api_key/${key.id}/`))
+
+  return html`<h1>Administration</h1>
+    ${message.text && html`<p class=${message.error ? 'error' : 'notice'} role=${message.error ? 'alert' : 'status'}>${message.text}</p>`}
+    <section aria-labelledby="users-heading">
+      <h2 id="users-heading">Users</h2>
+      <div class="table-scroll"><table>
+        <thead><tr><th scope="col">User</th><th scope="col">Superuser</th><th scope="col">Limited to</th><th scope="col">Password</th></tr></thead>
+        <tbody>${users.map(
+          (u) => html`<tr key=${u.id}>
+            <th scope="row">${u.username}</th>
+            <td>${u.is_superuser ? 'yes' : 'no'}</td>
+            <td><form class="inline" onSubmit=${setResponsibility(u)}>
+              <select name="location" aria-label=${`Location responsibility of ${u.username}`}>
+                <option value="">Everywhere</option>
+                ${catalog.locations.map((l) => html`<option key=${l.id} value=${l.id} selected=${responsibilities.get(u.id)?.top_lvl_location_id === l.id}>${l.name}</option>`)}
+              </select>
+              <button type="submit" class="secondary" aria-label=${`Save responsibility of ${u.username}`}>Save</button>
+            </form></td>
+            <td><form class="inline" onSubmit=${setPassword(u)}>
+              <input type="password" name="password" required minlength="8" autocomplete="new-password" aria-label=${`New password for ${u.username}`} />
+              <button type="submit" class="secondary" aria-label=${`Set password of ${u.username}`}>Set</button>
+            </form></td>
+          </tr>`,
+        )}</tbody>
+      </table></div>
+      <h3>New user</h3>
+      <form class="inline" onSubmit=${createUser}>
+        <label>New username <input name="username" required pattern="[A-Za-z0-9_.@+\\-]+" /></label>
+        <label>Initial password <input name="password" type="password" required minlength="8" autocomplete="new-password" /></label>
+        <label class="choice"><input type="checkbox" name="is_superuser" /> Superuser</label>
+        <button type="submit">Create user</button>
+      </form>
+    </section>
+    <section aria-labelledby="keys-heading">
+      <h2 id="keys-heading">API keys</h2>
+      ${newKey && html`<p class="notice">New key (send it as <code>Authorization: ApiKey</code> and the key): <code class="new-key">${newKey}</code></p>`}
+      <ul class="cards">${keys.map(
+        (k) => html`<li key=${k.id} class="chart-item"><span>Key ${k.id} of ${k.user__username}, made ${k.created_at}, last used ${k.last_used_at ?? 'never'}</span>
+          <button class="secondary" onClick=${revokeKey(k)} aria-label=${`Revoke key ${k.id}`}>Revoke</button></li>`,
+      )}</ul>
+      <form class="inline" onSubmit=${createKey}>
+        <label>Key for <select name="user">${users.map((u) => html`<option key=${u.id} value=${u.id}>${u.username}</option>`)}</select></label>
+        <button type="submit">Create key</button>
+      </form>
+    </section>`
+}

@@ -1,0 +1,84 @@
+// One chart: read through the API, drawn by ECharts (or as a table), with its numbers in a table view
+// whose location names drill down. It marks itself drawn (data-drawn and a performance mark), which is
+// what the browser test times.
+import { useEffect, useRef, useState } from '/app/vendor/preact-hooks.mjs'
+import { chartOption, draw, formatValue, isMap, isTable, readChart, registerPolygons, valueAt } from '../charts.js'
+import { html } from '../html.js'
+
+export function ChartCard({ chart, view, catalog, onDrill }) {
+  const spec = chart.chart_json ?? {}
+  const [state, setState] = useState({ data: null, error: null })
+  const [drawn, setDrawn] = useState(false)
+  const drawing = useRef(null)
+
+  useEffect(() => {
+    let live = true
+    setDrawn(false)
+    ;(async () => {
+      try {
+        const data = await readChart(spec, view, catalog)
+        const map = isMap(spec) ? await registerPolygons(data, catalog) : null
+        if (live) setState({ data, mapName: map?.mapName, polygons: map?.polygons, error: null })
+      } catch (error) {
+        if (live) setState({ data: null, error: error.message })
+      }
+    })()
+    return () => {
+      live = false
+    }
+  }, [chart, view.campaignId, view.locationId, catalog])
+
+  useEffect(() => {
+    if (!state.data) return
+    const markDrawn = () => {
+      performance.mark(`chart drawn: ${chart.uuid ?? chart.title}`)
+      setDrawn(true)
+    }
+    if (isTable(spec) || !drawing.current || state.data.points.length === 0) return markDrawn()
+    const byName = (name) => catalog.locations.find((l) => l.name === name)?.id
+    const instance = draw(drawing.current, chartOption(spec, state.data, catalog, state.mapName), (name) => byName(name) && onDrill?.(byName(name)))
+    instance.on('finished', markDrawn)
+    const resize = new ResizeObserver(() => instance.resize())
+    resize.observe(drawing.current)
+    return () => {
+      resize.disconnect()
+      instance.dispose()
+    }
+  }, [state])
+
+  const title = chart.title ?? 'Chart'
+  const body = state.error
+    ? html`<p class="error" role="alert">${state.error}</p>`
+    : !state.data
+      ? html`<p>Loading…</p>`
+      : state.data.points.length === 0
+        ? html`<p>No values for this selection.</p>`
+        : isTable(spec)
+          ? html`<${ValuesTable} spec=${spec} data=${state.data} catalog=${catalog} onDrill=${onDrill} caption=${title} />`
+          : html`<div class="drawing" ref=${drawing} role="img" aria-label=${`${spec.type}: ${title}`}></div>
+              <details><summary>Numbers</summary><${ValuesTable} spec=${spec} data=${state.data} catalog=${catalog} onDrill=${onDrill} caption=${title} /></details>`
+  return html`<figure class="chart" data-type=${spec.type} data-drawn=${drawn ? 'true' : 'false'} data-polygons=${state.polygons ?? 0}>
+    <figcaption>${title}</figcaption>
+    ${body}
+  </figure>`
+}
+
+/** Locations × campaigns (or time) as rows, one column per indicator; a location name drills down. */
+function ValuesTable({ spec, data, catalog, onDrill, caption }) {
+  const indicatorIds = spec.indicator_ids ?? []
+  const rows = data.locationIds.flatMap((locationId) => data.keys.map((key) => ({ locationId, key })))
+  return html`<div class="table-scroll"><table>
+    <caption class="visually-hidden">${caption}</caption>
+    <thead><tr><th scope="col">Location</th><th scope="col">${data.keys.length && typeof data.keys[0].id === 'string' ? 'Period' : 'Campaign'}</th>
+      ${indicatorIds.map((id) => html`<th scope="col" key=${id}>${catalog.indicatorName.get(id) ?? `Indicator ${id}`}</th>`)}</tr></thead>
+    <tbody>
+      ${rows.map(
+        ({ locationId, key }) => html`<tr key=${`${locationId}-${key.id}`}>
+          <th scope="row">${onDrill ? html`<button class="link" onClick=${() => onDrill(locationId)}>${catalog.locationName.get(locationId) ?? `Location ${locationId}`}</button>` : catalog.locationName.get(locationId)}</th>
+          <td>${key.label}</td>
+          ${indicatorIds.map((id) => html`<td class="number" key=${id}>${formatValue(valueAt(data, id, locationId, key.id), catalog.indicatorFormat.get(id))}</td>`)}
+        </tr>`,
+      )}
+    </tbody>
+  </table></div>`
+}

@@ -1,0 +1,101 @@
+// The data browser: indicators × campaigns (or dates) × a location selection → a paged table, and the
+// CSV export of exactly that selection (the same API read with format=csv).
+import { useEffect, useState } from '/app/vendor/preact-hooks.mjs'
+import { api, query } from '../api.js'
+import { TIME_GROUPINGS, formatValue } from '../charts.js'
+import { html } from '../html.js'
+import { Checkboxes, LocationPicker } from './fields.js'
+
+const PAGE = 50
+
+/** The API read of a selection (without paging). */
+export function selectionRead(selection) {
+  const location = { location_id: selection.locationId, location_depth: selection.depth }
+  if (selection.over === 'dates') {
+    return `/date_datapoint/${query({ indicator__in: selection.indicatorIds, start_date: selection.startDate, end_date: selection.endDate, group_by_time: selection.groupByTime, ...location })}`
+  }
+  return `/campaign_datapoint/${query({ indicator__in: selection.indicatorIds, campaign__in: selection.campaignIds, ...location })}`
+}
+
+const withParams = (path, params) => `${path}${path.includes('?') ? '&' : '?'}${query(params).slice(1)}`
+
+export function DataBrowser({ catalog }) {
+  const [selection, setSelection] = useState({
+    indicatorIds: catalog.campaignIndicators.slice(0, 1).map((i) => i.id),
+    over: 'campaigns',
+    campaignIds: catalog.campaigns.slice(0, 1).map((c) => c.id),
+    startDate: '',
+    endDate: '',
+    groupByTime: '',
+    locationId: catalog.roots[0]?.id,
+    depth: 1,
+  })
+  const [offset, setOffset] = useState(0)
+  const [page, setPage] = useState(null)
+  const [error, setError] = useState('')
+  const set = (patch) => {
+    setSelection({ ...selection, ...patch })
+    setOffset(0)
+  }
+  const read = selectionRead(selection)
+  const ready = selection.indicatorIds.length > 0
+  useEffect(() => {
+    if (!ready) return setPage(null)
+    // Answers can arrive out of order while boxes are being ticked: only the latest selection's counts.
+    let latest = true
+    api('GET', withParams(read, { limit: PAGE, offset })).then((res) => {
+      if (!latest) return
+      if (res.status === 200) {
+        setPage(res.body)
+        setError('')
+      } else setError(res.body?.message ?? String(res.status))
+    })
+    return () => {
+      latest = false
+    }
+  }, [read, offset])
+  const total = page?.meta.total_count ?? 0
+  const when = (row) => (row.campaign_id ? catalog.campaignName.get(row.campaign_id) : (row.data_date ?? row.time_grouping))
+  return html`<h1>Data</h1>
+    <div class="browser">
+      <form class="stack" onSubmit=${(e) => e.preventDefault()}>
+        <${Checkboxes} legend="Indicators" options=${catalog.indicators.map((i) => ({ id: i.id, label: i.short_name }))} selected=${selection.indicatorIds} onChange=${(ids) => set({ indicatorIds: ids })} />
+        <label>Values over
+          <select value=${selection.over} onChange=${(e) => set({ over: e.target.value })}>
+            <option value="campaigns">Campaigns</option><option value="dates">Dates</option>
+          </select>
+        </label>
+        ${selection.over === 'dates'
+          ? html`<label>From <input type="date" value=${selection.startDate} onInput=${(e) => set({ startDate: e.target.value })} /></label>
+              <label>To <input type="date" value=${selection.endDate} onInput=${(e) => set({ endDate: e.target.value })} /></label>
+              <label>Group by time
+                <select value=${selection.groupByTime} onChange=${(e) => set({ groupByTime: e.target.value })}>
+                  <option value="">No grouping</option>${TIME_GROUPINGS.map((g) => html`<option key=${g} value=${g}>${g}</option>`)}
+                </select>
+              </label>`
+          : html`<${Checkboxes} legend="Campaigns" options=${catalog.campaigns.map((c) => ({ id: c.id, label: c.name }))} selected=${selection.campaignIds} onChange=${(ids) => set({ campaignIds: ids })} />`}
+        <${LocationPicker} catalog=${catalog} locationId=${selection.locationId} depth=${selection.depth} onChange=${({ locationId, depth }) => set({ locationId, depth })} />
+      </form>
+      <section aria-label="Values">
+        ${error && html`<p class="error" role="alert">${error}</p>`}
+        ${!ready && html`<p>Choose at least one indicator.</p>`}
+        ${page &&
+        html`<div class="inline">
+            <p aria-live="polite">${total === 0 ? 'No values' : `Values ${offset + 1}–${Math.min(offset + PAGE, total)} of ${total}`}</p>
+            <a class="button secondary" href=${`/api/v1${withParams(read, { format: 'csv', limit: 0 })}`} download="rhizome-data.csv">Download CSV</a>
+          </div>
+          <div class="table-scroll"><table>
+            <caption class="visually-hidden">Values of the selection</caption>
+            <thead><tr><th scope="col">Location</th><th scope="col">Campaign or date</th><th scope="col">Indicator</th><th scope="col">Value</th></tr></thead>
+            <tbody>${page.objects.map(
+              (row, i) => html`<tr key=${i}><td>${catalog.locationName.get(row.location_id) ?? row.location_id}</td><td>${when(row)}</td>
+                <td>${catalog.indicatorName.get(row.indicator_id) ?? row.indicator_id}</td><td class="number">${formatValue(row.value, catalog.indicatorFormat.get(row.indicator_id))}</td></tr>`,
+            )}</tbody>
+          </table></div>
+          <div class="inline">
+            <button type="button" class="secondary" disabled=${offset === 0} onClick=${() => setOffset(Math.max(0, offset - PAGE))}>Previous page</button>
+            <button type="button" class="secondary" disabled=${offset + PAGE >= total} onClick=${() => setOffset(offset + PAGE)}>Next page</button>
+          </div>`}
+      </section>
+    </div>`
+}
