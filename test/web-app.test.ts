@@ -261,6 +261,21 @@ t.test('the web app in Chromium', { skip }, async (t) => {
     t.equal(downloaded, fromApi, 'the download is byte for byte the API’s CSV of the selection')
     t.equal(downloaded.trim().split('\n').length, 10, 'a header and the nine districts')
     t.same(await seriousViolations(page), [], 'axe: the data browser')
+
+    // Dates instead of campaigns: the monthly polio cases of the whole country, as the API sums them.
+    await page.getByRole('combobox', { name: /^Values over/ }).selectOption('dates')
+    await checkOnly(page, 'Indicators', 'Polio cases')
+    await page.getByRole('combobox', { name: /^Depth/ }).selectOption('0')
+    await page.getByRole('combobox', { name: /^Group by time/ }).selectOption('month')
+    await page.getByText('Values 1–12 of 12').waitFor()
+    const monthly = (await read(`/date_datapoint/?indicator__in=${indicator.get('Polio cases')}&group_by_time=month&location_id=${location.get('Veridia')}`))
+      .objects
+    const shown = await page.locator('section[aria-label="Values"] tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)))
+    t.same(
+      shown.map((r) => [r[0], r[1], r[3]]),
+      monthly.map((m) => ['Veridia', m.time_grouping, String(m.value)]),
+      'twelve months of cases, as the API groups them',
+    )
     t.same(problems, [])
   })
 
