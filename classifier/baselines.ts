@@ -4,12 +4,12 @@ import { initTf } from './runtime.js'
 import { Detector } from './detector.js'
 import { score } from './data.js'
 import { MODEL_DIR } from './paths.js'
-import { validationSplits } from './splits.js'
+import { validationSplitsWithProfanity } from './splits.js'
 import { WORD_LISTS } from './word-lists.js'
 
 await initTf('wasm', console.error)
 const detector = await Detector.load(MODEL_DIR)
-const splits = validationSplits()
+const splits = validationSplitsWithProfanity()
 const rows: string[][] = []
 const macro = (labels: number[], decisions: number[]) => score(labels, decisions, 0.5).macro_f1.toFixed(3)
 for (const [split, examples] of Object.entries(splits)) {

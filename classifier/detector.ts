@@ -1,5 +1,6 @@
 // Serving side of the model: load the committed files, score texts over sliding windows (max over
-// windows), calibrate so the chosen threshold maps to 0.5, and format the two decimal strings.
+// windows), calibrate so the chosen threshold maps to 0.5, hold strongly profane text at the profanity
+// floor (profanity.ts), and format the two decimal strings.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadModel, predictWindows, type InputShape } from './model.js'
@@ -9,6 +10,7 @@ import { Encoder } from './encoder.js'
 import { GloveSlice } from './glove.js'
 import type { tf } from './runtime.js'
 import { SparseForward } from './forward.js'
+import { PROFANITY_FLOOR } from './profanity.js'
 
 export interface DetectionResult {
   'not-offensive': string
@@ -79,17 +81,31 @@ export class Detector {
     return 1 / (1 + Math.exp(-(logit(p) - logit(this.files.threshold))))
   }
 
+  /**
+   * A text's served probability from its windows and its best window's model probability: calibrated,
+   * then never below the profanity floor when the text holds a strongly rated word (profanity.ts).
+   */
+  served(windows: Window[], p: number, floor = true): number {
+    const calibrated = this.calibrate(p)
+    return floor && windows[0]?.profane && calibrated < PROFANITY_FLOOR ? PROFANITY_FLOOR : calibrated
+  }
+
   /** detect.md §2: both scores with 6 decimals, summing to exactly 1. */
   static format(p: number): DetectionResult {
     const o = Math.round(p * 1e6)
     return { 'not-offensive': ((1e6 - o) / 1e6).toFixed(6), offensive: (o / 1e6).toFixed(6) }
   }
 
-  /** Scores texts directly (evaluation, tests): max over windows, calibrated. */
-  scoreTexts(texts: string[]): number[] {
+  /** Scores texts directly (evaluation, tests) as /detect serves them; `floor: false` leaves the profanity floor out. */
+  scoreTexts(texts: string[], { floor = true } = {}): number[] {
     const windows: Window[] = []
     const owner: number[] = []
-    texts.forEach((text, i) => this.windowsOf(text).forEach((w) => (windows.push(w), owner.push(i))))
+    const first: Window[][] = []
+    texts.forEach((text, i) => {
+      const own = this.windowsOf(text)
+      first.push(own.slice(0, 1))
+      for (const w of own) windows.push(w), owner.push(i)
+    })
     const best = new Array<number>(texts.length).fill(0)
     for (let start = 0; start < windows.length; start += 256) {
       this.scoreWindows(windows.slice(start, start + 256)).forEach((p, j) => {
@@ -97,6 +113,6 @@ export class Detector {
         best[i] = Math.max(best[i], p)
       })
     }
-    return best.map((p) => this.calibrate(p))
+    return best.map((p, i) => this.served(first[i], p, floor))
   }
 }

@@ -3,6 +3,7 @@ import type { GloveSlice } from './glove.js'
 import { usesBag } from './model.js'
 import { analyse, featuresOf, windows, type FeatureConfig, type Window } from './tokenizer.js'
 import { lexiconInputs } from './lexicon.js'
+import { strongProfanity } from './profanity.js'
 
 export class Encoder {
   constructor(
@@ -36,10 +37,12 @@ export class Encoder {
     const bag = usesBag(features)
     const { tokens, disguised } = analyse(text)
     const lexicon = features.lexicon ? lexiconInputs(tokens, disguised) : undefined
+    const profane = strongProfanity(tokens) !== undefined
     return windows(leaveOut ? tokens.filter((token) => !leaveOut(token)) : tokens, features).map((w) => ({
       ids: bag ? featuresOf(w, features) : [],
       rows: glove?.rowsOf(w),
       lexicon,
+      profane,
     }))
   }
 

@@ -260,6 +260,8 @@ export interface Window {
   rows?: number[]
   /** The text's lexicon inputs (lexicon.ts), when the model reads them. */
   lexicon?: number[]
+  /** Served windows: the text holds a strongly rated word, so it is held at the profanity floor (profanity.ts). */
+  profane?: boolean
   /** Training only: 1 for an example labelled under HASOC's policy (served windows: 0). */
   policy?: number
 }

@@ -129,7 +129,7 @@ export default fp(
         let p = 0
         for (let j = 0; j < windows.length; j++) p = Math.max(p, scores[offset + j])
         offset += windows.length
-        return Detector.format(model.calibrate(p))
+        return Detector.format(model.served(windows, p))
       })
     }
 

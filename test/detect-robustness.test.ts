@@ -14,6 +14,7 @@ import { DEFAULT_FEATURES, featuresOf, tokenize, TOKENIZER_VERSION } from '../cl
 import { Detector } from '../classifier/detector.js'
 import { MODEL_DIR } from '../classifier/paths.js'
 import { initTf } from '../classifier/runtime.js'
+import { holdsStrongProfanity, PROFANITY_FLOOR } from '../classifier/profanity.js'
 
 const json = { 'content-type': 'application/json' }
 
@@ -50,6 +51,28 @@ t.test('obfuscated profanity is scored offensive', async (t) => {
 t.test('benign words holding a bad string are not', async (t) => {
   const p = await detector(t)
   for (const text of BENIGN_SUBSTRINGS) t.ok((await p(text)) < 0.5, `benign: ${text}`)
+})
+
+// Casual profanity in spellings cuss does not list (a dropped g, a plural in z, -in' forms): the words
+// are rated strongly, so OLID's policy and a word list call each text offensive, whatever else it says.
+const STRONGLY_PROFANE = [
+  'my niggaz came thru for the party last night',
+  "fuckin' finally home after a long shift, love y'all",
+  'lmao that movie was shittin on everything',
+  'finally friday, time to get wasted with my niggas',
+]
+
+t.test('a strongly profane text is served at least the profanity floor, whatever the rest of it says', async (t) => {
+  const p = await detector(t)
+  for (const text of STRONGLY_PROFANE) t.ok((await p(text)) >= PROFANITY_FLOOR, `at least ${PROFANITY_FLOOR}: ${text}`)
+  for (const text of BENIGN_SUBSTRINGS) t.notOk(holdsStrongProfanity(text), `no strong word inside a word: ${text}`)
+  // The floor is what holds them: the model alone lets some of them through.
+  await initTf('wasm')
+  const unfloored = (await Detector.load(MODEL_DIR)).scoreTexts(STRONGLY_PROFANE, { floor: false })
+  t.ok(
+    unfloored.some((score) => score < 0.5),
+    `the model alone: ${unfloored.map((s) => s.toFixed(2)).join(', ')}`,
+  )
 })
 
 t.test('casing, spacing and an emoji move a score by little or nothing', async (t) => {
