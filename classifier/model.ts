@@ -123,14 +123,12 @@ export function buildTrainingModel(a: Architecture, seed: number, secondHead: bo
 }
 
 /**
- * Cross-entropy of the labelled head's softmax; the labels one-hot over both heads' four outputs
- * (0/1 the served head, 2/3 the second).
+ * Cross-entropy of the labelled head's softmax: targets over both heads' four outputs (0/1 the served
+ * head, 2/3 the second), one-hot for a label or a distribution over one head (a teacher's, when
+ * distilling); −Σ target · log p, which for a one-hot target is −log p of the label's column.
  */
-export function headLoss(oneHot: tf.Tensor, probabilities: tf.Tensor): tf.Tensor {
-  return tf.tidy(() => {
-    const chosen = tf.sum(tf.mul(oneHot, probabilities), 1)
-    return tf.neg(tf.mean(tf.log(tf.clipByValue(chosen, 1e-7, 1))))
-  })
+export function headLoss(targets: tf.Tensor, probabilities: tf.Tensor): tf.Tensor {
+  return tf.tidy(() => tf.neg(tf.mean(tf.sum(tf.mul(targets, tf.log(tf.clipByValue(probabilities, 1e-7, 1))), 1))))
 }
 
 export type InputShape = Pick<Architecture, 'length' | 'glove' | 'mean' | 'conv' | 'lexicon' | 'policy'> & { dim?: number }

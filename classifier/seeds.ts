@@ -1,7 +1,8 @@
 // `npm run seeds -- <design>=<dir>,<dir>… […]`: a design judged on the mean over seeds, not one draw.
 // For each design (its models trained with different seeds, `npm run train -- --seed N --out DIR`) and
-// each validation split: every seed's macro-F1, their mean with a 95 % bootstrap interval (seeds and
-// texts resampled together: both are draws), the spread between seeds, and the ensemble (the
+// each validation split: every seed's macro-F1, their mean with 95 % bootstrap intervals (the seeds
+// resampled, which the choice rule reads; and seeds and texts together, the split being a draw too),
+// the spread between seeds, and the ensemble (the
 // seeds' served logits averaged); each with and without the profanity floor (profanity.ts). The
 // word lists' macro-F1 on the same splits closes the table.
 import { initTf } from './runtime.js'
@@ -32,15 +33,31 @@ const logit = (p: number) => Math.log(Math.min(Math.max(p, 1e-7), 1 - 1e-7) / (1
 interface Summary {
   seeds: number[]
   mean: number
+  /** 95 % interval of the mean over seeds, the seeds resampled: what the choice rule reads. */
+  seedLow: number
+  seedHigh: number
+  /** 95 % interval with the texts resampled too: how far the split itself may be from other texts. */
   low: number
   high: number
   ensemble: number
+}
+
+/** The 2.5th and 97.5th percentiles of `draws` means (sorted in place). */
+function percentiles(means: number[]) {
+  means.sort((a, b) => a - b)
+  return [means[Math.floor(0.025 * means.length)], means[Math.ceil(0.975 * means.length) - 1]]
 }
 
 /** Seeds' decisions on one split → the summary (the ensemble's decisions given separately). */
 function summarise(labels: Uint8Array, perSeed: Uint8Array[], ensemble: Uint8Array, random: () => number): Summary {
   const all = Uint32Array.from(labels, (_, i) => i)
   const seeds = perSeed.map((d) => macroF1(labels, d, all))
+  const seedMeans: number[] = []
+  for (let r = 0; r < RESAMPLES; r++) {
+    let sum = 0
+    for (let k = 0; k < seeds.length; k++) sum += seeds[Math.floor(random() * seeds.length)]
+    seedMeans.push(sum / seeds.length)
+  }
   const means: number[] = []
   const sample = new Uint32Array(labels.length)
   for (let r = 0; r < RESAMPLES; r++) {
@@ -49,14 +66,9 @@ function summarise(labels: Uint8Array, perSeed: Uint8Array[], ensemble: Uint8Arr
     for (let k = 0; k < perSeed.length; k++) sum += macroF1(labels, perSeed[Math.floor(random() * perSeed.length)], sample)
     means.push(sum / perSeed.length)
   }
-  means.sort((a, b) => a - b)
-  return {
-    seeds,
-    mean: seeds.reduce((a, b) => a + b, 0) / seeds.length,
-    low: means[Math.floor(0.025 * RESAMPLES)],
-    high: means[Math.ceil(0.975 * RESAMPLES) - 1],
-    ensemble: macroF1(labels, ensemble, all),
-  }
+  const [seedLow, seedHigh] = percentiles(seedMeans)
+  const [low, high] = percentiles(means)
+  return { seeds, mean: seeds.reduce((a, b) => a + b, 0) / seeds.length, seedLow, seedHigh, low, high, ensemble: macroF1(labels, ensemble, all) }
 }
 
 async function main() {
@@ -69,7 +81,10 @@ async function main() {
   await initTf('wasm', console.error)
   const splits = validationSplitsWithProfanity()
   const f = (n: number) => n.toFixed(3)
-  const lines = ['| design | floor | split | mean over seeds [95 % interval] | seeds (min–max) | ensemble |', '|---|---|---|---|---|---|']
+  const lines = [
+    '| design | floor | split | mean over seeds [95 %, seeds resampled] | [95 %, texts and seeds resampled] | seeds (min–max) | ensemble |',
+    '|---|---|---|---|---|---|---|',
+  ]
   for (const design of designs) {
     const detectors = await Promise.all(design.dirs.map((dir) => Detector.load(dir)))
     for (const [split, examples] of Object.entries(splits)) {
@@ -82,7 +97,7 @@ async function main() {
         const ensemble = Uint8Array.from(texts, (_, i) => (served.reduce((sum, ps) => sum + logit(ps[i]), 0) > 0 ? 1 : 0))
         const s = summarise(labels, perSeed, ensemble, prng(7))
         lines.push(
-          `| ${design.name} (${detectors.length} seeds) | ${floor ? 'yes' : 'no'} | ${split} | ${f(s.mean)} [${f(s.low)}, ${f(s.high)}] | ${f(Math.min(...s.seeds))}–${f(Math.max(...s.seeds))} | ${f(s.ensemble)} |`,
+          `| ${design.name} (${detectors.length} seeds) | ${floor ? 'yes' : 'no'} | ${split} | ${f(s.mean)} [${f(s.seedLow)}, ${f(s.seedHigh)}] | [${f(s.low)}, ${f(s.high)}] | ${f(Math.min(...s.seeds))}–${f(Math.max(...s.seeds))} | ${f(s.ensemble)} |`,
         )
       }
       console.error(`${design.name} ${split} done`)
@@ -101,7 +116,7 @@ async function main() {
           ),
         )}`,
     )
-    lines.push(`| word lists | | ${split} (${examples.length} texts) | ${lists.join(', ')} | | |`)
+    lines.push(`| word lists | | ${split} (${examples.length} texts) | ${lists.join(', ')} | | | |`)
   }
   console.log(lines.join('\n'))
 }

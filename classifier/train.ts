@@ -4,7 +4,7 @@
 // then holds a whole loadable model, for comparing a candidate before it replaces the committed one).
 // `--compare` trains every design and records the table in metrics.json (the chosen design is saved).
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { initTf, tf } from './runtime.js'
 import { buildTrainingModel, headLoss, predictWindows, saveModel, toInputs, usesMean, type Architecture } from './model.js'
@@ -13,6 +13,7 @@ import { Encoder } from './encoder.js'
 import { GloveSlice } from './glove.js'
 import { OFFENSIVE_DATA, readJsonl, score, type Example } from './data.js'
 import { MODEL_DIR } from './paths.js'
+import { Detector } from './detector.js'
 import { prng } from '../lib/core/prng.js'
 import { LEXICON_FEATURES, LEXICON_SIZE, LEXICON_VERSION } from './lexicon.js'
 import { isListed } from './disguises.js'
@@ -203,17 +204,20 @@ const CHECKS_PER_EPOCH = 2
 function windowsOf(examples: Array<Example & { policy?: number }>, encoder: Encoder, maskListed = false) {
   const windows: Window[] = []
   const labels: number[] = []
-  const add = (e: Example & { policy?: number }, encoded: Window[]) => {
+  /** The example each window comes from. */
+  const owners: number[] = []
+  const add = (e: Example & { policy?: number }, encoded: Window[], owner: number) => {
     for (const w of encoded) {
       windows.push(e.policy ? { ...w, policy: e.policy } : w)
       labels.push(e.label)
+      owners.push(owner)
     }
   }
-  for (const e of examples) {
-    add(e, encoder.encode(e.text))
-    if (maskListed && encoder.features.lexicon && e.text && tokenize(e.text).some(isListed)) add(e, encoder.encodeWithout(e.text, isListed))
-  }
-  return { windows, labels }
+  examples.forEach((e, i) => {
+    add(e, encoder.encode(e.text), i)
+    if (maskListed && encoder.features.lexicon && e.text && tokenize(e.text).some(isListed)) add(e, encoder.encodeWithout(e.text, isListed), i)
+  })
+  return { windows, labels, owners }
 }
 
 /** A text's offensive probability: the maximum over its windows (detect.md §4). */
@@ -248,8 +252,20 @@ export const architectureOf = (design: Design): Architecture => ({
   ...(design.hasoc === 'marked' ? { policy: true } : {}),
 })
 
-export async function trainDesign(design: Design, log: (line: string) => void, seed = SEED) {
-  const tweetEval: Example[] = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'train.jsonl'))
+/**
+ * Distillation: a teacher's offensive probability for every TweetEval training text (an ensemble's,
+ * `teacherProbabilities`), mixed into the labels as (1 − alpha) · teacher + alpha · label.
+ */
+export interface Distillation {
+  probabilities: number[]
+  alpha: number
+}
+
+/** The TweetEval training texts, as every design trains on them. */
+export const tweetEvalTraining = (): Example[] => readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'train.jsonl'))
+
+export async function trainDesign(design: Design, log: (line: string) => void, seed = SEED, distillation?: Distillation) {
+  const tweetEval: Example[] = tweetEvalTraining()
   const hasoc = design.hasoc ? hasocTraining().map((e) => ({ ...e, policy: design.hasoc === 'marked' ? 1 : 0 })) : []
   const val = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'val.jsonl'))
   const architecture = architectureOf(design)
@@ -265,7 +281,20 @@ export async function trainDesign(design: Design, log: (line: string) => void, s
   const secondHead = design.hasoc === 'head'
   const labels = [...tweetEvalWindows.labels, ...hasocWindows.labels.map((label) => (secondHead ? label + 2 : label))]
   const { served: model, trained } = buildTrainingModel(architecture, seed, secondHead)
-  trained.compile({ optimizer: tf.train.adam(design.learningRate), loss: secondHead ? headLoss : 'sparseCategoricalCrossentropy' })
+  const soft = secondHead || distillation !== undefined
+  trained.compile({ optimizer: tf.train.adam(design.learningRate), loss: soft ? headLoss : 'sparseCategoricalCrossentropy' })
+  /** A window's targets over the training model's outputs: one-hot, or a TweetEval window's mixed with its teacher's. */
+  const width = secondHead ? 4 : 2
+  const targetsOf = (i: number) => {
+    const row = new Array<number>(width).fill(0)
+    if (distillation && i < tweetEvalWindows.windows.length) {
+      const q = distillation.probabilities[tweetEvalWindows.owners[i]]
+      const p = distillation.alpha * labels[i] + (1 - distillation.alpha) * q
+      row[0] = 1 - p
+      row[1] = p
+    } else row[labels[i]] = 1
+    return row
+  }
   const random = prng(seed)
   // Every epoch trains on all of TweetEval's windows, and on HASOC's or a fresh draw of `hasocShare` of them.
   const first = tweetEvalWindows.windows.length
@@ -291,13 +320,8 @@ export async function trainDesign(design: Design, log: (line: string) => void, s
         architecture,
         encoder.glove,
       )
-      const y = secondHead
-        ? tf
-            .oneHot(
-              batch.map((i) => labels[i]),
-              4,
-            )
-            .toFloat()
+      const y = soft
+        ? tf.tensor2d(batch.map(targetsOf), [batch.length, width])
         : tf.tensor1d(
             batch.map((i) => labels[i]),
             'float32',
@@ -360,6 +384,19 @@ export async function trainDesign(design: Design, log: (line: string) => void, s
   }
 }
 
+/**
+ * The teacher of a distillation: for every TweetEval training text, the ensemble of `dirs` (models of
+ * one design trained with different seeds): their served logits (each calibrated to its threshold,
+ * without the profanity floor) averaged.
+ */
+async function teacherProbabilities(dirs: string[]): Promise<number[]> {
+  const texts = tweetEvalTraining().map((e) => e.text)
+  const sum = new Float64Array(texts.length)
+  const logit = (p: number) => Math.log(Math.min(Math.max(p, 1e-7), 1 - 1e-7) / (1 - Math.min(Math.max(p, 1e-7), 1 - 1e-7)))
+  for (const dir of dirs) (await Detector.load(dir)).scoreTexts(texts, { floor: false }).forEach((p, i) => (sum[i] += logit(p)))
+  return Array.from(sum, (total) => 1 / (1 + Math.exp(-total / dirs.length)))
+}
+
 async function main() {
   const { values } = parseArgs({
     options: {
@@ -368,6 +405,8 @@ async function main() {
       'dry-run': { type: 'boolean', default: false },
       out: { type: 'string', default: MODEL_DIR },
       seed: { type: 'string', default: String(SEED) },
+      teacher: { type: 'string' },
+      alpha: { type: 'string', default: '0.5' },
     },
   })
   const backend = await initTf('wasm', console.log)
@@ -377,12 +416,16 @@ async function main() {
   if (!Number.isSafeInteger(seed)) throw new Error(`--seed must be an integer (got ${values.seed})`)
   const designs = values.compare ? DESIGNS : DESIGNS.filter((d) => d.name === chosenName)
   if (!designs.length) throw new Error(`unknown design ${chosenName}; known: ${DESIGNS.map((d) => d.name).join(', ')}`)
+  const teachers = values.teacher ? values.teacher.split(',').map((dir) => resolve(dir)) : []
+  const alpha = Number(values.alpha)
+  if (!(alpha >= 0 && alpha <= 1)) throw new Error(`--alpha must be between 0 and 1 (got ${values.alpha})`)
+  const distillation = teachers.length ? { probabilities: await teacherProbabilities(teachers), alpha } : undefined
   const ablations: Record<string, unknown>[] = []
   let chosen: Awaited<ReturnType<typeof trainDesign>> | undefined
   let chosenDesign: Design | undefined
   for (const design of designs) {
     const started = Date.now()
-    const result = await trainDesign(design, console.log, seed)
+    const result = await trainDesign(design, console.log, seed, distillation)
     const seconds = (Date.now() - started) / 1000
     const parameters = result.model.countParams()
     ablations.push({
@@ -457,10 +500,13 @@ async function main() {
         deduplication: 'TweetEval train only (never together with OLID, which holds the same tweets); no val text is trained on',
         selection: 'epoch and threshold chosen on TweetEval val (macro-F1)',
         seed,
+        ...(teachers.length
+          ? { distilled_from: { models: teachers.map((dir) => basename(dir)), alpha, target: '(1 - alpha) * teacher + alpha * label, TweetEval texts' } }
+          : {}),
         epochs_trained: chosenDesign.epochs,
         best_epoch: chosen.epoch,
         learning_rate: chosenDesign.learningRate,
-        optimizer: 'adam, batch 64, sparse categorical cross-entropy',
+        optimizer: `adam, batch 64, cross-entropy${teachers.length ? ' against the mixed targets' : ''}`,
         threshold: t,
         calibration: `served p = sigmoid(logit(p_model) - logit(${t})), so offensive > 0.5 is exactly p_model > ${t}`,
         features: [

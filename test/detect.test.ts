@@ -408,6 +408,9 @@ t.test('a second softmax head for another label policy trains the shared feature
   const labels = tf.oneHot([1, 2], 4).toFloat()
   const loss = headLoss(labels, tf.tensor2d(both)).dataSync()[0]
   t.ok(Math.abs(loss - -(Math.log(both[0][1]) + Math.log(both[1][2])) / 2) < 1e-5, `loss ${loss}`)
+  // A teacher's distribution (distillation): the cross-entropy against it, −Σ target · log p.
+  const soft = headLoss(tf.tensor2d([[0.3, 0.7, 0, 0]]), tf.tensor2d([both[0]])).dataSync()[0]
+  t.ok(Math.abs(soft - -(0.3 * Math.log(both[0][0]) + 0.7 * Math.log(both[0][1]))) < 1e-5, `soft-target loss ${soft}`)
   const before = served.getLayer('features').getWeights()[0].dataSync().slice()
   trained.compile({ optimizer: tf.train.adam(0.05), loss: headLoss })
   await trained.trainOnBatch(toInputs(windows, architecture), tf.oneHot([3, 2], 4).toFloat())
