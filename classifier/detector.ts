@@ -22,6 +22,12 @@ export interface ModelFiles {
   threshold: number
 }
 
+/** log(p / (1 − p)), p kept inside [1e-7, 1 − 1e-7] so that 0 and 1 stay finite. */
+export function logit(p: number): number {
+  const clamped = Math.min(Math.max(p, 1e-7), 1 - 1e-7)
+  return Math.log(clamped / (1 - clamped))
+}
+
 export class Detector {
   readonly encoder: Encoder
   private readonly forward: SparseForward
@@ -76,8 +82,6 @@ export class Detector {
 
   /** detect.md §6.4: p = σ(logit(p_model) − logit(t)), computed in float64. */
   calibrate(p: number): number {
-    const clamp = (x: number) => Math.min(Math.max(x, 1e-7), 1 - 1e-7)
-    const logit = (x: number) => Math.log(clamp(x) / (1 - clamp(x)))
     return 1 / (1 + Math.exp(-(logit(p) - logit(this.files.threshold))))
   }
 

@@ -6,7 +6,7 @@
 // seeds' served logits averaged); each with and without the profanity floor (profanity.ts). The
 // word lists' macro-F1 on the same splits closes the table.
 import { initTf } from './runtime.js'
-import { Detector } from './detector.js'
+import { Detector, logit } from './detector.js'
 import { validationSplitsWithProfanity } from './splits.js'
 import { WORD_LISTS } from './word-lists.js'
 import { prng } from '../lib/core/prng.js'
@@ -27,8 +27,6 @@ function macroF1(labels: Uint8Array, decisions: Uint8Array, indices: ArrayLike<n
   const f1 = (a: number, b: number, c: number) => (a === 0 ? 0 : (2 * a) / (2 * a + b + c))
   return (f1(tp, fp, fn) + f1(tn, fn, fp)) / 2
 }
-
-const logit = (p: number) => Math.log(Math.min(Math.max(p, 1e-7), 1 - 1e-7) / (1 - Math.min(Math.max(p, 1e-7), 1 - 1e-7)))
 
 interface Summary {
   seeds: number[]

@@ -13,7 +13,7 @@ import { Encoder } from './encoder.js'
 import { GloveSlice } from './glove.js'
 import { OFFENSIVE_DATA, readJsonl, score, type Example } from './data.js'
 import { MODEL_DIR } from './paths.js'
-import { Detector } from './detector.js'
+import { Detector, logit } from './detector.js'
 import { prng } from '../lib/core/prng.js'
 import { LEXICON_FEATURES, LEXICON_SIZE, LEXICON_VERSION } from './lexicon.js'
 import { isListed } from './disguises.js'
@@ -392,7 +392,6 @@ export async function trainDesign(design: Design, log: (line: string) => void, s
 async function teacherProbabilities(dirs: string[]): Promise<number[]> {
   const texts = tweetEvalTraining().map((e) => e.text)
   const sum = new Float64Array(texts.length)
-  const logit = (p: number) => Math.log(Math.min(Math.max(p, 1e-7), 1 - 1e-7) / (1 - Math.min(Math.max(p, 1e-7), 1 - 1e-7)))
   for (const dir of dirs) (await Detector.load(dir)).scoreTexts(texts, { floor: false }).forEach((p, i) => (sum[i] += logit(p)))
   return Array.from(sum, (total) => 1 / (1 + Math.exp(-total / dirs.length)))
 }

@@ -57,6 +57,7 @@ export async function loadCatalog() {
     list('/location_type/?limit=0'),
   ])
   const visible = new Set(locations.map((l) => l.id))
+  const byId = new Map(locations.map((l) => [l.id, l]))
   return {
     indicators,
     campaigns,
@@ -72,7 +73,6 @@ export async function loadCatalog() {
     roots: locations.filter((l) => !visible.has(l.parent_location_id)),
     /** Ancestors of a location, nearest last, among the visible ones. */
     pathTo(id) {
-      const byId = new Map(locations.map((l) => [l.id, l]))
       const path = []
       for (let at = byId.get(id); at; at = byId.get(at.parent_location_id)) path.unshift(at)
       return path
