@@ -54,16 +54,23 @@ export const usesMean = (a: Pick<Architecture, 'glove' | 'mean'>) => a.glove > 0
 export const usesBag = (a: { dim?: number }) => a.dim !== 0
 
 export function buildModel(a: Architecture, seed: number): tf.LayersModel {
-  return buildTrainingModel(a, seed, false).served
+  return buildTrainingModel(a, seed).served
+}
+
+/** A training-only softmax head over the served head's features (never saved). */
+export interface ExtraHead {
+  name: string
+  /** Its classes: its outputs follow the served head's two and the heads before it. */
+  classes: number
 }
 
 /**
- * The served model and the model that is trained. With `secondHead`, the training model adds a
- * second softmax for examples labelled under HASOC's policy beside the served one, over the same
- * features: its output is [served p0, p1, second p0, p1], and a label of 2 or 3 is a second-head
- * label (headLoss). The second head is never saved.
+ * The served model and the model that is trained. With extra heads, the training model adds a
+ * softmax for each beside the served one, over the same features: its output is the served head's
+ * [p0, p1] followed by each extra head's probabilities, and a target over all of them trains each
+ * head on its own columns (headLoss). Extra heads are never saved.
  */
-export function buildTrainingModel(a: Architecture, seed: number, secondHead: boolean): { served: tf.LayersModel; trained: tf.LayersModel } {
+export function buildTrainingModel(a: Architecture, seed: number, extraHeads: ExtraHead[] = []): { served: tf.LayersModel; trained: tf.LayersModel } {
   const inputs: tf.SymbolicTensor[] = []
   const parts: tf.SymbolicTensor[] = []
   if (usesBag(a)) {
@@ -115,17 +122,20 @@ export function buildTrainingModel(a: Architecture, seed: number, secondHead: bo
     .dense({ units: 2, activation: 'softmax', kernelInitializer: tf.initializers.glorotUniform({ seed: seed + 1 }), name: 'output' })
     .apply(x) as tf.SymbolicTensor
   const served = tf.model({ inputs, outputs: out })
-  if (!secondHead) return { served, trained: served }
-  const second = tf.layers
-    .dense({ units: 2, activation: 'softmax', kernelInitializer: tf.initializers.glorotUniform({ seed: seed + 2 }), name: 'output_second_policy' })
-    .apply(x) as tf.SymbolicTensor
-  return { served, trained: tf.model({ inputs, outputs: tf.layers.concatenate({ name: 'both_heads' }).apply([out, second]) as tf.SymbolicTensor }) }
+  if (!extraHeads.length) return { served, trained: served }
+  const extra = extraHeads.map(
+    (head, i) =>
+      tf.layers
+        .dense({ units: head.classes, activation: 'softmax', kernelInitializer: tf.initializers.glorotUniform({ seed: seed + 2 + i }), name: head.name })
+        .apply(x) as tf.SymbolicTensor,
+  )
+  return { served, trained: tf.model({ inputs, outputs: tf.layers.concatenate({ name: 'all_heads' }).apply([out, ...extra]) as tf.SymbolicTensor }) }
 }
 
 /**
- * Cross-entropy of the labelled head's softmax: targets over both heads' four outputs (0/1 the served
- * head, 2/3 the second), one-hot for a label or a distribution over one head (a teacher's, when
- * distilling); −Σ target · log p, which for a one-hot target is −log p of the label's column.
+ * Cross-entropy of the labelled heads' softmaxes: targets over every head's outputs, for each head
+ * that labels the example one-hot or a distribution (a teacher's, when distilling), zero elsewhere;
+ * −Σ target · log p, the sum over those heads of −log p of the label's column for one-hot targets.
  */
 export function headLoss(targets: tf.Tensor, probabilities: tf.Tensor): tf.Tensor {
   return tf.tidy(() => tf.neg(tf.mean(tf.sum(tf.mul(targets, tf.log(tf.clipByValue(probabilities, 1e-7, 1))), 1))))

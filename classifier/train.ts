@@ -7,7 +7,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { basename, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { initTf, tf } from './runtime.js'
-import { buildTrainingModel, headLoss, predictWindows, saveModel, toInputs, usesMean, type Architecture } from './model.js'
+import { buildTrainingModel, type ExtraHead, headLoss, predictWindows, saveModel, toInputs, usesMean, type Architecture } from './model.js'
 import { DEFAULT_FEATURES, TOKENIZER_VERSION, tokenize, type FeatureConfig, type Window } from './tokenizer.js'
 import { Encoder } from './encoder.js'
 import { GloveSlice } from './glove.js'
@@ -18,6 +18,7 @@ import { prng } from '../lib/core/prng.js'
 import { LEXICON_FEATURES, LEXICON_SIZE, LEXICON_VERSION } from './lexicon.js'
 import { isListed } from './disguises.js'
 import { hasocTraining, validationSplits } from './splits.js'
+import { OLID_CLASSES, olidClasses } from './olid.js'
 
 export interface Design {
   name: string
@@ -43,6 +44,12 @@ export interface Design {
    * ones the training tweets never used.
    */
   maskListed?: boolean
+  /**
+   * A training-only head reads OLID's finer label of each TweetEval training tweet (not offensive,
+   * untargeted, targeted at an individual, a group, other; olid.ts), so that who an insult is aimed at
+   * shapes the shared features too.
+   */
+  olidHead?: boolean
 }
 
 const BAG = { dim: 16, hidden: 0, length: 512, dropout: 0.2, l2: 0, glove: 0 }
@@ -184,6 +191,34 @@ export const DESIGNS: Design[] = [
     hasocShare: 0.5,
   },
   {
+    name: 'bag+glove+cnn+lex+hasoc-head/2-drop5',
+    description: 'bag+glove+cnn+lex+hasoc-head/2 with dropout 0.5 on the learned features instead of 0.3',
+    ...BAG_GLOVE_CNN,
+    architecture: { ...BAG_GLOVE_CNN.architecture, dropout: 0.5 },
+    lexicon: true,
+    hasoc: 'head',
+    hasocShare: 0.5,
+  },
+  {
+    name: 'bag+glove+cnn+lex+hasoc-head/2-l2',
+    description: 'bag+glove+cnn+lex+hasoc-head/2 with an L2 penalty of 1e-5 on the n-gram feature vectors',
+    ...BAG_GLOVE_CNN,
+    architecture: { ...BAG_GLOVE_CNN.architecture, l2: 1e-5 },
+    lexicon: true,
+    hasoc: 'head',
+    hasocShare: 0.5,
+  },
+  {
+    name: 'bag+glove+cnn+lex+hasoc-head/2+olid-head',
+    description:
+      "bag+glove+cnn+lex+hasoc-head/2 with a third training-only head reading OLID's target of each TweetEval training tweet (none, untargeted, individual, group, other)",
+    ...BAG_GLOVE_CNN,
+    lexicon: true,
+    hasoc: 'head',
+    hasocShare: 0.5,
+    olidHead: true,
+  },
+  {
     name: 'bag+glove+cnn+lex+hasoc/4',
     description: "bag+glove+cnn+lex+hasoc drawing a quarter of HASOC's training windows afresh each epoch",
     ...BAG_GLOVE_CNN,
@@ -277,27 +312,38 @@ export async function trainDesign(design: Design, log: (line: string) => void, s
   const tweetEvalWindows = windowsOf(tweetEval, encoder, design.maskListed)
   const hasocWindows = windowsOf(hasoc, encoder, design.maskListed)
   const windows = [...tweetEvalWindows.windows, ...hasocWindows.windows]
-  // A second head reads HASOC's labels as 2 (not offensive) and 3 (offensive).
-  const secondHead = design.hasoc === 'head'
-  const labels = [...tweetEvalWindows.labels, ...hasocWindows.labels.map((label) => (secondHead ? label + 2 : label))]
-  const { served: model, trained } = buildTrainingModel(architecture, seed, secondHead)
-  const soft = secondHead || distillation !== undefined
+  const labels = [...tweetEvalWindows.labels, ...hasocWindows.labels]
+  const first = tweetEvalWindows.windows.length
+  // Training-only heads: HASOC's labels through a head of their own, OLID's finer labels through another.
+  const extraHeads: ExtraHead[] = []
+  const columnOf = (head: ExtraHead) => 2 + extraHeads.slice(0, extraHeads.indexOf(head)).reduce((sum, h) => sum + h.classes, 0)
+  const hasocHead = design.hasoc === 'head' ? { name: 'output_second_policy', classes: 2 } : undefined
+  const olidHead = design.olidHead ? { name: 'output_olid_target', classes: OLID_CLASSES.length } : undefined
+  for (const head of [hasocHead, olidHead]) if (head) extraHeads.push(head)
+  const olidClassOf = olidHead ? olidClasses(tweetEval) : []
+  const { served: model, trained } = buildTrainingModel(architecture, seed, extraHeads)
+  const soft = extraHeads.length > 0 || distillation !== undefined
   trained.compile({ optimizer: tf.train.adam(design.learningRate), loss: soft ? headLoss : 'sparseCategoricalCrossentropy' })
-  /** A window's targets over the training model's outputs: one-hot, or a TweetEval window's mixed with its teacher's. */
-  const width = secondHead ? 4 : 2
+  const width = extraHeads.reduce((sum, head) => sum + head.classes, 2)
+  /**
+   * A window's targets over the training model's outputs: a TweetEval window's served-head label (or
+   * its mix with the teacher's) and its OLID class; a HASOC window's label on its own head, if any.
+   */
   const targetsOf = (i: number) => {
     const row = new Array<number>(width).fill(0)
-    if (distillation && i < tweetEvalWindows.windows.length) {
-      const q = distillation.probabilities[tweetEvalWindows.owners[i]]
-      const p = distillation.alpha * labels[i] + (1 - distillation.alpha) * q
-      row[0] = 1 - p
-      row[1] = p
-    } else row[labels[i]] = 1
+    if (i >= first) {
+      row[(hasocHead ? columnOf(hasocHead) : 0) + labels[i]] = 1
+      return row
+    }
+    const p = distillation ? distillation.alpha * labels[i] + (1 - distillation.alpha) * distillation.probabilities[tweetEvalWindows.owners[i]] : labels[i]
+    row[0] = 1 - p
+    row[1] = p
+    const olidClass = olidHead ? olidClassOf[tweetEvalWindows.owners[i]] : -1
+    if (olidHead && olidClass >= 0) row[columnOf(olidHead) + olidClass] = 1
     return row
   }
   const random = prng(seed)
   // Every epoch trains on all of TweetEval's windows, and on HASOC's or a fresh draw of `hasocShare` of them.
-  const first = tweetEvalWindows.windows.length
   const hasocPerEpoch = Math.round(hasocWindows.windows.length * (design.hasocShare ?? 1))
   const valLabels = val.map((e) => e.label)
   let best = { epoch: 0, threshold: 0.5, macro_f1: -1, weights: [] as tf.Tensor[] }

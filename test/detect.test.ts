@@ -390,7 +390,7 @@ t.test('every architecture the trainer builds is served by the folded pass exact
 t.test('a second softmax head for another label policy trains the shared features and is not served', async (t) => {
   await initTf('wasm')
   const architecture = { dim: 4, hidden: 0, length: 8, dropout: 0.3, l2: 0, glove: 0, buckets: 64, lexicon: LEXICON_SIZE }
-  const { served, trained } = buildTrainingModel(architecture, 3, true)
+  const { served, trained } = buildTrainingModel(architecture, 3, [{ name: 'output_second_policy', classes: 2 }])
   t.ok(
     trained.layers.some((layer) => layer.name === 'output_second_policy'),
     'the training model has the second head',
@@ -419,6 +419,35 @@ t.test('a second softmax head for another label policy trains the shared feature
     after.some((v, i) => v !== before[i]),
     'a second-head label moves the shared features the served head reads',
   )
+})
+
+t.test('several training-only heads: a window labelled on two heads is trained on the sum of their cross-entropies', async (t) => {
+  await initTf('wasm')
+  const architecture = { dim: 4, hidden: 0, length: 8, dropout: 0, l2: 0, glove: 0, buckets: 64 }
+  const heads = [
+    { name: 'output_second_policy', classes: 2 },
+    { name: 'output_olid_target', classes: 5 },
+  ]
+  const { served, trained } = buildTrainingModel(architecture, 3, heads)
+  t.same(
+    served.layers.filter((layer) => layer.name.startsWith('output')).map((layer) => layer.name),
+    ['output'],
+    'only the served head is in the served model',
+  )
+  const encoder = new Encoder({ ...DEFAULT_FEATURES, buckets: 64, dim: 4 })
+  const windows = encoder.encode('you are a stupid idiot')
+  const all = tf.tidy(() => (trained.predict(toInputs(windows, architecture)) as tf.Tensor).arraySync() as number[][])[0]
+  t.equal(all.length, 9, 'the served head, then two and five columns')
+  for (const [from, to] of [
+    [0, 2],
+    [2, 4],
+    [4, 9],
+  ])
+    t.ok(Math.abs(all.slice(from, to).reduce((a, b) => a + b, 0) - 1) < 1e-5, `columns ${from}–${to - 1} are one softmax`)
+  // Offensive on the served head and "targeted at a group" (class 3) on the OLID head.
+  const target = [0, 1, 0, 0, 0, 0, 0, 1, 0]
+  const loss = headLoss(tf.tensor2d([target]), tf.tensor2d([all])).dataSync()[0]
+  t.ok(Math.abs(loss - -(Math.log(all[1]) + Math.log(all[7]))) < 1e-5, `loss ${loss}`)
 })
 
 t.test("a word's convolution rows are computed when a window first uses it, not at load", async (t) => {
