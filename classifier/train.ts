@@ -539,10 +539,15 @@ async function main() {
                 `hasoc2019_en and hasoc2020_en train, without their out-of-domain folds (classifier/splits.ts)${chosenDesign.hasoc === 'marked' ? ', marked by the label-policy input (1 in training, 0 when serving)' : chosenDesign.hasoc === 'head' ? ', labelled through a second softmax head over the same features (not saved)' : ''}`,
               ]
             : []),
+          ...(chosenDesign.olidHead
+            ? [
+                'olid/olid-training-v1.0.tsv sub-task B/C labels of the TweetEval training tweets only (classifier/olid.ts), through a training-only head (not saved)',
+              ]
+            : []),
         ],
         training_examples: chosen.trainExamples,
         training_windows: chosen.trainWindows,
-        deduplication: 'TweetEval train only (never together with OLID, which holds the same tweets); no val text is trained on',
+        deduplication: 'TweetEval train only (OLID, which holds the same tweets, at most for their finer labels); no val text is trained on',
         selection: 'epoch and threshold chosen on TweetEval val (macro-F1)',
         seed,
         ...(teachers.length
