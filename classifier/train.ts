@@ -315,16 +315,20 @@ export async function trainDesign(design: Design, log: (line: string) => void, s
   const labels = [...tweetEvalWindows.labels, ...hasocWindows.labels]
   const first = tweetEvalWindows.windows.length
   // Training-only heads: HASOC's labels through a head of their own, OLID's finer labels through another.
-  const extraHeads: ExtraHead[] = []
-  const columnOf = (head: ExtraHead) => 2 + extraHeads.slice(0, extraHeads.indexOf(head)).reduce((sum, h) => sum + h.classes, 0)
   const hasocHead = design.hasoc === 'head' ? { name: 'output_second_policy', classes: 2 } : undefined
   const olidHead = design.olidHead ? { name: 'output_olid_target', classes: OLID_CLASSES.length } : undefined
-  for (const head of [hasocHead, olidHead]) if (head) extraHeads.push(head)
+  const extraHeads = [hasocHead, olidHead].filter((head): head is ExtraHead => head !== undefined)
+  // Each head's first column in the training model's output: the served head's two come first.
+  const firstColumn = new Map<ExtraHead, number>()
+  let width = 2
+  for (const head of extraHeads) {
+    firstColumn.set(head, width)
+    width += head.classes
+  }
   const olidClassOf = olidHead ? olidClasses(tweetEval) : []
   const { served: model, trained } = buildTrainingModel(architecture, seed, extraHeads)
   const soft = extraHeads.length > 0 || distillation !== undefined
   trained.compile({ optimizer: tf.train.adam(design.learningRate), loss: soft ? headLoss : 'sparseCategoricalCrossentropy' })
-  const width = extraHeads.reduce((sum, head) => sum + head.classes, 2)
   /**
    * A window's targets over the training model's outputs: a TweetEval window's served-head label (or
    * its mix with the teacher's) and its OLID class; a HASOC window's label on its own head, if any.
@@ -332,14 +336,14 @@ export async function trainDesign(design: Design, log: (line: string) => void, s
   const targetsOf = (i: number) => {
     const row = new Array<number>(width).fill(0)
     if (i >= first) {
-      row[(hasocHead ? columnOf(hasocHead) : 0) + labels[i]] = 1
+      row[(hasocHead ? firstColumn.get(hasocHead)! : 0) + labels[i]] = 1
       return row
     }
     const p = distillation ? distillation.alpha * labels[i] + (1 - distillation.alpha) * distillation.probabilities[tweetEvalWindows.owners[i]] : labels[i]
     row[0] = 1 - p
     row[1] = p
     const olidClass = olidHead ? olidClassOf[tweetEvalWindows.owners[i]] : -1
-    if (olidHead && olidClass >= 0) row[columnOf(olidHead) + olidClass] = 1
+    if (olidHead && olidClass >= 0) row[firstColumn.get(olidHead)! + olidClass] = 1
     return row
   }
   const random = prng(seed)
