@@ -2,19 +2,20 @@
 // server (`node cli/start.mjs` with demo data, on either engine): sign-in, the demo dashboard drawn and
 // timed, drill-down and the campaign picker, editing and the chart builder, the data browser and its
 // CSV, an upload with its progress, administration, a restricted user, cross-site requests, axe-core
-// on every page, 375 px. The screenshots in docs/web-app/ are written here.
+// on every page, 375 px. With WEB_APP_SCREENSHOTS=docs/web-app it writes the screenshots the docs show
+// (into a temporary directory otherwise, so that a test run leaves the checkout as it was).
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import t from 'tap'
 import type { Locator, Page } from 'playwright-core'
 import { launch, noChromium, seriousViolations, signIn, watchedPage } from './browser.js'
 import { api, cli, postgresDatabase, ROOT, startServer, until200 } from './processes.js'
 
 const skip = noChromium
-const SHOTS = join(ROOT, 'docs', 'web-app')
+const SHOTS = process.env.WEB_APP_SCREENSHOTS ? resolve(ROOT, process.env.WEB_APP_SCREENSHOTS) : undefined
 
 /** A chart's figure on the page, by its type. */
 const figure = (page: Page, type: string) => page.locator(`figure.chart[data-type="${type}"]`)
@@ -80,7 +81,9 @@ t.test('the web app in Chromium', { skip }, async (t) => {
     return Object.fromEntries(rows.map((r) => [names.get(r.location_id as number), (r.value as number).toLocaleString('en')]))
   }
   const tableValues = (rows: string[][], column = 2) => Object.fromEntries(rows.map((r) => [r[0], r[column]]))
-  mkdirSync(SHOTS, { recursive: true })
+  const shots = SHOTS ?? mkdtempSync(join(tmpdir(), 'rhizome-shots-'))
+  if (SHOTS) mkdirSync(SHOTS, { recursive: true })
+  else t.teardown(() => rmSync(shots, { recursive: true, force: true }))
   const browser = await launch(t)
 
   await t.test('sign-in: a wrong password says so and opens no session; the right one shows the dashboards', async (t) => {
@@ -143,7 +146,7 @@ t.test('the web app in Chromium', { skip }, async (t) => {
     t.same(tableValues(await numbersOf(figure(page, 'TableChart')), 3), districts, 'the table chart shows the API’s district values')
     t.equal(Object.keys(districts).length, 9)
 
-    await page.screenshot({ path: join(SHOTS, 'dashboard.png'), fullPage: true })
+    await page.screenshot({ path: join(shots, 'dashboard.png'), fullPage: true })
     t.same(await seriousViolations(page), [], 'axe: the dashboard')
 
     // Drill down from the column chart's numbers into Northmarch: its districts.
@@ -169,7 +172,7 @@ t.test('the web app in Chromium', { skip }, async (t) => {
     t.same(await settledValues(figure(page, 'ColumnChart'), byProvince), byProvince, 'back at the provinces')
     t.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= 375, 'at 375 px nothing is wider than the screen')
     t.ok((await figure(page, 'ColumnChart').locator('svg').boundingBox())!.width <= 375, 'the charts fit')
-    await page.screenshot({ path: join(SHOTS, 'dashboard-375.png'), fullPage: true })
+    await page.screenshot({ path: join(shots, 'dashboard-375.png'), fullPage: true })
     t.same(await seriousViolations(page), [], 'axe: the dashboard at 375 px')
     t.same(problems, [], 'no script error and no CSP violation')
   })
@@ -306,7 +309,7 @@ t.test('the web app in Chromium', { skip }, async (t) => {
     )
     t.match(summary, { 'Rows processed': '9', 'Values updated': '9', 'Campaigns recomputed': '1' }, 'the ingest summary')
     t.match(await page.getByRole('region', { name: 'Jobs' }).textContent(), /refresh_master.*completed/s, 'the jobs list shows the step')
-    await page.screenshot({ path: join(SHOTS, 'upload.png'), fullPage: true })
+    await page.screenshot({ path: join(shots, 'upload.png'), fullPage: true })
 
     await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
     await page.waitForFunction(() => document.querySelectorAll('figure.chart[data-drawn="true"]').length === 5)
