@@ -44,6 +44,8 @@ export interface Architecture {
   conv?: Convolution
   /** Lexicon inputs (lexicon.ts; 0 or absent = none). */
   lexicon?: number
+  /** The lexicon inputs are dropped out with the learned features (default: they join after dropout). */
+  lexiconDropout?: boolean
   /** The training-only label-policy input. */
   policy?: boolean
 }
@@ -105,11 +107,20 @@ export function buildTrainingModel(a: Architecture, seed: number, extraHeads: Ex
     parts.push(tf.layers.globalMaxPooling1d({ name: `maxpool${k}` }).apply(units) as tf.SymbolicTensor)
   }
   // The side inputs join after dropout: dropping the policy bit would label a HASOC example as
-  // TweetEval's policy, and dropping the lexicon inputs teaches the model to trust them less.
+  // TweetEval's policy, and dropping the lexicon inputs teaches the model to trust them less (which
+  // `lexiconDropout` asks for). Either way they follow the learned features in the output's rows.
   const side: tf.SymbolicTensor[] = []
-  if (a.lexicon) side.push(tf.input({ shape: [a.lexicon], name: 'lexicon' }))
-  if (a.policy) side.push(tf.input({ shape: [1], name: 'policy' }))
-  inputs.push(...side)
+  if (a.lexicon) {
+    const lexicon = tf.input({ shape: [a.lexicon], name: 'lexicon' })
+    inputs.push(lexicon)
+    if (a.lexiconDropout) parts.push(lexicon)
+    else side.push(lexicon)
+  }
+  if (a.policy) {
+    const policy = tf.input({ shape: [1], name: 'policy' })
+    inputs.push(policy)
+    side.push(policy)
+  }
   let x = parts.length > 1 ? (tf.layers.concatenate().apply(parts) as tf.SymbolicTensor) : parts[0]
   if (a.dropout > 0) x = tf.layers.dropout({ rate: a.dropout, seed }).apply(x) as tf.SymbolicTensor
   if (side.length) x = tf.layers.concatenate({ name: 'with_side_inputs' }).apply([x, ...side]) as tf.SymbolicTensor

@@ -209,6 +209,16 @@ export const DESIGNS: Design[] = [
     hasocShare: 0.5,
   },
   {
+    name: 'bag+glove+cnn+lex+hasoc-head/2-lexdrop',
+    description:
+      'bag+glove+cnn+lex+hasoc-head/2 with the lexicon inputs dropped out with the learned features (as in the model shipped before the tokenizer version 2)',
+    ...BAG_GLOVE_CNN,
+    architecture: { ...BAG_GLOVE_CNN.architecture, lexiconDropout: true },
+    lexicon: true,
+    hasoc: 'head',
+    hasocShare: 0.5,
+  },
+  {
     name: 'bag+glove+cnn+lex+hasoc-head/2+olid-head',
     description:
       "bag+glove+cnn+lex+hasoc-head/2 with a third training-only head reading OLID's target of each TweetEval training tweet (none, untargeted, individual, group, other)",

@@ -353,6 +353,18 @@ t.test('every architecture the trainer builds is served by the folded pass exact
       lexicon: LEXICON_SIZE,
       policy: true,
     },
+    'bag + mean + cnn + lexicon dropped out with the learned features + label policy': {
+      dim: 4,
+      hidden: 0,
+      length: 32,
+      dropout: 0.3,
+      l2: 0,
+      glove: dims,
+      conv,
+      lexicon: LEXICON_SIZE,
+      lexiconDropout: true,
+      policy: true,
+    },
     'bag + mean + lexicon, hidden layer': { dim: 4, hidden: 3, length: 32, dropout: 0, l2: 0, glove: dims, lexicon: LEXICON_SIZE },
   }
   for (const [name, design] of Object.entries(designs)) {
