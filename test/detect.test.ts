@@ -336,35 +336,15 @@ t.test('every architecture the trainer builds is served by the folded pass exact
   ]
   // 10 units: eight served together, two one by one (forward.ts).
   const conv = { widths: [2, 3], filters: 10, positions: features.window }
+  // Dropout (inactive when predicting) moves the side inputs after the learned features' dropout layer.
+  const shippedKind = { dim: 4, hidden: 0, length: 32, dropout: 0.3, l2: 0, glove: dims, conv, lexicon: LEXICON_SIZE, policy: true }
   const designs = {
     'cnn only': { dim: 0, hidden: 0, length: 0, dropout: 0, l2: 0, glove: dims, mean: false, conv },
     'bag + mean + cnn': { dim: 4, hidden: 0, length: 32, dropout: 0, l2: 0, glove: dims, conv },
     'bag + mean + cnn, hidden layer': { dim: 4, hidden: 3, length: 32, dropout: 0, l2: 0, glove: dims, conv },
     'bag + mean': { dim: 4, hidden: 0, length: 32, dropout: 0, l2: 0, glove: dims },
-    // Dropout (inactive when predicting) moves the side inputs after the learned features' dropout layer.
-    'bag + mean + cnn + lexicon + label policy, dropout (the shipped kind)': {
-      dim: 4,
-      hidden: 0,
-      length: 32,
-      dropout: 0.3,
-      l2: 0,
-      glove: dims,
-      conv,
-      lexicon: LEXICON_SIZE,
-      policy: true,
-    },
-    'bag + mean + cnn + lexicon dropped out with the learned features + label policy': {
-      dim: 4,
-      hidden: 0,
-      length: 32,
-      dropout: 0.3,
-      l2: 0,
-      glove: dims,
-      conv,
-      lexicon: LEXICON_SIZE,
-      lexiconDropout: true,
-      policy: true,
-    },
+    'bag + mean + cnn + lexicon + label policy, dropout (the shipped kind)': shippedKind,
+    'the same, the lexicon inputs dropped out with the learned features': { ...shippedKind, lexiconDropout: true },
     'bag + mean + lexicon, hidden layer': { dim: 4, hidden: 3, length: 32, dropout: 0, l2: 0, glove: dims, lexicon: LEXICON_SIZE },
   }
   for (const [name, design] of Object.entries(designs)) {
