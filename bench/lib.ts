@@ -90,7 +90,7 @@ const WORDS =
   'the of and to in is you that it for on with as was this but be have not are my at your they all just so can what when about like people go get no would time out if one up love good day stupid idiot fucking hate great thanks @user http://t.co/x 😂 🙏 #maga lol'.split(
     ' ',
   )
-function corpus(n: number): string[] {
+export function corpus(n: number): string[] {
   let seed = 42
   const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff
   return Array.from({ length: n }, () => Array.from({ length: 3 + Math.floor(random() * 40) }, () => WORDS[Math.floor(random() * WORDS.length)]).join(' '))
