@@ -1,7 +1,7 @@
 // `backup FILE` and `restore FILE` of the embedded database (lib/data/backup.ts): a backup goes through
 // the running server when one holds the data directory, else opens it here; a restore writes into an
 // empty data directory only.
-import { existsSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Config } from '../lib/core/config.js'
@@ -56,7 +56,9 @@ export async function backupCommand(
   const bytes = options.server ? await remoteSnapshot(options.server, options.superuserKey()) : await takeSnapshot(dataDir, options.superuserKey, print)
   // Written whole under another name first: an interrupted backup never leaves a file that looks complete.
   const partial = `${file}.partial`
-  writeFileSync(partial, bytes)
+  // 0600: a backup holds every password and key hash. The mode is set at creation and again in case the file was there.
+  writeFileSync(partial, bytes, { mode: 0o600 })
+  chmodSync(partial, 0o600)
   renameSync(partial, file)
   print(`backup written to ${file} (${(statSync(file).size / 1e6).toFixed(1)} MB)`)
   return 0

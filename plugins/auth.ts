@@ -24,8 +24,11 @@ declare module 'fastify' {
 
 const CACHE_TTL_MS = 10_000
 
+const SESSION_PATH = /^\/api\/v1\/session\/?(\?|$)/
 /** Signing in is the one API call made without credentials. */
-const isSignIn = (request: FastifyRequest) => request.method === 'POST' && /^\/api\/v1\/session\/?(\?|$)/.test(request.url)
+const isSignIn = (request: FastifyRequest) => request.method === 'POST' && SESSION_PATH.test(request.url)
+/** "Who is signed in" answers "nobody" (204) instead of 401 when no one is (plugins/session.ts). */
+const isWhoAmI = (request: FastifyRequest) => (request.method === 'GET' || request.method === 'HEAD') && SESSION_PATH.test(request.url)
 
 const tooManyFailures = (seconds: number) =>
   new ApiError(429, 'TOO_MANY_AUTH_FAILURES', `Too many failed authentications from this client for this user; retry in ${seconds} s`, undefined, {
@@ -59,12 +62,14 @@ export default fp(
       const token = credentials ? undefined : sessionToken(request)
       if (token) {
         const user = await bySession(token)
+        if (!user && isWhoAmI(request)) return
         if (!user) throw new ApiError(401, 'SESSION_ENDED', 'Your session has ended: sign in again')
         assertNotCrossSite(request)
         assertSameOrigin(request)
         request.user = user
         return
       }
+      if (!request.headers.authorization && isWhoAmI(request)) return
       if (!credentials) throw new ApiError(401, 'UNAUTHENTICATED', 'Authentication required')
       const user = await authenticate(credentials)
       if (!user) {

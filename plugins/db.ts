@@ -3,7 +3,7 @@
 import { join } from 'node:path'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { createDatabase, type Database } from '../lib/data/database.js'
+import { createDatabase, keepPrivate, type Database } from '../lib/data/database.js'
 import { migrateToLatest } from '../lib/data/migrations.js'
 import { readTemplate } from '../lib/data/pglite-template.js'
 import { ensureAdmin } from '../lib/data/bootstrap.js'
@@ -80,6 +80,11 @@ export default fp<DbPluginOptions>(
   async function db(app: FastifyInstance, options) {
     const { config } = app
     const step = startupSteps(app)
+    // Created 0700; one made wider (by hand, or by a version before this rule) is narrowed, and said so.
+    const dataDirs = options.database ? [] : config.DATABASE_URL ? [config.DATA_DIR] : [config.DATA_DIR, join(config.DATA_DIR, 'pglite')]
+    for (const dir of dataDirs) {
+      if (keepPrivate(dir)) app.log.warn({ dir }, 'the data directory was readable by others: narrowed to 0700 (this user only)')
+    }
     const database =
       options.database ??
       (await step(config.DATABASE_URL ? 'connecting to PostgreSQL' : `opening the embedded database in ${join(config.DATA_DIR, 'pglite')}`, () =>

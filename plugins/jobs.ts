@@ -14,12 +14,16 @@ import { QueryParams } from '../lib/api/query-params.js'
 import { backgroundJobs } from '../resources/jobs.js'
 import jobResource from '../resources/job.js'
 import { attribute } from '../lib/data/attribution.js'
+import { purgeEndedSessions } from '../lib/data/sessions.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     jobs: JobQueue
   }
 }
+
+/** The queue of the schedule that deletes ended sessions (every 10 minutes; sign-in purges too). */
+export const PURGE_SESSIONS = 'purge-sessions'
 
 function jobError(code: string, message: string, final: boolean): JobError {
   return Object.assign(new Error(message), { code, final })
@@ -55,11 +59,16 @@ export default fp(
       maintenanceSeconds: config.JOB_MAINTENANCE_SECONDS,
       maxQueuedPerUser: config.JOB_MAX_QUEUED_PER_USER,
     }
-    const queue = new JobQueue(app.db, settings, backgroundJobs)
+    const sessionLimits = { idleMs: config.SESSION_IDLE_MS, absoluteMs: config.SESSION_ABSOLUTE_MS }
+    const housekeeping = [{ name: PURGE_SESSIONS, cron: '*/10 * * * *', run: () => purgeEndedSessions(app.db.db, sessionLimits) }]
+    const queue = new JobQueue(app.db, settings, backgroundJobs, housekeeping)
     queue.boss.on('error', (error) => app.log.error({ err: error }, 'job queue error'))
     const begin = async () => {
       await queue.start()
-      if (config.JOB_CONCURRENCY > 0) await queue.work(config.JOB_CONCURRENCY, (job, trx, progress) => runJob(app, job, trx, progress))
+      if (config.JOB_CONCURRENCY > 0) {
+        await queue.work(config.JOB_CONCURRENCY, (job, trx, progress) => runJob(app, job, trx, progress))
+        await queue.workScheduled()
+      }
     }
     // A database that cannot be reached at start-up does not keep the server from serving (/health
     // says 503 meanwhile): the queue starts in the background once it can.

@@ -1,14 +1,26 @@
 // Sign-in for people: `POST /api/v1/session/` ({username, password}, JSON or form) opens a session and
 // sets its cookie, `GET` says who is signed in, `DELETE` signs out (lib/data/sessions.ts). Wrong
-// passwords are counted per client address and username, as wrong keys are (SECURITY.md).
+// passwords are budgeted per address and per account, and password checks pass a gate
+// (lib/api/sign-in-guard.ts, SECURITY.md "Sign-in").
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError, badRequest } from '../lib/core/errors.js'
 import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
 import { endSession, openSession } from '../lib/data/sessions.js'
 import { findUserById } from '../lib/data/auth.js'
-import { verifyPassword } from '../lib/data/passwords.js'
+import { PASSWORD_MAX, verifyPassword } from '../lib/data/passwords.js'
+import { HashGate, SignInGuard } from '../lib/api/sign-in-guard.js'
 import { assertSameOrigin, clearSessionCookie, sessionToken, setSessionCookie } from '../lib/api/session-cookie.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The budgets of wrong passwords (tests read how much they remember). */
+    signInGuard: SignInGuard
+  }
+}
+
+/** Addresses and accounts the budgets remember at most (existing accounts within their window are always kept). */
+const GUARD_CAPACITY = 10_000
 
 const SignedIn = {
   type: 'object',
@@ -23,60 +35,74 @@ const SignedIn = {
   },
 }
 
+/**
+ * The sign-in body is read with a limit of its own: username and password fit in a few hundred bytes,
+ * and nothing larger reaches a parser, a counter or a hash (a 10 MB username was memory an anonymous
+ * client could fill).
+ */
+const SIGN_IN_BODY_LIMIT = 8 * 1024
+const USERNAME = /^[A-Za-z0-9_.@+-]{1,150}$/
+
+/** Username and password, shaped before anything else runs (400 naming what is wrong). */
 const credentialsOf = (request: FastifyRequest) => {
   const body = (request.body ?? {}) as Record<string, unknown>
   const { username, password } = body
   if (typeof username !== 'string' || typeof password !== 'string' || !username || !password) {
     throw badRequest('MISSING_CREDENTIALS', 'Give a username and a password (JSON or a form)')
   }
+  if (!USERNAME.test(username)) {
+    throw badRequest('INVALID_USERNAME', 'A username has 1 to 150 letters, digits and the characters _ . @ + -')
+  }
+  if (password.length > PASSWORD_MAX) {
+    throw badRequest('PASSWORD_TOO_LONG', `A password has at most ${PASSWORD_MAX} characters`)
+  }
   return { username, password }
 }
 
 export default fp(
   async function session(app: FastifyInstance) {
-    const limits = { idleMs: app.config.SESSION_IDLE_MS, absoluteMs: app.config.SESSION_ABSOLUTE_MS }
-    const failures = app.createRateLimit({
-      max: app.config.AUTH_FAILURE_MAX,
-      timeWindow: app.config.RATE_LIMIT_WINDOW_MS,
-      allowList: [],
-      keyGenerator: (request) => `password ${request.ip} ${((request.body ?? {}) as { username?: unknown }).username}`,
+    const { config } = app
+    const limits = { idleMs: config.SESSION_IDLE_MS, absoluteMs: config.SESSION_ABSOLUTE_MS }
+    const guard = new SignInGuard({
+      windowMs: config.RATE_LIMIT_WINDOW_MS,
+      perAddress: config.AUTH_FAILURE_MAX,
+      perAccount: config.AUTH_ACCOUNT_FAILURE_MAX,
+      capacity: GUARD_CAPACITY,
     })
+    const hashes = new HashGate(config.AUTH_HASH_CONCURRENCY, config.AUTH_HASH_QUEUE)
+    app.decorate('signInGuard', guard)
     const tags = ['session']
 
     app.post(
       '/api/v1/session/',
       {
+        bodyLimit: SIGN_IN_BODY_LIMIT,
         schema: {
           tags,
           operationId: 'signIn',
           summary: 'Sign in with a password: sets the session cookie',
           security: [],
-          response: { 200: SignedIn, 400: errorSchema, 401: errorSchema, 403: errorSchema, 429: errorSchema },
+          response: { 200: SignedIn, 400: errorSchema, 401: errorSchema, 403: errorSchema, 413: errorSchema, 429: errorSchema },
         },
       },
       async (request, reply) => {
         // Login CSRF: a sign-in is only taken from this origin's pages (or from a client that sends no Origin).
-        if (request.headers.origin) assertSameOrigin(request)
+        if (request.headers.origin !== undefined) assertSameOrigin(request)
         const { username, password } = credentialsOf(request)
-        // Past AUTH_FAILURE_MAX wrong passwords from this address for this user, every try waits out the window.
-        const counted = await failures(request, { increment: false })
-        if (!counted.isAllowed && counted.remaining === 0) {
-          throw new ApiError(
-            429,
-            'TOO_MANY_AUTH_FAILURES',
-            `Too many wrong passwords from this client for this user; retry in ${counted.ttlInSeconds} s`,
-            undefined,
-            {
-              'retry-after': String(counted.ttlInSeconds),
-            },
-          )
+        // Counted before the check, so concurrent tries cannot overrun a budget (429 once spent).
+        const attempt = guard.admit(request.ip, username)
+        let verified: boolean
+        let user: { id: number; password_hash: string | null; is_active: boolean } | undefined
+        try {
+          user = await app.db.db.selectFrom('auth_user').select(['id', 'password_hash', 'is_active']).where('username', '=', username).executeTakeFirst()
+          if (user) attempt.accountExists()
+          verified = await hashes.run(() => verifyPassword(password, user?.password_hash))
+        } catch (error) {
+          attempt.withdrawn()
+          throw error
         }
-        const user = await app.db.db.selectFrom('auth_user').select(['id', 'password_hash', 'is_active']).where('username', '=', username).executeTakeFirst()
-        const verified = await verifyPassword(password, user?.password_hash)
-        if (!user?.is_active || !verified) {
-          await failures(request)
-          throw new ApiError(401, 'INVALID_CREDENTIALS', 'Wrong username or password')
-        }
+        if (!user?.is_active || !verified) throw new ApiError(401, 'INVALID_CREDENTIALS', 'Wrong username or password')
+        attempt.right()
         const token = await openSession(app.db.db, user.id, limits)
         setSessionCookie(request, reply, token, limits.absoluteMs)
         const signedIn = (await findUserById(app.db.db, user.id))!
@@ -86,8 +112,22 @@ export default fp(
 
     app.get(
       '/api/v1/session/',
-      { schema: { tags, operationId: 'getSession', summary: 'Who is signed in', security: API_SECURITY, response: { 200: SignedIn, 401: errorSchema } } },
-      async (request) => ({ ...request.user!, via: request.user!.session_id ? 'session' : 'key' }),
+      {
+        schema: {
+          tags,
+          operationId: 'getSession',
+          summary: 'Who is signed in: 204 when nobody is (no credentials, or a session that has ended)',
+          security: [],
+          response: { 200: SignedIn, 204: { type: 'null' }, 401: errorSchema },
+        },
+      },
+      // A page asks this before anyone has signed in: "nobody" is an answer, not an error (a 401 here
+      // was logged in every browser's console). A wrong key is still 401 (plugins/auth.ts).
+      async (request, reply) => {
+        if (request.user) return { ...request.user, via: request.user.session_id ? 'session' : 'key' }
+        if (sessionToken(request)) clearSessionCookie(request, reply)
+        return reply.code(204).send()
+      },
     )
 
     app.delete(

@@ -9,9 +9,9 @@ export default defineResource({
   filtering: ['id', 'uuid', 'title', 'owner_id'],
   required_fields_for_post: ['chart_json', 'title', 'uuid'],
   hooks: {
-    // A deleted chart disappears from every dashboard's rows[*].charts (D14), in the same transaction.
+    // A deleted chart disappears from every dashboard's rows[*].charts (D14), named by uuid or by id, in the same transaction.
     async afterDelete(ctx, rows) {
-      const gone = new Set(rows.map((r) => r.uuid as string))
+      const gone = new Set<unknown>(rows.flatMap((r) => [r.uuid, r.id]))
       const dashboards = await ctx.db.selectFrom('custom_dashboard').select(['id', 'rows']).where('rows', 'is not', null).execute()
       for (const dashboard of dashboards) {
         if (!Array.isArray(dashboard.rows)) continue

@@ -2,7 +2,7 @@
 // `restore` (through the running server, and directly), PostgreSQL with the pg_dump / pg_restore
 // procedure of docs/operations.md. Every read after the restore is the read before it, byte for byte.
 import { execFile } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -76,6 +76,11 @@ t.test(
     const direct = await cli(['backup', join(files, 'direct.tar')], env)
     t.equal(direct.code, 0, direct.stderr)
     t.notMatch(direct.stdout, /held by the server/, 'no server holds it now: opened directly')
+    // A backup holds every password and key hash; the data directory, the database and the uploads.
+    t.equal(statSync(join(files, 'served.tar')).mode & 0o777, 0o600, 'a backup is written 0600')
+    t.equal(statSync(join(files, 'direct.tar')).mode & 0o777, 0o600)
+    t.equal(statSync(dataDir).mode & 0o777, 0o700, 'DATA_DIR is 0700')
+    t.equal(statSync(join(dataDir, 'pglite')).mode & 0o777, 0o700, 'and so is the database in it')
 
     const refused = await cli(['restore', join(files, 'direct.tar')], env)
     t.equal(refused.code, 1)
@@ -84,9 +89,15 @@ t.test(
     rmSync(join(dataDir, 'pglite'), { recursive: true, force: true })
     const restored = await cli(['restore', join(files, 'direct.tar')], env)
     t.equal(restored.code, 0, restored.stderr)
+    // A data directory made readable by others (by hand, or by an older version) is narrowed at start, and said so.
+    chmodSync(dataDir, 0o755)
+    chmodSync(join(dataDir, 'pglite'), 0o755)
     server = await startServer(t, env)
     await until200(server, '/health/ready')
     sameReads(t, await everyRead(server), before)
+    t.equal(statSync(dataDir).mode & 0o777, 0o700, 'narrowed to 0700 at start')
+    t.equal(statSync(join(dataDir, 'pglite')).mode & 0o777, 0o700)
+    t.match(server.output(), /the data directory was readable by others: narrowed to 0700/)
     await server.stop()
 
     // The snapshot taken through the running server, into a data directory of its own.

@@ -8,6 +8,7 @@ import { client } from './api.js'
 import { smallWorld } from './fixtures.js'
 import { makeZip } from './zip.js'
 import { byName } from '../resources/registry.js'
+import { resources } from '../resources/index.js'
 import type { ColumnMeta } from '../schemas/columns.js'
 
 interface Case {
@@ -580,4 +581,32 @@ t.test('bad-input corpus: a 4xx naming the problem, no 5xx, no stack trace, noth
     t.same(after, before, `${c.name}: nothing written`)
     before = after
   }
+})
+
+t.test('a NUL character (%00) in any query value is 400 naming the parameter, on every resource and filter; at sign-in too', async (t) => {
+  const { app, db } = await build(t)
+  const before = await rowCounts(db)
+  let walked = 0
+  for (const resource of resources) {
+    const names = new Set([...resource.filtering, ...resource.filtering.map((f) => `${f}__in`), ...resource.GET_params_required, 'location_id', 'format'])
+    for (const name of names) {
+      // A non-model resource has no detail (404 before any parameter is read).
+      const urls = [`/api/v1/${resource.name}/?${name}=a%00b`, ...(resource.kind === 'model' ? [`/api/v1/${resource.name}/1/?${name}=%00`] : [])]
+      for (const url of urls) {
+        const res = await app.inject({ url, headers: admin })
+        const ok = res.statusCode === 400 && res.json().code === 'INVALID_CHARACTER' && res.json().message.includes(`Parameter ${name} `)
+        if (!ok) t.fail(`${url}: ${res.statusCode} ${res.body.slice(0, 200)}`)
+        walked++
+      }
+    }
+  }
+  t.ok(walked > 400, `${walked} requests, each 400 INVALID_CHARACTER naming its parameter`)
+  t.equal((await app.inject({ url: '/api/v1/location/?na%00me=x', headers: admin })).statusCode, 400, 'in a parameter name too')
+  const signIn = await app.inject({ method: 'POST', url: '/api/v1/session/', payload: { username: 'ad\u0000min', password: 'whatever it is' } })
+  t.equal(signIn.statusCode, 400)
+  t.equal(signIn.json().code, 'INVALID_USERNAME')
+  const jsonField = await app.inject({ method: 'POST', url: '/api/v1/dashboard/', headers: admin, payload: { title: 'x', rows: [{ note: 'a\u0000' }] } })
+  t.equal(jsonField.statusCode, 400, 'in a JSON field, which jsonb refuses too')
+  t.match(jsonField.json().message, /rows: must not contain NUL/)
+  t.same(await rowCounts(db), before, 'nothing written')
 })

@@ -27,16 +27,22 @@ export async function launch(t: Test): Promise<Browser> {
   return browser
 }
 
-/** A new page that collects script errors and CSP refusals (a 401 logged before sign-in is not one). */
+/**
+ * A new page that collects script errors and CSP refusals (`problems`), and every error the console
+ * shows (`consoleErrors`: a failed request is one, such as a wrong password's 401).
+ */
 export async function watchedPage(browser: Browser, viewport = { width: 1280, height: 900 }) {
   const context = await browser.newContext({ viewport, acceptDownloads: true })
   const page = await context.newPage()
   const problems: string[] = []
+  const consoleErrors: string[] = []
   page.on('console', (message) => {
-    if (message.type() === 'error' && /Content Security Policy|Refused to/.test(message.text())) problems.push(message.text())
+    if (message.type() !== 'error') return
+    consoleErrors.push(message.text())
+    if (/Content Security Policy|Refused to/.test(message.text())) problems.push(message.text())
   })
   page.on('pageerror', (error) => problems.push(error.message))
-  return { page, problems }
+  return { page, problems, consoleErrors }
 }
 
 export async function signIn(page: Page, url: string, username: string, password: string) {

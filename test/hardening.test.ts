@@ -3,6 +3,7 @@
 // responsibility that would widen a user. Each scenario failed before its defence existed.
 import t from 'tap'
 import ExcelJS from 'exceljs'
+import { parse } from 'csv-parse/sync'
 import { sql } from 'kysely'
 import { admin, alice, build, engine, eventually } from './helper.js'
 import { client } from './api.js'
@@ -85,6 +86,57 @@ t.test('no formula reaches a CSV export: file cells, header cells and API text a
   t.notMatch(long.text, /'-5/)
   const wide = await api.get(`/campaign_datapoint/?indicator__in=${m}&campaign__in=${w.C}&location_id__in=${w.b1}&format=csv&shape=wide`)
   t.match(wide.text, /,-5(\r\n|$)/, wide.text)
+})
+
+t.test('every CSV export reads back whole with a CSV parser: text holding CR, LF, quotes and commas; no cell starts a formula', async (t) => {
+  const { app } = await build(t)
+  const api = client(app)
+  const w = await world(api)
+  // Each would have split its row, or started a new row with a formula, if written unquoted.
+  const hostile = ["Q3 coverage\n=cmd|' /C calc'!A0", 'lone\r=1+1', 'say "hi", twice', '\r\n@SUM(A1)', '-2+3\n+4']
+  const ok = (res: { status: number; text: string }) => {
+    if (res.status >= 300) throw new Error(res.text)
+  }
+  ok(await api.patch(`/location/${w.a1}/`, { name: hostile[0] }))
+  ok(await api.patch(`/campaign/${w.C}/`, { name: hostile[1] }))
+  ok(await api.patch(`/indicator/${w.n}/`, { name: hostile[2], description: hostile[3] }))
+  ok(await api.post('/dashboard/', { title: hostile[4], description: hostile[0] }))
+  ok(await api.post('/custom_chart/', { uuid: 'c-hostile', title: hostile[3], chart_json: { title: hostile[0] } }))
+  ok(await api.post('/campaign_type/', { name: hostile[0] }))
+  ok(await api.post('/indicator_tag/', { tag_name: hostile[1] }))
+  ok(await api.patch('/user/2/', { first_name: hostile[2], last_name: hostile[4] }))
+  const type = await api.post('/doc_detail_type/', { name: hostile[3] })
+  ok(await api.post('/doc_detail/', { doc_detail_type_id: type.body.id, document_id: w.campaignDoc, doc_detail_value: hostile[0] }))
+
+  // The parameters a list needs, where it needs some.
+  const needs: Record<string, string> = {
+    campaign_datapoint: `indicator__in=${w.n}&campaign__in=${w.C}&location_id__in=${w.a1},${w.b1}`,
+    date_datapoint: `indicator__in=${w.cases}&location_id__in=${w.a1},${w.b1}`,
+    doc_datapoint: `document_id=${w.campaignDoc}`,
+    source_object_map: `document_id=${w.campaignDoc}`,
+    location_responsibility: 'user_id=2',
+  }
+  // A spreadsheet ends a row at CRLF, a lone LF or a lone CR, wherever it is not quoted.
+  const asSpreadsheet = { record_delimiter: ['\r\n', '\n', '\r'], relax_column_count: true }
+  let exports = 0
+  for (const resource of resources) {
+    if (resource.kind !== 'model' || !resource.methods.list.includes('GET')) continue
+    if (resource.GET_params_required.length && !needs[resource.name]) continue
+    const url = `/${resource.name}/?limit=1000&${needs[resource.name] ?? ''}`
+    const listed = await api.get(url)
+    if (listed.status !== 200) continue
+    const csv = await api.get(`${url}&format=csv`)
+    t.equal(csv.status, 200, `${resource.name} CSV`)
+    const records: string[][] = parse(csv.text, asSpreadsheet)
+    t.equal(records.length - 1, listed.body.objects.length, `${resource.name}: ${listed.body.objects.length} rows read back`)
+    const formula = records.flat().find((cell) => /^[=+\-@\t\r]/.test(cell) && !/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(cell))
+    t.equal(formula, undefined, `${resource.name}: no cell starts a formula`)
+    exports++
+  }
+  t.ok(exports >= 20, `${exports} exports read back`)
+  const wide = await api.get(`/campaign_datapoint/?${needs.campaign_datapoint}&format=csv&shape=wide`)
+  t.equal(wide.status, 200)
+  t.equal(parse(wide.text, asSpreadsheet).length, 3, 'the wide export: a header and the two districts, one holding a newline in its name')
 })
 
 t.test('a JSON body nested past JSON_MAX_DEPTH is 400 before anything runs; at the limit it is stored', async (t) => {
@@ -184,6 +236,29 @@ t.test('dashboards and charts have owners: the owner, superusers and metadata ed
   t.equal((await asBob.delete(`/custom_chart/${chart.body.id}/`)).status, 204, 'the owner deletes it')
   t.equal((await asErin.delete(`/dashboard/${board.body.id}/`)).status, 204, 'so does a metadata editor')
   t.equal((await asBob.delete(`/campaign/1/`)).body.message, 'Only a superuser may delete', 'other resources: superusers only, as before')
+})
+
+t.test("a dashboard draws only charts its owner may show: a squatted uuid is not drawn; another's chart chosen on purpose is", async (t) => {
+  const { app, db } = await build(t)
+  await moreUsers(db)
+  const asBob = client(app, bob)
+  const asAlice = client(app, alice)
+  const own = await asBob.post('/custom_chart/', { uuid: 'bob-own', title: "bob's own", chart_json: { type: 'ColumnChart' } })
+  const alices = await asAlice.post('/custom_chart/', { uuid: 'alice-shared', title: "alice's", chart_json: { type: 'PieChart' } })
+  // The original front-end's form: uuids, one of them not (or no longer) held by any chart.
+  const board = await asBob.post('/dashboard/', { title: 'board', rows: [{ charts: ['bob-own', 'future-uuid', 'alice-shared'] }] })
+  t.equal(board.status, 201, board.text)
+  const squat = await asAlice.post('/custom_chart/', { uuid: 'future-uuid', title: 'squatter', chart_json: { type: 'TableChart', title: 'pwned' } })
+  t.equal(squat.status, 201)
+  const drawn = (await asBob.get(`/dashboard/${board.body.id}/`)).body.rows[0].charts
+  t.match(drawn[0], { id: own.body.id, uuid: 'bob-own', title: "bob's own" }, "the owner's chart, by uuid")
+  t.equal(drawn[1], 'future-uuid', "a uuid held by someone else's chart is not drawn")
+  t.match(drawn[2], { id: alices.body.id, title: "alice's" }, "another's chart that existed when it was added is drawn")
+  const stored = await db.selectFrom('custom_dashboard').select('rows').where('id', '=', board.body.id).executeTakeFirstOrThrow()
+  t.same((stored.rows as Array<{ charts: unknown[] }>)[0].charts, ['bob-own', 'future-uuid', alices.body.id], 'kept by its id, which nobody can take')
+  t.equal((await asAlice.delete(`/custom_chart/${alices.body.id}/`)).status, 204)
+  const after = await db.selectFrom('custom_dashboard').select('rows').where('id', '=', board.body.id).executeTakeFirstOrThrow()
+  t.same((after.rows as Array<{ charts: unknown[] }>)[0].charts, ['bob-own', 'future-uuid'], 'a deleted chart leaves the dashboard, by id too')
 })
 
 t.test('rows made before owners existed belong to the first superuser after the migration', async (t) => {

@@ -40,10 +40,11 @@ export interface Server {
   stop: () => Promise<void>
 }
 
-export async function startServer(t: Test, env: Record<string, string>): Promise<Server> {
+/** `nodeArgs` go to the server's own node (`--max-old-space-size=256`), not to the compiler it may run first. */
+export async function startServer(t: Test, env: Record<string, string>, nodeArgs: string[] = []): Promise<Server> {
   const port = await freePort()
   let output = ''
-  const child = spawn(process.execPath, ['cli/start.mjs'], {
+  const child = spawn(process.execPath, [...nodeArgs, 'cli/start.mjs'], {
     cwd: ROOT,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ADMIN_API_KEY: ADMIN_KEY, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

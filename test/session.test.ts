@@ -2,7 +2,8 @@
 // CSRF rule of cookie-authenticated changes, sign-out and the ways a session ends, on both engines.
 import t from 'tap'
 import { sql } from 'kysely'
-import { admin, build } from './helper.js'
+import { admin, build, eventually } from './helper.js'
+import { PURGE_SESSIONS } from '../plugins/jobs.js'
 import { client } from './api.js'
 import { runCommand } from '../cli/commands.js'
 
@@ -42,7 +43,10 @@ t.test('a password signs in: the cookie is HttpOnly and SameSite=Lax, and authen
   t.match(who.json(), { username: 'alice', via: 'session' })
   t.equal((await app.inject({ url: '/api/v1/campaign/', headers: { cookie } })).statusCode, 200, 'every /api/v1 route takes the cookie')
   t.match((await app.inject({ url: '/api/v1/session/', headers: admin })).json(), { username: 'admin', via: 'key' })
-  t.equal((await app.inject({ url: '/api/v1/session/' })).statusCode, 401)
+  const nobody = await app.inject({ url: '/api/v1/session/' })
+  t.equal(nobody.statusCode, 204, 'nobody signed in: 204, not an error a browser would log')
+  t.equal(nobody.body, '')
+  t.equal((await app.inject({ url: '/api/v1/session/', headers: { authorization: `ApiKey admin:${'0'.repeat(40)}` } })).statusCode, 401, 'a wrong key is 401')
   const stored = await sql<{ token_hash: string }>`select token_hash from user_session`.execute(app.db.db)
   t.notOk(
     stored.rows.some((r) => cookie.includes(r.token_hash)),
@@ -138,7 +142,7 @@ t.test('a session ends with a new password, a deactivated user, idleness and its
   t.equal(await read(cookie), 200, 'in use within the idle time')
 })
 
-t.test('wrong passwords lock out that client for that user, as wrong keys do; behind TLS the cookie is __Host- and Secure', async (t) => {
+t.test('wrong passwords lock out that address, whatever the user; behind TLS the cookie is __Host- and Secure', async (t) => {
   const { app, aliceId, adminId } = await build(t, { AUTH_FAILURE_MAX: 3, TRUST_PROXY: '127.0.0.1' })
   const api = client(app)
   await api.patch(`/user/${aliceId}/`, { password: PASSWORD })
@@ -147,9 +151,11 @@ t.test('wrong passwords lock out that client for that user, as wrong keys do; be
   const locked = await signIn(app, 'alice', PASSWORD)
   t.equal(locked.statusCode, 429, 'past the limit even the right password waits out the window')
   t.match(locked.headers['retry-after'], /^\d+$/)
-  t.equal((await signIn(app, 'admin', PASSWORD)).statusCode, 200, 'another user from the same address is not locked out')
+  t.equal((await signIn(app, 'admin', PASSWORD)).statusCode, 429, 'and so does any other user from that address (spraying)')
+  const elsewhere = { 'x-forwarded-for': '192.0.2.7' }
+  t.equal((await signIn(app, 'alice', PASSWORD, elsewhere)).statusCode, 200, 'alice from another address signs in')
 
-  const tls = await signIn(app, 'admin', PASSWORD, { 'x-forwarded-proto': 'https' })
+  const tls = await signIn(app, 'admin', PASSWORD, { 'x-forwarded-proto': 'https', ...elsewhere })
   t.equal(tls.statusCode, 200)
   t.match(String(tls.headers['set-cookie']), /^__Host-rhizome_session=[\w-]+; Max-Age=\d+; Path=\/; HttpOnly; Secure; SameSite=Lax$/)
   const cookie = cookieOf(tls)
@@ -162,6 +168,128 @@ t.test('wrong passwords lock out that client for that user, as wrong keys do; be
     headers: { cookie, 'x-forwarded-proto': 'https', origin: 'https://localhost:80' },
   })
   t.equal(write.statusCode, 201, write.body)
-  const signInFromElsewhere = await signIn(app, 'admin', PASSWORD, { origin: 'https://evil.example' })
+  const signInFromElsewhere = await signIn(app, 'admin', PASSWORD, { origin: 'https://evil.example', ...elsewhere })
   t.equal(signInFromElsewhere.statusCode, 403, 'no sign-in posted from another site (login CSRF)')
+})
+
+t.test('deactivating a user ends their sessions for good: reactivated, the old cookie stays refused (API and SQL)', async (t) => {
+  const { app, db, aliceId } = await build(t)
+  const api = client(app)
+  await api.patch(`/user/${aliceId}/`, { password: PASSWORD })
+  const read = (cookie: string) => app.inject({ url: '/api/v1/campaign/', headers: { cookie } }).then((r) => r.statusCode)
+
+  let cookie = cookieOf(await signIn(app, 'alice', PASSWORD))
+  t.equal(await read(cookie), 200)
+  await api.patch(`/user/${aliceId}/`, { is_active: false })
+  await api.patch(`/user/${aliceId}/`, { is_active: true })
+  t.equal(await read(cookie), 401, 'through the API')
+
+  cookie = cookieOf(await signIn(app, 'alice', PASSWORD))
+  await sql`update auth_user set is_active = false where id = ${aliceId}`.execute(db)
+  await sql`update auth_user set is_active = true where id = ${aliceId}`.execute(db)
+  t.equal(await read(cookie), 401, 'through SQL, as psql would')
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from user_session where user_id = ${aliceId}`.execute(db)
+  t.equal(rows[0].n, 0, 'the sessions are deleted, not suspended')
+
+  cookie = cookieOf(await signIn(app, 'alice', PASSWORD))
+  await sql`update auth_user set first_name = 'Alice' where id = ${aliceId}`.execute(db)
+  t.equal(await read(cookie), 200, 'another change to the user leaves the session alone')
+})
+
+t.test('behind TLS only the __Host- cookie is read, and sign-out clears both names', async (t) => {
+  const { app, adminId } = await build(t, { TRUST_PROXY: '127.0.0.1' })
+  await client(app).patch(`/user/${adminId}/`, { password: PASSWORD })
+  const tls = { 'x-forwarded-proto': 'https' }
+  const token = cookieOf(await signIn(app, 'admin', PASSWORD, tls)).split('=')[1]
+  const who = (cookie: string, headers: Record<string, string> = tls) => app.inject({ url: '/api/v1/campaign/', headers: { cookie, ...headers } })
+  t.equal((await who(`__Host-rhizome_session=${token}`)).statusCode, 200)
+  t.equal((await who(`rhizome_session=${token}`)).statusCode, 401, 'the same token under the plain name is not read over TLS')
+  t.equal((await who(`rhizome_session=${token}`, {})).statusCode, 200, 'over plain HTTP the plain name is the cookie')
+  const out = await app.inject({
+    method: 'DELETE',
+    url: '/api/v1/session/',
+    headers: { cookie: `__Host-rhizome_session=${token}; rhizome_session=planted`, origin: 'https://localhost:80', ...tls },
+  })
+  t.equal(out.statusCode, 204)
+  const cleared = [out.headers['set-cookie']].flat().map(String)
+  t.ok(
+    cleared.some((c) => /^__Host-rhizome_session=; Max-Age=0/.test(c)),
+    'the __Host- cookie is cleared',
+  )
+  t.ok(
+    cleared.some((c) => /^rhizome_session=; Max-Age=0/.test(c)),
+    'and the plain one',
+  )
+})
+
+t.test('a short idle limit keeps a session in use alive: 5 s, used every 2 s, for 20 s', async (t) => {
+  const { app, db, aliceId } = await build(t, { SESSION_IDLE_MS: 5_000 })
+  await client(app).patch(`/user/${aliceId}/`, { password: PASSWORD })
+  const cookie = cookieOf(await signIn(app, 'alice', PASSWORD))
+  // Time passes in the database: each step moves the session's recorded use 2 s into the past.
+  for (let second = 2; second <= 20; second += 2) {
+    await sql`update user_session set last_seen_at = last_seen_at - interval '2 seconds', created_at = created_at - interval '2 seconds'`.execute(db)
+    const res = await app.inject({ url: '/api/v1/campaign/', headers: { cookie } })
+    t.equal(res.statusCode, 200, `used at ${second} s`)
+  }
+  await sql`update user_session set last_seen_at = last_seen_at - interval '5001 milliseconds'`.execute(db)
+  t.equal((await app.inject({ url: '/api/v1/campaign/', headers: { cookie } })).statusCode, 401, 'unused for 5 s it ends')
+})
+
+t.test('ended sessions are purged at sign-in and by the schedule; "who is signed in" with an ended cookie is 204 and clears it', async (t) => {
+  const { app, db, aliceId, adminId } = await build(t)
+  const api = client(app)
+  await api.patch(`/user/${aliceId}/`, { password: PASSWORD })
+  await api.patch(`/user/${adminId}/`, { password: PASSWORD })
+  const count = async () => (await sql<{ n: number }>`select count(*)::int as n from user_session`.execute(db)).rows[0].n
+  const stale = cookieOf(await signIn(app, 'alice', PASSWORD))
+  await signIn(app, 'alice', PASSWORD)
+  await sql`update user_session set expires_at = now() - interval '1 second'`.execute(db)
+  t.equal(await count(), 2)
+  await signIn(app, 'admin', PASSWORD)
+  t.equal(await count(), 1, 'a sign-in purges the ended ones')
+
+  const who = await app.inject({ url: '/api/v1/session/', headers: { cookie: stale } })
+  t.equal(who.statusCode, 204, 'an ended session: nobody is signed in')
+  t.match(String(who.headers['set-cookie']), /^rhizome_session=; Max-Age=0/, 'and its cookie is cleared')
+
+  await sql`update user_session set last_seen_at = now() - interval '2 hours'`.execute(db)
+  const schedules = await app.jobs.boss.getSchedules()
+  t.ok(
+    schedules.some((s) => s.name === PURGE_SESSIONS),
+    'the purge is on pg-boss cron',
+  )
+  // What the schedule fires, now instead of at the next tenth minute: a job on its queue.
+  await app.jobs.boss.send(PURGE_SESSIONS, {})
+  app.jobs.wake()
+  t.equal(await eventually(count, (n) => n === 0, 15_000), 0, 'the scheduled job deleted the idle session')
+})
+
+t.test('cross-site signs: Origin null is refused without asking the Referer; Sec-Fetch-Site in any case, and as a list', async (t) => {
+  const { app, adminId } = await build(t)
+  await client(app).patch(`/user/${adminId}/`, { password: PASSWORD })
+  const cookie = cookieOf(await signIn(app, 'admin', PASSWORD))
+  const post = (headers: Record<string, string>) =>
+    app.inject({ method: 'POST', url: '/api/v1/campaign_type/', payload: { name: `NID ${Math.random()}` }, headers: { cookie, ...headers } })
+  const opaque = await post({ origin: 'null', referer: `${SAME_ORIGIN}/app/` })
+  t.equal(opaque.statusCode, 403, 'Origin: null with a same-origin Referer')
+  t.equal(opaque.json().code, 'CROSS_SITE_REFUSED')
+  t.equal((await signIn(app, 'admin', PASSWORD, { origin: 'null' })).statusCode, 403, 'a sign-in from an opaque origin')
+  const step = '/api/v1/agg_refresh/?campaign_id=999'
+  for (const site of ['Cross-Site', 'SAME-SITE', 'same-origin, cross-site', ' cross-site ']) {
+    t.equal((await app.inject({ url: step, headers: { cookie, 'sec-fetch-site': site } })).statusCode, 403, `Sec-Fetch-Site: ${site}`)
+  }
+  t.equal((await app.inject({ url: step, headers: { cookie, 'sec-fetch-site': 'Same-Origin' } })).statusCode, 404, 'Same-Origin runs')
+})
+
+t.test('HEAD answers like GET without a body, on lists, details and the API index', async (t) => {
+  const { app } = await build(t)
+  for (const url of ['/api/v1/campaign_type/', '/api/v1/campaign_type/?format=csv', '/api/v1/user/1/', '/api/v1/', '/api/v1/indicator/schema/']) {
+    const get = await app.inject({ url, headers: admin })
+    const head = await app.inject({ method: 'HEAD', url, headers: admin })
+    t.equal(head.statusCode, get.statusCode, `HEAD ${url}: ${get.statusCode}`)
+    t.equal(head.body, '', 'no body')
+    t.equal(head.headers['content-type'], get.headers['content-type'])
+  }
+  t.equal((await app.inject({ method: 'HEAD', url: '/api/v1/campaign_type/' })).statusCode, 401, 'and authenticates like GET')
 })

@@ -44,13 +44,19 @@ function coerceValue(field: string, meta: ColumnMeta, value: unknown, encoding: 
       if (timestamp === undefined) throw validationError(field, 'must be an ISO 8601 date-time')
       return timestamp
     }
-    case 'json':
-      if (typeof value !== 'string') return value
-      try {
-        return JSON.parse(value)
-      } catch {
-        throw validationError(field, 'invalid JSON')
+    case 'json': {
+      let parsed = value
+      if (typeof value === 'string') {
+        try {
+          parsed = JSON.parse(value)
+        } catch {
+          throw validationError(field, 'invalid JSON')
+        }
       }
+      // jsonb refuses \u0000 in any string of the value, as text refuses NUL.
+      if (JSON.stringify(parsed).includes('\\u0000')) throw validationError(field, 'must not contain NUL characters')
+      return parsed
+    }
     case 'string': {
       if (typeof value === 'number' || typeof value === 'boolean') value = String(value)
       if (typeof value !== 'string') throw validationError(field, 'must be a string')

@@ -64,7 +64,9 @@ export function sendCsv(
     header: true,
     columns: header.map((name) => ({ key: name, header: neutralise(name) as string })),
     record_delimiter: 'windows',
-    quoted_match: /^'[=+\-@\t\r]/,
+    // csv-stringify quotes the delimiter, quotes and CRLF, but not a lone CR or LF: unquoted, that would
+    // start a new row whose first cell escaped the formula rule.
+    quoted_match: [/^'[=+\-@\t\r]/, /[\r\n]/],
     cast: { boolean: (b) => String(b) },
   })
   const rows = Readable.from(pages(first, read, range.offset, range.count))

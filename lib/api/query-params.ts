@@ -17,6 +17,17 @@ export function assertPercentEncodedUtf8(raw: string, what: string): void {
   }
 }
 
+/**
+ * PostgreSQL's text holds no NUL character (`invalid byte sequence for encoding "UTF8": 0x00`, a 500 if
+ * it reached a statement): every parameter is checked here, where the query string is read, once.
+ */
+function assertStorableText(name: string, value: string): void {
+  if (name.includes('\u0000')) throw badRequest('INVALID_CHARACTER', 'A query parameter name contains a NUL character (%00)')
+  if (value.includes('\u0000')) {
+    throw badRequest('INVALID_CHARACTER', `Parameter ${name} contains a NUL character (%00), which no value can hold`, { parameter: name })
+  }
+}
+
 export class QueryParams {
   constructor(readonly entries: ReadonlyArray<readonly [string, string]>) {}
 
@@ -25,7 +36,9 @@ export class QueryParams {
     if (q < 0) return new QueryParams([])
     const raw = url.slice(q + 1)
     assertPercentEncodedUtf8(raw, 'Query string')
-    return new QueryParams([...new URLSearchParams(raw)])
+    const entries = [...new URLSearchParams(raw)]
+    for (const [name, value] of entries) assertStorableText(name, value)
+    return new QueryParams(entries)
   }
 
   // Plain loops below: these run several times per request, and the array-method chains they replace

@@ -13,8 +13,12 @@ import type { JobQueue } from '../data/job-queue.js'
 /** Whether a URL is under /api/v1 (authenticated, answered by the dispatcher). */
 export const isApiPath = (url: string) => url === '/api/v1' || url.startsWith('/api/v1/') || url.startsWith('/api/v1?')
 
-/** The method a request means: a POST may stand for PATCH or DELETE (`X-HTTP-Method-Override`). */
+/**
+ * The method a request means: a POST may stand for PATCH or DELETE (`X-HTTP-Method-Override`), and a
+ * HEAD is a GET whose body Fastify leaves out.
+ */
 export function effectiveMethod(request: FastifyRequest): string {
+  if (request.method === 'HEAD') return 'GET'
   const override = request.headers['x-http-method-override']
   if (request.method === 'POST' && typeof override === 'string') {
     const method = override.toUpperCase()

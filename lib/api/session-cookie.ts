@@ -3,12 +3,18 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type {} from '@fastify/cookie'
 import { forbidden } from '../core/errors.js'
 
-/** Behind TLS the cookie is `__Host-` prefixed (Secure, Path=/, no Domain: only this origin may set it). */
-const cookieName = (request: FastifyRequest) => (request.protocol === 'https' ? '__Host-rhizome_session' : 'rhizome_session')
+const PLAIN = 'rhizome_session'
+const HOST_ONLY = '__Host-rhizome_session'
 
-/** The session token the request carries, if any. */
+/** Behind TLS the cookie is `__Host-` prefixed (Secure, Path=/, no Domain: only this origin may set it). */
+const cookieName = (request: FastifyRequest) => (request.protocol === 'https' ? HOST_ONLY : PLAIN)
+
+/**
+ * The session token the request carries, if any. Behind TLS only the `__Host-` cookie is read: a plain
+ * `rhizome_session` there could have been planted by a sibling subdomain or a plain-HTTP page.
+ */
 export function sessionToken(request: FastifyRequest): string | undefined {
-  return request.cookies?.['__Host-rhizome_session'] ?? request.cookies?.rhizome_session
+  return request.cookies?.[cookieName(request)]
 }
 
 export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string, maxAgeMs: number): void {
@@ -21,8 +27,11 @@ export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, t
   })
 }
 
+/** Clears both names: a plain cookie left from before TLS (or planted) goes too. */
 export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
-  reply.clearCookie(cookieName(request), { path: '/', httpOnly: true, sameSite: 'lax', secure: request.protocol === 'https' })
+  const secure = request.protocol === 'https'
+  reply.clearCookie(cookieName(request), { path: '/', httpOnly: true, sameSite: 'lax', secure })
+  if (secure) reply.clearCookie(PLAIN, { path: '/', httpOnly: true, sameSite: 'lax', secure })
 }
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS'])
@@ -34,8 +43,11 @@ const SAFE = new Set(['GET', 'HEAD', 'OPTIONS'])
  * origin's own requests pass.
  */
 export function assertNotCrossSite(request: FastifyRequest): void {
-  const site = request.headers['sec-fetch-site']
-  if (site === 'cross-site' || site === 'same-site') {
+  // Header values are case-insensitive tokens; a header sent twice (or as a list) is refused if any part says another site.
+  const header = request.headers['sec-fetch-site']
+  const values = [header ?? []].flat().flatMap((value) => value.split(',').map((part) => part.trim().toLowerCase()))
+  const site = values.find((value) => value === 'cross-site' || value === 'same-site')
+  if (site) {
     throw forbidden(`A request with a session cookie must come from this origin's pages (Sec-Fetch-Site: ${site})`, 'CROSS_SITE_REFUSED')
   }
 }
@@ -49,7 +61,9 @@ export function assertSameOrigin(request: FastifyRequest): void {
   if (SAFE.has(request.method)) return
   // Compared as URL origins, so a default port written or not (`:443`, `:80`) is the same origin.
   const expected = originOf(`${request.protocol}://${request.host}`)
-  const origin = originOf(request.headers.origin) ?? originOf(request.headers.referer)
+  // An Origin that is present decides alone: `null` (a sandboxed frame, a privacy-redirected page) is
+  // an opaque origin, never this one, and must not fall back to a Referer it may also control.
+  const origin = request.headers.origin !== undefined ? originOf(request.headers.origin) : originOf(request.headers.referer)
   if (origin !== expected) {
     throw forbidden(
       `A change made with a session cookie must come from ${expected} (Origin: ${origin ?? 'none'}); scripts authenticate with an API key`,

@@ -31,6 +31,11 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_WINDOW_MS: Integer(60_000, 1),
   RATE_LIMIT_DETECT_MAX: Integer(6_000, 1),
   AUTH_FAILURE_MAX: Integer(30, 1),
+  // Sign-in (lib/api/sign-in-guard.ts): wrong passwords an account takes from all addresses per window
+  // before only addresses without a wrong try may try it; password checks run at once, and waiting.
+  AUTH_ACCOUNT_FAILURE_MAX: Integer(100, 1),
+  AUTH_HASH_CONCURRENCY: Integer(1, 1),
+  AUTH_HASH_QUEUE: Integer(16),
   // Sessions of people signed in with a password (lib/data/sessions.ts): idle and absolute lifetimes.
   SESSION_IDLE_MS: Integer(3_600_000, 1_000),
   SESSION_ABSOLUTE_MS: Integer(43_200_000, 1_000),

@@ -1,7 +1,7 @@
 // The data layer: one Kysely instance over either an embedded PGlite database (no DATABASE_URL) or a
 // PostgreSQL server (DATABASE_URL). Both speak the same SQL; only construction differs.
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { Kysely, PostgresDialect, sql, type LogEvent } from 'kysely'
@@ -81,6 +81,17 @@ function queryTimer(engine: 'pglite' | 'postgres'): (event: LogEvent) => void {
   return (event) => observe.observe(event.queryDurationMillis / 1000)
 }
 
+/**
+ * Creates `dir` readable by this user alone (0700), or narrows it to that: the data directory holds the
+ * database (every password and key hash) and the uploaded files. Returns whether it had been wider.
+ */
+export function keepPrivate(dir: string): boolean {
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  if ((statSync(dir).mode & 0o077) === 0) return false
+  chmodSync(dir, 0o700)
+  return true
+}
+
 export async function createDatabase(options: DatabaseOptions): Promise<Database> {
   return options.url ? createPostgres(options.url, options) : createPGlite(options)
 }
@@ -90,11 +101,11 @@ async function createPGlite(options: DatabaseOptions): Promise<Database> {
   let lock: DataDirLock | undefined
   let loadDataDir = options.loadDataDir
   if (dataDir) {
-    mkdirSync(dirname(dataDir), { recursive: true })
+    keepPrivate(dirname(dataDir))
     lock = lockDataDir(dataDir)
     // A new data directory starts from the migrated template when there is one (lib/data/pglite-template.ts).
     if (!loadDataDir && !existsSync(join(dataDir, 'PG_VERSION'))) loadDataDir = options.template?.()
-    mkdirSync(dataDir, { recursive: true })
+    keepPrivate(dataDir)
   }
   let pglite: PGlite
   try {

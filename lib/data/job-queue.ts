@@ -42,6 +42,15 @@ export interface JobSettings {
   maxQueuedPerUser: number
 }
 
+/** Housekeeping on a schedule (pg-boss cron): whichever process's timekeeper fires it, one worker runs it. */
+export interface ScheduledTask {
+  /** Its queue's name. */
+  name: string
+  /** Five-field cron, UTC. */
+  cron: string
+  run: () => Promise<unknown>
+}
+
 /** How long a user over the job limit is told to wait: about one job's run. */
 const JOB_LIMIT_RETRY_SECONDS = 30
 
@@ -160,6 +169,7 @@ export class JobQueue {
     private readonly database: Database,
     private readonly settings: JobSettings,
     kinds: JobKindSpec[],
+    private readonly scheduled: ScheduledTask[] = [],
   ) {
     this.kinds = new Map(kinds.map((spec) => [spec.kind, spec]))
     this.queues = [...new Set(kinds.map((spec) => spec.queue))]
@@ -170,8 +180,8 @@ export class JobQueue {
       maintenanceIntervalSeconds: settings.maintenanceSeconds,
       archiveCompletedAfterSeconds: 3600,
       deleteAfterDays: KEEP_DAYS,
-      // No cron schedules: the timekeeper would poll for nothing.
-      schedule: false,
+      // The timekeeper polls only where there is something on a schedule.
+      schedule: scheduled.length > 0,
     })
   }
 
@@ -188,6 +198,11 @@ export class JobQueue {
         retryDelay: 0,
         expireInSeconds: this.settings.expireSeconds,
       })
+    }
+    for (const task of this.scheduled) {
+      // 'singleton': one run at a time, however many processes fire the schedule.
+      await this.boss.createQueue(task.name, { name: task.name, policy: 'singleton', retryLimit: 0 })
+      await this.boss.schedule(task.name, task.cron, {}, { tz: 'UTC' })
     }
   }
 
@@ -312,6 +327,13 @@ export class JobQueue {
     }
   }
 
+  /** A worker for each scheduled task (the housekeeping a schedule fires), alongside the job workers. */
+  async workScheduled(): Promise<void> {
+    for (const task of this.scheduled) {
+      this.workers.push(await this.boss.work(task.name, { pollingIntervalSeconds: this.settings.pollingSeconds }, () => task.run()))
+    }
+  }
+
   /** Wakes this process's idle workers (a job was just submitted here). */
   wake(): void {
     for (const worker of this.workers) this.boss.notifyWorker(worker)
@@ -324,7 +346,7 @@ export class JobQueue {
    */
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true
-    for (const queue of this.queues) await this.boss.offWork(queue)
+    for (const queue of [...this.queues, ...this.scheduled.map((task) => task.name)]) await this.boss.offWork(queue)
     const settled = Promise.all([...this.running].map((r) => r.done))
     let timer: NodeJS.Timeout | undefined
     const timedOut = await Promise.race([settled.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)))])

@@ -1,6 +1,6 @@
 // Sessions of people signed in with a password (sql/013): the cookie holds a random token, the database
 // its SHA-256. A session ends when it has been idle too long, at its absolute end, on sign-out, when
-// the user's password changes (a trigger deletes them) or when the user is deactivated.
+// the user's password changes or the user is deactivated (triggers delete them, sql/013 and sql/014).
 import { randomBytes } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
@@ -13,11 +13,16 @@ export interface SessionLimits {
   absoluteMs: number
 }
 
-/** How often a session's last use is written (a read per request would otherwise be a write). */
-const TOUCH_MS = 60_000
+/**
+ * A session's last use is written at most once a minute (a read per request would otherwise be a write),
+ * and at a tenth of the idle limit when that is shorter: a session then ends between 90 % and 100 % of
+ * SESSION_IDLE_MS after its last use, whatever the limit.
+ */
+export const touchIntervalMs = (limits: SessionLimits) => Math.min(60_000, limits.idleMs / 10)
 
 /** Opens a session for `userId`; returns the token for the cookie (shown nowhere else). */
 export async function openSession(db: Kysely<DB>, userId: number, limits: SessionLimits): Promise<string> {
+  await purgeEndedSessions(db, limits)
   const token = randomBytes(32).toString('base64url')
   await db
     .insertInto('user_session')
@@ -27,7 +32,7 @@ export async function openSession(db: Kysely<DB>, userId: number, limits: Sessio
   return token
 }
 
-/** The active user of a live session, with its rights today; its last use noted at most once a minute. */
+/** The active user of a live session, with its rights today; its last use noted now and then (touchIntervalMs). */
 export async function findUserBySession(db: Kysely<DB>, token: string, limits: SessionLimits): Promise<AuthUser | undefined> {
   // One round trip: the session and its user's rights today.
   const row = await userQuery(db)
@@ -37,7 +42,7 @@ export async function findUserBySession(db: Kysely<DB>, token: string, limits: S
     .where('s.expires_at', '>', sql<string>`now()`)
     .executeTakeFirst()
   if (!row?.is_active || row.idle_ms > limits.idleMs) return undefined
-  if (row.idle_ms > TOUCH_MS) await db.updateTable('user_session').set({ last_seen_at: sql`now()` }).where('id', '=', row.session_id).execute()
+  if (row.idle_ms > touchIntervalMs(limits)) await db.updateTable('user_session').set({ last_seen_at: sql`now()` }).where('id', '=', row.session_id).execute()
   return { ...authUser(row, 0), session_id: row.session_id }
 }
 
@@ -45,4 +50,29 @@ export async function findUserBySession(db: Kysely<DB>, token: string, limits: S
 export async function endSession(db: Kysely<DB>, token: string): Promise<boolean> {
   const ended = await db.deleteFrom('user_session').where('token_hash', '=', hashKey(token)).executeTakeFirst()
   return Number(ended.numDeletedRows) > 0
+}
+
+/**
+ * Deletes the sessions that have ended (past their absolute end, or idle too long): on every sign-in
+ * and on a schedule (plugins/jobs.ts), so the table holds live sessions only. Returns how many went.
+ */
+export async function purgeEndedSessions(db: Kysely<DB>, limits: SessionLimits): Promise<number> {
+  const idleSince = sql<string>`now() - ${`${limits.idleMs} milliseconds`}::interval`
+  // Looked for first: a DELETE of nothing still fires the statement triggers that tell every server to drop its caches.
+  const ended = await db
+    .selectFrom('user_session')
+    .select('id')
+    .where((eb) => eb.or([eb('expires_at', '<=', sql<string>`now()`), eb('last_seen_at', '<', idleSince)]))
+    .execute()
+  if (!ended.length) return 0
+  const purged = await db
+    .deleteFrom('user_session')
+    .where(
+      'id',
+      'in',
+      ended.map((row) => row.id),
+    )
+    .where((eb) => eb.or([eb('expires_at', '<=', sql<string>`now()`), eb('last_seen_at', '<', idleSince)]))
+    .executeTakeFirst()
+  return Number(purged.numDeletedRows)
 }
