@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { AUTH_CHANNEL, findUserByKey, parseAuthorization, touchKey, type AuthUser } from '../lib/data/auth.js'
-import { findUserBySession } from '../lib/data/sessions.js'
+import { findUserBySession, sessionLimits } from '../lib/data/sessions.js'
 import { assertNotCrossSite, assertSameOrigin, sessionToken } from '../lib/api/session-cookie.js'
 import { ApiError } from '../lib/core/errors.js'
 import { isApiPath } from '../lib/api/request.js'
@@ -52,7 +52,7 @@ export default fp(
 
     // The person of a session cookie (lib/data/sessions.ts), read at every request: unlike a key, a
     // session ends by itself (idle, absolute), which a cached answer would outlive.
-    const limits = { idleMs: app.config.SESSION_IDLE_MS, absoluteMs: app.config.SESSION_ABSOLUTE_MS }
+    const limits = sessionLimits(app.config)
     const bySession = (token: string) => findUserBySession(app.db.db, token, limits)
 
     app.decorateRequest('user', undefined)

@@ -14,7 +14,7 @@ import { QueryParams } from '../lib/api/query-params.js'
 import { backgroundJobs } from '../resources/jobs.js'
 import jobResource from '../resources/job.js'
 import { attribute } from '../lib/data/attribution.js'
-import { purgeEndedSessions } from '../lib/data/sessions.js'
+import { purgeEndedSessions, sessionLimits } from '../lib/data/sessions.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -59,8 +59,7 @@ export default fp(
       maintenanceSeconds: config.JOB_MAINTENANCE_SECONDS,
       maxQueuedPerUser: config.JOB_MAX_QUEUED_PER_USER,
     }
-    const sessionLimits = { idleMs: config.SESSION_IDLE_MS, absoluteMs: config.SESSION_ABSOLUTE_MS }
-    const housekeeping = [{ name: PURGE_SESSIONS, cron: '*/10 * * * *', run: () => purgeEndedSessions(app.db.db, sessionLimits) }]
+    const housekeeping = [{ name: PURGE_SESSIONS, cron: '*/10 * * * *', run: () => purgeEndedSessions(app.db.db, sessionLimits(config)) }]
     const queue = new JobQueue(app.db, settings, backgroundJobs, housekeeping)
     queue.boss.on('error', (error) => app.log.error({ err: error }, 'job queue error'))
     const begin = async () => {

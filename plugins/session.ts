@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError, badRequest } from '../lib/core/errors.js'
 import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
-import { endSession, openSession } from '../lib/data/sessions.js'
+import { endSession, openSession, sessionLimits } from '../lib/data/sessions.js'
 import { findUserById } from '../lib/data/auth.js'
 import { PASSWORD_MAX, verifyPassword } from '../lib/data/passwords.js'
 import { HashGate, SignInGuard } from '../lib/api/sign-in-guard.js'
@@ -62,7 +62,7 @@ const credentialsOf = (request: FastifyRequest) => {
 export default fp(
   async function session(app: FastifyInstance) {
     const { config } = app
-    const limits = { idleMs: config.SESSION_IDLE_MS, absoluteMs: config.SESSION_ABSOLUTE_MS }
+    const limits = sessionLimits(config)
     const guard = new SignInGuard({
       windowMs: config.RATE_LIMIT_WINDOW_MS,
       perAddress: config.AUTH_FAILURE_MAX,

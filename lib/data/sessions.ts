@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { type AuthUser, authUser, hashKey, userQuery } from './auth.js'
+import type { Config } from '../core/config.js'
 
 export interface SessionLimits {
   /** A session unused this long ends. */
@@ -12,6 +13,12 @@ export interface SessionLimits {
   /** A session ends this long after sign-in, however used. */
   absoluteMs: number
 }
+
+/** The limits the configuration sets (SESSION_IDLE_MS, SESSION_ABSOLUTE_MS). */
+export const sessionLimits = (config: Pick<Config, 'SESSION_IDLE_MS' | 'SESSION_ABSOLUTE_MS'>): SessionLimits => ({
+  idleMs: config.SESSION_IDLE_MS,
+  absoluteMs: config.SESSION_ABSOLUTE_MS,
+})
 
 /**
  * A session's last use is written at most once a minute (a read per request would otherwise be a write),
