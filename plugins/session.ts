@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError, badRequest } from '../lib/core/errors.js'
 import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
-import { endSession, openSession, sessionLimits } from '../lib/data/sessions.js'
+import { endSession, openSession, sessionLimits, type SessionLimits } from '../lib/data/sessions.js'
 import { findUserById } from '../lib/data/auth.js'
 import { PASSWORD_MAX, verifyPassword } from '../lib/data/passwords.js'
 import { HashGate, SignInGuard } from '../lib/api/sign-in-guard.js'
@@ -59,56 +59,63 @@ const credentialsOf = (request: FastifyRequest) => {
   return { username, password }
 }
 
+/**
+ * `POST /api/v1/session/`: the shaped body, the budgets (counted before the check), the hash gate, then
+ * the session and its cookie.
+ */
+function signInRoute(app: FastifyInstance, limits: SessionLimits, tags: string[]) {
+  const { config } = app
+  const guard = new SignInGuard({
+    windowMs: config.RATE_LIMIT_WINDOW_MS,
+    perAddress: config.AUTH_FAILURE_MAX,
+    perAccount: config.AUTH_ACCOUNT_FAILURE_MAX,
+    capacity: GUARD_CAPACITY,
+  })
+  const hashes = new HashGate(config.AUTH_HASH_CONCURRENCY, config.AUTH_HASH_QUEUE)
+  app.decorate('signInGuard', guard)
+  app.post(
+    '/api/v1/session/',
+    {
+      bodyLimit: SIGN_IN_BODY_LIMIT,
+      schema: {
+        tags,
+        operationId: 'signIn',
+        summary: 'Sign in with a password: sets the session cookie',
+        security: [],
+        response: { 200: SignedIn, 400: errorSchema, 401: errorSchema, 403: errorSchema, 413: errorSchema, 429: errorSchema },
+      },
+    },
+    async (request, reply) => {
+      // Login CSRF: a sign-in is only taken from this origin's pages (or from a client that sends no Origin).
+      if (request.headers.origin !== undefined) assertSameOrigin(request)
+      const { username, password } = credentialsOf(request)
+      // Counted before the check, so concurrent tries cannot overrun a budget (429 once spent).
+      const attempt = guard.admit(request.ip, username)
+      let verified: boolean
+      let user: { id: number; password_hash: string | null; is_active: boolean } | undefined
+      try {
+        user = await app.db.db.selectFrom('auth_user').select(['id', 'password_hash', 'is_active']).where('username', '=', username).executeTakeFirst()
+        if (user) attempt.accountExists()
+        verified = await hashes.run(() => verifyPassword(password, user?.password_hash))
+      } catch (error) {
+        attempt.withdrawn()
+        throw error
+      }
+      if (!user?.is_active || !verified) throw new ApiError(401, 'INVALID_CREDENTIALS', 'Wrong username or password')
+      attempt.right()
+      const token = await openSession(app.db.db, user.id, limits)
+      setSessionCookie(request, reply, token, limits.absoluteMs)
+      const signedIn = (await findUserById(app.db.db, user.id))!
+      return { ...signedIn, via: 'session' }
+    },
+  )
+}
+
 export default fp(
   async function session(app: FastifyInstance) {
-    const { config } = app
-    const limits = sessionLimits(config)
-    const guard = new SignInGuard({
-      windowMs: config.RATE_LIMIT_WINDOW_MS,
-      perAddress: config.AUTH_FAILURE_MAX,
-      perAccount: config.AUTH_ACCOUNT_FAILURE_MAX,
-      capacity: GUARD_CAPACITY,
-    })
-    const hashes = new HashGate(config.AUTH_HASH_CONCURRENCY, config.AUTH_HASH_QUEUE)
-    app.decorate('signInGuard', guard)
+    const limits = sessionLimits(app.config)
     const tags = ['session']
-
-    app.post(
-      '/api/v1/session/',
-      {
-        bodyLimit: SIGN_IN_BODY_LIMIT,
-        schema: {
-          tags,
-          operationId: 'signIn',
-          summary: 'Sign in with a password: sets the session cookie',
-          security: [],
-          response: { 200: SignedIn, 400: errorSchema, 401: errorSchema, 403: errorSchema, 413: errorSchema, 429: errorSchema },
-        },
-      },
-      async (request, reply) => {
-        // Login CSRF: a sign-in is only taken from this origin's pages (or from a client that sends no Origin).
-        if (request.headers.origin !== undefined) assertSameOrigin(request)
-        const { username, password } = credentialsOf(request)
-        // Counted before the check, so concurrent tries cannot overrun a budget (429 once spent).
-        const attempt = guard.admit(request.ip, username)
-        let verified: boolean
-        let user: { id: number; password_hash: string | null; is_active: boolean } | undefined
-        try {
-          user = await app.db.db.selectFrom('auth_user').select(['id', 'password_hash', 'is_active']).where('username', '=', username).executeTakeFirst()
-          if (user) attempt.accountExists()
-          verified = await hashes.run(() => verifyPassword(password, user?.password_hash))
-        } catch (error) {
-          attempt.withdrawn()
-          throw error
-        }
-        if (!user?.is_active || !verified) throw new ApiError(401, 'INVALID_CREDENTIALS', 'Wrong username or password')
-        attempt.right()
-        const token = await openSession(app.db.db, user.id, limits)
-        setSessionCookie(request, reply, token, limits.absoluteMs)
-        const signedIn = (await findUserById(app.db.db, user.id))!
-        return { ...signedIn, via: 'session' }
-      },
-    )
+    signInRoute(app, limits, tags)
 
     app.get(
       '/api/v1/session/',
