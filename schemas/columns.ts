@@ -1,7 +1,7 @@
 // Column helpers: each returns a TypeBox schema that carries, besides its JSON-Schema constraints,
 // the column metadata that the dispatcher, /schema, OpenAPI and the Kysely types are derived from.
 // The static type is the Kysely column type, so `Static<typeof Table>` is a Kysely row.
-import { Type, type TSchema, type TUnsafe, type TObject, type TProperties } from '@sinclair/typebox'
+import { Type, type TSchema, type TUnsafe, type TObject, type TProperties } from 'typebox'
 import type { ColumnType, Generated } from 'kysely'
 import { TIMESTAMP_DESCRIPTION, TIMESTAMP_PATTERN } from '../lib/core/values.js'
 

@@ -1,5 +1,5 @@
 // The registry of every table schema, and the Kysely database type derived from them.
-import type { Static, TObject } from '@sinclair/typebox'
+import type { Static, TObject } from 'typebox'
 import { AggDatapoint } from './agg_datapoint.js'
 import { ApiKey } from './api_key.js'
 import { AuthGroup } from './auth_group.js'

@@ -1,7 +1,7 @@
 // OpenAPI descriptions of each resource's routes, built from the same TypeBox table schemas.
 // They document; they do not validate (the dispatcher coerces and validates bodies itself, with the
 // rules of resource-api §11.1, from these same schemas).
-import { Type, type TSchema } from '@sinclair/typebox'
+import { Type, type TSchema } from 'typebox'
 import { COLUMN, Timestamp, type ColumnKind } from '../../schemas/columns.js'
 import { resolveField } from './filters.js'
 import type { ParamSpec, Resource } from './resource.js'

@@ -2,7 +2,7 @@
 // `defineResource` derives the rest (columns, relations, filterable fields and their lookups) from the
 // table's TypeBox schema, so the dispatcher, /schema and OpenAPI all read the same facts.
 import type { RawJson } from '../core/raw-json.js'
-import type { TObject } from '@sinclair/typebox'
+import type { TObject } from 'typebox'
 import type { Kysely, RawBuilder, SelectQueryBuilder, Transaction } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { columnsOf, tableMeta, type ColumnKind, type ColumnMeta } from '../../schemas/columns.js'

@@ -1,6 +1,6 @@
 // Configuration from environment variables, validated by one TypeBox schema (README "Configuration").
-import { Type, type Static } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
+import { Type, type Static } from 'typebox'
+import { Value } from 'typebox/value'
 
 const Integer = (def: number, minimum = 0) => Type.Integer({ default: def, minimum })
 
@@ -16,10 +16,7 @@ export const ConfigSchema = Type.Object({
   BODY_LIMIT_BYTES: Integer(10_485_760, 1),
   DISTRICT_TYPE_NAME: Type.String({ default: 'District' }),
   CORS_ORIGIN: Type.String({ default: '*' }),
-  LOG_LEVEL: Type.Union(
-    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
-    { default: 'info' },
-  ),
+  LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
   ADMIN_API_KEY: Type.Optional(Type.String({ pattern: '^[0-9a-f]{40}$' })),
   DEMO_DATA: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '1' }),
   DETECT_MAX_CHARS: Integer(10_000, 1),
@@ -86,7 +83,7 @@ export type Config = Static<typeof ConfigSchema>
 
 const NUMERIC = new Set(
   Object.entries(ConfigSchema.properties)
-    .filter(([, s]) => s.type === 'integer')
+    .filter(([, s]) => 'type' in s && s.type === 'integer')
     .map(([k]) => k),
 )
 
@@ -112,10 +109,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     raw[key] = NUMERIC.has(key) && /^-?\d+$/.test(value) ? Number(value) : value
   }
   const config = Value.Default(ConfigSchema, { ...raw, ...overrides }) as Config
-  const error = Value.Errors(ConfigSchema, config).First()
+  const [error] = Value.Errors(ConfigSchema, config)
   if (error) {
-    const name = error.path.replace(/^\//, '')
-    throw new ConfigError(`Invalid environment variable ${name}=${JSON.stringify(error.value)}: ${error.message}`)
+    const name = error.instancePath.replace(/^\//, '')
+    throw new ConfigError(`Invalid environment variable ${name}=${JSON.stringify((config as Record<string, unknown>)[name])}: ${error.message}`)
   }
   return config
 }
