@@ -115,7 +115,7 @@ export function chartOption(chart, data, catalog, mapName) {
     ...base,
     tooltip: { trigger: 'axis' },
     legend: indicatorIds.length > 1 ? { top: 0 } : undefined,
-    grid: { left: 48, right: 24, top: indicatorIds.length > 1 ? 32 : 24, bottom: 32, containLabel: true },
+    grid: { left: 48, right: 24, top: indicatorIds.length > 1 ? 32 : 24, bottom: 32, outerBoundsMode: 'same', outerBoundsContain: 'axisLabel' },
     xAxis: horizontal ? valueAxis : categoryAxis,
     yAxis: horizontal ? categoryAxis : valueAxis,
     series,

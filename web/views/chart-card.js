@@ -10,6 +10,8 @@ export function ChartCard({ chart, view, catalog, onDrill }) {
   const [state, setState] = useState({ data: null, error: null })
   const [drawn, setDrawn] = useState(false)
   const drawing = useRef(null)
+  // A map with no polygon has nothing to draw (ECharts cannot lay out an empty map).
+  const noShapes = isMap(spec) && state.polygons === 0
 
   useEffect(() => {
     let live = true
@@ -34,19 +36,29 @@ export function ChartCard({ chart, view, catalog, onDrill }) {
       performance.mark(`chart drawn: ${chart.uuid ?? chart.title}`)
       setDrawn(true)
     }
-    if (isTable(spec) || !drawing.current || state.data.points.length === 0) return markDrawn()
+    if (isTable(spec) || !drawing.current || state.data.points.length === 0 || noShapes) return markDrawn()
     const byName = (name) => catalog.locations.find((l) => l.name === name)?.id
-    const instance = draw(drawing.current, chartOption(spec, state.data, catalog, state.mapName), (name) => byName(name) && onDrill?.(byName(name)))
-    instance.on('finished', markDrawn)
-    const resize = new ResizeObserver(() => instance.resize())
-    resize.observe(drawing.current)
+    const element = drawing.current
+    let instance = null
+    // Drawn once the element has a size, and resized with it; never at 0 × 0 (a card not laid out yet,
+    // or leaving the page), where ECharts cannot lay out a map.
+    const render = () => {
+      if (!element.clientWidth || !element.clientHeight) return
+      if (instance) return instance.resize()
+      instance = draw(element, chartOption(spec, state.data, catalog, state.mapName), (name) => byName(name) && onDrill?.(byName(name)))
+      instance.on('finished', markDrawn)
+    }
+    const resize = new ResizeObserver(render)
+    resize.observe(element)
+    render()
     return () => {
       resize.disconnect()
-      instance.dispose()
+      instance?.dispose()
     }
   }, [state])
 
   const title = chart.title ?? 'Chart'
+  const table = () => html`<${ValuesTable} spec=${spec} data=${state.data} catalog=${catalog} onDrill=${onDrill} caption=${title} />`
   const body = state.error
     ? html`<p class="error" role="alert">${state.error}</p>`
     : !state.data
@@ -54,9 +66,11 @@ export function ChartCard({ chart, view, catalog, onDrill }) {
       : state.data.points.length === 0
         ? html`<p>No values for this selection.</p>`
         : isTable(spec)
-          ? html`<${ValuesTable} spec=${spec} data=${state.data} catalog=${catalog} onDrill=${onDrill} caption=${title} />`
-          : html`<div class="drawing" ref=${drawing} role="img" aria-label=${`${spec.type}: ${title}`}></div>
-              <details><summary>Numbers</summary><${ValuesTable} spec=${spec} data=${state.data} catalog=${catalog} onDrill=${onDrill} caption=${title} /></details>`
+          ? table()
+          : noShapes
+            ? html`<p>No map shapes for these locations: their numbers follow.</p>${table()}`
+            : html`<div class="drawing" ref=${drawing} role="img" aria-label=${`${spec.type}: ${title}`}></div>
+              <details><summary>Numbers</summary>${table()}</details>`
   return html`<figure class="chart" data-type=${spec.type} data-drawn=${drawn ? 'true' : 'false'} data-polygons=${state.polygons ?? 0}>
     <figcaption>${title}</figcaption>
     ${body}
