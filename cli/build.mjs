@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, statSync, writeFileSync, utimesSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -36,7 +36,8 @@ export function buildIsCurrent() {
 /** Runs the TypeScript compiler; the stamp carries the time the compile began (a later edit is newer). */
 export function build() {
   const began = new Date()
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+  // TypeScript 7 (the native compiler, as typescript-native): the same output, a quarter of the time.
+  const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript-native/package.json')), 'bin', 'tsc')
   const result = spawnSync(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit' })
   if (result.status !== 0) throw new Error(`the TypeScript compile failed (exit ${result.status})`)
   writeFileSync(STAMP, '')

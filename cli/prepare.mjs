@@ -5,7 +5,7 @@ import { createRequire } from 'node:module'
 import { buildIfStale } from './build.mjs'
 
 try {
-  createRequire(import.meta.url).resolve('typescript/bin/tsc')
+  createRequire(import.meta.url).resolve('typescript-native/package.json')
 } catch {
   console.error('prepare: TypeScript is not installed (production install?): nothing compiled')
   process.exit(0)

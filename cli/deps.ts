@@ -8,15 +8,15 @@ import { fileURLToPath } from 'node:url'
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 /** The line a version belongs to: its major, or `0.minor` below 1.0 (where a minor may break). */
-export const lineOf = (version) => {
+export const lineOf = (version: string): string => {
   const [major, minor] = version.split('.')
   return major === '0' ? `0.${minor}` : major
 }
 
 /** README "Kept behind": package → why it stays. */
-export function keptReasons(readme) {
+export function keptReasons(readme: string): Map<string, string> {
   const section = readme.split(/^### Kept behind$/m)[1]?.split(/^#{2,3} /m)[0] ?? ''
-  const reasons = new Map()
+  const reasons = new Map<string, string>()
   for (const [, cells] of section.matchAll(/^\|(.+)\|\s*$/gm)) {
     const [name, , why] = cells.split('|').map((cell) => cell.trim())
     if (name && why && !/^-+$/.test(name) && name !== 'package') reasons.set(name.replace(/`/g, ''), why)
@@ -24,20 +24,27 @@ export function keptReasons(readme) {
   return reasons
 }
 
-function outdated() {
+interface Outdated {
+  current?: string
+  latest?: string
+}
+
+function outdated(): Record<string, Outdated> {
   try {
     return JSON.parse(execFileSync('npm', ['outdated', '--json'], { cwd: ROOT, encoding: 'utf8' }) || '{}')
   } catch (error) {
     // npm outdated exits 1 when anything is outdated; its JSON is on stdout all the same.
-    return JSON.parse(error.stdout || '{}')
+    return JSON.parse((error as { stdout?: string }).stdout || '{}')
   }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const reasons = keptReasons(readFileSync(`${ROOT}/README.md`, 'utf8'))
-  const behind = Object.entries(outdated()).filter(([, v]) => v.current && v.latest && lineOf(v.current) !== lineOf(v.latest))
+  const behind = Object.entries(outdated()).flatMap(([name, { current, latest }]) =>
+    current && latest && lineOf(current) !== lineOf(latest) ? [{ name, current, latest }] : [],
+  )
   let unexplained = 0
-  for (const [name, { current, latest }] of behind) {
+  for (const { name, current, latest } of behind) {
     const why = reasons.get(name)
     if (!why) unexplained++
     console.log(
