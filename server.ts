@@ -7,6 +7,7 @@ import { ConfigError, loadConfig } from './lib/core/config.js'
 import { superviseServers } from './cluster.js'
 import { loadDemoData } from './lib/engine/demo.js'
 import { DataDirInUseError } from './lib/data/data-dir-lock.js'
+import { DataDirTooOld } from './lib/data/database.js'
 import { startupSteps } from './plugins/db.js'
 import { loadDetector } from './plugins/classifier.js'
 
@@ -32,7 +33,7 @@ try {
     console.error(error.message)
     process.exit(2)
   }
-  if (error instanceof DataDirInUseError) {
+  if (error instanceof DataDirInUseError || error instanceof DataDirTooOld) {
     console.error(error.message)
     process.exit(1)
   }

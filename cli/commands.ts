@@ -27,9 +27,22 @@ export const USAGE = `usage: npm run cli -- <command> [--server <url>] [--key <u
                                                   upload, transform and print the summary
   demo                                            load the demo data set into an empty database
   backup <file>                                   a snapshot of the embedded database (through the server holding it)
-  restore <file>                                  a snapshot into an empty embedded data directory`
+  restore <file>                                  a snapshot into an empty embedded data directory
+  upgrade-data-dir                                the embedded database of an earlier PGlite into this one's (once, server stopped)`
 
-export const COMMANDS = ['migrate', 'create-user', 'create-key', 'set-password', 'revoke-key', 'load-geo', 'upload', 'demo', 'backup', 'restore']
+export const COMMANDS = [
+  'migrate',
+  'create-user',
+  'create-key',
+  'set-password',
+  'revoke-key',
+  'load-geo',
+  'upload',
+  'demo',
+  'backup',
+  'restore',
+  'upgrade-data-dir',
+]
 
 export interface Options {
   type?: string

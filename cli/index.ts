@@ -7,6 +7,7 @@ import { createDatabase, type Database } from '../lib/data/database.js'
 import { DataDirInUseError } from '../lib/data/data-dir-lock.js'
 import { runRemote } from './remote.js'
 import { backupCommand } from './backup.js'
+import { upgradeDataDir } from '../lib/data/pglite-upgrade.js'
 import { readSecret } from './read-secret.js'
 import { migrateToLatest } from '../lib/data/migrations.js'
 import { readTemplate } from '../lib/data/pglite-template.js'
@@ -40,6 +41,12 @@ async function main(argv: string[]): Promise<number> {
     ...values,
     dateOrder: values['date-order'],
     ...(command === 'set-password' ? { password: await readSecret(`new password for ${arg ?? '?'}: `) } : {}),
+  }
+  if (command === 'upgrade-data-dir') {
+    if (config.DATABASE_URL) throw new UsageError('upgrade-data-dir is for the embedded database; PostgreSQL upgrades with pg_upgrade or pg_dump')
+    const copied = await upgradeDataDir(join(config.DATA_DIR, 'pglite'), console.log)
+    if (copied === undefined) console.log(`${join(config.DATA_DIR, 'pglite')} is already this version's: nothing to do`)
+    return 0
   }
   if (command === 'backup' || command === 'restore') {
     return backupCommand(command, arg, config, { server: values.server, superuserKey: () => superuserKey(config, values.key) }, console.log)

@@ -1,16 +1,24 @@
 // Upgrades keep data: a database made by the first release (the schema of sql/001_init.sql, its rows
 // written as that release wrote them) is opened by today's server, which applies every later migration:
 // every row is kept, every read answers, and the engine works on what it found.
-import { readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { PGlite as PGlite17 } from 'pglite-pg17'
 import t from 'tap'
 import { Migrator, sql, type Kysely } from 'kysely'
 import type { DB } from '../schemas/index.js'
 import { buildApp } from '../app.js'
 import { hashKey } from '../lib/data/auth.js'
 import { migrateToLatest, SQL_DIR } from '../lib/data/migrations.js'
-import type { Database } from '../lib/data/database.js'
+import { createDatabase, type Database } from '../lib/data/database.js'
+import { cli, startServer, until200 } from './processes.js'
 import { ROOT, emptyDatabase } from './helper.js'
+
+type Row = Record<string, unknown>
+
+/** The superuser key test/fixtures/make-pglite17-data-dir.ts gave `admin` in the PostgreSQL 17 fixture. */
+const FIXTURE_KEY = 'f'.repeat(40)
 
 const ADMIN_KEY = 'f'.repeat(40)
 const FIELD_KEY = '9'.repeat(40)
@@ -128,3 +136,59 @@ t.test("a database of the first release, opened by today's server: every row kep
   t.match(revert.json().objects[0], { restored: { count: 0 }, deleted: { count: 0 }, without_history: 4 })
   t.equal(Number((await sql<{ n: number }>`select count(*) as n from datapoint`.execute(db)).rows[0].n), 4)
 })
+
+t.test(
+  'a data directory written by PGlite 0.4 (PostgreSQL 17): the server says what to do, upgrade-data-dir moves every row, the server then answers as before',
+  { skip: !!process.env.DATABASE_URL && 'embedded database only' },
+  async (t) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-pg17-'))
+    t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+    // The fixture made by the old PGlite (test/fixtures/make-pglite17-data-dir.ts), unpacked by it as it would have written it.
+    const old = await PGlite17.create({
+      dataDir: join(dataDir, 'pglite'),
+      loadDataDir: new Blob([readFileSync(join(ROOT, 'test/fixtures/pglite17-data-dir.tar.gz'))]),
+    })
+    const rowsBefore = await old.query<{ n: number }>(`select count(*)::int as n from datapoint_with_computed`)
+    await old.close()
+    const env = { DATA_DIR: dataDir, DATABASE_URL: '', ADMIN_API_KEY: '', DEMO_DATA: '0' }
+
+    const refused = await startServer(t, env)
+    const exitCode = await new Promise<number | null>((resolve) => refused.child.once('exit', (code) => resolve(code)))
+    t.equal(exitCode, 1, 'the server does not start on it')
+    t.match(refused.output(), /holds a PostgreSQL 17 database.*this version runs PostgreSQL 18.*npm run cli -- upgrade-data-dir/s, 'and says what to do')
+
+    const upgraded = await cli(['upgrade-data-dir'], env)
+    t.equal(upgraded.code, 0, upgraded.stderr)
+    t.match(upgraded.stdout, /\d+ rows copied into a PostgreSQL 18 database/)
+    t.ok(existsSync(join(dataDir, 'pglite-pg17', 'PG_VERSION')), 'the old directory is kept beside it')
+    t.equal(readFileSync(join(dataDir, 'pglite', 'PG_VERSION'), 'utf8').trim(), '18')
+    t.equal((await cli(['upgrade-data-dir'], env)).code, 0, 'a second run finds nothing to do')
+
+    const server = await startServer(t, env)
+    await until200(server, '/health/ready')
+    const admin = { authorization: `ApiKey admin:${FIXTURE_KEY}` }
+    const read = async (path: string) =>
+      (await (await fetch(`${server.url}/api/v1${path}`, { headers: admin })).json()) as { objects: Row[]; meta: { total_count: number } }
+    t.equal((await read('/campaign/')).meta.total_count, 3, "the old key works, and the demo's campaigns are there")
+    t.equal((await read('/location/?limit=0')).objects.length, 13)
+    const values = await read('/campaign_datapoint/?indicator__in=4&campaign__in=1&location_id=1&location_depth=1')
+    t.equal(values.objects.length, 3, "a calculated indicator's values per province, as before")
+    const created = await fetch(`${server.url}/api/v1/campaign_type/`, {
+      method: 'POST',
+      headers: { ...admin, 'content-type': 'application/json' },
+      body: '{"name":"after"}',
+    })
+    t.equal(created.status, 201, 'sequences continue after the copied rows')
+    const dashboards = await read('/dashboard/')
+    t.equal(dashboards.meta.total_count, 1)
+    await server.stop()
+    const reopened = await createDatabase({ dataDir: join(dataDir, 'pglite') })
+    t.equal(
+      (await sql<{ n: number }>`select count(*)::int as n from datapoint_with_computed`.execute(reopened.db)).rows[0].n,
+      rowsBefore.rows[0].n,
+      'every value row',
+    )
+    t.ok((await sql`select 1 from kysely_migration where name like '014%'`.execute(reopened.db)).rows.length, 'and the migrations after 013 applied')
+    await reopened.close()
+  },
+)

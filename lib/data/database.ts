@@ -1,8 +1,8 @@
 // The data layer: one Kysely instance over either an embedded PGlite database (no DATABASE_URL) or a
 // PostgreSQL server (DATABASE_URL). Both speak the same SQL; only construction differs.
 import { createHash } from 'node:crypto'
-import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { Kysely, PostgresDialect, sql, type LogEvent } from 'kysely'
 import { PGliteDialect } from 'kysely-pglite-dialect'
@@ -53,6 +53,31 @@ export interface DatabaseOptions {
   /** PostgreSQL: the schema to work in (tests isolate each process in its own schema). */
   searchPath?: string
   poolSize?: number
+  /** PGlite: the engine to open it with (the upgrade of an older data directory opens it with the PGlite that wrote it). */
+  engine?: typeof PGlite
+}
+
+/** The PostgreSQL major version this PGlite runs; a data directory of another cannot be opened by it. */
+export const PGLITE_POSTGRES_MAJOR = '18'
+
+export class DataDirTooOld extends Error {
+  override name = 'DataDirTooOld'
+  constructor(
+    readonly dataDir: string,
+    readonly postgresMajor: string,
+  ) {
+    super(
+      `${dataDir} holds a PostgreSQL ${postgresMajor} database, written by an earlier rhizome-api (PGlite 0.4); this version runs ` +
+        `PostgreSQL ${PGLITE_POSTGRES_MAJOR} and cannot open it. Upgrade it once with \`npm run cli -- upgrade-data-dir\` ` +
+        `(it copies every row into a new directory and keeps the old one beside it as ${basename(dataDir)}-pg${postgresMajor}), then start again`,
+    )
+  }
+}
+
+/** The PostgreSQL major version of the data directory at `dataDir`, or undefined when there is none yet. */
+export function dataDirPostgresMajor(dataDir: string): string | undefined {
+  const file = join(dataDir, 'PG_VERSION')
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined
 }
 
 // Values leave the database already in the API's formats (resource-api "Value formats"):
@@ -102,6 +127,8 @@ async function createPGlite(options: DatabaseOptions): Promise<Database> {
   let loadDataDir = options.loadDataDir
   if (dataDir) {
     keepPrivate(dirname(dataDir))
+    const major = dataDirPostgresMajor(dataDir)
+    if (!options.engine && major && major !== PGLITE_POSTGRES_MAJOR) throw new DataDirTooOld(dataDir, major)
     lock = lockDataDir(dataDir)
     // A new data directory starts from the migrated template when there is one (lib/data/pglite-template.ts).
     if (!loadDataDir && !existsSync(join(dataDir, 'PG_VERSION'))) loadDataDir = options.template?.()
@@ -109,7 +136,7 @@ async function createPGlite(options: DatabaseOptions): Promise<Database> {
   }
   let pglite: PGlite
   try {
-    pglite = await PGlite.create({ dataDir, loadDataDir, parsers })
+    pglite = await (options.engine ?? PGlite).create({ dataDir, loadDataDir, parsers })
     await pglite.exec(`SET TimeZone TO 'UTC'`)
   } catch (error) {
     lock?.release()

@@ -11,9 +11,11 @@ import { createDatabase } from './database.js'
 
 const CACHE_DIR = join(PROJECT_ROOT, 'node_modules', '.cache', 'rhizome')
 
-/** The template's file for the current migrations (it may not exist yet). */
+/** The template's file for the current migrations and PGlite (it may not exist yet). */
 export function templateFile(): string {
   const hash = createHash('sha1')
+  // A template is a data directory: a PGlite of another version may not open it.
+  hash.update(readFileSync(join(PROJECT_ROOT, 'node_modules', '@electric-sql', 'pglite', 'package.json')))
   for (const file of readdirSync(SQL_DIR).sort()) hash.update(file).update(readFileSync(join(SQL_DIR, file)))
   return join(CACHE_DIR, `pglite-${hash.digest('hex').slice(0, 12)}.tar`)
 }
