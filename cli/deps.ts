@@ -45,7 +45,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   )
   let unexplained = 0
   for (const { name, current, latest } of behind) {
-    const why = reasons.get(name)
+    // An alias (`pglite-pg17@npm:@electric-sql/pglite@0.4.6`) is listed as `alias:package@version`.
+    const why = reasons.get(name.split(':')[0])
     if (!why) unexplained++
     console.log(
       `${name.padEnd(32)} ${current.padEnd(10)} → ${latest.padEnd(10)} ${why ?? 'NOT EXPLAINED: move it to its current line, or say why in README "Kept behind"'}`,
