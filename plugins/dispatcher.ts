@@ -6,7 +6,6 @@ import fp from 'fastify-plugin'
 import multipart from '@fastify/multipart'
 import { ApiError } from '../lib/core/errors.js'
 import { describeResource } from '../lib/api/schema-doc.js'
-import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
 import { allowedMethods, documentOnly, routeSchema, type UrlKind } from '../lib/api/route-schemas.js'
 import { answerList } from '../lib/api/list-answer.js'
 import { DetailCache } from '../lib/api/detail-cache.js'
@@ -29,8 +28,6 @@ const WRITE_CONFIRM_MS = 2_000
 
 export default fp(
   async function dispatcher(app: FastifyInstance) {
-    // https://github.com/fastify/fastify-multipart — uploads only (resources that declare `multipart`).
-    await app.register(multipart, { attachFieldsToBody: true, limits: { fileSize: app.config.MAX_UPLOAD_BYTES, files: 2 } })
     const details = new DetailCache(app.config.DETAIL_CACHE_BYTES)
     const unlisten = await details.listen(app.db)
     app.addHook('onClose', () => unlisten())
@@ -94,16 +91,31 @@ export default fp(
       return answerWrite(context(request, resource, urlName), method, detailId, request, reply, { inTransaction, afterDelete })
     }
 
-    registerRoutes(app, handle)
+    await registerAll(app, handle)
   },
   { name: 'dispatcher', dependencies: ['db', 'auth', 'jobs', 'http-cache'] },
 )
 
 type Handler = (request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) => Promise<unknown>
 
-/** Every resource's list, schema and detail URLs under each of its names, documented where allowed; the API's index. */
-function registerRoutes(app: FastifyInstance, handle: Handler) {
-  for (const resource of resources) {
+/**
+ * Every resource's routes. https://github.com/fastify/fastify-multipart serves the ones
+ * that take files, in a context of their own: it adds three async hooks to each request of its context.
+ */
+async function registerAll(app: FastifyInstance, handle: Handler) {
+  const { MAX_UPLOAD_BYTES } = app.config
+  const takesFiles = resources.filter((r) => r.multipart)
+  await app.register(async (uploads) => {
+    await uploads.register(multipart, { attachFieldsToBody: true, limits: { fileSize: MAX_UPLOAD_BYTES, files: 2 } })
+    registerRoutes(uploads, handle, takesFiles)
+  })
+  const others = resources.filter((r) => !takesFiles.includes(r))
+  registerRoutes(app, handle, others)
+}
+
+/** The list, schema and detail URLs of `declared` under each of their names, documented where allowed. */
+function registerRoutes(app: FastifyInstance, handle: Handler, declared: Resource[]) {
+  for (const resource of declared) {
     for (const urlName of [resource.name, ...resource.aliases]) {
       const hide = urlName !== resource.name
       const kinds: Array<[UrlKind, string]> = [
@@ -130,20 +142,4 @@ function registerRoutes(app: FastifyInstance, handle: Handler) {
       }
     }
   }
-  app.get(
-    '/api/v1/',
-    {
-      schema: {
-        tags: ['api'],
-        operationId: 'listResources',
-        summary: 'Every resource with its list and schema URLs',
-        security: API_SECURITY,
-        response: { 401: errorSchema },
-      },
-    },
-    async () => {
-      const names = resources.map((r) => r.name).sort()
-      return Object.fromEntries(names.map((n) => [n, { list_endpoint: `/api/v1/${n}/`, schema: `/api/v1/${n}/schema/` }]))
-    },
-  )
 }

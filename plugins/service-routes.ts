@@ -3,9 +3,12 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { sql } from 'kysely'
 import { pendingMigrations } from '../lib/data/migrations.js'
+import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
+import { resources } from '../resources/index.js'
 
 export default fp(
   async function serviceRoutes(app: FastifyInstance) {
+    resourceIndex(app)
     app.get('/', { schema: { tags: ['service'], operationId: 'listEndpoints', summary: 'Endpoint listing', security: [] } }, async () => ({
       ...(app.hasRoute({ method: 'POST', url: '/detect' }) ? { detect: '/detect', detect_batch: '/detect/batch' } : {}),
       api: '/api/v1/',
@@ -68,3 +71,23 @@ export default fp(
   },
   { name: 'service-routes', dependencies: ['db', 'classifier'] },
 )
+
+/** The API's index: every resource with its list and schema URLs. */
+function resourceIndex(app: FastifyInstance) {
+  app.get(
+    '/api/v1/',
+    {
+      schema: {
+        tags: ['api'],
+        operationId: 'listResources',
+        summary: 'Every resource with its list and schema URLs',
+        security: API_SECURITY,
+        response: { 401: errorSchema },
+      },
+    },
+    async () => {
+      const names = resources.map((r) => r.name).sort()
+      return Object.fromEntries(names.map((n) => [n, { list_endpoint: `/api/v1/${n}/`, schema: `/api/v1/${n}/schema/` }]))
+    },
+  )
+}
