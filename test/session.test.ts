@@ -2,7 +2,7 @@
 // CSRF rule of cookie-authenticated changes, sign-out and the ways a session ends, on both engines.
 import t from 'tap'
 import { sql } from 'kysely'
-import { admin, build, eventually } from './helper.js'
+import { admin, alice, build, eventually } from './helper.js'
 import { PURGE_SESSIONS } from '../plugins/jobs.js'
 import { client } from './api.js'
 import { runCommand } from '../cli/commands.js'
@@ -292,4 +292,10 @@ t.test('HEAD answers like GET without a body, on lists, details and the API inde
     t.equal(head.headers['content-type'], get.headers['content-type'])
   }
   t.equal((await app.inject({ method: 'HEAD', url: '/api/v1/campaign_type/' })).statusCode, 401, 'and authenticates like GET')
+  // A HEAD is asked as the GET it stands for: the same rights, the same refusals.
+  for (const url of ['/api/v1/user/1/', '/api/v1/api_key/', '/api/v1/backup/', '/api/v1/agg_refresh/?campaign_id=1', '/api/v1/campaign_type/']) {
+    const get = await app.inject({ url, headers: alice })
+    const head = await app.inject({ method: 'HEAD', url, headers: alice })
+    t.equal(head.statusCode, get.statusCode, `a plain user's HEAD ${url}: ${get.statusCode}, as GET`)
+  }
 })

@@ -2,7 +2,7 @@
 // its SHA-256. A session ends when it has been idle too long, at its absolute end, on sign-out, when
 // the user's password changes or the user is deactivated (triggers delete them, sql/013 and sql/014).
 import { randomBytes } from 'node:crypto'
-import { sql, type Kysely } from 'kysely'
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { type AuthUser, authUser, hashKey, userQuery } from './auth.js'
 import type { Config } from '../core/config.js'
@@ -65,21 +65,9 @@ export async function endSession(db: Kysely<DB>, token: string): Promise<boolean
  */
 export async function purgeEndedSessions(db: Kysely<DB>, limits: SessionLimits): Promise<number> {
   const idleSince = sql<string>`now() - ${`${limits.idleMs} milliseconds`}::interval`
+  const ended = (eb: ExpressionBuilder<DB, 'user_session'>) => eb.or([eb('expires_at', '<=', sql<string>`now()`), eb('last_seen_at', '<', idleSince)])
   // Looked for first: a DELETE of nothing still fires the statement triggers that tell every server to drop its caches.
-  const ended = await db
-    .selectFrom('user_session')
-    .select('id')
-    .where((eb) => eb.or([eb('expires_at', '<=', sql<string>`now()`), eb('last_seen_at', '<', idleSince)]))
-    .execute()
-  if (!ended.length) return 0
-  const purged = await db
-    .deleteFrom('user_session')
-    .where(
-      'id',
-      'in',
-      ended.map((row) => row.id),
-    )
-    .where((eb) => eb.or([eb('expires_at', '<=', sql<string>`now()`), eb('last_seen_at', '<', idleSince)]))
-    .executeTakeFirst()
+  if (!(await db.selectFrom('user_session').select('id').where(ended).limit(1).executeTakeFirst())) return 0
+  const purged = await db.deleteFrom('user_session').where(ended).executeTakeFirst()
   return Number(purged.numDeletedRows)
 }
