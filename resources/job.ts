@@ -2,12 +2,18 @@
 // Read-only but for DELETE, which cancels a job that has not started.
 import { sql } from 'kysely'
 import { JobState } from '../schemas/job_state.js'
+import { withEnum } from '../schemas/columns.js'
+import { backgroundJobs } from './jobs.js'
 import { defineResource } from '../lib/api/resource.js'
 import { ApiError } from '../lib/core/errors.js'
 
 export default defineResource({
   name: 'job',
-  schema: JobState,
+  schema: withEnum(
+    JobState,
+    'kind',
+    backgroundJobs.map((job) => job.kind),
+  ),
   description: "A pipeline step run in the background: its state, progress, and the synchronous call's answer or error.",
   query_fields: ['id', 'kind', 'params', 'state', 'progress', 'created_at', 'started_at', 'finished_at', 'result', 'error', 'created_by', 'queue_position'],
   detail_fields: ['id', 'kind', 'params', 'state', 'progress', 'created_at', 'started_at', 'finished_at', 'result', 'error', 'created_by', 'queue_position'],

@@ -2,7 +2,6 @@
 // it waits in, what it is one of at a time, when asking again answers the job already there, the check
 // its request gets, and its run. The job queue's queues are derived from this list (lib/data/job-queue.ts);
 // a scheduled or internal job is one more entry.
-import type { JobKind } from '../lib/data/job-queue.js'
 import type { Context, JobDeclaration, Resource } from '../lib/api/resource.js'
 import {
   aggRefreshResource,
@@ -19,7 +18,7 @@ const runAction = (resource: Resource) => async (ctx: Context) => (await resourc
 
 /** A step on one document: one at a time, and asking again while it waits or runs answers it. */
 const documentStep = (resource: Resource, check = documentJobParams): JobDeclaration => ({
-  kind: resource.name as JobKind,
+  kind: resource.name,
   queue: 'document',
   subject: (params) => `document:${params.document_id}`,
   dedupe: 'waits or runs',

@@ -87,6 +87,17 @@ export function table<P extends TProperties>(name: string, properties: P, meta: 
   return Type.Object(properties, { title: name, [TABLE]: { name, ...meta } })
 }
 
+/**
+ * `schema` with the values of `column` limited to `values`, where the list is declared above the
+ * schemas (the kinds of job, resources/jobs.ts): /schema and OpenAPI then show it as an enum.
+ */
+export function withEnum<P extends TProperties>(schema: TObject<P>, column: keyof P & string, values: readonly string[]): TObject<P> {
+  const property = schema.properties[column] as unknown as Record<string, unknown>
+  const meta = { ...(property[COLUMN] as ColumnMeta), enum: [...values] }
+  const properties = { ...schema.properties, [column]: { ...property, [COLUMN]: meta, enum: [...values] } }
+  return { ...schema, properties } as TObject<P>
+}
+
 export function columnMeta(schema: TSchema): ColumnMeta {
   const meta = (schema as Record<string, unknown>)[COLUMN] as ColumnMeta | undefined
   if (!meta) throw new Error('schema is not a column')

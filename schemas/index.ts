@@ -22,6 +22,7 @@ import { IndicatorBound } from './indicator_bound.js'
 import { IndicatorTag } from './indicator_tag.js'
 import { IndicatorToTag } from './indicator_to_tag.js'
 import { Job } from './job.js'
+import { JobKind } from './job_kind.js'
 import { JobState } from './job_state.js'
 import { Location } from './location.js'
 import { LocationPermission } from './location_permission.js'
@@ -56,6 +57,7 @@ export const tables = {
   indicator_tag: IndicatorTag,
   indicator_to_tag: IndicatorToTag,
   job: Job,
+  job_kind: JobKind,
   job_state: JobState,
   location: Location,
   location_permission: LocationPermission,

@@ -1,11 +1,10 @@
 import { col, table } from './columns.js'
 
-export const JOB_KINDS = ['transform_upload', 'refresh_master', 'agg_refresh', 'revert_document'] as const
-
 /** A request for a pipeline step in its asynchronous form (lib/data/job-queue.ts). */
 export const Job = table('job', {
   id: col.id(),
-  kind: col.string({ enum: JOB_KINDS }),
+  /** One of the kinds declared in resources/jobs.ts (registered in job_kind as the queue starts). */
+  kind: col.string({ references: 'job_kind', onDelete: 'restrict' }),
   params: col.json(),
   subject: col.string(),
   queue_name: col.string(),

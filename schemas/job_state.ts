@@ -1,5 +1,4 @@
 import { col, table } from './columns.js'
-import { JOB_KINDS } from './job.js'
 
 /** pg-boss's job states, the queue's own words. */
 export const JOB_STATES = ['created', 'retry', 'active', 'completed', 'cancelled', 'failed'] as const
@@ -10,7 +9,7 @@ export const JOB_STATES = ['created', 'retry', 'active', 'completed', 'cancelled
  */
 export const JobState = table('job_state', {
   id: col.id(),
-  kind: col.string({ enum: JOB_KINDS, readonly: true }),
+  kind: col.string({ readonly: true }),
   params: col.json({ readonly: true }),
   state: col.string({ enum: JOB_STATES, readonly: true }),
   progress: col.json({ nullable: true, readonly: true }),

@@ -3,8 +3,9 @@
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import t from 'tap'
-import { engine } from './helper.js'
+import { emptyDatabase, engine } from './helper.js'
 import { preparedStatements } from '../lib/data/database.js'
+import { DATA_CHANNEL } from '../lib/data/notified-cache.js'
 
 if (engine !== 'postgres') {
   t.comment('the pg pool wrapper needs a PostgreSQL server (DATABASE_URL)')
@@ -42,5 +43,29 @@ if (engine !== 'postgres') {
     const { rows } = await next.query('select $1::int4 as n', [7])
     t.equal(rows[0].n, 7)
     next.release()
+  })
+
+  t.test('concurrent write confirmations take turns on their connection (pg refuses overlapping queries from 9)', async (t) => {
+    const warnings: string[] = []
+    const onWarning = (warning: Error) => warnings.push(warning.message)
+    process.on('warning', onWarning)
+    t.teardown(() => process.off('warning', onWarning))
+    const database = await emptyDatabase()
+    t.teardown(() => database.close())
+    const stopListening = await database.listen(
+      DATA_CHANNEL,
+      () => {},
+      () => {},
+    )
+    t.teardown(() => stopListening())
+    // Before the fix, each confirmation asked the one connection at once: pg's DeprecationWarning.
+    const answers = await Promise.all(Array.from({ length: 8 }, () => database.confirmHeard(DATA_CHANNEL, 2000)))
+    t.same(answers, Array(8).fill([]), 'every listener confirmed each')
+    await new Promise((resolve) => setImmediate(resolve))
+    t.same(
+      warnings.filter((w) => w.includes('already executing a query')),
+      [],
+      'no query was asked of a busy client',
+    )
   })
 }

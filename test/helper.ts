@@ -94,7 +94,7 @@ export async function resetDatabase(): Promise<{ database: Database; adminId: nu
       .insertInto(table)
       .values(rows.map((r) => jsonSafe(r)))
       .execute()
-    await resetSequence(db, table)
+    if ('id' in rows[0]) await resetSequence(db, table)
   }
   const adminId = await createUser(db, { username: 'admin', is_superuser: true })
   await createApiKey(db, adminId, ADMIN_KEY)

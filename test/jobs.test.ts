@@ -9,8 +9,6 @@ import { admin, alice, build, eventually, hasSharedData, type Harness } from './
 import { client, type Response } from './api.js'
 import { fixtureBytes, hMap } from './fixtures.js'
 import { jobsSchemaOf } from '../lib/data/job-queue.js'
-import { backgroundJobs, jobOf } from '../resources/jobs.js'
-import { JOB_KINDS } from '../schemas/job.js'
 
 const skip = !hasSharedData && 'needs ../shared/data/rhizome/tests_data'
 const ASYNC = { ...admin, prefer: 'respond-async' }
@@ -187,15 +185,4 @@ t.test('a restricted user sees only the jobs it asked for', { skip }, async (t) 
   t.equal((await api.get(`/refresh_master/?document_id=${adminJob.body.params.document_id}`, ALICE_ASYNC)).status, 403, "another's document")
   t.equal((await api.get('/agg_refresh/?campaign_id=99', ALICE_ASYNC)).status, 403, 'a whole campaign')
   t.equal((await api.get('/job/')).body.meta.total_count, 2, 'nothing queued')
-})
-
-t.test('the declared job kinds are the kinds the job table accepts, each on a resource that runs it', async (t) => {
-  const { db } = await build(t)
-  const declared = backgroundJobs.map((job) => job.kind).sort()
-  t.same(declared, [...JOB_KINDS].sort(), 'schemas/job.ts lists the declared kinds')
-  const { rows } = await sql<{ definition: string }>`select pg_get_constraintdef(c.oid) as definition from pg_constraint c
-    where c.conrelid = 'job'::regclass and c.contype = 'c'`.execute(db)
-  for (const kind of declared) t.match(rows.map((r) => r.definition).join(' '), `'${kind}'`, `the job table's check accepts ${kind}`)
-  for (const job of backgroundJobs) t.ok(jobOf(job.kind), `${job.kind} runs in the background`)
-  t.same([...new Set(backgroundJobs.map((job) => job.queue))].sort(), ['campaign', 'document'], 'the queues come from the declarations')
 })

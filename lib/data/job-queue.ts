@@ -7,13 +7,13 @@ import { randomUUID } from 'node:crypto'
 import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely'
 import PgBoss from 'pg-boss'
 import type { DB } from '../../schemas/index.js'
-import type { JOB_KINDS } from '../../schemas/job.js'
 import type { Database } from './database.js'
 import { DATA_CHANNEL } from './notified-cache.js'
 import type { Progress, ProgressReport } from '../core/progress.js'
 import { ApiError } from '../core/errors.js'
 
-export type JobKind = (typeof JOB_KINDS)[number]
+/** A kind's name, as its declaration gives it (resources/jobs.ts). */
+export type JobKind = string
 
 /** How the queue treats one kind of job: the queue-side part of its declaration (resources/jobs.ts). */
 export interface JobKindSpec {
@@ -186,6 +186,7 @@ export class JobQueue {
   }
 
   async start(): Promise<void> {
+    await this.registerKinds()
     await this.boss.start()
     for (const name of this.queues) {
       // 'standard': one job per document (or campaign) at a time is decided when a job is submitted
@@ -204,6 +205,22 @@ export class JobQueue {
       await this.boss.createQueue(task.name, { name: task.name, policy: 'singleton', retryLimit: 0 })
       await this.boss.schedule(task.name, task.cron, {}, { tz: 'UTC' })
     }
+  }
+
+  /**
+   * The declared kinds, in job_kind (sql/015): a job's row must name one. Kinds are only ever added, so
+   * that processes of two versions running side by side (a rolling deploy) both keep their own.
+   */
+  private async registerKinds(): Promise<void> {
+    const declared = [...this.kinds.keys()]
+    const known = await this.database.db
+      .selectFrom('job_kind')
+      .select('name')
+      .where('name', 'in', declared.length ? declared : [''])
+      .execute()
+    const missing = declared.filter((name) => !known.some((row) => row.name === name))
+    // Only when one is missing: every insert statement notifies (sql/004), and each would empty the caches.
+    if (missing.length) await sql`insert into job_kind (name) select unnest(${missing}::text[]) on conflict do nothing`.execute(this.database.db)
   }
 
   /**

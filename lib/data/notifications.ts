@@ -32,6 +32,9 @@ export async function listenWithReconnect(
   let stopped = false
   let client: pg.Client | undefined
   let delay = 1000
+  // Acknowledgements one after another: pg's client runs one query at a time (a second one asked for
+  // while the first runs is deprecated, and refused from pg 9).
+  let acks: Promise<unknown> = Promise.resolve()
   const id = randomBytes(8).toString('hex')
   ownListeners.add(id)
   const connect = async (): Promise<void> => {
@@ -51,8 +54,10 @@ export async function listenWithReconnect(
       const payload = message.payload ?? ''
       onNotify(payload)
       // Notifications arrive in commit order: by now every change notified before the sync is handled.
-      if (payload.startsWith(SYNC_PREFIX))
-        next.query('select pg_notify($1, $2)', [ackChannel(channel), `${payload.slice(SYNC_PREFIX.length)} ${id}`]).catch(() => {})
+      if (payload.startsWith(SYNC_PREFIX)) {
+        const ack = [ackChannel(channel), `${payload.slice(SYNC_PREFIX.length)} ${id}`]
+        acks = acks.then(() => next.query('select pg_notify($1, $2)', ack)).catch(() => {})
+      }
     })
     client = next
     try {
@@ -86,6 +91,8 @@ export interface ConfirmOptions {
  */
 export class Confirmations {
   #client: Promise<pg.Client> | undefined
+  /** The last query asked of the client: concurrent confirmations take turns (pg runs one query at a time). */
+  #turn: Promise<unknown> = Promise.resolve()
   readonly #ackChannels = new Set<string>()
   readonly #waiting = new Map<string, (id: string) => void>()
 
@@ -115,9 +122,17 @@ export class Confirmations {
     )
   }
 
+  /** `client.query`, once the queries asked before it have answered. */
+  #query<R extends pg.QueryResultRow>(client: pg.Client, text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    const result = this.#turn.then(() => client.query<R>(text, values))
+    this.#turn = result.catch(() => {})
+    return result
+  }
+
   async #listeners(client: pg.Client, channel: string): Promise<Set<string>> {
     const prefix = `${LISTENER_NAME}${channel} ${this.scope} `
-    const { rows } = await client.query<{ name: string }>(
+    const { rows } = await this.#query<{ name: string }>(
+      client,
       'select application_name as name from pg_stat_activity where datname = current_database() and starts_with(application_name, $1)',
       [prefix],
     )
@@ -128,7 +143,7 @@ export class Confirmations {
     this.#client ??= this.#connect()
     const client = await this.#client
     if (!this.#ackChannels.has(channel)) {
-      await client.query(`LISTEN ${pg.escapeIdentifier(ackChannel(channel))}`)
+      await this.#query(client, `LISTEN ${pg.escapeIdentifier(ackChannel(channel))}`)
       this.#ackChannels.add(channel)
     }
     // A listener that connects after this list was read starts with nothing cached.
@@ -144,7 +159,7 @@ export class Confirmations {
       if ([...expected].every((e) => confirmed.has(e))) allHeard()
     })
     try {
-      await client.query('select pg_notify($1, $2)', [channel, SYNC_PREFIX + token])
+      await this.#query(client, 'select pg_notify($1, $2)', [channel, SYNC_PREFIX + token])
       const deadline = Date.now() + timeoutMs
       for (;;) {
         const waiting = [...expected].filter((id) => !confirmed.has(id))
