@@ -37,5 +37,6 @@ export default fp(
       },
     )
   },
-  { name: 'backup', dependencies: ['db', 'auth'] },
+  // Encapsulated: a route plugin, nothing of it is for the rest of the app.
+  { name: 'backup', dependencies: ['db', 'auth'], encapsulate: true },
 )

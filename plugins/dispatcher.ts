@@ -6,56 +6,37 @@ import fp from 'fastify-plugin'
 import multipart from '@fastify/multipart'
 import { ApiError } from '../lib/core/errors.js'
 import { describeResource } from '../lib/api/schema-doc.js'
-import { allowedMethods, documentOnly, routeSchema, type UrlKind } from '../lib/api/route-schemas.js'
+import { allowedMethods, documentOnly, queryValidation, routeSchema, type UrlKind } from '../lib/api/route-schemas.js'
 import { answerList } from '../lib/api/list-answer.js'
 import { DetailCache } from '../lib/api/detail-cache.js'
 import { contextOf, effectiveMethod, parsePk } from '../lib/api/request.js'
 import { answerWrite } from '../lib/api/write-answer.js'
-import { onReadTarget } from '../lib/api/read-target.js'
+import { ReadRouting, type ReadTarget } from '../lib/api/read-target.js'
 import { serve } from '../lib/api/representation.js'
-import { submitJob } from '../lib/api/job-answer.js'
-import type { Context, Resource } from '../lib/api/resource.js'
+import { Transactions } from '../lib/api/transactions.js'
+import type { Resource } from '../lib/api/resource.js'
 import { assertMayCall } from '../lib/engine/access.js'
 import { resources } from '../resources/index.js'
 import { afterDelete, resourceOfTable } from '../resources/registry.js'
 import { jobOf } from '../resources/jobs.js'
 import jobResource from '../resources/job.js'
-import { DATA_CHANNEL } from '../lib/data/notified-cache.js'
-import { attributedTransaction } from '../lib/data/attribution.js'
 
 const ALL_METHODS = ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'] as const
-const WRITE_CONFIRM_MS = 2_000
 
 export default fp(
   async function dispatcher(app: FastifyInstance) {
     const details = new DetailCache(app.config.DETAIL_CACHE_BYTES)
     const unlisten = await details.listen(app.db)
     app.addHook('onClose', () => unlisten())
+    // The services a request is handed to (lib/api): a write's transaction and what it makes stale, where a read goes.
+    const transactions = new Transactions(app.db, [{ drop: () => app.dropAuthCache() }, details, app.readCache], app.replicas)
+    const routing = new ReadRouting(app.db.db, app.replicas)
 
-    const context = (request: FastifyRequest, resource: Resource, urlName: string, db = app.db.db) =>
-      contextOf(request, resource, urlName, { db, config: app.config, jobs: app.jobs })
+    const context = (request: FastifyRequest, resource: Resource, urlName: string, db = app.db.db, params?: Record<string, unknown>) =>
+      contextOf(request, resource, urlName, { db, config: app.config, jobs: app.jobs }, params)
 
-    /**
-     * Runs `work` in one transaction (§3 step 10). A write may change who a key authenticates as; the
-     * caches are dropped before the response leaves, so the client's next request sees the change.
-     */
-    const inTransaction = async <T>(ctx: Context, work: (ctx: Context) => Promise<T>) => {
-      const result = await attributedTransaction(app.db.db, { via: 'api', userId: ctx.user.id, requestId: ctx.requestId }, (trx) => work({ ...ctx, db: trx }))
-      app.dropAuthCache()
-      details.drop()
-      app.readCache.drop()
-      // Read-your-writes through any process: the answer leaves once every other server has dropped what
-      // the change made stale (lib/data/notifications.ts; at most WRITE_CONFIRM_MS when one does not answer).
-      // The change is committed whatever happens here: a failure to confirm is not the write's.
-      await app.db.confirmHeard(DATA_CHANNEL, WRITE_CONFIRM_MS, { othersOnly: true }).catch(() => [])
-      // Read-your-writes: the answer leaves once the replicas in use have the change (lib/data/replicas.ts).
-      await app.replicas?.caughtUp()
-      return result
-    }
-
-    /** The background form of a resource's action, when it has one (resources/jobs.ts). */
-    const background = (resource: Resource, job = jobOf(resource.name)) =>
-      job && ((ctx: Context, reply: FastifyReply) => submitJob(ctx, reply, job, jobResource, async () => app.replicas?.caughtUp()))
+    /** A list's services: the transactions, and the resource's background form when it has one (resources/jobs.ts). */
+    const listDoors = (resource: Resource, job = jobOf(resource.name)) => ({ transactions, background: job && { declaration: job, jobResource } })
 
     /**
      * GET: a list or a detail, from memory when kept (lib/api/read-cache.ts, lib/api/detail-cache.ts),
@@ -66,13 +47,22 @@ export default fp(
       // A hit leaves as it was kept (plugins/http-cache.ts sends the representation).
       const kept = key === undefined ? undefined : app.readCache.lookup(request, key)
       if (kept) return serve(reply, kept)
-      const detail = kind === 'detail' && !resource.volatile
-      return onReadTarget(app.replicas, app.db.db, resource, detail, reply, (db, keepable) => {
-        const ctx = context(request, resource, urlName, key === undefined || !keepable ? db : app.readCache.begin(request, key, db))
+      const answer = (target: ReadTarget) => {
+        const db = key === undefined || !target.keepable ? target.db : app.readCache.begin(request, key, target.db)
+        // A list's declared parameters, as the route's validator typed them (lib/api/query.ts).
+        const ctx = context(request, resource, urlName, db, kind === 'list' ? (request.query as Record<string, unknown>) : undefined)
         return kind === 'detail'
           ? details.send(ctx, parsePk(ctx, (request.params as { id: string }).id), reply)
-          : answerList(ctx, request, reply, { inTransaction, background: background(resource) })
-      })
+          : answerList(ctx, request, reply, listDoors(resource))
+      }
+      const target = routing.targetOf(resource, kind === 'detail' && !resource.volatile, reply)
+      try {
+        return await answer(target)
+      } catch (error) {
+        const primary = routing.failOver(target, error, reply)
+        if (!primary) throw error
+        return answer(primary)
+      }
     }
 
     async function handle(request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) {
@@ -88,12 +78,13 @@ export default fp(
       if (method === 'GET') return read(request, reply, resource, urlName, kind)
 
       const detailId = kind === 'detail' ? (request.params as { id: string }).id : undefined
-      return answerWrite(context(request, resource, urlName), method, detailId, request, reply, { inTransaction, afterDelete })
+      return answerWrite(context(request, resource, urlName), method, detailId, request, reply, { transactions, afterDelete })
     }
 
     await registerAll(app, handle)
   },
-  { name: 'dispatcher', dependencies: ['db', 'auth', 'jobs', 'http-cache'] },
+  // Encapsulated: its routes and hooks stay in its own context (the API's index is the service routes').
+  { name: 'dispatcher', dependencies: ['db', 'auth', 'jobs', 'http-cache'], encapsulate: true },
 )
 
 type Handler = (request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) => Promise<unknown>
@@ -128,11 +119,12 @@ function registerRoutes(app: FastifyInstance, handle: Handler, declared: Resourc
         const documented = kind === 'detail' && resource.kind === 'non_model' ? [] : allowedMethods(resource, kind)
         for (const method of documented) {
           const bodyLimit = method !== 'GET' && resource.body_limit ? resource.body_limit(app.config) : undefined
+          const validated = kind === 'list' && method === 'GET'
           app.route({
             method,
             url,
             handler,
-            ...documentOnly,
+            ...(validated ? queryValidation(resource, (request) => assertMayCall(request.user!, resource, 'GET')) : documentOnly),
             ...(bodyLimit ? { bodyLimit } : {}),
             schema: routeSchema(resource, kind, method, hide, jobOf(resource.name) && jobResource),
           } as RouteOptions)

@@ -38,7 +38,7 @@ export async function runJob(app: FastifyInstance, job: QueuedJob, trx: Transact
   await attribute(trx, { via: 'job', userId: user.id, jobId: job.id })
   const query = QueryParams.fromUrl(`/?${new URLSearchParams(Object.entries(job.params).map(([k, v]) => [k, String(v)]))}`)
   try {
-    return await declaration.run({ db: trx, user, query, config: app.config, resource: jobResource, urlName: job.kind, jobs: app.jobs, progress })
+    return await declaration.run({ db: trx, user, query, params: {}, config: app.config, resource: jobResource, urlName: job.kind, jobs: app.jobs, progress })
   } catch (error) {
     // A client mistake, as the synchronous call would have answered it (database errors mapped alike).
     const answer = error instanceof ApiError ? error : fromDatabaseError(error, { revealValues: !user.restricted })

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { DatapointHistory } from '../schemas/datapoint_history.js'
 import { defineResource } from '../lib/api/resource.js'
-import { LOCATION_PARAMS, locationSelection } from '../lib/api/location-selection.js'
+import { LOCATION_PARAMS, locationSelection } from '../lib/datapoints/location-selection.js'
 
 const { location_id__in, location_id, location_depth, location_type } = LOCATION_PARAMS
 

@@ -4,11 +4,12 @@ import { sql } from 'kysely'
 import { Datapoint } from '../schemas/datapoint.js'
 import { DatapointWithComputed } from '../schemas/datapoint_with_computed.js'
 import { defineResource, type Context, type ListQuery, type ResourceDeclaration } from '../lib/api/resource.js'
-import { integerParam } from '../lib/api/params.js'
+import { Param, type QueryOf } from '../lib/api/query.js'
 
-const documentParam = { document_id: { type: 'integer' as const, help: 'the document' } }
+const documentParam = { document_id: Param.integer('the document') }
 
-const documentId = (ctx: Context) => integerParam(ctx, 'document_id')!
+/** The document asked for (a required parameter: always there). */
+const documentId = (ctx: Context) => (ctx.params as QueryOf<typeof documentParam>).document_id!
 
 /** A read-only view of what document X holds: `where` narrows `t` to it (restricted users: P only). */
 function documentResult(

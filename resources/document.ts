@@ -6,7 +6,7 @@ import { ApiError, validationError } from '../lib/core/errors.js'
 import { checkUpload, decodeDocfile, storeUpload } from '../lib/ingest/upload.js'
 import { checkRequiredFields } from '../lib/api/body.js'
 import { assertOwnDocument } from '../lib/engine/access.js'
-import { integerParam } from '../lib/api/params.js'
+import { Param, type QueryOf } from '../lib/api/query.js'
 
 interface FilePart {
   filename?: string
@@ -14,6 +14,8 @@ interface FilePart {
 }
 
 const NOT_AFTER_UPLOAD = ['docfile', 'file_type', 'file_header', 'guid', 'created_by_id']
+
+const PARAMS = { document_id: Param.integer("the document's id (the original client's name for it)") }
 
 export default defineResource({
   name: 'document',
@@ -23,13 +25,13 @@ export default defineResource({
   query_fields: ['id', 'doc_title', 'file_type', 'date_order', 'docfile', 'file_header', 'guid', 'created_by_id', 'created_at'],
   required_fields_for_post: ['docfile', 'doc_title', 'file_type'],
   ordering: ['-created_at'],
-  params: { document_id: { type: 'integer', help: "the document's id (the original client's name for it)" } },
+  params: PARAMS,
   multipart: true,
   // Room for a base64 body of MAX_UPLOAD_BYTES (ingestion §1).
   body_limit: (config) => Math.ceil((config.MAX_UPLOAD_BYTES * 4) / 3) + 1024 * 1024,
   hooks: {
     async list(ctx, query) {
-      const id = integerParam(ctx, 'document_id')
+      const id = (ctx.params as QueryOf<typeof PARAMS>).document_id
       return { query: id === undefined ? query : query.where('t.id', '=', id) }
     },
     // POST is the upload (ingestion §1): decode, parse, store the file and the row; never echo the file.

@@ -2,17 +2,19 @@ import { sql } from 'kysely'
 import { IndicatorTag } from '../schemas/indicator_tag.js'
 import { defineResource } from '../lib/api/resource.js'
 import { badRequest } from '../lib/core/errors.js'
+import { Param, type QueryOf } from '../lib/api/query.js'
+
+const PARAMS = { show_leaf: Param.flag('any value but "", 0 or false: only tags that have a parent') }
 
 export default defineResource({
   name: 'indicator_tag',
   schema: IndicatorTag,
   query_fields: ['id', 'tag_name', 'parent_tag_id', 'parent_tag__tag_name'],
   required_fields_for_post: ['tag_name'],
-  params: { show_leaf: { type: 'boolean', help: 'any value but "", 0 or false: only tags that have a parent' } },
+  params: PARAMS,
   hooks: {
     async list(ctx, query) {
-      const showLeaf = ctx.query.last('show_leaf')
-      if (showLeaf !== undefined && !['', '0', 'false', 'False'].includes(showLeaf)) {
+      if ((ctx.params as QueryOf<typeof PARAMS>).show_leaf) {
         query = query.where('t.parent_tag_id', 'is not', null)
       }
       return { query }

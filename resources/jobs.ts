@@ -13,8 +13,9 @@ import {
   transformUpload,
 } from './pipeline.js'
 
-/** A step's action as a job: its first object is the job's result. */
-const runAction = (resource: Resource) => async (ctx: Context) => (await resource.action!({ ...ctx, resource, urlName: resource.name }))[0]
+/** A step's action as a job, its parameters read as the step's request reads them: its first object is the job's result. */
+const runAction = (resource: Resource) => async (ctx: Context) =>
+  (await resource.action!({ ...ctx, resource, urlName: resource.name, params: resource.readQuery(ctx.query) }))[0]
 
 /** A step on one document: one at a time, and asking again while it waits or runs answers it. */
 const documentStep = (resource: Resource, check = documentJobParams): JobDeclaration => ({

@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import { Location } from '../schemas/location.js'
 import { defineResource, type Row } from '../lib/api/resource.js'
 import { resetMappings } from '../lib/data/caches.js'
-import { assertLocationPermitted, LOCATION_PARAMS, selectLocations } from '../lib/api/location-selection.js'
+import { assertLocationPermitted, LOCATION_PARAMS, selectLocations } from '../lib/datapoints/location-selection.js'
 import { addToTree, checkNoCycle, moveInTree } from '../lib/data/location-tree.js'
 
 export default defineResource({

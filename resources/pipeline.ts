@@ -11,18 +11,21 @@ import type { Document } from '../lib/ingest/transform.js'
 import { recomputeCampaign } from '../lib/engine/recompute.js'
 import { assertOwnDocument, documentLocations } from '../lib/engine/access.js'
 import { revertDocument } from '../lib/ingest/revert.js'
-import { strictBoolean } from '../lib/api/params.js'
-import { ApiError, invalidValue, notFound } from '../lib/core/errors.js'
-import { isInt32, parseInteger } from '../lib/core/values.js'
+import { Param, type QueryOf } from '../lib/api/query.js'
+import { ApiError, notFound } from '../lib/core/errors.js'
+import { isInt32 } from '../lib/core/values.js'
 import document from './document.js'
 
-/** The row whose integer id is in parameter `name`: 400 when not an integer, 404 when there is none. */
+const documentParam = { document_id: Param.integer('the document to process') }
+const revertParams = { ...documentParam, force: Param.boolean('1: also revert values changed since by another source (0 by default)') }
+const campaignParam = { campaign_id: Param.integer('the campaign to recompute') }
+type StepQuery = QueryOf<typeof revertParams & typeof campaignParam>
+
+/** The row whose id is in parameter `name` (required, read as an integer): 404 when there is none. */
 async function requireRow(ctx: Context, name: 'document_id' | 'campaign_id', table: 'source_doc' | 'campaign', label: string): Promise<Row> {
-  const text = ctx.query.last(name)!
-  const id = parseInteger(text)
-  if (id === undefined) throw invalidValue(name, text, 'integer')
+  const id = (ctx.params as StepQuery)[name]!
   const row = isInt32(id) ? await (ctx.db as Kysely<DB>).selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst() : undefined
-  if (!row) throw notFound(label, text)
+  if (!row) throw notFound(label, String(id))
   return row as unknown as Row
 }
 
@@ -37,15 +40,13 @@ async function requireDocument(ctx: Context): Promise<Document> {
 export const documentJobParams = async (ctx: Context) => ({ document_id: (await requireDocument(ctx)).id })
 
 /** A background revert: the document checked as the synchronous call, `force` kept. */
-export const revertJobParams = async (ctx: Context) => ({ force: strictBoolean(ctx, 'force') ? 1 : 0, ...(await documentJobParams(ctx)) })
+export const revertJobParams = async (ctx: Context) => ({ force: (ctx.params as StepQuery).force ? 1 : 0, ...(await documentJobParams(ctx)) })
 
 /** A background recompute of the `campaign_id` parameter's campaign. */
 export const campaignJobParams = async (ctx: Context) => ({ campaign_id: (await requireRow(ctx, 'campaign_id', 'campaign', 'campaign')).id as number })
 
-const documentParam = { document_id: { type: 'integer' as const, help: 'the document to process' } }
-
 /** The document in its detail representation (ingest_stats included). */
-const documentDetail = (ctx: Context) => readDetail({ ...ctx, resource: document, urlName: 'document' }, Number(ctx.query.last('document_id')))
+const documentDetail = (ctx: Context) => readDetail({ ...ctx, resource: document, urlName: 'document' }, (ctx.params as StepQuery).document_id!)
 
 /** transform_upload and refresh_master: the same pipeline, with or without the transform step. */
 function ingestResource(name: string, description: string, withTransform: boolean) {
@@ -92,7 +93,7 @@ export const revertDocumentResource = defineResource({
   description:
     'Put back every value the document wrote as it was before it (from the datapoint history); values changed since by another source are kept and reported as conflicts unless force=1; touched campaigns recomputed.',
   GET_params_required: ['document_id'],
-  params: { ...documentParam, force: { type: 'boolean', help: '1: also revert values changed since by another source (0 by default)' } },
+  params: revertParams,
   result_fields: {
     document_id: 'integer',
     forced: 'boolean',
@@ -105,7 +106,7 @@ export const revertDocumentResource = defineResource({
     campaigns_recomputed: 'json',
   },
   action: async (ctx) => {
-    const force = strictBoolean(ctx, 'force')
+    const force = (ctx.params as StepQuery).force ?? false
     const doc = await requireDocument(ctx)
     if (!doc.docfile) throw new ApiError(409, 'NOT_AN_UPLOAD', 'The Data Entry document is not an upload: change typed values through the datapoint resources')
     const db = ctx.db as Kysely<DB>
@@ -120,7 +121,7 @@ export const aggRefreshResource = defineResource({
   writers: 'unrestricted',
   description: 'Recompute one campaign: aggregation up the location tree, then calculated indicators.',
   GET_params_required: ['campaign_id'],
-  params: { campaign_id: { type: 'integer', help: 'the campaign to recompute' } },
+  params: campaignParam,
   result_fields: { id: 'integer', name: 'string', agg_stats: 'json' },
   action: async (ctx) => {
     const campaign = await requireRow(ctx, 'campaign_id', 'campaign', 'campaign')

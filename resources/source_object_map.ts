@@ -2,9 +2,9 @@ import { sql } from 'kysely'
 import { SourceObjectMap } from '../schemas/source_object_map.js'
 import { defineResource, type Context, type Row } from '../lib/api/resource.js'
 import { badRequest } from '../lib/core/errors.js'
-import { integerParam } from '../lib/api/params.js'
+import { Param, type QueryOf } from '../lib/api/query.js'
 import { permittedLocations } from '../lib/engine/access.js'
-import { assertLocationPermitted } from '../lib/api/location-selection.js'
+import { assertLocationPermitted } from '../lib/datapoints/location-selection.js'
 
 const NAME_COLUMN = { indicator: 'short_name', location: 'name', campaign: 'name' } as const
 type ContentType = keyof typeof NAME_COLUMN
@@ -19,6 +19,11 @@ async function masterName(ctx: Context, contentType: ContentType, id: number): P
   return rows[0].name
 }
 
+const PARAMS = {
+  document_id: Param.integer('only the codes found in this document'),
+  is_mapped: Param.string('0: unmapped codes only; 1: mapped only; anything else: all'),
+}
+
 export default defineResource({
   name: 'source_object_map',
   schema: SourceObjectMap,
@@ -31,17 +36,13 @@ export default defineResource({
   GET_params_required: ['document_id'],
   required_unless_id: true,
   required_fields_for_post: ['content_type', 'source_object_code'],
-  params: {
-    document_id: { type: 'integer', help: 'only the codes found in this document' },
-    is_mapped: { type: 'string', help: '0: unmapped codes only; 1: mapped only; anything else: all' },
-  },
+  params: PARAMS,
   hooks: {
     async list(ctx, query) {
-      const documentId = integerParam(ctx, 'document_id')
+      const { document_id: documentId, is_mapped: mapped } = ctx.params as QueryOf<typeof PARAMS>
       if (documentId !== undefined) {
         query = query.where('t.id', 'in', sql`(select source_object_map_id from doc_object_map where document_id = ${documentId})`)
       }
-      const mapped = ctx.query.last('is_mapped')
       if (mapped === '0') query = query.where('t.master_object_id', '=', -1)
       if (mapped === '1') query = query.where('t.master_object_id', '<>', -1)
       return { query }

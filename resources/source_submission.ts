@@ -1,10 +1,10 @@
 import { sql } from 'kysely'
 import { SourceSubmission } from '../schemas/source_submission.js'
 import { defineResource, type Context } from '../lib/api/resource.js'
-import { integerParam } from '../lib/api/params.js'
+import { parseInteger } from '../lib/core/values.js'
 import { baseQuery } from '../lib/api/crud.js'
 import { permittedLocations } from '../lib/engine/access.js'
-import { ApiError } from '../lib/core/errors.js'
+import { ApiError, invalidValue } from '../lib/core/errors.js'
 
 /**
  * A restricted user reaches the rows whose location code is mapped inside their subtree, and the rows
@@ -32,7 +32,10 @@ export default defineResource({
     // `?format=csv` gives the raw file back (ingestion §10.3): the document's header, one line per
     // kept row (that the requester may reach) in row order, cells from submission_json.
     async csv(ctx) {
-      const documentId = integerParam(ctx, 'document_id')
+      // document_id is a filter here (the list's), read by this export alone.
+      const text = ctx.query.last('document_id')
+      const documentId = text === undefined ? undefined : parseInteger(text)
+      if (text !== undefined && documentId === undefined) throw invalidValue('document_id', text, 'integer')
       if (documentId === undefined)
         throw new ApiError(400, 'MISSING_REQUIRED_PARAMETER', 'Missing required parameter document_id (the file of one document)', { missing: ['document_id'] })
       const doc = await ctx.db.selectFrom('source_doc').select('file_header').where('id', '=', documentId).executeTakeFirst()

@@ -11,8 +11,9 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
 /**
  * The layers, lowest first: each may import only the layers before it, type imports included.
  * schemas/ holds the tables and their column DSL; classifier/ is the detector, beside the data API.
+ * lib/api is the generic machinery of every resource; lib/datapoints, the datapoint reads, sits on it.
  */
-const LAYERS = ['lib/core', 'schemas', 'lib/data', 'lib/engine', 'lib/ingest', 'lib/api', 'resources', 'classifier', 'plugins']
+const LAYERS = ['lib/core', 'schemas', 'lib/data', 'lib/engine', 'lib/ingest', 'lib/api', 'lib/datapoints', 'resources', 'classifier', 'plugins']
 const ALLOWED: Record<string, string[]> = Object.fromEntries(LAYERS.map((layer, i) => [layer, LAYERS.slice(0, i)]))
 // The detector depends on nothing of the data API.
 ALLOWED.classifier = ['lib/core']
@@ -48,4 +49,10 @@ t.test('imports go one way between the layers', async (t) => {
     }
   }
   t.ok(imports > 400, `${imports} relative imports checked`)
+})
+
+t.test('the generic API layer knows nothing of datapoints', async (t) => {
+  const offending = tsFiles('lib/api').filter((file) => /from '\.\.\/datapoints\//.test(readFileSync(join(ROOT, file), 'utf8')))
+  t.same(offending, [], 'no file of lib/api imports lib/datapoints')
+  t.ok(tsFiles('lib/datapoints').length >= 4, 'the datapoint reads live in lib/datapoints')
 })

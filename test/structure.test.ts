@@ -67,3 +67,11 @@ t.test('plugins/errors.ts imports nothing from another plugin', async (t) => {
     [],
   )
 })
+
+t.test('each hook of a declaration says whether it wraps the generic step or replaces it', async (t) => {
+  const source = readFileSync(join(ROOT, 'lib/api/resource.ts'), 'utf8')
+  const hooks = source.slice(source.indexOf('export interface Hooks {'), source.indexOf('\n}\n', source.indexOf('export interface Hooks {')))
+  const members = [...hooks.matchAll(/\/\*\*([\s\S]*?)\*\/\s*(?:\/\/[^\n]*\n\s*)?(\w+)\?:/g)]
+  t.ok(members.length >= 10, `${members.length} hooks`)
+  for (const [, doc, name] of members) t.match(doc.replace(/^\s*\*?\s*/, ''), /^(Wraps|Replaces) /, `${name}: wraps or replaces`)
+})

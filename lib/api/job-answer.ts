@@ -3,16 +3,20 @@
 // document or campaign, if there is one).
 import type { FastifyReply } from 'fastify'
 import type { Context, JobDeclaration, Resource } from './resource.js'
+import type { Transactions } from './transactions.js'
 
-/**
- * Queues `declaration`'s job for the request in `ctx`. `job`: the job resource (its detail fields are
- * the answer); `caughtUp`: read-your-writes on replicas.
- */
-export async function submitJob(ctx: Context, reply: FastifyReply, declaration: JobDeclaration, job: Resource, caughtUp: () => Promise<void>) {
+/** A resource's background form: its job's declaration (resources/jobs.ts), and the job resource that shows it. */
+export interface Background {
+  declaration: JobDeclaration
+  jobResource: Resource
+}
+
+/** Queues the job of `background` for the request in `ctx`; answers 202 with it once the replicas in use have it. */
+export async function submitJob(ctx: Context, reply: FastifyReply, { declaration, jobResource: job }: Background, transactions: Transactions) {
   const params = await declaration.check(ctx)
   const { id } = await ctx.db.transaction().execute((trx) => ctx.jobs.submit(trx, declaration.kind, params, ctx.user.id))
   ctx.jobs.wake()
-  await caughtUp()
+  await transactions.caughtUp()
   const answer = await ctx.db
     .selectFrom('job_state')
     .select(job.detail_fields as never[])

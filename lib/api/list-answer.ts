@@ -1,45 +1,42 @@
 // The answer of a list URL (resource-api §9, §10): the JSON envelope of a page, a CSV export (long,
 // or wide), or, for an action, its result set or its job (`Prefer: respond-async`).
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { ApiError, badRequest } from '../core/errors.js'
+import { badRequest } from '../core/errors.js'
 import { holdsRawJson, RawJson, stringifyWithRaw } from '../core/raw-json.js'
 import { filteredQuery, listPage, listRows, MAX_LIMIT } from './crud.js'
 import { EXPORT_PAGE, sendCsv, sendWideCsv } from './csv-export.js'
 import { parseFilters } from './filters.js'
 import { pageLink, parseListParams, RESERVED, type ListParams } from './list-params.js'
-import { checkParams } from './params.js'
 import { prefersAsync } from './request.js'
 import type { Context, Row } from './resource.js'
+import { submitJob, type Background } from './job-answer.js'
+import type { Transactions } from './transactions.js'
 
 type Filters = Array<[string, string[]]>
 
-/** What a list answer needs of the dispatcher: its transactions, and the job queue's door. */
+/** The services a list answer uses: the writes' transactions, and the resource's background form if it has one. */
 export interface ListDoors {
-  /** Runs an action in one transaction (the dispatcher's: it also drops the caches). */
-  inTransaction<T>(ctx: Context, work: (ctx: Context) => Promise<T>): Promise<T>
-  /** Queues the action as a background job and answers 202: resources that have one (resources/jobs.ts). */
-  background?: (ctx: Context, reply: FastifyReply) => Promise<unknown>
+  transactions: Transactions
+  /** The action queued as a job, answered 202 (`Prefer: respond-async`): resources that have one (resources/jobs.ts). */
+  background?: Background
 }
 
 /**
  * A non-model action: one that only reads runs in a transaction of the request's database (a replica's,
- * its statements seen by the read cache); any other in the dispatcher's, which drops the caches.
+ * its statements seen by the read cache); any other as a write, which drops the caches.
  */
 function runAction(ctx: Context, doors: ListDoors): Promise<Row[]> {
   const action = ctx.resource.action!
   if (ctx.resource.reads_only) return ctx.db.transaction().execute((trx) => action({ ...ctx, db: trx }))
-  return doors.inTransaction(ctx, action)
+  return doors.transactions.run(ctx, action)
 }
 
-/** §9: required parameters, the resource's own parameters, then every other name is a filter. */
+/**
+ * §9: the reserved parameters, then every name that is neither reserved nor declared is a filter (the
+ * declared ones were read by the route's validator: lib/api/query.ts).
+ */
 function readRequest(ctx: Context, request: FastifyRequest): { params: ListParams; filters: Filters } {
   const { resource, query } = ctx
-  const byId = resource.required_unless_id && (query.has('id') || query.has('id__in'))
-  const missing = byId ? [] : resource.GET_params_required.filter((p) => !query.has(p))
-  if (missing.length) {
-    throw new ApiError(400, 'MISSING_REQUIRED_PARAMETER', `Missing required parameter ${missing.join(', ')}`, { missing })
-  }
-  checkParams(resource, query)
   const accept = request.headers.accept ?? ''
   const params = parseListParams(resource, query, accept.includes('text/csv') && !accept.includes('application/json'))
   const filters: Filters = []
@@ -86,7 +83,7 @@ export async function answerList(ctx: Context, request: FastifyRequest, reply: F
   const { resource, query } = ctx
   const { params, filters } = readRequest(ctx, request)
   if (params.format === 'csv' || params.shape === 'wide') return answerCsv(ctx, params, filters, reply, doors)
-  if (doors.background && prefersAsync(request)) return doors.background(ctx, reply)
+  if (doors.background && prefersAsync(request)) return submitJob(ctx, reply, doors.background, doors.transactions)
   let objects: Row[] | RawJson
   let total: number
   let extras: Row = {}

@@ -4,7 +4,8 @@
 import { Type, type TSchema } from 'typebox'
 import { COLUMN, Timestamp, type ColumnKind } from '../../schemas/columns.js'
 import { resolveField } from './filters.js'
-import type { ParamSpec, Resource } from './resource.js'
+import type { Resource } from './resource.js'
+import { helpOf, kindOf, WIRE_SCHEMA } from './query.js'
 
 const KIND_SCHEMA: Record<ColumnKind, () => TSchema> = {
   integer: () => Type.Integer(),
@@ -156,8 +157,11 @@ export function querystringSchema(resource: Resource) {
     order_by: { type: 'string', description: 'field or -field, comma-separated' },
     fields: { type: 'string', description: 'comma-separated projection' },
     format: { type: 'string', enum: resource.kind === 'model' ? ['json', 'csv'] : ['json'] },
+    ...(resource.hooks.wide
+      ? { shape: { type: 'string', enum: ['long', 'wide'], description: 'with format=csv: long (default) or wide (one column per indicator)' } }
+      : {}),
   }
-  for (const [name, p] of Object.entries(resource.params)) properties[name] = { ...PARAM_SCHEMA[p.type], description: p.help }
+  for (const [name, p] of Object.entries(resource.params)) properties[name] = { ...WIRE_SCHEMA[kindOf(p)], description: helpOf(p) }
   for (const name of resource.filtering) {
     if (name in properties) continue
     const kind = resolveField(resource, name)?.kind
@@ -174,14 +178,6 @@ export function querystringSchema(resource: Resource) {
     return { type: 'object', properties }
   }
   return { type: 'object', properties, required: resource.GET_params_required }
-}
-
-const PARAM_SCHEMA: Record<ParamSpec['type'], Record<string, unknown>> = {
-  integer: { type: 'integer' },
-  integer_list: { type: 'string', pattern: '^\\s*-?\\d*(\\s*,\\s*-?\\d*)*\\s*$' },
-  string: { type: 'string' },
-  boolean: { type: 'string' },
-  date: { type: 'string', pattern: '^\\d{4}-\\d{1,2}-\\d{1,2}$' },
 }
 
 /**

@@ -7,30 +7,44 @@ import { isReplicaFailure } from '../core/errors.js'
 import type { ReadReplicas } from '../data/replicas.js'
 import type { Resource } from './resource.js'
 
-/**
- * Runs `read` on the database a GET of `resource` reads from, telling it whether a cache may keep what
- * it reads there (the primary, or a replica that has replayed every change notified so far). A detail
- * the detail cache keeps (`detail`) waits for such a replica or reads the primary; a list reads any
- * replica in use, and is kept only when it was fresh. Says which in `x-database` when replicas are in use.
- */
-export async function onReadTarget<T>(
-  replicas: ReadReplicas | undefined,
-  primary: Kysely<DB>,
-  resource: Resource,
-  detail: boolean,
-  reply: FastifyReply,
-  read: (db: Kysely<DB>, keepable: boolean) => Promise<T>,
-): Promise<T> {
-  const target = resource.kind === 'model' && replicas ? (detail ? replicas.cacheableRead() : replicas.read()) : undefined
-  if (target) reply.header('x-database', target.name)
-  if (!target || target.name === 'primary') return read(primary, true)
-  try {
-    return await read(target.db, replicas!.fresh(target.name))
-  } catch (error) {
-    // A replica that went down (or conflicts with its recovery): the primary answers instead.
-    if (reply.sent || !isReplicaFailure(error)) throw error
-    replicas!.drop(target.name)
+/** A database to read from, and whether a cache may keep what is read there. */
+export interface ReadTarget {
+  db: Kysely<DB>
+  /** The primary, or a replica that has replayed every change notified so far. */
+  keepable: boolean
+  /** The replica's name; undefined for the primary. */
+  replica?: string
+}
+
+/** The read routing of this process: its primary and its replicas (none without READ_REPLICA_URLS). */
+export class ReadRouting {
+  constructor(
+    private readonly primary: Kysely<DB>,
+    private readonly replicas: ReadReplicas | undefined,
+  ) {}
+
+  /**
+   * Where a GET of `resource` reads. A detail the detail cache keeps (`detail`) waits for a fresh replica
+   * or reads the primary; a list reads any replica in use, and is kept only when it was fresh. Says which
+   * in `x-database` when replicas are in use.
+   */
+  targetOf(resource: Resource, detail: boolean, reply: FastifyReply): ReadTarget {
+    const replicas = this.replicas
+    const target = resource.kind === 'model' && replicas ? (detail ? replicas.cacheableRead() : replicas.read()) : undefined
+    if (target) reply.header('x-database', target.name)
+    if (!target || target.name === 'primary') return { db: this.primary, keepable: true }
+    return { db: target.db, keepable: replicas!.fresh(target.name), replica: target.name }
+  }
+
+  /**
+   * After a read on `target` threw `error`: the primary, when a replica went down (or conflicts with its
+   * recovery) and nothing was sent yet (the replica is left out from now on); else undefined, and the
+   * error is the request's.
+   */
+  failOver(target: ReadTarget, error: unknown, reply: FastifyReply): ReadTarget | undefined {
+    if (target.replica === undefined || reply.sent || !isReplicaFailure(error)) return undefined
+    this.replicas!.drop(target.replica)
     reply.header('x-database', 'primary')
-    return read(primary, true)
+    return { db: this.primary, keepable: true }
   }
 }

@@ -82,12 +82,31 @@ export function parseCascade(query: QueryParams): boolean {
   return value
 }
 
-/** What a hook sees of a request: the requester, its query, the resource as named in the URL, and where to read. */
-export function contextOf(request: FastifyRequest, resource: Resource, urlName: string, app: { db: Kysely<DB>; config: Config; jobs: JobQueue }): Context {
+const rawQueries = new WeakMap<FastifyRequest, QueryParams>()
+
+/** The request's query string as (name, value) pairs in order, read once (400 for an encoding no value can hold). */
+export function rawQueryOf(request: FastifyRequest): QueryParams {
+  let query = rawQueries.get(request)
+  if (!query) rawQueries.set(request, (query = QueryParams.fromUrl(request.url)))
+  return query
+}
+
+/**
+ * What a hook sees of a request: the requester, its query (raw, and the declared parameters as the
+ * route's validator typed them: a list GET's), the resource as named in the URL, and where to read.
+ */
+export function contextOf(
+  request: FastifyRequest,
+  resource: Resource,
+  urlName: string,
+  app: { db: Kysely<DB>; config: Config; jobs: JobQueue },
+  params: Record<string, unknown> = {},
+): Context {
   return {
     db: app.db,
     user: request.user!,
-    query: QueryParams.fromUrl(request.url),
+    query: rawQueryOf(request),
+    params,
     config: app.config,
     resource,
     urlName,

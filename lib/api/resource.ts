@@ -8,6 +8,7 @@ import type { DB } from '../../schemas/index.js'
 import { columnsOf, tableMeta, type ColumnKind, type ColumnMeta } from '../../schemas/columns.js'
 import type { Config } from '../core/config.js'
 import type { QueryParams } from './query-params.js'
+import { queryReader, type QuerySchema } from './query.js'
 import type { AuthUser } from '../data/auth.js'
 import type { Writers } from '../engine/access.js'
 import type { JobKindSpec, JobQueue } from '../data/job-queue.js'
@@ -18,11 +19,6 @@ export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
 /** How a body arrived: JSON keeps types, form fields are strings (resource-api §11.1). */
 export type BodyEncoding = 'json' | 'form'
 
-export interface ParamSpec {
-  type: 'integer' | 'integer_list' | 'string' | 'boolean' | 'date'
-  help: string
-}
-
 export interface Relation {
   column: string
   table: string
@@ -32,7 +28,13 @@ export interface Relation {
 export interface Context {
   db: Kysely<DB> | Transaction<DB>
   user: AuthUser
+  /** The raw query string, in order: filters, `get_params`, page links. */
   query: QueryParams
+  /**
+   * The resource's declared parameters, typed (lib/api/query.ts), as the list route's validator read
+   * them (a job's, from its parameters); empty for other requests. A hook reads it as `QueryOf<its schema>`.
+   */
+  params: Record<string, unknown>
   config: Config
   resource: Resource
   /** Resource name as spelled in the URL (canonical or alias). */
@@ -86,12 +88,6 @@ export type Meta = Row | (() => Promise<Row>)
 export interface Hooks {
   /** Wraps the list read: adds the resource's own parameters to the query; may return meta extras (see `Meta`). */
   list?: (ctx: Context, query: ListQuery) => Promise<{ query: ListQuery; meta?: Meta }>
-  /**
-   * Replaces the list read when it returns a result (objects that are not rows of one table, grouped
-   * modes, densification). `filtered` is the resource's table as `t` with the generic filters and the
-   * requester's locations already applied.
-   */
-  listRows?: (ctx: Context, page: ListPage, filtered: ListQuery) => Promise<ListResult | undefined>
   /** Replaces the wide export's query: `?format=csv&shape=wide` (datapoint resources), the pivot of the long rows. */
   wide?: (ctx: Context, filtered: ListQuery) => Promise<WideExport>
   /**
@@ -134,7 +130,8 @@ export interface ResourceDeclaration {
   /** A lookup by `id` or `id__in` stands in for GET_params_required (the original client reads single rows so). */
   required_unless_id?: boolean
   required_fields_for_post?: string[]
-  params?: Record<string, ParamSpec>
+  /** The resource's own query parameters, each a `Param` (lib/api/query.ts). */
+  params?: QuerySchema
   ordering?: string[]
   methods?: { list: Method[]; detail: Method[] }
   /** Who may POST and PATCH, or run the action (lib/engine/access.ts). Default: metadata editors for models, every user for actions. */
@@ -197,8 +194,8 @@ export interface WriteOnly {
 export interface ReadMode {
   /** Whether the request asks for this mode. */
   when: (ctx: Context) => boolean
-  /** Parameters only this mode reads (documented with the resource's). */
-  params?: Record<string, ParamSpec>
+  /** Parameters only this mode reads (validated and documented with the resource's). */
+  params?: QuerySchema
   /** OpenAPI: its objects' shape when not the resource's row; the document says each object is the row or one of these. */
   rowSchema?: Record<string, unknown>
   /** Replaces the list read: this mode's page. `filtered` is the table as `t` with the generic filters and the requester's locations applied. */
@@ -246,6 +243,8 @@ export interface Resource
     >
   > {
   result_of?: Resource
+  /** Reads the declared parameters of a list request (compiled once, from `params`), or throws its 400. */
+  readQuery: (raw: QueryParams) => Record<string, unknown>
   modes: ReadMode[]
   /** OpenAPI: the objects' shapes of the modes that have their own. */
   row_modes: Array<Record<string, unknown>>
@@ -285,6 +284,9 @@ export function defineResource(decl: ResourceDeclaration): Resource {
   const query_fields = decl.query_fields ?? Object.keys(columns)
   const filtering = decl.filtering ?? query_fields.filter((f) => !(f in synthetic) && columns[f]?.kind !== 'json')
   const shown = [...query_fields, ...(decl.detail_fields ?? Object.keys(columns)), ...(decl.ordering ?? []).map((f) => f.replace(/^-/, ''))]
+  const params: QuerySchema = Object.assign({}, decl.params, ...(decl.modes ?? []).map((mode) => mode.params))
+  const GET_params_required = decl.GET_params_required ?? []
+  const required_unless_id = decl.required_unless_id ?? false
   const secret = shown.find((f) => columns[f]?.secret)
   // A column derived from a secret is never shown or ordered by (an order reveals it too).
   if (secret) throw new Error(`${decl.name}: the secret column ${secret} must not be shown or ordered by`)
@@ -296,10 +298,11 @@ export function defineResource(decl: ResourceDeclaration): Resource {
     table: decl.schema ? tableMeta(decl.schema).name : undefined,
     query_fields,
     filtering,
-    GET_params_required: decl.GET_params_required ?? [],
-    required_unless_id: decl.required_unless_id ?? false,
+    GET_params_required,
+    required_unless_id,
     required_fields_for_post: decl.required_fields_for_post ?? [],
-    params: Object.assign({}, decl.params, ...(decl.modes ?? []).map((mode) => mode.params)),
+    params,
+    readQuery: queryReader(params, { names: GET_params_required, unlessId: required_unless_id }),
     ordering: decl.ordering ?? ['id'],
     methods: decl.methods ?? (kind === 'model' ? ALL_MODEL_METHODS : { list: ['GET'], detail: [] }),
     writers: decl.writers ?? (kind === 'model' ? 'metadata_editors' : 'users'),

@@ -1,6 +1,11 @@
 // The OpenAPI description of each dispatched route (its operationId, parameters, bodies and every
-// answer it can give), built from the declarations. The routes document; they do not validate.
+// answer it can give), built from the declarations. A list GET's declared parameters are validated by
+// Fastify (queryValidation); everything else the handlers check themselves.
 import { API_SECURITY, bodyContent, detailSchema, errorSchema, listSchema, querystringSchema } from './openapi.js'
+import type { FastifyRequest } from 'fastify'
+import { ApiError } from '../core/errors.js'
+import type { QueryParams } from './query-params.js'
+import { rawQueryOf } from './request.js'
 import type { Method, Resource } from './resource.js'
 
 /** The three URLs of a resource: its list, one row, and its description. */
@@ -13,6 +18,33 @@ export const allowedMethods = (resource: Resource, kind: UrlKind): Method[] => (
 export const documentOnly = {
   validatorCompiler: () => (data: unknown) => ({ value: data }),
   serializerCompiler: () => (data: unknown) => JSON.stringify(data),
+}
+
+/**
+ * Route options of a list GET: Fastify reads the resource's declared parameters before the handler runs
+ * (lib/api/query.ts), from the raw query in order (repeated names kept), after the caller's access is
+ * checked (a 403 comes before a 400, as on every other route). The handler finds them typed in
+ * `request.query`; a client's mistake leaves as its 400.
+ */
+export function queryValidation(resource: Resource, assertMayRead: (request: FastifyRequest) => void) {
+  return {
+    ...documentOnly,
+    preValidation: async (request: FastifyRequest) => {
+      assertMayRead(request)
+      request.query = rawQueryOf(request)
+    },
+    validatorCompiler: ({ httpPart }: { httpPart?: string }) =>
+      httpPart === 'querystring'
+        ? (raw: unknown) => {
+            try {
+              return { value: resource.readQuery(raw as QueryParams) }
+            } catch (error) {
+              if (error instanceof ApiError) return { error }
+              throw error
+            }
+          }
+        : (data: unknown) => ({ value: data }),
+  }
 }
 
 /** `transform_upload` → `TransformUpload`: the resource's part of an operationId. */

@@ -4,6 +4,7 @@ import { DEFAULT_LIMIT, MAX_LIMIT } from './crud.js'
 import { LOOKUPS_BY_KIND } from './filters.js'
 import { resolveField } from './filters.js'
 import type { Resource } from './resource.js'
+import { helpOf, kindOf, SCHEMA_DOC_TYPE } from './query.js'
 
 const HELP: Record<ColumnKind, string> = {
   integer: 'Integer data. Ex: 2673',
@@ -84,7 +85,10 @@ export function describeResource(resource: Resource, resourceOfTable: (table: st
     query_fields: resource.query_fields,
     filtering,
     params: Object.fromEntries(
-      Object.entries(resource.params).map(([name, p]) => [name, { type: p.type, required: resource.GET_params_required.includes(name), help: p.help }]),
+      Object.entries(resource.params).map(([name, p]) => [
+        name,
+        { type: SCHEMA_DOC_TYPE[kindOf(p)], required: resource.GET_params_required.includes(name), help: helpOf(p) },
+      ]),
     ),
     list_delete_by: resource.list_delete_by,
     fields,

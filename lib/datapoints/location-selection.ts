@@ -2,20 +2,21 @@
 import { sql, type RawBuilder } from 'kysely'
 import { forbidden, invalidValue } from '../core/errors.js'
 import { RawJson } from '../core/raw-json.js'
-import type { Context, ParamSpec } from './resource.js'
-import { isInt32, parseFloatStrict } from '../core/values.js'
-import { integerList, integerParam } from './params.js'
+import type { Context } from '../api/resource.js'
+import { Param, type QueryOf } from '../api/query.js'
+import { isInt32 } from '../core/values.js'
 import { permittedLocations } from '../engine/access.js'
 
-export const LOCATION_PARAMS: Record<string, ParamSpec> = {
-  location_id__in: { type: 'integer_list', help: 'exactly these locations (comma list), no aggregation' },
-  location_id: { type: 'integer', help: 'the location whose subtree is selected (with location_depth or location_type)' },
-  location_depth: { type: 'integer', help: 'with location_id: descendants at this distance (0 = itself)' },
-  location_type: { type: 'string', help: 'with location_id: descendants of this type (name, or id)' },
-  filter_indicator: { type: 'string', help: 'keep locations whose value for this indicator short_name…' },
-  filter_value: { type: 'string', help: '…is one of these numbers (comma list)' },
-  campaign__in: { type: 'integer_list', help: 'campaigns considered by filter_indicator' },
+export const LOCATION_PARAMS = {
+  location_id__in: Param.integers('exactly these locations (comma list), no aggregation'),
+  location_id: Param.integer('the location whose subtree is selected (with location_depth or location_type)'),
+  location_depth: Param.integer('with location_id: descendants at this distance (0 = itself)'),
+  location_type: Param.string('with location_id: descendants of this type (name, or id)'),
+  filter_indicator: Param.string('keep locations whose value for this indicator short_name…'),
+  filter_value: Param.numbers('…is one of these numbers (comma list)'),
+  campaign__in: Param.integers('campaigns considered by filter_indicator'),
 }
+type LocationQuery = QueryOf<typeof LOCATION_PARAMS>
 
 /**
  * The ids of `selection`, distinct and ascending, read as ONE json value: a selection can hold
@@ -51,17 +52,17 @@ export interface Selection {
  * looks at (null = all campaigns).
  */
 export async function locationSelection(ctx: Context, campaigns: number[] | null = null): Promise<Selection> {
-  const { query, user } = ctx
+  const { user } = ctx
+  const query = ctx.params as LocationQuery
   let selection: RawBuilder<unknown> | null = null
-  if (query.has('location_id__in')) {
-    const listed = integerList(ctx, 'location_id__in')
-    selection = sql`select id from location where id = any(${listed}::int4[])`
-  } else if (query.has('location_id')) {
-    const root = integerParam(ctx, 'location_id') ?? NaN
+  if (query.location_id__in !== undefined) {
+    selection = sql`select id from location where id = any(${query.location_id__in}::int4[])`
+  } else if (query.location_id !== undefined) {
+    const root = query.location_id
     const validRoot = isInt32(root) ? root : -1
-    const typeName = query.last('location_type')
+    const typeName = query.location_type
     let primary: RawBuilder<unknown>
-    if (typeName !== undefined && typeName !== '') {
+    if (typeName !== undefined) {
       const type = await sql<{ id: number }>`select id from location_type where name = ${typeName}
         union all select id from location_type where ${/^-?\d+$/.test(typeName) && isInt32(Number(typeName)) ? sql`id = ${Number(typeName)}` : sql`false`}
           and not exists (select 1 from location_type where name = ${typeName})
@@ -70,8 +71,7 @@ export async function locationSelection(ctx: Context, campaigns: number[] | null
       primary = sql`select lt.location_id as id from location_tree lt join location l on l.id = lt.location_id
         where lt.parent_location_id = ${validRoot} and l.location_type_id = ${type.rows[0].id}`
     } else {
-      const depthText = query.last('location_depth')
-      const depth = depthText === undefined || depthText === '' ? 0 : integerParam(ctx, 'location_depth')!
+      const depth = query.location_depth ?? 0
       primary =
         depth < 0 || !isInt32(depth)
           ? sql`select null::int4 as id where false`
@@ -90,14 +90,9 @@ export async function locationSelection(ctx: Context, campaigns: number[] | null
           where lt.parent_location_id = ${validRoot} and ty.name = ${ctx.config.DISTRICT_TYPE_NAME}`
   }
 
-  const filterIndicator = query.last('filter_indicator')
-  if (filterIndicator && query.has('filter_value')) {
-    const values = query.list('filter_value').map((text) => {
-      const n = parseFloatStrict(text)
-      if (n === undefined) throw invalidValue('filter_value', text, 'comma-separated numbers')
-      return n
-    })
-    const campaignSet = campaigns ?? (query.has('campaign__in') ? integerList(ctx, 'campaign__in') : null)
+  const { filter_indicator: filterIndicator, filter_value: values } = query
+  if (filterIndicator !== undefined && values !== undefined) {
+    const campaignSet = campaigns ?? query.campaign__in ?? null
     const matching =
       values.length && (campaignSet === null || campaignSet.length)
         ? sql`select d.location_id as id from datapoint_with_computed d

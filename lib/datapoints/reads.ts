@@ -1,51 +1,26 @@
-// What campaign_datapoint and date_datapoint share (ingestion §8, §10.2): the indicator set, id-list
-// conditions, date bounds, meta extras and the wide pivot of their long rows.
-import { sql, type Expression, type SqlBool } from 'kysely'
-import { dynamic, MAX_LIMIT } from './crud.js'
-import { invalidValue } from '../core/errors.js'
-import { integerList } from './params.js'
+// What campaign_datapoint and date_datapoint share (ingestion §8, §10.2): their parameters, the indicator
+// set, meta extras and the wide pivot of their long rows.
+import { sql } from 'kysely'
+import { dynamic, MAX_LIMIT } from '../api/crud.js'
+import { Param, type QueryOf } from '../api/query.js'
 import { LOCATION_PARAMS } from './location-selection.js'
-import type { Context, ListQuery, ParamSpec, Row, WideExport } from './resource.js'
-import { parseDate } from '../core/values.js'
-
-export const IGNORED: ParamSpec = { type: 'string', help: 'accepted and ignored (front-end compatibility)' }
+import type { Context, ListQuery, Row, WideExport } from '../api/resource.js'
 
 /** Parameters both datapoint resources take; each adds its own (campaign window, grouping…). */
-export const DATAPOINT_PARAMS: Record<string, ParamSpec> = {
-  indicator__in: { type: 'integer_list', help: 'required: indicator ids' },
+export const DATAPOINT_PARAMS = {
+  indicator__in: Param.integers('required: indicator ids'),
   ...LOCATION_PARAMS,
-  chart_uuid: { type: 'string', help: 'echoed as meta.chart_uuid' },
-  chart_type: IGNORED,
-  shape: { type: 'string', help: 'with format=csv: long (default) or wide (one column per indicator)' },
-  cumulative: IGNORED,
-  show_missing_data: IGNORED,
-  source_name: IGNORED,
+  chart_uuid: Param.string('echoed as meta.chart_uuid'),
+  chart_type: Param.ignored(),
+  cumulative: Param.ignored(),
+  show_missing_data: Param.ignored(),
+  source_name: Param.ignored(),
 }
+type DatapointQuery = QueryOf<typeof DATAPOINT_PARAMS>
 
-/** I: `indicator__in` as integers, duplicates removed, request order kept. */
+/** I: `indicator__in`, duplicates removed, request order kept. */
 export function indicatorSet(ctx: Context): number[] {
-  return [...new Set(integerList(ctx, 'indicator__in'))]
-}
-
-/**
- * `column = ANY(ids)`, or false for an empty list. The ids travel as ONE array parameter: a selection
- * can hold thousands of locations, and thousands of bound parameters make each statement slow to
- * parse and plan (measured: 80 ms for 9,899 ids, bench/README.md).
- */
-export function inList(column: string, ids: number[]): Expression<SqlBool> {
-  return ids.length ? sql<SqlBool>`${sql.ref(column)} = any(${ids}::int4[])` : sql<SqlBool>`false`
-}
-
-/** A `YYYY-MM-DD` parameter (the first of `names` that is given), or `fallback`. */
-export function dateParam(ctx: Context, names: string[], fallback?: string): string | undefined {
-  for (const name of names) {
-    const text = ctx.query.last(name)
-    if (text === undefined || text === '') continue
-    const date = parseDate(text)
-    if (!date) throw invalidValue(name, text, 'date YYYY-MM-DD')
-    return date
-  }
-  return fallback
+  return [...new Set((ctx.params as DatapointQuery).indicator__in ?? [])]
 }
 
 const ids = { type: 'array', items: { type: 'integer' } }
@@ -59,7 +34,7 @@ export const DATAPOINT_META = {
 
 /** The meta extras both resources echo. */
 export function datapointMeta(ctx: Context, extras: Row): Row {
-  const chartUuid = ctx.query.last('chart_uuid')
+  const chartUuid = (ctx.params as DatapointQuery).chart_uuid
   return { ...(chartUuid !== undefined ? { chart_uuid: chartUuid } : {}), ...extras }
 }
 

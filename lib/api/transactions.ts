@@ -1,0 +1,44 @@
+// A write's transaction and what must hold before its answer leaves (resource-api §3 step 10): the
+// caches this process keeps dropped, every other server's too (NOTIFY, confirmed), and the replicas in
+// use caught up, so that the client's next request, wherever it lands, sees the change.
+import type { Database } from '../data/database.js'
+import { attributedTransaction } from '../data/attribution.js'
+import { DATA_CHANNEL } from '../data/notified-cache.js'
+import type { ReadReplicas } from '../data/replicas.js'
+import type { Context } from './resource.js'
+
+/** A cache a write makes stale. */
+export interface Droppable {
+  drop(): void
+}
+
+/** How long a write waits for the other servers to say they dropped what it made stale. */
+const WRITE_CONFIRM_MS = 2_000
+
+export class Transactions {
+  constructor(
+    private readonly database: Database,
+    private readonly caches: Droppable[],
+    private readonly replicas: ReadReplicas | undefined,
+  ) {}
+
+  /** Runs `work` in one transaction, recorded as the requester's (datapoint_history); then makes it seen. */
+  async run<T>(ctx: Context, work: (ctx: Context) => Promise<T>): Promise<T> {
+    const result = await attributedTransaction(this.database.db, { via: 'api', userId: ctx.user.id, requestId: ctx.requestId }, (trx) =>
+      work({ ...ctx, db: trx }),
+    )
+    // A write may change who a key authenticates as: the caches go before the response leaves.
+    for (const cache of this.caches) cache.drop()
+    // Read-your-writes through any process: the answer leaves once every other server has dropped what
+    // the change made stale (lib/data/notifications.ts; at most WRITE_CONFIRM_MS when one does not answer).
+    // The change is committed whatever happens here: a failure to confirm is not the write's.
+    await this.database.confirmHeard(DATA_CHANNEL, WRITE_CONFIRM_MS, { othersOnly: true }).catch(() => [])
+    await this.caughtUp()
+    return result
+  }
+
+  /** Read-your-writes: resolves once the replicas in use have replayed what was committed (lib/data/replicas.ts). */
+  async caughtUp(): Promise<void> {
+    await this.replicas?.caughtUp()
+  }
+}
