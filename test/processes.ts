@@ -9,6 +9,12 @@ import type { Test } from 'tap'
 import { freePort } from './topology.js'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+/**
+ * The V8 flags the suite runs with (package.json, tap's node-arg), passed on to the processes it starts:
+ * short-lived processes spend less on compiling PGlite's WebAssembly than they would win from optimising it.
+ */
+export const TEST_V8_FLAGS = process.execArgv.filter((arg) => arg === '--liftoff-only' || arg === '--wasm-lazy-compilation')
 export const ADMIN_KEY = 'd'.repeat(40)
 
 /** A database of its own on the PostgreSQL server (DATABASE_URL runs), dropped at the end. */
@@ -44,7 +50,7 @@ export interface Server {
 export async function startServer(t: Test, env: Record<string, string>, nodeArgs: string[] = []): Promise<Server> {
   const port = await freePort()
   let output = ''
-  const child = spawn(process.execPath, [...nodeArgs, 'cli/start.mjs'], {
+  const child = spawn(process.execPath, [...TEST_V8_FLAGS, ...nodeArgs, 'cli/start.mjs'], {
     cwd: ROOT,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ADMIN_API_KEY: ADMIN_KEY, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -85,8 +91,11 @@ export function busyMachine(t: Test, cores: number, ms: number) {
 
 export function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'cli/index.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env } }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      [...TEST_V8_FLAGS, '--import', 'tsx', 'cli/index.ts', ...args],
+      { cwd: ROOT, env: { ...process.env, ...env } },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     )
   })
 }

@@ -12,9 +12,9 @@ import type { Database } from '../data/database.js'
 import { SYNC_PREFIX } from '../data/notifications.js'
 import { DATA_CHANNEL, type Generation, NotifiedCache } from '../data/notified-cache.js'
 import { TableRecorder } from '../data/table-recorder.js'
-import { QueryParams } from './query-params.js'
+import type { QueryParams } from './query-params.js'
 import { type Representation, sizeOf } from './representation.js'
-import { prefersAsync } from './request.js'
+import { prefersAsync, rawQueryOf } from './request.js'
 import type { Resource } from './resource.js'
 
 // A bound on staleness should a change ever not notify (a table without the sql/004 trigger).
@@ -42,8 +42,8 @@ function scopeOf(user: AuthUser, resource: Resource): string {
 }
 
 /** Parameters in name order (a name's values keep their order: `id__in=1&id__in=2` is a list). */
-function canonicalQuery(url: string): string {
-  const entries = [...QueryParams.fromUrl(url).entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+function canonicalQuery(query: QueryParams): string {
+  const entries = [...query.entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
   return new URLSearchParams(entries as Array<[string, string]>).toString()
 }
 
@@ -99,7 +99,7 @@ export class ReadCache {
     if (!cacheable || prefersAsync(request)) return undefined
     const accept = request.headers.accept ?? ''
     const format = accept.includes('text/csv') && !accept.includes('application/json') ? 'csv' : 'json'
-    return `${urlName}\n${scopeOf(request.user!, resource)}\n${format}\n${canonicalQuery(request.url)}`
+    return `${urlName}\n${scopeOf(request.user!, resource)}\n${format}\n${canonicalQuery(rawQueryOf(request))}`
   }
 
   /**
