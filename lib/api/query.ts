@@ -133,17 +133,31 @@ export interface Required {
 export function queryReader<S extends QuerySchema>(declared: S, required: Required): (raw: QueryParams) => QueryOf<S> {
   const check = Compile(Type.Object(Object.fromEntries(Object.entries(declared).map(([name, schema]) => [name, Type.Optional(schema)]))))
   const names = Object.keys(declared)
+  const kinds = new Map(names.map((name) => [name, kindOf(declared[name])]))
   return (raw) => {
-    const byId = required.unlessId && (raw.has('id') || raw.has('id__in'))
+    // One pass over the query: each declared parameter's non-empty values, and which names were given.
+    const values = new Map<string, string[]>()
+    const given = new Set<string>()
+    for (const [name, value] of raw.entries) {
+      if (value === '') continue
+      given.add(name)
+      if (!kinds.has(name)) continue
+      const list = values.get(name)
+      if (list) list.push(value)
+      else values.set(name, [value])
+    }
     // Empty means not given, for a required parameter too.
-    const missing = byId ? [] : required.names.filter((name) => !raw.all(name).some((value) => value !== ''))
+    const byId = required.unlessId && (raw.has('id') || raw.has('id__in'))
+    const missing = byId ? [] : required.names.filter((name) => !given.has(name))
     if (missing.length) {
       throw new ApiError(400, 'MISSING_REQUIRED_PARAMETER', `Missing required parameter ${missing.join(', ')}`, { missing })
     }
     const typed: Record<string, unknown> = {}
-    for (const name of names) {
-      const values = raw.all(name).filter((value) => value !== '')
-      if (values.length) typed[name] = coerce(name, kindOf(declared[name]), values)
+    if (values.size) {
+      for (const name of names) {
+        const list = values.get(name)
+        if (list) typed[name] = coerce(name, kinds.get(name)!, list)
+      }
     }
     // The coercion step's result is the declared type, whatever a future kind does.
     if (!check.Check(typed)) throw new Error(`query coercion produced no ${JSON.stringify(names)} object`)

@@ -29,9 +29,15 @@ export const documentOnly = {
 export function queryValidation(resource: Resource, assertMayRead: (request: FastifyRequest) => void) {
   return {
     ...documentOnly,
-    preValidation: async (request: FastifyRequest) => {
-      assertMayRead(request)
-      request.query = rawQueryOf(request)
+    // A callback, not an async function: this runs on every list GET, cached answers included.
+    preValidation: (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
+      try {
+        assertMayRead(request)
+        request.query = rawQueryOf(request)
+      } catch (error) {
+        return done(error as Error)
+      }
+      done()
     },
     validatorCompiler: ({ httpPart }: { httpPart?: string }) =>
       httpPart === 'querystring'
@@ -46,6 +52,9 @@ export function queryValidation(resource: Resource, assertMayRead: (request: Fas
         : (data: unknown) => ({ value: data }),
   }
 }
+
+/** Whether a list GET of `resource` has parameters to read (declared or required): else it needs no validation step. */
+export const declaresQuery = (resource: Resource) => Object.keys(resource.params).length > 0 || resource.GET_params_required.length > 0
 
 /** `transform_upload` → `TransformUpload`: the resource's part of an operationId. */
 const pascal = (name: string) =>
