@@ -1,7 +1,7 @@
 // Every kind of background job, one declaration each (lib/api/resource.ts, JobDeclaration): the queue
 // it waits in, what it is one of at a time, when asking again answers the job already there, the check
-// its request gets, and its run. The job queue's queues are derived from this list (lib/data/job-queue.ts);
-// a scheduled or internal job is one more entry.
+// its request gets, and its run. The job queue's queues, the kinds the job table accepts (job_kind, sql/015)
+// and the job resource's `kind` enum are derived from this list; a scheduled or internal job is one more entry.
 import type { Context, JobDeclaration, Resource } from '../lib/api/resource.js'
 import {
   aggRefreshResource,
