@@ -6,7 +6,7 @@ import fp from 'fastify-plugin'
 import multipart from '@fastify/multipart'
 import { ApiError } from '../lib/core/errors.js'
 import { describeResource } from '../lib/api/schema-doc.js'
-import { allowedMethods, declaresQuery, documentOnly, queryValidation, routeSchema, type UrlKind } from '../lib/api/route-schemas.js'
+import { allowedMethods, documentOnly, queryValidation, routeSchema, type UrlKind } from '../lib/api/route-schemas.js'
 import { answerList } from '../lib/api/list-answer.js'
 import { DetailCache } from '../lib/api/detail-cache.js'
 import { contextOf, effectiveMethod, parsePk } from '../lib/api/request.js'
@@ -50,7 +50,7 @@ export default fp(
       const answer = (target: ReadTarget) => {
         const db = key === undefined || !target.keepable ? target.db : app.readCache.begin(request, key, target.db)
         // A list's declared parameters, as the route's validator typed them (lib/api/query.ts).
-        const ctx = context(request, resource, urlName, db, kind === 'list' && declaresQuery(resource) ? (request.query as Record<string, unknown>) : undefined)
+        const ctx = context(request, resource, urlName, db, kind === 'list' && resource.declares_query ? (request.query as Record<string, unknown>) : undefined)
         return kind === 'detail'
           ? details.send(ctx, parsePk(ctx, (request.params as { id: string }).id), reply)
           : answerList(ctx, request, reply, listDoors(resource))
@@ -119,7 +119,7 @@ function registerRoutes(app: FastifyInstance, handle: Handler, declared: Resourc
         const documented = kind === 'detail' && resource.kind === 'non_model' ? [] : allowedMethods(resource, kind)
         for (const method of documented) {
           const bodyLimit = method !== 'GET' && resource.body_limit ? resource.body_limit(app.config) : undefined
-          const validated = kind === 'list' && method === 'GET' && declaresQuery(resource)
+          const validated = kind === 'list' && method === 'GET' && resource.declares_query
           app.route({
             method,
             url,

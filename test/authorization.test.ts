@@ -197,6 +197,16 @@ t.test('shared metadata: a restricted user can change no indicator, campaign, ty
     t.equal((await asAlice.post(path, { name: 'x', short_name: 'x', tag_name: 'x' })).status, 403, `POST ${path}`)
   }
   t.equal((await asAlice.get(`/agg_refresh/?campaign_id=${w.C}`)).status, 403, 'nor recompute a whole campaign')
+  // The list route reads its parameters before the handler: who may call is checked first, so a refused
+  // user learns nothing from a 400 about what the door would take, and nothing is queued.
+  for (const path of ['/agg_refresh/?campaign_id=abc', '/agg_refresh/', '/agg_refresh/?campaign_id=1&campaign_id=2']) {
+    for (const prefer of [undefined, 'respond-async']) {
+      const refused = await api.get(path, prefer ? { ...alice, prefer } : alice)
+      t.equal(refused.status, 403, `GET ${path}${prefer ? ' (respond-async)' : ''}: 403 before any 400`)
+      t.equal(refused.body.code, 'FORBIDDEN')
+    }
+  }
+  t.equal((await api.get('/job/')).body.meta.total_count, 0, 'no job was queued')
   t.equal((await asAlice.get('/cache_meta/')).status, 403)
   t.same(await snapshot(db), before, 'nothing changed')
 })

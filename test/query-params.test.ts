@@ -74,6 +74,9 @@ t.test('Fastify refuses a bad declared parameter before the handler runs, with t
   t.equal((await api.get('/campaign_datapoint/?location_depth=1', admin)).body.code, 'MISSING_REQUIRED_PARAMETER', 'a missing one first')
   t.equal(handled, 0)
 
+  const ignored = await api.get('/campaign_datapoint/?indicator__in=1&cumulative=0&cumulative=1&source_name=a&source_name=b', admin)
+  t.equal(ignored.status, 200, 'a parameter accepted and ignored takes any values, repeated ones too')
+  handled--
   const good = await api.get('/campaign_datapoint/?indicator__in=1&location_id=1&location_depth=1&location_depth=', admin)
   t.equal(good.status, 200, 'an empty value is "not given"; the same value twice is one')
   t.equal(handled, 1, 'a good request reaches the handler')

@@ -10,7 +10,7 @@ import { isInt32, parseBoolean, parseDate, parseFloatStrict, parseInteger } from
 import type { QueryParams } from './query-params.js'
 
 /** How a parameter is written on the wire, and read from it. */
-export type QueryKind = 'integer' | 'integer_list' | 'number_list' | 'string' | 'boolean' | 'flag' | 'date'
+export type QueryKind = 'integer' | 'integer_list' | 'number_list' | 'string' | 'boolean' | 'flag' | 'date' | 'ignored'
 
 const KIND = 'x-query'
 
@@ -35,8 +35,8 @@ export const Param = {
   flag: (help: string) => param(Type.Boolean({ description: help }), 'flag'),
   /** YYYY-MM-DD, read as that date (single-digit months and days accepted). */
   date: (help: string) => param(Type.String({ format: 'date', description: help }), 'date'),
-  /** Accepted and ignored (front-end compatibility). */
-  ignored: () => param(Type.String({ description: 'accepted and ignored (front-end compatibility)' }), 'string'),
+  /** Accepted and ignored (front-end compatibility): any values, never read. */
+  ignored: () => param(Type.String({ description: 'accepted and ignored (front-end compatibility)' }), 'ignored'),
 }
 
 export const kindOf = (schema: TSchema): QueryKind => (schema as unknown as Record<string, QueryKind>)[KIND]
@@ -51,6 +51,7 @@ export const WIRE_SCHEMA: Record<QueryKind, Record<string, unknown>> = {
   boolean: { type: 'string', enum: ['1', '0', 'true', 'false'] },
   flag: { type: 'string' },
   date: { type: 'string', pattern: '^\\d{4}-\\d{1,2}-\\d{1,2}$' },
+  ignored: { type: 'string' },
 }
 
 /** The type /schema names for each kind (the original's words: a list of numbers is a string there). */
@@ -62,6 +63,7 @@ export const SCHEMA_DOC_TYPE: Record<QueryKind, string> = {
   boolean: 'boolean',
   flag: 'boolean',
   date: 'date',
+  ignored: 'string',
 }
 
 const FLAG_FALSE = new Set(['', '0', 'false', 'False'])
@@ -141,7 +143,8 @@ export function queryReader<S extends QuerySchema>(declared: S, required: Requir
     for (const [name, value] of raw.entries) {
       if (value === '') continue
       given.add(name)
-      if (!kinds.has(name)) continue
+      const kind = kinds.get(name)
+      if (kind === undefined || kind === 'ignored') continue
       const list = values.get(name)
       if (list) list.push(value)
       else values.set(name, [value])

@@ -245,6 +245,8 @@ export interface Resource
   result_of?: Resource
   /** Reads the declared parameters of a list request (compiled once, from `params`), or throws its 400. */
   readQuery: (raw: QueryParams) => Record<string, unknown>
+  /** Whether a list GET has parameters to read (declared or required): else its route takes no validation step. */
+  declares_query: boolean
   modes: ReadMode[]
   /** OpenAPI: the objects' shapes of the modes that have their own. */
   row_modes: Array<Record<string, unknown>>
@@ -303,6 +305,7 @@ export function defineResource(decl: ResourceDeclaration): Resource {
     required_fields_for_post: decl.required_fields_for_post ?? [],
     params,
     readQuery: queryReader(params, { names: GET_params_required, unlessId: required_unless_id }),
+    declares_query: Object.keys(params).length > 0 || GET_params_required.length > 0,
     ordering: decl.ordering ?? ['id'],
     methods: decl.methods ?? (kind === 'model' ? ALL_MODEL_METHODS : { list: ['GET'], detail: [] }),
     writers: decl.writers ?? (kind === 'model' ? 'metadata_editors' : 'users'),

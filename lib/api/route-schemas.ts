@@ -53,9 +53,6 @@ export function queryValidation(resource: Resource, assertMayRead: (request: Fas
   }
 }
 
-/** Whether a list GET of `resource` has parameters to read (declared or required): else it needs no validation step. */
-export const declaresQuery = (resource: Resource) => Object.keys(resource.params).length > 0 || resource.GET_params_required.length > 0
-
 /** `transform_upload` → `TransformUpload`: the resource's part of an operationId. */
 const pascal = (name: string) =>
   name

@@ -213,11 +213,8 @@ export class JobQueue {
    */
   private async registerKinds(): Promise<void> {
     const declared = [...this.kinds.keys()]
-    const known = await this.database.db
-      .selectFrom('job_kind')
-      .select('name')
-      .where('name', 'in', declared.length ? declared : [''])
-      .execute()
+    if (!declared.length) return
+    const known = await this.database.db.selectFrom('job_kind').select('name').where('name', 'in', declared).execute()
     const missing = declared.filter((name) => !known.some((row) => row.name === name))
     // Only when one is missing: every insert statement notifies (sql/004), and each would empty the caches.
     if (missing.length) await sql`insert into job_kind (name) select unnest(${missing}::text[]) on conflict do nothing`.execute(this.database.db)
