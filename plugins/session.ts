@@ -24,11 +24,15 @@ const GUARD_CAPACITY = 10_000
 
 const SignedIn = {
   type: 'object',
-  required: ['id', 'username', 'is_superuser', 'restricted', 'via'],
+  required: ['id', 'username', 'is_superuser', 'metadata_editor', 'restricted', 'via'],
   properties: {
     id: { type: 'integer' },
     username: { type: 'string' },
     is_superuser: { type: 'boolean' },
+    metadata_editor: {
+      type: 'boolean',
+      description: 'a member of the metadata editors group: changes the catalog, mappings and anyone’s charts and dashboards',
+    },
     restricted: { type: 'boolean', description: 'reads and writes are limited to the subtree of top_lvl_location_id' },
     top_lvl_location_id: { type: 'integer', nullable: true },
     via: { type: 'string', enum: ['session', 'key'], description: 'how this request authenticated' },

@@ -1,10 +1,13 @@
 // Debian's Chromium driven by playwright-core, for the web app's tests: launch, sign in, and the
 // axe-core accessibility check (run in the page through the DevTools protocol, which the page's CSP
 // does not govern, so the app's own policy stays as it is served).
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { Test } from 'tap'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
+import { api, cli, postgresDatabase, startServer, until200 } from './processes.js'
 
 export const CHROMIUM = '/usr/bin/chromium'
 export const noChromium = !existsSync(CHROMIUM) && `needs Debian's chromium at ${CHROMIUM} (.ci/run installs it)`
@@ -31,8 +34,8 @@ export async function launch(t: Test): Promise<Browser> {
  * A new page that collects script errors and CSP refusals (`problems`), and every error the console
  * shows (`consoleErrors`: a failed request is one, such as a wrong password's 401).
  */
-export async function watchedPage(browser: Browser, viewport = { width: 1280, height: 900 }) {
-  const context = await browser.newContext({ viewport, acceptDownloads: true })
+export async function watchedPage(browser: Browser, viewport = { width: 1280, height: 900 }, timezoneId?: string) {
+  const context = await browser.newContext({ viewport, acceptDownloads: true, timezoneId })
   const page = await context.newPage()
   const problems: string[] = []
   const consoleErrors: string[] = []
@@ -64,4 +67,108 @@ export async function seriousViolations(page: Page): Promise<string[]> {
     nodes: Array<{ target: string[] }>
   }>
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
+}
+
+/** The demo's names → ids of one resource, read through the API as the admin key. */
+export type Ids = Map<string, number>
+
+/**
+ * The real server (`node cli/start.mjs`) with the demo data on either engine, Chromium, and the demo's
+ * ids by name: what every page's test starts from. PostgreSQL gets a database of its own, the demo
+ * loaded by the CLI (the server loads it only when embedded).
+ */
+export async function webApp(t: Test) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-web-'))
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+  const database = await postgresDatabase(t)
+  const server = await startServer(t, { DATA_DIR: dataDir, DATABASE_URL: database ?? '' })
+  await until200(server, '/health/ready')
+  if (database) t.equal((await cli(['demo'], { DATABASE_URL: database, DATA_DIR: dataDir })).code, 0, 'demo data loaded')
+  const password = readFileSync(join(dataDir, 'admin-password'), 'utf8').trim()
+  const read = async (path: string) => (await (await api(server, path)).json()) as { objects: Array<Record<string, unknown>> }
+  const idsByName = async (path: string, field: string): Promise<Ids> => new Map((await read(path)).objects.map((o) => [o[field] as string, o.id as number]))
+  const [indicator, campaign, location, dashboard] = await Promise.all([
+    idsByName('/indicator/?limit=0', 'short_name'),
+    idsByName('/campaign/?limit=0', 'name'),
+    idsByName('/location/?limit=0', 'name'),
+    idsByName('/dashboard/?limit=0', 'title'),
+  ])
+  const names = new Map([...location].map(([name, id]) => [id, name]))
+  /** The API's value per location name for one indicator and campaign under a location selection, as the app writes whole numbers. */
+  const apiValues = async (indicatorId: number, campaignId: number, selection: string) => {
+    const rows = (await read(`/campaign_datapoint/?indicator__in=${indicatorId}&campaign__in=${campaignId}&${selection}`)).objects
+    return Object.fromEntries(rows.map((r) => [names.get(r.location_id as number), (r.value as number).toLocaleString('en')]))
+  }
+  const browser = await launch(t)
+  return {
+    server,
+    dataDir,
+    password,
+    browser,
+    read,
+    idsByName,
+    apiValues,
+    indicator,
+    campaign,
+    location,
+    dashboard,
+    march: campaign.get('March 2016 - NID - OPV')!,
+  }
+}
+
+/** A chart's figure on the page, by its type. */
+export const figure = (page: Page, type: string) => page.locator(`figure.chart[data-type="${type}"]`)
+
+/** Waits until `count` charts say they are drawn. */
+export const chartsDrawn = (page: Page, count: number) =>
+  page.waitForFunction((n) => document.querySelectorAll('figure.chart[data-drawn="true"]').length === n, count)
+
+/** The rows of a chart's table view (opened if it is folded), as cell texts. */
+export async function numbersOf(chart: Locator): Promise<string[][]> {
+  const details = chart.locator('details')
+  if ((await details.count()) && !(await details.getAttribute('open'))) await details.locator('summary').click()
+  return chart.locator('tbody tr').evaluateAll((rows) => rows.map((row) => [...row.children].map((cell) => (cell.textContent ?? '').trim())))
+}
+
+/** A chart's table values once they equal `expected` (a chart redraws after a change), or as they are after 5 s. */
+export async function settledValues(chart: Locator, expected: Record<string, string>, column = 2) {
+  let values: Record<string, string> = {}
+  for (const started = Date.now(); Date.now() - started < 5000; await new Promise((resolve) => setTimeout(resolve, 50))) {
+    values = Object.fromEntries((await numbersOf(chart)).map((r) => [r[0], r[column]]))
+    if (JSON.stringify(values) === JSON.stringify(expected)) break
+  }
+  return values
+}
+
+/** Checks one box of a group and unchecks the others. */
+export async function checkOnly(page: Page, group: string, label: string) {
+  const boxes = page.getByRole('group', { name: group })
+  await boxes.getByLabel(label, { exact: true }).check()
+  for (const box of await boxes.getByRole('checkbox').all()) {
+    if ((await box.evaluate((input) => input.parentElement?.textContent?.trim())) !== label) await box.uncheck()
+  }
+}
+
+/** Location name → the value in `column` of each row of a table view. */
+export const tableValues = (rows: string[][], column = 2) => Object.fromEntries(rows.map((r) => [r[0], r[column]]))
+
+/** axe at 1280 px and at 375 px on the page as it is: serious and critical violations of both. */
+export async function violationsAtBothWidths(page: Page): Promise<string[]> {
+  const size = page.viewportSize() ?? { width: 1280, height: 900 }
+  await page.setViewportSize({ width: 1280, height: 900 })
+  const wide = await seriousViolations(page)
+  await page.setViewportSize({ width: 375, height: 800 })
+  await page.waitForTimeout(100)
+  const narrow = (await seriousViolations(page)).map((v) => `375 px: ${v}`)
+  // What sticks out, named by its tag, class and text, so that a failure says where to look.
+  const overflow = await page.evaluate(() =>
+    document.documentElement.scrollWidth > 375
+      ? [...document.querySelectorAll('body *')]
+          .filter((e) => e.getBoundingClientRect().right > 376 && !e.closest('.table-scroll'))
+          .map((e) => `${e.tagName.toLowerCase()}.${e.className} “${(e.textContent ?? '').slice(0, 40)}” to ${Math.round(e.getBoundingClientRect().right)} px`)
+          .slice(-3)
+      : [],
+  )
+  await page.setViewportSize(size)
+  return [...wide, ...narrow, ...overflow.map((e) => `375 px: wider than the screen: ${e}`)]
 }

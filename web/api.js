@@ -20,18 +20,47 @@ export async function api(method, path, body) {
   return { status: response.status, body: parsed }
 }
 
-/** A list's objects, or an Error naming the API's message. */
+/** An answer of the API that is not a success: its message, status and code (`UNIQUE_VIOLATION`…). */
+export class ApiFailure extends Error {
+  /** @param {string} message @param {number} status @param {string} [code] */
+  constructor(message, status, code) {
+    super(message)
+    this.status = status
+    this.code = code
+  }
+}
+
+const failure = (res, what) => new ApiFailure(res.body?.message ?? `${what}: ${res.status}`, res.status, res.body?.code)
+
+/** A list's objects, or an ApiFailure. */
 export async function list(path) {
   const res = await api('GET', path)
-  if (res.status !== 200) throw new Error(res.body?.message ?? `${path}: ${res.status}`)
+  if (res.status !== 200) throw failure(res, path)
   return res.body.objects
 }
 
-/** A change that must succeed: its answer, or an Error with the API's message. */
+/** A change that must succeed: its answer, or an ApiFailure. */
 export async function change(method, path, body) {
   const res = await api(method, path, body)
-  if (res.status >= 400) throw new Error(res.body?.message ?? `${method} ${path}: ${res.status}`)
+  if (res.status >= 400) throw failure(res, `${method} ${path}`)
   return res.body
+}
+
+/** Whether the signed-in user may change a row that has an owner: its owner, a superuser or a metadata editor. */
+export const mayChange = (user, row) => Boolean(user.is_superuser || user.metadata_editor || (row.owner_id != null && row.owner_id === user.id))
+
+/**
+ * A title no other row of a resource has (titles are unique across all users): `wanted`, else
+ * "wanted (2)", "wanted (3)"… the first one free.
+ * @param {string} resource @param {string} wanted
+ */
+export async function freeTitle(resource, wanted) {
+  const base = wanted.replace(/ \(\d+\)$/, '')
+  for (let n = 1; n < 100; n++) {
+    const candidate = n === 1 ? base : `${base} (${n})`
+    if ((await list(`/${resource}/${query({ title: candidate, fields: 'id' })}`)).length === 0) return candidate
+  }
+  return `${base} (${Date.now()})`
 }
 
 /** A query string of the defined, non-empty parameters; arrays become comma lists. */
@@ -52,8 +81,8 @@ export function query(params) {
 export async function loadCatalog() {
   const [indicators, campaigns, locations, types] = await Promise.all([
     list('/indicator/?fields=id,short_name,name,data_format,resource_name&limit=0&order_by=short_name'),
-    list('/campaign/?fields=id,name,start_date,end_date&limit=0'),
-    list('/location/?fields=id,name,parent_location_id,location_type_id&limit=0'),
+    list('/campaign/?fields=id,name,start_date,end_date&limit=0&order_by=start_date'),
+    list('/location/?fields=id,name,parent_location_id,location_type_id,location_code&limit=0'),
     list('/location_type/?limit=0'),
   ])
   const visible = new Set(locations.map((l) => l.id))

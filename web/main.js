@@ -1,13 +1,14 @@
 // The web app for people (served at /app/, built only on the public API): sign in with a password,
 // then dashboards of charts and maps, the data browser, uploads and, for superusers, administration.
 // Preact with htm templates: no build step, every file served as it is here. Pages are hash routes.
-import { render } from '/app/vendor/preact.mjs'
-import { useEffect, useState } from '/app/vendor/preact-hooks.mjs'
+import { render } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
 import { api, loadCatalog } from './api.js'
 import { html } from './html.js'
 import { Admin } from './views/admin.js'
 import { ChartBuilder } from './views/chart-builder.js'
 import { DashboardEditor, DashboardList, DashboardView } from './views/dashboards.js'
+import { parseRoute } from './route.js'
 import { DataBrowser } from './views/data-browser.js'
 import { Upload } from './views/upload.js'
 
@@ -48,16 +49,32 @@ const navigate = (hash) => {
 
 /** The page of a route: [title, view]. */
 function page(hash, user, catalog) {
-  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean)
+  const { parts, params } = parseRoute(hash)
   const [section, id, action, extra] = parts
-  if (section === 'dashboard' && id && action === 'edit') return ['Edit dashboard', html`<${DashboardEditor} id=${id} navigate=${navigate} />`]
-  if (section === 'dashboard' && id) return ['Dashboard', html`<${DashboardView} key=${id} id=${id} catalog=${catalog} />`]
-  if (section === 'chart' && id === 'new') return ['New chart', html`<${ChartBuilder} dashboardId=${action} catalog=${catalog} navigate=${navigate} />`]
-  if (section === 'chart' && id) return ['Edit chart', html`<${ChartBuilder} chartId=${id} dashboardId=${extra} catalog=${catalog} navigate=${navigate} />`]
+  if (section === 'dashboard' && id && action === 'edit') return ['Edit dashboard', html`<${DashboardEditor} key=${id} id=${id} navigate=${navigate} />`]
+  if (section === 'dashboard' && id)
+    return ['Dashboard', html`<${DashboardView} key=${id} id=${id} catalog=${catalog} user=${user} params=${params} navigate=${navigate} />`]
+  if (section === 'chart' && id === 'new')
+    return ['New chart', html`<${ChartBuilder} key="new" dashboardId=${action} catalog=${catalog} user=${user} navigate=${navigate} />`]
+  if (section === 'chart' && id)
+    return ['Edit chart', html`<${ChartBuilder} key=${id} chartId=${id} dashboardId=${extra} catalog=${catalog} user=${user} navigate=${navigate} />`]
   if (section === 'data') return ['Data', html`<${DataBrowser} catalog=${catalog} />`]
-  if (section === 'upload') return ['Upload', html`<${Upload} catalog=${catalog} />`]
+  if (section === 'upload') return ['Upload', html`<${Upload} catalog=${catalog} user=${user} />`]
   if (section === 'admin' && user.is_superuser) return ['Administration', html`<${Admin} catalog=${catalog} />`]
   return ['Dashboards', html`<${DashboardList} navigate=${navigate} />`]
+}
+
+/** Focuses the page's h1 once it is drawn (a page may still be loading what its heading says). */
+function focusHeading() {
+  let tries = 0
+  const attempt = () => {
+    const heading = document.querySelector('main h1')
+    if (heading instanceof HTMLElement) {
+      heading.tabIndex = -1
+      heading.focus({ preventScroll: true })
+    } else if (tries++ < 40) setTimeout(attempt, 25)
+  }
+  attempt()
 }
 
 const SECTIONS = [
@@ -81,12 +98,15 @@ function Shell({ user, onSignedOut }) {
   useEffect(() => {
     document.title = `${title} · rhizome`
   }, [title])
+  // A new page (not a new view of the same one) moves focus to its heading, as a page load would.
+  const { path } = parseRoute(hash)
+  useEffect(() => focusHeading(), [path, Boolean(catalog)])
   const sections = user.is_superuser ? [...SECTIONS, ['#/admin', 'Administration']] : SECTIONS
   const current = (target) => (target === '#/' ? !/^#\/(data|upload|admin)/.test(hash) : hash.startsWith(target))
   return html`<a class="skip" href="#content" onClick=${(e) => {
-      e.preventDefault()
-      document.getElementById('content')?.focus()
-    }}>Skip to content</a>
+    e.preventDefault()
+    document.getElementById('content')?.focus()
+  }}>Skip to content</a>
     <header class="app-header">
       <strong class="brand">rhizome</strong>
       <nav aria-label="Main">

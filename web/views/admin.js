@@ -1,7 +1,8 @@
 // For superusers: users and their passwords, API keys, and location responsibilities (which part of
 // the country a user is limited to). Every change goes through the same API a script would use.
-import { useEffect, useState } from '/app/vendor/preact-hooks.mjs'
+import { useEffect, useState } from 'preact/hooks'
 import { change, list } from '../api.js'
+import { formatTime } from '../format.js'
 import { html } from '../html.js'
 
 export function Admin({ catalog }) {
@@ -24,10 +25,11 @@ export function Admin({ catalog }) {
   const act = (done, work) => async (event) => {
     event.preventDefault()
     const form = event.target instanceof HTMLFormElement ? new FormData(event.target) : null
+    const formElement = form ? event.target : null
     try {
       await work(form)
       setMessage({ text: done, error: false })
-      if (form) event.target.reset()
+      formElement?.reset()
       setVersion((v) => v + 1)
     } catch (e) {
       setMessage({ text: e.message, error: true })
@@ -45,18 +47,26 @@ export function Admin({ catalog }) {
       const body = { user_id: user.id, top_lvl_location_id: Number(location) }
       return current ? change('PATCH', `/location_responsibility/${current.id}/`, body) : change('POST', '/location_responsibility/', body)
     })
+  const setActive = (user, active) =>
+    act(active ? `${user.username} may sign in again` : `${user.username} is disabled: no sign-in, no key`, () =>
+      change('PATCH', `/user/${user.id}/`, { is_active: active }),
+    )
   const createKey = act('Key created: copy it now, it is not shown again', async (form) => {
     const created = await change('POST', '/api_key/', { user_id: Number(form.get('user')) })
-    setNewKey(`${created.user__username}:${created.key}`)
+    setNewKey({ id: created.id, text: `${created.user__username}:${created.key}` })
   })
-  const revokeKey = (key) => act(`Key ${key.id} revoked`, () => change('DELETE', `/api_key/${key.id}/`))
+  const revokeKey = (key) =>
+    act(`Key ${key.id} revoked`, async () => {
+      await change('DELETE', `/api_key/${key.id}/`)
+      if (newKey?.id === key.id) setNewKey(null)
+    })
 
   return html`<h1>Administration</h1>
     ${message.text && html`<p class=${message.error ? 'error' : 'notice'} role=${message.error ? 'alert' : 'status'}>${message.text}</p>`}
     <section aria-labelledby="users-heading">
       <h2 id="users-heading">Users</h2>
-      <div class="table-scroll"><table>
-        <thead><tr><th scope="col">User</th><th scope="col">Superuser</th><th scope="col">Limited to</th><th scope="col">Password</th></tr></thead>
+      <div class="table-scroll" tabindex="0" role="region" aria-label="Users, scrollable"><table>
+        <thead><tr><th scope="col">User</th><th scope="col">Superuser</th><th scope="col">Limited to</th><th scope="col">Password</th><th scope="col">Access</th></tr></thead>
         <tbody>${users.map(
           (u) => html`<tr key=${u.id}>
             <th scope="row">${u.username}</th>
@@ -72,6 +82,8 @@ export function Admin({ catalog }) {
               <input type="password" name="password" required minlength="8" autocomplete="new-password" aria-label=${`New password for ${u.username}`} />
               <button type="submit" class="secondary" aria-label=${`Set password of ${u.username}`}>Set</button>
             </form></td>
+            <td>${u.is_active === false ? 'disabled ' : ''}<button class="secondary" onClick=${setActive(u, u.is_active === false)} aria-label=${`${u.is_active === false ? 'Enable' : 'Disable'} ${u.username}`}>
+              ${u.is_active === false ? 'Enable' : 'Disable'}</button></td>
           </tr>`,
         )}</tbody>
       </table></div>
@@ -85,9 +97,11 @@ export function Admin({ catalog }) {
     </section>
     <section aria-labelledby="keys-heading">
       <h2 id="keys-heading">API keys</h2>
-      ${newKey && html`<p class="notice">New key (send it as <code>Authorization: ApiKey</code> and the key): <code class="new-key">${newKey}</code></p>`}
+      ${newKey && html`<p class="notice">New key (send it as <code>Authorization: ApiKey</code> and the key): <code class="new-key">${newKey.text}</code></p>`}
       <ul class="cards">${keys.map(
-        (k) => html`<li key=${k.id} class="chart-item"><span>Key ${k.id} of ${k.user__username}, made ${k.created_at}, last used ${k.last_used_at ?? 'never'}</span>
+        (
+          k,
+        ) => html`<li key=${k.id} class="chart-item"><span>Key ${k.id} of ${k.user__username}, made ${formatTime(k.created_at)}, last used ${k.last_used_at ? formatTime(k.last_used_at) : 'never'}</span>
           <button class="secondary" onClick=${revokeKey(k)} aria-label=${`Revoke key ${k.id}`}>Revoke</button></li>`,
       )}</ul>
       <form class="inline" onSubmit=${createKey}>

@@ -1,65 +1,95 @@
 // The chart builder: type, indicators, campaigns or dates, location and depth, grouping; a live
-// preview; saved through the API as `chart_json` in the original front-end's shape, and put on the
-// dashboard it was opened from.
-import { useEffect, useMemo, useState } from '/app/vendor/preact-hooks.mjs'
-import { change } from '../api.js'
-import { CHART_TYPES, TIME_GROUPINGS, isTimeChart } from '../charts.js'
+// preview; saved through the API as `chart_json` in the original front-end's shape. Opened from the
+// dashboard editor, it hands the chart back to the editor's draft. Who may not change a chart saves a
+// copy of it instead.
+import { useEffect, useMemo, useState } from 'preact/hooks'
+import { change, freeTitle, mayChange } from '../api.js'
+import { CHART_TYPES, chartSpec, isTimeChart } from '../chart-data.js'
 import { html } from '../html.js'
+import { loadDraft, saveDraft } from '../drafts.js'
 import { ChartCard } from './chart-card.js'
+import { addToDraft } from './dashboards.js'
 import { Checkboxes, LocationPicker } from './fields.js'
 
 const NO_VIEW = { campaignId: null, locationId: null }
+const DATE_GROUPINGS = [
+  ['month', 'Month'],
+  ['quarter', 'Quarter'],
+  ['year', 'Year'],
+  ['all_time', 'All time'],
+]
+
+/** A first indicator worth charting: a count or a rate of campaign data, not a yes/no flag. */
+export const firstIndicator = (catalog) =>
+  catalog.campaignIndicators.find((i) => i.data_format === 'int' || i.data_format === 'pct') ?? catalog.campaignIndicators[0] ?? catalog.indicators[0]
 
 const blankChart = (catalog) => ({
   type: 'ColumnChart',
-  indicator_ids: catalog.campaignIndicators.slice(0, 1).map((i) => i.id),
-  campaign_ids: catalog.campaigns.slice(0, 1).map((c) => c.id),
+  indicator_ids: [firstIndicator(catalog)?.id].filter((id) => id !== undefined),
+  campaign_ids: catalog.campaigns.slice(-1).map((c) => c.id),
   location_ids: catalog.roots.slice(0, 1).map((l) => l.id),
   location_depth: 1,
   groupBy: 'indicator',
 })
 
-export function ChartBuilder({ chartId, dashboardId, catalog, navigate }) {
+export function ChartBuilder({ chartId, dashboardId, catalog, user, navigate }) {
   const [title, setTitle] = useState('')
-  const [spec, setSpec] = useState(chartId ? null : blankChart(catalog))
+  const [spec, setSpec] = useState(/** @type {Record<string, any> | null} */ (chartId ? null : blankChart(catalog)))
   const [saved, setSaved] = useState(null)
-  const [error, setError] = useState('')
+  const [error, setError] = useState({ text: '', freeTitle: '' })
   useEffect(() => {
     if (!chartId) return
-    change('GET', `/custom_chart/${chartId}/`).then((c) => {
-      setSaved(c)
-      setTitle(c.title)
-      setSpec(c.chart_json)
-    }, (e) => setError(e.message))
+    change('GET', `/custom_chart/${chartId}/`).then(
+      (c) => {
+        setSaved(c)
+        setTitle(c.title)
+        setSpec(chartSpec(c.chart_json))
+      },
+      (e) => setError({ text: e.message, freeTitle: '' }),
+    )
   }, [chartId])
   const preview = useMemo(() => spec && { uuid: 'preview', title: title || 'Preview', chart_json: spec }, [spec, title])
-  if (!spec) return error ? html`<p class="error" role="alert">${error}</p>` : html`<p>Loading…</p>`
+  if (!spec) return error.text ? html`<p class="error" role="alert">${error.text}</p>` : html`<p>Loading…</p>`
 
   const set = (patch) => setSpec({ ...spec, ...patch })
   const overTime = isTimeChart(spec)
+  const own = !saved || mayChange(user, saved)
+  const back = dashboardId ? `#/dashboard/${dashboardId}/edit` : '#/'
   const overDates = (dates) =>
     dates
-      ? set({ campaign_ids: [], groupByTime: spec.groupByTime || 'month', start_date: spec.start_date || '2016-01-01', end_date: spec.end_date || '2016-12-31' })
-      : set({ campaign_ids: catalog.campaigns.slice(0, 1).map((c) => c.id), groupByTime: undefined, start_date: undefined, end_date: undefined })
+      ? set({ campaign_ids: [], groupByTime: 'month', start_date: spec.start_date || '2016-01-01', end_date: spec.end_date || '2016-12-31' })
+      : set({ campaign_ids: catalog.campaigns.slice(-1).map((c) => c.id), groupByTime: undefined, start_date: undefined, end_date: undefined })
+  const ready = (spec.indicator_ids ?? []).length > 0
   const save = async (event) => {
     event.preventDefault()
-    setError('')
+    setError({ text: '', freeTitle: '' })
+    if (!ready) return setError({ text: 'Choose at least one indicator.', freeTitle: '' })
     try {
-      const chart = saved
-        ? await change('PATCH', `/custom_chart/${saved.id}/`, { title, chart_json: spec })
-        : await change('POST', '/custom_chart/', { uuid: crypto.randomUUID(), title, chart_json: spec })
-      if (dashboardId && !saved) {
-        const dashboard = await change('GET', `/dashboard/${dashboardId}/`)
-        const rows = (dashboard.rows ?? []).map((row) => ({ ...row, charts: (row.charts ?? []).map((c) => (typeof c === 'object' ? c.uuid : c)) }))
-        rows.push({ layout: 1, charts: [chart.uuid] })
-        await change('PATCH', `/dashboard/${dashboardId}/`, { rows })
-      }
-      navigate(dashboardId ? `#/dashboard/${dashboardId}` : '#/')
+      const chart =
+        own && saved
+          ? await change('PATCH', `/custom_chart/${saved.id}/`, { title, chart_json: spec })
+          : await change('POST', '/custom_chart/', { uuid: crypto.randomUUID(), title, chart_json: spec })
+      if (dashboardId) addToDraft(await change('GET', `/dashboard/${dashboardId}/`), chart.uuid, own ? undefined : saved?.uuid)
+      navigate(back)
     } catch (e) {
-      setError(e.message)
+      if (e.code !== 'UNIQUE_VIOLATION') return setError({ text: e.message, freeTitle: '' })
+      const free = await freeTitle('custom_chart', title)
+      setError({ text: `“${title}” is already the title of a chart (titles are shared by everyone). “${free}” is free.`, freeTitle: free })
     }
   }
-  return html`<h1>${saved ? 'Edit chart' : 'New chart'}</h1>
+  const remove = async () => {
+    if (!confirm(`Delete the chart “${saved.title}”? It leaves every dashboard that shows it.`)) return
+    try {
+      await change('DELETE', `/custom_chart/${saved.id}/`)
+      const draft = dashboardId && loadDraft('dashboard', dashboardId)
+      if (draft) saveDraft('dashboard', dashboardId, { ...draft, uuids: draft.uuids.filter((u) => u !== saved.uuid) })
+      navigate(back)
+    } catch (e) {
+      setError({ text: e.message, freeTitle: '' })
+    }
+  }
+  return html`<h1>${saved ? (own ? 'Edit chart' : 'Copy of a chart') : 'New chart'}</h1>
+    ${!own && html`<p class="hint">This chart is someone else’s: saving makes a copy of your own${dashboardId ? ', put in its place on your dashboard' : ''}.</p>`}
     <div class="builder">
       <form class="stack" onSubmit=${save}>
         <label>Title <input value=${title} required maxlength="255" onInput=${(e) => setTitle(e.target.value)} /></label>
@@ -73,13 +103,15 @@ export function ChartBuilder({ chartId, dashboardId, catalog, navigate }) {
           <label class="choice"><input type="radio" name="over" checked=${!overTime} onChange=${() => overDates(false)} /> Campaigns</label>
           <label class="choice"><input type="radio" name="over" checked=${overTime} onChange=${() => overDates(true)} /> Dates</label>
         </fieldset>
-        ${overTime
-          ? html`<label>From <input type="date" value=${spec.start_date ?? ''} onInput=${(e) => set({ start_date: e.target.value })} /></label>
+        ${
+          overTime
+            ? html`<label>From <input type="date" value=${spec.start_date ?? ''} onInput=${(e) => set({ start_date: e.target.value })} /></label>
               <label>To <input type="date" value=${spec.end_date ?? ''} onInput=${(e) => set({ end_date: e.target.value })} /></label>
               <label>Group by time
-                <select value=${spec.groupByTime} onChange=${(e) => set({ groupByTime: e.target.value })}>${TIME_GROUPINGS.map((g) => html`<option key=${g} value=${g}>${g}</option>`)}</select>
+                <select value=${spec.groupByTime} onChange=${(e) => set({ groupByTime: e.target.value })}>${DATE_GROUPINGS.map(([g, label]) => html`<option key=${g} value=${g}>${label}</option>`)}</select>
               </label>`
-          : html`<${Checkboxes} legend="Campaigns" options=${catalog.campaigns.map((c) => ({ id: c.id, label: c.name }))} selected=${spec.campaign_ids ?? []} onChange=${(ids) => set({ campaign_ids: ids })} />`}
+            : html`<${Checkboxes} legend="Campaigns" options=${catalog.campaigns.map((c) => ({ id: c.id, label: c.name }))} selected=${spec.campaign_ids ?? []} onChange=${(ids) => set({ campaign_ids: ids })} />`
+        }
         <${LocationPicker} catalog=${catalog} locationId=${spec.location_ids?.[0]} depth=${spec.location_depth ?? 0}
           onChange=${({ locationId, depth }) => set({ location_ids: [locationId], location_depth: depth })} />
         <label>Group by
@@ -87,9 +119,22 @@ export function ChartBuilder({ chartId, dashboardId, catalog, navigate }) {
             <option value="indicator">Indicator</option><option value="location">Location</option>
           </select>
         </label>
-        ${error && html`<p class="error" role="alert">${error}</p>`}
-        <div class="inline"><button type="submit">Save chart</button><a href=${dashboardId ? `#/dashboard/${dashboardId}` : '#/'}>Cancel</a></div>
+        ${error.text && html`<p class="error" role="alert">${error.text}</p>`}
+        ${
+          error.freeTitle &&
+          html`<button type="button" class="secondary" onClick=${() => {
+            setTitle(error.freeTitle)
+            setError({ text: '', freeTitle: '' })
+          }}>Use “${error.freeTitle}”</button>`
+        }
+        <div class="inline">
+          <button type="submit">${own ? 'Save chart' : 'Save as my chart'}</button>
+          <a href=${back}>Cancel</a>
+          ${saved && own && html`<button type="button" class="danger" onClick=${remove}>Delete chart</button>`}
+        </div>
       </form>
-      <section aria-label="Preview"><${ChartCard} chart=${preview} view=${NO_VIEW} catalog=${catalog} /></section>
+      <section aria-label="Preview">
+        ${ready ? html`<${ChartCard} chart=${preview} view=${NO_VIEW} catalog=${catalog} />` : html`<p>Choose at least one indicator to see a preview.</p>`}
+      </section>
     </div>`
 }

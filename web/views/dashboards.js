@@ -1,8 +1,11 @@
-// Dashboards: the list, one dashboard's rows of charts (campaign picker, drill-down by location), and
-// its editing (add, remove, reorder charts), all saved through the API.
-import { useEffect, useMemo, useState } from '/app/vendor/preact-hooks.mjs'
-import { api, change, list } from '../api.js'
+// Dashboards: the list, one dashboard's rows of charts (campaign picker and drill-down kept in the
+// address), and its editing (add, build, remove, reorder charts) as a draft that survives leaving the
+// page, saved through the API. Who may not change a dashboard duplicates it to edit.
+import { useEffect, useMemo, useState } from 'preact/hooks'
+import { api, change, freeTitle, list, mayChange } from '../api.js'
+import { clearDraft, loadDraft, saveDraft } from '../drafts.js'
 import { html } from '../html.js'
+import { routeHash } from '../route.js'
 import { ChartCard } from './chart-card.js'
 
 export function DashboardList({ navigate }) {
@@ -13,108 +16,180 @@ export function DashboardList({ navigate }) {
   }, [])
   const create = async (event) => {
     event.preventDefault()
-    const title = new FormData(event.target).get('title')
+    const title = String(new FormData(event.target).get('title'))
     try {
       const dashboard = await change('POST', '/dashboard/', { title, rows: [] })
       navigate(`#/dashboard/${dashboard.id}/edit`)
     } catch (e) {
-      setError(e.message)
+      setError(e.code === 'UNIQUE_VIOLATION' ? await takenTitle('dashboard', title) : e.message)
     }
   }
   return html`<h1>Dashboards</h1>
     ${error && html`<p class="error" role="alert">${error}</p>`}
-    ${dashboards === null
-      ? html`<p>Loading…</p>`
-      : html`<ul class="cards">
+    ${
+      dashboards === null
+        ? html`<p>Loading…</p>`
+        : html`<ul class="cards">
           ${dashboards.map((d) => html`<li key=${d.id}><a href=${`#/dashboard/${d.id}`}>${d.title}</a>${d.description ? html`<span> — ${d.description}</span>` : ''}</li>`)}
-        </ul>`}
+        </ul>`
+    }
     <form class="inline" onSubmit=${create}>
       <label>New dashboard title <input name="title" required maxlength="255" /></label>
       <button type="submit">Create dashboard</button>
     </form>`
 }
 
+/** What to say when a title is taken: titles are shared by everyone, so name a free one. */
+export async function takenTitle(resource, title) {
+  return `“${title}” is already the title of a ${resource === 'dashboard' ? 'dashboard' : 'chart'} (titles are shared by everyone). “${await freeTitle(resource, title)}” is free.`
+}
+
 /** The charts of a dashboard's rows, in order (a uuid the API could not expand is left out). */
 const chartsOf = (dashboard) => (dashboard?.rows ?? []).flatMap((row) => (row?.charts ?? []).filter((c) => typeof c === 'object' && c))
 
-export function DashboardView({ id, catalog }) {
+/** A copy of a dashboard under a free title, owned by whoever copies it; returns its id. */
+async function duplicate(dashboard) {
+  const title = await freeTitle('dashboard', `${dashboard.title} (copy)`)
+  const rows = (dashboard.rows ?? []).map((row) => ({ ...row, charts: (row?.charts ?? []).map((c) => (typeof c === 'object' && c ? c.uuid : c)) }))
+  return (await change('POST', '/dashboard/', { title, description: dashboard.description ?? '', rows })).id
+}
+
+export function DashboardView({ id, catalog, user, params, navigate }) {
   const [dashboard, setDashboard] = useState(null)
   const [error, setError] = useState('')
-  const [campaignId, setCampaignId] = useState('')
-  const [locationId, setLocationId] = useState(null)
   useEffect(() => {
     api('GET', `/dashboard/${id}/`).then((res) => (res.status === 200 ? setDashboard(res.body) : setError(res.body?.message ?? String(res.status))))
   }, [id])
-  const view = useMemo(() => ({ campaignId: campaignId ? Number(campaignId) : null, locationId }), [campaignId, locationId])
+  // The view is the address: a campaign and a location this user may see, else the charts' own.
+  const campaignId = catalog.campaignName.has(Number(params.campaign)) ? Number(params.campaign) : null
+  const locationId = catalog.locationName.has(Number(params.location)) ? Number(params.location) : null
+  const view = useMemo(() => ({ campaignId, locationId }), [campaignId, locationId])
+  const go = (patch) => navigate(routeHash(`#/dashboard/${id}`, { campaign: campaignId, location: locationId, ...patch }))
   if (error) return html`<p class="error" role="alert">${error}</p>`
   if (!dashboard) return html`<p>Loading…</p>`
   const path = locationId === null ? [] : catalog.pathTo(locationId)
+  const copyToEdit = async () => {
+    try {
+      navigate(`#/dashboard/${await duplicate(dashboard)}/edit`)
+    } catch (e) {
+      setError(e.message)
+    }
+  }
   return html`<div class="title-bar">
       <h1>${dashboard.title}</h1>
-      <a class="button secondary" href=${`#/dashboard/${id}/edit`}>Edit dashboard</a>
+      <span class="actions">
+        ${
+          mayChange(user, dashboard)
+            ? html`<a class="button secondary" href=${`#/dashboard/${id}/edit`}>Edit dashboard</a>
+              <button class="secondary" onClick=${copyToEdit}>Duplicate</button>`
+            : html`<button class="secondary" onClick=${copyToEdit}>Duplicate to edit</button>`
+        }
+      </span>
     </div>
     ${dashboard.description && html`<p>${dashboard.description}</p>`}
+    ${params.location && locationId === null && html`<p class="hint">The location in this link is not one you can see: each chart shows its own.</p>`}
     <div class="controls">
       <label>Campaign
-        <select value=${campaignId} onChange=${(e) => setCampaignId(e.target.value)}>
+        <select value=${campaignId ?? ''} onChange=${(e) => go({ campaign: e.target.value })}>
           <option value="">As each chart says</option>
           ${catalog.campaigns.map((c) => html`<option key=${c.id} value=${c.id}>${c.name}</option>`)}
         </select>
       </label>
       <nav aria-label="Location" class="breadcrumb">
-        <button class="link" aria-current=${locationId === null ? 'true' : undefined} onClick=${() => setLocationId(null)}>Each chart's locations</button>
-        ${path.map((l) => html`<span key=${l.id}> › <button class="link" aria-current=${l.id === locationId ? 'true' : undefined} onClick=${() => setLocationId(l.id)}>${l.name}</button></span>`)}
+        <button class="link" aria-current=${locationId === null ? 'true' : undefined} onClick=${() => go({ location: null })}>Each chart's locations</button>
+        ${path.map((l) => html`<span key=${l.id}> › <button class="link" aria-current=${l.id === locationId ? 'true' : undefined} onClick=${() => go({ location: l.id })}>${l.name}</button></span>`)}
       </nav>
     </div>
-    <p class="hint">Click a location in a chart or its numbers to drill down a level.</p>
+    <p class="hint">Click a location in a chart or its numbers to drill down a level. The address keeps this view: copy it to share it.</p>
     ${(dashboard.rows ?? []).map(
       (row, r) => html`<div class="chart-row" key=${r}>
-        ${(row?.charts ?? []).filter((c) => typeof c === 'object' && c).map((chart) => html`<${ChartCard} key=${chart.uuid} chart=${chart} view=${view} catalog=${catalog} onDrill=${setLocationId} />`)}
+        ${(row?.charts ?? []).filter((c) => typeof c === 'object' && c).map((chart) => html`<${ChartCard} key=${chart.uuid} chart=${chart} view=${view} catalog=${catalog} onDrill=${(location) => go({ location })} />`)}
       </div>`,
     )}
-    ${chartsOf(dashboard).length === 0 && html`<p>No charts yet. <a href=${`#/dashboard/${id}/edit`}>Add one</a>.</p>`}`
+    ${chartsOf(dashboard).length === 0 && html`<p>No charts yet.${mayChange(user, dashboard) && html` <a href=${`#/dashboard/${id}/edit`}>Add one</a>.`}</p>`}`
 }
 
 /** Charts per row when a dashboard is saved from the editor. */
 const PER_ROW = 2
 
+/** The editor's draft of a dashboard: what the page shows and what saving sends. */
+const draftOf = (dashboard) => ({
+  title: dashboard.title,
+  description: dashboard.description ?? '',
+  uuids: chartsOf(dashboard).map((c) => c.uuid),
+  changed: false,
+})
+
 export function DashboardEditor({ id, navigate }) {
   const [dashboard, setDashboard] = useState(null)
-  const [charts, setCharts] = useState([])
+  const [draft, setDraftState] = useState(null)
   const [allCharts, setAllCharts] = useState([])
   const [adding, setAdding] = useState('')
   const [error, setError] = useState('')
   useEffect(() => {
-    Promise.all([change('GET', `/dashboard/${id}/`), list('/custom_chart/?fields=id,uuid,title&limit=0&order_by=title')]).then(([d, all]) => {
-      setDashboard(d)
-      setCharts(chartsOf(d))
-      setAllCharts(all)
-    }, (e) => setError(e.message))
+    Promise.all([change('GET', `/dashboard/${id}/`), list('/custom_chart/?fields=id,uuid,title,owner_id&limit=0&order_by=title')]).then(
+      ([d, all]) => {
+        setDashboard(d)
+        setDraftState(loadDraft('dashboard', id) ?? draftOf(d))
+        setAllCharts(all)
+      },
+      (e) => setError(e.message),
+    )
   }, [id])
-  if (!dashboard) return error ? html`<p class="error" role="alert">${error}</p>` : html`<p>Loading…</p>`
+  // Leaving the page with unsaved changes asks first.
+  useEffect(() => {
+    if (!draft?.changed) return
+    const warn = (event) => event.preventDefault()
+    addEventListener('beforeunload', warn)
+    return () => removeEventListener('beforeunload', warn)
+  }, [draft?.changed])
+  if (!dashboard || !draft) return error ? html`<p class="error" role="alert">${error}</p>` : html`<p>Loading…</p>`
+  const setDraft = (patch) => {
+    const next = { ...draft, ...patch, changed: true }
+    saveDraft('dashboard', id, next)
+    setDraftState(next)
+  }
+  const byUuid = new Map(allCharts.map((c) => [c.uuid, c]))
+  const charts = draft.uuids.map((uuid) => byUuid.get(uuid) ?? { uuid, title: uuid })
   const move = (from, to) => {
     if (to < 0 || to >= charts.length) return
-    const next = charts.slice()
-    next.splice(to, 0, next.splice(from, 1)[0])
-    setCharts(next)
+    const uuids = draft.uuids.slice()
+    uuids.splice(to, 0, uuids.splice(from, 1)[0])
+    setDraft({ uuids })
   }
   const save = async (event) => {
     event.preventDefault()
-    const form = new FormData(event.target)
     const rows = []
-    for (let i = 0; i < charts.length; i += PER_ROW) rows.push({ layout: PER_ROW, charts: charts.slice(i, i + PER_ROW).map((c) => c.uuid) })
+    for (let i = 0; i < draft.uuids.length; i += PER_ROW) rows.push({ layout: PER_ROW, charts: draft.uuids.slice(i, i + PER_ROW) })
     try {
-      await change('PATCH', `/dashboard/${id}/`, { title: form.get('title'), description: form.get('description'), rows })
+      await change('PATCH', `/dashboard/${id}/`, { title: draft.title, description: draft.description, rows })
+      clearDraft('dashboard', id)
       navigate(`#/dashboard/${id}`)
+    } catch (e) {
+      setError(e.code === 'UNIQUE_VIOLATION' ? await takenTitle('dashboard', draft.title) : e.message)
+    }
+  }
+  const cancel = () => {
+    if (draft.changed && !confirm('Discard the changes to this dashboard?')) return
+    clearDraft('dashboard', id)
+    navigate(`#/dashboard/${id}`)
+  }
+  const remove = async () => {
+    if (!confirm(`Delete the dashboard “${dashboard.title}”? Its charts stay.`)) return
+    try {
+      await change('DELETE', `/dashboard/${id}/`)
+      clearDraft('dashboard', id)
+      navigate('#/')
     } catch (e) {
       setError(e.message)
     }
   }
-  const present = new Set(charts.map((c) => c.uuid))
+  const present = new Set(draft.uuids)
   return html`<h1>Edit dashboard</h1>
+    ${draft.changed && html`<p class="notice" role="status">Unsaved changes: save the dashboard to keep them.</p>`}
     <form class="stack" onSubmit=${save}>
-      <label>Title <input name="title" required maxlength="255" value=${dashboard.title} /></label>
-      <label>Description <input name="description" maxlength="1000" value=${dashboard.description} /></label>
+      <label>Title <input name="title" required maxlength="255" value=${draft.title} onInput=${(e) => setDraft({ title: e.target.value })} /></label>
+      <label>Description <input name="description" maxlength="1000" value=${draft.description} onInput=${(e) => setDraft({ description: e.target.value })} /></label>
       <h2>Charts, in order</h2>
       <ol class="cards">
         ${charts.map(
@@ -122,8 +197,8 @@ export function DashboardEditor({ id, navigate }) {
             <span class="actions">
               <button type="button" class="secondary" aria-label=${`Move ${c.title} up`} onClick=${() => move(i, i - 1)} disabled=${i === 0}>Up</button>
               <button type="button" class="secondary" aria-label=${`Move ${c.title} down`} onClick=${() => move(i, i + 1)} disabled=${i === charts.length - 1}>Down</button>
-              <a class="button secondary" href=${`#/chart/${c.id}/edit/${id}`} aria-label=${`Edit ${c.title}`}>Edit</a>
-              <button type="button" class="secondary" aria-label=${`Remove ${c.title}`} onClick=${() => setCharts(charts.filter((x) => x.uuid !== c.uuid))}>Remove</button>
+              ${c.id && html`<a class="button secondary" href=${`#/chart/${c.id}/edit/${id}`} aria-label=${`Edit ${c.title}`}>Edit</a>`}
+              <button type="button" class="secondary" aria-label=${`Remove ${c.title}`} onClick=${() => setDraft({ uuids: draft.uuids.filter((u) => u !== c.uuid) })}>Remove</button>
             </span></li>`,
         )}
       </ol>
@@ -135,12 +210,29 @@ export function DashboardEditor({ id, navigate }) {
           </select>
         </label>
         <button type="button" class="secondary" disabled=${!adding} onClick=${() => {
-          setCharts([...charts, allCharts.find((c) => c.uuid === adding)])
+          setDraft({ uuids: [...draft.uuids, adding] })
           setAdding('')
         }}>Add chart</button>
         <a class="button secondary" href=${`#/chart/new/${id}`}>Build a new chart</a>
       </div>
       ${error && html`<p class="error" role="alert">${error}</p>`}
-      <div class="inline"><button type="submit">Save dashboard</button><a href=${`#/dashboard/${id}`}>Cancel</a></div>
+      <div class="inline">
+        <button type="submit">Save dashboard</button>
+        <button type="button" class="secondary" onClick=${cancel}>Cancel</button>
+        <button type="button" class="danger" onClick=${remove}>Delete dashboard</button>
+      </div>
     </form>`
+}
+
+/** Puts a chart on a dashboard's draft (the editor shows it, unsaved, when it opens). */
+export function addToDraft(dashboard, uuid, replacing) {
+  const id = String(dashboard.id)
+  const draft = loadDraft('dashboard', id) ?? draftOf(dashboard)
+  const uuids =
+    replacing && draft.uuids.includes(replacing)
+      ? draft.uuids.map((u) => (u === replacing ? uuid : u))
+      : draft.uuids.includes(uuid)
+        ? draft.uuids
+        : [...draft.uuids, uuid]
+  saveDraft('dashboard', id, { ...draft, uuids, changed: true })
 }

@@ -1,8 +1,9 @@
 // The data browser: indicators × campaigns (or dates) × a location selection → a paged table, and the
-// CSV export of exactly that selection (the same API read with format=csv).
-import { useEffect, useState } from '/app/vendor/preact-hooks.mjs'
+// CSV export of exactly that selection (the same API read as a wide CSV: names beside the ids).
+import { useEffect, useState } from 'preact/hooks'
 import { api, query } from '../api.js'
-import { TIME_GROUPINGS, formatValue } from '../charts.js'
+import { firstIndicator } from './chart-builder.js'
+import { formatCount, formatPeriod, formatValue } from '../format.js'
 import { html } from '../html.js'
 import { Checkboxes, LocationPicker } from './fields.js'
 
@@ -17,13 +18,23 @@ export function selectionRead(selection) {
   return `/campaign_datapoint/${query({ indicator__in: selection.indicatorIds, campaign__in: selection.campaignIds, ...location })}`
 }
 
+const DATE_GROUPINGS = [
+  ['month', 'Month'],
+  ['quarter', 'Quarter'],
+  ['year', 'Year'],
+  ['all_time', 'All time'],
+]
+
+/** The file the API names its export of a read (its resource), which the link names too. */
+export const exportName = (read) => `${read.split('/')[1]}.csv`
+
 const withParams = (path, params) => `${path}${path.includes('?') ? '&' : '?'}${query(params).slice(1)}`
 
 export function DataBrowser({ catalog }) {
   const [selection, setSelection] = useState({
-    indicatorIds: catalog.campaignIndicators.slice(0, 1).map((i) => i.id),
+    indicatorIds: [firstIndicator(catalog)?.id].filter((id) => id !== undefined),
     over: 'campaigns',
-    campaignIds: catalog.campaigns.slice(0, 1).map((c) => c.id),
+    campaignIds: catalog.campaigns.slice(-1).map((c) => c.id),
     startDate: '',
     endDate: '',
     groupByTime: '',
@@ -55,35 +66,61 @@ export function DataBrowser({ catalog }) {
     }
   }, [read, offset])
   const total = page?.meta.total_count ?? 0
-  const when = (row) => (row.campaign_id ? catalog.campaignName.get(row.campaign_id) : (row.data_date ?? row.time_grouping))
+  const when = (row) =>
+    row.campaign_id
+      ? catalog.campaignName.get(row.campaign_id)
+      : formatPeriod(row.data_date ?? row.time_grouping, row.data_date ? undefined : selection.groupByTime)
+  /** Dates and campaigns hold different indicators: switching keeps those that have values of the other kind. */
+  const switchOver = (over) => {
+    const kind = (i) => (i.resource_name === 'date') === (over === 'dates')
+    const kept = selection.indicatorIds.filter((id) => kind(catalog.indicators.find((i) => i.id === id) ?? {}))
+    set({
+      over,
+      indicatorIds: kept.length
+        ? kept
+        : catalog.indicators
+            .filter(kind)
+            .slice(0, 1)
+            .map((i) => i.id),
+    })
+  }
+  const otherKind = selection.indicatorIds.some((id) => {
+    const indicator = catalog.indicators.find((i) => i.id === id)
+    return indicator && (indicator.resource_name === 'date') !== (selection.over === 'dates')
+  })
   return html`<h1>Data</h1>
     <div class="browser">
       <form class="stack" onSubmit=${(e) => e.preventDefault()}>
         <${Checkboxes} legend="Indicators" options=${catalog.indicators.map((i) => ({ id: i.id, label: i.short_name }))} selected=${selection.indicatorIds} onChange=${(ids) => set({ indicatorIds: ids })} />
         <label>Values over
-          <select value=${selection.over} onChange=${(e) => set({ over: e.target.value })}>
+          <select value=${selection.over} onChange=${(e) => switchOver(e.target.value)}>
             <option value="campaigns">Campaigns</option><option value="dates">Dates</option>
           </select>
         </label>
-        ${selection.over === 'dates'
-          ? html`<label>From <input type="date" value=${selection.startDate} onInput=${(e) => set({ startDate: e.target.value })} /></label>
+        ${
+          selection.over === 'dates'
+            ? html`<label>From <input type="date" value=${selection.startDate} onInput=${(e) => set({ startDate: e.target.value })} /></label>
               <label>To <input type="date" value=${selection.endDate} onInput=${(e) => set({ endDate: e.target.value })} /></label>
               <label>Group by time
                 <select value=${selection.groupByTime} onChange=${(e) => set({ groupByTime: e.target.value })}>
-                  <option value="">No grouping</option>${TIME_GROUPINGS.map((g) => html`<option key=${g} value=${g}>${g}</option>`)}
+                  <option value="">No grouping</option>${DATE_GROUPINGS.map(([g, label]) => html`<option key=${g} value=${g}>${label}</option>`)}
                 </select>
               </label>`
-          : html`<${Checkboxes} legend="Campaigns" options=${catalog.campaigns.map((c) => ({ id: c.id, label: c.name }))} selected=${selection.campaignIds} onChange=${(ids) => set({ campaignIds: ids })} />`}
+            : html`<${Checkboxes} legend="Campaigns" options=${catalog.campaigns.map((c) => ({ id: c.id, label: c.name }))} selected=${selection.campaignIds} onChange=${(ids) => set({ campaignIds: ids })} />`
+        }
         <${LocationPicker} catalog=${catalog} locationId=${selection.locationId} depth=${selection.depth} onChange=${({ locationId, depth }) => set({ locationId, depth })} />
       </form>
       <section aria-label="Values">
         ${error && html`<p class="error" role="alert">${error}</p>`}
         ${!ready && html`<p>Choose at least one indicator.</p>`}
-        ${page &&
-        html`<div class="inline">
-            <p aria-live="polite">${total === 0 ? 'No values' : `Values ${offset + 1}–${Math.min(offset + PAGE, total)} of ${total}`}</p>
-            <a class="button secondary" href=${`/api/v1${withParams(read, { format: 'csv', limit: 0 })}`} download="rhizome-data.csv">Download CSV</a>
+        ${
+          page &&
+          html`<div class="inline">
+            <p aria-live="polite">${total === 0 ? 'No values' : `Values ${offset + 1}–${Math.min(offset + PAGE, total)} of ${formatCount(total)}`}</p>
+            <a class="button secondary" href=${`/api/v1${withParams(read, { format: 'csv', shape: 'wide' })}`} download=${exportName(read)}>Download ${exportName(read)}</a>
           </div>
+          <p class="hint">The download has a line per location and ${selection.over === 'dates' ? 'date' : 'campaign'}, their names beside their ids, and a column per indicator.</p>
+          ${total === 0 && otherKind && html`<p class="hint">Some of the indicators chosen hold ${selection.over === 'dates' ? 'campaign' : 'dated'} values: read them over ${selection.over === 'dates' ? 'campaigns' : 'dates'}.</p>`}
           <div class="table-scroll"><table>
             <caption class="visually-hidden">Values of the selection</caption>
             <thead><tr><th scope="col">Location</th><th scope="col">Campaign or date</th><th scope="col">Indicator</th><th scope="col">Value</th></tr></thead>
@@ -95,7 +132,8 @@ export function DataBrowser({ catalog }) {
           <div class="inline">
             <button type="button" class="secondary" disabled=${offset === 0} onClick=${() => setOffset(Math.max(0, offset - PAGE))}>Previous page</button>
             <button type="button" class="secondary" disabled=${offset + PAGE >= total} onClick=${() => setOffset(offset + PAGE)}>Next page</button>
-          </div>`}
+          </div>`
+        }
       </section>
     </div>`
 }

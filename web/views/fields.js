@@ -5,7 +5,8 @@ export function Checkboxes({ legend, options, selected, onChange }) {
   const toggle = (id, on) => onChange(on ? [...selected, id] : selected.filter((x) => x !== id))
   return html`<fieldset class="checkboxes"><legend>${legend}</legend>
     ${options.map(
-      (o) => html`<label class="choice" key=${o.id}><input type="checkbox" checked=${selected.includes(o.id)} onChange=${(e) => toggle(o.id, e.target.checked)} /> ${o.label}</label>`,
+      (o) =>
+        html`<label class="choice" key=${o.id}><input type="checkbox" checked=${selected.includes(o.id)} onChange=${(e) => toggle(o.id, e.target.checked)} /> ${o.label}</label>`,
     )}
   </fieldset>`
 }

@@ -1,9 +1,35 @@
-// Uploads: a file and its document type → the document → transform as a background job with a live
-// progress bar → the ingest summary → the codes no mapping knows, mapped here → applied as another
-// job. Below, the jobs this user may see.
-import { useEffect, useState } from '/app/vendor/preact-hooks.mjs'
-import { api, change, list } from '../api.js'
+// Uploads: what a file must hold and a template → a file and its document type → the document →
+// transform as a background job with a live progress bar → the ingest summary → the codes no mapping
+// knows, mapped here → applied as another job. Below, the jobs this user may see, with names and
+// local times.
+import { useEffect, useState } from 'preact/hooks'
+import { change, list } from '../api.js'
+import { fileNameOf, formatCount, formatTime } from '../format.js'
 import { html } from '../html.js'
+
+/** The fixed columns of each kind of file (ingestion §2.1); every other column is an indicator. */
+const FILE_KINDS = {
+  campaign: { label: 'Campaign file', columns: ['geocode', 'campaign'], date: false },
+  date: { label: 'Date file', columns: ['geocode', 'data_date', 'unique_key'], date: true },
+}
+
+/** A CSV template of a kind of file: its fixed columns, the indicators of that kind, one example line. */
+export function templateCsv(kind, catalog) {
+  const { columns, date } = FILE_KINDS[kind]
+  const indicators = catalog.indicators.filter((i) => (i.resource_name === 'date') === date).slice(0, 6)
+  const quote = (cell) => (/[",\r\n]/.test(cell) ? `"${cell.replaceAll('"', '""')}"` : cell)
+  const place = catalog.locations.find((l) => l.location_code)?.location_code ?? 'CODE'
+  const example = date ? [place, '2016-03-15', `${place}-2016-03-15`] : [place, catalog.campaigns.at(-1)?.name ?? 'Campaign name']
+  return `${[...columns, ...indicators.map((i) => i.short_name)].map(quote).join(',')}\r\n${[...example, ...indicators.map(() => '')].map(quote).join(',')}\r\n`
+}
+
+/** What each pipeline step is called here. */
+const STEP_NAMES = {
+  transform_upload: 'Read the file',
+  refresh_master: 'Apply mappings',
+  agg_refresh: 'Aggregate a campaign',
+  revert_upload: 'Revert an upload',
+}
 
 const FINISHED = new Set(['completed', 'failed', 'cancelled'])
 const POLL_MS = 250
@@ -31,7 +57,9 @@ function percentOf(job) {
   return total > 0 ? Math.min(99, Math.floor((100 * done) / total)) : 0
 }
 
-export function Upload({ catalog }) {
+export function Upload({ catalog, user }) {
+  // Mappings are metadata: superusers and metadata editors make them.
+  const mayMap = Boolean(user.is_superuser || user.metadata_editor)
   const [phase, setPhase] = useState('choose')
   const [job, setJob] = useState(null)
   const [documentRow, setDocumentRow] = useState(null)
@@ -39,6 +67,8 @@ export function Upload({ catalog }) {
   const [unmapped, setUnmapped] = useState([])
   const [error, setError] = useState('')
   const [jobsShown, setJobsShown] = useState(0)
+  const [fileName, setFileName] = useState('')
+  const [kind, setKind] = useState('campaign')
 
   const process = async (step, doc) => {
     setPhase('running')
@@ -52,8 +82,9 @@ export function Upload({ catalog }) {
     event.preventDefault()
     setError('')
     const form = new FormData(event.target)
-    const file = form.get('docfile')
+    const file = /** @type {File} */ (form.get('docfile'))
     form.set('doc_title', file.name)
+    setFileName(file.name)
     try {
       const doc = await change('POST', '/document/', form)
       setDocumentRow(doc)
@@ -78,24 +109,45 @@ export function Upload({ catalog }) {
     }
   }
   const percent = percentOf(job)
+  const { columns } = FILE_KINDS[kind]
   return html`<h1>Upload</h1>
+    <section aria-labelledby="format-heading" class="file-format">
+      <h2 id="format-heading">What the file holds</h2>
+      <p>A CSV or XLSX file, its first line the column names: <strong>${columns.join(', ')}</strong>, then one column per indicator.
+        A geocode is a location's code; ${kind === 'campaign' ? 'campaign is the campaign’s name' : 'data_date is the day of the values (2016-03-15), unique_key names each line'}.
+        A column the system does not know yet is offered for mapping after the upload.</p>
+      <a class="button secondary" download=${`${kind}-template.csv`} href=${`data:text/csv;charset=utf-8,${encodeURIComponent(templateCsv(kind, catalog))}`}>Download a ${FILE_KINDS[kind].label.toLowerCase()} template</a>
+    </section>
     <form class="stack" onSubmit=${upload}>
       <label>File (CSV or XLSX) <input type="file" name="docfile" accept=".csv,.xlsx" required /></label>
       <label>Document type
-        <select name="file_type"><option value="campaign">Campaign file</option><option value="date">Date file</option></select>
+        <select name="file_type" value=${kind} onChange=${(e) => setKind(e.target.value)}>
+          ${Object.entries(FILE_KINDS).map(([value, k]) => html`<option key=${value} value=${value}>${k.label}</option>`)}
+        </select>
       </label>
       <button type="submit" disabled=${phase === 'running'}>Upload</button>
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
-    ${job &&
-    html`<section aria-label="Progress" class="progress">
-      <label>${job.kind === 'refresh_master' ? 'Applying mappings' : 'Transforming'} ${documentRow?.doc_title}
+    ${
+      job &&
+      html`<section aria-label="Progress" class="progress">
+      <label>${job.kind === 'refresh_master' ? 'Applying mappings to' : 'Reading'} ${fileName}
         <progress max="100" value=${percent}>${percent} %</progress></label>
-      <p aria-live="polite"><span class="percent">${percent} %</span> ${job.progress?.stage ?? job.state}</p>
-    </section>`}
+      <p aria-live="polite"><span class="percent">${percent} %</span> ${progressWords(job, stats, unmapped, phase)}</p>
+    </section>`
+    }
     ${phase === 'summary' && stats && html`<${Summary} stats=${stats} />`}
-    ${phase === 'summary' && unmapped.length > 0 && html`<${Mapping} codes=${unmapped} catalog=${catalog} onSubmit=${applyMappings} />`}
-    <${Jobs} refresh=${jobsShown} />`
+    ${phase === 'summary' && unmapped.length > 0 && html`<${Mapping} codes=${unmapped} catalog=${catalog} mayMap=${mayMap} onSubmit=${applyMappings} />`}
+    <${Jobs} refresh=${jobsShown} catalog=${catalog} />`
+}
+
+/** What the progress line says: the step at work, then, once done, what was saved and what waits. */
+function progressWords(job, stats, unmapped, phase) {
+  if (phase !== 'summary' || !stats) return job.state === 'completed' ? 'done' : `${job.progress?.stage ?? job.state}…`
+  const d = stats.datapoints ?? {}
+  const saved = (d.inserted ?? 0) + (d.updated ?? 0)
+  const waiting = unmapped.length ? ` ${formatCount(unmapped.length)} ${unmapped.length === 1 ? 'code waits' : 'codes wait'} for mapping below.` : ''
+  return `Done: ${formatCount(saved)} ${saved === 1 ? 'value' : 'values'} saved.${waiting}`
 }
 
 function Summary({ stats }) {
@@ -123,38 +175,71 @@ const CHOICES = {
   campaign: (catalog) => catalog.campaigns.map((c) => [c.id, c.name]),
 }
 
-function Mapping({ codes, catalog, onSubmit }) {
-  return html`<section aria-labelledby="mapping-heading">
+function Mapping({ codes, catalog, mayMap, onSubmit }) {
+  const label = (code) => `${code.content_type} “${code.source_object_code}”`
+  return html`<section aria-labelledby="mapping-heading" class="mapping">
     <h2 id="mapping-heading">Codes to map</h2>
-    <p>These codes of the file match nothing yet. Choose what each one means, then apply.</p>
-    <form class="stack" onSubmit=${onSubmit}>
-      ${codes.map(
-        (code) => html`<label key=${code.id}>${code.content_type} “${code.source_object_code}”
-          <select name=${`map-${code.id}`}>
-            <option value="">Leave unmapped</option>
-            ${CHOICES[code.content_type](catalog).map(([id, name]) => html`<option key=${id} value=${id}>${name}</option>`)}
-          </select>
-        </label>`,
-      )}
-      <button type="submit">Apply mappings</button>
-    </form>
+    ${
+      mayMap
+        ? html`<p>These codes of the file match nothing yet. Choose what each one means, then apply.</p>
+          <form class="stack" onSubmit=${onSubmit}>
+            ${codes.map(
+              (code) => html`<label key=${code.id}>${label(code)}
+                <select name=${`map-${code.id}`}>
+                  <option value="">Leave unmapped</option>
+                  ${CHOICES[code.content_type](catalog).map(([id, name]) => html`<option key=${id} value=${id}>${name}</option>`)}
+                </select>
+              </label>`,
+            )}
+            <button type="submit">Apply mappings</button>
+          </form>`
+        : html`<p>These codes of the file match nothing yet: someone who edits metadata maps them. Their values are saved when the mappings are applied.</p>
+          <ul>${codes.map((code) => html`<li key=${code.id}>${label(code)}</li>`)}</ul>
+          <form onSubmit=${onSubmit}><button type="submit">Apply mappings made since</button></form>`
+    }
   </section>`
 }
 
-function Jobs({ refresh }) {
+/** The titles of the documents some jobs worked on, by id. */
+async function documentTitles(jobs) {
+  const ids = [...new Set(jobs.map((j) => j.params?.document_id).filter((id) => id !== undefined))]
+  const found = await Promise.all(ids.map((id) => list(`/document/?document_id=${id}&fields=id,doc_title`).catch(() => [])))
+  return new Map(found.flat().map((d) => [d.id, d.doc_title]))
+}
+
+function Jobs({ refresh, catalog }) {
   const [jobs, setJobs] = useState([])
+  const [titles, setTitles] = useState(new Map())
   useEffect(() => {
-    list('/job/?limit=20&order_by=-id').then(setJobs, () => setJobs([]))
+    list('/job/?limit=20&order_by=-id').then(
+      async (found) => {
+        setTitles(await documentTitles(found))
+        setJobs(found)
+      },
+      () => setJobs([]),
+    )
   }, [refresh])
+  const subject = (j) =>
+    j.params?.document_id !== undefined
+      ? titles.has(j.params.document_id)
+        ? fileNameOf(titles.get(j.params.document_id))
+        : `Document ${j.params.document_id}`
+      : j.params?.campaign_id !== undefined
+        ? (catalog.campaignName.get(j.params.campaign_id) ?? `Campaign ${j.params.campaign_id}`)
+        : ''
   return html`<section aria-labelledby="jobs-heading">
     <h2 id="jobs-heading">Jobs</h2>
-    ${jobs.length === 0
-      ? html`<p>No jobs yet.</p>`
-      : html`<div class="table-scroll"><table>
+    ${
+      jobs.length === 0
+        ? html`<p>No jobs yet.</p>`
+        : html`<div class="table-scroll" tabindex="0" role="region" aria-label="Jobs, scrollable"><table>
+          <caption class="visually-hidden">The latest jobs</caption>
           <thead><tr><th scope="col">Job</th><th scope="col">Step</th><th scope="col">Document or campaign</th><th scope="col">State</th><th scope="col">Finished</th></tr></thead>
           <tbody>${jobs.map(
-            (j) => html`<tr key=${j.id}><td>${j.id}</td><td>${j.kind}</td><td>${j.params?.document_id ?? j.params?.campaign_id ?? ''}</td><td>${j.state}</td><td>${j.finished_at ?? ''}</td></tr>`,
+            (j) =>
+              html`<tr key=${j.id}><td>${j.id}</td><td>${STEP_NAMES[j.kind] ?? j.kind}</td><td>${subject(j)}</td><td>${j.state}</td><td>${j.finished_at ? formatTime(j.finished_at) : ''}</td></tr>`,
           )}</tbody>
-        </table></div>`}
+        </table></div>`
+    }
   </section>`
 }

@@ -1,0 +1,120 @@
+// Administration and a restricted user in Chromium against the real server (either engine): users,
+// responsibilities, keys (the new key's notice gone once it is revoked), disabling a user; then a
+// user limited to one province sees her province's values in every chart, a country chart drawn for
+// her own part and saying so, no editing of dashboards she does not own, and her upload writes
+// nothing outside her province. axe at 1280 and 375 px.
+import t from 'tap'
+import { chartsDrawn, figure, noChromium, numbersOf, signIn, tableValues, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
+import { api } from './processes.js'
+import { campaignFile } from './web-upload.test.js'
+
+t.test('administration and a restricted user in Chromium', { skip: noChromium }, async (t) => {
+  const { server, password, browser, read, idsByName, dataDir, indicator, location, march, apiValues, dashboard } = await webApp(t)
+  const dashboardId = dashboard.get('Campaign overview')!
+
+  await t.test('administration: a user limited to Northmarch, a key shown once and revoked, a user disabled', async (t) => {
+    const { page, problems } = await watchedPage(browser)
+    await signIn(page, server.url, 'admin', password)
+    await page.getByRole('link', { name: 'Administration' }).click()
+    await page.getByLabel('New username').fill('fieldworker')
+    await page.getByLabel('Initial password').fill('north-march-2016')
+    await page.getByRole('button', { name: 'Create user' }).click()
+    await page.getByRole('status').getByText('User created').waitFor()
+    await page.getByLabel('Location responsibility of fieldworker').selectOption({ label: 'Northmarch' })
+    await page.getByRole('button', { name: 'Save responsibility of fieldworker' }).click()
+    await page.getByRole('status').getByText('Responsibility saved for fieldworker').waitFor()
+    const fieldworker = (await idsByName('/user/', 'username')).get('fieldworker')!
+    t.match((await read(`/location_responsibility/?user_id=${fieldworker}`)).objects, [{ top_lvl_location_id: location.get('Northmarch') }])
+    await page.getByLabel('Key for').selectOption({ label: 'fieldworker' })
+    await page.getByRole('button', { name: 'Create key' }).click()
+    const key = (await page.locator('code.new-key').textContent())!
+    const keyWorks = async () => (await fetch(`${server.url}/api/v1/session/`, { headers: { authorization: `ApiKey ${key}` } })).status
+    t.equal(await keyWorks(), 200, 'the key shown once works')
+    const keyId = (await read(`/api_key/?user_id=${fieldworker}`)).objects[0].id
+    t.match(await page.getByText(`Key ${keyId} of fieldworker`).textContent(), /made \w{3} \d+, \d{4}, \d+:\d\d [AP]M UTC/, 'when it was made, with the zone')
+    await page.getByRole('button', { name: `Revoke key ${keyId}` }).click()
+    await page.getByRole('status').getByText(`Key ${keyId} revoked`).waitFor()
+    t.equal(await keyWorks(), 401, 'revoked')
+    t.equal(await page.locator('code.new-key').count(), 0, 'and no longer shown as the new key')
+
+    await api(server, '/user/', { method: 'POST', body: JSON.stringify({ username: 'leaver', password: 'leaver-password-1' }) })
+    await page.reload()
+    await page.getByRole('button', { name: 'Disable leaver' }).click()
+    await page.getByRole('status').getByText('leaver is disabled: no sign-in, no key').waitFor()
+    const signInAs = (username: string, pass: string) =>
+      fetch(`${server.url}/api/v1/session/`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username, password: pass }),
+      })
+    t.equal((await signInAs('leaver', 'leaver-password-1')).status, 401, 'a disabled user cannot sign in')
+    await page.getByRole('button', { name: 'Enable leaver' }).click()
+    await page.getByRole('status').getByText('leaver may sign in again').waitFor()
+    t.equal((await signInAs('leaver', 'leaver-password-1')).status, 200, 'enabled again')
+    t.same(await violationsAtBothWidths(page), [], 'axe: administration at 1280 and 375 px')
+    t.same(problems, [])
+  })
+
+  await t.test('a restricted user: her province in every chart, a country chart drawn for her part, no editing others’ dashboards', async (t) => {
+    const { page, problems } = await watchedPage(browser)
+    await signIn(page, server.url, 'fieldworker', 'north-march-2016')
+    t.notOk(await page.getByRole('link', { name: 'Administration' }).count(), 'no administration for her')
+    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+    await chartsDrawn(page, 5)
+    t.same(Object.keys(tableValues(await numbersOf(figure(page, 'ColumnChart')))), ['Northmarch'], 'the column chart: her province only')
+    t.same(Object.keys(tableValues(await numbersOf(figure(page, 'TableChart')))).sort(), ['Ashford', 'Brindle', 'Coldwater'], 'the table: her districts only')
+    t.equal(await figure(page, 'ChoroplethMap').getAttribute('data-polygons'), '1', 'the map: her province’s polygon only')
+    // The polio chart reads the country itself (depth 0): for her, Northmarch's months.
+    const line = figure(page, 'LineChart')
+    const months = (await read(`/date_datapoint/?indicator__in=${indicator.get('Polio cases')}&group_by_time=month&location_id=${location.get('Northmarch')}`))
+      .objects
+    const rows = await numbersOf(line)
+    t.same(
+      rows.map((r) => [r[0], r[2]]),
+      months.map((m) => ['Northmarch', String(m.value)]),
+      'the country’s polio chart shows her province’s months, as the API sums them',
+    )
+    t.ok(months.length > 0 && months.some((m) => (m.value as number) > 0), 'values, not an empty chart')
+    t.equal(await line.locator('.scope').textContent(), 'Shown for Northmarch: the part of the country you can see.', 'and says so')
+    t.equal(await page.getByRole('link', { name: 'Edit dashboard' }).count(), 0, 'no "Edit dashboard" on a dashboard she does not own')
+    t.equal(await page.getByRole('button', { name: 'Duplicate to edit' }).count(), 1, '"Duplicate to edit" instead')
+    t.same(await violationsAtBothWidths(page), [], 'axe: her dashboard at 1280 and 375 px')
+
+    await page.getByRole('link', { name: 'Data' }).click()
+    await page.getByRole('heading', { name: 'Data' }).waitFor()
+    const offered = await page
+      .getByRole('combobox', { name: /^Location/ })
+      .locator('option')
+      .allTextContents()
+    t.same(
+      offered.map((s) => s.trim()),
+      ['Northmarch', 'Ashford', 'Brindle', 'Coldwater'],
+      'the data browser offers her locations only',
+    )
+
+    await page.getByRole('link', { name: 'Upload' }).click()
+    const file = campaignFile(dataDir, 'her-counts.csv', 'Children missed', { VD11: 500, VD21: 600 })
+    await page.getByLabel('File (CSV or XLSX)').setInputFiles(file)
+    await page.getByRole('button', { name: 'Upload' }).click()
+    await page.getByRole('heading', { name: 'Codes to map' }).waitFor()
+    t.equal(await page.getByRole('button', { name: 'Apply mappings', exact: true }).count(), 0, 'she may not map codes: no mapping form…')
+    t.match(
+      await page.locator('.mapping').textContent(),
+      /someone who edits metadata maps them.*indicator “Children missed”/s,
+      '…but which code waits, and for whom',
+    )
+    // An administrator maps the column; she applies the mappings to her file.
+    const documentId = (await read('/document/?order_by=-id&limit=1')).objects[0].id
+    const code = (await read(`/source_object_map/?document_id=${documentId}&is_mapped=0`)).objects.find((m) => m.source_object_code === 'Children missed')!
+    await api(server, `/source_object_map/${code.id}/`, { method: 'PATCH', body: JSON.stringify({ master_object_id: indicator.get('Children missed') }) })
+    await page.getByRole('button', { name: 'Apply mappings made since' }).click()
+    await page.getByText('Done: 1 value saved.').waitFor()
+    const summary = Object.fromEntries(
+      await page.locator('.summary dl div').evaluateAll((items) => items.map((i) => [i.querySelector('dt')!.textContent, i.querySelector('dd')!.textContent])),
+    )
+    t.match(summary, { 'Rows processed': '1', 'Rows outside your locations': '1', 'Values updated': '1' }, 'one row hers, one refused')
+    const after = await apiValues(indicator.get('Children missed')!, march, `location_id__in=${location.get('Ashford')},${location.get('Dunmore')}`)
+    t.same(after, { Ashford: '500', Dunmore: '41' }, 'Ashford written; Dunmore, outside her province, as it was')
+    t.same(problems, [])
+  })
+})

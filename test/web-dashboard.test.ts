@@ -1,0 +1,174 @@
+// The web app's dashboard page in Chromium against the real server (either engine): every chart drawn
+// within 1 s with the API's numbers, tooltips that read as people read (and that the page's CSP lets
+// through), drill-down and the campaign picker kept in the address (reload, back, a copied link),
+// focus on the heading after navigation, axe at 1280 and 375 px. With WEB_APP_SCREENSHOTS=docs/web-app
+// it writes the screenshots the docs show.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import t from 'tap'
+import type { Page } from 'playwright-core'
+import {
+  chartsDrawn,
+  figure,
+  noChromium,
+  numbersOf,
+  seriousViolations,
+  settledValues,
+  signIn,
+  tableValues,
+  violationsAtBothWidths,
+  watchedPage,
+  webApp,
+} from './browser.js'
+import { ROOT } from './processes.js'
+
+const SHOTS = process.env.WEB_APP_SCREENSHOTS ? resolve(ROOT, process.env.WEB_APP_SCREENSHOTS) : undefined
+
+/** Hovers the middle of a part of a chart and returns the text of the chart's tooltip, lines joined by " / ". */
+async function tooltipAt(page: Page, type: string, part: string, index = 0) {
+  const box = (await figure(page, type).locator(part).nth(index).boundingBox())!
+  await page.mouse.move(1, 1)
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2)
+  const tip = figure(page, type).locator('.chart-tip')
+  await tip.filter({ visible: true }).waitFor({ timeout: 3000 })
+  return (await tip.locator('.tip-title, .tip-line').allTextContents()).join(' / ')
+}
+
+t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
+  const app = await webApp(t)
+  const { server, password, browser, indicator, campaign, location, march, apiValues } = app
+  const dashboardId = app.dashboard.get('Campaign overview')!
+  const shots = SHOTS ?? mkdtempSync(join(tmpdir(), 'rhizome-shots-'))
+  if (SHOTS) mkdirSync(SHOTS, { recursive: true })
+  else t.teardown(() => rmSync(shots, { recursive: true, force: true }))
+  const missed = indicator.get('Children missed')!
+  const byProvince = await apiValues(missed, march, `location_id=${location.get('Veridia')}&location_depth=1`)
+
+  await t.test('every chart drawn within 1 s of navigation, with the API’s numbers', async (t) => {
+    const { page, problems } = await watchedPage(browser)
+    await signIn(page, server.url, 'admin', password)
+    const drawnWithin = async () => {
+      await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+      await page.reload()
+      await chartsDrawn(page, 5)
+      return page.evaluate(() => Math.max(...performance.getEntriesByType('mark').map((m) => m.startTime)))
+    }
+    const first = await drawnWithin()
+    const again = await drawnWithin()
+    t.comment(`five charts drawn ${Math.round(first)} ms after navigation (first load), ${Math.round(again)} ms (reload)`)
+    t.ok(again < 1000, `every chart drawn within 1 s of navigation (${Math.round(again)} ms)`)
+    for (const type of ['ColumnChart', 'PieChart', 'ChoroplethMap', 'LineChart']) {
+      t.ok((await figure(page, type).locator('svg path').count()) > 2, `${type}: an SVG with content`)
+    }
+    t.equal(await figure(page, 'ChoroplethMap').getAttribute('data-polygons'), '3', 'the map drew the three provinces’ polygons')
+    t.same(tableValues(await numbersOf(figure(page, 'ColumnChart'))), byProvince, 'the column chart’s numbers are the API’s')
+    t.match(await figure(page, 'ColumnChart').locator('svg').textContent(), new RegExp(Object.values(byProvince).join('.*'), 's'), 'and its labels')
+    const districts = await apiValues(missed, march, `location_id=${location.get('Veridia')}&location_depth=2`)
+    t.same(tableValues(await numbersOf(figure(page, 'TableChart')), 3), districts, 'the table chart shows the API’s district values')
+    t.equal(Object.keys(districts).length, 9)
+    const toggles = await page.locator('figure.chart summary').evaluateAll((items) => items.map((s) => s.getAttribute('aria-label')))
+    t.equal(new Set(toggles).size, 4, `each "Numbers" toggle has a name of its own: ${toggles.join('; ')}`)
+    t.same(problems, [], 'no script error and no CSP refusal')
+  })
+
+  await t.test('numbers as people read them: tooltips, the map legend, pie labels, months; no CSP refusal after hovering every chart', async (t) => {
+    const { page, problems, consoleErrors } = await watchedPage(browser)
+    await signIn(page, server.url, 'admin', password)
+    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+    await chartsDrawn(page, 5)
+    const percent = (
+      await app.read(`/campaign_datapoint/?indicator__in=${indicator.get('Percent missed')}&campaign__in=${march}&location_id=${location.get('Eastvale')}`)
+    ).objects[0].value as number
+    const eastvale = `${Number((100 * percent).toPrecision(3))} %`
+    t.equal(eastvale, '4.38 %', 'the demo’s Eastvale: 4.38 % missed')
+    // Hovering Eastvale's name on the map is hovering Eastvale's region.
+    const mapTip = await tooltipAt(page, 'ChoroplethMap', 'svg text:text-is("Eastvale")')
+    t.equal(mapTip, `Eastvale / Percent missed: ${eastvale}`, 'the map’s tooltip: the name, then the value as a percent')
+    t.match(
+      await figure(page, 'ChoroplethMap').locator('svg').textContent(),
+      /2\.8 %.*4\.38 %|4\.38 %.*2\.8 %/s,
+      'its legend: the lowest and highest value, as percents',
+    )
+    const columnTip = await tooltipAt(page, 'ColumnChart', 'svg path[fill="#0b5cad"]', 1)
+    t.equal(columnTip, `Eastvale / Children missed: ${byProvince.Eastvale}`, 'a column’s tooltip')
+    t.match(
+      await tooltipAt(page, 'PieChart', 'svg path[fill]:not([fill="none"])', 0),
+      /^\w+ \/ Children vaccinated: \d{1,3},\d{3} \/ Share: [\d.]+ %$/,
+      'a slice’s tooltip: grouped thousands, its share',
+    )
+    t.match(await figure(page, 'PieChart').locator('svg').textContent(), /Northmarch: \d,\d{3}/, 'pie labels with thousands separators')
+    t.match(await figure(page, 'LineChart').locator('svg').textContent(), /Jan 2016.*Mar 2016/s, 'months by name')
+    t.match(await tooltipAt(page, 'LineChart', '.drawing'), /^\w{3} 2016 \/ Polio cases: \d/, 'a line’s tooltip: the month by name')
+    t.same(problems, [], 'no script error and no CSP refusal after hovering every chart')
+    t.same(consoleErrors, [], 'nothing in the console')
+  })
+
+  await t.test('the view in the address: drill-down and campaign survive a reload, back and forward, and a copied link', async (t) => {
+    const { page, problems } = await watchedPage(browser)
+    await signIn(page, server.url, 'admin', password)
+    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+    await chartsDrawn(page, 5)
+    t.equal(await page.evaluate(() => document.activeElement?.textContent), 'Campaign overview', 'focus on the page’s heading after navigation')
+    t.same(tableValues(await numbersOf(figure(page, 'ColumnChart'))), byProvince, 'the provinces, the numbers open')
+    await figure(page, 'ColumnChart').getByRole('button', { name: 'Northmarch' }).click()
+    await page.getByRole('navigation', { name: 'Location' }).getByRole('button', { name: 'Northmarch' }).waitFor()
+    await chartsDrawn(page, 5)
+    const northmarch = await apiValues(missed, march, `location_id=${location.get('Northmarch')}&location_depth=1`)
+    t.same(Object.keys(northmarch).sort(), ['Ashford', 'Brindle', 'Coldwater'])
+    t.same(await settledValues(figure(page, 'ColumnChart'), northmarch), northmarch, 'drilled down: Northmarch’s districts, the API’s values')
+    const june = campaign.get('June 2016 - SNID - OPV')!
+    await page.getByLabel('Campaign').selectOption(String(june))
+    await chartsDrawn(page, 5)
+    const juneValues = await apiValues(missed, june, `location_id=${location.get('Northmarch')}&location_depth=1`)
+    t.notSame(juneValues, northmarch, 'another campaign, other values')
+    t.same(await settledValues(figure(page, 'ColumnChart'), juneValues), juneValues, 'the campaign picker: June’s values')
+    const address = page.url()
+    t.match(
+      address,
+      new RegExp(`#/dashboard/${dashboardId}\\?campaign=${june}&location=${location.get('Northmarch')}$`),
+      'campaign and location in the address',
+    )
+
+    await page.reload()
+    await chartsDrawn(page, 5)
+    t.same(await settledValues(figure(page, 'ColumnChart'), juneValues), juneValues, 'after a reload: the same view')
+    t.equal(await page.getByLabel('Campaign').inputValue(), String(june), 'the campaign still picked')
+    await page.goBack()
+    await chartsDrawn(page, 5)
+    t.same(await settledValues(figure(page, 'ColumnChart'), northmarch), northmarch, 'back: March again, still in Northmarch')
+    await page.goBack()
+    await chartsDrawn(page, 5)
+    t.same(await settledValues(figure(page, 'ColumnChart'), byProvince), byProvince, 'back again: the provinces')
+    await page.goForward()
+    await page.goForward()
+    await chartsDrawn(page, 5)
+    t.same(await settledValues(figure(page, 'ColumnChart'), juneValues), juneValues, 'forward twice: June in Northmarch')
+
+    const other = await watchedPage(browser)
+    await signIn(other.page, server.url, 'admin', password)
+    await other.page.goto(address)
+    await chartsDrawn(other.page, 5)
+    t.same(await settledValues(figure(other.page, 'ColumnChart'), juneValues), juneValues, 'the copied link in another browser: the same view')
+    t.same([...problems, ...other.problems], [])
+  })
+
+  await t.test('axe clean at 1280 and 375 px; at 375 px nothing is wider than the screen', async (t) => {
+    const { page, problems } = await watchedPage(browser)
+    await signIn(page, server.url, 'admin', password)
+    t.same(await violationsAtBothWidths(page), [], 'the dashboards list')
+    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+    await chartsDrawn(page, 5)
+    await page.screenshot({ path: join(shots, 'dashboard.png'), fullPage: true })
+    t.same(await seriousViolations(page), [], 'the dashboard at 1280 px')
+    await page.setViewportSize({ width: 375, height: 800 })
+    // The charts redraw as their boxes shrink (a resize observer): given a moment to.
+    await page.waitForFunction(() => document.documentElement.scrollWidth <= 375, null, { timeout: 3000 }).catch(() => {})
+    t.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= 375, 'at 375 px nothing is wider than the screen')
+    t.ok((await figure(page, 'ColumnChart').locator('svg').boundingBox())!.width <= 375, 'the charts fit')
+    t.notMatch(await figure(page, 'PieChart').locator('svg').textContent(), /…/, 'no pie label cut short')
+    await page.screenshot({ path: join(shots, 'dashboard-375.png'), fullPage: true })
+    t.same(await seriousViolations(page), [], 'the dashboard at 375 px')
+    t.same(problems, [])
+  })
+})

@@ -1,0 +1,78 @@
+// The upload page in Chromium against the real server (either engine): what a file must hold and a
+// template of it, an upload's progress said honestly (saved, and waiting for mapping), the file under
+// its own name, its code mapped here and the new values in a chart, the jobs with names and times in
+// the reader's zone, axe at 1280 and 375 px.
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+import { chartsDrawn, figure, noChromium, settledValues, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
+
+/** A demo-sized campaign file in the demo's codes: one row per district code given. */
+export function campaignFile(dir: string, name: string, column: string, values: Record<string, number>) {
+  const path = join(dir, name)
+  const lines = Object.entries(values).map(([code, v]) => `${code},March 2016 - NID - OPV,${v}`)
+  writeFileSync(path, `geocode,campaign,${column}\n${lines.join('\n')}\n`)
+  return path
+}
+
+t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
+  const { server, password, browser, dataDir, dashboard } = await webApp(t)
+  const { page, problems } = await watchedPage(browser, undefined, 'Asia/Kolkata')
+  await signIn(page, server.url, 'admin', password)
+  await page.getByRole('link', { name: 'Upload' }).click()
+  await page.getByRole('heading', { name: 'What the file holds' }).waitFor()
+  t.match(await page.locator('.file-format').textContent(), /geocode, campaign/, 'the columns a campaign file needs')
+  const [template] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download a campaign file template' }).click()])
+  t.equal(template.suggestedFilename(), 'campaign-template.csv')
+  const lines = readFileSync((await template.path())!, 'utf8')
+    .trim()
+    .split('\r\n')
+  t.match(lines[0], /^geocode,campaign,Access challenged,Children missed,/, 'the template: the fixed columns, then the catalog’s campaign indicators')
+  t.match(lines[1], /^VD,October 2016 - NID - bOPV,/, 'and an example line with a real code and campaign')
+  await page.getByLabel('Document type').selectOption('date')
+  t.match(await page.locator('.file-format').textContent(), /geocode, data_date, unique_key/, 'a date file’s columns')
+  await page.getByLabel('Document type').selectOption('campaign')
+
+  const codes = ['VD11', 'VD12', 'VD13', 'VD21', 'VD22', 'VD23', 'VD31', 'VD32', 'VD33']
+  const file = campaignFile(dataDir, 'field-counts.csv', 'Missed (field count)', Object.fromEntries(codes.map((code, i) => [code, 200 + i])))
+  await page.getByLabel('File (CSV or XLSX)').setInputFiles(file)
+  await page.getByRole('button', { name: 'Upload' }).click()
+  await page.getByRole('heading', { name: 'Codes to map' }).waitFor()
+  t.equal(await page.locator('progress').getAttribute('value'), '100', 'the transform’s progress reached 100 %')
+  t.equal(await page.locator('.progress label').textContent(), 'Reading field-counts.csv100 %', 'the file under its own name')
+  t.equal(
+    await page.locator('.progress p').textContent(),
+    '100 % Done: 0 values saved. 1 code waits for mapping below.',
+    'honest wording: nothing saved yet, a code waits',
+  )
+  t.same(await violationsAtBothWidths(page), [], 'axe: the upload page with its summary and mapping, at 1280 and 375 px')
+
+  await page.getByLabel('indicator “Missed (field count)”').selectOption({ label: 'Children missed' })
+  await page.getByRole('button', { name: 'Apply mappings' }).click()
+  await page.getByText('Applying mappings to field-counts.csv').waitFor()
+  await page.getByText('Done: 9 values saved.').waitFor()
+  const summary = Object.fromEntries(
+    await page.locator('.summary dl div').evaluateAll((items) => items.map((i) => [i.querySelector('dt')!.textContent, i.querySelector('dd')!.textContent])),
+  )
+  t.match(summary, { 'Rows processed': '9', 'Values updated': '9', 'Campaigns recomputed': '1' }, 'the ingest summary')
+  const jobs = await page
+    .getByRole('region', { name: 'Jobs, scrollable' })
+    .locator('tbody tr')
+    .first()
+    .evaluate((tr) => [...tr.children].map((c) => c.textContent))
+  t.match(
+    jobs,
+    [/^\d+$/, 'Apply mappings', 'field-counts.csv', 'completed', /^\w{3} \d+, \d{4}, \d+:\d\d [AP]M GMT\+5:30$/],
+    'a job: its step and file by name, finished in the reader’s zone',
+  )
+
+  await page.goto(`${server.url}/app/#/dashboard/${dashboard.get('Campaign overview')}`)
+  await chartsDrawn(page, 5)
+  const sums = {
+    Northmarch: (200 + 201 + 202).toLocaleString('en'),
+    Eastvale: (203 + 204 + 205).toLocaleString('en'),
+    Southreach: (206 + 207 + 208).toLocaleString('en'),
+  }
+  t.same(await settledValues(figure(page, 'ColumnChart'), sums), sums, 'the uploaded values, summed by province, in the chart')
+  t.same(problems, [])
+})

@@ -1,0 +1,344 @@
+// Charts in the original front-end's `chart_json` shape ({type, indicator_ids, campaign_ids,
+// location_ids, location_depth, start_date, end_date, groupBy, groupByTime, indicator_colors}), saved
+// as an object or as the JSON string that front-end saved: what to read for one, the values read, and
+// the ECharts option that draws them. Pure functions: no DOM, no fetch (tested in node).
+import { query } from './api.js'
+import { formatPeriod, formatValue } from './format.js'
+
+/** Every chart type the original front-end saved. */
+export const CHART_TYPES = [
+  'ColumnChart',
+  'StackedPercentColumnChart',
+  'BarChart',
+  'LineChart',
+  'PieChart',
+  'TableChart',
+  'RawData',
+  'ChoroplethMap',
+  'MapChart',
+  'BubbleMap',
+]
+/** Its time groupings: `campaign` reads campaigns; the others are the API's date buckets. */
+export const TIME_GROUPINGS = ['campaign', 'month', 'quarter', 'year', 'all_time']
+const DATE_BUCKETS = new Set(['month', 'quarter', 'year', 'all_time'])
+const PALETTE = ['#0b5cad', '#d7301f', '#2a9d8f', '#b86e00', '#6a4c93', '#52796f']
+
+/**
+ * A saved chart_json as an object (the original front-end saved it as a JSON string).
+ * @param {unknown} chartJson
+ * @returns {Record<string, any>}
+ */
+export function chartSpec(chartJson) {
+  if (typeof chartJson === 'string') {
+    try {
+      return chartSpec(JSON.parse(chartJson))
+    } catch {
+      return {}
+    }
+  }
+  return chartJson && typeof chartJson === 'object' ? /** @type {Record<string, any>} */ (chartJson) : {}
+}
+
+/** Charts over dates (the date_datapoint read) rather than campaigns. */
+export const isTimeChart = (chart) =>
+  DATE_BUCKETS.has(chart.groupByTime) || (!chart.groupByTime && !chart.campaign_ids?.length && Boolean(chart.start_date || chart.end_date))
+export const isMap = (chart) => chart.type === 'ChoroplethMap' || chart.type === 'MapChart' || chart.type === 'BubbleMap'
+export const isTable = (chart) => chart.type === 'TableChart' || chart.type === 'RawData'
+
+/**
+ * Where a chart reads for this user: its own locations, or, when they are above what a restricted user
+ * may see, her own roots (`aimedAbove` says so, for the card to tell her).
+ * @param {Record<string, any>} chart
+ * @param {{ locationName: Map<number, string>, roots: Array<{ id: number }> }} catalog
+ */
+export function aimFor(chart, catalog) {
+  const ids = chart.location_ids ?? []
+  const hidden = ids.filter((id) => !catalog.locationName.has(id))
+  if (hidden.length === 0 || catalog.roots.length === 0) return { chart, aimedAbove: false }
+  return { chart, fallback: { ...chart, location_ids: catalog.roots.map((r) => r.id), location_depth: 0 }, aimedAbove: true }
+}
+
+/** The location parameters of a chart's read under a view (a drill-down replaces the chart's own). */
+function locationParams(chart, view) {
+  if (view.locationId != null) return { location_id: view.locationId, location_depth: chart.location_depth ?? 0 }
+  const ids = chart.location_ids ?? []
+  if (ids.length > 1) return { location_id__in: ids }
+  if (ids.length === 1) return { location_id: ids[0], location_depth: chart.location_depth ?? 0 }
+  return {}
+}
+
+/**
+ * The API read of a chart under a view ({campaignId, locationId}: a dashboard's campaign picker and
+ * drill-down): `{over, path, where}`.
+ * @param {Record<string, any>} chart
+ * @param {{ campaignId?: number | null, locationId?: number | null }} view
+ */
+export function chartRead(chart, view) {
+  const where = locationParams(chart, view)
+  if (isTimeChart(chart)) {
+    const path = `/date_datapoint/${query({ indicator__in: chart.indicator_ids, ...where, start_date: chart.start_date, end_date: chart.end_date, group_by_time: DATE_BUCKETS.has(chart.groupByTime) ? chart.groupByTime : 'month', limit: 0 })}`
+    return { over: 'time', path, where }
+  }
+  const campaigns = view.campaignId ? [view.campaignId] : chart.campaign_ids
+  const byDates = !campaigns?.length
+  const path = `/campaign_datapoint/${query({
+    indicator__in: chart.indicator_ids,
+    campaign__in: campaigns,
+    start_date: byDates ? chart.start_date : undefined,
+    end_date: byDates ? chart.end_date : undefined,
+    ...where,
+    chart_type: chart.type === 'ColumnChart' ? 'ColumnChart' : undefined,
+    limit: 0,
+  })}`
+  return { over: 'campaigns', path, where }
+}
+
+const keyOf = (indicatorId, locationId, key) => `${indicatorId}|${locationId}|${key}`
+
+/**
+ * The values of a read, indexed for lookups by (indicator, location, key): `keys` are the campaigns or
+ * time buckets ({id, label}) in time order, `locationIds` in the order the API selected them.
+ * @param {Record<string, any>} chart
+ * @param {{ over: string, where: object }} read
+ * @param {Array<Record<string, any>>} objects the API's rows ({indicator_id, location_id, campaign_id or time_grouping, value})
+ * @param {{ campaigns: Array<{ id: number, name: string, start_date?: string }> }} catalog
+ */
+export function chartData(chart, read, objects, catalog) {
+  /** @type {Array<Record<string, any>>} */
+  const points = objects.map((o) => ({ ...o, key: read.over === 'time' ? o.time_grouping : o.campaign_id }))
+  let keys
+  if (read.over === 'time') {
+    keys = [...new Set(points.map((p) => p.key))].sort().map((id) => ({ id, label: formatPeriod(id, chart.groupByTime) }))
+  } else {
+    const read = new Set(points.map((p) => p.key))
+    keys = catalog.campaigns
+      .filter((c) => read.has(c.id))
+      .sort((a, b) => String(a.start_date ?? '').localeCompare(String(b.start_date ?? '')) || a.id - b.id)
+      .map((c) => ({ id: c.id, label: c.name }))
+  }
+  const index = new Map(points.map((p) => [keyOf(p.indicator_id, p.location_id, p.key), p.value]))
+  const locationIds = [...new Set(points.map((p) => p.location_id))]
+  return { over: read.over, points, keys, locationIds, where: read.where, index }
+}
+
+/** The value at (indicator, location, key), or null. */
+export function valueAt(data, indicatorId, locationId, key) {
+  const value = data.index.get(keyOf(indicatorId, locationId, key))
+  return value === undefined ? null : value
+}
+
+/** What a tooltip says: a title line, then `name: value` lines. */
+export function tooltipLines(title, entries) {
+  return [title, ...entries.map(([name, value]) => (name ? `${name}: ${value}` : value))]
+}
+
+/**
+ * The ECharts option of a non-table chart (a map needs `mapName` registered first). `tooltip` turns
+ * lines of text into the tooltip's content (a DOM node in the page: no inline style, so the page's CSP
+ * has nothing to refuse).
+ */
+export function chartOption(chart, data, catalog, { mapName = '', tooltip = (lines) => lines.join('\n'), narrow = false } = {}) {
+  const indicatorIds = chart.indicator_ids ?? []
+  const colorOf = (indicatorId, i) => chart.indicator_colors?.[indicatorId] ?? PALETTE[i % PALETTE.length]
+  const locationName = (id) => catalog.locationName.get(id) ?? `Location ${id}`
+  const indicatorName = (id) => catalog.indicatorName.get(id) ?? `Indicator ${id}`
+  const formatOf = (id) => catalog.indicatorFormat.get(id)
+  const lastKey = data.keys.at(-1)?.id
+  const base = {
+    animation: false,
+    textStyle: { fontFamily: 'system-ui, sans-serif' },
+    tooltip: { trigger: 'item', className: 'chart-tip', confine: true },
+  }
+  if (isMap(chart))
+    return mapOption(chart, data, {
+      base,
+      mapName,
+      tooltip,
+      indicatorId: indicatorIds[0],
+      color: colorOf(indicatorIds[0], 0),
+      locationName,
+      indicatorName,
+      formatOf,
+      key: lastKey,
+      narrow,
+    })
+  if (chart.type === 'PieChart') {
+    const indicatorId = indicatorIds[0]
+    const format = formatOf(indicatorId)
+    const slices = data.locationIds.map((id) => ({ name: locationName(id), value: valueAt(data, indicatorId, id, lastKey) }))
+    const total = slices.reduce((sum, s) => sum + (s.value ?? 0), 0)
+    return {
+      ...base,
+      tooltip: {
+        ...base.tooltip,
+        formatter: (p) =>
+          tooltip(
+            tooltipLines(p.name, [
+              [indicatorName(indicatorId), formatValue(p.value, format)],
+              ['Share', formatValue(p.value / total, 'pct')],
+            ]),
+          ),
+      },
+      legend: narrow ? { bottom: 0, type: 'scroll' } : undefined,
+      series: [
+        {
+          type: 'pie',
+          name: indicatorName(indicatorId),
+          radius: narrow ? '55%' : '65%',
+          center: ['50%', narrow ? '45%' : '50%'],
+          data: slices,
+          label: narrow ? { show: false } : { formatter: (p) => `${p.name}: ${formatValue(p.value, format)}`, overflow: 'break' },
+        },
+      ],
+    }
+  }
+  return seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, lastKey })
+}
+
+function mapOption(chart, data, { base, mapName, tooltip, indicatorId, color, locationName, indicatorName, formatOf, key, narrow }) {
+  const format = formatOf(indicatorId)
+  const values = data.locationIds.map((id) => ({ name: locationName(id), value: valueAt(data, indicatorId, id, key) }))
+  const numbers = values.map((v) => v.value).filter((v) => v !== null)
+  const min = numbers.length ? Math.min(...numbers) : 0
+  const max = numbers.length ? Math.max(...numbers) : 1
+  const pointValue = (p) => (Array.isArray(p.value) ? p.value[2] : Number.isFinite(p.value) ? p.value : null)
+  const formatter = (p) => tooltip(tooltipLines(p.name, [[indicatorName(indicatorId), formatValue(pointValue(p), format)]]))
+  const label = { show: !narrow, fontSize: 11, formatter: (p) => p.name }
+  if (chart.type === 'BubbleMap') {
+    // Polygons in grey and a circle per location, its area proportional to the value.
+    const scale = (v) => (max > 0 ? 6 + 30 * Math.sqrt(Math.max(0, v) / max) : 6)
+    return {
+      ...base,
+      tooltip: { ...base.tooltip, formatter },
+      geo: { map: mapName, roam: false, itemStyle: { areaColor: '#e8e8e8', borderColor: '#999' }, label, emphasis: { disabled: true }, silent: true },
+      series: [
+        {
+          type: 'scatter',
+          coordinateSystem: 'geo',
+          name: indicatorName(indicatorId),
+          color,
+          data: values.filter((v) => v.value !== null).map((v) => ({ name: v.name, value: [...(data.centres?.get(v.name) ?? [0, 0]), v.value] })),
+          symbolSize: (value) => scale(value[2]),
+          encode: { value: 2 },
+        },
+      ],
+    }
+  }
+  return {
+    ...base,
+    tooltip: { ...base.tooltip, formatter },
+    visualMap: {
+      min,
+      max: max > min ? max : min + 1,
+      inRange: { color: ['#fff5eb', color] },
+      calculable: false,
+      left: 0,
+      bottom: 0,
+      itemHeight: 80,
+      text: [formatValue(max, format), formatValue(min, format)],
+      formatter: (v) => formatValue(v, format),
+    },
+    series: [
+      {
+        type: 'map',
+        map: mapName,
+        name: indicatorName(indicatorId),
+        data: values,
+        label,
+        emphasis: { label: { show: true } },
+        labelLayout: { hideOverlap: true },
+      },
+    ],
+  }
+}
+
+/**
+ * Columns, stacked percent columns, bars and lines. Over time when more than one campaign or bucket
+ * was read (or always for a line), else over locations; `groupBy: 'location'` makes a series of each
+ * location (categories: the indicators, or time), `indicator` (the default) a series of each indicator.
+ */
+function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, lastKey }) {
+  const overTime = chart.type === 'LineChart' || data.keys.length > 1
+  const byLocation = chart.groupBy === 'location'
+  const locations = data.locationIds.slice(0, 12)
+  /** Each series: a name, a colour, and its value in each category. */
+  let categories
+  let series
+  if (overTime) {
+    categories = data.keys.map((k) => k.label)
+    const pairs = byLocation
+      ? locations.flatMap((l) => indicatorIds.map((i) => [i, l]))
+      : indicatorIds.flatMap((i) => (locations.length ? locations : [null]).map((l) => [i, l]))
+    series = pairs.map(([i, l], n) => ({
+      name: [byLocation || locations.length > 1 ? locationName(l) : null, !byLocation || indicatorIds.length > 1 ? indicatorName(i) : null]
+        .filter(Boolean)
+        .join(', '),
+      indicatorId: i,
+      color: byLocation ? PALETTE[n % PALETTE.length] : colorOf(i, indicatorIds.indexOf(i)),
+      values: data.keys.map((k) => valueAt(data, i, l, k.id)),
+      formats: data.keys.map(() => formatOf(i)),
+    }))
+  } else if (byLocation) {
+    categories = indicatorIds.map(indicatorName)
+    series = locations.map((l, n) => ({
+      name: locationName(l),
+      color: PALETTE[n % PALETTE.length],
+      values: indicatorIds.map((i) => valueAt(data, i, l, lastKey)),
+      formats: indicatorIds.map(formatOf),
+    }))
+  } else {
+    categories = locations.map(locationName)
+    series = indicatorIds.map((i, n) => ({
+      name: indicatorName(i),
+      color: colorOf(i, n),
+      values: locations.map((l) => valueAt(data, i, l, lastKey)),
+      formats: locations.map(() => formatOf(i)),
+    }))
+  }
+  const stackedPercent = chart.type === 'StackedPercentColumnChart'
+  const totals = categories.map((_, c) => series.reduce((sum, s) => sum + Math.abs(s.values[c] ?? 0), 0))
+  const shown = (s, c) => (stackedPercent ? (s.values[c] === null || !totals[c] ? null : Math.abs(s.values[c]) / totals[c]) : s.values[c])
+  const type = chart.type === 'LineChart' ? 'line' : 'bar'
+  const horizontal = chart.type === 'BarChart'
+  const echartsSeries = series.map((s) => ({
+    type,
+    name: s.name,
+    color: s.color,
+    stack: stackedPercent ? 'share' : undefined,
+    label: {
+      show: type === 'bar' && series.length * categories.length <= 24,
+      position: stackedPercent ? 'inside' : horizontal ? 'right' : 'top',
+      formatter: (p) => (stackedPercent ? formatValue(p.value, 'pct') : formatValue(p.value, s.formats[p.dataIndex])),
+    },
+    data: categories.map((_, c) => shown(s, c)),
+  }))
+  const categoryAxis = { type: 'category', data: categories, axisLabel: { interval: 0, hideOverlap: true } }
+  const valueAxis = {
+    type: 'value',
+    max: stackedPercent ? 1 : undefined,
+    axisLabel: { formatter: (v) => formatValue(v, stackedPercent ? 'pct' : formatOf(indicatorIds[0])) },
+  }
+  return {
+    ...base,
+    tooltip: {
+      ...base.tooltip,
+      trigger: 'axis',
+      formatter: (items) =>
+        tooltip(
+          tooltipLines(
+            items[0]?.name ?? '',
+            items.map((p) => {
+              const s = series[p.seriesIndex]
+              const raw = formatValue(s.values[p.dataIndex], s.formats[p.dataIndex])
+              return [p.seriesName, stackedPercent && p.value !== null ? `${formatValue(p.value, 'pct')} (${raw})` : raw]
+            }),
+          ),
+        ),
+    },
+    legend: series.length > 1 ? { top: 0, type: 'scroll' } : undefined,
+    grid: { left: 48, right: 24, top: series.length > 1 ? 32 : 24, bottom: 32, outerBoundsMode: 'same', outerBoundsContain: 'axisLabel' },
+    xAxis: horizontal ? valueAxis : categoryAxis,
+    yAxis: horizontal ? categoryAxis : valueAxis,
+    series: echartsSeries,
+  }
+}

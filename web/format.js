@@ -1,0 +1,66 @@
+// Numbers, periods and times as people read them, in one place: tooltips, labels, legends, tables and
+// the CSV preview all format through here (Intl, so grouping and month names follow the locale).
+
+/** The locale the app writes in. */
+export const LOCALE = 'en'
+
+const whole = new Intl.NumberFormat(LOCALE, { maximumFractionDigits: 0 })
+const threeSignificant = new Intl.NumberFormat(LOCALE, { maximumSignificantDigits: 3 })
+const percentDigits = new Intl.NumberFormat(LOCALE, { maximumSignificantDigits: 3, maximumFractionDigits: 2 })
+const monthYear = new Intl.DateTimeFormat(LOCALE, { month: 'short', year: 'numeric', timeZone: 'UTC' })
+const dateOnly = new Intl.DateTimeFormat(LOCALE, { dateStyle: 'medium', timeZone: 'UTC' })
+
+/**
+ * A value of an indicator in its data format: `pct` as a percent (0.0438 → "4.38 %"), `bool` as yes or
+ * no, whole numbers with thousands separators, other fractions to three significant digits.
+ * @param {number | null | undefined} value
+ * @param {string} [format] the indicator's data_format
+ * @returns {string}
+ */
+export function formatValue(value, format) {
+  if (value === null || value === undefined || Number.isNaN(value)) return '–'
+  if (format === 'pct') return `${percentDigits.format(100 * value)} %`
+  if (format === 'bool') return value ? 'Yes' : 'No'
+  if (Number.isInteger(value)) return whole.format(value)
+  return Math.abs(value) >= 1000 ? whole.format(value) : threeSignificant.format(value)
+}
+
+/**
+ * A time bucket of the API's grouped date reads: "201601" → "Jan 2016", "20161" → "2016 Q1", 2016 →
+ * "2016", all_time's 1 → "All time".
+ * @param {string | number} grouping
+ * @param {string} [groupByTime]
+ */
+export function formatPeriod(grouping, groupByTime) {
+  const text = String(grouping)
+  if (groupByTime === 'all_time') return 'All time'
+  if (groupByTime === 'quarter' || /^\d{4}[1-4]$/.test(text)) return `${text.slice(0, 4)} Q${text.slice(4)}`
+  if (groupByTime === 'month' || /^\d{6}$/.test(text)) return monthYear.format(Date.UTC(Number(text.slice(0, 4)), Number(text.slice(4)) - 1, 1))
+  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) return dateOnly.format(new Date(`${text}T00:00:00Z`))
+  return text
+}
+
+/**
+ * A server timestamp (UTC, written without a zone designator as the seed does) in the reader's own
+ * zone, the zone named: "Nov 29, 2026, 4:05 AM GMT+1".
+ * @param {string | null | undefined} timestamp
+ * @param {string} [timeZone] the reader's zone unless given
+ */
+export function formatTime(timestamp, timeZone) {
+  if (!timestamp) return '–'
+  const instant = new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(timestamp) ? timestamp : `${timestamp}Z`)
+  if (Number.isNaN(instant.getTime())) return timestamp
+  // dateStyle cannot be combined with timeZoneName: the parts are spelled out.
+  const parts = { year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZoneName: 'short', timeZone }
+  return new Intl.DateTimeFormat(LOCALE, /** @type {Intl.DateTimeFormatOptions} */ (parts)).format(instant)
+}
+
+/**
+ * An uploaded document's title as its file was named: the server keeps titles unique by adding
+ * `-<epoch seconds>` (and `-2`, `-3`… on a collision), which the reader does not need.
+ * @param {string} title
+ */
+export const fileNameOf = (title) => title.replace(/-\d{9,11}(-\d+)?$/, '')
+
+/** A count of things, grouped: 12345 → "12,345". @param {number} count */
+export const formatCount = (count) => whole.format(count)
