@@ -1,0 +1,140 @@
+// The web app's pure modules in node, without a browser: number, period and time formatting, what a
+// chart reads and how its values are indexed and drawn, the hash routes, the query builder, the
+// upload template.
+import t from 'tap'
+import { query } from '../web/api.js'
+import { aimFor, chartData, chartOption, chartRead, chartSpec, isTimeChart, valueAt } from '../web/chart-data.js'
+import { fileNameOf, formatPeriod, formatTime, formatValue } from '../web/format.js'
+import { parseRoute, routeHash } from '../web/route.js'
+import { templateCsv } from '../web/views/upload.js'
+
+const catalog = {
+  campaigns: [
+    { id: 7, name: 'June', start_date: '2016-06-01' },
+    { id: 3, name: 'March', start_date: '2016-03-01' },
+  ],
+  indicators: [
+    { id: 1, short_name: 'Missed', data_format: 'int', resource_name: 'campaign' },
+    { id: 2, short_name: 'Percent missed', data_format: 'pct', resource_name: 'campaign' },
+    { id: 9, short_name: 'Cases', data_format: 'date_int', resource_name: 'date' },
+  ],
+  locations: [
+    { id: 10, name: 'North', location_code: 'N' },
+    { id: 11, name: 'South', location_code: 'S' },
+  ],
+  roots: [{ id: 10, name: 'North' }],
+  locationName: new Map([
+    [10, 'North'],
+    [11, 'South'],
+  ]),
+  indicatorName: new Map([
+    [1, 'Missed'],
+    [2, 'Percent missed'],
+  ]),
+  indicatorFormat: new Map([
+    [1, 'int'],
+    [2, 'pct'],
+  ]),
+}
+
+t.test('numbers, periods and times as people read them', async (t) => {
+  t.equal(formatValue(0.043795620437956206, 'pct'), '4.38 %')
+  t.equal(formatValue(1, 'pct'), '100 %')
+  t.equal(formatValue(0.5, 'pct'), '50 %')
+  t.equal(formatValue(12345, 'int'), '12,345')
+  t.equal(formatValue(1234.5678), '1,235')
+  t.equal(formatValue(0.123456), '0.123')
+  t.equal(formatValue(1, 'bool'), 'Yes')
+  t.equal(formatValue(0, 'bool'), 'No')
+  t.equal(formatValue(null, 'int'), '–')
+  t.equal(formatPeriod('20161'), '2016 Q1')
+  t.equal(formatPeriod('20164', 'quarter'), '2016 Q4')
+  t.equal(formatPeriod('201603'), 'Mar 2016')
+  t.equal(formatPeriod(2016, 'year'), '2016')
+  t.equal(formatPeriod(1, 'all_time'), 'All time')
+  t.equal(formatTime('2026-11-29T03:54:00.189000', 'UTC'), 'Nov 29, 2026, 3:54 AM UTC', 'a seed timestamp is UTC')
+  t.equal(formatTime('2026-11-29T03:54:00.189000', 'Asia/Kolkata'), 'Nov 29, 2026, 9:24 AM GMT+5:30', 'shown in the reader’s zone, named')
+  t.equal(formatTime(null), '–')
+  t.equal(fileNameOf('tally.csv-1795897058'), 'tally.csv', 'the server’s uniqueness suffix is not the file’s name')
+  t.equal(fileNameOf('tally.csv-1795897058-2'), 'tally.csv')
+  t.equal(fileNameOf('report-2016.csv'), 'report-2016.csv')
+})
+
+t.test('a chart’s read: chart_json as an object or the original’s string, campaigns or dates, a view', async (t) => {
+  const saved = { type: 'ColumnChart', indicator_ids: [1], campaign_ids: [3], location_ids: [10], location_depth: 1, groupByTime: 'campaign' }
+  t.same(chartSpec(JSON.stringify(saved)), saved, 'the original front-end saved a JSON string')
+  t.same(chartSpec(saved), saved)
+  t.same(chartSpec('not json'), {})
+  t.notOk(isTimeChart(saved), 'groupByTime "campaign" reads campaigns')
+  t.ok(isTimeChart({ ...saved, groupByTime: 'quarter' }), 'a date bucket reads dates')
+  t.ok(isTimeChart({ start_date: '2016-01-01' }), 'no campaigns, dates: over dates')
+  t.equal(chartRead(saved, {}).path, '/campaign_datapoint/?indicator__in=1&campaign__in=3&location_id=10&location_depth=1&chart_type=ColumnChart&limit=0')
+  t.equal(
+    chartRead({ ...saved, groupByTime: 'all_time', start_date: '2016-01-01' }, {}).path,
+    '/date_datapoint/?indicator__in=1&location_id=10&location_depth=1&start_date=2016-01-01&group_by_time=all_time&limit=0',
+  )
+  t.equal(
+    chartRead(saved, { campaignId: 7, locationId: 11 }).path,
+    '/campaign_datapoint/?indicator__in=1&campaign__in=7&location_id=11&location_depth=1&chart_type=ColumnChart&limit=0',
+    'the view wins',
+  )
+  t.equal(chartRead({ ...saved, location_ids: [10, 11] }, {}).path.includes('location_id__in=10%2C11'), true, 'several locations: a list')
+  t.same(aimFor(saved, catalog).aimedAbove, false, 'a visible location: as saved')
+  const hidden = aimFor({ ...saved, location_ids: [1] }, catalog)
+  t.same([hidden.aimedAbove, hidden.fallback?.location_ids, hidden.fallback?.location_depth], [true, [10], 0], 'a location above hers: her roots')
+})
+
+t.test('a chart’s values: indexed by key, campaigns in time order, options with readable numbers', async (t) => {
+  const read = chartRead({ indicator_ids: [1, 2], campaign_ids: [3, 7], location_ids: [10] }, {})
+  const rows = [
+    { indicator_id: 1, location_id: 10, campaign_id: 7, value: 1200 },
+    { indicator_id: 1, location_id: 10, campaign_id: 3, value: 900 },
+    { indicator_id: 2, location_id: 10, campaign_id: 3, value: 0.25 },
+    { indicator_id: 1, location_id: 11, campaign_id: 3, value: 100 },
+  ]
+  const spec = { type: 'StackedPercentColumnChart', indicator_ids: [1, 2] }
+  const data = chartData(spec, read, rows, catalog)
+  t.same(
+    data.keys.map((k) => k.label),
+    ['March', 'June'],
+    'campaigns by start date',
+  )
+  t.equal(valueAt(data, 1, 10, 7), 1200)
+  t.equal(valueAt(data, 2, 10, 7), null, 'no value: null')
+  t.equal(data.index.size, rows.length, 'one entry per value: lookups by key, not a scan')
+
+  const lines: string[][] = []
+  const option = chartOption({ ...spec, groupBy: 'location', indicator_ids: [1] }, data, catalog, { tooltip: (l: string[]) => (lines.push(l), '') })
+  const [north, south] = option.series
+  t.same([north.stack, north.data[0] + south.data[0]], ['share', 1], 'stacked percent: the shares of a category sum to one')
+  t.equal(north.data[0], 0.9)
+  option.tooltip.formatter([{ name: 'March', seriesIndex: 0, dataIndex: 0, value: 0.9, seriesName: 'North' }])
+  t.same(lines.at(-1), ['March', 'North: 90 % (900)'], 'its tooltip: the share and the value')
+
+  const map = chartOption({ type: 'ChoroplethMap', indicator_ids: [2] }, { ...data, keys: [{ id: 3, label: 'March' }] }, catalog, {
+    mapName: 'm',
+    tooltip: (l: string[]) => l.join(' / '),
+  })
+  t.same(map.visualMap.text, ['25 %', '25 %'], 'the map legend: numbers in the indicator’s format')
+  t.equal(map.tooltip.formatter({ name: 'North', value: 0.25 }), 'North / Percent missed: 25 %', 'the map tooltip: the name, then the value')
+  const pie = chartOption({ type: 'PieChart', indicator_ids: [1] }, { ...data, keys: [{ id: 3, label: 'March' }] }, catalog, {})
+  t.equal(pie.series[0].label.formatter({ name: 'North', value: 12345 }), 'North: 12,345', 'pie labels with thousands separators')
+  t.equal(
+    chartOption({ type: 'PieChart', indicator_ids: [1] }, data, catalog, { narrow: true }).series[0].label.show,
+    false,
+    'narrow: a legend instead of labels',
+  )
+})
+
+t.test('hash routes with the view, and the query builder', async (t) => {
+  t.same(parseRoute('#/dashboard/5?campaign=3&location=12'), { path: '#/dashboard/5', parts: ['dashboard', '5'], params: { campaign: '3', location: '12' } })
+  t.same(parseRoute(''), { path: '#/', parts: [], params: {} })
+  t.equal(routeHash('#/dashboard/5', { campaign: 3, location: null, other: '' }), '#/dashboard/5?campaign=3')
+  t.equal(routeHash('#/dashboard/5'), '#/dashboard/5')
+  t.equal(query({ a: [1, 2], b: '', c: undefined, d: 'x y' }), '?a=1%2C2&d=x%20y')
+})
+
+t.test('the upload template: the fixed columns, the indicators of that kind, an example line', async (t) => {
+  t.equal(templateCsv('campaign', catalog), 'geocode,campaign,Missed,Percent missed\r\nN,March,,\r\n')
+  t.equal(templateCsv('date', catalog), 'geocode,data_date,unique_key,Cases\r\nN,2016-03-15,N-2016-03-15,\r\n')
+})
