@@ -1,10 +1,11 @@
 // Debian's Chromium driven by playwright-core, for the web app's tests: launch, sign in, and the
 // axe-core accessibility check (run in the page through the DevTools protocol, which the page's CSP
 // does not govern, so the app's own policy stays as it is served).
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
 import { api, cli, postgresDatabase, startServer, until200 } from './processes.js'
@@ -171,4 +172,20 @@ export async function violationsAtBothWidths(page: Page): Promise<string[]> {
   )
   await page.setViewportSize(size)
   return [...wide, ...narrow, ...overflow.map((e) => `375 px: wider than the screen: ${e}`)]
+}
+
+/**
+ * Where a page's test writes its screenshots: WEB_APP_SCREENSHOTS (docs/web-app for the docs), else a
+ * temporary directory removed afterwards, so that a plain run leaves the checkout as it was.
+ */
+export function screenshotsDir(t: Test) {
+  const wanted = process.env.WEB_APP_SCREENSHOTS
+  if (wanted) {
+    const dir = join(fileURLToPath(new URL('..', import.meta.url)), wanted)
+    mkdirSync(dir, { recursive: true })
+    return dir
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'rhizome-shots-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
 }

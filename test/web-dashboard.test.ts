@@ -3,15 +3,14 @@
 // through), drill-down and the campaign picker kept in the address (reload, back, a copied link),
 // focus on the heading after navigation, axe at 1280 and 375 px. With WEB_APP_SCREENSHOTS=docs/web-app
 // it writes the screenshots the docs show.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import t from 'tap'
 import type { Page } from 'playwright-core'
 import {
   chartsDrawn,
   figure,
   noChromium,
+  screenshotsDir,
   numbersOf,
   seriousViolations,
   settledValues,
@@ -21,9 +20,6 @@ import {
   watchedPage,
   webApp,
 } from './browser.js'
-import { ROOT } from './processes.js'
-
-const SHOTS = process.env.WEB_APP_SCREENSHOTS ? resolve(ROOT, process.env.WEB_APP_SCREENSHOTS) : undefined
 
 /** Hovers the middle of a part of a chart and returns the text of the chart's tooltip, lines joined by " / ". */
 async function tooltipAt(page: Page, type: string, part: string, index = 0) {
@@ -39,9 +35,7 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
   const app = await webApp(t)
   const { server, password, browser, indicator, campaign, location, march, apiValues } = app
   const dashboardId = app.dashboard.get('Campaign overview')!
-  const shots = SHOTS ?? mkdtempSync(join(tmpdir(), 'rhizome-shots-'))
-  if (SHOTS) mkdirSync(SHOTS, { recursive: true })
-  else t.teardown(() => rmSync(shots, { recursive: true, force: true }))
+  const shots = screenshotsDir(t)
   const missed = indicator.get('Children missed')!
   const byProvince = await apiValues(missed, march, `location_id=${location.get('Veridia')}&location_depth=1`)
 

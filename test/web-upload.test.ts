@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { chartsDrawn, figure, noChromium, settledValues, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
+import { chartsDrawn, figure, noChromium, screenshotsDir, settledValues, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
 
 /** A demo-sized campaign file in the demo's codes: one row per district code given. */
 export function campaignFile(dir: string, name: string, column: string, values: Record<string, number>) {
@@ -65,6 +65,8 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
     [/^\d+$/, 'Apply mappings', 'field-counts.csv', 'completed', /^\w{3} \d+, \d{4}, \d+:\d\d [AP]M GMT\+5:30$/],
     'a job: its step and file by name, finished in the reader’s zone',
   )
+
+  await page.screenshot({ path: join(screenshotsDir(t), 'upload.png'), fullPage: true })
 
   await page.goto(`${server.url}/app/#/dashboard/${dashboard.get('Campaign overview')}`)
   await chartsDrawn(page, 5)
