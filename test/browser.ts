@@ -1,7 +1,7 @@
 // Debian's Chromium driven by playwright-core, for the web app's tests: launch, sign in, and the
 // axe-core accessibility check (run in the page through the DevTools protocol, which the page's CSP
 // does not govern, so the app's own policy stays as it is served).
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -188,4 +188,19 @@ export function screenshotsDir(t: Test) {
   const dir = mkdtempSync(join(tmpdir(), 'rhizome-shots-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   return dir
+}
+
+/** Picks a location in a location search: types the start of its name, then the match of that name. */
+export async function pickLocation(page: Page, label: string | RegExp, name: string) {
+  const box = page.getByRole('combobox', { name: label })
+  await box.fill(name.slice(0, 4))
+  await page.getByRole('option', { name: new RegExp(`(^| › )${name}$`) }).click()
+}
+
+/** A demo-sized campaign file in the demo's codes: one row per district code given. */
+export function campaignFile(dir: string, name: string, column: string, values: Record<string, number>) {
+  const path = join(dir, name)
+  const lines = Object.entries(values).map(([code, v]) => `${code},March 2016 - NID - OPV,${v}`)
+  writeFileSync(path, `geocode,campaign,${column}\n${lines.join('\n')}\n`)
+  return path
 }

@@ -10,6 +10,7 @@ import {
   figure,
   noChromium,
   numbersOf,
+  pickLocation,
   settledValues,
   signIn,
   tableValues,
@@ -32,7 +33,7 @@ t.test('the dashboard editor and the chart builder in Chromium', { skip: noChrom
     await page.getByLabel('Chart type').selectOption('BarChart')
     await checkOnly(page, 'Indicators', 'Children vaccinated')
     await checkOnly(page, 'Campaigns', 'March 2016 - NID - OPV')
-    await page.getByRole('combobox', { name: /^Location/ }).selectOption({ label: 'Northmarch' })
+    await pickLocation(page, 'Location', 'Northmarch')
     await page.getByRole('combobox', { name: /^Depth/ }).selectOption('1')
   }
 

@@ -4,8 +4,9 @@
 import t from 'tap'
 import { query } from '../web/api.js'
 import { aimFor, chartData, chartOption, chartRead, chartSpec, isTimeChart, valueAt } from '../web/chart-data.js'
-import { fileNameOf, formatPeriod, formatTime, formatValue } from '../web/format.js'
+import { fileNameOf, fold, formatPeriod, formatTime, formatValue } from '../web/format.js'
 import { parseRoute, routeHash } from '../web/route.js'
+import { matchLocations } from '../web/views/location-search.js'
 import { templateCsv } from '../web/views/upload.js'
 
 const catalog = {
@@ -137,4 +138,30 @@ t.test('hash routes with the view, and the query builder', async (t) => {
 t.test('the upload template: the fixed columns, the indicators of that kind, an example line', async (t) => {
   t.equal(templateCsv('campaign', catalog), 'geocode,campaign,Missed,Percent missed\r\nN,March,,\r\n')
   t.equal(templateCsv('date', catalog), 'geocode,data_date,unique_key,Cases\r\nN,2016-03-15,N-2016-03-15,\r\n')
+})
+
+t.test('the location search: names starting with the text first, accents and case aside, bounded', async (t) => {
+  const index = ['Veridia', 'Veridia › Eastvale', 'Veridia › Eastvale › Mbéré', 'Veridia › Northmarch › Ashford', 'Veridia › Southreach › East Harrow'].map(
+    (lineage, id) => ({
+      id,
+      lineage,
+      key: fold(lineage.split(' › ').at(-1)!),
+    }),
+  )
+  t.same(
+    matchLocations(index, 'east').map((m) => m.lineage),
+    ['Veridia › Eastvale', 'Veridia › Southreach › East Harrow'],
+    'starting with "east", by lineage',
+  )
+  t.same(
+    matchLocations(index, 'MBERE').map((m) => m.lineage),
+    ['Veridia › Eastvale › Mbéré'],
+    'accents and case aside',
+  )
+  t.same(
+    matchLocations(index, 'ford').map((m) => m.lineage),
+    ['Veridia › Northmarch › Ashford'],
+    'within a name too',
+  )
+  t.equal(matchLocations(index, '', 2).length, 2, 'at most the limit')
 })

@@ -2,18 +2,10 @@
 // template of it, an upload's progress said honestly (saved, and waiting for mapping), the file under
 // its own name, its code mapped here and the new values in a chart, the jobs with names and times in
 // the reader's zone, axe at 1280 and 375 px.
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { chartsDrawn, figure, noChromium, screenshotsDir, settledValues, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
-
-/** A demo-sized campaign file in the demo's codes: one row per district code given. */
-export function campaignFile(dir: string, name: string, column: string, values: Record<string, number>) {
-  const path = join(dir, name)
-  const lines = Object.entries(values).map(([code, v]) => `${code},March 2016 - NID - OPV,${v}`)
-  writeFileSync(path, `geocode,campaign,${column}\n${lines.join('\n')}\n`)
-  return path
-}
+import { campaignFile, chartsDrawn, figure, noChromium, screenshotsDir, settledValues, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
 
 t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
   const { server, password, browser, dataDir, dashboard } = await webApp(t)

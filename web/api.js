@@ -1,5 +1,6 @@
 // The public API, called with the session cookie. A change carries this page's Origin, which the server
 // checks (SECURITY.md); nothing here is allowed that an API consumer could not do.
+import { fold } from './format.js'
 
 /** One call: `{status, body}`, the body parsed when there is one. */
 export async function api(method, path, body) {
@@ -86,6 +87,7 @@ export async function loadCatalog() {
     list('/location_type/?limit=0'),
   ])
   const visible = new Set(locations.map((l) => l.id))
+  let searchIndex = null
   const byId = new Map(locations.map((l) => [l.id, l]))
   return {
     indicators,
@@ -100,6 +102,17 @@ export async function loadCatalog() {
     locationName: new Map(locations.map((l) => [l.id, l.name])),
     /** The visible locations whose parent is not visible: the whole tree, or a restricted user's subtree. */
     roots: locations.filter((l) => !visible.has(l.parent_location_id)),
+    /** A location's name with its visible ancestors: "Veridia › Eastvale › Ashford". */
+    lineageOf(id) {
+      return this.pathTo(id)
+        .map((l) => l.name)
+        .join(' › ')
+    },
+    /** What the location search looks through: each location's lineage and its folded name, built once. */
+    get searchIndex() {
+      searchIndex ??= locations.map((l) => ({ id: l.id, key: fold(l.name), lineage: this.lineageOf(l.id) })).sort((a, b) => a.lineage.localeCompare(b.lineage))
+      return searchIndex
+    },
     /** Ancestors of a location, nearest last, among the visible ones. */
     pathTo(id) {
       const path = []

@@ -64,3 +64,10 @@ export const fileNameOf = (title) => title.replace(/-\d{9,11}(-\d+)?$/, '')
 
 /** A count of things, grouped: 12345 → "12,345". @param {number} count */
 export const formatCount = (count) => whole.format(count)
+
+/** Lower case without accents, for searching names: "Mbéré" is found by "mbere". @param {string} text */
+export const fold = (text) =>
+  text
+    .normalize('NFD')
+    .replace(/\p{Diacritic}/gu, '')
+    .toLowerCase()

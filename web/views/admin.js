@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { change, list } from '../api.js'
 import { formatTime } from '../format.js'
 import { html } from '../html.js'
+import { LocationSearch } from './location-search.js'
 
 export function Admin({ catalog }) {
   const [users, setUsers] = useState([])
@@ -11,6 +12,8 @@ export function Admin({ catalog }) {
   const [responsibilities, setResponsibilities] = useState(new Map())
   const [message, setMessage] = useState({ text: '', error: false })
   const [newKey, setNewKey] = useState(null)
+  /** Responsibilities chosen but not saved yet, by user id (null: everywhere). */
+  const [chosen, setChosen] = useState(new Map())
   const [version, setVersion] = useState(0)
   useEffect(() => {
     ;(async () => {
@@ -40,10 +43,10 @@ export function Admin({ catalog }) {
   )
   const setPassword = (user) => act(`Password set for ${user.username}`, (form) => change('PATCH', `/user/${user.id}/`, { password: form.get('password') }))
   const setResponsibility = (user) =>
-    act(`Responsibility saved for ${user.username}`, (form) => {
+    act(`Responsibility saved for ${user.username}`, () => {
       const current = responsibilities.get(user.id)
-      const location = form.get('location')
-      if (!location) return current ? change('DELETE', `/location_responsibility/${current.id}/`) : Promise.resolve()
+      const location = chosen.has(user.id) ? chosen.get(user.id) : current?.top_lvl_location_id
+      if (location == null) return current ? change('DELETE', `/location_responsibility/${current.id}/`) : Promise.resolve()
       const body = { user_id: user.id, top_lvl_location_id: Number(location) }
       return current ? change('PATCH', `/location_responsibility/${current.id}/`, body) : change('POST', '/location_responsibility/', body)
     })
@@ -72,10 +75,9 @@ export function Admin({ catalog }) {
             <th scope="row">${u.username}</th>
             <td>${u.is_superuser ? 'yes' : 'no'}</td>
             <td><form class="inline" onSubmit=${setResponsibility(u)}>
-              <select name="location" aria-label=${`Location responsibility of ${u.username}`}>
-                <option value="">Everywhere</option>
-                ${catalog.locations.map((l) => html`<option key=${l.id} value=${l.id} selected=${responsibilities.get(u.id)?.top_lvl_location_id === l.id}>${l.name}</option>`)}
-              </select>
+              <${LocationSearch} catalog=${catalog} label=${`Location responsibility of ${u.username}`} hideLabel=${true} allowNone=${true}
+                locationId=${chosen.has(u.id) ? chosen.get(u.id) : responsibilities.get(u.id)?.top_lvl_location_id}
+                onChange=${(id) => setChosen(new Map(chosen).set(u.id, id))} />
               <button type="submit" class="secondary" aria-label=${`Save responsibility of ${u.username}`}>Save</button>
             </form></td>
             <td><form class="inline" onSubmit=${setPassword(u)}>

@@ -1,5 +1,6 @@
 // Form parts several pages share: a checkbox list and a location with its depth.
 import { html } from '../html.js'
+import { LocationSearch } from './location-search.js'
 
 export function Checkboxes({ legend, options, selected, onChange }) {
   const toggle = (id, on) => onChange(on ? [...selected, id] : selected.filter((x) => x !== id))
@@ -18,14 +19,9 @@ export const DEPTHS = [
   [3, 'Three levels down'],
 ]
 
-/** A location among those this user may see, indented by level, and how far down from it to read. */
+/** A location among those this user may see, found by typing, and how far down from it to read. */
 export function LocationPicker({ catalog, locationId, depth, onChange }) {
-  const level = (l) => catalog.pathTo(l.id).length - 1
-  return html`<label>Location
-      <select value=${locationId ?? ''} onChange=${(e) => onChange({ locationId: Number(e.target.value), depth })}>
-        ${catalog.locations.map((l) => html`<option key=${l.id} value=${l.id}>${'\u00a0\u00a0'.repeat(level(l))}${l.name}</option>`)}
-      </select>
-    </label>
+  return html`<${LocationSearch} catalog=${catalog} label="Location" locationId=${locationId} onChange=${(id) => onChange({ locationId: id, depth })} />
     <label>Depth
       <select value=${depth} onChange=${(e) => onChange({ locationId, depth: Number(e.target.value) })}>
         ${DEPTHS.map(([d, label]) => html`<option key=${d} value=${d}>${label}</option>`)}

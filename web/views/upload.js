@@ -6,6 +6,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { change, list } from '../api.js'
 import { fileNameOf, formatCount, formatTime } from '../format.js'
 import { html } from '../html.js'
+import { LocationSearch } from './location-search.js'
 
 /** The fixed columns of each kind of file (ingestion §2.1); every other column is an indicator. */
 const FILE_KINDS = {
@@ -169,10 +170,25 @@ function Summary({ stats }) {
   </section>`
 }
 
+/** What an indicator or a campaign code may mean (a location is found by typing: a country has thousands). */
 const CHOICES = {
   indicator: (catalog) => catalog.indicators.map((i) => [i.id, i.short_name]),
-  location: (catalog) => catalog.locations.map((l) => [l.id, l.name]),
   campaign: (catalog) => catalog.campaigns.map((c) => [c.id, c.name]),
+}
+
+/** One code's meaning: a location found by typing, an indicator or a campaign from a list. */
+function CodeChoice({ code, catalog, label }) {
+  const [locationId, setLocationId] = useState(null)
+  if (code.content_type === 'location') {
+    return html`<div><${LocationSearch} catalog=${catalog} label=${label} locationId=${locationId} allowNone=${true} noneLabel="Leave unmapped" onChange=${setLocationId} />
+      <input type="hidden" name=${`map-${code.id}`} value=${locationId ?? ''} /></div>`
+  }
+  return html`<label>${label}
+    <select name=${`map-${code.id}`}>
+      <option value="">Leave unmapped</option>
+      ${CHOICES[code.content_type](catalog).map(([id, name]) => html`<option key=${id} value=${id}>${name}</option>`)}
+    </select>
+  </label>`
 }
 
 function Mapping({ codes, catalog, mayMap, onSubmit }) {
@@ -183,14 +199,7 @@ function Mapping({ codes, catalog, mayMap, onSubmit }) {
       mayMap
         ? html`<p>These codes of the file match nothing yet. Choose what each one means, then apply.</p>
           <form class="stack" onSubmit=${onSubmit}>
-            ${codes.map(
-              (code) => html`<label key=${code.id}>${label(code)}
-                <select name=${`map-${code.id}`}>
-                  <option value="">Leave unmapped</option>
-                  ${CHOICES[code.content_type](catalog).map(([id, name]) => html`<option key=${id} value=${id}>${name}</option>`)}
-                </select>
-              </label>`,
-            )}
+            ${codes.map((code) => html`<${CodeChoice} key=${code.id} code=${code} catalog=${catalog} label=${label(code)} />`)}
             <button type="submit">Apply mappings</button>
           </form>`
         : html`<p>These codes of the file match nothing yet: someone who edits metadata maps them. Their values are saved when the mappings are applied.</p>
