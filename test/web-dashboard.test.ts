@@ -3,6 +3,7 @@
 // through), drill-down and the campaign picker kept in the address (reload, back, a copied link),
 // focus on the heading after navigation, axe at 1280 and 375 px. With WEB_APP_SCREENSHOTS=docs/web-app
 // it writes the screenshots the docs show.
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import type { Page } from 'playwright-core'
@@ -20,6 +21,7 @@ import {
   watchedPage,
   webApp,
 } from './browser.js'
+import { api } from './processes.js'
 
 /** Hovers the middle of a part of a chart and returns the text of the chart's tooltip, lines joined by " / ". */
 async function tooltipAt(page: Page, type: string, part: string, index = 0) {
@@ -145,6 +147,63 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     await chartsDrawn(other.page, 5)
     t.same(await settledValues(figure(other.page, 'ColumnChart'), juneValues), juneValues, 'the copied link in another browser: the same view')
     t.same([...problems, ...other.problems], [])
+  })
+
+  await t.test('a table of 27 rows: a page at a time with the total, sorted by any column, the CSV of every row', async (t) => {
+    const campaigns = [...campaign.values()]
+    const chart = {
+      type: 'TableChart',
+      indicator_ids: [missed],
+      campaign_ids: campaigns,
+      location_ids: [location.get('Veridia')],
+      location_depth: 2,
+    }
+    await api(server, '/custom_chart/', {
+      method: 'POST',
+      body: JSON.stringify({ uuid: 'all-districts', title: 'Every district, every campaign', chart_json: chart }),
+    })
+    const board = await (
+      await api(server, '/dashboard/', { method: 'POST', body: JSON.stringify({ title: 'Districts', rows: [{ layout: 1, charts: ['all-districts'] }] }) })
+    ).json()
+    const { page, problems } = await watchedPage(browser)
+    await signIn(page, server.url, 'admin', password)
+    await page.goto(`${server.url}/app/#/dashboard/${board.id}`)
+    await chartsDrawn(page, 1)
+    const table = figure(page, 'TableChart')
+    t.equal(await table.locator('tbody tr').count(), 25, 'one page of 25 rows in the page')
+    t.equal(await table.locator('.table-pages p').textContent(), 'Rows 1–25 of 27', 'and the total')
+    await table.getByRole('button', { name: 'Next rows of Every district, every campaign' }).click()
+    t.equal(await table.locator('tbody tr').count(), 2, 'the next page: the last two')
+
+    const rows = (
+      await app.read(`/campaign_datapoint/?indicator__in=${missed}&campaign__in=${campaigns}&location_id=${location.get('Veridia')}&location_depth=2&limit=0`)
+    ).objects
+    const values = rows.map((r) => r.value as number).sort((a, b) => b - a)
+    await table.getByRole('button', { name: 'Children missed', exact: true }).click()
+    t.equal(await table.locator('th[aria-sort]').getAttribute('aria-sort'), 'descending', 'sorted by the values, largest first')
+    t.same(
+      await table.locator('tbody tr td.number').allTextContents(),
+      values.slice(0, 25).map((v) => v.toLocaleString('en')),
+      'the largest 25, in order, from the first page',
+    )
+    await table.getByRole('button', { name: 'Children missed', exact: true }).click()
+    t.equal(await table.locator('tbody tr td.number').first().textContent(), values.at(-1)!.toLocaleString('en'), 'ascending: the smallest first')
+    await table.getByRole('button', { name: 'Location', exact: true }).click()
+    t.equal(await table.locator('tbody tr th').first().textContent(), 'Ashford', 'by location name')
+
+    const link = table.getByRole('link', { name: 'CSV of every row' })
+    const [download] = await Promise.all([page.waitForEvent('download'), link.click()])
+    const csv = readFileSync((await download.path())!, 'utf8')
+    const fromApi = await (
+      await api(
+        server,
+        `/campaign_datapoint/?indicator__in=${missed}&campaign__in=${campaigns.join('%2C')}&location_id=${location.get('Veridia')}&location_depth=2&format=csv&shape=wide`,
+      )
+    ).text()
+    t.equal(csv, fromApi, 'the CSV of every row: the API’s wide CSV of the chart’s read')
+    t.equal(csv.trim().split('\r\n').length, 28, 'a header and the 27 rows')
+    t.equal(download.suggestedFilename(), 'campaign_datapoint.csv')
+    t.same(problems, [])
   })
 
   await t.test('axe clean at 1280 and 375 px; at 375 px nothing is wider than the screen', async (t) => {

@@ -3,7 +3,7 @@
 // upload template.
 import t from 'tap'
 import { query } from '../web/api.js'
-import { aimFor, chartData, chartOption, chartRead, chartSpec, isTimeChart, valueAt } from '../web/chart-data.js'
+import { aimFor, chartData, chartOption, chartRead, chartSpec, isTimeChart, quantileClasses, tableRows, topSlices, valueAt } from '../web/chart-data.js'
 import { fileNameOf, fold, formatPeriod, formatTime, formatValue } from '../web/format.js'
 import { parseRoute, routeHash } from '../web/route.js'
 import { matchLocations } from '../web/views/location-search.js'
@@ -164,4 +164,45 @@ t.test('the location search: names starting with the text first, accents and cas
     'within a name too',
   )
   t.equal(matchLocations(index, '', 2).length, 2, 'at most the limit')
+})
+
+t.test('country scale: a pie’s top slices and "Other", quantile classes, tables sorted with nulls last', async (t) => {
+  const provinces = Array.from({ length: 100 }, (_, i) => ({ name: `P${i}`, value: i }))
+  const slices = topSlices(provinces)
+  t.equal(slices.length, 11, 'ten slices and one "Other": at most 12')
+  t.same(
+    slices.slice(0, 2),
+    [
+      { name: 'P99', value: 99 },
+      { name: 'P98', value: 98 },
+    ],
+    'the largest first',
+  )
+  t.same(slices.at(-1), { name: 'Other (90)', value: (89 * 90) / 2 }, 'Other: the sum of the rest, their number named')
+  t.same(topSlices(provinces.slice(0, 11)).length, 11, 'eleven slices drawn as they are: "Other" would hold one')
+
+  const classes = quantileClasses(Array.from({ length: 100 }, (_, i) => i))
+  t.equal(classes.length, 5)
+  t.same([classes[0].min, classes.at(-1)!.max], [0, 99], 'from the least to the most')
+  t.same(quantileClasses([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2]), [{ min: 1, max: 2 }], 'equal values make one class, not five empty ones')
+
+  const data = chartData(
+    {},
+    { over: 'campaigns', path: '/campaign_datapoint/?limit=0', where: {} },
+    [
+      { indicator_id: 1, location_id: 10, campaign_id: 3, value: 5 },
+      { indicator_id: 1, location_id: 11, campaign_id: 3, value: null },
+      { indicator_id: 1, location_id: 11, campaign_id: 7, value: 9 },
+      { indicator_id: 1, location_id: 10, campaign_id: 7, value: 1 },
+    ],
+    catalog,
+  )
+  const order = (column: number, descending: boolean) =>
+    tableRows(data, [1], catalog, { column, descending }).map(
+      (r: { location: string; key: { label: string }; values: unknown[] }) => `${r.location} ${r.key.label} ${r.values[0]}`,
+    )
+  t.same(order(2, true), ['South June 9', 'North March 5', 'North June 1', 'South March null'], 'by value, largest first, no value last')
+  t.same(order(2, false), ['North June 1', 'North March 5', 'South June 9', 'South March null'], 'smallest first, no value still last')
+  t.same(order(0, true), ['South March null', 'South June 9', 'North March 5', 'North June 1'], 'by location, then campaigns in time order')
+  t.equal(data.csv, '/campaign_datapoint/?format=csv&shape=wide', 'the CSV of every row: the read without its limit, wide')
 })

@@ -22,6 +22,37 @@ export const CHART_TYPES = [
 export const TIME_GROUPINGS = ['campaign', 'month', 'quarter', 'year', 'all_time']
 const DATE_BUCKETS = new Set(['month', 'quarter', 'year', 'all_time'])
 const PALETTE = ['#0b5cad', '#d7301f', '#2a9d8f', '#b86e00', '#6a4c93', '#52796f']
+/** Slices a pie draws at most: the largest, then one "Other" for the rest. */
+const PIE_SLICES = 10
+/** Categories a column or bar chart shows at once; more scroll (ECharts' dataZoom). */
+const VISIBLE_CATEGORIES = 30
+/** Locations from which a map colours by quantiles (five classes, each named in the legend). */
+const QUANTILE_FROM = 10
+
+/**
+ * A pie's slices: the `top` largest values, then "Other (n)" holding the sum of the n others, so that
+ * a pie of a hundred provinces stays readable.
+ * @param {Array<{ name: string, value: number | null }>} slices
+ */
+export function topSlices(slices, top = PIE_SLICES) {
+  const ordered = slices.filter((s) => s.value !== null).sort((a, b) => b.value - a.value)
+  if (ordered.length <= top + 1) return slices
+  const rest = ordered.slice(top)
+  return [...ordered.slice(0, top), { name: `Other (${rest.length})`, value: rest.reduce((sum, s) => sum + s.value, 0) }]
+}
+
+/**
+ * Quantile classes of values: up to `classes` pieces [min, max], each holding about as many values,
+ * for a map legend that names its numbers.
+ * @param {number[]} values
+ */
+export function quantileClasses(values, classes = 5) {
+  const sorted = [...values].sort((a, b) => a - b)
+  const bounds = [
+    ...new Set(Array.from({ length: classes + 1 }, (_, i) => sorted[Math.min(sorted.length - 1, Math.round((i * (sorted.length - 1)) / classes))])),
+  ]
+  return bounds.slice(0, -1).map((min, i) => ({ min, max: bounds[i + 1] }))
+}
 
 /**
  * A saved chart_json as an object (the original front-end saved it as a JSON string).
@@ -95,11 +126,56 @@ export function chartRead(chart, view) {
 
 const keyOf = (indicatorId, locationId, key) => `${indicatorId}|${locationId}|${key}`
 
+/** The API's CSV of a chart's read: the wide one, a line per location and key with their names. */
+function csvOf(path) {
+  const url = new URL(path, 'http://api')
+  url.searchParams.delete('limit')
+  url.searchParams.set('format', 'csv')
+  url.searchParams.set('shape', 'wide')
+  return `${url.pathname}${url.search}`
+}
+
+/** The file name the API gives a CSV of a read: its resource's. */
+export const csvName = (path) => `${path.split('/')[1]}.csv`
+
+/**
+ * The rows of a chart's table view: a location and a key with each indicator's value, sorted by a
+ * column (0 the location's name, 1 the key in time order, 2… an indicator's value, nulls last).
+ */
+export function tableRows(data, indicatorIds, catalog, sort = { column: -1, descending: false }) {
+  const rows = data.locationIds.flatMap((locationId) =>
+    data.keys.map((key, keyOrder) => ({
+      locationId,
+      location: catalog.locationName.get(locationId) ?? `Location ${locationId}`,
+      key,
+      keyOrder,
+      values: indicatorIds.map((id) => valueAt(data, id, locationId, key.id)),
+    })),
+  )
+  if (sort.column < 0) return rows
+  const sign = sort.descending ? -1 : 1
+  const byLocation = (a, b) => a.location.localeCompare(b.location)
+  const byKey = (a, b) => a.keyOrder - b.keyOrder
+  const at = sort.column - 2
+  const compare =
+    sort.column === 0
+      ? (a, b) => sign * byLocation(a, b) || byKey(a, b)
+      : sort.column === 1
+        ? (a, b) => sign * byKey(a, b) || byLocation(a, b)
+        : (a, b) => {
+            const [x, y] = [a.values[at], b.values[at]]
+            // Rows without a value stay last whichever the direction.
+            if (x === null || y === null) return Number(x === null) - Number(y === null)
+            return sign * (x - y) || byLocation(a, b)
+          }
+  return rows.sort(compare)
+}
+
 /**
  * The values of a read, indexed for lookups by (indicator, location, key): `keys` are the campaigns or
  * time buckets ({id, label}) in time order, `locationIds` in the order the API selected them.
  * @param {Record<string, any>} chart
- * @param {{ over: string, where: object }} read
+ * @param {{ over: string, path: string, where: object }} read
  * @param {Array<Record<string, any>>} objects the API's rows ({indicator_id, location_id, campaign_id or time_grouping, value})
  * @param {{ campaigns: Array<{ id: number, name: string, start_date?: string }> }} catalog
  */
@@ -118,7 +194,7 @@ export function chartData(chart, read, objects, catalog) {
   }
   const index = new Map(points.map((p) => [keyOf(p.indicator_id, p.location_id, p.key), p.value]))
   const locationIds = [...new Set(points.map((p) => p.location_id))]
-  return { over: read.over, points, keys, locationIds, where: read.where, index }
+  return { over: read.over, points, keys, locationIds, where: read.where, index, csv: csvOf(read.path) }
 }
 
 /** The value at (indicator, location, key), or null. */
@@ -165,7 +241,10 @@ export function chartOption(chart, data, catalog, { mapName = '', tooltip = (lin
   if (chart.type === 'PieChart') {
     const indicatorId = indicatorIds[0]
     const format = formatOf(indicatorId)
-    const slices = data.locationIds.map((id) => ({ name: locationName(id), value: valueAt(data, indicatorId, id, lastKey) }))
+    const slices = topSlices(
+      data.locationIds.map((id) => ({ name: locationName(id), value: valueAt(data, indicatorId, id, lastKey) })),
+      chart.type_params?.top ?? PIE_SLICES,
+    )
     const total = slices.reduce((sum, s) => sum + (s.value ?? 0), 0)
     return {
       ...base,
@@ -224,20 +303,34 @@ function mapOption(chart, data, { base, mapName, tooltip, indicatorId, color, lo
       ],
     }
   }
+  const classes = numbers.length >= QUANTILE_FROM ? quantileClasses(numbers) : []
+  const legend =
+    classes.length > 1
+      ? // Many locations: quantile classes, each named by its bounds, so that the colours say numbers.
+        {
+          type: 'piecewise',
+          pieces: classes.map((c) => ({ min: c.min, max: c.max, label: `${formatValue(c.min, format)} – ${formatValue(c.max, format)}` })),
+          inRange: { color: ['#fff5eb', color] },
+          left: 0,
+          bottom: 0,
+          itemWidth: 14,
+          textStyle: { fontSize: 11 },
+        }
+      : {
+          min,
+          max: max > min ? max : min + 1,
+          inRange: { color: ['#fff5eb', color] },
+          calculable: false,
+          left: 0,
+          bottom: 0,
+          itemHeight: 80,
+          text: [formatValue(max, format), formatValue(min, format)],
+          formatter: (v) => formatValue(v, format),
+        }
   return {
     ...base,
     tooltip: { ...base.tooltip, formatter },
-    visualMap: {
-      min,
-      max: max > min ? max : min + 1,
-      inRange: { color: ['#fff5eb', color] },
-      calculable: false,
-      left: 0,
-      bottom: 0,
-      itemHeight: 80,
-      text: [formatValue(max, format), formatValue(min, format)],
-      formatter: (v) => formatValue(v, format),
-    },
+    visualMap: legend,
     series: [
       {
         type: 'map',
@@ -300,19 +393,34 @@ function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locat
   const shown = (s, c) => (stackedPercent ? (s.values[c] === null || !totals[c] ? null : Math.abs(s.values[c]) / totals[c]) : s.values[c])
   const type = chart.type === 'LineChart' ? 'line' : 'bar'
   const horizontal = chart.type === 'BarChart'
+  const many = categories.length > VISIBLE_CATEGORIES
   const echartsSeries = series.map((s) => ({
     type,
     name: s.name,
     color: s.color,
     stack: stackedPercent ? 'share' : undefined,
+    // Value labels only where they fit; ECharts hides any that would still overlap.
+    labelLayout: { hideOverlap: true },
     label: {
-      show: type === 'bar' && series.length * categories.length <= 24,
+      show: type === 'bar' && series.length * Math.min(categories.length, VISIBLE_CATEGORIES) <= 24,
       position: stackedPercent ? 'inside' : horizontal ? 'right' : 'top',
       formatter: (p) => (stackedPercent ? formatValue(p.value, 'pct') : formatValue(p.value, s.formats[p.dataIndex])),
     },
     data: categories.map((_, c) => shown(s, c)),
   }))
-  const categoryAxis = { type: 'category', data: categories, axisLabel: { interval: 0, hideOverlap: true } }
+  const categoryAxis = {
+    type: 'category',
+    data: categories,
+    axisLabel: { interval: categories.length > 12 ? 'auto' : 0, hideOverlap: true, rotate: !horizontal && categories.length > 6 ? 30 : 0 },
+  }
+  // More categories than fit: the first ones shown, the rest a scroll (slider, wheel or drag) away.
+  const zoomAxis = horizontal ? { yAxisIndex: 0 } : { xAxisIndex: 0 }
+  const dataZoom = many
+    ? [
+        { type: 'slider', ...zoomAxis, startValue: 0, endValue: VISIBLE_CATEGORIES - 1, ...(horizontal ? { right: 0, width: 14 } : { bottom: 0, height: 14 }) },
+        { type: 'inside', ...zoomAxis, startValue: 0, endValue: VISIBLE_CATEGORIES - 1 },
+      ]
+    : undefined
   const valueAxis = {
     type: 'value',
     max: stackedPercent ? 1 : undefined,
@@ -336,7 +444,15 @@ function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locat
         ),
     },
     legend: series.length > 1 ? { top: 0, type: 'scroll' } : undefined,
-    grid: { left: 48, right: 24, top: series.length > 1 ? 32 : 24, bottom: 32, outerBoundsMode: 'same', outerBoundsContain: 'axisLabel' },
+    grid: {
+      left: 48,
+      right: horizontal && many ? 40 : 24,
+      top: series.length > 1 ? 32 : 24,
+      bottom: !horizontal && many ? 48 : 32,
+      outerBoundsMode: 'same',
+      outerBoundsContain: 'axisLabel',
+    },
+    dataZoom,
     xAxis: horizontal ? valueAxis : categoryAxis,
     yAxis: horizontal ? categoryAxis : valueAxis,
     series: echartsSeries,

@@ -2,9 +2,9 @@
 // whose location names drill down. It marks itself drawn (data-drawn and a performance mark), which is
 // what the browser tests time.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
-import { aimFor, chartOption, chartSpec, isMap, isTable, valueAt } from '../chart-data.js'
+import { aimFor, chartOption, chartSpec, csvName, isMap, isTable, tableRows } from '../chart-data.js'
 import { draw, readChart, registerPolygons, tooltipElement } from '../charts.js'
-import { formatValue } from '../format.js'
+import { formatCount, formatValue } from '../format.js'
 import { html } from '../html.js'
 
 /** Below this width (px) a chart drops its labels for a legend and tooltips. */
@@ -83,7 +83,7 @@ export function ChartCard({ chart, view, catalog, onDrill }) {
   }, [state])
 
   const title = chart.title ?? 'Chart'
-  const table = () => html`<${ValuesTable} spec=${spec} data=${state.data} catalog=${catalog} onDrill=${onDrill} caption=${title} />`
+  const table = () => html`<${ValuesTable} spec=${spec} data=${state.data} catalog=${catalog} onDrill=${onDrill} caption=${title} csv=${state.data.csv} />`
   const scope =
     state.aimedAbove && html`<p class="hint scope">Shown for ${catalog.roots.map((r) => r.name).join(', ')}: the part of the country you can see.</p>`
   const body = state.error
@@ -105,22 +105,50 @@ export function ChartCard({ chart, view, catalog, onDrill }) {
   </figure>`
 }
 
-/** Locations × campaigns (or time) as rows, one column per indicator; a location name drills down. */
-function ValuesTable({ spec, data, catalog, onDrill, caption }) {
+/** Rows of a table view shown at once: a table of ten thousand districts stays one page in the page. */
+const PAGE = 25
+
+/**
+ * Locations × campaigns (or time) as rows, one column per indicator, a page at a time, sorted by any
+ * column; a location name drills down; the CSV of every row is a click away.
+ */
+function ValuesTable({ spec, data, catalog, onDrill, caption, csv }) {
   const indicatorIds = spec.indicator_ids ?? []
-  const rows = data.locationIds.flatMap((locationId) => data.keys.map((key) => ({ locationId, key })))
+  const [sort, setSort] = useState({ column: -1, descending: false })
+  const [offset, setOffset] = useState(0)
+  const rows = useMemo(() => tableRows(data, indicatorIds, catalog, sort), [data, sort])
+  const shown = rows.slice(offset, offset + PAGE)
+  const heading = (label, column) => {
+    const sorted = sort.column === column
+    const next = () => {
+      setSort({ column, descending: sorted ? !sort.descending : column >= 2 })
+      setOffset(0)
+    }
+    return html`<th scope="col" key=${column} aria-sort=${sorted ? (sort.descending ? 'descending' : 'ascending') : undefined}>
+      <button class="sort" onClick=${next}>${label}<span aria-hidden="true">${sorted ? (sort.descending ? ' ▼' : ' ▲') : ''}</span></button>
+    </th>`
+  }
   return html`<div class="table-scroll" tabindex="0" role="region" aria-label=${`Numbers: ${caption}`}><table>
-    <caption class="visually-hidden">${caption}</caption>
-    <thead><tr><th scope="col">Location</th><th scope="col">${data.over === 'time' ? 'Period' : 'Campaign'}</th>
-      ${indicatorIds.map((id) => html`<th scope="col" key=${id}>${catalog.indicatorName.get(id) ?? `Indicator ${id}`}</th>`)}</tr></thead>
-    <tbody>
-      ${rows.map(
-        ({ locationId, key }) => html`<tr key=${`${locationId}-${key.id}`}>
-          <th scope="row">${onDrill ? html`<button class="link" onClick=${() => onDrill(locationId)}>${catalog.locationName.get(locationId) ?? `Location ${locationId}`}</button>` : catalog.locationName.get(locationId)}</th>
-          <td>${key.label}</td>
-          ${indicatorIds.map((id) => html`<td class="number" key=${id}>${formatValue(valueAt(data, id, locationId, key.id), catalog.indicatorFormat.get(id))}</td>`)}
-        </tr>`,
-      )}
-    </tbody>
-  </table></div>`
+      <caption class="visually-hidden">${caption}</caption>
+      <thead><tr>${heading('Location', 0)}${heading(data.over === 'time' ? 'Period' : 'Campaign', 1)}
+        ${indicatorIds.map((id, i) => heading(catalog.indicatorName.get(id) ?? `Indicator ${id}`, 2 + i))}</tr></thead>
+      <tbody>
+        ${shown.map(
+          (row) => html`<tr key=${`${row.locationId}-${row.key.id}`}>
+            <th scope="row">${onDrill ? html`<button class="link" onClick=${() => onDrill(row.locationId)}>${row.location}</button>` : row.location}</th>
+            <td>${row.key.label}</td>
+            ${row.values.map((value, i) => html`<td class="number" key=${i}>${formatValue(value, catalog.indicatorFormat.get(indicatorIds[i]))}</td>`)}
+          </tr>`,
+        )}
+      </tbody>
+    </table></div>
+    <div class="inline table-pages">
+      <p>${rows.length > PAGE ? `Rows ${formatCount(offset + 1)}–${formatCount(Math.min(offset + PAGE, rows.length))} of ${formatCount(rows.length)}` : `${formatCount(rows.length)} ${rows.length === 1 ? 'row' : 'rows'}`}</p>
+      ${
+        rows.length > PAGE &&
+        html`<button class="secondary" disabled=${offset === 0} onClick=${() => setOffset(Math.max(0, offset - PAGE))} aria-label=${`Previous rows of ${caption}`}>Previous</button>
+        <button class="secondary" disabled=${offset + PAGE >= rows.length} onClick=${() => setOffset(offset + PAGE)} aria-label=${`Next rows of ${caption}`}>Next</button>`
+      }
+      <a href=${`/api/v1${csv}`} download=${csvName(csv)}>CSV of every row</a>
+    </div>`
 }
