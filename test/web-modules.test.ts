@@ -164,6 +164,12 @@ t.test('the location search: names starting with the text first, accents and cas
     'within a name too',
   )
   t.equal(matchLocations(index, '', 2).length, 2, 'at most the limit')
+  const numbered = ['L1 › L10 › L980', 'L1 › L98', 'L1 › L10 › L9801'].map((lineage, id) => ({ id, lineage, key: fold(lineage.split(' › ').at(-1)!) }))
+  t.same(
+    matchLocations(numbered, 'L98').map((m) => m.lineage),
+    ['L1 › L98', 'L1 › L10 › L980', 'L1 › L10 › L9801'],
+    'the closest name first, whatever its lineage',
+  )
 })
 
 t.test('country scale: a pie’s top slices and "Other", quantile classes, tables sorted with nulls last', async (t) => {

@@ -10,8 +10,8 @@ const SHOWN = 20
 let instances = 0
 
 /**
- * The locations whose name holds `text` (case and accents aside), names starting with it first, then
- * by lineage; at most `limit`.
+ * The locations whose name holds `text` (case and accents aside), names starting with it first (the
+ * shortest first, then by lineage), then the others; at most `limit`.
  * @param {Array<{ id: number, key: string, lineage: string }>} index
  * @param {string} text
  */
@@ -25,7 +25,8 @@ export function matchLocations(index, text, limit = SHOWN) {
     if (at === 0) starts.push(entry)
     else if (at > 0 && contains.length < limit) contains.push(entry)
   }
-  starts.sort((a, b) => a.lineage.localeCompare(b.lineage))
+  // The closest names first: "L98" before "L980" before "L9801", then by lineage.
+  starts.sort((a, b) => a.key.length - b.key.length || a.lineage.localeCompare(b.lineage))
   return [...starts, ...contains].slice(0, limit)
 }
 
