@@ -4,7 +4,7 @@
 // column chart of the country over 5 campaigns, a table of the 9,899 districts. Measured in the page
 // (performance marks from navigation), BENCH_RUNS times (default 5), median and range: the first and
 // the last chart drawn; the data browser's first page; a location found by typing three letters; the
-// upload page's list of 1,000 codes to map. Checked on the way: the district table sorted and its
+// upload page's list of 1,000 codes to map. Checked on the way (the run exits 1 if one fails): the district table sorted and its
 // CSV equal to the API's, the pie at most 12 slices, no two labels of the 100-province column chart
 // overlapping, axe-core at 1280 and 375 px. Debian's Chromium through playwright-core, as the tests.
 // BENCH_DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); a
@@ -34,6 +34,10 @@ async function call(path: string, init: RequestInit = {}) {
   if (res.status >= 400) throw new Error(`${init.method ?? 'GET'} ${path}: ${res.status} ${await res.text()}`)
   return res.headers.get('content-type')?.includes('json') ? res.json() : res.text()
 }
+
+/** What a check found wrong: the run exits 1 when any did. */
+const failures: string[] = []
+const check = (ok: boolean, what: string) => ok || failures.push(what)
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 const figure = (values: number[]) => `${Math.round(median(values))} ms (${Math.round(Math.min(...values))}–${Math.round(Math.max(...values))})`
@@ -133,23 +137,28 @@ try {
   const sortMs = Date.now() - sorting
   const largest = (await call('/campaign_datapoint/?indicator__in=1&campaign__in=1&location_id=1&location_depth=2&limit=1&order_by=-value')).objects[0].value
   const shownFirst = await districts.locator('tbody tr td.number').first().textContent()
+  check(shownFirst === largest.toLocaleString('en'), 'the sorted district table does not start with the largest value')
   console.log(
     `sorted by i1 in ${sortMs} ms (click to sorted page, through the protocol): first ${shownFirst}, the API's largest ${largest.toLocaleString('en')}`,
   )
   const href = (await districts.getByRole('link', { name: 'CSV of every row' }).getAttribute('href'))!
   const csvFromPage = await page.evaluate((url) => fetch(url).then((r) => r.text()), href)
   const csvFromApi = await call('/campaign_datapoint/?indicator__in=1%2C2&campaign__in=1&location_id=1&location_depth=2&format=csv&shape=wide')
+  check(csvFromPage === csvFromApi, 'the district CSV differs from the API’s')
   console.log(`district CSV: ${csvFromPage.trim().split('\r\n').length - 1} rows, equal to the API's: ${csvFromPage === csvFromApi}`)
 
   const pieSlices = await page.locator('figure.chart[data-type="PieChart"] svg text').allTextContents()
+  check(pieSlices.length <= 12, `the province pie has ${pieSlices.length} slices`)
   console.log(`province pie: ${pieSlices.length} labels (${pieSlices.filter((t) => t.startsWith('Other')).join(', ')})`)
   const columns = await overlappingLabels(page, 'figure.chart[data-type="ColumnChart"] >> nth=0 >> svg')
+  check(columns.pairs === 0, `${columns.pairs} overlapping labels on the province column chart`)
   console.log(`100-province column chart: ${columns.labels} labels shown, ${columns.pairs} overlapping pairs`)
   const axe = await seriousViolations(page)
   await page.setViewportSize({ width: 375, height: 800 })
   await page.waitForTimeout(500)
   const axeNarrow = await seriousViolations(page)
   const wide = await page.evaluate(() => document.documentElement.scrollWidth)
+  check(axe.length + axeNarrow.length === 0 && wide <= 375, 'axe violations or overflow on the dashboard')
   console.log(
     `axe on the dashboard: ${axe.length} at 1280 px, ${axeNarrow.length} at 375 px; widest at 375 px: ${wide} px ${[...axe, ...axeNarrow].join('; ')}`,
   )
@@ -187,8 +196,15 @@ try {
     `upload of 1,000 unknown codes: the mapping list (${codes} location codes) shown ${Date.now() - uploading} ms after the click, the transform job included`,
   )
   console.log(problems.length ? `console: ${problems.join('; ')}` : 'console: no error')
+  check(problems.length === 0, 'errors in the console')
+  check(median(times.map((t) => t.last)) <= 1000, 'the dashboard took more than 1 s')
+  check(median(searchTimes) <= 200, 'the location search took more than 200 ms')
 } finally {
   await browser.close()
   await stop(server)
   await scratch.close()
+}
+if (failures.length) {
+  console.error(`FAILED: ${failures.join('; ')}`)
+  process.exit(1)
 }
