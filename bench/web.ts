@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { chromium, type Page } from 'playwright-core'
-import { CHROMIUM, seriousViolations } from '../test/browser.js'
+import { CHROMIUM, axeViolations } from '../test/browser.js'
 import { scratchDatabase, startServer, stop } from './lib.js'
 import { seedReads } from './read-statements.js'
 
@@ -153,10 +153,10 @@ try {
   const columns = await overlappingLabels(page, 'figure.chart[data-type="ColumnChart"] >> nth=0 >> svg')
   check(columns.pairs === 0, `${columns.pairs} overlapping labels on the province column chart`)
   console.log(`100-province column chart: ${columns.labels} labels shown, ${columns.pairs} overlapping pairs`)
-  const axe = await seriousViolations(page)
+  const axe = await axeViolations(page)
   await page.setViewportSize({ width: 375, height: 800 })
   await page.waitForTimeout(500)
-  const axeNarrow = await seriousViolations(page)
+  const axeNarrow = await axeViolations(page)
   const wide = await page.evaluate(() => document.documentElement.scrollWidth)
   check(axe.length + axeNarrow.length === 0 && wide <= 375, 'axe violations or overflow on the dashboard')
   console.log(

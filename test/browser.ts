@@ -59,15 +59,15 @@ export async function signIn(page: Page, url: string, username: string, password
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
-/** axe-core's serious and critical violations on the page as it is now: `rule: target…` lines. */
-export async function seriousViolations(page: Page): Promise<string[]> {
+/** axe-core's violations on the page as it is now, of any impact: `impact rule: target…` lines. */
+export async function axeViolations(page: Page): Promise<string[]> {
   if (!(await page.evaluate('typeof axe !== "undefined"'))) await page.evaluate(AXE)
   const violations = (await page.evaluate('axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations)')) as Array<{
     id: string
     impact: string
     nodes: Array<{ target: string[] }>
   }>
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
+  return violations.map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
 }
 
 /** The demo's names → ids of one resource, read through the API as the admin key. */
@@ -153,14 +153,14 @@ export async function checkOnly(page: Page, group: string, label: string) {
 /** Location name → the value in `column` of each row of a table view. */
 export const tableValues = (rows: string[][], column = 2) => Object.fromEntries(rows.map((r) => [r[0], r[column]]))
 
-/** axe at 1280 px and at 375 px on the page as it is: serious and critical violations of both. */
+/** axe at 1280 px and at 375 px on the page as it is: the violations of both, and anything wider than 375 px. */
 export async function violationsAtBothWidths(page: Page): Promise<string[]> {
   const size = page.viewportSize() ?? { width: 1280, height: 900 }
   await page.setViewportSize({ width: 1280, height: 900 })
-  const wide = await seriousViolations(page)
+  const wide = await axeViolations(page)
   await page.setViewportSize({ width: 375, height: 800 })
   await page.waitForTimeout(100)
-  const narrow = (await seriousViolations(page)).map((v) => `375 px: ${v}`)
+  const narrow = (await axeViolations(page)).map((v) => `375 px: ${v}`)
   // What sticks out, named by its tag, class and text, so that a failure says where to look.
   const overflow = await page.evaluate(() =>
     document.documentElement.scrollWidth > 375

@@ -13,7 +13,7 @@ import {
   noChromium,
   screenshotsDir,
   numbersOf,
-  seriousViolations,
+  axeViolations,
   settledValues,
   signIn,
   tableValues,
@@ -213,7 +213,7 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
     await chartsDrawn(page, 5)
     await page.screenshot({ path: join(shots, 'dashboard.png'), fullPage: true })
-    t.same(await seriousViolations(page), [], 'the dashboard at 1280 px')
+    t.same(await axeViolations(page), [], 'the dashboard at 1280 px')
     await page.setViewportSize({ width: 375, height: 800 })
     // The charts redraw as their boxes shrink (a resize observer): given a moment to.
     await page.waitForFunction(() => document.documentElement.scrollWidth <= 375, null, { timeout: 3000 }).catch(() => {})
@@ -221,7 +221,7 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     t.ok((await figure(page, 'ColumnChart').locator('svg').boundingBox())!.width <= 375, 'the charts fit')
     t.notMatch(await figure(page, 'PieChart').locator('svg').textContent(), /…/, 'no pie label cut short')
     await page.screenshot({ path: join(shots, 'dashboard-375.png'), fullPage: true })
-    t.same(await seriousViolations(page), [], 'the dashboard at 375 px')
+    t.same(await axeViolations(page), [], 'the dashboard at 375 px')
     t.same(problems, [])
   })
 })

@@ -3,7 +3,7 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
-import { noChromium, seriousViolations, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
+import { noChromium, axeViolations, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
 
 t.test('sign-in and cross-site requests in Chromium', { skip: noChromium }, async (t) => {
   const { server, password, browser, read, march } = await webApp(t)
@@ -34,7 +34,7 @@ t.test('sign-in and cross-site requests in Chromium', { skip: noChromium }, asyn
     t.ok(await page.getByRole('heading', { name: 'Dashboards' }).isVisible(), 'the dashboards list, with the demo dashboard')
     const [cookie] = (await page.context().cookies()).filter((c) => c.name === 'rhizome_session')
     t.match(cookie, { httpOnly: true, sameSite: 'Lax', secure: false })
-    t.same(await seriousViolations(page), [], 'axe: the dashboards list')
+    t.same(await axeViolations(page), [], 'axe: the dashboards list')
     await page.reload()
     await page.getByRole('link', { name: 'Campaign overview' }).waitFor()
     t.pass('the session survives a reload')
