@@ -1,7 +1,7 @@
 // The two datapoint reads of `npm run bench:reads`, and the statements the API sends for each, run
 // directly through pg. Shared by bench/reads.ts (the direct side) and bench/bare-reads.ts (the
 // reference server: the same statements behind a bare Fastify route).
-import type pg from 'pg'
+import pg from 'pg'
 
 export const INDICATORS = 20
 const LOCATIONS = 10_000
@@ -129,4 +129,24 @@ export async function seedReads(db: pg.Client) {
     [rows[0].id],
   )
   await db.query('vacuum analyze')
+}
+
+/**
+ * Seeds the bench:reads data into the scratch database at `url`, then has the server on `port`
+ * (started on that database, the admin's key in `auth`) build its location tree (`cache_meta`);
+ * logs how long it took.
+ */
+export async function seedReadsThroughServer(url: string, port: number, auth: Record<string, string>) {
+  const seeder = new pg.Client({ connectionString: url })
+  await seeder.connect()
+  const started = Date.now()
+  try {
+    await seedReads(seeder)
+    const tree = await fetch(`http://127.0.0.1:${port}/api/v1/cache_meta/`, { headers: auth })
+    if (tree.status !== 200) throw new Error(`cache_meta: ${tree.status}`)
+    await seeder.query('vacuum analyze location_tree')
+  } finally {
+    await seeder.end()
+  }
+  console.log(`seeded in ${((Date.now() - started) / 1000).toFixed(1)} s`)
 }

@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { cpuMicros, procStat, round, scratchDatabase, startServer, stop } from './lib.js'
-import { BARE_APPLICATION, reads, seedReads } from './read-statements.js'
+import { BARE_APPLICATION, reads, seedReadsThroughServer } from './read-statements.js'
 
 const KEY = 'd'.repeat(40)
 const auth = { authorization: `ApiKey admin:${KEY}` }
@@ -207,18 +207,7 @@ const direct = new pg.Pool({
   options: '-c TimeZone=UTC -c plan_cache_mode=force_custom_plan',
 })
 try {
-  const seeder = new pg.Client({ connectionString: scratch.url })
-  await seeder.connect()
-  const started = Date.now()
-  try {
-    await seedReads(seeder)
-    const tree = await fetch(`http://127.0.0.1:${port}/api/v1/cache_meta/`, { headers: auth })
-    if (tree.status !== 200) throw new Error(`cache_meta: ${tree.status}`)
-    await seeder.query('vacuum analyze location_tree')
-  } finally {
-    await seeder.end()
-  }
-  console.log(`seeded in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  await seedReadsThroughServer(scratch.url, port, auth)
   bare = await startServer(['--import', 'tsx', 'bench/bare-reads.ts'], { DATABASE_URL: scratch.url }, barePort)
 
   const lines = [

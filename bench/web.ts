@@ -12,11 +12,10 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import pg from 'pg'
 import { chromium, type Page } from 'playwright-core'
 import { CHROMIUM, axeViolations } from '../test/browser.js'
 import { scratchDatabase, startServer, stop } from './lib.js'
-import { seedReads } from './read-statements.js'
+import { seedReadsThroughServer } from './read-statements.js'
 
 const KEY = 'd'.repeat(40)
 const PASSWORD = 'bench-password-1'
@@ -98,17 +97,7 @@ const browser = await chromium.launch({
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
 })
 try {
-  const seeder = new pg.Client({ connectionString: scratch.url })
-  await seeder.connect()
-  const seeding = Date.now()
-  try {
-    await seedReads(seeder)
-    await call('/cache_meta/')
-    await seeder.query('vacuum analyze location_tree')
-  } finally {
-    await seeder.end()
-  }
-  console.log(`seeded in ${((Date.now() - seeding) / 1000).toFixed(1)} s`)
+  await seedReadsThroughServer(scratch.url, port, { authorization: `ApiKey admin:${KEY}` })
   const admin = (await call('/user/?username=admin')).objects[0]
   await call(`/user/${admin.id}/`, { method: 'PATCH', body: JSON.stringify({ password: PASSWORD }) })
   const boardId = await dashboard()
