@@ -34,7 +34,7 @@ function importMapHash(page: string) {
 
 /** No inline script but the import map, no inline style, nothing from another origin, not framed. */
 const appCsp = (page: string) =>
-  `default-src 'self'; script-src 'self' ${importMapHash(page)}; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'`
+  `default-src 'self'; script-src 'self' ${importMapHash(page)}; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'`
 
 export default fp(
   async function webApp(app: FastifyInstance) {

@@ -2,6 +2,7 @@
 // CSV export of exactly that selection (the same API read as a wide CSV: names beside the ids).
 import { useEffect, useState } from 'preact/hooks'
 import { api, query } from '../api.js'
+import { csvName } from '../chart-data.js'
 import { firstIndicator } from './chart-builder.js'
 import { formatCount, formatPeriod, formatValue } from '../format.js'
 import { html } from '../html.js'
@@ -24,9 +25,6 @@ const DATE_GROUPINGS = [
   ['year', 'Year'],
   ['all_time', 'All time'],
 ]
-
-/** The file the API names its export of a read (its resource), which the link names too. */
-export const exportName = (read) => `${read.split('/')[1]}.csv`
 
 const withParams = (path, params) => `${path}${path.includes('?') ? '&' : '?'}${query(params).slice(1)}`
 
@@ -117,7 +115,7 @@ export function DataBrowser({ catalog }) {
           page &&
           html`<div class="inline">
             <p aria-live="polite">${total === 0 ? 'No values' : `Values ${offset + 1}–${Math.min(offset + PAGE, total)} of ${formatCount(total)}`}</p>
-            <a class="button secondary" href=${`/api/v1${withParams(read, { format: 'csv', shape: 'wide' })}`} download=${exportName(read)}>Download ${exportName(read)}</a>
+            <a class="button secondary" href=${`/api/v1${withParams(read, { format: 'csv', shape: 'wide' })}`} download=${csvName(read)}>Download ${csvName(read)}</a>
           </div>
           <p class="hint">The download has a line per location and ${selection.over === 'dates' ? 'date' : 'campaign'}, their names beside their ids, and a column per indicator.</p>
           ${total === 0 && otherKind && html`<p class="hint">Some of the indicators chosen hold ${selection.over === 'dates' ? 'campaign' : 'dated'} values: read them over ${selection.over === 'dates' ? 'campaigns' : 'dates'}.</p>`}
