@@ -17,6 +17,7 @@ import httpCache from './plugins/http-cache.js'
 import dispatcher from './plugins/dispatcher.js'
 import backup from './plugins/backup.js'
 import session from './plugins/session.js'
+import passwords from './plugins/passwords.js'
 import webApp from './plugins/web-app.js'
 import jobs from './plugins/jobs.js'
 import serviceRoutes from './plugins/service-routes.js'
@@ -86,6 +87,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   await app.register(dispatcher)
   await app.register(backup)
   await app.register(session)
+  await app.register(passwords)
   await app.register(webApp)
   await app.register(classifier)
   await app.register(serviceRoutes)

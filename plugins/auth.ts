@@ -25,8 +25,9 @@ declare module 'fastify' {
 const CACHE_TTL_MS = 10_000
 
 const SESSION_PATH = /^\/api\/v1\/session\/?(\?|$)/
-/** Signing in is the one API call made without credentials. */
-const isSignIn = (request: FastifyRequest) => request.method === 'POST' && SESSION_PATH.test(request.url)
+const RESET_PATH = /^\/api\/v1\/session\/reset\/?(\?|$)/
+/** Signing in and using a password reset link are the API calls made without credentials. */
+const isSignIn = (request: FastifyRequest) => request.method === 'POST' && (SESSION_PATH.test(request.url) || RESET_PATH.test(request.url))
 /** "Who is signed in" answers "nobody" (204) instead of 401 when no one is (plugins/session.ts). */
 const isWhoAmI = (request: FastifyRequest) => (request.method === 'GET' || request.method === 'HEAD') && SESSION_PATH.test(request.url)
 

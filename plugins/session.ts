@@ -16,6 +16,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The budgets of wrong passwords (tests read how much they remember). */
     signInGuard: SignInGuard
+    /** The gate every password hash passes (sign-in, a password change, a reset link). */
+    passwordHashes: HashGate
   }
 }
 
@@ -77,6 +79,7 @@ function signInRoute(app: FastifyInstance, limits: SessionLimits, tags: string[]
   })
   const hashes = new HashGate(config.AUTH_HASH_CONCURRENCY, config.AUTH_HASH_QUEUE)
   app.decorate('signInGuard', guard)
+  app.decorate('passwordHashes', hashes)
   app.post(
     '/api/v1/session/',
     {

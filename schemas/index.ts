@@ -29,6 +29,7 @@ import { LocationPermission } from './location_permission.js'
 import { LocationPolygon } from './location_polygon.js'
 import { LocationTree } from './location_tree.js'
 import { LocationType } from './location_type.js'
+import { PasswordReset } from './password_reset.js'
 import { SourceDoc } from './source_doc.js'
 import { SourceObjectMap } from './source_object_map.js'
 import { SourceSubmission } from './source_submission.js'
@@ -64,6 +65,7 @@ export const tables = {
   location_polygon: LocationPolygon,
   location_tree: LocationTree,
   location_type: LocationType,
+  password_reset: PasswordReset,
   source_doc: SourceDoc,
   source_object_map: SourceObjectMap,
   source_submission: SourceSubmission,

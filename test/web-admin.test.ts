@@ -23,52 +23,99 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
   const { server, password, browser, read, idsByName, dataDir, indicator, location, march, apiValues, dashboard } = await webApp(t)
   const dashboardId = dashboard.get('Campaign overview')!
 
-  await t.test('administration: a user limited to Northmarch, a key shown once and revoked, a user disabled', async (t) => {
-    const { page, problems } = await watchedPage(browser)
-    await signIn(page, server.url, 'admin', password)
-    await page.getByRole('link', { name: 'Administration' }).click()
-    await page.getByLabel('New username').fill('fieldworker')
-    await page.getByLabel('Initial password').fill('north-march-2016')
-    await page.getByRole('button', { name: 'Create user' }).click()
-    await page.getByRole('status').getByText('User created').waitFor()
-    await pickLocation(page, 'Location responsibility of fieldworker', 'Northmarch')
-    await page.getByRole('button', { name: 'Save responsibility of fieldworker' }).click()
-    await page.getByRole('status').getByText('Responsibility saved for fieldworker').waitFor()
-    const fieldworker = (await idsByName('/user/', 'username')).get('fieldworker')!
-    t.match((await read(`/location_responsibility/?user_id=${fieldworker}`)).objects, [{ top_lvl_location_id: location.get('Northmarch') }])
-    await page.getByLabel('Key for').selectOption({ label: 'fieldworker' })
-    await page.getByRole('button', { name: 'Create key' }).click()
-    const key = (await page.locator('code.new-key').textContent())!
-    const keyWorks = async () => (await fetch(`${server.url}/api/v1/session/`, { headers: { authorization: `ApiKey ${key}` } })).status
-    t.equal(await keyWorks(), 200, 'the key shown once works')
-    const keyId = (await read(`/api_key/?user_id=${fieldworker}`)).objects[0].id
-    t.match(await page.getByText(`Key ${keyId} of fieldworker`).textContent(), /made \w{3} \d+, \d{4}, \d+:\d\d [AP]M UTC/, 'when it was made, with the zone')
-    await page.getByRole('button', { name: `Revoke key ${keyId}` }).click()
-    await page.getByRole('status').getByText(`Key ${keyId} revoked`).waitFor()
-    t.equal(await keyWorks(), 401, 'revoked')
-    t.equal(await page.locator('code.new-key').count(), 0, 'and no longer shown as the new key')
+  await t.test(
+    'administration: a user created with a one-time link to set her password, limited to Northmarch; a key shown once and revoked; a user disabled',
+    async (t) => {
+      const { page, problems } = await watchedPage(browser)
+      await signIn(page, server.url, 'admin', password)
+      await page.getByRole('link', { name: 'Administration' }).click()
+      await page.getByLabel('New username').fill('fieldworker')
+      await page.getByRole('button', { name: 'Create user' }).click()
+      await page.getByRole('status').getByText('User created: send them the link below to set their password').waitFor()
+      const link = (await page.locator('code.reset-link').textContent())!
+      t.match(link, new RegExp(`^${server.url}/app/#/reset/[\\w-]{43}$`), 'a link to set her password, no password shown')
 
-    await api(server, '/user/', { method: 'POST', body: JSON.stringify({ username: 'leaver', password: 'leaver-password-1' }) })
-    await page.reload()
-    await page.getByRole('button', { name: 'Disable leaver' }).click()
-    await page.getByRole('status').getByText('leaver is disabled: no sign-in, no key').waitFor()
-    const signInAs = (username: string, pass: string) =>
-      fetch(`${server.url}/api/v1/session/`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username, password: pass }),
-      })
-    t.equal((await signInAs('leaver', 'leaver-password-1')).status, 401, 'a disabled user cannot sign in')
-    await page.getByRole('button', { name: 'Enable leaver' }).click()
-    await page.getByRole('status').getByText('leaver may sign in again').waitFor()
-    t.equal((await signInAs('leaver', 'leaver-password-1')).status, 200, 'enabled again')
-    t.same(await violationsAtBothWidths(page), [], 'axe: administration at 1280 and 375 px')
-    t.same(problems, [])
+      // She opens it in her own browser, sets her password, and signs in with it; the link works once.
+      const hers = await watchedPage(browser)
+      await hers.page.goto(link)
+      await hers.page.getByRole('heading', { name: 'Set your password' }).waitFor()
+      t.same(await violationsAtBothWidths(hers.page), [], 'axe: the reset page at 1280 and 375 px')
+      await hers.page.getByLabel('New password', { exact: true }).fill('north-march-2016')
+      await hers.page.getByLabel('New password again').fill('north-march-2016')
+      await hers.page.getByRole('button', { name: 'Set password' }).click()
+      await hers.page.getByRole('status').getByText('Your password is set: sign in with it.').waitFor()
+      await hers.page.reload()
+      await hers.page.getByLabel('New password', { exact: true }).fill('another-password-1')
+      await hers.page.getByLabel('New password again').fill('another-password-1')
+      await hers.page.getByRole('button', { name: 'Set password' }).click()
+      t.match(await hers.page.getByRole('alert').textContent(), /This reset link does not work: it was used/, 'a second use is refused')
+      await signIn(hers.page, server.url, 'fieldworker', 'north-march-2016')
+      t.pass('she signs in with the password she chose')
+      await hers.page.context().close()
+      await pickLocation(page, 'Location responsibility of fieldworker', 'Northmarch')
+      await page.getByRole('button', { name: 'Save responsibility of fieldworker' }).click()
+      await page.getByRole('status').getByText('Responsibility saved for fieldworker').waitFor()
+      const fieldworker = (await idsByName('/user/', 'username')).get('fieldworker')!
+      t.match((await read(`/location_responsibility/?user_id=${fieldworker}`)).objects, [{ top_lvl_location_id: location.get('Northmarch') }])
+      await page.getByLabel('Key for').selectOption({ label: 'fieldworker' })
+      await page.getByRole('button', { name: 'Create key' }).click()
+      const key = (await page.locator('code.new-key').textContent())!
+      const keyWorks = async () => (await fetch(`${server.url}/api/v1/session/`, { headers: { authorization: `ApiKey ${key}` } })).status
+      t.equal(await keyWorks(), 200, 'the key shown once works')
+      const keyId = (await read(`/api_key/?user_id=${fieldworker}`)).objects[0].id
+      t.match(await page.getByText(`Key ${keyId} of fieldworker`).textContent(), /made \w{3} \d+, \d{4}, \d+:\d\d [AP]M UTC/, 'when it was made, with the zone')
+      await page.getByRole('button', { name: `Revoke key ${keyId}` }).click()
+      await page.getByRole('status').getByText(`Key ${keyId} revoked`).waitFor()
+      t.equal(await keyWorks(), 401, 'revoked')
+      t.equal(await page.locator('code.new-key').count(), 0, 'and no longer shown as the new key')
+
+      await api(server, '/user/', { method: 'POST', body: JSON.stringify({ username: 'leaver', password: 'leaver-password-1' }) })
+      await page.reload()
+      await page.getByRole('button', { name: 'Disable leaver' }).click()
+      await page.getByRole('status').getByText('leaver is disabled: no sign-in, no key').waitFor()
+      const signInAs = (username: string, pass: string) =>
+        fetch(`${server.url}/api/v1/session/`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ username, password: pass }),
+        })
+      t.equal((await signInAs('leaver', 'leaver-password-1')).status, 401, 'a disabled user cannot sign in')
+      await page.getByRole('button', { name: 'Enable leaver' }).click()
+      await page.getByRole('status').getByText('leaver may sign in again').waitFor()
+      t.equal((await signInAs('leaver', 'leaver-password-1')).status, 200, 'enabled again')
+      t.same(await violationsAtBothWidths(page), [], 'axe: administration at 1280 and 375 px')
+      t.same(problems, [])
+    },
+  )
+
+  await t.test('your account: your own password changed with the current one; other sessions end', async (t) => {
+    const first = await watchedPage(browser)
+    const second = await watchedPage(browser)
+    await signIn(first.page, server.url, 'fieldworker', 'north-march-2016')
+    await signIn(second.page, server.url, 'fieldworker', 'north-march-2016')
+    await second.page.getByRole('link', { name: 'Account', exact: true }).click()
+    await second.page.getByRole('heading', { name: 'Your account' }).waitFor()
+    t.same(await violationsAtBothWidths(second.page), [], 'axe: the account page at 1280 and 375 px')
+    await second.page.getByLabel('Current password').fill('not-her-password')
+    await second.page.getByLabel('New password', { exact: true }).fill('north-march-2017')
+    await second.page.getByLabel('New password again').fill('north-march-2017')
+    await second.page.getByRole('button', { name: 'Change password' }).click()
+    t.equal(await second.page.getByRole('alert').textContent(), 'The current password is wrong')
+    await second.page.getByLabel('Current password').fill('north-march-2016')
+    await second.page.getByRole('button', { name: 'Change password' }).click()
+    await second.page.getByRole('status').getByText('Password changed. Your other sessions have ended; this one goes on.').waitFor()
+    await second.page.getByRole('link', { name: 'Data' }).click()
+    await second.page.getByRole('heading', { name: 'Data' }).waitFor()
+    t.pass('this browser stays signed in')
+    const other = await first.page.evaluate(() => fetch('/api/v1/session/').then((r) => r.status))
+    t.equal(other, 204, 'the other browser’s session ended')
+    await first.page.context().close()
+    await second.page.context().close()
   })
 
   await t.test('a restricted user: her province in every chart, a country chart drawn for her part, no editing others’ dashboards', async (t) => {
     const { page, problems } = await watchedPage(browser)
-    await signIn(page, server.url, 'fieldworker', 'north-march-2016')
+    await signIn(page, server.url, 'fieldworker', 'north-march-2017')
     t.notOk(await page.getByRole('link', { name: 'Administration' }).count(), 'no administration for her')
     await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
     await chartsDrawn(page, 5)

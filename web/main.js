@@ -5,6 +5,7 @@ import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { api, loadCatalog } from './api.js'
 import { html } from './html.js'
+import { Account, ResetPassword } from './views/account.js'
 import { Admin } from './views/admin.js'
 import { ChartBuilder } from './views/chart-builder.js'
 import { DashboardEditor, DashboardList, DashboardView } from './views/dashboards.js'
@@ -61,6 +62,7 @@ function page(hash, user, catalog) {
   if (section === 'data') return ['Data', html`<${DataBrowser} catalog=${catalog} />`]
   if (section === 'upload') return ['Upload', html`<${Upload} catalog=${catalog} user=${user} />`]
   if (section === 'admin' && user.is_superuser) return ['Administration', html`<${Admin} catalog=${catalog} />`]
+  if (section === 'account') return ['Your account', html`<${Account} user=${user} />`]
   return ['Dashboards', html`<${DashboardList} navigate=${navigate} />`]
 }
 
@@ -112,16 +114,26 @@ function Shell({ user, onSignedOut }) {
       <nav aria-label="Main">
         ${sections.map(([target, label]) => html`<a key=${target} href=${target} aria-current=${current(target) ? 'page' : undefined}>${label}</a>`)}
       </nav>
-      <p class="who">Signed in as <strong>${user.username}</strong> <button class="secondary" onClick=${signOut}>Sign out</button></p>
+      <p class="who">Signed in as <strong>${user.username}</strong> <a href="#/account">Account</a> <button class="secondary" onClick=${signOut}>Sign out</button></p>
     </header>
     <main id="content" tabindex="-1">${view}</main>`
 }
 
 function App() {
   const [user, setUser] = useState(undefined)
+  const hash = useRoute()
+  const whoIsSignedIn = () => api('GET', '/session/').then((res) => setUser(res.status === 200 ? res.body : null))
   useEffect(() => {
-    api('GET', '/session/').then((res) => setUser(res.status === 200 ? res.body : null))
+    whoIsSignedIn()
   }, [])
+  // A reset link's page works signed in or not: it sets the password of the user it was made for.
+  const { parts } = parseRoute(hash)
+  if (parts[0] === 'reset' && parts[1]) {
+    return html`<${ResetPassword} token=${parts[1]} onDone=${() => {
+      location.hash = '#/'
+      whoIsSignedIn()
+    }} />`
+  }
   if (user === undefined) return html`<main id="content"><p>Loading…</p></main>`
   return user ? html`<${Shell} user=${user} onSignedOut=${() => setUser(null)} />` : html`<${SignIn} onSignedIn=${setUser} />`
 }

@@ -12,6 +12,7 @@ export function Admin({ catalog }) {
   const [responsibilities, setResponsibilities] = useState(new Map())
   const [message, setMessage] = useState({ text: '', error: false })
   const [newKey, setNewKey] = useState(null)
+  const [resetLink, setResetLink] = useState(null)
   /** Responsibilities chosen but not saved yet, by user id (null: everywhere). */
   const [chosen, setChosen] = useState(new Map())
   const [version, setVersion] = useState(0)
@@ -38,10 +39,16 @@ export function Admin({ catalog }) {
       setMessage({ text: e.message, error: true })
     }
   }
-  const createUser = act('User created', (form) =>
-    change('POST', '/user/', { username: form.get('username'), password: form.get('password'), is_superuser: form.get('is_superuser') === 'on' }),
-  )
-  const setPassword = (user) => act(`Password set for ${user.username}`, (form) => change('PATCH', `/user/${user.id}/`, { password: form.get('password') }))
+  /** A one-time link for `user` to set their own password: shown here once, never a password. */
+  const showResetLink = async (user) => {
+    const link = await change('POST', `/user/${user.id}/password_reset/`, {})
+    setResetLink({ username: user.username, url: new URL(link.url, location.href).href, expires: formatTime(link.expires_at) })
+  }
+  const createUser = act('User created: send them the link below to set their password', async (form) => {
+    const created = await change('POST', '/user/', { username: form.get('username'), is_superuser: form.get('is_superuser') === 'on' })
+    await showResetLink(created)
+  })
+  const issueResetLink = (user) => act(`Reset link made for ${user.username}`, () => showResetLink(user))
   const setResponsibility = (user) =>
     act(`Responsibility saved for ${user.username}`, () => {
       const current = responsibilities.get(user.id)
@@ -80,10 +87,7 @@ export function Admin({ catalog }) {
                 onChange=${(id) => setChosen(new Map(chosen).set(u.id, id))} />
               <button type="submit" class="secondary" aria-label=${`Save responsibility of ${u.username}`}>Save</button>
             </form></td>
-            <td><form class="inline" onSubmit=${setPassword(u)}>
-              <input type="password" name="password" required minlength="8" autocomplete="new-password" aria-label=${`New password for ${u.username}`} />
-              <button type="submit" class="secondary" aria-label=${`Set password of ${u.username}`}>Set</button>
-            </form></td>
+            <td><button class="secondary" onClick=${issueResetLink(u)} aria-label=${`Reset link for ${u.username}`}>Reset link</button></td>
             <td>${u.is_active === false ? 'disabled ' : ''}<button class="secondary" onClick=${setActive(u, u.is_active === false)} aria-label=${`${u.is_active === false ? 'Enable' : 'Disable'} ${u.username}`}>
               ${u.is_active === false ? 'Enable' : 'Disable'}</button></td>
           </tr>`,
@@ -92,11 +96,14 @@ export function Admin({ catalog }) {
       <h3>New user</h3>
       <form class="inline" onSubmit=${createUser}>
         <label>New username <input name="username" required pattern="[A-Za-z0-9_.@+\\-]+" /></label>
-        <label>Initial password <input name="password" type="password" required minlength="8" autocomplete="new-password" /></label>
         <label class="choice"><input type="checkbox" name="is_superuser" /> Superuser</label>
         <button type="submit">Create user</button>
       </form>
     </section>
+    ${
+      resetLink &&
+      html`<p class="notice">A link for <strong>${resetLink.username}</strong> to set their password, once, until ${resetLink.expires}: <code class="reset-link">${resetLink.url}</code></p>`
+    }
     <section aria-labelledby="keys-heading">
       <h2 id="keys-heading">API keys</h2>
       ${newKey && html`<p class="notice">New key (send it as <code>Authorization: ApiKey</code> and the key): <code class="new-key">${newKey.text}</code></p>`}

@@ -1,0 +1,145 @@
+// Passwords without email: a signed-in person changes their own password (the current one required),
+// and an administrator issues a one-time reset link (lib/data/password-resets.ts) that its holder uses
+// without signing in. No password is ever shown to anyone; a new password ends the user's sessions
+// everywhere (sql/013), and the person who changed it is signed in again on this browser.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { ApiError, badRequest, forbidden, notFound } from '../lib/core/errors.js'
+import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
+import { findUserById } from '../lib/data/auth.js'
+import { hashPassword, PASSWORD_MAX, PasswordRefused, verifyPassword } from '../lib/data/passwords.js'
+import { issueReset, redeemReset, resetHolder } from '../lib/data/password-resets.js'
+import { openSession, sessionLimits } from '../lib/data/sessions.js'
+import { assertSameOrigin, setSessionCookie } from '../lib/api/session-cookie.js'
+
+/** A password change's body: a few hundred bytes; nothing larger reaches a parser or a hash. */
+const BODY_LIMIT = 8 * 1024
+
+/** A string field of the body, present and not too long for a hash (400 naming it otherwise). */
+function field(request: FastifyRequest, name: string): string {
+  const value = ((request.body ?? {}) as Record<string, unknown>)[name]
+  if (typeof value !== 'string' || !value) throw badRequest('MISSING_FIELD', `Give ${name} (a string)`)
+  if (value.length > PASSWORD_MAX) throw badRequest('PASSWORD_TOO_LONG', `${name}: at most ${PASSWORD_MAX} characters`)
+  return value
+}
+
+/** The hash of a new password, through the gate every password hash passes (400 when it is refused). */
+async function newPasswordHash(app: FastifyInstance, password: string) {
+  try {
+    return await app.passwordHashes.run(() => hashPassword(password))
+  } catch (error) {
+    if (error instanceof PasswordRefused) throw badRequest('VALIDATION_ERROR', `new_password: ${error.message}`)
+    throw error
+  }
+}
+
+/** `POST /api/v1/session/password/`: the current password (counted as a sign-in try), then the new one. */
+async function changeOwnPassword(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+  const user = request.user!
+  const current = field(request, 'current_password')
+  const next = field(request, 'new_password')
+  const attempt = app.signInGuard.admit(request.ip, user.username)
+  const row = await app.db.db.selectFrom('auth_user').select('password_hash').where('id', '=', user.id).executeTakeFirst()
+  if (!(await app.passwordHashes.run(() => verifyPassword(current, row?.password_hash)))) {
+    throw forbidden('The current password is wrong', 'WRONG_PASSWORD')
+  }
+  attempt.right()
+  await app.db.db
+    .updateTable('auth_user')
+    .set({ password_hash: await newPasswordHash(app, next) })
+    .where('id', '=', user.id)
+    .execute()
+  app.dropAuthCache()
+  // Every session of theirs ended with the old password; this browser gets a new one.
+  if (user.session_id) {
+    const limits = sessionLimits(app.config)
+    setSessionCookie(request, reply, await openSession(app.db.db, user.id, limits), limits.absoluteMs)
+  }
+  return reply.code(204).send()
+}
+
+/** `POST /api/v1/session/reset/`: a link that works, then the new password; without credentials. */
+async function useResetLink(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+  if (request.headers.origin !== undefined) assertSameOrigin(request)
+  const token = field(request, 'token')
+  const password = field(request, 'new_password')
+  // A wrong token counts as a wrong password of this address: guessing links is budgeted like guessing passwords.
+  const attempt = app.signInGuard.admit(request.ip, 'password reset link')
+  const holder = token.length <= 64 ? await resetHolder(app.db.db, token) : undefined
+  if (!holder) throw new ApiError(404, 'RESET_LINK_INVALID', 'This reset link does not work: it was used, it expired, or it never existed')
+  attempt.right()
+  if (!(await redeemReset(app.db.db, token, await newPasswordHash(app, password)))) {
+    throw new ApiError(404, 'RESET_LINK_INVALID', 'This reset link does not work: it was used, it expired, or it never existed')
+  }
+  app.dropAuthCache()
+  return reply.code(204).send()
+}
+
+/** `POST /api/v1/user/:id/password_reset/` (superusers): a link for that user, its token shown once. */
+async function issueResetLink(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+  if (!request.user!.is_superuser) throw forbidden('Only a superuser issues password reset links')
+  const id = Number((request.params as { id: string }).id)
+  const user = Number.isInteger(id) && id > 0 && id < 2 ** 31 ? await findUserById(app.db.db, id) : undefined
+  if (!user) throw notFound('user', (request.params as { id: string }).id)
+  const link = await issueReset(app.db.db, user.id, request.user!.id)
+  return reply.code(201).send({ ...link, username: user.username, url: `/app/#/reset/${link.token}` })
+}
+
+const ResetLink = {
+  type: 'object',
+  properties: {
+    id: { type: 'integer' },
+    user_id: { type: 'integer' },
+    username: { type: 'string' },
+    token: { type: 'string', description: 'shown once: only its hash is kept' },
+    url: { type: 'string', description: 'the page of the web app that uses it' },
+    expires_at: { type: 'string', description: '24 hours after it was issued' },
+  },
+}
+const passwordBody = (fields: string[]) => ({ type: 'object', required: fields, properties: Object.fromEntries(fields.map((f) => [f, { type: 'string' }])) })
+const answers = { 204: { type: 'null' }, 400: errorSchema, 401: errorSchema, 403: errorSchema, 404: errorSchema, 413: errorSchema, 429: errorSchema }
+
+export default fp(
+  async function passwords(app: FastifyInstance) {
+    const tags = ['session']
+    const documented = (operationId: string, summary: string, body: object, security: Array<Record<string, string[]>> = API_SECURITY) => ({
+      bodyLimit: BODY_LIMIT,
+      // The handlers check the body themselves, naming what is wrong in the API's own error shape.
+      schema: { tags, operationId, summary, security, body, response: answers },
+      validatorCompiler: () => () => true,
+    })
+    app.post(
+      '/api/v1/session/password/',
+      documented(
+        'changePassword',
+        'Change your own password: the current one, then the new one (your other sessions end)',
+        passwordBody(['current_password', 'new_password']),
+      ),
+      (request, reply) => changeOwnPassword(app, request, reply),
+    )
+    app.post(
+      '/api/v1/session/reset/',
+      documented(
+        'useResetLink',
+        'Set a password with a one-time reset link (no credentials; the user’s sessions end)',
+        passwordBody(['token', 'new_password']),
+        [],
+      ),
+      (request, reply) => useResetLink(app, request, reply),
+    )
+    app.post(
+      '/api/v1/user/:id/password_reset/',
+      {
+        schema: {
+          tags,
+          operationId: 'issuePasswordReset',
+          summary: 'Issue a one-time password reset link for a user (superusers; valid 24 h)',
+          security: API_SECURITY,
+          response: { 201: ResetLink, 401: errorSchema, 403: errorSchema, 404: errorSchema },
+        },
+      },
+      (request, reply) => issueResetLink(app, request, reply),
+    )
+  },
+  { name: 'passwords', dependencies: ['db', 'auth', 'session'] },
+)
