@@ -116,6 +116,8 @@ function ValuesTable({ spec, data, catalog, onDrill, caption, csv }) {
   const indicatorIds = spec.indicator_ids ?? []
   const [sort, setSort] = useState({ column: -1, descending: false })
   const [offset, setOffset] = useState(0)
+  // New values (another campaign, a drill-down) start at the first page.
+  useEffect(() => setOffset(0), [data])
   const rows = useMemo(() => tableRows(data, indicatorIds, catalog, sort), [data, sort])
   const shown = rows.slice(offset, offset + PAGE)
   const heading = (label, column) => {
