@@ -29,7 +29,7 @@ const STEP_NAMES = {
   transform_upload: 'Read the file',
   refresh_master: 'Apply mappings',
   agg_refresh: 'Aggregate a campaign',
-  revert_upload: 'Revert an upload',
+  revert_document: 'Revert an upload',
 }
 
 const FINISHED = new Set(['completed', 'failed', 'cancelled'])
