@@ -7,7 +7,7 @@ import { aimFor, chartData, chartOption, chartRead, chartSpec, isTimeChart, quan
 import { fileNameOf, fold, formatPeriod, formatTime, formatValue } from '../web/format.js'
 import { parseRoute, routeHash } from '../web/route.js'
 import { matchLocations } from '../web/views/location-search.js'
-import { templateCsv } from '../web/views/upload.js'
+import { STEP_NAMES, templateCsv } from '../web/views/upload.js'
 
 const catalog = {
   campaigns: [
@@ -211,4 +211,9 @@ t.test('country scale: a pie’s top slices and "Other", quantile classes, table
   t.same(order(2, false), ['North June 1', 'North March 5', 'South June 9', 'South March null'], 'smallest first, no value still last')
   t.same(order(0, true), ['South March null', 'South June 9', 'North March 5', 'North June 1'], 'by location, then campaigns in time order')
   t.equal(data.csv, '/campaign_datapoint/?format=csv&shape=wide', 'the CSV of every row: the read without its limit, wide')
+})
+
+t.test('the upload page names every kind of background job, and no other', async (t) => {
+  const { backgroundJobs } = await import('../resources/jobs.js')
+  t.same(Object.keys(STEP_NAMES).sort(), backgroundJobs.map((job) => job.kind).sort())
 })

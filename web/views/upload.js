@@ -25,7 +25,7 @@ export function templateCsv(kind, catalog) {
 }
 
 /** What each pipeline step is called here. */
-const STEP_NAMES = {
+export const STEP_NAMES = {
   transform_upload: 'Read the file',
   refresh_master: 'Apply mappings',
   agg_refresh: 'Aggregate a campaign',
