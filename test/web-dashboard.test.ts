@@ -39,6 +39,12 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
   const dashboardId = app.dashboard.get('Campaign overview')!
   const shots = screenshotsDir(t)
   const missed = indicator.get('Children missed')!
+  // A campaign without a value anywhere: the dashboard's campaign picker leaves it out.
+  const types = (await app.read('/campaign_type/')).objects
+  await api(server, '/campaign/', {
+    method: 'POST',
+    body: JSON.stringify({ name: 'December 2016 - NID - no data', campaign_type_id: types[0].id, start_date: '2016-12-01', end_date: '2016-12-05' }),
+  })
   const byProvince = await apiValues(missed, march, `location_id=${location.get('Veridia')}&location_depth=1`)
 
   await t.test('every chart drawn within 1 s of navigation, with the API’s numbers', async (t) => {
@@ -106,6 +112,18 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
     await chartsDrawn(page, 5)
     t.equal(await page.evaluate(() => document.activeElement?.textContent), 'Campaign overview', 'focus on the page’s heading after navigation')
+    const picker = await page
+      .getByLabel('Campaign')
+      .locator('optgroup')
+      .evaluateAll((groups) => groups.map((g) => [g.getAttribute('label'), [...g.querySelectorAll('option')].map((o) => o.textContent)]))
+    t.same(
+      picker,
+      [
+        ['National Immunization Days (NID)', ['October 2016 - NID - bOPV', 'March 2016 - NID - OPV']],
+        ['Sub-National Immunization Days (SNID)', ['June 2016 - SNID - OPV']],
+      ],
+      'the campaign picker: the campaigns with values (not December, which has none), by type, latest first',
+    )
     t.same(tableValues(await numbersOf(figure(page, 'ColumnChart'))), byProvince, 'the provinces, the numbers open')
     await figure(page, 'ColumnChart').getByRole('button', { name: 'Northmarch' }).click()
     await page.getByRole('navigation', { name: 'Location' }).getByRole('button', { name: 'Northmarch' }).waitFor()

@@ -80,11 +80,12 @@ export function query(params) {
  * filters those for a restricted user). Read once per sign-in; `refresh()` after a change.
  */
 export async function loadCatalog() {
-  const [indicators, campaigns, locations, types] = await Promise.all([
+  const [indicators, campaigns, locations, types, campaignTypes] = await Promise.all([
     list('/indicator/?fields=id,short_name,name,data_format,resource_name&limit=0&order_by=short_name'),
-    list('/campaign/?fields=id,name,start_date,end_date&limit=0&order_by=start_date'),
+    list('/campaign/?fields=id,name,start_date,end_date,campaign_type_id&limit=0&order_by=start_date'),
     list('/location/?fields=id,name,parent_location_id,location_type_id,location_code&limit=0'),
     list('/location_type/?limit=0'),
+    list('/campaign_type/?limit=0'),
   ])
   const visible = new Set(locations.map((l) => l.id))
   let searchIndex = null
@@ -99,6 +100,7 @@ export async function loadCatalog() {
     campaignIndicators: indicators.filter((i) => i.resource_name !== 'date'),
     indicatorFormat: new Map(indicators.map((i) => [i.id, i.data_format])),
     campaignName: new Map(campaigns.map((c) => [c.id, c.name])),
+    campaignTypeName: new Map(campaignTypes.map((c) => [c.id, c.name])),
     locationName: new Map(locations.map((l) => [l.id, l.name])),
     /** The visible locations whose parent is not visible: the whole tree, or a restricted user's subtree. */
     roots: locations.filter((l) => !visible.has(l.parent_location_id)),

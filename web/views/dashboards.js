@@ -64,6 +64,7 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
   const campaignId = catalog.campaignName.has(Number(params.campaign)) ? Number(params.campaign) : null
   const locationId = catalog.locationName.has(Number(params.location)) ? Number(params.location) : null
   const view = useMemo(() => ({ campaignId, locationId }), [campaignId, locationId])
+  const offered = useCampaignsWithData(locationId ?? catalog.roots[0]?.id, catalog)
   const go = (patch) => navigate(routeHash(`#/dashboard/${id}`, { campaign: campaignId, location: locationId, ...patch }))
   if (error) return html`<p class="error" role="alert">${error}</p>`
   if (!dashboard) return html`<p>Loading…</p>`
@@ -92,7 +93,10 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
       <label>Campaign
         <select value=${campaignId ?? ''} onChange=${(e) => go({ campaign: e.target.value })}>
           <option value="">As each chart says</option>
-          ${catalog.campaigns.map((c) => html`<option key=${c.id} value=${c.id}>${c.name}</option>`)}
+          ${byCampaignType(offered, campaignId, catalog).map(
+            ([type, campaigns]) =>
+              html`<optgroup key=${type} label=${type}>${campaigns.map((c) => html`<option key=${c.id} value=${c.id}>${c.name}</option>`)}</optgroup>`,
+          )}
         </select>
       </label>
       <nav aria-label="Location" class="breadcrumb">
@@ -107,6 +111,41 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
       </div>`,
     )}
     ${chartsOf(dashboard).length === 0 && html`<p>No charts yet.${mayChange(user, dashboard) && html` <a href=${`#/dashboard/${id}/edit`}>Add one</a>.`}</p>`}`
+}
+
+/**
+ * The campaigns with values at a location or below it (`campaign/?has_data_for`): what the campaign
+ * picker offers; every campaign until the answer is in.
+ */
+function useCampaignsWithData(locationId, catalog) {
+  const [campaigns, setCampaigns] = useState(catalog.campaigns)
+  useEffect(() => {
+    if (locationId == null) return
+    let live = true
+    list(`/campaign/?has_data_for=${locationId}&fields=id&limit=0`).then(
+      (found) => {
+        const ids = new Set(found.map((c) => c.id))
+        if (live) setCampaigns(catalog.campaigns.filter((c) => ids.has(c.id)))
+      },
+      () => live && setCampaigns(catalog.campaigns),
+    )
+    return () => {
+      live = false
+    }
+  }, [locationId, catalog])
+  return campaigns
+}
+
+/** Campaigns grouped by their type's name, latest first in each; the picked one kept even without data here. */
+function byCampaignType(campaigns, pickedId, catalog) {
+  const shown =
+    pickedId != null && !campaigns.some((c) => c.id === pickedId) ? [...campaigns, catalog.campaigns.find((c) => c.id === pickedId)].filter(Boolean) : campaigns
+  const groups = new Map()
+  for (const c of [...shown].reverse()) {
+    const type = catalog.campaignTypeName.get(c.campaign_type_id) ?? 'Campaigns'
+    groups.set(type, [...(groups.get(type) ?? []), c])
+  }
+  return [...groups].sort(([a], [b]) => a.localeCompare(b))
 }
 
 /** Charts per row when a dashboard is saved from the editor. */
