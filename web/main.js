@@ -1,5 +1,6 @@
-// The web app for people (served at /app/, built only on the public API): sign in with a password,
-// then dashboards of charts and maps, the data browser, uploads and, for superusers, administration.
+// The web app for people (served at /app/, built only on the public API): sign in with a password (or
+// set one with a reset link), then dashboards of charts and maps, the data browser, uploads, your
+// account and, for superusers, administration.
 // Preact with htm templates: no build step, every file served as it is here. Pages are hash routes.
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
@@ -104,7 +105,7 @@ function Shell({ user, onSignedOut }) {
   const { path } = parseRoute(hash)
   useEffect(() => focusHeading(), [path, Boolean(catalog)])
   const sections = user.is_superuser ? [...SECTIONS, ['#/admin', 'Administration']] : SECTIONS
-  const current = (target) => (target === '#/' ? !/^#\/(data|upload|admin)/.test(hash) : hash.startsWith(target))
+  const current = (target) => (target === '#/' ? !/^#\/(data|upload|admin|account)/.test(hash) : hash.startsWith(target))
   return html`<a class="skip" href="#content" onClick=${(e) => {
     e.preventDefault()
     document.getElementById('content')?.focus()
