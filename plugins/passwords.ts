@@ -58,6 +58,8 @@ async function changeOwnPassword(app: FastifyInstance, request: FastifyRequest, 
   return reply.code(204).send()
 }
 
+const linkInvalid = () => new ApiError(404, 'RESET_LINK_INVALID', 'This reset link does not work: it was used, it expired, or it never existed')
+
 /** `POST /api/v1/session/reset/`: a link that works, then the new password; without credentials. */
 async function useResetLink(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
   if (request.headers.origin !== undefined) assertSameOrigin(request)
@@ -66,10 +68,10 @@ async function useResetLink(app: FastifyInstance, request: FastifyRequest, reply
   // A wrong token counts as a wrong password of this address: guessing links is budgeted like guessing passwords.
   const attempt = app.signInGuard.admit(request.ip, 'password reset link')
   const holder = token.length <= 64 ? await resetHolder(app.db.db, token) : undefined
-  if (!holder) throw new ApiError(404, 'RESET_LINK_INVALID', 'This reset link does not work: it was used, it expired, or it never existed')
+  if (!holder) throw linkInvalid()
   attempt.right()
   if (!(await redeemReset(app.db.db, token, await newPasswordHash(app, password)))) {
-    throw new ApiError(404, 'RESET_LINK_INVALID', 'This reset link does not work: it was used, it expired, or it never existed')
+    throw linkInvalid()
   }
   app.dropAuthCache()
   return reply.code(204).send()
