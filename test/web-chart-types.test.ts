@@ -102,8 +102,11 @@ t.test('every chart type and grouping of the original front-end draws the API’
     if (!['TableChart', 'RawData'].includes(json.type)) {
       t.ok((await chart.locator('svg path').count()) > 1, `${title}: drawn`)
       // Hovered, so that its tooltip is drawn too (a CSP refusal would reach the console).
-      const box = (await chart.locator('.drawing').boundingBox())!
-      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2)
+      // At 70 % of the width: inside the plot whatever the axis labels take on the left.
+      const drawing = chart.locator('.drawing')
+      const box = (await drawing.boundingBox())!
+      await drawing.hover({ position: { x: box.width * 0.7, y: box.height * 0.5 } })
+      if (!json.type.endsWith('Map')) await chart.locator('.chart-tip').filter({ visible: true }).waitFor({ timeout: 3000 })
     }
   }
   t.same(consoleErrors, [], 'no console error')
