@@ -115,7 +115,7 @@ function Shell({ user, onSignedOut }) {
       <nav aria-label="Main">
         ${sections.map(([target, label]) => html`<a key=${target} href=${target} aria-current=${current(target) ? 'page' : undefined}>${label}</a>`)}
       </nav>
-      <p class="who">Signed in as <strong>${user.username}</strong> <a href="#/account">Account</a> <button class="secondary" onClick=${signOut}>Sign out</button></p>
+      <p class="who">Signed in as <strong>${user.username}</strong> <a href="#/account" aria-current=${hash.startsWith('#/account') ? 'page' : undefined}>Account</a> <button class="secondary" onClick=${signOut}>Sign out</button></p>
     </header>
     <main id="content" tabindex="-1">${view}</main>`
 }
