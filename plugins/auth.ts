@@ -20,16 +20,20 @@ declare module 'fastify' {
     /** Forget cached authentications (after this process wrote; other writers are heard through NOTIFY). */
     dropAuthCache(): void
   }
+  interface FastifyContextConfig {
+    /**
+     * What a route asks of the caller: `none` for the calls made without credentials (signing in,
+     * using a reset link), `optional` for "who is signed in", which answers "nobody" instead of 401.
+     * Every other /api/v1 route requires them.
+     */
+    credentials?: 'none' | 'optional'
+  }
 }
 
 const CACHE_TTL_MS = 10_000
 
-const SESSION_PATH = /^\/api\/v1\/session\/?(\?|$)/
-const RESET_PATH = /^\/api\/v1\/session\/reset\/?(\?|$)/
-/** Signing in and using a password reset link are the API calls made without credentials. */
-const isSignIn = (request: FastifyRequest) => request.method === 'POST' && (SESSION_PATH.test(request.url) || RESET_PATH.test(request.url))
-/** "Who is signed in" answers "nobody" (204) instead of 401 when no one is (plugins/session.ts). */
-const isWhoAmI = (request: FastifyRequest) => (request.method === 'GET' || request.method === 'HEAD') && SESSION_PATH.test(request.url)
+/** What the matched route asks of the caller (its `config.credentials`); unknown routes require credentials. */
+const credentialsAskedBy = (request: FastifyRequest) => request.routeOptions.config?.credentials
 
 const tooManyFailures = (seconds: number) =>
   new ApiError(429, 'TOO_MANY_AUTH_FAILURES', `Too many failed authentications from this client for this user; retry in ${seconds} s`, undefined, {
@@ -58,19 +62,20 @@ export default fp(
 
     app.decorateRequest('user', undefined)
     app.addHook('onRequest', async (request: FastifyRequest) => {
-      if (request.method === 'OPTIONS' || !isApiPath(request.url) || isSignIn(request)) return
+      const asked = credentialsAskedBy(request)
+      if (request.method === 'OPTIONS' || !isApiPath(request.url) || asked === 'none') return
       const credentials = parseAuthorization(request.headers.authorization)
       const token = credentials ? undefined : sessionToken(request)
       if (token) {
         const user = await bySession(token)
-        if (!user && isWhoAmI(request)) return
+        if (!user && asked === 'optional') return
         if (!user) throw new ApiError(401, 'SESSION_ENDED', 'Your session has ended: sign in again')
         assertNotCrossSite(request)
         assertSameOrigin(request)
         request.user = user
         return
       }
-      if (!request.headers.authorization && isWhoAmI(request)) return
+      if (!request.headers.authorization && asked === 'optional') return
       if (!credentials) throw new ApiError(401, 'UNAUTHENTICATED', 'Authentication required')
       const user = await authenticate(credentials)
       if (!user) {

@@ -11,9 +11,7 @@ import { hashPassword, PASSWORD_MAX, PasswordRefused, verifyPassword } from '../
 import { issueReset, redeemReset, resetHolder } from '../lib/data/password-resets.js'
 import { openSession, sessionLimits } from '../lib/data/sessions.js'
 import { assertSameOrigin, setSessionCookie } from '../lib/api/session-cookie.js'
-
-/** A password change's body: a few hundred bytes; nothing larger reaches a parser or a hash. */
-const BODY_LIMIT = 8 * 1024
+import { PASSWORD_BODY_LIMIT } from '../lib/api/sign-in-guard.js'
 
 /** A string field of the body, present and not too long for a hash (400 naming it otherwise). */
 function field(request: FastifyRequest, name: string): string {
@@ -104,10 +102,11 @@ const answers = { 204: { type: 'null' }, 400: errorSchema, 401: errorSchema, 403
 export default fp(
   async function passwords(app: FastifyInstance) {
     const tags = ['session']
-    const documented = (operationId: string, summary: string, body: object, security: Array<Record<string, string[]>> = API_SECURITY) => ({
-      bodyLimit: BODY_LIMIT,
+    const documented = (operationId: string, summary: string, body: object, { anonymous = false } = {}) => ({
+      config: { credentials: anonymous ? ('none' as const) : undefined },
+      bodyLimit: PASSWORD_BODY_LIMIT,
       // The handlers check the body themselves, naming what is wrong in the API's own error shape.
-      schema: { tags, operationId, summary, security, body, response: answers },
+      schema: { tags, operationId, summary, security: anonymous ? [] : API_SECURITY, body, response: answers },
       validatorCompiler: () => () => true,
     })
     app.post(
@@ -125,7 +124,7 @@ export default fp(
         'useResetLink',
         'Set a password with a one-time reset link (no credentials; the user’s sessions end)',
         passwordBody(['token', 'new_password']),
-        [],
+        { anonymous: true },
       ),
       (request, reply) => useResetLink(app, request, reply),
     )

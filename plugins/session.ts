@@ -9,7 +9,7 @@ import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
 import { endSession, openSession, sessionLimits, type SessionLimits } from '../lib/data/sessions.js'
 import { findUserById } from '../lib/data/auth.js'
 import { PASSWORD_MAX, verifyPassword } from '../lib/data/passwords.js'
-import { HashGate, SignInGuard } from '../lib/api/sign-in-guard.js'
+import { HashGate, PASSWORD_BODY_LIMIT, SignInGuard } from '../lib/api/sign-in-guard.js'
 import { assertSameOrigin, clearSessionCookie, sessionToken, setSessionCookie } from '../lib/api/session-cookie.js'
 
 declare module 'fastify' {
@@ -41,12 +41,6 @@ const SignedIn = {
   },
 }
 
-/**
- * The sign-in body is read with a limit of its own: username and password fit in a few hundred bytes,
- * and nothing larger reaches a parser, a counter or a hash (a 10 MB username was memory an anonymous
- * client could fill).
- */
-const SIGN_IN_BODY_LIMIT = 8 * 1024
 const USERNAME = /^[A-Za-z0-9_.@+-]{1,150}$/
 
 /** Username and password, shaped before anything else runs (400 naming what is wrong). */
@@ -83,7 +77,8 @@ function signInRoute(app: FastifyInstance, limits: SessionLimits, tags: string[]
   app.post(
     '/api/v1/session/',
     {
-      bodyLimit: SIGN_IN_BODY_LIMIT,
+      config: { credentials: 'none' },
+      bodyLimit: PASSWORD_BODY_LIMIT,
       schema: {
         tags,
         operationId: 'signIn',
@@ -127,6 +122,7 @@ export default fp(
     app.get(
       '/api/v1/session/',
       {
+        config: { credentials: 'optional' },
         schema: {
           tags,
           operationId: 'getSession',

@@ -4,6 +4,7 @@
 import t from 'tap'
 import { sql } from 'kysely'
 import { admin, alice, build } from './helper.js'
+import { erin, moreUsers } from './world.js'
 
 const PASSWORD = 'correct horse battery'
 const NEW_PASSWORD = 'a new and longer phrase'
@@ -113,4 +114,26 @@ t.test('guessing reset links is budgeted like guessing passwords', async (t) => 
   const refused = await guess()
   t.equal(refused.statusCode, 429, 'the fourth wrong link from the address: 429')
   t.match(refused.json(), { code: 'TOO_MANY_AUTH_FAILURES' })
+})
+
+t.test('who may use each door: only a superuser issues links; a link is no credential; a key user changes only their own password', async (t) => {
+  const { app, aliceId, db, adminId } = await build(t)
+  const { erinId } = await moreUsers(db)
+  await app.inject({ method: 'PATCH', url: `/api/v1/user/${aliceId}/`, payload: { password: PASSWORD }, headers: admin })
+  const issue = (target: number, headers: Record<string, string>) => post(app, `/api/v1/user/${target}/password_reset/`, {}, headers)
+  t.match((await issue(adminId, erin)).json(), { statusCode: 403 }, 'a metadata editor may not issue one (not even for a superuser’s account)')
+  t.match((await issue(erinId, alice)).json(), { statusCode: 403 }, 'a plain user may not either')
+  t.equal((await issue(aliceId, {})).statusCode, 401, 'nor anyone without credentials')
+  t.equal((await sql<{ n: number }>`select count(*)::int as n from password_reset`.execute(db)).rows[0].n, 0, 'no link was made')
+
+  const link = (await issue(aliceId, admin)).json()
+  t.equal((await app.inject({ url: '/api/v1/campaign/', headers: { authorization: `ApiKey alice:${link.token}` } })).statusCode, 401, 'the token is not a key')
+  t.equal((await app.inject({ url: '/api/v1/campaign/', headers: { cookie: `rhizome_session=${link.token}` } })).statusCode, 401, 'nor a session')
+
+  // With her key (no session), alice changes her own password, the current one given; nobody else's.
+  const byKey = await post(app, '/api/v1/session/password/', { current_password: PASSWORD, new_password: NEW_PASSWORD }, alice)
+  t.equal(byKey.statusCode, 204)
+  t.notOk(byKey.headers['set-cookie'], 'no cookie for a key')
+  t.equal((await signIn(app, 'alice', NEW_PASSWORD)).statusCode, 200, 'her password changed')
+  t.equal((await app.inject({ method: 'HEAD', url: '/api/v1/session/' })).statusCode, 204, 'who is signed in: still "nobody" without credentials')
 })

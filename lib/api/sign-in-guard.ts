@@ -83,6 +83,13 @@ export class WindowCounts {
   }
 }
 
+/**
+ * A body that carries passwords (a sign-in, a password change, a reset link's use) is read with a
+ * limit of its own: its fields fit in a few hundred bytes, and nothing larger reaches a parser, a
+ * counter or a hash (a 10 MB username was memory an anonymous client could fill).
+ */
+export const PASSWORD_BODY_LIMIT = 8 * 1024
+
 /** At most `concurrency` runs at a time, `maxWaiting` more queued; beyond that, 429 at once. */
 export class HashGate {
   private running = 0
