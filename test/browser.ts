@@ -5,10 +5,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
-import { api, cli, postgresDatabase, startServer, until200 } from './processes.js'
+import { api, cli, postgresDatabase, ROOT, startServer, until200 } from './processes.js'
 
 export const CHROMIUM = '/usr/bin/chromium'
 export const noChromium = !existsSync(CHROMIUM) && `needs Debian's chromium at ${CHROMIUM} (.ci/run installs it)`
@@ -181,7 +180,7 @@ export async function violationsAtBothWidths(page: Page): Promise<string[]> {
 export function screenshotsDir(t: Test) {
   const wanted = process.env.WEB_APP_SCREENSHOTS
   if (wanted) {
-    const dir = join(fileURLToPath(new URL('..', import.meta.url)), wanted)
+    const dir = join(ROOT, wanted)
     mkdirSync(dir, { recursive: true })
     return dir
   }

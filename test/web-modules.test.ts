@@ -3,7 +3,7 @@
 // upload template.
 import t from 'tap'
 import { query } from '../web/api.js'
-import { aimFor, chartData, chartOption, chartRead, chartSpec, isTimeChart, quantileClasses, tableRows, topSlices, valueAt } from '../web/chart-data.js'
+import { chartData, chartOption, chartRead, chartSpec, isTimeChart, quantileClasses, rootsFallback, tableRows, topSlices, valueAt } from '../web/chart-data.js'
 import { fileNameOf, fold, formatPeriod, formatTime, formatValue } from '../web/format.js'
 import { parseRoute, routeHash } from '../web/route.js'
 import { matchLocations } from '../web/views/location-search.js'
@@ -80,9 +80,9 @@ t.test('a chart’s read: chart_json as an object or the original’s string, ca
     'the view wins',
   )
   t.equal(chartRead({ ...saved, location_ids: [10, 11] }, {}).path.includes('location_id__in=10%2C11'), true, 'several locations: a list')
-  t.same(aimFor(saved, catalog).aimedAbove, false, 'a visible location: as saved')
-  const hidden = aimFor({ ...saved, location_ids: [1] }, catalog)
-  t.same([hidden.aimedAbove, hidden.fallback?.location_ids, hidden.fallback?.location_depth], [true, [10], 0], 'a location above hers: her roots')
+  t.equal(rootsFallback(saved, catalog), undefined, 'a visible location: as saved')
+  const hidden = rootsFallback({ ...saved, location_ids: [1] }, catalog)
+  t.same([hidden?.location_ids, hidden?.location_depth, hidden?.type], [[10], 0, 'ColumnChart'], 'a location above hers: her roots, the rest as saved')
 })
 
 t.test('a chart’s values: indexed by key, campaigns in time order, options with readable numbers', async (t) => {

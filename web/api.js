@@ -57,11 +57,11 @@ export const mayChange = (user, row) => Boolean(user.is_superuser || user.metada
  */
 export async function freeTitle(resource, wanted) {
   const base = wanted.replace(/ \(\d+\)$/, '')
-  for (let n = 1; n < 100; n++) {
-    const candidate = n === 1 ? base : `${base} (${n})`
-    if ((await list(`/${resource}/${query({ title: candidate, fields: 'id' })}`)).length === 0) return candidate
-  }
-  return `${base} (${Date.now()})`
+  // One read: every title starting with the wanted one.
+  const taken = new Set((await list(`/${resource}/${query({ title__startswith: base, fields: 'title', limit: 0 })}`)).map((r) => r.title))
+  let n = 1
+  while (taken.has(n === 1 ? base : `${base} (${n})`)) n++
+  return n === 1 ? base : `${base} (${n})`
 }
 
 /** A query string of the defined, non-empty parameters; arrays become comma lists. */

@@ -18,9 +18,14 @@ export const CHART_TYPES = [
   'MapChart',
   'BubbleMap',
 ]
-/** Its time groupings: `campaign` reads campaigns; the others are the API's date buckets. */
-export const TIME_GROUPINGS = ['campaign', 'month', 'quarter', 'year', 'all_time']
-const DATE_BUCKETS = new Set(['month', 'quarter', 'year', 'all_time'])
+/** The API's date buckets (groupByTime), as a picker names them; `campaign` reads campaigns instead. */
+export const DATE_GROUPINGS = [
+  ['month', 'Month'],
+  ['quarter', 'Quarter'],
+  ['year', 'Year'],
+  ['all_time', 'All time'],
+]
+const DATE_BUCKETS = new Set(DATE_GROUPINGS.map(([bucket]) => bucket))
 const PALETTE = ['#0b5cad', '#d7301f', '#2a9d8f', '#b86e00', '#6a4c93', '#52796f']
 /** Slices a pie draws at most: the largest, then one "Other" for the rest. */
 const PIE_SLICES = 10
@@ -77,16 +82,16 @@ export const isMap = (chart) => chart.type === 'ChoroplethMap' || chart.type ===
 export const isTable = (chart) => chart.type === 'TableChart' || chart.type === 'RawData'
 
 /**
- * Where a chart reads for this user: its own locations, or, when they are above what a restricted user
- * may see, her own roots (`aimedAbove` says so, for the card to tell her).
+ * The chart as a restricted user gets it when its locations are above what she may see: read at her
+ * own roots; undefined when she sees its locations.
  * @param {Record<string, any>} chart
  * @param {{ locationName: Map<number, string>, roots: Array<{ id: number }> }} catalog
+ * @returns {Record<string, any> | undefined}
  */
-export function aimFor(chart, catalog) {
-  const ids = chart.location_ids ?? []
-  const hidden = ids.filter((id) => !catalog.locationName.has(id))
-  if (hidden.length === 0 || catalog.roots.length === 0) return { chart, aimedAbove: false }
-  return { chart, fallback: { ...chart, location_ids: catalog.roots.map((r) => r.id), location_depth: 0 }, aimedAbove: true }
+export function rootsFallback(chart, catalog) {
+  const hidden = (chart.location_ids ?? []).some((id) => !catalog.locationName.has(id))
+  if (!hidden || catalog.roots.length === 0) return undefined
+  return { ...chart, location_ids: catalog.roots.map((r) => r.id), location_depth: 0 }
 }
 
 /** The location parameters of a chart's read under a view (a drill-down replaces the chart's own). */

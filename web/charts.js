@@ -12,12 +12,11 @@ export async function readChart(chart, view, catalog) {
 
 /** The centre of a polygon's bounding box: where a bubble map puts its circle. */
 function centreOf(geometry) {
-  const points = JSON.stringify(geometry.coordinates)
-    .match(/-?\d+(\.\d+)?(e-?\d+)?,-?\d+(\.\d+)?(e-?\d+)?/g)
-    ?.map((pair) => pair.split(',').map(Number))
-  if (!points?.length) return [0, 0]
-  const xs = points.map((p) => p[0])
-  const ys = points.map((p) => p[1])
+  // Polygon or MultiPolygon: the coordinates, flattened, are x, y, x, y…
+  const numbers = geometry.coordinates.flat(Number.POSITIVE_INFINITY)
+  if (numbers.length < 2) return [0, 0]
+  const xs = numbers.filter((_, i) => i % 2 === 0)
+  const ys = numbers.filter((_, i) => i % 2 === 1)
   return [(Math.min(...xs) + Math.max(...xs)) / 2, (Math.min(...ys) + Math.max(...ys)) / 2]
 }
 

@@ -4,7 +4,7 @@
 // copy of it instead.
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import { change, freeTitle, mayChange } from '../api.js'
-import { CHART_TYPES, chartSpec, isTimeChart } from '../chart-data.js'
+import { CHART_TYPES, chartSpec, DATE_GROUPINGS, isTimeChart } from '../chart-data.js'
 import { html } from '../html.js'
 import { loadDraft, saveDraft } from '../drafts.js'
 import { ChartCard } from './chart-card.js'
@@ -12,12 +12,6 @@ import { addToDraft } from './dashboards.js'
 import { Checkboxes, LocationPicker } from './fields.js'
 
 const NO_VIEW = { campaignId: null, locationId: null }
-const DATE_GROUPINGS = [
-  ['month', 'Month'],
-  ['quarter', 'Quarter'],
-  ['year', 'Year'],
-  ['all_time', 'All time'],
-]
 
 /** A first indicator worth charting: a count or a rate of campaign data, not a yes/no flag. */
 export const firstIndicator = (catalog) =>
@@ -69,7 +63,7 @@ export function ChartBuilder({ chartId, dashboardId, catalog, user, navigate }) 
         own && saved
           ? await change('PATCH', `/custom_chart/${saved.id}/`, { title, chart_json: spec })
           : await change('POST', '/custom_chart/', { uuid: crypto.randomUUID(), title, chart_json: spec })
-      if (dashboardId) addToDraft(await change('GET', `/dashboard/${dashboardId}/`), chart.uuid, own ? undefined : saved?.uuid)
+      if (dashboardId) await addToDraft(dashboardId, chart.uuid, own ? undefined : saved?.uuid)
       navigate(back)
     } catch (e) {
       if (e.code !== 'UNIQUE_VIOLATION') return setError({ text: e.message, freeTitle: '' })

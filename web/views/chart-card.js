@@ -2,7 +2,7 @@
 // whose location names drill down. It marks itself drawn (data-drawn and a performance mark), which is
 // what the browser tests time.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
-import { aimFor, chartOption, chartSpec, csvName, isMap, isTable, tableRows } from '../chart-data.js'
+import { chartOption, chartSpec, csvName, isMap, isTable, rootsFallback, tableRows } from '../chart-data.js'
 import { draw, readChart, registerPolygons, tooltipElement } from '../charts.js'
 import { formatCount, formatValue } from '../format.js'
 import { html } from '../html.js'
@@ -15,10 +15,10 @@ const NARROW = 480
  * user's part of the country and nothing of hers falls in its selection, her own part.
  */
 async function readFor(spec, view, catalog) {
-  const aim = aimFor(spec, catalog)
+  const fallback = view.locationId == null ? rootsFallback(spec, catalog) : undefined
   const data = await readChart(spec, view, catalog)
-  if (!aim.aimedAbove || view.locationId != null || data.points.length > 0) return { data, aimedAbove: aim.aimedAbove && view.locationId == null }
-  return { data: await readChart(aim.fallback, view, catalog), aimedAbove: true }
+  if (!fallback || data.points.length > 0) return { data, aimedAbove: Boolean(fallback) }
+  return { data: await readChart(fallback, view, catalog), aimedAbove: true }
 }
 
 export function ChartCard({ chart, view, catalog, onDrill }) {

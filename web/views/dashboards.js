@@ -263,10 +263,13 @@ export function DashboardEditor({ id, navigate }) {
     </form>`
 }
 
-/** Puts a chart on a dashboard's draft (the editor shows it, unsaved, when it opens). */
-export function addToDraft(dashboard, uuid, replacing) {
-  const id = String(dashboard.id)
-  const draft = loadDraft('dashboard', id) ?? draftOf(dashboard)
+/**
+ * Puts a chart on a dashboard's draft (the editor shows it, unsaved, when it opens), in the place of
+ * `replacing` when that is there; the dashboard is read only when no draft was kept.
+ */
+export async function addToDraft(dashboardId, uuid, replacing) {
+  const id = String(dashboardId)
+  const draft = loadDraft('dashboard', id) ?? draftOf(await change('GET', `/dashboard/${id}/`))
   const uuids =
     replacing && draft.uuids.includes(replacing)
       ? draft.uuids.map((u) => (u === replacing ? uuid : u))

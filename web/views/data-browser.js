@@ -2,7 +2,7 @@
 // CSV export of exactly that selection (the same API read as a wide CSV: names beside the ids).
 import { useEffect, useState } from 'preact/hooks'
 import { api, query } from '../api.js'
-import { csvName } from '../chart-data.js'
+import { csvName, DATE_GROUPINGS } from '../chart-data.js'
 import { firstIndicator } from './chart-builder.js'
 import { formatCount, formatPeriod, formatValue } from '../format.js'
 import { html } from '../html.js'
@@ -18,13 +18,6 @@ export function selectionRead(selection) {
   }
   return `/campaign_datapoint/${query({ indicator__in: selection.indicatorIds, campaign__in: selection.campaignIds, ...location })}`
 }
-
-const DATE_GROUPINGS = [
-  ['month', 'Month'],
-  ['quarter', 'Quarter'],
-  ['year', 'Year'],
-  ['all_time', 'All time'],
-]
 
 const withParams = (path, params) => `${path}${path.includes('?') ? '&' : '?'}${query(params).slice(1)}`
 

@@ -3,7 +3,7 @@
 // knows, mapped here → applied as another job. Below, the jobs this user may see, with names and
 // local times.
 import { useEffect, useState } from 'preact/hooks'
-import { change, list } from '../api.js'
+import { change, list, query } from '../api.js'
 import { fileNameOf, formatCount, formatTime } from '../format.js'
 import { html } from '../html.js'
 import { LocationSearch } from './location-search.js'
@@ -212,8 +212,9 @@ function Mapping({ codes, catalog, mayMap, onSubmit }) {
 /** The titles of the documents some jobs worked on, by id. */
 async function documentTitles(jobs) {
   const ids = [...new Set(jobs.map((j) => j.params?.document_id).filter((id) => id !== undefined))]
-  const found = await Promise.all(ids.map((id) => list(`/document/?document_id=${id}&fields=id,doc_title`).catch(() => [])))
-  return new Map(found.flat().map((d) => [d.id, d.doc_title]))
+  if (ids.length === 0) return new Map()
+  const found = await list(`/document/${query({ id__in: ids, fields: 'id,doc_title', limit: 0 })}`).catch(() => [])
+  return new Map(found.map((d) => [d.id, d.doc_title]))
 }
 
 function Jobs({ refresh, catalog }) {
