@@ -276,7 +276,7 @@ export function chartOption(chart, data, catalog, { mapName = '', tooltip = (lin
       ],
     }
   }
-  return seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, lastKey })
+  return seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, lastKey, narrow })
 }
 
 function mapOption(chart, data, { base, mapName, tooltip, indicatorId, color, locationName, indicatorName, formatOf, key, narrow }) {
@@ -287,7 +287,8 @@ function mapOption(chart, data, { base, mapName, tooltip, indicatorId, color, lo
   const max = numbers.length ? Math.max(...numbers) : 1
   const pointValue = (p) => (Array.isArray(p.value) ? p.value[2] : Number.isFinite(p.value) ? p.value : null)
   const formatter = (p) => tooltip(tooltipLines(p.name, [[indicatorName(indicatorId), formatValue(pointValue(p), format)]]))
-  const label = { show: !narrow, fontSize: 11, formatter: (p) => p.name }
+  // Dark text with a white outline: readable on the palest and the darkest fill alike.
+  const label = { show: !narrow, fontSize: 11, color: '#1b1f23', textBorderColor: '#fff', textBorderWidth: 2, formatter: (p) => p.name }
   if (chart.type === 'BubbleMap') {
     // Polygons in grey and a circle per location, its area proportional to the value.
     const scale = (v) => (max > 0 ? 6 + 30 * Math.sqrt(Math.max(0, v) / max) : 6)
@@ -322,8 +323,9 @@ function mapOption(chart, data, { base, mapName, tooltip, indicatorId, color, lo
           textStyle: { fontSize: 11 },
         }
       : {
-          min,
-          max: max > min ? max : min + 1,
+          // One value alone takes the full colour (not the palest, which reads as "nothing").
+          min: max > min ? min : min - (Math.abs(min) || 1),
+          max,
           inRange: { color: ['#fff5eb', color] },
           calculable: false,
           left: 0,
@@ -355,7 +357,7 @@ function mapOption(chart, data, { base, mapName, tooltip, indicatorId, color, lo
  * was read (or always for a line), else over locations; `groupBy: 'location'` makes a series of each
  * location (categories: the indicators, or time), `indicator` (the default) a series of each indicator.
  */
-function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, lastKey }) {
+function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, lastKey, narrow }) {
   const overTime = chart.type === 'LineChart' || data.keys.length > 1
   const byLocation = chart.groupBy === 'location'
   const locations = data.locationIds.slice(0, 12)
@@ -416,7 +418,13 @@ function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locat
   const categoryAxis = {
     type: 'category',
     data: categories,
-    axisLabel: { interval: categories.length > 12 ? 'auto' : 0, hideOverlap: true, rotate: !horizontal && categories.length > 6 ? 30 : 0 },
+    // Every label, turned when there are many (or a phone's width); past 12 (6 on a phone) ECharts leaves
+    // out what would still overlap.
+    axisLabel: {
+      interval: categories.length > (narrow ? 6 : 12) ? 'auto' : 0,
+      hideOverlap: true,
+      rotate: !horizontal && categories.length > (narrow ? 2 : 6) ? 30 : 0,
+    },
   }
   // More categories than fit: the first ones shown, the rest a scroll (slider, wheel or drag) away.
   const zoomAxis = horizontal ? { yAxisIndex: 0 } : { xAxisIndex: 0 }

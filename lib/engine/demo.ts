@@ -182,9 +182,11 @@ async function demoPolygons(trx: Kysely<DB>, countryId: number) {
   const provinces = await trx.selectFrom('location').select('id').where('parent_location_id', '=', countryId).orderBy('id').execute()
   const rows = [{ location_id: countryId, geo_json: box(19, 9, 22, 12) }]
   for (const [p, province] of provinces.entries()) {
-    rows.push({ location_id: province.id, geo_json: box(19 + p, 9, 20 + p, 12) })
+    // Provinces as bands from north to south, their districts side by side: shapes wide enough for
+    // their names on a map.
+    rows.push({ location_id: province.id, geo_json: box(19, 11 - p, 22, 12 - p) })
     const districts = await trx.selectFrom('location').select('id').where('parent_location_id', '=', province.id).orderBy('id').execute()
-    for (const [d, district] of districts.entries()) rows.push({ location_id: district.id, geo_json: box(19 + p, 9 + d, 20 + p, 10 + d) })
+    for (const [d, district] of districts.entries()) rows.push({ location_id: district.id, geo_json: box(19 + d, 11 - p, 20 + d, 12 - p) })
   }
   await trx.insertInto('location_polygon').values(rows).execute()
 }

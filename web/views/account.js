@@ -33,6 +33,8 @@ export function Account({ user }) {
     <p>Signed in as <strong>${user.username}</strong>.</p>
     <h2>Change your password</h2>
     <form class="stack narrow" onSubmit=${submit}>
+      <!-- Whose password this is, for the browser's password manager. -->
+      <input type="text" name="username" autocomplete="username" value=${user.username} hidden readonly />
       <label>Current password <input name="current_password" type="password" required autocomplete="current-password" /></label>
       <${NewPasswordFields} />
       ${message.text && html`<p class=${message.error ? 'error' : 'notice'} role=${message.error ? 'alert' : 'status'}>${message.text}</p>`}
