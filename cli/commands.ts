@@ -23,7 +23,7 @@ export const USAGE = `usage: npm run cli -- <command> [--server <url>] [--key <u
   set-password <username>                         set the password people sign in with (read from stdin or a prompt)
   revoke-key <key> | --user <username>            revoke one key, or every key of a user
   load-geo <file>                                 load location_code|geo_json polygons
-  upload <file> --type campaign|date [--map mapping.csv] [--date-order DMY]
+  upload <file> --type campaign|date [--map mapping.csv] [--date-order DMY] [--conflict last|first|reject]
                                                   upload, transform and print the summary
   demo                                            load the demo data set into an empty database
   backup <file>                                   a snapshot of the embedded database (through the server holding it)
@@ -48,6 +48,8 @@ export interface Options {
   type?: string
   map?: string
   dateOrder?: string
+  /** Two different values for one cell in the file: last (default), first or reject. */
+  conflict?: string
   superuser?: boolean
   email?: string
   location?: string

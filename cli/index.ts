@@ -26,6 +26,7 @@ async function main(argv: string[]): Promise<number> {
       type: { type: 'string' },
       map: { type: 'string' },
       'date-order': { type: 'string' },
+      conflict: { type: 'string' },
       server: { type: 'string' },
       key: { type: 'string' },
     },

@@ -133,6 +133,7 @@ export async function runRemote(
         doc_title: basename(arg),
         file_type: options.type ?? '',
         ...(options.dateOrder ? { date_order: options.dateOrder } : {}),
+        ...(options.conflict ? { conflict: options.conflict } : {}),
       })
       const id = doc.id as number
       let result = await runInBackground(call, 'transform_upload', id)

@@ -1,4 +1,4 @@
-// `upload <file> --type campaign|date [--map mapping.csv] [--date-order DMY]`: upload, transform, refresh
+// `upload <file> --type campaign|date [--map mapping.csv] [--date-order DMY] [--conflict reject]`: upload, transform, refresh
 // and recompute in one transaction, in this process, then print the summary. The pipeline's progress is
 // drawn on stderr (cli/progress-bar.ts).
 import { readFile } from 'node:fs/promises'
@@ -41,7 +41,7 @@ export async function uploadCommand(
   db: Kysely<DB>,
   config: Config,
   file: string,
-  options: { type?: string; map?: string; dateOrder?: string },
+  options: { type?: string; map?: string; dateOrder?: string; conflict?: string },
   print: (line: string) => void,
 ) {
   const bytes = await readFile(file)
@@ -50,6 +50,7 @@ export async function uploadCommand(
     title: basename(file),
     fileType: options.type ?? '',
     dateOrder: options.dateOrder,
+    conflict: options.conflict,
     maxUncompressed: config.XLSX_MAX_UNCOMPRESSED_BYTES,
   }
   const upload = await checkUpload(input)

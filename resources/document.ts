@@ -22,7 +22,7 @@ export default defineResource({
   aliases: ['source_doc'],
   schema: SourceDoc,
   writers: 'users',
-  query_fields: ['id', 'doc_title', 'file_type', 'date_order', 'docfile', 'file_header', 'guid', 'created_by_id', 'created_at'],
+  query_fields: ['id', 'doc_title', 'file_type', 'date_order', 'conflict', 'docfile', 'file_header', 'guid', 'created_by_id', 'created_at'],
   required_fields_for_post: ['docfile', 'doc_title', 'file_type'],
   ordering: ['-created_at'],
   params: PARAMS,
@@ -51,6 +51,7 @@ export default defineResource({
         title: String(body.doc_title ?? ''),
         fileType: String(body.file_type),
         dateOrder: body.date_order === undefined ? undefined : String(body.date_order),
+        conflict: body.conflict === undefined ? undefined : String(body.conflict),
         filename: typeof part === 'string' ? undefined : part.filename,
         maxUncompressed: ctx.config.XLSX_MAX_UNCOMPRESSED_BYTES,
       }

@@ -263,4 +263,14 @@ t.test('CLI upload: mappings, upload, transform and summary in one command', asy
     runCommand(db, 'upload', join(dir, 'data.csv'), { type: 'weekly' }, () => {}, config),
     { code: 'VALIDATION_ERROR' },
   )
+  // --conflict reject: G1 given twice with different values is listed and not written.
+  writeFileSync(join(dir, 'twice.csv'), 'campaign,geocode,vaccinated\nMarch,G1,3\nMarch,G1,4\n')
+  lines.length = 0
+  t.equal(await runCommand(db, 'upload', join(dir, 'twice.csv'), { type: 'campaign', conflict: 'reject' }, (l) => lines.push(l), config), 0)
+  t.match(JSON.parse(lines.join('\n')), { duplicates: { count: 1, items: [{ row_numbers: [0, 1], values: [3, 4] }] }, datapoints: { inserted: 0, updated: 0 } })
+  t.equal((await api.get(`/campaign_datapoint/?indicator__in=${indicator}&campaign__in=${campaign}&location_id__in=${location}`)).body.objects[0].value, 1250)
+  await t.rejects(
+    runCommand(db, 'upload', join(dir, 'twice.csv'), { type: 'campaign', conflict: 'newest' }, () => {}, config),
+    { code: 'VALIDATION_ERROR' },
+  )
 })

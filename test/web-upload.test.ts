@@ -2,7 +2,7 @@
 // template of it, an upload's progress said honestly (saved, and waiting for mapping), the file under
 // its own name, its code mapped here and the new values in a chart, the jobs with names and times in
 // the reader's zone, axe at 1280 and 375 px.
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { campaignFile, chartsDrawn, figure, noChromium, screenshotsDir, settledValues, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
@@ -68,5 +68,28 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
     Southreach: (206 + 207 + 208).toLocaleString('en'),
   }
   t.same(await settledValues(figure(page, 'ColumnChart'), sums), sums, 'the uploaded values, summed by province, in the chart')
+
+  // A recount whose file gives VD11 twice, with different values: listed, and (the app's choice) neither saved.
+  const recount = join(dataDir, 'recount.csv')
+  writeFileSync(
+    recount,
+    'geocode,campaign,Missed (field count)\nVD11,March 2016 - NID - OPV,300\nVD12,March 2016 - NID - OPV,400\nVD11,March 2016 - NID - OPV,310\n',
+  )
+  await page.getByRole('link', { name: 'Upload' }).click()
+  await page.getByLabel('File (CSV or XLSX)').setInputFiles(recount)
+  t.equal(await page.getByLabel('When the file gives one cell two different values').inputValue(), 'reject', 'the app offers saving neither first')
+  await page.getByRole('button', { name: 'Upload' }).click()
+  await page.getByRole('heading', { name: 'Cells given two different values' }).waitFor()
+  t.match(
+    await page.locator('.duplicates p').first().textContent(),
+    /^1 cell has different values on different lines of the file\. None of these cells was saved\.$/,
+  )
+  t.same(
+    await page.locator('.duplicates tbody tr').evaluateAll((rows) => rows.map((r) => [...r.children].map((c) => c.textContent))),
+    [['VD11March 2016 - NID - OPV', 'Missed (field count)', '2, 4', '300 · 310']],
+    'the row key, the column, the file’s lines and both values',
+  )
+  await page.getByText('Done: 1 value saved.').waitFor()
+  t.same(await violationsAtBothWidths(page), [], 'axe: the upload page listing what disagrees, at 1280 and 375 px')
   t.same(problems, [])
 })

@@ -7,6 +7,7 @@ import { ingestCells, ingestRejectedRows } from '../core/metrics.js'
 import { cleanValue } from './clean.js'
 import type { Cell } from './files.js'
 import { capped, roleColumns, type Document } from './transform.js'
+import type { ConflictPolicy } from './upload.js'
 import { noProgress, type Progress } from '../core/progress.js'
 
 type ContentType = 'indicator' | 'location' | 'campaign'
@@ -77,8 +78,10 @@ export async function refreshMaster(
   lap('refresh_stage')
   await writeStatuses(db, status)
 
-  const winners = await stageWinners(db, D)
-  const conflicts = await findConflicts(db, D, winners === staged.length)
+  const policy = (doc.conflict ?? 'last') as ConflictPolicy
+  const keys = await stageWinners(db, D, policy)
+  const conflicts = await findConflicts(db, D, policy, keys === staged.length)
+  const winners = policy === 'reject' && keys < staged.length ? keys - (await dropDisagreeingKeys(db, D)) : keys
 
   lap('refresh_status_conflicts')
   progress('datapoints written', 0, winners)
@@ -198,20 +201,25 @@ async function writeStatuses(
   }
 }
 
+/** The staged cell a key keeps when the document wrote it twice: the later (`last`, §5.4) or the earlier. */
+const keptFirst = (policy: ConflictPolicy) => sql.raw(policy === 'first' ? 'id asc' : 'id desc')
+
 /**
- * §5.4: keys two cells of the document wrote, with the kept cell and the dropped ones. Two cells of
- * one key exist exactly when there are fewer winners than staged cells (`none`): the search (a window
- * over every staged cell) runs only then.
+ * §5.4: keys two cells of the document wrote, with the kept cell and the dropped ones; under `reject`
+ * a key whose cells disagree keeps none. Two cells of one key exist exactly when there are fewer
+ * winners than staged cells (`none`): the search (a window over every staged cell) runs only then.
  */
-async function findConflicts(db: Kysely<DB>, D: RawBuilder<unknown>, none: boolean) {
+async function findConflicts(db: Kysely<DB>, D: RawBuilder<unknown>, policy: ConflictPolicy, none: boolean) {
   if (none) return { rows: [] }
+  const rejects = sql.lit(policy === 'reject')
   return sql<{ key: string; kept: unknown; dropped: unknown }>`
     with s as (select ${KEY} as key, s.* from doc_datapoint s where s.document_id = ${D}),
-    ranked as (select s.*, row_number() over (partition by key order by id desc) as rank, count(*) over (partition by key) as n from s)
+    ranked as (select s.*, row_number() over (partition by key order by ${keptFirst(policy)}) as rank, count(*) over (partition by key) as n,
+      min(value) over (partition by key) <> max(value) over (partition by key) as disagree from s)
     select r.key,
-      jsonb_build_object('row_number', sub.row_number, 'column', r.column_name) as kept,
+      case when ${rejects} and r.disagree then null else jsonb_build_object('row_number', sub.row_number, 'column', r.column_name) end as kept,
       (select jsonb_agg(jsonb_build_object('row_number', sub2.row_number, 'column', l.column_name, 'value', l.value) order by l.id)
-         from ranked l join source_submission sub2 on sub2.id = l.source_submission_id where l.key = r.key and l.rank > 1) as dropped
+         from ranked l join source_submission sub2 on sub2.id = l.source_submission_id where l.key = r.key and (l.rank > 1 or (${rejects} and l.disagree))) as dropped
     from ranked r join source_submission sub on sub.id = r.source_submission_id
     where r.rank = 1 and r.n > 1 order by r.key`.execute(db)
 }
@@ -263,14 +271,23 @@ async function insertStaged(db: Kysely<DB>, staged: Array<Record<string, unknown
  * The winning cell of every key of document `D` (§5.4) in `rf_winners`, keyed so the upsert and the
  * clean-up probe an index. Returns how many keys there are.
  */
-async function stageWinners(db: Kysely<DB>, D: ReturnType<typeof sql.lit>): Promise<number> {
+async function stageWinners(db: Kysely<DB>, D: ReturnType<typeof sql.lit>, policy: ConflictPolicy): Promise<number> {
   await sql`drop table if exists rf_winners`.execute(db)
   await sql`create temp table rf_winners on commit drop as
-    select distinct on (key) ${KEY} as key, s.* from doc_datapoint s where s.document_id = ${D} order by key, s.id desc`.execute(db)
+    select distinct on (key) ${KEY} as key, s.* from doc_datapoint s where s.document_id = ${D} order by key, s.${keptFirst(policy)}`.execute(db)
   await sql`alter table rf_winners add primary key (key)`.execute(db)
   await sql`analyze rf_winners`.execute(db)
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from rf_winners`.execute(db)
   return rows[0].n
+}
+
+/** `reject`: the keys whose staged cells hold different values leave `rf_winners`; returns how many. */
+async function dropDisagreeingKeys(db: Kysely<DB>, D: ReturnType<typeof sql.lit>): Promise<number> {
+  const dropped = await sql<{ n: number }>`with gone as (delete from rf_winners w using (
+      select ${KEY} as key from doc_datapoint s where s.document_id = ${D} group by 1 having min(s.value) <> max(s.value)) d
+    where d.key = w.key returning 1)
+    select count(*)::int as n from gone`.execute(db)
+  return dropped.rows[0].n
 }
 
 /**

@@ -5,7 +5,8 @@ import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { ApiError } from '../core/errors.js'
 import { cellText, fileKind, readTable, type Cell } from './files.js'
-import { checkColumns, type FileType } from './upload.js'
+import { checkColumns, type ConflictPolicy, type FileType } from './upload.js'
+import { keepRows } from './duplicates.js'
 import { parseDataDate, type DateOrder } from './dates.js'
 import { noProgress, type Progress } from '../core/progress.js'
 
@@ -17,6 +18,7 @@ export interface Document {
   doc_title: string
   file_type: string
   date_order: string
+  conflict?: string
   docfile: string | null
   file_header: unknown
   created_by_id: number | null
@@ -43,22 +45,18 @@ export async function transform(db: Kysely<DB>, doc: Document, dataDir: string, 
   const column = (name: string) => table.header.indexOf(name)
   const [geocode, campaign, uniqueKey, dataDate] = ['geocode', 'campaign', 'unique_key', 'data_date'].map(column)
 
-  // Row keys; the last row of a key wins within the file (§3.2, §3.3).
-  let emptyKeys = 0
-  const byKey = new Map<string, number>()
-  table.rows.forEach((row, index) => {
-    const key =
-      uniqueKey >= 0 ? cellText(row[uniqueKey]) : row[geocode] === null || row[campaign] === null ? '' : cellText(row[geocode]) + cellText(row[campaign])
-    if (!key) emptyKeys++
-    else byKey.set(key, index)
-  })
-  const duplicateKeys = table.rows.length - emptyKeys - byKey.size
+  // Row keys (§3.2, §3.3): one row kept per key, the cells its rows disagree on reported.
+  const roles = roleColumns(fileType)
+  const indicatorColumns = table.header.flatMap((h, i) => (roles.includes(h) ? [] : [i]))
+  const keyOf = (row: Cell[]) =>
+    uniqueKey >= 0 ? cellText(row[uniqueKey]) : row[geocode] === null || row[campaign] === null ? '' : cellText(row[geocode]) + cellText(row[campaign])
+  const { kept, duplicates, emptyKeys, duplicateKeys } = keepRows(table, keyOf, indicatorColumns, (doc.conflict ?? 'last') as ConflictPolicy)
   const existing = new Set(
     (await db.selectFrom('source_submission').select('instance_guid').where('document_id', '=', doc.id).execute()).map((r) => r.instance_guid),
   )
   const rejected: Array<{ row_number: number; column: string; value: Cell; reason: string }> = []
   const fresh: Array<Record<string, unknown>> = []
-  for (const [key, index] of [...byKey].sort((a, b) => a[1] - b[1])) {
+  for (const [key, { index, rejectedColumns }] of [...kept].sort((a, b) => a[1].index - b[1].index)) {
     if (existing.has(key)) continue
     const row = table.rows[index]
     let data_date: string | null = null
@@ -77,7 +75,7 @@ export async function transform(db: Kysely<DB>, doc: Document, dataDir: string, 
       data_date,
       location_code: cellText(row[geocode]),
       campaign_code: fileType === 'campaign' ? cellText(row[campaign]) : '',
-      submission_json: JSON.stringify(Object.fromEntries(table.header.map((h, i) => [h, row[i]]))),
+      submission_json: JSON.stringify(Object.fromEntries(table.header.map((h, i) => [h, rejectedColumns.has(i) ? null : row[i]]))),
     })
   }
   for (let i = 0; i < fresh.length; i += 1000) {
@@ -90,7 +88,6 @@ export async function transform(db: Kysely<DB>, doc: Document, dataDir: string, 
   progress('submissions written', fresh.length, fresh.length)
 
   // Code registration (§3.5): every code of the document, linked; unknown ones inserted unmapped.
-  const roles = roleColumns(fileType)
   const codes: Record<'indicator' | 'location' | 'campaign', string[]> = {
     indicator: table.header.filter((h) => !roles.includes(h)),
     location: await distinctCodes(db, doc.id, 'location_code'),
@@ -118,11 +115,12 @@ export async function transform(db: Kysely<DB>, doc: Document, dataDir: string, 
     submissions: {
       file_rows: table.rows.length,
       created: fresh.length,
-      existing: [...byKey.keys()].filter((k) => existing.has(k)).length,
+      existing: [...kept.keys()].filter((k) => existing.has(k)).length,
       duplicate_keys: duplicateKeys,
       empty_keys: emptyKeys,
       rejected_rows: capped(rejected),
     },
+    duplicates: capped(duplicates),
     codes: { new: created, linked: codes.indicator.length + codes.location.length + codes.campaign.length },
   }
 }

@@ -5,10 +5,12 @@ import { dirname, join } from 'node:path'
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { ApiError, validationError } from '../core/errors.js'
+import { CONFLICT_POLICIES } from '../../schemas/source_doc.js'
 import { emptyFile, fileKind, readTable, unreadableFile, type FileKind, type Table } from './files.js'
 
 export const REQUIRED_COLUMNS = { campaign: ['geocode', 'campaign'], date: ['geocode', 'data_date', 'unique_key'] } as const
 export type FileType = keyof typeof REQUIRED_COLUMNS
+export type ConflictPolicy = (typeof CONFLICT_POLICIES)[number]
 
 /** 422 MISSING_COLUMN naming every absent role column (§3.1). */
 export function checkColumns(fileType: FileType, header: string[]) {
@@ -38,6 +40,8 @@ export interface UploadInput {
   title: string
   fileType: string
   dateOrder?: string
+  /** Two different values for one cell inside the file: `last` (default), `first` or `reject`. */
+  conflict?: string
   /** Multipart: the file part's name, for the extension when the title has none. */
   filename?: string
   /** XLSX_MAX_UNCOMPRESSED_BYTES (zip bombs). */
@@ -49,6 +53,7 @@ export interface Upload {
   table: Table
   fileType: FileType
   dateOrder: string
+  conflict: ConflictPolicy
 }
 
 /** Everything that can be refused before anything is stored. */
@@ -56,6 +61,8 @@ export async function checkUpload(input: UploadInput): Promise<Upload> {
   if (input.fileType !== 'campaign' && input.fileType !== 'date') throw validationError('file_type', 'must be one of campaign, date')
   const dateOrder = input.dateOrder ?? 'MDY'
   if (!['MDY', 'DMY', 'YMD'].includes(dateOrder)) throw validationError('date_order', 'must be one of MDY, DMY, YMD')
+  const conflict = (input.conflict ?? 'last') as ConflictPolicy
+  if (!CONFLICT_POLICIES.includes(conflict)) throw validationError('conflict', `must be one of ${CONFLICT_POLICIES.join(', ')}`)
   // The title is a file name shown to people and used in downloads: no paths, no control characters.
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
   if (/[/\\\u0000-\u001f\u007f]/.test(input.title)) {
@@ -65,7 +72,7 @@ export async function checkUpload(input: UploadInput): Promise<Upload> {
   if (!input.bytes.length) throw emptyFile()
   const table = await readTable(kind, input.bytes, input.maxUncompressed)
   checkColumns(input.fileType, table.header)
-  return { kind, table, fileType: input.fileType, dateOrder }
+  return { kind, table, fileType: input.fileType, dateOrder, conflict }
 }
 
 /** Stores the file under DATA_DIR and the document row; returns the new id. */
@@ -92,6 +99,7 @@ export async function storeUpload(db: Kysely<DB>, dataDir: string, input: Upload
       doc_title: title,
       file_type: upload.fileType,
       date_order: upload.dateOrder,
+      conflict: upload.conflict,
       docfile,
       file_header: JSON.stringify(upload.table.header),
       guid,

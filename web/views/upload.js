@@ -32,6 +32,13 @@ export const STEP_NAMES = {
   revert_document: 'Revert an upload',
 }
 
+/** A document's conflict policies, the app's choice first: people see what disagrees before it is saved. */
+const CONFLICT_CHOICES = {
+  reject: 'Save neither and list them',
+  last: 'Keep the later line',
+  first: 'Keep the earlier line',
+}
+
 const FINISHED = new Set(['completed', 'failed', 'cancelled'])
 const POLL_MS = 250
 
@@ -126,6 +133,11 @@ export function Upload({ catalog, user }) {
           ${Object.entries(FILE_KINDS).map(([value, k]) => html`<option key=${value} value=${value}>${k.label}</option>`)}
         </select>
       </label>
+      <label>When the file gives one cell two different values
+        <select name="conflict">
+          ${Object.entries(CONFLICT_CHOICES).map(([value, label]) => html`<option key=${value} value=${value}>${label}</option>`)}
+        </select>
+      </label>
       <button type="submit" disabled=${phase === 'running'}>Upload</button>
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
@@ -138,6 +150,7 @@ export function Upload({ catalog, user }) {
     </section>`
     }
     ${phase === 'summary' && stats && html`<${Summary} stats=${stats} />`}
+    ${phase === 'summary' && stats?.duplicates?.count > 0 && html`<${Duplicates} duplicates=${stats.duplicates} policy=${documentRow?.conflict} />`}
     ${phase === 'summary' && unmapped.length > 0 && html`<${Mapping} codes=${unmapped} catalog=${catalog} mayMap=${mayMap} onSubmit=${applyMappings} />`}
     <${Jobs} refresh=${jobsShown} catalog=${catalog} />`
 }
@@ -167,6 +180,28 @@ function Summary({ stats }) {
   return html`<section aria-labelledby="summary-heading" class="summary">
     <h2 id="summary-heading">Summary</h2>
     <dl>${items.map(([label, value]) => html`<div key=${label}><dt>${label}</dt><dd>${value ?? 0}</dd></div>`)}</dl>
+  </section>`
+}
+
+/** A file's line number for a data row (its 0-based index below the header line). */
+const lineOf = (rowNumber) => rowNumber + 2
+
+/** The cells the file gives different values, with the lines and values, and what was saved. */
+function Duplicates({ duplicates, policy }) {
+  const outcome = { reject: 'None of these cells was saved.', last: 'The later line’s value was saved.', first: 'The earlier line’s value was saved.' }
+  const more = duplicates.count - duplicates.items.length
+  return html`<section aria-labelledby="duplicates-heading" class="duplicates">
+    <h2 id="duplicates-heading">Cells given two different values</h2>
+    <p>${formatCount(duplicates.count)} ${duplicates.count === 1 ? 'cell has' : 'cells have'} different values on different lines of the file. ${outcome[policy] ?? ''}</p>
+    <div class="table-scroll" tabindex="0" role="region" aria-label="Cells given two different values, scrollable"><table>
+      <caption class="visually-hidden">Cells given two different values</caption>
+      <thead><tr><th scope="col">Row key</th><th scope="col">Column</th><th scope="col">Lines</th><th scope="col">Values</th></tr></thead>
+      <tbody>${duplicates.items.map(
+        (d) =>
+          html`<tr key=${`${d.key} ${d.column}`}><td>${d.key}</td><td>${d.column}</td><td>${d.row_numbers.map(lineOf).join(', ')}</td><td>${d.values.join(' · ')}</td></tr>`,
+      )}</tbody>
+    </table></div>
+    ${more > 0 && html`<p>and ${formatCount(more)} more.</p>`}
   </section>`
 }
 
