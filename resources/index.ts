@@ -12,6 +12,7 @@ import docDetailType from './doc_detail_type.js'
 import geo from './geo.js'
 import group from './group.js'
 import indicator from './indicator.js'
+import indicatorBound from './indicator_bound.js'
 import indicatorTag from './indicator_tag.js'
 import indicatorToTag from './indicator_to_tag.js'
 import location from './location.js'
@@ -35,6 +36,7 @@ export const resources: Resource[] = [
   campaignType,
   campaign,
   indicator,
+  indicatorBound,
   indicatorTag,
   indicatorToTag,
   calculatedIndicatorComponent,

@@ -127,7 +127,16 @@ export const chartsDrawn = (page: Page, count: number) =>
 export async function numbersOf(chart: Locator): Promise<string[][]> {
   const details = chart.locator('details')
   if ((await details.count()) && !(await details.getAttribute('open'))) await details.locator('summary').click()
-  return chart.locator('tbody tr').evaluateAll((rows) => rows.map((row) => [...row.children].map((cell) => (cell.textContent ?? '').trim())))
+  // Each cell's text as it is seen: without what only a screen reader hears (a value's status).
+  return chart.locator('tbody tr').evaluateAll((rows) =>
+    rows.map((row) =>
+      [...row.children].map((cell) => {
+        const copy = cell.cloneNode(true) as Element
+        for (const hidden of copy.querySelectorAll('.visually-hidden')) hidden.remove()
+        return (copy.textContent ?? '').trim()
+      }),
+    ),
+  )
 }
 
 /** A chart's table values once they equal `expected` (a chart redraws after a change), or as they are after 5 s. */

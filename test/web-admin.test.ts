@@ -88,6 +88,51 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     },
   )
 
+  await t.test('indicator bounds edited in the app: good and bad bounds, a named range added and removed; the dashboard follows', async (t) => {
+    const { page, problems } = await watchedPage(browser)
+    await signIn(page, server.url, 'admin', password)
+    await page.goto(`${server.url}/app/#/admin`)
+    const bounds = page.getByRole('region', { name: 'Indicator bounds' })
+    await bounds.getByLabel('Indicator').selectOption({ label: 'Children missed' })
+    await bounds.getByLabel('Good bound').fill('200')
+    await bounds.getByLabel('Bad bound').fill('400')
+    await bounds.getByRole('button', { name: 'Save bounds' }).click()
+    await bounds.getByRole('status').getByText('Bounds saved').waitFor()
+    const missedId = indicator.get('Children missed')!
+    t.match((await read(`/indicator/${missedId}/`)) as object, { good_bound: 200, bad_bound: 400 }, 'saved through the API')
+    t.same(
+      await bounds.locator('.status-legend li').allTextContents(),
+      ['good: 200 or less', 'ok: between 200 and 400', 'bad: 400 or more'],
+      'the legend: lower is better, as the bounds’ order says',
+    )
+    await bounds.getByLabel('Range name').fill('Outbreak risk')
+    await bounds.getByLabel('From').fill('1000')
+    await bounds.getByRole('button', { name: 'Add range' }).click()
+    await bounds.getByText('Outbreak risk: 1000 to ∞, holding its lower limit').waitFor()
+    t.match((await read(`/indicator_bound/?indicator_id=${missedId}`)).objects, [{ bound_name: 'Outbreak risk', mn_val: 1000, mx_val: null, direction: 1 }])
+    t.same(await violationsAtBothWidths(page), [], 'axe: the bounds editor at 1280 and 375 px')
+
+    // The dashboard's column chart of missed children: one bar, one status colour each.
+    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+    await chartsDrawn(page, 5)
+    const statuses = (
+      await read(`/campaign_datapoint/?indicator__in=${missedId}&campaign__in=${march}&location_id=${location.get('Veridia')}&location_depth=1&with_status=1`)
+    ).objects.map((o) => o.status as string)
+    const FILL: Record<string, string> = { good: '#1a9641', ok: '#e0a800', bad: '#d7191c', 'Outbreak risk': '#2c7bb6' }
+    const fills = await figure(page, 'ColumnChart')
+      .locator('svg path')
+      .evaluateAll((paths) => paths.map((p) => p.getAttribute('fill')))
+    for (const status of statuses) t.ok(fills.includes(FILL[status]), `a bar in ${status}’s colour`)
+    t.match(await figure(page, 'ColumnChart').locator('.status-legend').textContent(), /Outbreak risk: from 1,000/)
+
+    await page.goto(`${server.url}/app/#/admin`)
+    await bounds.getByLabel('Indicator').selectOption({ label: 'Children missed' })
+    await bounds.getByRole('button', { name: 'Remove range Outbreak risk' }).click()
+    await bounds.getByRole('status').getByText('Range “Outbreak risk” removed').waitFor()
+    t.equal((await read(`/indicator_bound/?indicator_id=${missedId}`)).objects.length, 0)
+    t.same(problems, [])
+  })
+
   await t.test('your account: your own password changed with the current one; other sessions end', async (t) => {
     const first = await watchedPage(browser)
     const second = await watchedPage(browser)

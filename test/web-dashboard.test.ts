@@ -74,6 +74,43 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     t.same(problems, [], 'no script error and no CSP refusal')
   })
 
+  await t.test('traffic lights: map regions and table cells coloured by the status the API reads for each value', async (t) => {
+    const { page, problems } = await watchedPage(browser)
+    await signIn(page, server.url, 'admin', password)
+    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+    await chartsDrawn(page, 5)
+    const percentMissed = indicator.get('Percent missed')!
+    const statusOf = async (selection: string) => {
+      const rows = (await app.read(`/campaign_datapoint/?indicator__in=${percentMissed}&campaign__in=${march}&${selection}&with_status=1`)).objects
+      return new Map(rows.map((r) => [r.location_id as number, r.status as string]))
+    }
+    const provinces = await statusOf(`location_id=${location.get('Veridia')}&location_depth=1`)
+    t.same([...provinces.values()].sort(), ['bad', 'good', 'ok'], 'the demo’s provinces: one good, one ok, one bad')
+    // The map: each province's region filled with its status's colour.
+    const FILL: Record<string, string> = { good: '#1a9641', ok: '#e0a800', bad: '#d7191c' }
+    const fills = await figure(page, 'ChoroplethMap')
+      .locator('svg path')
+      .evaluateAll((paths) => paths.map((p) => p.getAttribute('fill')))
+    for (const status of ['good', 'ok', 'bad']) t.ok(fills.includes(FILL[status]), `a region in ${status}’s colour`)
+    // The districts' table: each Percent missed cell's background is its status's tint.
+    const TINT: Record<string, string> = { good: 'rgb(217, 240, 211)', ok: 'rgb(255, 243, 191)', bad: 'rgb(249, 211, 208)' }
+    const districts = await statusOf(`location_id=${location.get('Veridia')}&location_depth=2`)
+    const names = new Map((await app.read('/location/?limit=0')).objects.map((l) => [l.name as string, l.id as number]))
+    const table = figure(page, 'TableChart')
+    const cells = await table
+      .locator('tbody tr')
+      .evaluateAll((rows) =>
+        rows.map((row) => [row.querySelector('th')!.textContent!.trim(), getComputedStyle(row.children[4]).backgroundColor, row.children[4].textContent]),
+      )
+    t.equal(cells.length, 9)
+    for (const [name, background, text] of cells) {
+      const status = districts.get(names.get(name!)!)!
+      t.equal(background, TINT[status], `${name}: ${status}, and its cell says so in colour`)
+      t.match(text, new RegExp(`\\(${status}\\)$`), 'and in words for a screen reader')
+    }
+    t.same(problems, [])
+  })
+
   await t.test('numbers as people read them: tooltips, the map legend, pie labels, months; no CSP refusal after hovering every chart', async (t) => {
     const { page, problems, consoleErrors } = await watchedPage(browser)
     await signIn(page, server.url, 'admin', password)
@@ -87,10 +124,10 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     // Hovering Eastvale's name on the map is hovering Eastvale's region.
     const mapTip = await tooltipAt(page, 'ChoroplethMap', 'svg text:text-is("Eastvale")')
     t.equal(mapTip, `Eastvale / Percent missed: ${eastvale}`, 'the map’s tooltip: the name, then the value as a percent')
-    t.match(
-      await figure(page, 'ChoroplethMap').locator('svg').textContent(),
-      /2\.8 %.*4\.38 %|4\.38 %.*2\.8 %/s,
-      'its legend: the lowest and highest value, as percents',
+    t.same(
+      await figure(page, 'ChoroplethMap').locator('.status-legend li').allTextContents(),
+      ['good: 3 % or less', 'ok: between 3 % and 4 %', 'bad: 4 % or more'],
+      'its legend: the statuses of Percent missed (lower is better), with their limits as percents',
     )
     const columnTip = await tooltipAt(page, 'ColumnChart', 'svg path[fill="#0b5cad"]', 1)
     t.equal(columnTip, `Eastvale / Children missed: ${byProvince.Eastvale}`, 'a column’s tooltip')
@@ -235,7 +272,13 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     await page.setViewportSize({ width: 375, height: 800 })
     // The charts redraw as their boxes shrink (a resize observer): given a moment to.
     await page.waitForFunction(() => document.documentElement.scrollWidth <= 375, null, { timeout: 3000 }).catch(() => {})
-    t.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= 375, 'at 375 px nothing is wider than the screen')
+    const wide = await page.evaluate(() =>
+      [...document.querySelectorAll('body *')]
+        .filter((e) => e.getBoundingClientRect().right > 376)
+        .map((e) => `${e.tagName}.${e.className}`)
+        .slice(0, 5),
+    )
+    t.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= 375, `at 375 px nothing is wider than the screen ${wide.join(', ')}`)
     t.ok((await figure(page, 'ColumnChart').locator('svg').boundingBox())!.width <= 375, 'the charts fit')
     t.notMatch(await figure(page, 'PieChart').locator('svg').textContent(), /…/, 'no pie label cut short')
     await page.screenshot({ path: join(shots, 'dashboard-375.png'), fullPage: true })

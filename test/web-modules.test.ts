@@ -6,6 +6,7 @@ import { query } from '../web/api.js'
 import { chartData, chartOption, chartRead, chartSpec, isTimeChart, quantileClasses, rootsFallback, tableRows, topSlices, valueAt } from '../web/chart-data.js'
 import { fileNameOf, fold, formatPeriod, formatTime, formatValue } from '../web/format.js'
 import { parseRoute, routeHash } from '../web/route.js'
+import { boundsById, statusClass, statusFill, statusLegend } from '../web/status.js'
 import { matchLocations } from '../web/views/location-search.js'
 import { STEP_NAMES, templateCsv } from '../web/views/upload.js'
 
@@ -216,4 +217,54 @@ t.test('country scale: a pie’s top slices and "Other", quantile classes, table
 t.test('the upload page names every kind of background job, and no other', async (t) => {
   const { backgroundJobs } = await import('../resources/jobs.js')
   t.same(Object.keys(STEP_NAMES).sort(), backgroundJobs.map((job) => job.kind).sort())
+})
+
+t.test('statuses: the legend of an indicator’s bounds, the read that asks for them, bars and regions in their colours', async (t) => {
+  const bounds = boundsById([
+    { id: 1, good_bound: 90, bad_bound: 70, bound_json: [] },
+    { id: 2, good_bound: null, bad_bound: null, bound_json: [{ bound_name: 'Low', mn_val: 0, mx_val: 50 }] },
+    { id: 3, good_bound: 5, bad_bound: null, bound_json: [] },
+  ])
+  t.same([...bounds.keys()], [1, 2], 'a good bound alone says no direction: no status')
+  t.same(
+    statusLegend(bounds.get(1), 'int').map((i: { label: string }) => i.label),
+    ['good: 90 or more', 'ok: between 70 and 90', 'bad: 70 or less'],
+  )
+  t.same(
+    statusLegend(bounds.get(2), 'pct').map((i: { label: string; className: string }) => [i.label, i.className]),
+    [['Low: from 0 % to 5,000 %', 'status-range-0']],
+  )
+  t.equal(statusClass('bad', bounds.get(1)), 'status-bad')
+  t.equal(statusClass(null, bounds.get(1)), '')
+  t.equal(statusFill('Low', bounds.get(2)), '#2c7bb6')
+  const withBounds = { ...catalog, indicatorBounds: bounds }
+  const column = { type: 'ColumnChart', indicator_ids: [1], campaign_ids: [3], location_ids: [10, 11] }
+  const read = chartRead(column, {}, withBounds)
+  t.match(read.path, /with_status=1/, 'an indicator with bounds is read with its statuses')
+  t.notMatch(chartRead({ ...column, indicator_ids: [9] }, {}, withBounds).path, /with_status/, 'one without is not')
+  const data = chartData(
+    column,
+    read,
+    [
+      { indicator_id: 1, location_id: 10, campaign_id: 3, value: 95, status: 'good' },
+      { indicator_id: 1, location_id: 11, campaign_id: 3, value: 60, status: 'bad' },
+    ],
+    withBounds,
+  )
+  const bars = chartOption(column, data, withBounds).series[0].data
+  t.same(
+    bars.map((b: { itemStyle: { color: string } }) => b.itemStyle.color),
+    ['#1a9641', '#d7191c'],
+    'each bar in its status’s colour',
+  )
+  t.same(
+    tableRows(data, [1], withBounds).map((r: { statuses: string[] }) => r.statuses[0]),
+    ['good', 'bad'],
+  )
+  const map = chartOption({ ...column, type: 'ChoroplethMap' }, data, withBounds, { mapName: 'm' })
+  t.equal(map.visualMap, undefined, 'a map by status has no scale of its own')
+  t.same(
+    map.series[0].data.map((d: { itemStyle: { areaColor: string } }) => d.itemStyle.areaColor),
+    ['#1a9641', '#d7191c'],
+  )
 })

@@ -1,6 +1,7 @@
 // The public API, called with the session cookie. A change carries this page's Origin, which the server
 // checks (SECURITY.md); nothing here is allowed that an API consumer could not do.
 import { fold } from './format.js'
+import { boundsById } from './status.js'
 
 /** One call: `{status, body}`, the body parsed when there is one. */
 export async function api(method, path, body) {
@@ -81,7 +82,7 @@ export function query(params) {
  */
 export async function loadCatalog() {
   const [indicators, campaigns, locations, types, campaignTypes] = await Promise.all([
-    list('/indicator/?fields=id,short_name,name,data_format,resource_name&limit=0&order_by=short_name'),
+    list('/indicator/?fields=id,short_name,name,data_format,resource_name,good_bound,bad_bound,bound_json&limit=0&order_by=short_name'),
     list('/campaign/?fields=id,name,start_date,end_date,campaign_type_id&limit=0&order_by=start_date'),
     list('/location/?fields=id,name,parent_location_id,location_type_id,location_code&limit=0'),
     list('/location_type/?limit=0'),
@@ -99,6 +100,8 @@ export async function loadCatalog() {
     /** Indicators of campaign data first: the natural first choice of a campaign read. */
     campaignIndicators: indicators.filter((i) => i.resource_name !== 'date'),
     indicatorFormat: new Map(indicators.map((i) => [i.id, i.data_format])),
+    /** The bounds of the indicators that have any (web/status.js). */
+    indicatorBounds: boundsById(indicators),
     campaignName: new Map(campaigns.map((c) => [c.id, c.name])),
     campaignTypeName: new Map(campaignTypes.map((c) => [c.id, c.name])),
     locationName: new Map(locations.map((l) => [l.id, l.name])),

@@ -4,6 +4,7 @@
 // the ECharts option that draws them. Pure functions: no DOM, no fetch (tested in node).
 import { query } from './api.js'
 import { formatPeriod, formatValue } from './format.js'
+import { statusFill } from './status.js'
 
 /** Every chart type the original front-end saved. */
 export const CHART_TYPES = [
@@ -105,14 +106,16 @@ function locationParams(chart, view) {
 
 /**
  * The API read of a chart under a view ({campaignId, locationId}: a dashboard's campaign picker and
- * drill-down): `{over, path, where}`.
+ * drill-down): `{over, path, where}`. Values of indicators with bounds are read with their status.
  * @param {Record<string, any>} chart
  * @param {{ campaignId?: number | null, locationId?: number | null }} view
+ * @param {{ indicatorBounds?: Map<number, any> }} [catalog]
  */
-export function chartRead(chart, view) {
+export function chartRead(chart, view, catalog = {}) {
   const where = locationParams(chart, view)
+  const with_status = (chart.indicator_ids ?? []).some((id) => catalog.indicatorBounds?.has(id)) ? 1 : undefined
   if (isTimeChart(chart)) {
-    const path = `/date_datapoint/${query({ indicator__in: chart.indicator_ids, ...where, start_date: chart.start_date, end_date: chart.end_date, group_by_time: DATE_BUCKETS.has(chart.groupByTime) ? chart.groupByTime : 'month', limit: 0 })}`
+    const path = `/date_datapoint/${query({ indicator__in: chart.indicator_ids, ...where, start_date: chart.start_date, end_date: chart.end_date, group_by_time: DATE_BUCKETS.has(chart.groupByTime) ? chart.groupByTime : 'month', with_status, limit: 0 })}`
     return { over: 'time', path, where }
   }
   const campaigns = view.campaignId ? [view.campaignId] : chart.campaign_ids
@@ -124,6 +127,7 @@ export function chartRead(chart, view) {
     end_date: byDates ? chart.end_date : undefined,
     ...where,
     chart_type: chart.type === 'ColumnChart' ? 'ColumnChart' : undefined,
+    with_status,
     limit: 0,
   })}`
   return { over: 'campaigns', path, where }
@@ -155,6 +159,7 @@ export function tableRows(data, indicatorIds, catalog, sort = { column: -1, desc
       key,
       keyOrder,
       values: indicatorIds.map((id) => valueAt(data, id, locationId, key.id)),
+      statuses: indicatorIds.map((id) => statusAt(data, id, locationId, key.id)),
     })),
   )
   if (sort.column < 0) return rows
@@ -197,15 +202,19 @@ export function chartData(chart, read, objects, catalog) {
       .sort((a, b) => String(a.start_date ?? '').localeCompare(String(b.start_date ?? '')) || a.id - b.id)
       .map((c) => ({ id: c.id, label: c.name }))
   }
-  const index = new Map(points.map((p) => [keyOf(p.indicator_id, p.location_id, p.key), p.value]))
+  const index = new Map(points.map((p) => [keyOf(p.indicator_id, p.location_id, p.key), p]))
   const locationIds = [...new Set(points.map((p) => p.location_id))]
   return { over: read.over, points, keys, locationIds, where: read.where, index, csv: csvOf(read.path) }
 }
 
 /** The value at (indicator, location, key), or null. */
 export function valueAt(data, indicatorId, locationId, key) {
-  const value = data.index.get(keyOf(indicatorId, locationId, key))
-  return value === undefined ? null : value
+  return data.index.get(keyOf(indicatorId, locationId, key))?.value ?? null
+}
+
+/** The status of the value at (indicator, location, key) (read with `with_status=1`), or null. */
+export function statusAt(data, indicatorId, locationId, key) {
+  return data.index.get(keyOf(indicatorId, locationId, key))?.status ?? null
 }
 
 /** What a tooltip says: a title line, then `name: value` lines. */
@@ -224,6 +233,8 @@ export function chartOption(chart, data, catalog, { mapName = '', tooltip = (lin
   const locationName = (id) => catalog.locationName.get(id) ?? `Location ${id}`
   const indicatorName = (id) => catalog.indicatorName.get(id) ?? `Indicator ${id}`
   const formatOf = (id) => catalog.indicatorFormat.get(id)
+  // A value's colour by its status, where its indicator has bounds (undefined: the chart's own colour).
+  const fillOf = (id, locationId, key) => statusFill(statusAt(data, id, locationId, key), catalog.indicatorBounds?.get(id))
   const lastKey = data.keys.at(-1)?.id
   const base = {
     animation: false,
@@ -240,6 +251,7 @@ export function chartOption(chart, data, catalog, { mapName = '', tooltip = (lin
       locationName,
       indicatorName,
       formatOf,
+      fillOf,
       key: lastKey,
       narrow,
     })
@@ -276,12 +288,13 @@ export function chartOption(chart, data, catalog, { mapName = '', tooltip = (lin
       ],
     }
   }
-  return seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, lastKey, narrow })
+  return seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, fillOf, lastKey, narrow })
 }
 
-function mapOption(chart, data, { base, mapName, tooltip, indicatorId, color, locationName, indicatorName, formatOf, key, narrow }) {
+function mapOption(chart, data, { base, mapName, tooltip, indicatorId, color, locationName, indicatorName, formatOf, fillOf, key, narrow }) {
   const format = formatOf(indicatorId)
-  const values = data.locationIds.map((id) => ({ name: locationName(id), value: valueAt(data, indicatorId, id, key) }))
+  const values = data.locationIds.map((id) => ({ name: locationName(id), value: valueAt(data, indicatorId, id, key), fill: fillOf(indicatorId, id, key) }))
+  const byStatus = values.some((v) => v.fill)
   const numbers = values.map((v) => v.value).filter((v) => v !== null)
   const min = numbers.length ? Math.min(...numbers) : 0
   const max = numbers.length ? Math.max(...numbers) : 1
@@ -305,6 +318,24 @@ function mapOption(chart, data, { base, mapName, tooltip, indicatorId, color, lo
           data: values.filter((v) => v.value !== null).map((v) => ({ name: v.name, value: [...(data.centres?.get(v.name) ?? [0, 0]), v.value] })),
           symbolSize: (value) => scale(value[2]),
           encode: { value: 2 },
+        },
+      ],
+    }
+  }
+  if (byStatus) {
+    // Regions coloured by their value's status; the card's legend names the statuses.
+    return {
+      ...base,
+      tooltip: { ...base.tooltip, formatter },
+      series: [
+        {
+          type: 'map',
+          map: mapName,
+          name: indicatorName(indicatorId),
+          data: values.map(({ name, value, fill }) => ({ name, value, itemStyle: fill ? { areaColor: fill } : undefined })),
+          label,
+          emphasis: { label: { show: true } },
+          labelLayout: { hideOverlap: true },
         },
       ],
     }
@@ -357,7 +388,7 @@ function mapOption(chart, data, { base, mapName, tooltip, indicatorId, color, lo
  * was read (or always for a line), else over locations; `groupBy: 'location'` makes a series of each
  * location (categories: the indicators, or time), `indicator` (the default) a series of each indicator.
  */
-function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, lastKey, narrow }) {
+function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, fillOf, lastKey, narrow }) {
   const overTime = chart.type === 'LineChart' || data.keys.length > 1
   const byLocation = chart.groupBy === 'location'
   const locations = data.locationIds.slice(0, 12)
@@ -376,6 +407,7 @@ function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locat
       indicatorId: i,
       color: byLocation ? PALETTE[n % PALETTE.length] : colorOf(i, indicatorIds.indexOf(i)),
       values: data.keys.map((k) => valueAt(data, i, l, k.id)),
+      fills: data.keys.map((k) => fillOf(i, l, k.id)),
       formats: data.keys.map(() => formatOf(i)),
     }))
   } else if (byLocation) {
@@ -384,6 +416,7 @@ function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locat
       name: locationName(l),
       color: PALETTE[n % PALETTE.length],
       values: indicatorIds.map((i) => valueAt(data, i, l, lastKey)),
+      fills: indicatorIds.map((i) => fillOf(i, l, lastKey)),
       formats: indicatorIds.map(formatOf),
     }))
   } else {
@@ -392,6 +425,7 @@ function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locat
       name: indicatorName(i),
       color: colorOf(i, n),
       values: locations.map((l) => valueAt(data, i, l, lastKey)),
+      fills: locations.map((l) => fillOf(i, l, lastKey)),
       formats: locations.map(() => formatOf(i)),
     }))
   }
@@ -413,7 +447,10 @@ function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locat
       position: stackedPercent ? 'inside' : horizontal ? 'right' : 'top',
       formatter: (p) => (stackedPercent ? formatValue(p.value, 'pct') : formatValue(p.value, s.formats[p.dataIndex])),
     },
-    data: categories.map((_, c) => shown(s, c)),
+    // One series of bars: each bar in its value's status colour, where it has one.
+    data: categories.map((_, c) =>
+      type === 'bar' && !stackedPercent && series.length === 1 && s.fills[c] ? { value: shown(s, c), itemStyle: { color: s.fills[c] } } : shown(s, c),
+    ),
   }))
   const categoryAxis = {
     type: 'category',

@@ -6,7 +6,7 @@ import { chartData, chartRead } from './chart-data.js'
 
 /** The values a chart shows under a view (see chartData). */
 export async function readChart(chart, view, catalog) {
-  const read = chartRead(chart, view)
+  const read = chartRead(chart, view, catalog)
   return chartData(chart, read, await list(read.path), catalog)
 }
 

@@ -50,7 +50,7 @@ const navigate = (hash) => {
 }
 
 /** The page of a route: [title, view]. */
-function page(hash, user, catalog) {
+function page(hash, user, catalog, reloadCatalog) {
   const { parts, params } = parseRoute(hash)
   const [section, id, action, extra] = parts
   if (section === 'dashboard' && id && action === 'edit') return ['Edit dashboard', html`<${DashboardEditor} key=${id} id=${id} navigate=${navigate} />`]
@@ -62,7 +62,7 @@ function page(hash, user, catalog) {
     return ['Edit chart', html`<${ChartBuilder} key=${id} chartId=${id} dashboardId=${extra} catalog=${catalog} user=${user} navigate=${navigate} />`]
   if (section === 'data') return ['Data', html`<${DataBrowser} catalog=${catalog} />`]
   if (section === 'upload') return ['Upload', html`<${Upload} catalog=${catalog} user=${user} />`]
-  if (section === 'admin' && user.is_superuser) return ['Administration', html`<${Admin} catalog=${catalog} />`]
+  if (section === 'admin' && user.is_superuser) return ['Administration', html`<${Admin} catalog=${catalog} onCatalogChange=${reloadCatalog} />`]
   if (section === 'account') return ['Your account', html`<${Account} user=${user} />`]
   return ['Dashboards', html`<${DashboardList} navigate=${navigate} />`]
 }
@@ -97,7 +97,8 @@ function Shell({ user, onSignedOut }) {
     await api('DELETE', '/session/')
     onSignedOut()
   }
-  const [title, view] = catalog ? page(hash, user, catalog) : ['Loading', html`<p>${error || 'Loading…'}</p>`]
+  const reloadCatalog = () => loadCatalog().then(setCatalog)
+  const [title, view] = catalog ? page(hash, user, catalog, reloadCatalog) : ['Loading', html`<p>${error || 'Loading…'}</p>`]
   useEffect(() => {
     document.title = `${title} · rhizome`
   }, [title])

@@ -44,6 +44,11 @@ export function parseListParams(resource: Resource, query: QueryParams, acceptsC
     fields = query.list('fields')
     for (const f of fields) if (!resource.query_fields.includes(f)) throw invalidValue('fields', f, 'a query field')
   }
+  // The parameter's value was checked with the resource's own parameters (readQuery).
+  for (const [field, param] of Object.entries(resource.optional_fields)) {
+    const value = query.last(param)
+    if ((value === '1' || value === 'true') && !fields.includes(field)) fields = [...fields, field]
+  }
 
   const formatText = query.last('format')
   let format: ListParams['format'] = 'json'

@@ -30,7 +30,7 @@ function clean(schema: TSchema): Record<string, unknown> {
 const nullable = (schema: Record<string, unknown>) => ('type' in schema ? { ...schema, nullable: true } : schema)
 
 /** The object shape of `fields` (query_fields names), with the result fields a list's objects carry. */
-export function objectSchema(resource: Resource, fields: string[], { results = true } = {}) {
+export function objectSchema(resource: Resource, fields: string[], { results = true, optional = true } = {}) {
   const properties: Record<string, unknown> = {}
   for (const name of fields) {
     const column = resource.schema?.properties[name]
@@ -42,8 +42,13 @@ export function objectSchema(resource: Resource, fields: string[], { results = t
     }
   }
   if (results) for (const [name, kind] of Object.entries(resource.result_fields)) properties[name] = KIND_SCHEMA[kind]()
-  // Every field listed is in every object (null where it has no value).
-  return { type: 'object', properties, required: Object.keys(properties), additionalProperties: true }
+  // Every field listed is in every object (null where it has no value); an optional one only when asked for.
+  const required = Object.keys(properties)
+  for (const [name, param] of optional ? Object.entries(resource.optional_fields) : []) {
+    const info = resolveField(resource, name)
+    if (info) properties[name] = { ...nullable(KIND_SCHEMA[info.kind]() as Record<string, unknown>), readOnly: true, description: `with ${param}=1` }
+  }
+  return { type: 'object', properties, required, additionalProperties: true }
 }
 
 /**
@@ -52,7 +57,7 @@ export function objectSchema(resource: Resource, fields: string[], { results = t
  */
 export function detailSchema(resource: Resource) {
   const derived = resource.query_fields.filter((f) => !(f in resource.columns) && !(f in resource.result_fields))
-  return objectSchema(resource, [...new Set([...resource.detail_fields, ...derived])], { results: resource.kind !== 'model' })
+  return objectSchema(resource, [...new Set([...resource.detail_fields, ...derived])], { results: resource.kind !== 'model', optional: false })
 }
 
 interface BodySchema {

@@ -139,6 +139,11 @@ export interface ResourceDeclaration {
   list_delete_by?: string[]
   /** Read-only fields computed from the row `t` (e.g. location `lvl`), with their kind. */
   synthetic?: Record<string, Synthetic>
+  /**
+   * Synthetic fields a list object carries only when a boolean parameter asks for them, by field:
+   * the parameter's name (e.g. `status` with `with_status=1`). Costly to compute, so never a default.
+   */
+  optional_fields?: Record<string, string>
   /** The column holding the row's location: restricted users only reach rows inside their subtree. */
   location_column?: string
   /**
@@ -311,6 +316,7 @@ export function defineResource(decl: ResourceDeclaration): Resource {
     writers: decl.writers ?? (kind === 'model' ? 'metadata_editors' : 'users'),
     list_delete_by: decl.list_delete_by ?? [],
     synthetic,
+    optional_fields: decl.optional_fields ?? {},
     location_column: decl.location_column,
     owner_column: decl.owner_column,
     row_filter: decl.row_filter,

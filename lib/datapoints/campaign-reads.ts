@@ -5,6 +5,7 @@ import { dynamic, inList, withMeta } from '../api/crud.js'
 import { Param, type QueryOf } from '../api/query.js'
 import type { Context, ListQuery, ReadMode, Row, WideExport } from '../api/resource.js'
 import { locationSelection } from './location-selection.js'
+import { statusOf, withStatus } from './status.js'
 import { DATAPOINT_META, DATAPOINT_PARAMS, datapointMeta, indicatorSet, pivot } from './reads.js'
 
 export const CAMPAIGN_DATAPOINT_PARAMS = {
@@ -78,6 +79,7 @@ async function densified(ctx: Context, rows: ListQuery, page: { limit: number; o
       join.onRef('r.location_id', '=', 'l.location_id').onRef('r.indicator_id', '=', 'i.indicator_id').onRef('r.campaign_id', '=', 'c.campaign_id'),
     )
     .select(['r.id', 'i.indicator_id', 'c.campaign_id', 'l.location_id', 'r.value', sql<number>`count(*) over ()`.as('__total')])
+    .$if(withStatus(ctx), (q) => q.select(statusOf(sql`i.indicator_id`, sql`r.value`).as('status')))
   const column = (field: string) => (field === 'id' || field === 'value' ? `r.${field}` : `${field.slice(0, 1)}.${field}`)
   // Without order_by: (location, indicator, campaign). The dispatcher's trailing `id` tie-breaker is
   // not needed here: the three ids identify a dense row.
@@ -103,6 +105,7 @@ export const columnChart: ReadMode = {
       campaign_id: { type: 'integer' },
       location_id: { type: 'integer' },
       value: { type: 'number', nullable: true },
+      status: { type: 'string', nullable: true, description: 'with with_status=1' },
     },
     required: ['id', 'indicator_id', 'campaign_id', 'location_id', 'value'],
     description: 'chart_type=ColumnChart: a location × indicator × campaign without a value',

@@ -6,6 +6,7 @@ import { dynamic, inList } from '../api/crud.js'
 import { Param, type QueryOf } from '../api/query.js'
 import type { Context, ListQuery, ReadMode, Row, WideExport } from '../api/resource.js'
 import { locationSelection } from './location-selection.js'
+import { statusOf, withStatus } from './status.js'
 import { DATAPOINT_META, DATAPOINT_PARAMS, datapointMeta, indicatorSet, pivot } from './reads.js'
 
 export const DATE_DATAPOINT_PARAMS = {
@@ -101,7 +102,8 @@ async function groupedPage(ctx: Context, filtered: ListQuery, bucket: RawBuilder
   const targetSet = await targetsOf(ctx)
   const withTargets = async <R>(query: RawBuilder<unknown>) => (await sql<R>`with targets as materialized (${targetSet}) ${query}`.execute(ctx.db)).rows
   const sums = groupedSums(ctx, filtered, bucket, sql`select id from targets`)
-  const pageQuery = sql`select *, count(*) over () as __total from (${sums}) g
+  const status = withStatus(ctx) ? sql`, ${statusOf(sql`g.indicator_id`, sql`g.value`)} as status` : sql``
+  const pageQuery = sql`select *${status}, count(*) over () as __total from (${sums}) g
     order by time_grouping, location_id, indicator_id limit ${page.limit} offset ${page.offset}`
   // One line per page row, each carrying the targets; one line of nulls and the targets when the page is empty.
   const lines = await withTargets<Row>(
@@ -129,7 +131,7 @@ async function groupedPage(ctx: Context, filtered: ListQuery, bucket: RawBuilder
     total = found.reduce((sum, r) => sum + Number(r.n), 0)
   }
   const meta = datapointMeta(ctx, { time_groupings: buckets, location_ids: targets, indicator_ids: indicatorSet(ctx) })
-  return { rows, total, meta, fields: ['indicator_id', 'location_id', 'time_grouping', 'value'] }
+  return { rows, total, meta, fields: ['indicator_id', 'location_id', 'time_grouping', 'value', ...(withStatus(ctx) ? ['status'] : [])] }
 }
 
 /** group_by_time=year|quarter|month|all_time: sums over each target location's subtree per bucket. */
@@ -150,6 +152,7 @@ export const grouped: ReadMode = {
         ],
       },
       value: { type: 'number' },
+      status: { type: 'string', nullable: true, description: 'with with_status=1' },
     },
     required: ['indicator_id', 'location_id', 'time_grouping', 'value'],
     description: 'group_by_time=year|quarter|month|all_time',

@@ -4,6 +4,7 @@ import { sql } from 'kysely'
 import { dynamic, MAX_LIMIT } from '../api/crud.js'
 import { Param, type QueryOf } from '../api/query.js'
 import { LOCATION_PARAMS } from './location-selection.js'
+import { statusOf, withStatus } from './status.js'
 import type { Context, ListQuery, Row, WideExport } from '../api/resource.js'
 
 /** Parameters both datapoint resources take; each adds its own (campaign window, grouping…). */
@@ -11,6 +12,7 @@ export const DATAPOINT_PARAMS = {
   indicator__in: Param.integers('required: indicator ids'),
   ...LOCATION_PARAMS,
   chart_uuid: Param.string('echoed as meta.chart_uuid'),
+  with_status: Param.boolean("1: each value's status against its indicator's bounds (good, ok, bad, or a bound range's name; null without bounds)"),
   chart_type: Param.ignored(),
   cumulative: Param.ignored(),
   show_missing_data: Param.ignored(),
@@ -76,9 +78,20 @@ export async function pivot(ctx: Context, long: ListQuery, indicators: number[],
   }
   query = query.orderBy(`p.${key.column}`).orderBy('p.location_id')
   // Each indicator column is written as a literal: integers from the request, already parsed.
-  query = query.select(indicators.map((id, i) => sql`max(p.value) filter (where p.indicator_id = ${sql.lit(id)})`.as(`i${i}`)))
+  const valueIn = (id: number) => sql`max(p.value) filter (where p.indicator_id = ${sql.lit(id)})`
+  query = query.select(indicators.map((id, i) => valueIn(id).as(`i${i}`)))
+  const headers = indicators.map((id) => names.get(id) ?? String(id))
+  // with_status: after the values, one status column per indicator, in the same order.
+  if (withStatus(ctx)) query = query.select(indicators.map((id, i) => statusOf(sql.lit(id), valueIn(id)).as(`s${i}`)))
   return {
-    header: ['location_id', 'location', key.column, ...(key.named ? [key.named.as] : []), ...indicators.map((id) => names.get(id) ?? String(id))],
+    header: [
+      'location_id',
+      'location',
+      key.column,
+      ...(key.named ? [key.named.as] : []),
+      ...headers,
+      ...(withStatus(ctx) ? headers.map((h) => `${h} status`) : []),
+    ],
     query,
   }
 }

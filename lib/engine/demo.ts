@@ -77,7 +77,8 @@ export async function loadDemoData(db: Kysely<DB>): Promise<boolean> {
         { short_name: 'Children vaccinated', name: 'Number of children vaccinated', data_format: 'int' },
         { short_name: 'Children missed', name: 'Number of children missed', data_format: 'int' },
         { short_name: 'Children targeted', name: 'Number of children targeted', data_format: 'int' },
-        { short_name: 'Percent missed', name: 'Percentage of targeted children missed', data_format: 'pct' },
+        // Lower is better: 3 % or less missed is good, 4 % or more bad (the dashboards' traffic lights).
+        { short_name: 'Percent missed', name: 'Percentage of targeted children missed', data_format: 'pct', good_bound: 0.03, bad_bound: 0.04 },
         { short_name: 'Access challenged', name: 'District is access-challenged', data_format: 'bool' },
         { short_name: 'Polio cases', name: 'Confirmed polio cases', data_format: 'date_int', resource_name: 'date' },
       ])

@@ -1,12 +1,13 @@
-// For superusers: users and their passwords, API keys, and location responsibilities (which part of
-// the country a user is limited to). Every change goes through the same API a script would use.
+// For superusers: users and their passwords, API keys, location responsibilities (which part of the
+// country a user is limited to) and indicators' bounds. Every change goes through the same API a script would use.
 import { useEffect, useState } from 'preact/hooks'
 import { change, list } from '../api.js'
 import { formatTime } from '../format.js'
 import { html } from '../html.js'
+import { IndicatorBounds } from './bounds.js'
 import { LocationSearch } from './location-search.js'
 
-export function Admin({ catalog }) {
+export function Admin({ catalog, onCatalogChange }) {
   const [users, setUsers] = useState([])
   const [keys, setKeys] = useState([])
   const [responsibilities, setResponsibilities] = useState(new Map())
@@ -117,5 +118,6 @@ export function Admin({ catalog }) {
         <label>Key for <select name="user">${users.map((u) => html`<option key=${u.id} value=${u.id}>${u.username}</option>`)}</select></label>
         <button type="submit">Create key</button>
       </form>
-    </section>`
+    </section>
+    <${IndicatorBounds} catalog=${catalog} onChange=${onCatalogChange} />`
 }

@@ -5,6 +5,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { chartOption, chartSpec, csvName, isMap, isTable, rootsFallback, tableRows } from '../chart-data.js'
 import { draw, readChart, registerPolygons, tooltipElement } from '../charts.js'
 import { formatCount, formatValue } from '../format.js'
+import { statusClass, statusLegend } from '../status.js'
 import { html } from '../html.js'
 
 /** Below this width (px) a chart drops its labels for a legend and tooltips. */
@@ -102,7 +103,22 @@ export function ChartCard({ chart, view, catalog, onDrill }) {
     <figcaption>${title}</figcaption>
     ${scope}
     ${body}
+    ${state.data?.points.length > 0 && html`<${StatusLegend} indicatorIds=${spec.indicator_ids ?? []} catalog=${catalog} />`}
   </figure>`
+}
+
+/** What the colours of values say: each bounded indicator's statuses with their limits. */
+function StatusLegend({ indicatorIds, catalog }) {
+  const bounded = indicatorIds.filter((id) => catalog.indicatorBounds.has(id))
+  if (!bounded.length) return null
+  return bounded.map(
+    (id) => html`<ul class="status-legend" key=${id} aria-label=${`Statuses of ${catalog.indicatorName.get(id)}`}>
+      ${bounded.length > 1 && html`<li>${catalog.indicatorName.get(id)}:</li>`}
+      ${statusLegend(catalog.indicatorBounds.get(id), catalog.indicatorFormat.get(id)).map(
+        (item) => html`<li key=${item.status}><span class=${`swatch ${item.className}`} aria-hidden="true"></span>${item.label}</li>`,
+      )}
+    </ul>`,
+  )
 }
 
 /** Rows of a table view shown at once: a table of ten thousand districts stays one page in the page. */
@@ -139,7 +155,10 @@ function ValuesTable({ spec, data, catalog, onDrill, caption, csv }) {
           (row) => html`<tr key=${`${row.locationId}-${row.key.id}`}>
             <th scope="row">${onDrill ? html`<button class="link" onClick=${() => onDrill(row.locationId)}>${row.location}</button>` : row.location}</th>
             <td>${row.key.label}</td>
-            ${row.values.map((value, i) => html`<td class="number" key=${i}>${formatValue(value, catalog.indicatorFormat.get(indicatorIds[i]))}</td>`)}
+            ${row.values.map((value, i) => {
+              const status = row.statuses[i]
+              return html`<td class=${`number ${statusClass(status, catalog.indicatorBounds.get(indicatorIds[i]))}`} key=${i}>${formatValue(value, catalog.indicatorFormat.get(indicatorIds[i]))}${status && html`<span class="visually-hidden"> (${status})</span>`}</td>`
+            })}
           </tr>`,
         )}
       </tbody>

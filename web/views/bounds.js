@@ -1,0 +1,87 @@
+// An indicator's bounds, edited by an administrator: good and bad bounds (their order says whether
+// higher or lower is better) and named ranges; the dashboards colour values by the status these give.
+import { useEffect, useState } from 'preact/hooks'
+import { change, list } from '../api.js'
+import { html } from '../html.js'
+import { statusLegend } from '../status.js'
+
+/** A number input's value: empty is none. */
+const numberOf = (form, name) => (form.get(name) === '' ? null : Number(form.get(name)))
+
+export function IndicatorBounds({ catalog, onChange }) {
+  const [indicatorId, setIndicatorId] = useState(catalog.indicators[0]?.id ?? null)
+  const [ranges, setRanges] = useState([])
+  const [message, setMessage] = useState({ text: '', error: false })
+  const [version, setVersion] = useState(0)
+  const indicator = catalog.indicators.find((i) => i.id === indicatorId)
+  useEffect(() => {
+    if (indicatorId !== null) list(`/indicator_bound/?indicator_id=${indicatorId}&limit=0`).then(setRanges, (e) => setMessage({ text: e.message, error: true }))
+  }, [indicatorId, version])
+  /** Runs a change, says what happened, reads the ranges and the catalog again. */
+  const act = (done, work) => async (event) => {
+    event.preventDefault()
+    const form = event.target instanceof HTMLFormElement ? event.target : null
+    try {
+      await work(form ? new FormData(form) : null)
+      setMessage({ text: done, error: false })
+      if (form?.classList.contains('new-range')) form.reset()
+      setVersion((v) => v + 1)
+      await onChange()
+    } catch (e) {
+      setMessage({ text: e.message, error: true })
+    }
+  }
+  const saveBounds = act('Bounds saved', (form) =>
+    change('PATCH', `/indicator/${indicatorId}/`, { good_bound: numberOf(form, 'good_bound'), bad_bound: numberOf(form, 'bad_bound') }),
+  )
+  const addRange = act('Range added', (form) =>
+    change('POST', '/indicator_bound/', {
+      indicator_id: indicatorId,
+      bound_name: form.get('bound_name'),
+      mn_val: numberOf(form, 'mn_val'),
+      mx_val: numberOf(form, 'mx_val'),
+      direction: Number(form.get('direction')),
+    }),
+  )
+  const removeRange = (range) => act(`Range “${range.bound_name}” removed`, () => change('DELETE', `/indicator_bound/${range.id}/`))
+  const legend = statusLegend(catalog.indicatorBounds.get(indicatorId), indicator?.data_format)
+  return html`<section aria-labelledby="bounds-heading">
+    <h2 id="bounds-heading">Indicator bounds</h2>
+    <p class="hint">Dashboards colour a value by its status: the first range holding it, else good, ok or bad from the two bounds.</p>
+    ${message.text && html`<p class=${message.error ? 'error' : 'notice'} role=${message.error ? 'alert' : 'status'}>${message.text}</p>`}
+    <label>Indicator
+      <select value=${indicatorId ?? ''} onChange=${(e) => setIndicatorId(Number(e.target.value))}>
+        ${catalog.indicators.map((i) => html`<option key=${i.id} value=${i.id}>${i.short_name}</option>`)}
+      </select>
+    </label>
+    ${
+      indicator &&
+      html`<form class="inline" key=${`bounds-${indicatorId}-${version}`} onSubmit=${saveBounds}>
+        <label>Good bound <input name="good_bound" type="number" step="any" defaultValue=${indicator.good_bound ?? ''} /></label>
+        <label>Bad bound <input name="bad_bound" type="number" step="any" defaultValue=${indicator.bad_bound ?? ''} /></label>
+        <button type="submit">Save bounds</button>
+      </form>`
+    }
+    <h3>Ranges</h3>
+    ${
+      ranges.length === 0
+        ? html`<p>No ranges.</p>`
+        : html`<ul class="cards">${ranges.map(
+            (
+              r,
+            ) => html`<li key=${r.id} class="chart-item"><span>${r.bound_name}: ${r.mn_val ?? '−∞'} to ${r.mx_val ?? '∞'}, holding its ${r.direction < 0 ? 'upper' : 'lower'} limit</span>
+              <button class="secondary" onClick=${removeRange(r)} aria-label=${`Remove range ${r.bound_name}`}>Remove</button></li>`,
+          )}</ul>`
+    }
+    <form class="inline new-range" onSubmit=${addRange}>
+      <label>Range name <input name="bound_name" required maxlength="255" /></label>
+      <label>From <input name="mn_val" type="number" step="any" /></label>
+      <label>To <input name="mx_val" type="number" step="any" /></label>
+      <label>Holds
+        <select name="direction"><option value="1">its lower limit</option><option value="-1">its upper limit</option></select>
+      </label>
+      <button type="submit">Add range</button>
+    </form>
+    ${legend.length > 0 && html`<ul class="status-legend" aria-label="Statuses of this indicator">${legend.map((item) => html`<li key=${item.status}><span class=${`swatch ${item.className}`} aria-hidden="true"></span>${item.label}</li>`)}</ul>`}
+  </section>`
+}
