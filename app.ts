@@ -18,6 +18,7 @@ import dispatcher from './plugins/dispatcher.js'
 import backup from './plugins/backup.js'
 import session from './plugins/session.js'
 import passwords from './plugins/passwords.js'
+import dashboardData from './plugins/dashboard-data.js'
 import webApp from './plugins/web-app.js'
 import jobs from './plugins/jobs.js'
 import serviceRoutes from './plugins/service-routes.js'
@@ -88,6 +89,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   await app.register(backup)
   await app.register(session)
   await app.register(passwords)
+  await app.register(dashboardData)
   await app.register(webApp)
   await app.register(classifier)
   await app.register(serviceRoutes)

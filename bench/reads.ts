@@ -7,9 +7,10 @@
 // processes: a cold phase first (its ratios reported too), then BENCH_WARMUP requests (default 4,000)
 // to each side, then the measured phase (see warmUp below); then the API's req/s under 50
 // connections (autocannon); then our statements against the best written by hand for the same answer
-// (bench/read-statements.ts, `floor`), in turn. Then the read cache: each read and three more under 50 connections, hit
-// (a second server with the cache on) and miss, in the same run as a cached detail GET, and the
-// dashboard read compressed and conditional (304). The data is a pure function of the ids (no
+// (bench/read-statements.ts, `floor`), in turn. Then the read cache: each read, three lists and a
+// five-chart dashboard's data (`/dashboard/<id>/data/`) under 50 connections, hit (a second server with
+// the cache on) and miss, in the same run as a cached detail GET, and the dashboard read compressed and
+// conditional (304). The data is a pure function of the ids (no
 // randomness), so every run reads the same numbers.
 // BENCH_DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); a scratch
 // database is created and dropped. BENCH_SECONDS bounds each timed phase (default 5).
@@ -23,7 +24,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { cpuMicros, procStat, round, scratchDatabase, startServer, stop } from './lib.js'
-import { BARE_APPLICATION, reads, seedReadsThroughServer } from './read-statements.js'
+import { BARE_APPLICATION, INDICATORS, reads, seedReadsThroughServer } from './read-statements.js'
 
 const KEY = 'd'.repeat(40)
 const auth = { authorization: `ApiKey admin:${KEY}` }
@@ -123,7 +124,32 @@ function faultsPerRead(before: Awaited<ReturnType<typeof backendFaults>>, after:
   return `${Math.round(sum.api / reads)} / ${Math.round(sum.bare / reads)} / ${Math.round(sum.direct / reads)}`
 }
 
-/** The reads of the cache table: the datapoint reads above and three plain lists. */
+/**
+ * A dashboard of five charts over the seeded data, as the web app saves them (made through the API of
+ * the server on `port`): provinces as columns, a pie and a map, the districts' table of three indicators,
+ * a province's cases by quarter. Returns its data's path.
+ */
+async function benchDashboard(port: number): Promise<string> {
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`)
+    return ((await res.json()) as { id: number }).id
+  }
+  const byProvince = { campaign_ids: [3], location_ids: [1], location_depth: 1 }
+  const charts: Array<Record<string, unknown>> = [
+    { type: 'ColumnChart', indicator_ids: [7], ...byProvince },
+    { type: 'PieChart', indicator_ids: [8], ...byProvince },
+    { type: 'ChoroplethMap', indicator_ids: [9], ...byProvince },
+    { type: 'TableChart', indicator_ids: [7, 8, 9], campaign_ids: [3], location_ids: [1], location_depth: 2 },
+    { type: 'LineChart', indicator_ids: [INDICATORS + 1], location_ids: [42], location_depth: 0, groupByTime: 'quarter', start_date: '2000-01-01', end_date: '2070-01-01' },
+  ]
+  const uuids = charts.map((_, i) => `bench-${i}`)
+  for (const [i, chart_json] of charts.entries()) await post('/custom_chart/', { uuid: uuids[i], title: `bench chart ${i}`, chart_json })
+  const id = await post('/dashboard/', { title: 'bench dashboard', rows: [{ charts: uuids.slice(0, 3) }, { charts: uuids.slice(3) }] })
+  return `/api/v1/dashboard/${id}/data/`
+}
+
+/** The reads of the cache table: the datapoint reads above and three plain lists (a dashboard's data is added once made). */
 const CACHED_READS: Array<[string, string]> = [
   ...reads.map((read): [string, string] => [read.name, read.path]),
   ['location: children of the root', '/api/v1/location/?parent_location_id=1'],
@@ -252,6 +278,7 @@ try {
     )
   }
   console.log(lines.join('\n'))
+  CACHED_READS.push(['dashboard data: five charts in one answer', await benchDashboard(port)])
   caching = await startServer(['dist/server.js'], serverEnv, cachingPort)
   console.log(`\n${await cacheTable(port, cachingPort)}`)
 } finally {

@@ -69,6 +69,16 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     const districts = await apiValues(missed, march, `location_id=${location.get('Veridia')}&location_depth=2`)
     t.same(tableValues(await numbersOf(figure(page, 'TableChart')), 3), districts, 'the table chart shows the API’s district values')
     t.equal(Object.keys(districts).length, 9)
+    // One data request draws the dashboard: no chart reads its own rows.
+    const reads: string[] = []
+    page.on('request', (request) => {
+      const path = new URL(request.url()).pathname
+      if (/^\/api\/v1\/(campaign_datapoint|date_datapoint|dashboard\/\d+\/data)\//.test(path)) reads.push(path)
+    })
+    await page.reload()
+    await chartsDrawn(page, 5)
+    t.same(reads, [`/api/v1/dashboard/${dashboardId}/data/`], 'the five charts drawn from one data request')
+    t.same(tableValues(await numbersOf(figure(page, 'ColumnChart'))), byProvince, 'with the API’s numbers')
     const toggles = await page.locator('figure.chart summary').evaluateAll((items) => items.map((s) => s.getAttribute('aria-label')))
     t.equal(new Set(toggles).size, 4, `each "Numbers" toggle has a name of its own: ${toggles.join('; ')}`)
     t.same(problems, [], 'no script error and no CSP refusal')

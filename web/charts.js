@@ -4,10 +4,14 @@ import * as echarts from 'echarts'
 import { list, query } from './api.js'
 import { chartData, chartRead } from './chart-data.js'
 
-/** The values a chart shows under a view (see chartData). */
-export async function readChart(chart, view, catalog) {
+/**
+ * The values a chart shows under a view (see chartData): from `prefetched` (its entry in the dashboard's
+ * data, `GET /dashboard/<id>/data/`) when that is the same read, else read now.
+ */
+export async function readChart(chart, view, catalog, prefetched = undefined) {
   const read = chartRead(chart, view, catalog)
-  return chartData(chart, read, await list(read.path), catalog)
+  const objects = prefetched?.read === read.path && Array.isArray(prefetched.objects) ? prefetched.objects : await list(read.path)
+  return chartData(chart, read, objects, catalog)
 }
 
 /** The centre of a polygon's bounding box: where a bubble map puts its circle. */

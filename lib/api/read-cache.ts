@@ -103,6 +103,15 @@ export class ReadCache {
   }
 
   /**
+   * The key of a read composed of other reads (a dashboard's data: `name`, its path), answered to
+   * whoever sees `resource`'s rows as this requester does; undefined when nothing is kept.
+   */
+  keyOfComposed(request: FastifyRequest, name: string, resource: Resource): string | undefined {
+    if (!this.#enabled) return undefined
+    return `${name}\n${scopeOf(request.user!, resource)}\njson\n${canonicalQuery(rawQueryOf(request))}`
+  }
+
+  /**
    * The kept answer of `key` (it leaves with `serve`, lib/api/representation.ts). A request with
    * `Cache-Control: no-cache` is computed afresh (RFC 9111 §5.2.1.4), and its answer kept.
    */
@@ -111,7 +120,10 @@ export class ReadCache {
     return this.#cache.get(key)
   }
 
-  /** A miss: `db` as the read should use it (its tables noted), and the answer stored when it leaves. */
+  /**
+   * A miss: `db` as the read should use it (its tables noted), and the answer stored when it leaves. A
+   * read whose statements do not go through `db` (a composed read) names no table: any change drops it.
+   */
   begin(request: FastifyRequest, key: string, db: Kysely<DB>): Kysely<DB> {
     const recorder = new TableRecorder(this.#knownTables)
     this.#pending.set(request, { key, since: this.#cache.begin(), recorder })

@@ -15,14 +15,18 @@ const NARROW = 480
  * The values of a chart for this user: as saved, or, when the chart is aimed above a restricted
  * user's part of the country and nothing of hers falls in its selection, her own part.
  */
-async function readFor(spec, view, catalog) {
+async function readFor(spec, view, catalog, prefetched) {
   const fallback = view.locationId == null ? rootsFallback(spec, catalog) : undefined
-  const data = await readChart(spec, view, catalog)
+  const data = await readChart(spec, view, catalog, prefetched)
   if (!fallback || data.points.length > 0) return { data, aimedAbove: Boolean(fallback) }
   return { data: await readChart(fallback, view, catalog), aimedAbove: true }
 }
 
-export function ChartCard({ chart, view, catalog, onDrill }) {
+/**
+ * `dashboardData`: the dashboard's data (a promise of `GET /dashboard/<id>/data/`'s answer, or null),
+ * from which the card takes its rows instead of reading them itself.
+ */
+export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null }) {
   const spec = useMemo(() => chartSpec(chart.chart_json), [chart])
   const [state, setState] = useState({ data: null, error: null, mapName: '', polygons: 0, aimedAbove: false })
   const [drawn, setDrawn] = useState(false)
@@ -35,7 +39,8 @@ export function ChartCard({ chart, view, catalog, onDrill }) {
     setDrawn(false)
     ;(async () => {
       try {
-        const { data, aimedAbove } = await readFor(spec, view, catalog)
+        const prefetched = await dashboardData?.then((d) => d?.charts?.[chart.id])
+        const { data, aimedAbove } = await readFor(spec, view, catalog, prefetched)
         const map = isMap(spec) && data.points.length ? await registerPolygons(data, catalog) : null
         if (map) data.centres = map.centres
         if (live) setState({ data, mapName: map?.mapName ?? '', polygons: map?.polygons ?? 0, aimedAbove, error: null })
@@ -46,7 +51,7 @@ export function ChartCard({ chart, view, catalog, onDrill }) {
     return () => {
       live = false
     }
-  }, [spec, view.campaignId, view.locationId, catalog])
+  }, [spec, view.campaignId, view.locationId, catalog, dashboardData])
 
   useEffect(() => {
     if (!state.data) return

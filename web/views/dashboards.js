@@ -2,7 +2,7 @@
 // address), and its editing (add, build, remove, reorder charts) as a draft that survives leaving the
 // page, saved through the API. Who may not change a dashboard duplicates it to edit.
 import { useEffect, useMemo, useState } from 'preact/hooks'
-import { api, change, freeTitle, list, mayChange } from '../api.js'
+import { api, change, freeTitle, list, mayChange, query } from '../api.js'
 import { clearDraft, loadDraft, saveDraft } from '../drafts.js'
 import { html } from '../html.js'
 import { routeHash } from '../route.js'
@@ -64,6 +64,15 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
   const campaignId = catalog.campaignName.has(Number(params.campaign)) ? Number(params.campaign) : null
   const locationId = catalog.locationName.has(Number(params.location)) ? Number(params.location) : null
   const view = useMemo(() => ({ campaignId, locationId }), [campaignId, locationId])
+  // Every chart's rows in one request (null when it fails: each chart then reads its own).
+  const dashboardData = useMemo(
+    () =>
+      api('GET', `/dashboard/${id}/data/${query({ campaign: campaignId ?? undefined, location: locationId ?? undefined })}`).then(
+        (res) => (res.status === 200 ? res.body : null),
+        () => null,
+      ),
+    [id, campaignId, locationId],
+  )
   const offered = useCampaignsWithData(locationId ?? catalog.roots[0]?.id, catalog)
   const go = (patch) => navigate(routeHash(`#/dashboard/${id}`, { campaign: campaignId, location: locationId, ...patch }))
   if (error) return html`<p class="error" role="alert">${error}</p>`
@@ -107,7 +116,7 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
     <p class="hint">Click a location in a chart or its numbers to drill down a level. The address keeps this view: copy it to share it.</p>
     ${(dashboard.rows ?? []).map(
       (row, r) => html`<div class="chart-row" key=${r}>
-        ${(row?.charts ?? []).filter((c) => typeof c === 'object' && c).map((chart) => html`<${ChartCard} key=${chart.uuid} chart=${chart} view=${view} catalog=${catalog} onDrill=${(location) => go({ location })} />`)}
+        ${(row?.charts ?? []).filter((c) => typeof c === 'object' && c).map((chart) => html`<${ChartCard} key=${chart.uuid} chart=${chart} view=${view} catalog=${catalog} dashboardData=${dashboardData} onDrill=${(location) => go({ location })} />`)}
       </div>`,
     )}
     ${chartsOf(dashboard).length === 0 && html`<p>No charts yet.${mayChange(user, dashboard) && html` <a href=${`#/dashboard/${id}/edit`}>Add one</a>.`}</p>`}`

@@ -1,0 +1,129 @@
+// One request per dashboard (`GET /api/v1/dashboard/:id/data/`): every chart's rows under a view (the
+// app's campaign and location), each chart read as the app would read it alone (web/chart-data.js
+// decides what) and through the same routes, so with the same rights, read cache and answers. The
+// whole is kept in the read cache as one answer that any change drops, and leaves with an ETag.
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { notFound } from '../lib/core/errors.js'
+import { PROJECT_ROOT } from '../lib/core/paths.js'
+import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
+import { Param, queryReader } from '../lib/api/query.js'
+import { rawQueryOf } from '../lib/api/request.js'
+import { serve } from '../lib/api/representation.js'
+import dashboardResource from '../resources/dashboard.js'
+
+/** What the server uses of the web app's chart module (web/chart-data.js, web/status.js). */
+interface ChartModules {
+  chartSpec(chartJson: unknown): Record<string, unknown> & { indicator_ids?: number[] }
+  chartRead(chart: Record<string, unknown>, view: { campaignId: number | null; locationId: number | null }, catalog: { indicatorBounds: Map<number, unknown> }): { path: string }
+  boundsById(indicators: unknown[]): Map<number, unknown>
+}
+
+/** The web app's modules, plain JavaScript beside the server's sources (`dist/` holds no copy of them). */
+async function chartModules(): Promise<ChartModules> {
+  const load = (name: string) => import(pathToFileURL(join(PROJECT_ROOT, 'web', name)).href)
+  const [charts, status] = await Promise.all([load('chart-data.js'), load('status.js')])
+  return { chartSpec: charts.chartSpec, chartRead: charts.chartRead, boundsById: status.boundsById }
+}
+
+const VIEW = {
+  campaign: Param.integer("the view's campaign: every chart reads it instead of its own campaigns"),
+  location: Param.integer("the view's location (a drill-down): every chart reads it at its own depth"),
+}
+const readView = queryReader(VIEW, { names: [], unlessId: false })
+
+/** The credentials of the request, for the reads made on its behalf. */
+const forwarded = (request: FastifyRequest) =>
+  Object.fromEntries(
+    (['authorization', 'cookie', 'x-request-id'] as const).flatMap((name) => (request.headers[name] ? [[name, request.headers[name] as string]] : [])),
+  )
+
+type Answer = { status: number; body: Record<string, unknown> }
+type Chart = { id: number; uuid?: string; chart_json: unknown }
+
+/** The charts a dashboard's rows show, in order (as its detail expands them: objects). */
+const chartsOf = (dashboard: Record<string, unknown>) =>
+  ((dashboard.rows as Array<{ charts?: unknown[] }> | null) ?? []).flatMap((row) =>
+    (row?.charts ?? []).filter((c): c is Chart => typeof c === 'object' && c !== null && 'chart_json' in c),
+  )
+
+export default async function dashboardData(app: FastifyInstance) {
+  const modules = await chartModules()
+
+  async function answer(request: FastifyRequest, id: number) {
+    const view = readView(rawQueryOf(request))
+    const read = async (path: string): Promise<Answer> => {
+      const res = await app.inject({ method: 'GET', url: `/api/v1${path}`, headers: forwarded(request), remoteAddress: request.ip })
+      return { status: res.statusCode, body: res.json() }
+    }
+    const dashboard = await read(`/dashboard/${id}/`)
+    if (dashboard.status !== 200) return dashboard
+    const charts = chartsOf(dashboard.body)
+    const specs = charts.map((chart) => modules.chartSpec(chart.chart_json))
+    const indicatorIds = [...new Set(specs.flatMap((spec) => (Array.isArray(spec.indicator_ids) ? spec.indicator_ids.filter(Number.isInteger) : [])))]
+    const bounded = indicatorIds.length
+      ? (await read(`/indicator/?id__in=${indicatorIds.join(',')}&fields=id,good_bound,bad_bound,bound_json&limit=0`)).body.objects
+      : []
+    const catalog = { indicatorBounds: modules.boundsById((bounded as unknown[]) ?? []) }
+    const place = { campaignId: view.campaign ?? null, locationId: view.location ?? null }
+    const reads = await Promise.all(
+      charts.map(async (chart, i) => {
+        const { path } = modules.chartRead(specs[i], place, catalog)
+        const res = await read(path)
+        const rows = res.status === 200 ? { objects: res.body.objects, meta: res.body.meta } : { error: res.body }
+        return [chart.id, { uuid: chart.uuid, read: path, ...rows }] as const
+      }),
+    )
+    const body = { dashboard_id: id, view: { campaign: view.campaign ?? null, location: view.location ?? null }, charts: Object.fromEntries(reads) }
+    return { status: 200, body }
+  }
+
+  app.get(
+    '/api/v1/dashboard/:id/data/',
+    {
+      schema: {
+        tags: ['dashboard'],
+        operationId: 'readDashboardData',
+        summary: "Every chart's rows of a dashboard under a view, in one answer (keyed by chart id)",
+        security: API_SECURITY,
+        params: { type: 'object', properties: { id: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1 } }, required: ['id'] },
+        querystring: {
+          type: 'object',
+          properties: Object.fromEntries(Object.entries(VIEW).map(([name, schema]) => [name, { type: 'integer', description: (schema as { description?: string }).description }])),
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              dashboard_id: { type: 'integer' },
+              view: { type: 'object', properties: { campaign: { type: 'integer', nullable: true }, location: { type: 'integer', nullable: true } } },
+              charts: {
+                type: 'object',
+                description: "by chart id: the chart's read (`read`, the path the app would call) and its `objects` and `meta`, or its `error`",
+                additionalProperties: true,
+              },
+            },
+          },
+          400: errorSchema,
+          401: errorSchema,
+          404: errorSchema,
+        },
+      },
+      // The view is read by the API's own parameter reader, which names a bad value in its 400.
+      validatorCompiler: ({ httpPart }) => (httpPart === 'params' ? (data: unknown) => ({ value: data }) : () => ({ value: undefined })),
+    },
+    async (request, reply) => {
+      const raw = (request.params as { id: string }).id
+      const id = /^\d{1,10}$/.test(raw) && Number(raw) < 2 ** 31 ? Number(raw) : undefined
+      if (id === undefined) throw notFound('dashboard', raw)
+      const key = app.readCache.keyOfComposed(request, `dashboard/${id}/data`, dashboardResource)
+      const kept = key === undefined ? undefined : app.readCache.lookup(request, key)
+      if (kept) return serve(reply, kept)
+      // Its reads are other requests: it names no table, so any change drops it.
+      if (key !== undefined) app.readCache.begin(request, key, app.db.db)
+      const { status, body } = await answer(request, id)
+      return reply.code(status as 200).send(body)
+    },
+  )
+}

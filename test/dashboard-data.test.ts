@@ -1,0 +1,93 @@
+// One request per dashboard: GET /dashboard/<id>/data/ answers every chart's rows under a view, each
+// the same as the chart's own read (the path the app would call), with the requester's rights, through
+// the read cache (honest on change) and with ETag / 304.
+import t from 'tap'
+import { admin, alice, build } from './helper.js'
+import { client } from './api.js'
+import { world } from './world.js'
+
+type Api = ReturnType<typeof client>
+
+/** A dashboard of three charts over the world: provinces' n, districts' n (a table), cases by month. */
+async function dashboardOf(api: Api, w: Awaited<ReturnType<typeof world>>) {
+  const chart = async (uuid: string, chart_json: Record<string, unknown>) => {
+    const res = await api.post('/custom_chart/', { uuid, title: uuid, chart_json })
+    if (res.status !== 201) throw new Error(res.text)
+    return res.body.id as number
+  }
+  const provinces = await chart('provinces', { type: 'ColumnChart', indicator_ids: [w.n], campaign_ids: [w.C], location_ids: [w.R], location_depth: 1 })
+  const districts = await chart('districts', { type: 'TableChart', indicator_ids: [w.n], campaign_ids: [w.C], location_ids: [w.R], location_depth: 2 })
+  // Saved as the original front-end saved it: chart_json as a JSON string.
+  const cases = await chart(
+    'cases',
+    JSON.stringify({ type: 'LineChart', indicator_ids: [w.cases], location_ids: [w.R], location_depth: 0, start_date: '2015-01-01', end_date: '2015-12-31', groupByTime: 'month' }) as never,
+  )
+  const dashboard = await api.post('/dashboard/', { title: 'Overview', rows: [{ charts: ['provinces', 'districts'] }, { charts: ['cases'] }] })
+  if (dashboard.status !== 201) throw new Error(dashboard.text)
+  return { id: dashboard.body.id as number, provinces, districts, cases }
+}
+
+t.test("a dashboard's data: every chart's rows, each the chart's own read", async (t) => {
+  const { app } = await build(t)
+  const api = client(app)
+  const w = await world(api)
+  const d = await dashboardOf(api, w)
+  const res = await api.get(`/dashboard/${d.id}/data/`)
+  t.equal(res.status, 200)
+  t.same(Object.keys(res.body.charts).map(Number).sort(), [d.provinces, d.districts, d.cases].sort())
+  t.same(res.body.view, { campaign: null, location: null })
+  for (const [id, chart] of Object.entries(res.body.charts) as Array<[string, { read: string; objects: unknown[]; meta: Record<string, unknown> }]>) {
+    const alone = await api.get(chart.read)
+    t.equal(alone.status, 200, `chart ${id}: ${chart.read}`)
+    t.same(chart.objects, alone.body.objects, `chart ${id}: the rows of its own read`)
+    t.same(chart.meta.location_ids, alone.body.meta.location_ids)
+  }
+  t.match(res.body.charts[d.provinces].read, /^\/campaign_datapoint\/\?indicator__in=\d+&campaign__in=\d+&location_id=\d+&location_depth=1&chart_type=ColumnChart&limit=0$/)
+  t.match(res.body.charts[d.cases].read, /^\/date_datapoint\/.*group_by_time=month/, 'a chart_json saved as a string is read too')
+  t.equal(res.body.charts[d.districts].objects.length, 2, 'two districts')
+
+  // The view: a drill-down to province B reads B's children for the provinces chart.
+  const drilled = await api.get(`/dashboard/${d.id}/data/?location=${w.B}`)
+  t.same(drilled.body.view, { campaign: null, location: w.B })
+  t.same(
+    drilled.body.charts[d.provinces].objects.map((o: { location_id: number }) => o.location_id),
+    [w.b1],
+  )
+
+  const etag = res.headers.etag as string
+  t.ok(etag, 'an ETag')
+  const again = await api.get(`/dashboard/${d.id}/data/`, { ...admin, 'if-none-match': etag })
+  t.equal(again.status, 304, 'unchanged: 304')
+  // A change anywhere drops the kept answer: the next one holds the new value.
+  const a1Row = (await api.get(`/campaign_datapoint/?indicator__in=${w.n}&campaign__in=${w.C}&location_id__in=${w.a1}`)).body.objects[0]
+  t.equal((await api.patch(`/campaign_datapoint/${a1Row.id}/`, { value: 99 })).status, 200)
+  const changed = await api.get(`/dashboard/${d.id}/data/`, { ...admin, 'if-none-match': etag })
+  t.equal(changed.status, 200, 'changed: a new answer')
+  t.ok(
+    changed.body.charts[d.districts].objects.some((o: { location_id: number; value: number }) => o.location_id === w.a1 && o.value === 99),
+    'with the new value',
+  )
+})
+
+t.test("a restricted user's dashboard data holds only her part; bad views are 4xx", async (t) => {
+  const { app, aliceId } = await build(t)
+  const api = client(app)
+  const w = await world(api)
+  const d = await dashboardOf(api, w)
+  t.equal((await api.post('/location_responsibility/', { user_id: aliceId, top_lvl_location_id: w.A })).status, 201)
+  const hers = await api.get(`/dashboard/${d.id}/data/`, alice)
+  t.equal(hers.status, 200)
+  const locations = Object.values(hers.body.charts as Record<string, { objects?: Array<{ location_id: number }> }>).flatMap((c) =>
+    (c.objects ?? []).map((o) => o.location_id),
+  )
+  t.notOk(locations.includes(w.b1) || locations.includes(w.B), 'nothing of province B')
+  t.same(hers.body.charts[d.districts].objects, (await api.get(hers.body.charts[d.districts].read, alice)).body.objects, 'her own read of the chart')
+  t.notSame(hers.body.charts[d.districts].objects, (await api.get(`/dashboard/${d.id}/data/`)).body.charts[d.districts].objects, 'not the admin’s')
+
+  const bad = await api.get(`/dashboard/${d.id}/data/?campaign=first`)
+  t.equal(bad.status, 400)
+  t.match(bad.body.message, /campaign/)
+  t.equal((await api.get('/dashboard/999999/data/')).status, 404)
+  t.equal((await api.get('/dashboard/abc/data/')).status, 404)
+  t.equal((await api.get(`/dashboard/${d.id}/data/`, {})).status, 401, 'no credentials: 401')
+})
