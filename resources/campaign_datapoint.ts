@@ -1,6 +1,7 @@
 import { DatapointWithComputed } from '../schemas/datapoint_with_computed.js'
 import { defineResource, type Context, type Row } from '../lib/api/resource.js'
 import { STATUS_FIELD } from '../lib/datapoints/status.js'
+import { COVERAGE_FIELD } from '../lib/datapoints/coverage.js'
 import { assertLocationPermitted } from '../lib/datapoints/location-selection.js'
 import { ApiError, validationError } from '../lib/core/errors.js'
 import { checkRequiredFields, coerceBody } from '../lib/api/body.js'
@@ -28,8 +29,8 @@ export default defineResource({
   GET_params_required: ['indicator__in'],
   required_fields_for_post: ['campaign_id', 'indicator_id', 'location_id', 'value'],
   location_column: 'location_id',
-  synthetic: { status: STATUS_FIELD },
-  optional_fields: { status: 'with_status' },
+  synthetic: { status: STATUS_FIELD, coverage: COVERAGE_FIELD },
+  optional_fields: { status: 'with_status', coverage: 'with_coverage' },
   meta_fields: CAMPAIGN_DATAPOINT_META,
   modes: [columnChart],
   params: CAMPAIGN_DATAPOINT_PARAMS,

@@ -12,6 +12,8 @@ export const Indicator = table('indicator', {
   resource_name: col.string({ maxLength: 10, enum: ['campaign', 'date'], default: 'campaign' }),
   good_bound: col.float({ nullable: true }),
   bad_bound: col.float({ nullable: true }),
+  // An aggregated value reported by a smaller share of its location's children is flagged (0 to 1).
+  coverage_threshold: col.float({ nullable: true }),
   source_name: col.string({ maxLength: 55, default: '' }),
   // Caches rewritten by indicator_to_tag writes and cache_meta (resource-api §16).
   bound_json: col.json({ readonly: true, default: [] }),

@@ -127,12 +127,12 @@ export const chartsDrawn = (page: Page, count: number) =>
 export async function numbersOf(chart: Locator): Promise<string[][]> {
   const details = chart.locator('details')
   if ((await details.count()) && !(await details.getAttribute('open'))) await details.locator('summary').click()
-  // Each cell's text as it is seen: without what only a screen reader hears (a value's status).
+  // Each cell's value: without what only a screen reader hears (its status) and its coverage line.
   return chart.locator('tbody tr').evaluateAll((rows) =>
     rows.map((row) =>
       [...row.children].map((cell) => {
         const copy = cell.cloneNode(true) as Element
-        for (const hidden of copy.querySelectorAll('.visually-hidden')) hidden.remove()
+        for (const extra of copy.querySelectorAll('.visually-hidden, .coverage')) extra.remove()
         return (copy.textContent ?? '').trim()
       }),
     ),

@@ -20,7 +20,15 @@ async function dashboardOf(api: Api, w: Awaited<ReturnType<typeof world>>) {
   // Saved as the original front-end saved it: chart_json as a JSON string.
   const cases = await chart(
     'cases',
-    JSON.stringify({ type: 'LineChart', indicator_ids: [w.cases], location_ids: [w.R], location_depth: 0, start_date: '2015-01-01', end_date: '2015-12-31', groupByTime: 'month' }) as never,
+    JSON.stringify({
+      type: 'LineChart',
+      indicator_ids: [w.cases],
+      location_ids: [w.R],
+      location_depth: 0,
+      start_date: '2015-01-01',
+      end_date: '2015-12-31',
+      groupByTime: 'month',
+    }) as never,
   )
   const dashboard = await api.post('/dashboard/', { title: 'Overview', rows: [{ charts: ['provinces', 'districts'] }, { charts: ['cases'] }] })
   if (dashboard.status !== 201) throw new Error(dashboard.text)
@@ -42,7 +50,10 @@ t.test("a dashboard's data: every chart's rows, each the chart's own read", asyn
     t.same(chart.objects, alone.body.objects, `chart ${id}: the rows of its own read`)
     t.same(chart.meta.location_ids, alone.body.meta.location_ids)
   }
-  t.match(res.body.charts[d.provinces].read, /^\/campaign_datapoint\/\?indicator__in=\d+&campaign__in=\d+&location_id=\d+&location_depth=1&chart_type=ColumnChart&limit=0$/)
+  t.match(
+    res.body.charts[d.provinces].read,
+    /^\/campaign_datapoint\/\?indicator__in=\d+&campaign__in=\d+&location_id=\d+&location_depth=1&chart_type=ColumnChart&with_coverage=1&limit=0$/,
+  )
   t.match(res.body.charts[d.cases].read, /^\/date_datapoint\/.*group_by_time=month/, 'a chart_json saved as a string is read too')
   t.equal(res.body.charts[d.districts].objects.length, 2, 'two districts')
 

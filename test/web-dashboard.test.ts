@@ -113,6 +113,9 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
         rows.map((row) => [row.querySelector('th')!.textContent!.trim(), getComputedStyle(row.children[4]).backgroundColor, row.children[4].textContent]),
       )
     t.equal(cells.length, 9)
+    // Under each province's value, how many of its districts it sums.
+    await numbersOf(figure(page, 'ColumnChart'))
+    t.same(await figure(page, 'ColumnChart').locator('td .coverage').allTextContents(), ['3 of 3 districts', '3 of 3 districts', '3 of 3 districts'])
     for (const [name, background, text] of cells) {
       const status = districts.get(names.get(name!)!)!
       t.equal(background, TINT[status], `${name}: ${status}, and its cell says so in colour`)
@@ -133,14 +136,18 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     t.equal(eastvale, '4.38 %', 'the demo’s Eastvale: 4.38 % missed')
     // Hovering Eastvale's name on the map is hovering Eastvale's region.
     const mapTip = await tooltipAt(page, 'ChoroplethMap', 'svg text:text-is("Eastvale")')
-    t.equal(mapTip, `Eastvale / Percent missed: ${eastvale}`, 'the map’s tooltip: the name, then the value as a percent')
+    t.equal(
+      mapTip,
+      `Eastvale / Percent missed: ${eastvale} / Reported: 3 of 3 districts`,
+      'the map’s tooltip: the name, the value as a percent, its districts reported',
+    )
     t.same(
       await figure(page, 'ChoroplethMap').locator('.status-legend li').allTextContents(),
       ['good: 3 % or less', 'ok: between 3 % and 4 %', 'bad: 4 % or more'],
       'its legend: the statuses of Percent missed (lower is better), with their limits as percents',
     )
     const columnTip = await tooltipAt(page, 'ColumnChart', 'svg path[fill="#0b5cad"]', 1)
-    t.equal(columnTip, `Eastvale / Children missed: ${byProvince.Eastvale}`, 'a column’s tooltip')
+    t.equal(columnTip, `Eastvale / Children missed: ${byProvince.Eastvale} (3 of 3 districts)`, 'a column’s tooltip: the value and how many districts it sums')
     t.match(
       await tooltipAt(page, 'PieChart', 'svg path[fill]:not([fill="none"])', 0),
       /^\w+ \/ Children vaccinated: \d{1,3},\d{3} \/ Share: [\d.]+ %$/,

@@ -3,7 +3,19 @@
 // upload template.
 import t from 'tap'
 import { query } from '../web/api.js'
-import { chartData, chartOption, chartRead, chartSpec, isTimeChart, quantileClasses, rootsFallback, tableRows, topSlices, valueAt } from '../web/chart-data.js'
+import {
+  chartData,
+  chartOption,
+  chartRead,
+  chartSpec,
+  coverageWords,
+  isTimeChart,
+  quantileClasses,
+  rootsFallback,
+  tableRows,
+  topSlices,
+  valueAt,
+} from '../web/chart-data.js'
 import { fileNameOf, fold, formatPeriod, formatTime, formatValue } from '../web/format.js'
 import { parseRoute, routeHash } from '../web/route.js'
 import { boundsById, statusClass, statusFill, statusLegend } from '../web/status.js'
@@ -70,14 +82,14 @@ t.test('a chart’s read: chart_json as an object or the original’s string, ca
   t.notOk(isTimeChart(saved), 'groupByTime "campaign" reads campaigns')
   t.ok(isTimeChart({ ...saved, groupByTime: 'quarter' }), 'a date bucket reads dates')
   t.ok(isTimeChart({ start_date: '2016-01-01' }), 'no campaigns, dates: over dates')
-  t.equal(chartRead(saved, {}).path, '/campaign_datapoint/?indicator__in=1&campaign__in=3&location_id=10&location_depth=1&chart_type=ColumnChart&limit=0')
+  t.equal(chartRead(saved, {}).path, '/campaign_datapoint/?indicator__in=1&campaign__in=3&location_id=10&location_depth=1&chart_type=ColumnChart&with_coverage=1&limit=0')
   t.equal(
     chartRead({ ...saved, groupByTime: 'all_time', start_date: '2016-01-01' }, {}).path,
     '/date_datapoint/?indicator__in=1&location_id=10&location_depth=1&start_date=2016-01-01&group_by_time=all_time&limit=0',
   )
   t.equal(
     chartRead(saved, { campaignId: 7, locationId: 11 }).path,
-    '/campaign_datapoint/?indicator__in=1&campaign__in=7&location_id=11&location_depth=1&chart_type=ColumnChart&limit=0',
+    '/campaign_datapoint/?indicator__in=1&campaign__in=7&location_id=11&location_depth=1&chart_type=ColumnChart&with_coverage=1&limit=0',
     'the view wins',
   )
   t.equal(chartRead({ ...saved, location_ids: [10, 11] }, {}).path.includes('location_id__in=10%2C11'), true, 'several locations: a list')
@@ -267,4 +279,14 @@ t.test('statuses: the legend of an indicator’s bounds, the read that asks for 
     map.series[0].data.map((d: { itemStyle: { areaColor: string } }) => d.itemStyle.areaColor),
     ['#1a9641', '#d7191c'],
   )
+})
+
+t.test('coverage in words: the children by their type, incomplete below the threshold', async (t) => {
+  const types = { childTypeOf: (id: number) => (id === 1 ? 'District' : id === 2 ? 'Health facility' : undefined) }
+  t.equal(coverageWords({ reported: 7, expected: 9, below_threshold: true }, 1, types), '7 of 9 districts, incomplete')
+  t.equal(coverageWords({ reported: 1, expected: 1 }, 1, types), '1 of 1 district')
+  t.equal(coverageWords({ reported: 2, expected: 3 }, 2, types), '2 of 3 health facilities')
+  t.equal(coverageWords(null, 1, types), '')
+  const column = { type: 'ColumnChart', indicator_ids: [1], campaign_ids: [3], location_ids: [10, 11] }
+  t.match(chartRead(column, {}, { ...catalog, indicatorBounds: new Map() }).path, /with_coverage=1/, 'a campaign read asks for coverage')
 })

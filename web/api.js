@@ -90,6 +90,8 @@ export async function loadCatalog() {
   ])
   const visible = new Set(locations.map((l) => l.id))
   let searchIndex = null
+  let childTypes = null
+  const typeName = new Map(types.map((t) => [t.id, t.name]))
   const byId = new Map(locations.map((l) => [l.id, l]))
   return {
     indicators,
@@ -117,6 +119,11 @@ export async function loadCatalog() {
     get searchIndex() {
       searchIndex ??= locations.map((l) => ({ id: l.id, key: fold(l.name), lineage: this.lineageOf(l.id) })).sort((a, b) => a.lineage.localeCompare(b.lineage))
       return searchIndex
+    },
+    /** The type name of a location's children ("District"), when it has visible ones. */
+    childTypeOf(id) {
+      childTypes ??= new Map(locations.filter((l) => l.parent_location_id != null).map((l) => [l.parent_location_id, typeName.get(l.location_type_id)]))
+      return childTypes.get(id)
     },
     /** Ancestors of a location, nearest last, among the visible ones. */
     pathTo(id) {

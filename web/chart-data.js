@@ -128,6 +128,7 @@ export function chartRead(chart, view, catalog = {}) {
     ...where,
     chart_type: chart.type === 'ColumnChart' ? 'ColumnChart' : undefined,
     with_status,
+    with_coverage: 1,
     limit: 0,
   })}`
   return { over: 'campaigns', path, where }
@@ -160,6 +161,7 @@ export function tableRows(data, indicatorIds, catalog, sort = { column: -1, desc
       keyOrder,
       values: indicatorIds.map((id) => valueAt(data, id, locationId, key.id)),
       statuses: indicatorIds.map((id) => statusAt(data, id, locationId, key.id)),
+      coverages: indicatorIds.map((id) => coverageWords(coverageAt(data, id, locationId, key.id), locationId, catalog)),
     })),
   )
   if (sort.column < 0) return rows
@@ -212,6 +214,25 @@ export function valueAt(data, indicatorId, locationId, key) {
   return data.index.get(keyOf(indicatorId, locationId, key))?.value ?? null
 }
 
+/** The coverage of the value at (indicator, location, key) (`with_coverage=1`): {reported, expected, below_threshold}, or null. */
+export function coverageAt(data, indicatorId, locationId, key) {
+  return data.index.get(keyOf(indicatorId, locationId, key))?.coverage ?? null
+}
+
+/**
+ * A coverage in words, naming the children by their type: "7 of 9 districts", and ", incomplete" when
+ * below the indicator's threshold; '' for none.
+ * @param {{ reported: number, expected: number, below_threshold?: boolean } | null} coverage
+ * @param {number} locationId
+ * @param {{ childTypeOf?: (id: number) => string | undefined }} catalog
+ */
+export function coverageWords(coverage, locationId, catalog) {
+  if (!coverage) return ''
+  const type = catalog.childTypeOf?.(locationId)?.toLowerCase() ?? 'location'
+  const children = coverage.expected === 1 ? type : type.endsWith('y') ? `${type.slice(0, -1)}ies` : `${type}s`
+  return `${coverage.reported} of ${coverage.expected} ${children}${coverage.below_threshold ? ', incomplete' : ''}`
+}
+
 /** The status of the value at (indicator, location, key) (read with `with_status=1`), or null. */
 export function statusAt(data, indicatorId, locationId, key) {
   return data.index.get(keyOf(indicatorId, locationId, key))?.status ?? null
@@ -235,6 +256,7 @@ export function chartOption(chart, data, catalog, { mapName = '', tooltip = (lin
   const formatOf = (id) => catalog.indicatorFormat.get(id)
   // A value's colour by its status, where its indicator has bounds (undefined: the chart's own colour).
   const fillOf = (id, locationId, key) => statusFill(statusAt(data, id, locationId, key), catalog.indicatorBounds?.get(id))
+  const coverageOf = (id, locationId, key) => coverageWords(coverageAt(data, id, locationId, key), locationId, catalog)
   const lastKey = data.keys.at(-1)?.id
   const base = {
     animation: false,
@@ -252,6 +274,7 @@ export function chartOption(chart, data, catalog, { mapName = '', tooltip = (lin
       indicatorName,
       formatOf,
       fillOf,
+      coverageOf,
       key: lastKey,
       narrow,
     })
@@ -288,18 +311,25 @@ export function chartOption(chart, data, catalog, { mapName = '', tooltip = (lin
       ],
     }
   }
-  return seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, fillOf, lastKey, narrow })
+  return seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, fillOf, coverageOf, lastKey, narrow })
 }
 
-function mapOption(chart, data, { base, mapName, tooltip, indicatorId, color, locationName, indicatorName, formatOf, fillOf, key, narrow }) {
+function mapOption(chart, data, { base, mapName, tooltip, indicatorId, color, locationName, indicatorName, formatOf, fillOf, coverageOf, key, narrow }) {
   const format = formatOf(indicatorId)
   const values = data.locationIds.map((id) => ({ name: locationName(id), value: valueAt(data, indicatorId, id, key), fill: fillOf(indicatorId, id, key) }))
+  const reported = new Map(data.locationIds.map((id) => [locationName(id), coverageOf(indicatorId, id, key)]))
   const byStatus = values.some((v) => v.fill)
   const numbers = values.map((v) => v.value).filter((v) => v !== null)
   const min = numbers.length ? Math.min(...numbers) : 0
   const max = numbers.length ? Math.max(...numbers) : 1
   const pointValue = (p) => (Array.isArray(p.value) ? p.value[2] : Number.isFinite(p.value) ? p.value : null)
-  const formatter = (p) => tooltip(tooltipLines(p.name, [[indicatorName(indicatorId), formatValue(pointValue(p), format)]]))
+  const formatter = (p) =>
+    tooltip(
+      tooltipLines(p.name, [
+        [indicatorName(indicatorId), formatValue(pointValue(p), format)],
+        ...(reported.get(p.name) ? [['Reported', reported.get(p.name)]] : []),
+      ]),
+    )
   // Dark text with a white outline: readable on the palest and the darkest fill alike.
   const label = { show: !narrow, fontSize: 11, color: '#1b1f23', textBorderColor: '#fff', textBorderWidth: 2, formatter: (p) => p.name }
   if (chart.type === 'BubbleMap') {
@@ -388,7 +418,7 @@ function mapOption(chart, data, { base, mapName, tooltip, indicatorId, color, lo
  * was read (or always for a line), else over locations; `groupBy: 'location'` makes a series of each
  * location (categories: the indicators, or time), `indicator` (the default) a series of each indicator.
  */
-function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, fillOf, lastKey, narrow }) {
+function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, fillOf, coverageOf, lastKey, narrow }) {
   const overTime = chart.type === 'LineChart' || data.keys.length > 1
   const byLocation = chart.groupBy === 'location'
   const locations = data.locationIds.slice(0, 12)
@@ -408,6 +438,7 @@ function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locat
       color: byLocation ? PALETTE[n % PALETTE.length] : colorOf(i, indicatorIds.indexOf(i)),
       values: data.keys.map((k) => valueAt(data, i, l, k.id)),
       fills: data.keys.map((k) => fillOf(i, l, k.id)),
+      coverages: data.keys.map((k) => coverageOf(i, l, k.id)),
       formats: data.keys.map(() => formatOf(i)),
     }))
   } else if (byLocation) {
@@ -417,6 +448,7 @@ function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locat
       color: PALETTE[n % PALETTE.length],
       values: indicatorIds.map((i) => valueAt(data, i, l, lastKey)),
       fills: indicatorIds.map((i) => fillOf(i, l, lastKey)),
+      coverages: indicatorIds.map((i) => coverageOf(i, l, lastKey)),
       formats: indicatorIds.map(formatOf),
     }))
   } else {
@@ -426,6 +458,7 @@ function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locat
       color: colorOf(i, n),
       values: locations.map((l) => valueAt(data, i, l, lastKey)),
       fills: locations.map((l) => fillOf(i, l, lastKey)),
+      coverages: locations.map((l) => coverageOf(i, l, lastKey)),
       formats: locations.map(() => formatOf(i)),
     }))
   }
@@ -488,7 +521,8 @@ function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locat
             items.map((p) => {
               const s = series[p.seriesIndex]
               const raw = formatValue(s.values[p.dataIndex], s.formats[p.dataIndex])
-              return [p.seriesName, stackedPercent && p.value !== null ? `${formatValue(p.value, 'pct')} (${raw})` : raw]
+              const reported = s.coverages[p.dataIndex] ? ` (${s.coverages[p.dataIndex]})` : ''
+              return [p.seriesName, `${stackedPercent && p.value !== null ? `${formatValue(p.value, 'pct')} (${raw})` : raw}${reported}`]
             }),
           ),
         ),

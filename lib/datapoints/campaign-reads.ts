@@ -5,6 +5,7 @@ import { dynamic, inList, withMeta } from '../api/crud.js'
 import { Param, type QueryOf } from '../api/query.js'
 import type { Context, ListQuery, ReadMode, Row, WideExport } from '../api/resource.js'
 import { locationSelection } from './location-selection.js'
+import { coverageOf, withCoverage } from './coverage.js'
 import { statusOf, withStatus } from './status.js'
 import { DATAPOINT_META, DATAPOINT_PARAMS, datapointMeta, indicatorSet, pivot } from './reads.js'
 
@@ -15,6 +16,7 @@ export const CAMPAIGN_DATAPOINT_PARAMS = {
   start_date: Param.date('alias of campaign_start (the original front-end sends it)'),
   end_date: Param.date('alias of campaign_end (the original front-end sends it)'),
   group_by_time: Param.ignored(),
+  with_coverage: Param.boolean("1: each value's coverage, {reported, expected, below_threshold}: of its location's children, how many hold a value (null for a value stored at the location itself)"),
 }
 type CampaignQuery = QueryOf<typeof CAMPAIGN_DATAPOINT_PARAMS>
 
@@ -80,6 +82,9 @@ async function densified(ctx: Context, rows: ListQuery, page: { limit: number; o
     )
     .select(['r.id', 'i.indicator_id', 'c.campaign_id', 'l.location_id', 'r.value', sql<number>`count(*) over ()`.as('__total')])
     .$if(withStatus(ctx), (q) => q.select(statusOf(sql`i.indicator_id`, sql`r.value`).as('status')))
+    .$if(withCoverage(ctx), (q) =>
+      q.select(sql`case when r.value is null then null else ${coverageOf(sql`i.indicator_id`, sql`l.location_id`, sql`c.campaign_id`)} end`.as('coverage')),
+    )
   const column = (field: string) => (field === 'id' || field === 'value' ? `r.${field}` : `${field.slice(0, 1)}.${field}`)
   // Without order_by: (location, indicator, campaign). The dispatcher's trailing `id` tie-breaker is
   // not needed here: the three ids identify a dense row.
@@ -106,6 +111,7 @@ export const columnChart: ReadMode = {
       location_id: { type: 'integer' },
       value: { type: 'number', nullable: true },
       status: { type: 'string', nullable: true, description: 'with with_status=1' },
+      coverage: { type: 'object', nullable: true, description: 'with with_coverage=1: {reported, expected, below_threshold}' },
     },
     required: ['id', 'indicator_id', 'campaign_id', 'location_id', 'value'],
     description: 'chart_type=ColumnChart: a location × indicator × campaign without a value',

@@ -10,16 +10,17 @@ import type { Context } from '../api/resource.js'
  * is open. Good and bad bounds give a status only as a pair: their order says which way is better.
  */
 export function statusOf(i: RawBuilder<unknown>, v: RawBuilder<unknown>): RawBuilder<string | null> {
+  // Aliases of their own (range, bounds): the caller's stay visible inside.
   return sql<string | null>`case when ${v} is null then null else coalesce(
-    (select b.bound_name from indicator_bound b where b.indicator_id = ${i}
-       and (b.mn_val is null or ${v} > b.mn_val or (b.direction >= 0 and ${v} = b.mn_val))
-       and (b.mx_val is null or ${v} < b.mx_val or (b.direction < 0 and ${v} = b.mx_val))
-     order by b.id limit 1),
+    (select range.bound_name from indicator_bound range where range.indicator_id = ${i}
+       and (range.mn_val is null or ${v} > range.mn_val or (range.direction >= 0 and ${v} = range.mn_val))
+       and (range.mx_val is null or ${v} < range.mx_val or (range.direction < 0 and ${v} = range.mx_val))
+     order by range.id limit 1),
     (select case
-       when s.good_bound is null or s.bad_bound is null or s.good_bound = s.bad_bound then null
-       when s.good_bound > s.bad_bound then case when ${v} >= s.good_bound then 'good' when ${v} <= s.bad_bound then 'bad' else 'ok' end
-       else case when ${v} <= s.good_bound then 'good' when ${v} >= s.bad_bound then 'bad' else 'ok' end end
-     from indicator s where s.id = ${i})) end`
+       when bounds.good_bound is null or bounds.bad_bound is null or bounds.good_bound = bounds.bad_bound then null
+       when bounds.good_bound > bounds.bad_bound then case when ${v} >= bounds.good_bound then 'good' when ${v} <= bounds.bad_bound then 'bad' else 'ok' end
+       else case when ${v} <= bounds.good_bound then 'good' when ${v} >= bounds.bad_bound then 'bad' else 'ok' end end
+     from indicator bounds where bounds.id = ${i})) end`
 }
 
 /** The `status` field of the datapoint reads: a synthetic field over `t`, shown with `with_status=1`. */

@@ -162,7 +162,8 @@ function ValuesTable({ spec, data, catalog, onDrill, caption, csv }) {
             <td>${row.key.label}</td>
             ${row.values.map((value, i) => {
               const status = row.statuses[i]
-              return html`<td class=${`number ${statusClass(status, catalog.indicatorBounds.get(indicatorIds[i]))}`} key=${i}>${formatValue(value, catalog.indicatorFormat.get(indicatorIds[i]))}${status && html`<span class="visually-hidden"> (${status})</span>`}</td>`
+              const coverage = row.coverages[i]
+              return html`<td class=${`number ${statusClass(status, catalog.indicatorBounds.get(indicatorIds[i]))}`} key=${i}>${formatValue(value, catalog.indicatorFormat.get(indicatorIds[i]))}${status && html`<span class="visually-hidden"> (${status})</span>`}${coverage && html`<small class=${`coverage${coverage.endsWith('incomplete') ? ' incomplete' : ''}`}>${coverage}</small>`}</td>`
             })}
           </tr>`,
         )}
