@@ -131,7 +131,11 @@ function faultsPerRead(before: Awaited<ReturnType<typeof backendFaults>>, after:
  */
 async function benchDashboard(port: number): Promise<string> {
   const post = async (path: string, body: unknown) => {
-    const res = await fetch(`http://127.0.0.1:${port}/api/v1${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1${path}`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
     if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`)
     return ((await res.json()) as { id: number }).id
   }
@@ -141,7 +145,15 @@ async function benchDashboard(port: number): Promise<string> {
     { type: 'PieChart', indicator_ids: [8], ...byProvince },
     { type: 'ChoroplethMap', indicator_ids: [9], ...byProvince },
     { type: 'TableChart', indicator_ids: [7, 8, 9], campaign_ids: [3], location_ids: [1], location_depth: 2 },
-    { type: 'LineChart', indicator_ids: [INDICATORS + 1], location_ids: [42], location_depth: 0, groupByTime: 'quarter', start_date: '2000-01-01', end_date: '2070-01-01' },
+    {
+      type: 'LineChart',
+      indicator_ids: [INDICATORS + 1],
+      location_ids: [42],
+      location_depth: 0,
+      groupByTime: 'quarter',
+      start_date: '2000-01-01',
+      end_date: '2070-01-01',
+    },
   ]
   const uuids = charts.map((_, i) => `bench-${i}`)
   for (const [i, chart_json] of charts.entries()) await post('/custom_chart/', { uuid: uuids[i], title: `bench chart ${i}`, chart_json })

@@ -16,7 +16,11 @@ import dashboardResource from '../resources/dashboard.js'
 /** What the server uses of the web app's chart module (web/chart-data.js, web/status.js). */
 interface ChartModules {
   chartSpec(chartJson: unknown): Record<string, unknown> & { indicator_ids?: number[] }
-  chartRead(chart: Record<string, unknown>, view: { campaignId: number | null; locationId: number | null }, catalog: { indicatorBounds: Map<number, unknown> }): { path: string }
+  chartRead(
+    chart: Record<string, unknown>,
+    view: { campaignId: number | null; locationId: number | null },
+    catalog: { indicatorBounds: Map<number, unknown>; indicatorFormat: Map<number, string> },
+  ): { path: string }
   boundsById(indicators: unknown[]): Map<number, unknown>
 }
 
@@ -62,10 +66,13 @@ export default async function dashboardData(app: FastifyInstance) {
     const charts = chartsOf(dashboard.body)
     const specs = charts.map((chart) => modules.chartSpec(chart.chart_json))
     const indicatorIds = [...new Set(specs.flatMap((spec) => (Array.isArray(spec.indicator_ids) ? spec.indicator_ids.filter(Number.isInteger) : [])))]
-    const bounded = indicatorIds.length
-      ? (await read(`/indicator/?id__in=${indicatorIds.join(',')}&fields=id,good_bound,bad_bound,bound_json&limit=0`)).body.objects
-      : []
-    const catalog = { indicatorBounds: modules.boundsById((bounded as unknown[]) ?? []) }
+    // What the app's catalog tells chartRead: the charts' indicators' formats and bounds.
+    const indicators = (
+      indicatorIds.length
+        ? (await read(`/indicator/?id__in=${indicatorIds.join(',')}&fields=id,data_format,good_bound,bad_bound,bound_json&limit=0`)).body.objects
+        : []
+    ) as Array<{ id: number; data_format: string }>
+    const catalog = { indicatorBounds: modules.boundsById(indicators), indicatorFormat: new Map(indicators.map((i) => [i.id, i.data_format])) }
     const place = { campaignId: view.campaign ?? null, locationId: view.location ?? null }
     const reads = await Promise.all(
       charts.map(async (chart, i) => {
@@ -90,7 +97,9 @@ export default async function dashboardData(app: FastifyInstance) {
         params: { type: 'object', properties: { id: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1 } }, required: ['id'] },
         querystring: {
           type: 'object',
-          properties: Object.fromEntries(Object.entries(VIEW).map(([name, schema]) => [name, { type: 'integer', description: (schema as { description?: string }).description }])),
+          properties: Object.fromEntries(
+            Object.entries(VIEW).map(([name, schema]) => [name, { type: 'integer', description: (schema as { description?: string }).description }]),
+          ),
         },
         response: {
           200: {

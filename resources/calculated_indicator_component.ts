@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { CalculatedIndicatorComponent } from '../schemas/calculated_indicator_component.js'
 import { defineResource, type Context, type Row } from '../lib/api/resource.js'
-import { badRequest } from '../lib/core/errors.js'
+import { badRequest, validationError } from '../lib/core/errors.js'
 
 /** The component graph (component → calculated) must stay acyclic (resource-api §19). */
 async function checkAcyclic(ctx: Context, values: Row, existing?: Row) {
@@ -9,6 +9,17 @@ async function checkAcyclic(ctx: Context, values: Row, existing?: Row) {
   const component = (values.indicator_component_id ?? existing?.indicator_component_id) as number
   const cycle = () => badRequest('CALCULATION_CYCLE', `indicator ${component} cannot be a component of ${calculated}: it would depend on itself`)
   if (calculated === component) throw cycle()
+  // A class is a category, not a number: nothing is calculated from or into one.
+  const classes = await ctx.db
+    .selectFrom('indicator')
+    .select(['id', 'short_name'])
+    .where('id', 'in', [calculated, component])
+    .where('data_format', '=', 'class')
+    .execute()
+  for (const { id, short_name } of classes) {
+    const field = id === component ? 'indicator_component_id' : 'indicator_id'
+    throw validationError(field, `${short_name} is a class indicator: its values are classes, not numbers to calculate with`)
+  }
   // Does `component` already depend, transitively, on `calculated`?
   const { rows } = await sql`with recursive deps(id) as (
       select indicator_component_id from calculated_indicator_component where indicator_id = ${component}

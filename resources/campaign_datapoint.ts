@@ -2,6 +2,7 @@ import { DatapointWithComputed } from '../schemas/datapoint_with_computed.js'
 import { defineResource, type Context, type Row } from '../lib/api/resource.js'
 import { STATUS_FIELD } from '../lib/datapoints/status.js'
 import { COVERAGE_FIELD } from '../lib/datapoints/coverage.js'
+import { classCounts, LABEL_FIELD } from '../lib/datapoints/classes.js'
 import { assertLocationPermitted } from '../lib/datapoints/location-selection.js'
 import { ApiError, validationError } from '../lib/core/errors.js'
 import { checkRequiredFields, coerceBody } from '../lib/api/body.js'
@@ -10,6 +11,7 @@ import {
   CAMPAIGN_DATAPOINT_FIELDS,
   CAMPAIGN_DATAPOINT_META,
   CAMPAIGN_DATAPOINT_PARAMS,
+  campaignSet,
   campaignWide,
   columnChart,
   selectCampaignRows,
@@ -29,10 +31,10 @@ export default defineResource({
   GET_params_required: ['indicator__in'],
   required_fields_for_post: ['campaign_id', 'indicator_id', 'location_id', 'value'],
   location_column: 'location_id',
-  synthetic: { status: STATUS_FIELD, coverage: COVERAGE_FIELD },
-  optional_fields: { status: 'with_status', coverage: 'with_coverage' },
+  synthetic: { status: STATUS_FIELD, coverage: COVERAGE_FIELD, label: LABEL_FIELD },
+  optional_fields: { status: 'with_status', coverage: 'with_coverage', label: 'with_labels' },
   meta_fields: CAMPAIGN_DATAPOINT_META,
-  modes: [columnChart],
+  modes: [classCounts(campaignSet), columnChart],
   params: CAMPAIGN_DATAPOINT_PARAMS,
   hooks: {
     list: selectCampaignRows,

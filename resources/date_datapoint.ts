@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import { Datapoint } from '../schemas/datapoint.js'
 import { defineResource, type Context, type Row } from '../lib/api/resource.js'
 import { STATUS_FIELD } from '../lib/datapoints/status.js'
+import { LABEL_FIELD } from '../lib/datapoints/classes.js'
 import { assertLocationPermitted } from '../lib/datapoints/location-selection.js'
 import { ApiError } from '../lib/core/errors.js'
 import { dynamic } from '../lib/api/crud.js'
@@ -42,8 +43,8 @@ export default defineResource({
   GET_params_required: ['indicator__in'],
   required_fields_for_post: ['indicator_id', 'location_id', 'data_date', 'value'],
   location_column: 'location_id',
-  synthetic: { status: STATUS_FIELD },
-  optional_fields: { status: 'with_status' },
+  synthetic: { status: STATUS_FIELD, label: LABEL_FIELD },
+  optional_fields: { status: 'with_status', label: 'with_labels' },
   meta_fields: DATE_DATAPOINT_META,
   modes: [grouped],
   params: DATE_DATAPOINT_PARAMS,

@@ -13,6 +13,7 @@ import geo from './geo.js'
 import group from './group.js'
 import indicator from './indicator.js'
 import indicatorBound from './indicator_bound.js'
+import indicatorClassMap from './indicator_class_map.js'
 import indicatorTag from './indicator_tag.js'
 import indicatorToTag from './indicator_to_tag.js'
 import location from './location.js'
@@ -37,6 +38,7 @@ export const resources: Resource[] = [
   campaign,
   indicator,
   indicatorBound,
+  indicatorClassMap,
   indicatorTag,
   indicatorToTag,
   calculatedIndicatorComponent,

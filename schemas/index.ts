@@ -19,6 +19,7 @@ import { DocDetailType } from './doc_detail_type.js'
 import { DocObjectMap } from './doc_object_map.js'
 import { Indicator } from './indicator.js'
 import { IndicatorBound } from './indicator_bound.js'
+import { IndicatorClassMap } from './indicator_class_map.js'
 import { IndicatorTag } from './indicator_tag.js'
 import { IndicatorToTag } from './indicator_to_tag.js'
 import { Job } from './job.js'
@@ -55,6 +56,7 @@ export const tables = {
   doc_object_map: DocObjectMap,
   indicator: Indicator,
   indicator_bound: IndicatorBound,
+  indicator_class_map: IndicatorClassMap,
   indicator_tag: IndicatorTag,
   indicator_to_tag: IndicatorToTag,
   job: Job,

@@ -130,6 +130,31 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     await bounds.getByRole('button', { name: 'Remove range Outbreak risk' }).click()
     await bounds.getByRole('status').getByText('Range “Outbreak risk” removed').waitFor()
     t.equal((await read(`/indicator_bound/?indicator_id=${missedId}`)).objects.length, 0)
+
+    // A class indicator's labels, added and removed here.
+    const lqas = (await (
+      await api(server, '/indicator/', { method: 'POST', body: JSON.stringify({ name: 'LQAS result', short_name: 'LQAS', data_format: 'class' }) })
+    ).json()) as { id: number }
+    await page.reload()
+    const labels = page.getByRole('region', { name: 'Class labels' })
+    await labels.getByLabel('Class indicator').selectOption({ label: 'LQAS' })
+    for (const [value, label] of [
+      ['1', 'pass'],
+      ['0', 'fail'],
+    ]) {
+      await labels.getByLabel('Value').fill(value)
+      await labels.getByLabel('Label', { exact: true }).fill(label)
+      await labels.getByRole('button', { name: 'Add label' }).click()
+      await labels.getByText(`${value}: ${label}`).waitFor()
+    }
+    t.match((await read(`/indicator_class_map/?indicator_id=${lqas.id}&order_by=value`)).objects, [
+      { value: 0, label: 'fail' },
+      { value: 1, label: 'pass' },
+    ])
+    await labels.getByRole('button', { name: 'Remove label fail' }).click()
+    await labels.getByRole('status').getByText('Label “fail” removed').waitFor()
+    t.equal((await read(`/indicator_class_map/?indicator_id=${lqas.id}`)).objects.length, 1)
+    t.same(await violationsAtBothWidths(page), [], 'axe: the class labels editor at 1280 and 375 px')
     t.same(problems, [])
   })
 

@@ -82,7 +82,10 @@ t.test('a chart’s read: chart_json as an object or the original’s string, ca
   t.notOk(isTimeChart(saved), 'groupByTime "campaign" reads campaigns')
   t.ok(isTimeChart({ ...saved, groupByTime: 'quarter' }), 'a date bucket reads dates')
   t.ok(isTimeChart({ start_date: '2016-01-01' }), 'no campaigns, dates: over dates')
-  t.equal(chartRead(saved, {}).path, '/campaign_datapoint/?indicator__in=1&campaign__in=3&location_id=10&location_depth=1&chart_type=ColumnChart&with_coverage=1&limit=0')
+  t.equal(
+    chartRead(saved, {}).path,
+    '/campaign_datapoint/?indicator__in=1&campaign__in=3&location_id=10&location_depth=1&chart_type=ColumnChart&with_coverage=1&limit=0',
+  )
   t.equal(
     chartRead({ ...saved, groupByTime: 'all_time', start_date: '2016-01-01' }, {}).path,
     '/date_datapoint/?indicator__in=1&location_id=10&location_depth=1&start_date=2016-01-01&group_by_time=all_time&limit=0',
@@ -289,4 +292,27 @@ t.test('coverage in words: the children by their type, incomplete below the thre
   t.equal(coverageWords(null, 1, types), '')
   const column = { type: 'ColumnChart', indicator_ids: [1], campaign_ids: [3], location_ids: [10, 11] }
   t.match(chartRead(column, {}, { ...catalog, indicatorBounds: new Map() }).path, /with_coverage=1/, 'a campaign read asks for coverage')
+})
+
+t.test('class indicators: read with their labels, shown by label in tables and tooltips', async (t) => {
+  const classes = { ...catalog, indicatorFormat: new Map([[5, 'class']]), indicatorName: new Map([[5, 'LQAS']]), indicatorBounds: new Map() }
+  const chart = { type: 'ColumnChart', indicator_ids: [5], campaign_ids: [3], location_ids: [10, 11] }
+  const read = chartRead(chart, {}, classes)
+  t.match(read.path, /with_labels=1/)
+  const data = chartData(
+    chart,
+    read,
+    [
+      { indicator_id: 5, location_id: 10, campaign_id: 3, value: 1, label: 'pass' },
+      { indicator_id: 5, location_id: 11, campaign_id: 3, value: 0, label: null },
+    ],
+    classes,
+  )
+  t.same(
+    tableRows(data, [5], classes).map((r: { shown: string[] }) => r.shown[0]),
+    ['pass', '0'],
+    'the label where there is one, else the value',
+  )
+  const option = chartOption(chart, data, classes)
+  t.equal(option.tooltip.formatter([{ name: 'North', seriesIndex: 0, dataIndex: 0, seriesName: 'LQAS', value: 1 }]), 'North\nLQAS: pass')
 })

@@ -109,13 +109,15 @@ function locationParams(chart, view) {
  * drill-down): `{over, path, where}`. Values of indicators with bounds are read with their status.
  * @param {Record<string, any>} chart
  * @param {{ campaignId?: number | null, locationId?: number | null }} view
- * @param {{ indicatorBounds?: Map<number, any> }} [catalog]
+ * @param {{ indicatorBounds?: Map<number, any>, indicatorFormat?: Map<number, string> }} [catalog]
  */
 export function chartRead(chart, view, catalog = {}) {
   const where = locationParams(chart, view)
   const with_status = (chart.indicator_ids ?? []).some((id) => catalog.indicatorBounds?.has(id)) ? 1 : undefined
+  // Class indicators' values are read with their labels (LQAS: pass, fail).
+  const with_labels = (chart.indicator_ids ?? []).some((id) => catalog.indicatorFormat?.get(id) === 'class') ? 1 : undefined
   if (isTimeChart(chart)) {
-    const path = `/date_datapoint/${query({ indicator__in: chart.indicator_ids, ...where, start_date: chart.start_date, end_date: chart.end_date, group_by_time: DATE_BUCKETS.has(chart.groupByTime) ? chart.groupByTime : 'month', with_status, limit: 0 })}`
+    const path = `/date_datapoint/${query({ indicator__in: chart.indicator_ids, ...where, start_date: chart.start_date, end_date: chart.end_date, group_by_time: DATE_BUCKETS.has(chart.groupByTime) ? chart.groupByTime : 'month', with_status, with_labels, limit: 0 })}`
     return { over: 'time', path, where }
   }
   const campaigns = view.campaignId ? [view.campaignId] : chart.campaign_ids
@@ -128,6 +130,7 @@ export function chartRead(chart, view, catalog = {}) {
     ...where,
     chart_type: chart.type === 'ColumnChart' ? 'ColumnChart' : undefined,
     with_status,
+    with_labels,
     with_coverage: 1,
     limit: 0,
   })}`
@@ -160,6 +163,7 @@ export function tableRows(data, indicatorIds, catalog, sort = { column: -1, desc
       key,
       keyOrder,
       values: indicatorIds.map((id) => valueAt(data, id, locationId, key.id)),
+      shown: indicatorIds.map((id) => shownValue(data, id, locationId, key.id, catalog.indicatorFormat?.get(id))),
       statuses: indicatorIds.map((id) => statusAt(data, id, locationId, key.id)),
       coverages: indicatorIds.map((id) => coverageWords(coverageAt(data, id, locationId, key.id), locationId, catalog)),
     })),
@@ -231,6 +235,12 @@ export function coverageWords(coverage, locationId, catalog) {
   const type = catalog.childTypeOf?.(locationId)?.toLowerCase() ?? 'location'
   const children = coverage.expected === 1 ? type : type.endsWith('y') ? `${type.slice(0, -1)}ies` : `${type}s`
   return `${coverage.reported} of ${coverage.expected} ${children}${coverage.below_threshold ? ', incomplete' : ''}`
+}
+
+/** The value at (indicator, location, key) as a reader reads it: a class's label, else the number formatted. */
+export function shownValue(data, indicatorId, locationId, key, format) {
+  const point = data.index.get(keyOf(indicatorId, locationId, key))
+  return point?.label ?? formatValue(point?.value ?? null, format)
 }
 
 /** The status of the value at (indicator, location, key) (read with `with_status=1`), or null. */
@@ -318,6 +328,7 @@ function mapOption(chart, data, { base, mapName, tooltip, indicatorId, color, lo
   const format = formatOf(indicatorId)
   const values = data.locationIds.map((id) => ({ name: locationName(id), value: valueAt(data, indicatorId, id, key), fill: fillOf(indicatorId, id, key) }))
   const reported = new Map(data.locationIds.map((id) => [locationName(id), coverageOf(indicatorId, id, key)]))
+  const labels = new Map(data.locationIds.map((id) => [locationName(id), data.index.get(keyOf(indicatorId, id, key))?.label ?? undefined]))
   const byStatus = values.some((v) => v.fill)
   const numbers = values.map((v) => v.value).filter((v) => v !== null)
   const min = numbers.length ? Math.min(...numbers) : 0
@@ -326,7 +337,7 @@ function mapOption(chart, data, { base, mapName, tooltip, indicatorId, color, lo
   const formatter = (p) =>
     tooltip(
       tooltipLines(p.name, [
-        [indicatorName(indicatorId), formatValue(pointValue(p), format)],
+        [indicatorName(indicatorId), labels.get(p.name) ?? formatValue(pointValue(p), format)],
         ...(reported.get(p.name) ? [['Reported', reported.get(p.name)]] : []),
       ]),
     )
@@ -439,6 +450,7 @@ function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locat
       values: data.keys.map((k) => valueAt(data, i, l, k.id)),
       fills: data.keys.map((k) => fillOf(i, l, k.id)),
       coverages: data.keys.map((k) => coverageOf(i, l, k.id)),
+      shown: data.keys.map((k) => shownValue(data, i, l, k.id, formatOf(i))),
       formats: data.keys.map(() => formatOf(i)),
     }))
   } else if (byLocation) {
@@ -449,6 +461,7 @@ function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locat
       values: indicatorIds.map((i) => valueAt(data, i, l, lastKey)),
       fills: indicatorIds.map((i) => fillOf(i, l, lastKey)),
       coverages: indicatorIds.map((i) => coverageOf(i, l, lastKey)),
+      shown: indicatorIds.map((i) => shownValue(data, i, l, lastKey, formatOf(i))),
       formats: indicatorIds.map(formatOf),
     }))
   } else {
@@ -459,6 +472,7 @@ function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locat
       values: locations.map((l) => valueAt(data, i, l, lastKey)),
       fills: locations.map((l) => fillOf(i, l, lastKey)),
       coverages: locations.map((l) => coverageOf(i, l, lastKey)),
+      shown: locations.map((l) => shownValue(data, i, l, lastKey, formatOf(i))),
       formats: locations.map(() => formatOf(i)),
     }))
   }
@@ -520,7 +534,7 @@ function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locat
             items[0]?.name ?? '',
             items.map((p) => {
               const s = series[p.seriesIndex]
-              const raw = formatValue(s.values[p.dataIndex], s.formats[p.dataIndex])
+              const raw = s.shown[p.dataIndex]
               const reported = s.coverages[p.dataIndex] ? ` (${s.coverages[p.dataIndex]})` : ''
               return [p.seriesName, `${stackedPercent && p.value !== null ? `${formatValue(p.value, 'pct')} (${raw})` : raw}${reported}`]
             }),

@@ -5,6 +5,7 @@ import { dynamic, inList, withMeta } from '../api/crud.js'
 import { Param, type QueryOf } from '../api/query.js'
 import type { Context, ListQuery, ReadMode, Row, WideExport } from '../api/resource.js'
 import { locationSelection } from './location-selection.js'
+import { labelOf, withLabels } from './classes.js'
 import { coverageOf, withCoverage } from './coverage.js'
 import { statusOf, withStatus } from './status.js'
 import { DATAPOINT_META, DATAPOINT_PARAMS, datapointMeta, indicatorSet, pivot } from './reads.js'
@@ -16,7 +17,9 @@ export const CAMPAIGN_DATAPOINT_PARAMS = {
   start_date: Param.date('alias of campaign_start (the original front-end sends it)'),
   end_date: Param.date('alias of campaign_end (the original front-end sends it)'),
   group_by_time: Param.ignored(),
-  with_coverage: Param.boolean("1: each value's coverage, {reported, expected, below_threshold}: of its location's children, how many hold a value (null for a value stored at the location itself)"),
+  with_coverage: Param.boolean(
+    "1: each value's coverage, {reported, expected, below_threshold}: of its location's children, how many hold a value (null for a value stored at the location itself)",
+  ),
 }
 type CampaignQuery = QueryOf<typeof CAMPAIGN_DATAPOINT_PARAMS>
 
@@ -26,7 +29,7 @@ export const CAMPAIGN_DATAPOINT_META = {
 }
 
 /** C (ingestion §8.1): campaign__in, else campaigns starting within [campaign_start, campaign_end]. */
-async function campaignSet(ctx: Context): Promise<number[]> {
+export async function campaignSet(ctx: Context): Promise<number[]> {
   const query = ctx.params as CampaignQuery
   if (query.campaign__in !== undefined) return [...new Set(query.campaign__in)].sort((a, b) => a - b)
   const rows = await ctx.db
@@ -82,6 +85,7 @@ async function densified(ctx: Context, rows: ListQuery, page: { limit: number; o
     )
     .select(['r.id', 'i.indicator_id', 'c.campaign_id', 'l.location_id', 'r.value', sql<number>`count(*) over ()`.as('__total')])
     .$if(withStatus(ctx), (q) => q.select(statusOf(sql`i.indicator_id`, sql`r.value`).as('status')))
+    .$if(withLabels(ctx), (q) => q.select(labelOf(sql`i.indicator_id`, sql`r.value`).as('label')))
     .$if(withCoverage(ctx), (q) =>
       q.select(sql`case when r.value is null then null else ${coverageOf(sql`i.indicator_id`, sql`l.location_id`, sql`c.campaign_id`)} end`.as('coverage')),
     )
@@ -111,6 +115,7 @@ export const columnChart: ReadMode = {
       location_id: { type: 'integer' },
       value: { type: 'number', nullable: true },
       status: { type: 'string', nullable: true, description: 'with with_status=1' },
+      label: { type: 'string', nullable: true, description: 'with with_labels=1' },
       coverage: { type: 'object', nullable: true, description: 'with with_coverage=1: {reported, expected, below_threshold}' },
     },
     required: ['id', 'indicator_id', 'campaign_id', 'location_id', 'value'],

@@ -12,6 +12,7 @@ export const DATAPOINT_PARAMS = {
   indicator__in: Param.integers('required: indicator ids'),
   ...LOCATION_PARAMS,
   chart_uuid: Param.string('echoed as meta.chart_uuid'),
+  with_labels: Param.boolean("1: each value's label, for class indicators that have labels (indicator_class_map); null otherwise"),
   with_status: Param.boolean("1: each value's status against its indicator's bounds (good, ok, bad, or a bound range's name; null without bounds)"),
   chart_type: Param.ignored(),
   cumulative: Param.ignored(),

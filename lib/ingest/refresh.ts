@@ -66,7 +66,11 @@ export async function refreshMaster(
     .execute()
 
   await db.deleteFrom('doc_datapoint').where('document_id', '=', doc.id).execute()
-  const { status, forbiddenRows, rejectedCells, staged } = stageSubmissions(doc, submissions, maps, indicatorColumns, permitted, progress)
+  const classes = await classLabels(
+    db,
+    indicatorColumns.map((column) => maps.indicator.get(column)!),
+  )
+  const { status, forbiddenRows, rejectedCells, staged } = stageSubmissions(doc, submissions, maps, classes, indicatorColumns, permitted, progress)
   lap('refresh_read')
   progress('cells staged', submissions.length, submissions.length)
   // Staged in (row, column) order, so within a key the highest id is the winner (§5.4).
@@ -107,6 +111,32 @@ export async function refreshMaster(
 }
 
 type Mappings = Awaited<ReturnType<typeof mappings>>['maps']
+
+/** Class indicators' values by label (trimmed, any case), of those among `indicators` that have labels. */
+async function classLabels(db: Kysely<DB>, indicators: number[]): Promise<Map<number, Map<string, number>>> {
+  const rows = indicators.length
+    ? await db.selectFrom('indicator_class_map').select(['indicator_id', 'value', 'label']).where('indicator_id', 'in', indicators).orderBy('value').execute()
+    : []
+  const classes = new Map<number, Map<string, number>>()
+  for (const r of rows) {
+    if (!classes.has(r.indicator_id)) classes.set(r.indicator_id, new Map())
+    classes.get(r.indicator_id)!.set(r.label.trim().toLowerCase(), r.value)
+  }
+  return classes
+}
+
+/**
+ * A cell of a class indicator with labels: its label's value, or its number when that is one of the
+ * values; anything else is refused (docs/decisions.md, "Class indicators").
+ */
+function classValue(cell: Cell, labels: Map<string, number>): number | undefined | { reason: string } {
+  const cleaned = cleanValue(cell)
+  if (cleaned === undefined) return undefined
+  const byLabel = labels.get(String(cell).trim().toLowerCase())
+  if (byLabel !== undefined) return byLabel
+  if (typeof cleaned === 'number' && [...labels.values()].includes(cleaned)) return cleaned
+  return { reason: `not a class of the indicator: ${[...labels].map(([label, value]) => `${value} ${label}`).join(', ')}` }
+}
 type Submission = { id: number; row_number: number; location_code: string; campaign_code: string; data_date: string | null; submission_json: unknown }
 
 /**
@@ -117,6 +147,7 @@ function stageSubmissions(
   doc: Document,
   submissions: Submission[],
   maps: Mappings,
+  classes: Map<number, Map<string, number>>,
   indicatorColumns: string[],
   permitted: Set<number> | null,
   progress: Progress,
@@ -157,12 +188,14 @@ function stageSubmissions(
     const cells = s.submission_json as Record<string, Cell>
     // File order, so a later column of the same row comes later (the rightmost wins, §5.4).
     for (const column of indicatorColumns) {
-      const value = cleanValue(cells[column] ?? null)
-      if (value === undefined) continue
-      if (value === 'reject') {
-        rejectedCells.push({ row_number: s.row_number, column, value: cells[column], reason: 'not a number' })
+      const labels = classes.get(maps.indicator.get(column)!)
+      const cleaned = labels ? classValue(cells[column] ?? null, labels) : cleanValue(cells[column] ?? null)
+      if (cleaned === undefined) continue
+      if (cleaned === 'reject' || typeof cleaned === 'object') {
+        rejectedCells.push({ row_number: s.row_number, column, value: cells[column], reason: cleaned === 'reject' ? 'not a number' : cleaned.reason })
         continue
       }
+      const value = cleaned
       staged.push({
         document_id: doc.id,
         source_submission_id: s.id,

@@ -1,10 +1,11 @@
 // For superusers: users and their passwords, API keys, location responsibilities (which part of the
-// country a user is limited to) and indicators' bounds. Every change goes through the same API a script would use.
+// country a user is limited to), indicators' bounds and class indicators' labels. Every change goes through the same API a script would use.
 import { useEffect, useState } from 'preact/hooks'
 import { change, list } from '../api.js'
 import { formatTime } from '../format.js'
 import { html } from '../html.js'
 import { IndicatorBounds } from './bounds.js'
+import { ClassLabels } from './class-labels.js'
 import { LocationSearch } from './location-search.js'
 
 export function Admin({ catalog, onCatalogChange }) {
@@ -119,5 +120,6 @@ export function Admin({ catalog, onCatalogChange }) {
         <button type="submit">Create key</button>
       </form>
     </section>
-    <${IndicatorBounds} catalog=${catalog} onChange=${onCatalogChange} />`
+    <${IndicatorBounds} catalog=${catalog} onChange=${onCatalogChange} />
+    <${ClassLabels} catalog=${catalog} />`
 }

@@ -4,7 +4,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { chartOption, chartSpec, csvName, isMap, isTable, rootsFallback, tableRows } from '../chart-data.js'
 import { draw, readChart, registerPolygons, tooltipElement } from '../charts.js'
-import { formatCount, formatValue } from '../format.js'
+import { formatCount } from '../format.js'
 import { statusClass, statusLegend } from '../status.js'
 import { html } from '../html.js'
 
@@ -160,10 +160,10 @@ function ValuesTable({ spec, data, catalog, onDrill, caption, csv }) {
           (row) => html`<tr key=${`${row.locationId}-${row.key.id}`}>
             <th scope="row">${onDrill ? html`<button class="link" onClick=${() => onDrill(row.locationId)}>${row.location}</button>` : row.location}</th>
             <td>${row.key.label}</td>
-            ${row.values.map((value, i) => {
+            ${row.values.map((_, i) => {
               const status = row.statuses[i]
               const coverage = row.coverages[i]
-              return html`<td class=${`number ${statusClass(status, catalog.indicatorBounds.get(indicatorIds[i]))}`} key=${i}>${formatValue(value, catalog.indicatorFormat.get(indicatorIds[i]))}${status && html`<span class="visually-hidden"> (${status})</span>`}${coverage && html`<small class=${`coverage${coverage.endsWith('incomplete') ? ' incomplete' : ''}`}>${coverage}</small>`}</td>`
+              return html`<td class=${`number ${statusClass(status, catalog.indicatorBounds.get(indicatorIds[i]))}`} key=${i}>${row.shown[i]}${status && html`<span class="visually-hidden"> (${status})</span>`}${coverage && html`<small class=${`coverage${coverage.endsWith('incomplete') ? ' incomplete' : ''}`}>${coverage}</small>`}</td>`
             })}
           </tr>`,
         )}

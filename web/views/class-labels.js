@@ -1,0 +1,60 @@
+// The labels of a class indicator's values (LQAS: 1 pass, 0 fail), edited by an administrator: an
+// upload may then give the label instead of the number, and tables and tooltips show the label.
+import { useEffect, useState } from 'preact/hooks'
+import { change, list } from '../api.js'
+import { html } from '../html.js'
+
+export function ClassLabels({ catalog }) {
+  const classes = catalog.indicators.filter((i) => i.data_format === 'class')
+  const [indicatorId, setIndicatorId] = useState(classes[0]?.id ?? null)
+  const [labels, setLabels] = useState([])
+  const [message, setMessage] = useState({ text: '', error: false })
+  const [version, setVersion] = useState(0)
+  useEffect(() => {
+    if (indicatorId !== null)
+      list(`/indicator_class_map/?indicator_id=${indicatorId}&limit=0`).then(setLabels, (e) => setMessage({ text: e.message, error: true }))
+  }, [indicatorId, version])
+  const act = (done, work) => async (event) => {
+    event.preventDefault()
+    const form = event.target instanceof HTMLFormElement ? event.target : null
+    try {
+      await work(form ? new FormData(form) : null)
+      setMessage({ text: done, error: false })
+      form?.reset()
+      setVersion((v) => v + 1)
+    } catch (e) {
+      setMessage({ text: e.message, error: true })
+    }
+  }
+  const addLabel = act('Label added', (form) =>
+    change('POST', '/indicator_class_map/', { indicator_id: indicatorId, value: Number(form.get('value')), label: form.get('label') }),
+  )
+  const removeLabel = (entry) => act(`Label “${entry.label}” removed`, () => change('DELETE', `/indicator_class_map/${entry.id}/`))
+  return html`<section aria-labelledby="class-labels-heading">
+    <h2 id="class-labels-heading">Class labels</h2>
+    ${
+      classes.length === 0
+        ? html`<p>No class indicator yet (an indicator whose data format is “class”).</p>`
+        : html`<p class="hint">A class indicator’s values are classes (LQAS: pass, fail): uploads may give the label, tables and tooltips show it, and a location counts its subtree per class.</p>
+          ${message.text && html`<p class=${message.error ? 'error' : 'notice'} role=${message.error ? 'alert' : 'status'}>${message.text}</p>`}
+          <label>Class indicator
+            <select value=${indicatorId ?? ''} onChange=${(e) => setIndicatorId(Number(e.target.value))}>
+              ${classes.map((i) => html`<option key=${i.id} value=${i.id}>${i.short_name}</option>`)}
+            </select>
+          </label>
+          ${
+            labels.length === 0
+              ? html`<p>No labels.</p>`
+              : html`<ul class="cards">${labels.map(
+                  (entry) => html`<li key=${entry.id} class="chart-item"><span>${entry.value}: ${entry.label}</span>
+                    <button class="secondary" onClick=${removeLabel(entry)} aria-label=${`Remove label ${entry.label}`}>Remove</button></li>`,
+                )}</ul>`
+          }
+          <form class="inline" onSubmit=${addLabel}>
+            <label>Value <input name="value" type="number" step="any" required /></label>
+            <label>Label <input name="label" required maxlength="255" /></label>
+            <button type="submit">Add label</button>
+          </form>`
+    }
+  </section>`
+}
