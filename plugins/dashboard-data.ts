@@ -5,6 +5,7 @@
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
 import { notFound } from '../lib/core/errors.js'
 import { PROJECT_ROOT } from '../lib/core/paths.js'
 import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
@@ -52,87 +53,96 @@ const chartsOf = (dashboard: Record<string, unknown>) =>
     (row?.charts ?? []).filter((c): c is Chart => typeof c === 'object' && c !== null && 'chart_json' in c),
   )
 
-export default async function dashboardData(app: FastifyInstance) {
-  const modules = await chartModules()
-
-  async function answer(request: FastifyRequest, id: number) {
-    const view = readView(rawQueryOf(request))
-    const read = async (path: string): Promise<Answer> => {
-      const res = await app.inject({ method: 'GET', url: `/api/v1${path}`, headers: forwarded(request), remoteAddress: request.ip })
-      return { status: res.statusCode, body: res.json() }
-    }
-    const dashboard = await read(`/dashboard/${id}/`)
-    if (dashboard.status !== 200) return dashboard
-    const charts = chartsOf(dashboard.body)
-    const specs = charts.map((chart) => modules.chartSpec(chart.chart_json))
-    const indicatorIds = [...new Set(specs.flatMap((spec) => (Array.isArray(spec.indicator_ids) ? spec.indicator_ids.filter(Number.isInteger) : [])))]
-    // What the app's catalog tells chartRead: the charts' indicators' formats and bounds.
-    const indicators = (
-      indicatorIds.length
-        ? (await read(`/indicator/?id__in=${indicatorIds.join(',')}&fields=id,data_format,good_bound,bad_bound,bound_json&limit=0`)).body.objects
-        : []
-    ) as Array<{ id: number; data_format: string }>
-    const catalog = { indicatorBounds: modules.boundsById(indicators), indicatorFormat: new Map(indicators.map((i) => [i.id, i.data_format])) }
-    const place = { campaignId: view.campaign ?? null, locationId: view.location ?? null }
-    const reads = await Promise.all(
-      charts.map(async (chart, i) => {
-        const { path } = modules.chartRead(specs[i], place, catalog)
-        const res = await read(path)
-        const rows = res.status === 200 ? { objects: res.body.objects, meta: res.body.meta } : { error: res.body }
-        return [chart.id, { uuid: chart.uuid, read: path, ...rows }] as const
-      }),
-    )
-    const body = { dashboard_id: id, view: { campaign: view.campaign ?? null, location: view.location ?? null }, charts: Object.fromEntries(reads) }
-    return { status: 200, body }
-  }
-
-  app.get(
-    '/api/v1/dashboard/:id/data/',
-    {
-      schema: {
-        tags: ['dashboard'],
-        operationId: 'readDashboardData',
-        summary: "Every chart's rows of a dashboard under a view, in one answer (keyed by chart id)",
-        security: API_SECURITY,
-        params: { type: 'object', properties: { id: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1 } }, required: ['id'] },
-        querystring: {
+/** The route's OpenAPI description. */
+const SCHEMA = {
+  tags: ['dashboard'],
+  operationId: 'readDashboardData',
+  summary: "Every chart's rows of a dashboard under a view, in one answer (keyed by chart id)",
+  security: API_SECURITY,
+  params: { type: 'object', properties: { id: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1 } }, required: ['id'] },
+  querystring: {
+    type: 'object',
+    properties: Object.fromEntries(
+      Object.entries(VIEW).map(([name, schema]) => [name, { type: 'integer', description: (schema as { description?: string }).description }]),
+    ),
+  },
+  response: {
+    200: {
+      type: 'object',
+      properties: {
+        dashboard_id: { type: 'integer' },
+        view: { type: 'object', properties: { campaign: { type: 'integer', nullable: true }, location: { type: 'integer', nullable: true } } },
+        charts: {
           type: 'object',
-          properties: Object.fromEntries(
-            Object.entries(VIEW).map(([name, schema]) => [name, { type: 'integer', description: (schema as { description?: string }).description }]),
-          ),
-        },
-        response: {
-          200: {
-            type: 'object',
-            properties: {
-              dashboard_id: { type: 'integer' },
-              view: { type: 'object', properties: { campaign: { type: 'integer', nullable: true }, location: { type: 'integer', nullable: true } } },
-              charts: {
-                type: 'object',
-                description: "by chart id: the chart's read (`read`, the path the app would call) and its `objects` and `meta`, or its `error`",
-                additionalProperties: true,
-              },
-            },
-          },
-          400: errorSchema,
-          401: errorSchema,
-          404: errorSchema,
+          description: "by chart id: the chart's read (`read`, the path the app would call) and its `objects` and `meta`, or its `error`",
+          additionalProperties: true,
         },
       },
-      // The view is read by the API's own parameter reader, which names a bad value in its 400.
-      validatorCompiler: ({ httpPart }) => (httpPart === 'params' ? (data: unknown) => ({ value: data }) : () => ({ value: undefined })),
     },
-    async (request, reply) => {
-      const raw = (request.params as { id: string }).id
-      const id = /^\d{1,10}$/.test(raw) && Number(raw) < 2 ** 31 ? Number(raw) : undefined
-      if (id === undefined) throw notFound('dashboard', raw)
-      const key = app.readCache.keyOfComposed(request, `dashboard/${id}/data`, dashboardResource)
-      const kept = key === undefined ? undefined : app.readCache.lookup(request, key)
-      if (kept) return serve(reply, kept)
-      // Its reads are other requests: it names no table, so any change drops it.
-      if (key !== undefined) app.readCache.begin(request, key, app.db.db)
-      const { status, body } = await answer(request, id)
-      return reply.code(status as 200).send(body)
-    },
-  )
+    400: errorSchema,
+    401: errorSchema,
+    404: errorSchema,
+  },
 }
+
+/** The answer of a dashboard's data: every chart's read, made with the request's credentials. */
+async function answer(app: FastifyInstance, modules: ChartModules, request: FastifyRequest, id: number): Promise<Answer> {
+  const view = readView(rawQueryOf(request))
+  const read = async (path: string): Promise<Answer> => {
+    const res = await app.inject({ method: 'GET', url: `/api/v1${path}`, headers: forwarded(request), remoteAddress: request.ip })
+    return { status: res.statusCode, body: res.json() }
+  }
+  const dashboard = await read(`/dashboard/${id}/`)
+  if (dashboard.status !== 200) return dashboard
+  const charts = chartsOf(dashboard.body)
+  const specs = charts.map((chart) => modules.chartSpec(chart.chart_json))
+  const indicatorIds = [...new Set(specs.flatMap((spec) => (Array.isArray(spec.indicator_ids) ? spec.indicator_ids.filter(Number.isInteger) : [])))]
+  // What the app's catalog tells chartRead: the charts' indicators' formats and bounds.
+  const indicators = (
+    indicatorIds.length
+      ? (await read(`/indicator/?id__in=${indicatorIds.join(',')}&fields=id,data_format,good_bound,bad_bound,bound_json&limit=0`)).body.objects
+      : []
+  ) as Array<{ id: number; data_format: string }>
+  const catalog = { indicatorBounds: modules.boundsById(indicators), indicatorFormat: new Map(indicators.map((i) => [i.id, i.data_format])) }
+  const place = { campaignId: view.campaign ?? null, locationId: view.location ?? null }
+  const reads = await Promise.all(
+    charts.map(async (chart, i) => {
+      const { path } = modules.chartRead(specs[i], place, catalog)
+      const res = await read(path)
+      const rows = res.status === 200 ? { objects: res.body.objects, meta: res.body.meta } : { error: res.body }
+      return [chart.id, { uuid: chart.uuid, read: path, ...rows }] as const
+    }),
+  )
+  return {
+    status: 200,
+    body: { dashboard_id: id, view: { campaign: view.campaign ?? null, location: view.location ?? null }, charts: Object.fromEntries(reads) },
+  }
+}
+
+export default fp(
+  async function dashboardData(app: FastifyInstance) {
+    const modules = await chartModules()
+    app.get(
+      '/api/v1/dashboard/:id/data/',
+      {
+        schema: SCHEMA,
+        // The id and the view are read by the handler, which names a bad value in the API's own 400 / 404.
+        validatorCompiler: () => (data: unknown) => ({ value: data }),
+      },
+      async (request, reply) => {
+        const raw = (request.params as { id: string }).id
+        const id = /^\d{1,10}$/.test(raw) && Number(raw) < 2 ** 31 ? Number(raw) : undefined
+        if (id === undefined) throw notFound('dashboard', raw)
+        const key = app.readCache.keyOfComposed(request, `dashboard/${id}/data`, dashboardResource)
+        const kept = key === undefined ? undefined : app.readCache.lookup(request, key)
+        if (kept) return serve(reply, kept)
+        // Its reads are other requests: it names no table, so any change drops it.
+        if (key !== undefined) app.readCache.begin(request, key, app.db.db)
+        const { status, body } = await answer(app, modules, request, id)
+        return reply.code(status as 200).send(body)
+      },
+    )
+  },
+  // Encapsulated: its route stays in its own context.
+  { name: 'dashboard-data', dependencies: ['auth', 'http-cache', 'dispatcher'], encapsulate: true },
+)
