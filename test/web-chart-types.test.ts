@@ -91,13 +91,13 @@ t.test('every chart type and grouping of the original front-end draws the API’
     const shown = await chart.locator('table').evaluate((table) => {
       const names = [...table.querySelectorAll('thead th')].slice(2).map((th) => th.textContent)
       return [...table.querySelectorAll('tbody tr')].flatMap((tr) => {
-        // Each cell's value, without its coverage line and what only a screen reader hears.
-        const valueOf = (cell: Element) => {
+        // Each cell's value, without its coverage line and what only a screen reader hears (inline: the
+        // page runs this function's source, without the names a bundler's helpers would give).
+        const [where, when, ...values] = [...tr.children].map((cell) => {
           const copy = cell.cloneNode(true) as Element
           for (const extra of copy.querySelectorAll('.coverage, .visually-hidden')) extra.remove()
           return copy.textContent?.trim()
-        }
-        const [where, when, ...values] = [...tr.children].map(valueOf)
+        })
         return values.flatMap((value, i) => (value === '–' ? [] : [`${where} | ${when} | ${names[i]} → ${value}`]))
       })
     })
