@@ -5,14 +5,9 @@ import { parse } from 'csv-parse/sync'
 import t from 'tap'
 import { build } from './helper.js'
 import { client } from './api.js'
+import { created } from './world.js'
 
 type Api = ReturnType<typeof client>
-
-async function created(res: Promise<{ status: number; body: { id: number }; text: string }>) {
-  const r = await res
-  if (r.status !== 201) throw new Error(r.text)
-  return r.body.id
-}
 
 /** One place, five campaigns and four indicators: higher is better, lower is better, named ranges, no bounds. */
 async function boundedWorld(api: Api) {

@@ -5,21 +5,13 @@
 import t from 'tap'
 import { build } from './helper.js'
 import { client } from './api.js'
+import { created, locationLevels } from './world.js'
 
 type Api = ReturnType<typeof client>
 
-async function created(res: Promise<{ status: number; body: { id: number }; text: string }>) {
-  const r = await res
-  if (r.status !== 201) throw new Error(r.text)
-  return r.body.id
-}
-
 /** R → P1 (nine districts, seven with a value) and P2 (three districts with values, and a value of its own). */
 async function coverageWorld(api: Api) {
-  const type = (name: string, admin_level: number) => created(api.post('/location_type/', { name, admin_level }))
-  const [country, province, district] = [await type('Country', 0), await type('Province', 1), await type('District', 2)]
-  const place = (name: string, location_type_id: number, parent_location_id?: number) =>
-    created(api.post('/location/', { name, location_code: name, location_type_id, parent_location_id }))
+  const { country, province, district, place } = await locationLevels(api)
   const R = await place('R', country)
   const P1 = await place('P1', province, R)
   const P2 = await place('P2', province, R)

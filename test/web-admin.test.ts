@@ -96,10 +96,11 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     await bounds.getByLabel('Indicator').selectOption({ label: 'Children missed' })
     await bounds.getByLabel('Good bound').fill('200')
     await bounds.getByLabel('Bad bound').fill('400')
+    await bounds.getByLabel('Flag a sum reported by under (% of children)').fill('80')
     await bounds.getByRole('button', { name: 'Save bounds' }).click()
     await bounds.getByRole('status').getByText('Bounds saved').waitFor()
     const missedId = indicator.get('Children missed')!
-    t.match((await read(`/indicator/${missedId}/`)) as object, { good_bound: 200, bad_bound: 400 }, 'saved through the API')
+    t.match((await read(`/indicator/${missedId}/`)) as object, { good_bound: 200, bad_bound: 400, coverage_threshold: 0.8 }, 'saved through the API')
     t.same(
       await bounds.locator('.status-legend li').allTextContents(),
       ['good: 200 or less', 'ok: between 200 and 400', 'bad: 400 or more'],

@@ -46,17 +46,26 @@ export async function upload(api: Api, title: string, file_type: string, csv: st
   return { id: doc.body.id as number, run }
 }
 
-/** Root R → provinces A and B → districts a1 and b1, with data everywhere, written by the admin. */
-export async function world(api: Api) {
-  const id = async (res: Promise<{ status: number; body: { id: number }; text: string }>) => {
-    const r = await res
-    if (r.status !== 201) throw new Error(r.text)
-    return r.body.id
-  }
-  const type = (name: string, admin_level: number) => id(api.post('/location_type/', { name, admin_level }))
+/** The id of a row a POST created (201), else the answer as an error. */
+export async function created(res: Promise<{ status: number; body: { id: number }; text: string }>): Promise<number> {
+  const r = await res
+  if (r.status !== 201) throw new Error(r.text)
+  return r.body.id
+}
+
+/** The types Country, Province and District, and `place(name, type, parent?)`: a location coded by its name. */
+export async function locationLevels(api: Api) {
+  const type = (name: string, admin_level: number) => created(api.post('/location_type/', { name, admin_level }))
   const [country, province, district] = [await type('Country', 0), await type('Province', 1), await type('District', 2)]
   const place = (name: string, location_type_id: number, parent_location_id?: number) =>
-    id(api.post('/location/', { name, location_code: name, location_type_id, parent_location_id }))
+    created(api.post('/location/', { name, location_code: name, location_type_id, parent_location_id }))
+  return { country, province, district, place }
+}
+
+/** Root R → provinces A and B → districts a1 and b1, with data everywhere, written by the admin. */
+export async function world(api: Api) {
+  const id = created
+  const { country, province, district, place } = await locationLevels(api)
   const R = await place('R', country)
   const A = await place('A', province, R)
   const B = await place('B', province, R)

@@ -82,7 +82,7 @@ export function query(params) {
  */
 export async function loadCatalog() {
   const [indicators, campaigns, locations, types, campaignTypes] = await Promise.all([
-    list('/indicator/?fields=id,short_name,name,data_format,resource_name,good_bound,bad_bound,bound_json&limit=0&order_by=short_name'),
+    list('/indicator/?fields=id,short_name,name,data_format,resource_name,good_bound,bad_bound,bound_json,coverage_threshold&limit=0&order_by=short_name'),
     list('/campaign/?fields=id,name,start_date,end_date,campaign_type_id&limit=0&order_by=start_date'),
     list('/location/?fields=id,name,parent_location_id,location_type_id,location_code&limit=0'),
     list('/location_type/?limit=0'),

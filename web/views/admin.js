@@ -7,17 +7,17 @@ import { html } from '../html.js'
 import { IndicatorBounds } from './bounds.js'
 import { ClassLabels } from './class-labels.js'
 import { LocationSearch } from './location-search.js'
+import { ActionMessage, useActions } from './actions.js'
 
 export function Admin({ catalog, onCatalogChange }) {
   const [users, setUsers] = useState([])
   const [keys, setKeys] = useState([])
   const [responsibilities, setResponsibilities] = useState(new Map())
-  const [message, setMessage] = useState({ text: '', error: false })
+  const { message, setMessage, version, act } = useActions()
   const [newKey, setNewKey] = useState(null)
   const [resetLink, setResetLink] = useState(null)
   /** Responsibilities chosen but not saved yet, by user id (null: everywhere). */
   const [chosen, setChosen] = useState(new Map())
-  const [version, setVersion] = useState(0)
   useEffect(() => {
     ;(async () => {
       const people = await list('/user/?limit=0&order_by=username')
@@ -27,20 +27,6 @@ export function Admin({ catalog, onCatalogChange }) {
       setResponsibilities(new Map(rows.flat().map((r) => [r.user_id, r])))
     })().catch((e) => setMessage({ text: e.message, error: true }))
   }, [version])
-  /** Runs a change, says what happened, and reads the lists again. */
-  const act = (done, work) => async (event) => {
-    event.preventDefault()
-    const form = event.target instanceof HTMLFormElement ? new FormData(event.target) : null
-    const formElement = form ? event.target : null
-    try {
-      await work(form)
-      setMessage({ text: done, error: false })
-      formElement?.reset()
-      setVersion((v) => v + 1)
-    } catch (e) {
-      setMessage({ text: e.message, error: true })
-    }
-  }
   /** A one-time link for `user` to set their own password: shown here once, never a password. */
   const showResetLink = async (user) => {
     const link = await change('POST', `/user/${user.id}/password_reset/`, {})
@@ -74,7 +60,7 @@ export function Admin({ catalog, onCatalogChange }) {
     })
 
   return html`<h1>Administration</h1>
-    ${message.text && html`<p class=${message.error ? 'error' : 'notice'} role=${message.error ? 'alert' : 'status'}>${message.text}</p>`}
+    <${ActionMessage} message=${message} />
     <section aria-labelledby="users-heading">
       <h2 id="users-heading">Users</h2>
       <div class="table-scroll" tabindex="0" role="region" aria-label="Users, scrollable"><table>

@@ -1,9 +1,11 @@
 // An indicator's bounds, edited by an administrator: good and bad bounds (their order says whether
-// higher or lower is better) and named ranges; the dashboards colour values by the status these give.
+// higher or lower is better) and named ranges, by whose status the dashboards colour values; and the
+// share of a location's children under which its sum is flagged incomplete.
 import { useEffect, useState } from 'preact/hooks'
 import { change, list } from '../api.js'
 import { html } from '../html.js'
 import { statusLegend } from '../status.js'
+import { ActionMessage, useActions } from './actions.js'
 
 /** A number input's value: empty is none. */
 const numberOf = (form, name) => (form.get(name) === '' ? null : Number(form.get(name)))
@@ -11,28 +13,17 @@ const numberOf = (form, name) => (form.get(name) === '' ? null : Number(form.get
 export function IndicatorBounds({ catalog, onChange }) {
   const [indicatorId, setIndicatorId] = useState(catalog.indicators[0]?.id ?? null)
   const [ranges, setRanges] = useState([])
-  const [message, setMessage] = useState({ text: '', error: false })
-  const [version, setVersion] = useState(0)
+  const { message, setMessage, version, act } = useActions(onChange)
   const indicator = catalog.indicators.find((i) => i.id === indicatorId)
   useEffect(() => {
     if (indicatorId !== null) list(`/indicator_bound/?indicator_id=${indicatorId}&limit=0`).then(setRanges, (e) => setMessage({ text: e.message, error: true }))
   }, [indicatorId, version])
-  /** Runs a change, says what happened, reads the ranges and the catalog again. */
-  const act = (done, work) => async (event) => {
-    event.preventDefault()
-    const form = event.target instanceof HTMLFormElement ? event.target : null
-    try {
-      await work(form ? new FormData(form) : null)
-      setMessage({ text: done, error: false })
-      if (form?.classList.contains('new-range')) form.reset()
-      setVersion((v) => v + 1)
-      await onChange()
-    } catch (e) {
-      setMessage({ text: e.message, error: true })
-    }
-  }
   const saveBounds = act('Bounds saved', (form) =>
-    change('PATCH', `/indicator/${indicatorId}/`, { good_bound: numberOf(form, 'good_bound'), bad_bound: numberOf(form, 'bad_bound') }),
+    change('PATCH', `/indicator/${indicatorId}/`, {
+      good_bound: numberOf(form, 'good_bound'),
+      bad_bound: numberOf(form, 'bad_bound'),
+      coverage_threshold: numberOf(form, 'coverage_percent') === null ? null : numberOf(form, 'coverage_percent') / 100,
+    }),
   )
   const addRange = act('Range added', (form) =>
     change('POST', '/indicator_bound/', {
@@ -48,7 +39,7 @@ export function IndicatorBounds({ catalog, onChange }) {
   return html`<section aria-labelledby="bounds-heading">
     <h2 id="bounds-heading">Indicator bounds</h2>
     <p class="hint">Dashboards colour a value by its status: the first range holding it, else good, ok or bad from the two bounds.</p>
-    ${message.text && html`<p class=${message.error ? 'error' : 'notice'} role=${message.error ? 'alert' : 'status'}>${message.text}</p>`}
+    <${ActionMessage} message=${message} />
     <label>Indicator
       <select value=${indicatorId ?? ''} onChange=${(e) => setIndicatorId(Number(e.target.value))}>
         ${catalog.indicators.map((i) => html`<option key=${i.id} value=${i.id}>${i.short_name}</option>`)}
@@ -59,6 +50,8 @@ export function IndicatorBounds({ catalog, onChange }) {
       html`<form class="inline" key=${`bounds-${indicatorId}-${version}`} onSubmit=${saveBounds}>
         <label>Good bound <input name="good_bound" type="number" step="any" defaultValue=${indicator.good_bound ?? ''} /></label>
         <label>Bad bound <input name="bad_bound" type="number" step="any" defaultValue=${indicator.bad_bound ?? ''} /></label>
+        <label>Flag a sum reported by under (% of children)
+          <input name="coverage_percent" type="number" min="0" max="100" step="any" defaultValue=${indicator.coverage_threshold == null ? '' : indicator.coverage_threshold * 100} /></label>
         <button type="submit">Save bounds</button>
       </form>`
     }

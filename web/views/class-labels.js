@@ -3,29 +3,17 @@
 import { useEffect, useState } from 'preact/hooks'
 import { change, list } from '../api.js'
 import { html } from '../html.js'
+import { ActionMessage, useActions } from './actions.js'
 
 export function ClassLabels({ catalog }) {
   const classes = catalog.indicators.filter((i) => i.data_format === 'class')
   const [indicatorId, setIndicatorId] = useState(classes[0]?.id ?? null)
   const [labels, setLabels] = useState([])
-  const [message, setMessage] = useState({ text: '', error: false })
-  const [version, setVersion] = useState(0)
+  const { message, setMessage, version, act } = useActions()
   useEffect(() => {
     if (indicatorId !== null)
       list(`/indicator_class_map/?indicator_id=${indicatorId}&limit=0`).then(setLabels, (e) => setMessage({ text: e.message, error: true }))
   }, [indicatorId, version])
-  const act = (done, work) => async (event) => {
-    event.preventDefault()
-    const form = event.target instanceof HTMLFormElement ? event.target : null
-    try {
-      await work(form ? new FormData(form) : null)
-      setMessage({ text: done, error: false })
-      form?.reset()
-      setVersion((v) => v + 1)
-    } catch (e) {
-      setMessage({ text: e.message, error: true })
-    }
-  }
   const addLabel = act('Label added', (form) =>
     change('POST', '/indicator_class_map/', { indicator_id: indicatorId, value: Number(form.get('value')), label: form.get('label') }),
   )
@@ -36,7 +24,7 @@ export function ClassLabels({ catalog }) {
       classes.length === 0
         ? html`<p>No class indicator yet (an indicator whose data format is “class”).</p>`
         : html`<p class="hint">A class indicator’s values are classes (LQAS: pass, fail): uploads may give the label, tables and tooltips show it, and a location counts its subtree per class.</p>
-          ${message.text && html`<p class=${message.error ? 'error' : 'notice'} role=${message.error ? 'alert' : 'status'}>${message.text}</p>`}
+          <${ActionMessage} message=${message} />
           <label>Class indicator
             <select value=${indicatorId ?? ''} onChange=${(e) => setIndicatorId(Number(e.target.value))}>
               ${classes.map((i) => html`<option key=${i.id} value=${i.id}>${i.short_name}</option>`)}

@@ -1,0 +1,29 @@
+// A page's changes through the API: each runs from a form or a button, says what happened (or what
+// went wrong) in a live message, and bumps `version` so the page reads its lists again.
+import { useState } from 'preact/hooks'
+import { html } from '../html.js'
+
+/** `act(done, work)`: an event handler running `work(form data or null)`, then `after()`. */
+export function useActions(after = async () => {}) {
+  const [message, setMessage] = useState({ text: '', error: false })
+  const [version, setVersion] = useState(0)
+  const act = (done, work) => async (event) => {
+    event.preventDefault()
+    const form = event.target instanceof HTMLFormElement ? event.target : null
+    try {
+      await work(form ? new FormData(form) : null)
+      setMessage({ text: done, error: false })
+      form?.reset()
+      setVersion((v) => v + 1)
+      await after()
+    } catch (e) {
+      setMessage({ text: e.message, error: true })
+    }
+  }
+  return { message, setMessage, version, act }
+}
+
+/** The message of the last change: announced politely when done, at once when it failed. */
+export function ActionMessage({ message }) {
+  return message.text ? html`<p class=${message.error ? 'error' : 'notice'} role=${message.error ? 'alert' : 'status'}>${message.text}</p>` : null
+}
