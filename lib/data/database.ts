@@ -173,7 +173,9 @@ async function createPostgres(url: string, options: DatabaseOptions): Promise<Da
   // Statements are prepared once per connection (parse and analysis cached), but always planned for
   // their actual parameters: a generic plan of a datapoint read ignores how many locations a selection
   // holds and was measured about 7× slower than the custom plan (bench/README.md, "Datapoint reads").
-  const sessionOptions = ['-c TimeZone=UTC', '-c plan_cache_mode=force_custom_plan']
+  // JIT off: a datapoint read is many index probes whose estimated cost crosses jit_above_cost while it
+  // runs in tens of milliseconds; compiling it took 0.37 s of a 0.45 s read (bench/README.md, "Read cache").
+  const sessionOptions = ['-c TimeZone=UTC', '-c plan_cache_mode=force_custom_plan', '-c jit=off']
   if (options.searchPath) sessionOptions.push(`-c search_path=${options.searchPath}`)
   const pool = new pg.Pool({
     connectionString: url,
