@@ -294,9 +294,9 @@ t.test('coverage in words: the children by their type, incomplete below the thre
   t.match(chartRead(column, {}, { ...catalog, indicatorBounds: new Map() }).path, /with_coverage=1/, 'a campaign read asks for coverage')
 })
 
-t.test('class indicators: read with their labels, shown by label in tables and tooltips', async (t) => {
+t.test('class indicators on a map: read with their labels, shown by label in tables and tooltips', async (t) => {
   const classes = { ...catalog, indicatorFormat: new Map([[5, 'class']]), indicatorName: new Map([[5, 'LQAS']]), indicatorBounds: new Map() }
-  const chart = { type: 'ColumnChart', indicator_ids: [5], campaign_ids: [3], location_ids: [10, 11] }
+  const chart = { type: 'ChoroplethMap', indicator_ids: [5], campaign_ids: [3], location_ids: [10, 11] }
   const read = chartRead(chart, {}, classes)
   t.match(read.path, /with_labels=1/)
   const data = chartData(
@@ -313,6 +313,54 @@ t.test('class indicators: read with their labels, shown by label in tables and t
     ['pass', '0'],
     'the label where there is one, else the value',
   )
+  const option = chartOption(chart, data, classes, { mapName: 'm' })
+  t.equal(option.tooltip.formatter({ name: 'North', value: 1 }), 'North\nLQAS: pass')
+})
+
+t.test('a chart of class indicators counts each class per location: stacked shares, a pie of classes, a table of counts', async (t) => {
+  const classes = {
+    ...catalog,
+    indicatorFormat: new Map([[5, 'class']]),
+    indicatorName: new Map([[5, 'LQAS']]),
+    indicatorBounds: new Map(),
+  }
+  const chart = { type: 'ColumnChart', indicator_ids: [5], campaign_ids: [3], location_ids: [10, 11] }
+  const read = chartRead(chart, {}, classes)
+  t.equal(read.over, 'classes')
+  t.equal(read.path, '/campaign_datapoint/?indicator__in=5&campaign__in=3&location_id__in=10%2C11&count_classes=1&limit=0')
+  t.equal(chartRead({ ...chart, type: 'ChoroplethMap' }, {}, classes).over, 'campaigns', 'a map shows each location’s own class')
+  const data = chartData(
+    chart,
+    read,
+    [
+      { indicator_id: 5, location_id: 10, campaign_id: 3, value: 0, label: 'fail', count: 2 },
+      { indicator_id: 5, location_id: 10, campaign_id: 3, value: 1, label: 'pass', count: 7 },
+      { indicator_id: 5, location_id: 11, campaign_id: 3, value: 1, label: 'pass', count: 4 },
+    ],
+    classes,
+  )
+  t.same(
+    data.keys.map((k: { label: string }) => k.label),
+    ['fail', 'pass'],
+  )
+  t.match(data.csv, /format=csv/)
+  t.notMatch(data.csv, /shape=wide/, 'class counts export as the long CSV')
   const option = chartOption(chart, data, classes)
-  t.equal(option.tooltip.formatter([{ name: 'North', seriesIndex: 0, dataIndex: 0, seriesName: 'LQAS', value: 1 }]), 'North\nLQAS: pass')
+  t.same(
+    option.series.map((s: { name: string; stack: string; data: Array<number | null> }) => [s.name, s.stack, s.data]),
+    [
+      ['fail', 'share', [2 / 9, null]],
+      ['pass', 'share', [7 / 9, 1]],
+    ],
+    'a stacked share of each class per location',
+  )
+  const pie = chartOption({ ...chart, type: 'PieChart' }, data, classes)
+  t.same(pie.series[0].data, [
+    { name: 'fail', value: 2 },
+    { name: 'pass', value: 11 },
+  ])
+  t.same(
+    tableRows(data, [5], classes).map((r: { key: { label: string }; shown: string[] }) => `${r.key.label} ${r.shown[0]}`),
+    ['fail 2', 'pass 7', 'fail –', 'pass 4'],
+  )
 })

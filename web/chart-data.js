@@ -122,6 +122,10 @@ export function chartRead(chart, view, catalog = {}) {
   }
   const campaigns = view.campaignId ? [view.campaignId] : chart.campaign_ids
   const byDates = !campaigns?.length
+  if (countsClasses(chart, catalog)) {
+    const path = `/campaign_datapoint/${query({ indicator__in: chart.indicator_ids, campaign__in: campaigns, start_date: byDates ? chart.start_date : undefined, end_date: byDates ? chart.end_date : undefined, ...where, count_classes: 1, limit: 0 })}`
+    return { over: 'classes', path, where }
+  }
   const path = `/campaign_datapoint/${query({
     indicator__in: chart.indicator_ids,
     campaign__in: campaigns,
@@ -137,6 +141,13 @@ export function chartRead(chart, view, catalog = {}) {
   return { over: 'campaigns', path, where }
 }
 
+/**
+ * A chart of class indicators only (LQAS), but a map: drawn as how many values of each class each
+ * location's subtree holds (`count_classes=1`), since a class is never summed.
+ */
+const countsClasses = (chart, catalog) =>
+  !isMap(chart) && (chart.indicator_ids ?? []).length > 0 && chart.indicator_ids.every((id) => catalog.indicatorFormat?.get(id) === 'class')
+
 const keyOf = (indicatorId, locationId, key) => `${indicatorId}|${locationId}|${key}`
 
 /** The API's CSV of a chart's read: the wide one, a line per location and key with their names. */
@@ -145,6 +156,14 @@ function csvOf(path) {
   url.searchParams.delete('limit')
   url.searchParams.set('format', 'csv')
   url.searchParams.set('shape', 'wide')
+  return `${url.pathname}${url.search}`
+}
+
+/** The API's long CSV of a read. */
+function longCsvOf(path) {
+  const url = new URL(path, 'http://api')
+  url.searchParams.delete('limit')
+  url.searchParams.set('format', 'csv')
   return `${url.pathname}${url.search}`
 }
 
@@ -196,10 +215,15 @@ export function tableRows(data, indicatorIds, catalog, sort = { column: -1, desc
  * @param {{ campaigns: Array<{ id: number, name: string, start_date?: string }> }} catalog
  */
 export function chartData(chart, read, objects, catalog) {
+  const keyOfPoint = (o) => (read.over === 'time' ? o.time_grouping : read.over === 'classes' ? o.value : o.campaign_id)
+  // Class counts: the class is the key, its count the value (the label names the key, not the value).
   /** @type {Array<Record<string, any>>} */
-  const points = objects.map((o) => ({ ...o, key: read.over === 'time' ? o.time_grouping : o.campaign_id }))
+  const points = objects.map((o) => (read.over === 'classes' ? { ...o, key: o.value, value: o.count, label: undefined, class: o.label } : { ...o, key: keyOfPoint(o) }))
   let keys
-  if (read.over === 'time') {
+  if (read.over === 'classes') {
+    const names = new Map(points.map((p) => [p.key, p.class ?? String(p.key)]))
+    keys = [...names.keys()].sort((a, b) => a - b).map((id) => ({ id, label: names.get(id) }))
+  } else if (read.over === 'time') {
     keys = [...new Set(points.map((p) => p.key))].sort().map((id) => ({ id, label: formatPeriod(id, chart.groupByTime) }))
   } else {
     const read = new Set(points.map((p) => p.key))
@@ -210,7 +234,8 @@ export function chartData(chart, read, objects, catalog) {
   }
   const index = new Map(points.map((p) => [keyOf(p.indicator_id, p.location_id, p.key), p]))
   const locationIds = [...new Set(points.map((p) => p.location_id))]
-  return { over: read.over, points, keys, locationIds, where: read.where, index, csv: csvOf(read.path) }
+  // Class counts have no wide export: their CSV is the long one.
+  return { over: read.over, points, keys, locationIds, where: read.where, index, csv: read.over === 'classes' ? longCsvOf(read.path) : csvOf(read.path) }
 }
 
 /** The value at (indicator, location, key), or null. */
@@ -290,11 +315,15 @@ export function chartOption(chart, data, catalog, { mapName = '', tooltip = (lin
     })
   if (chart.type === 'PieChart') {
     const indicatorId = indicatorIds[0]
-    const format = formatOf(indicatorId)
-    const slices = topSlices(
-      data.locationIds.map((id) => ({ name: locationName(id), value: valueAt(data, indicatorId, id, lastKey) })),
-      chart.type_params?.top ?? PIE_SLICES,
-    )
+    const format = data.over === 'classes' ? 'int' : formatOf(indicatorId)
+    // Class counts: a slice per class, over every location read.
+    const slices =
+      data.over === 'classes'
+        ? data.keys.map((k) => ({ name: k.label, value: data.locationIds.reduce((sum, id) => sum + (valueAt(data, indicatorId, id, k.id) ?? 0), 0) }))
+        : topSlices(
+            data.locationIds.map((id) => ({ name: locationName(id), value: valueAt(data, indicatorId, id, lastKey) })),
+            chart.type_params?.top ?? PIE_SLICES,
+          )
     const total = slices.reduce((sum, s) => sum + (s.value ?? 0), 0)
     return {
       ...base,
@@ -430,13 +459,26 @@ function mapOption(chart, data, { base, mapName, tooltip, indicatorId, color, lo
  * location (categories: the indicators, or time), `indicator` (the default) a series of each indicator.
  */
 function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, fillOf, coverageOf, lastKey, narrow }) {
-  const overTime = chart.type === 'LineChart' || data.keys.length > 1
+  const overTime = data.over !== 'classes' && (chart.type === 'LineChart' || data.keys.length > 1)
   const byLocation = chart.groupBy === 'location'
   const locations = data.locationIds.slice(0, 12)
   /** Each series: a name, a colour, and its value in each category. */
   let categories
   let series
-  if (overTime) {
+  if (data.over === 'classes') {
+    // Each location's values counted by class: a series per class, stacked.
+    categories = locations.map(locationName)
+    const i = indicatorIds[0]
+    series = data.keys.map((k, n) => ({
+      name: k.label,
+      color: PALETTE[n % PALETTE.length],
+      values: locations.map((l) => valueAt(data, i, l, k.id)),
+      fills: locations.map(() => undefined),
+      coverages: locations.map(() => ''),
+      shown: locations.map((l) => formatValue(valueAt(data, i, l, k.id), 'int')),
+      formats: locations.map(() => 'int'),
+    }))
+  } else if (overTime) {
     categories = data.keys.map((k) => k.label)
     const pairs = byLocation
       ? locations.flatMap((l) => indicatorIds.map((i) => [i, l]))
@@ -476,7 +518,7 @@ function seriesOption(chart, data, { base, tooltip, indicatorIds, colorOf, locat
       formats: locations.map(() => formatOf(i)),
     }))
   }
-  const stackedPercent = chart.type === 'StackedPercentColumnChart'
+  const stackedPercent = chart.type === 'StackedPercentColumnChart' || (data.over === 'classes' && chart.type !== 'LineChart')
   const totals = categories.map((_, c) => series.reduce((sum, s) => sum + Math.abs(s.values[c] ?? 0), 0))
   const shown = (s, c) => (stackedPercent ? (s.values[c] === null || !totals[c] ? null : Math.abs(s.values[c]) / totals[c]) : s.values[c])
   const type = chart.type === 'LineChart' ? 'line' : 'bar'

@@ -153,7 +153,7 @@ function ValuesTable({ spec, data, catalog, onDrill, caption, csv }) {
   }
   return html`<div class="table-scroll" tabindex="0" role="region" aria-label=${`Numbers: ${caption}`}><table>
       <caption class="visually-hidden">${caption}</caption>
-      <thead><tr>${heading('Location', 0)}${heading(data.over === 'time' ? 'Period' : 'Campaign', 1)}
+      <thead><tr>${heading('Location', 0)}${heading(data.over === 'time' ? 'Period' : data.over === 'classes' ? 'Class' : 'Campaign', 1)}
         ${indicatorIds.map((id, i) => heading(catalog.indicatorName.get(id) ?? `Indicator ${id}`, 2 + i))}</tr></thead>
       <tbody>
         ${shown.map(
