@@ -200,7 +200,7 @@ t.test("a validating proxy finds no violation in the original client's traffic a
     location_id: district,
     geo_json: SQUARE,
   })
-  await create('calculated_indicator_component', { indicator_id: w.lpd, indicator_component_id: w.n, calculation: 'PART_TO_BE_SUMMED' })
+  await create('calculated_indicator_component', { indicator_id: w.cases, indicator_component_id: w.n, calculation: 'PART_TO_BE_SUMMED' })
   await create('campaign_datapoint', { indicator_id: w.n, location_id: district, campaign_id: w.C, value: 4 })
   await create('date_datapoint', { indicator_id: w.cases, location_id: district, data_date: '2016-02-01', value: 2 })
   const patches: Record<string, Record<string, unknown>> = {

@@ -154,7 +154,7 @@ t.test('access-control matrix: every resource and method for each role (SECURITY
   }
   const tag = await created('/indicator_tag/', { tag_name: 'Polio' })
   await created('/indicator_to_tag/', { indicator_id: w.n, indicator_tag_id: tag })
-  await created('/calculated_indicator_component/', { indicator_id: w.lpd, indicator_component_id: w.n, calculation: 'PART_TO_BE_SUMMED' })
+  await created('/calculated_indicator_component/', { indicator_id: w.cases, indicator_component_id: w.n, calculation: 'PART_TO_BE_SUMMED' })
   await created('/custom_chart/', { uuid: 'chart-1', title: 'chart', chart_json: { type: 'table' } })
   await created('/dashboard/', { title: 'board' })
   await created('/user_group/', { user_id: aliceId, group_id: await created('/group/', { name: 'viewers' }) })
