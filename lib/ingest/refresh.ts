@@ -137,6 +137,7 @@ function classValue(cell: Cell, labels: Map<string, number>): number | undefined
   if (typeof cleaned === 'number' && [...labels.values()].includes(cleaned)) return cleaned
   return { reason: `not a class of the indicator: ${[...labels].map(([label, value]) => `${value} ${label}`).join(', ')}` }
 }
+
 type Submission = { id: number; row_number: number; location_code: string; campaign_code: string; data_date: string | null; submission_json: unknown }
 
 /**
