@@ -1,5 +1,5 @@
 // The web app's dashboard page in Chromium against the real server (either engine): every chart drawn
-// within 1 s with the API's numbers, tooltips that read as people read (and that the page's CSP lets
+// with the API's numbers (from one data request), tooltips that read as people read (and that the page's CSP lets
 // through), drill-down and the campaign picker kept in the address (reload, back, a copied link),
 // focus on the heading after navigation, axe at 1280 and 375 px. With WEB_APP_SCREENSHOTS=docs/web-app
 // it writes the screenshots the docs show.
@@ -47,7 +47,8 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
   })
   const byProvince = await apiValues(missed, march, `location_id=${location.get('Veridia')}&location_depth=1`)
 
-  await t.test('every chart drawn within 1 s of navigation, with the API’s numbers', async (t) => {
+  // How fast is bench:web's to measure (timing belongs to bench/): here the times are only reported.
+  await t.test('every chart drawn, with the API’s numbers', async (t) => {
     const { page, problems } = await watchedPage(browser)
     await signIn(page, server.url, 'admin', password)
     const drawnWithin = async () => {
@@ -59,7 +60,6 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     const first = await drawnWithin()
     const again = await drawnWithin()
     t.comment(`five charts drawn ${Math.round(first)} ms after navigation (first load), ${Math.round(again)} ms (reload)`)
-    t.ok(again < 1000, `every chart drawn within 1 s of navigation (${Math.round(again)} ms)`)
     for (const type of ['ColumnChart', 'PieChart', 'ChoroplethMap', 'LineChart']) {
       t.ok((await figure(page, type).locator('svg path').count()) > 2, `${type}: an SVG with content`)
     }
