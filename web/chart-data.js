@@ -215,10 +215,12 @@ export function tableRows(data, indicatorIds, catalog, sort = { column: -1, desc
  * @param {{ campaigns: Array<{ id: number, name: string, start_date?: string }> }} catalog
  */
 export function chartData(chart, read, objects, catalog) {
-  const keyOfPoint = (o) => (read.over === 'time' ? o.time_grouping : read.over === 'classes' ? o.value : o.campaign_id)
+  const keyOfPoint = (o) => (read.over === 'time' ? o.time_grouping : o.campaign_id)
   // Class counts: the class is the key, its count the value (the label names the key, not the value).
   /** @type {Array<Record<string, any>>} */
-  const points = objects.map((o) => (read.over === 'classes' ? { ...o, key: o.value, value: o.count, label: undefined, class: o.label } : { ...o, key: keyOfPoint(o) }))
+  const points = objects.map((o) =>
+    read.over === 'classes' ? { ...o, key: o.value, value: o.count, label: undefined, class: o.label } : { ...o, key: keyOfPoint(o) },
+  )
   let keys
   if (read.over === 'classes') {
     const names = new Map(points.map((p) => [p.key, p.class ?? String(p.key)]))
