@@ -2,7 +2,7 @@
 // uploads that accept a label or a known value, reads that return the label, counts per class over a
 // subtree instead of a sum, and no calculation with a class.
 import t from 'tap'
-import { build } from './helper.js'
+import { alice, build } from './helper.js'
 import { client } from './api.js'
 import { created, locationLevels } from './world.js'
 
@@ -93,6 +93,23 @@ t.test('a class upload takes labels, reads return them, and a province counts it
     ],
     'without a selection: the country',
   )
+})
+
+t.test('a restricted user counts classes only inside her part', async (t) => {
+  const { app, aliceId } = await build(t)
+  const api = client(app)
+  const w = await lqasWorld(api)
+  await ingest(api, ['campaign,geocode,LQAS', 'C,D1,pass', 'C,D2,fail', 'C,D3,pass'].join('\n'))
+  t.equal((await api.post('/location_responsibility/', { user_id: aliceId, top_lvl_location_id: w.districts[0] })).status, 201)
+  const counts = (extra: string) => api.get(`/campaign_datapoint/?indicator__in=${w.lqas}&campaign__in=${w.C}&count_classes=1${extra}`, alice)
+  const hers = await counts('')
+  t.same(
+    hers.body.objects.map((o: { location_id: number; label: string; count: number }) => [o.location_id, o.label, o.count]),
+    [[w.districts[0], 'pass', 1]],
+    'without a selection: her own district',
+  )
+  const above = await counts(`&location_id=${w.P}&location_depth=0`)
+  t.ok(above.status === 403 || above.body.objects.length === 0, `the province above her is not counted for her (${above.status})`)
 })
 
 t.test('labels are checked, and no calculation takes a class', async (t) => {
