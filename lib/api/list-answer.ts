@@ -38,7 +38,7 @@ function runAction(ctx: Context, doors: ListDoors): Promise<Row[]> {
 function readRequest(ctx: Context, request: FastifyRequest): { params: ListParams; filters: Filters } {
   const { resource, query } = ctx
   const accept = request.headers.accept ?? ''
-  const params = parseListParams(resource, query, accept.includes('text/csv') && !accept.includes('application/json'))
+  const params = parseListParams(resource, query, accept.includes('text/csv') && !accept.includes('application/json'), ctx.params)
   const filters: Filters = []
   for (const name of query.names()) {
     if ((RESERVED as readonly string[]).includes(name) || name in resource.params) continue

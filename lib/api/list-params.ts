@@ -22,7 +22,8 @@ function nonNegativeInteger(query: QueryParams, name: string, fallback: number):
   return Number(text)
 }
 
-export function parseListParams(resource: Resource, query: QueryParams, acceptsCsv: boolean): ListParams {
+/** `declared`: the resource's own parameters as the route's validator typed them (an optional field's switch among them). */
+export function parseListParams(resource: Resource, query: QueryParams, acceptsCsv: boolean, declared: Record<string, unknown> = {}): ListParams {
   const offset = nonNegativeInteger(query, 'offset', 0)
 
   const order: ListParams['order'] = []
@@ -44,10 +45,8 @@ export function parseListParams(resource: Resource, query: QueryParams, acceptsC
     fields = query.list('fields')
     for (const f of fields) if (!resource.query_fields.includes(f)) throw invalidValue('fields', f, 'a query field')
   }
-  // The parameter's value was checked with the resource's own parameters (readQuery).
   for (const [field, param] of Object.entries(resource.optional_fields)) {
-    const value = query.last(param)
-    if ((value === '1' || value === 'true') && !fields.includes(field)) fields = [...fields, field]
+    if (declared[param] === true && !fields.includes(field)) fields = [...fields, field]
   }
 
   const formatText = query.last('format')

@@ -18,13 +18,14 @@ export function IndicatorBounds({ catalog, onChange }) {
   useEffect(() => {
     if (indicatorId !== null) list(`/indicator_bound/?indicator_id=${indicatorId}&limit=0`).then(setRanges, (e) => setMessage({ text: e.message, error: true }))
   }, [indicatorId, version])
-  const saveBounds = act('Bounds saved', (form) =>
-    change('PATCH', `/indicator/${indicatorId}/`, {
+  const saveBounds = act('Bounds saved', (form) => {
+    const percent = numberOf(form, 'coverage_percent')
+    return change('PATCH', `/indicator/${indicatorId}/`, {
       good_bound: numberOf(form, 'good_bound'),
       bad_bound: numberOf(form, 'bad_bound'),
-      coverage_threshold: numberOf(form, 'coverage_percent') === null ? null : numberOf(form, 'coverage_percent') / 100,
-    }),
-  )
+      coverage_threshold: percent === null ? null : percent / 100,
+    })
+  })
   const addRange = act('Range added', (form) =>
     change('POST', '/indicator_bound/', {
       indicator_id: indicatorId,
