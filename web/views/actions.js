@@ -12,10 +12,11 @@ export function useActions(after = async () => {}) {
     const form = event.target instanceof HTMLFormElement ? event.target : null
     try {
       await work(form ? new FormData(form) : null)
-      setMessage({ text: done, error: false })
       form?.reset()
-      setVersion((v) => v + 1)
+      // The page shows what was saved (the reloaded catalog) before it says so.
       await after()
+      setMessage({ text: done, error: false })
+      setVersion((v) => v + 1)
     } catch (e) {
       setMessage({ text: e.message, error: true })
     }
