@@ -1,44 +1,81 @@
-// `npm test`: runs the tap suite (on PGlite, or on PostgreSQL when DATABASE_URL is set), streams its
-// output, and closes with a plain `N passed, N failed` line. The exit code is tap's. Each file's time
-// is kept in .data/test-times-<engine>.json for `npm run test:slowest`.
-import { spawn } from 'node:child_process'
-import { mkdirSync, writeFileSync } from 'node:fs'
+// `npm test [files…]`: the tap suite (on PGlite, or on PostgreSQL when DATABASE_URL is set). Three
+// worker processes (test/runner/worker.mjs) take the test files from one queue, the slowest of the
+// last run first; each file's output is printed whole when it ends, and the run closes with a plain
+// `N passed, N failed` line. The exit code is 1 when anything failed. Each file's time is kept in
+// .data/test-times-<engine>.json for `npm run test:slowest` and the next run's order.
+import { fork } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 
-const child = spawn('npx', ['tap', '--reporter=tap', ...process.argv.slice(2)], { stdio: ['ignore', 'pipe', 'inherit'] })
-const started = Date.now()
-let tail = ''
-let pending = ''
+const WORKERS = Number(process.env.TEST_JOBS ?? 3)
+// As the tap section of package.json runs a single file (`npx tap test/x.test.ts`): TypeScript through
+// tsx, and PGlite's WebAssembly compiled lazily by the baseline compiler (each worker would otherwise
+// compile and optimise all of it: seconds of CPU).
+const NODE_ARGS = ['--import=tsx', '--liftoff-only', '--wasm-lazy-compilation', '--enable-source-maps']
+
+const engine = process.env.DATABASE_URL ? 'postgres' : 'pglite'
+const TIMES = `.data/test-times-${engine}.json`
+const lastTimes = existsSync(TIMES) ? JSON.parse(readFileSync(TIMES, 'utf8')).files_ms : {}
+
+const named = process.argv.slice(2)
+const files = (named.length ? named : readdirSync('test', { recursive: true }).map((f) => `test/${f}`))
+  .filter((f) => f.endsWith('.test.ts'))
+  .sort((a, b) => (lastTimes[b] ?? Number.POSITIVE_INFINITY) - (lastTimes[a] ?? Number.POSITIVE_INFINITY) || a.localeCompare(b))
+const queue = [...files]
 const times = {}
-let passed = 0
-let failed = 0
-let skipped = 0
-child.stdout.on('data', (chunk) => {
-  process.stdout.write(chunk)
-  const text = chunk.toString()
-  tail = (tail + text).slice(-200_000)
-  // A file's own line: `ok 3 - test/bad-input.test.ts # time=6443.795ms`.
-  const lines = (pending + text).split('\n')
-  pending = lines.pop()
-  for (const line of lines) {
-    const file = /^(?:not )?ok \d+ - (test\/\S+) # time=([\d.]+)ms/.exec(line)
-    if (file) times[file[1]] = Number(file[2])
-  }
-})
-child.on('close', (code) => {
-  // tap's closing summary: `# { total: 12, pass: 11, fail: 1, skip: 0 }`
-  const summary = [...tail.matchAll(/^# \{ total: (\d+)(.*?)\}$/gm)].pop()
-  if (summary) {
-    const count = (name) => Number(new RegExp(`${name}: (\\d+)`).exec(summary[2])?.[1] ?? 0)
-    passed = count('pass')
-    failed = count('fail')
-    skipped = count('skip') + count('todo')
-  }
-  const engine = process.env.DATABASE_URL ? 'postgres' : 'pglite'
-  const wall = (Date.now() - started) / 1000
-  if (Object.keys(times).length > 1) {
-    mkdirSync('.data', { recursive: true })
-    writeFileSync(`.data/test-times-${engine}.json`, `${JSON.stringify({ wall_s: wall, files_ms: times }, null, 1)}\n`)
-  }
-  console.log(`\n${engine}: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''} in ${wall.toFixed(0)} s`)
-  process.exit(code ?? 1)
-})
+const totals = { pass: 0, fail: 0, skip: 0, todo: 0 }
+const crashed = []
+const started = Date.now()
+
+/** A file's own closing line in its worker's TAP: `ok 3 - test/bad-input.test.ts # time=6443.795ms`. */
+const FILE_END = /^(?:not )?ok \d+ - (test\/\S+\.test\.ts)(?: # time=([\d.]+)ms)?/
+
+function startWorker() {
+  const worker = fork('test/runner/worker.mjs', [], { execArgv: NODE_ARGS, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
+  let running = null
+  let output = ''
+  let pending = ''
+  worker.on('message', (message) => {
+    if (!message?.next) return
+    running = queue.shift() ?? null
+    worker.send({ testFile: running })
+  })
+  worker.stdout.on('data', (chunk) => {
+    const lines = (pending + chunk.toString()).split('\n')
+    pending = lines.pop()
+    for (const line of lines) {
+      output += `${line}\n`
+      const summary = /^# \{ total: \d+(.*)\}$/.exec(line)
+      if (summary) for (const key of Object.keys(totals)) totals[key] += Number(new RegExp(`${key}: (\\d+)`).exec(summary[1])?.[1] ?? 0)
+      const end = FILE_END.exec(line)
+      if (end) {
+        times[end[1]] = Number(end[2] ?? 0)
+        process.stdout.write(output)
+        output = ''
+      }
+    }
+  })
+  return new Promise((resolve) => {
+    worker.on('close', (code, signal) => {
+      process.stdout.write(output + pending)
+      if (code !== 0 && running && !(running in times)) {
+        // The process died inside a file (a crash, not a failed assertion): that file failed, the queue goes on.
+        console.log(`not ok - ${running} # the test process ended (${signal ?? `exit code ${code}`}) before the file did`)
+        crashed.push(running)
+        resolve(queue.length ? startWorker() : undefined)
+      } else resolve()
+    })
+  })
+}
+
+await Promise.all(Array.from({ length: Math.min(WORKERS, files.length) }, startWorker))
+const wall = (Date.now() - started) / 1000
+if (Object.keys(times).length > 1) {
+  mkdirSync('.data', { recursive: true })
+  writeFileSync(TIMES, `${JSON.stringify({ wall_s: wall, files_ms: times }, null, 1)}\n`)
+}
+const unfinished = files.filter((f) => !(f in times) && !crashed.includes(f))
+if (unfinished.length) console.log(`not finished: ${unfinished.join(', ')}`)
+const failed = totals.fail + crashed.length + unfinished.length
+const skipped = totals.skip + totals.todo
+console.log(`\n${engine}: ${totals.pass} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''} in ${wall.toFixed(0)} s`)
+process.exit(failed > 0 ? 1 : 0)
