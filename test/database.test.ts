@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import t from 'tap'
 import { emptyDatabase, engine } from './helper.js'
+import { migrateToLatest } from '../lib/data/migrations.js'
 import { preparedStatements } from '../lib/data/database.js'
 import { DATA_CHANNEL } from '../lib/data/notified-cache.js'
 
@@ -11,6 +12,34 @@ if (engine !== 'postgres') {
   t.comment('the pg pool wrapper needs a PostgreSQL server (DATABASE_URL)')
   t.pass('skipped on PGlite')
 } else {
+  t.test("a schema migrates while another schema's tables are created and dropped (pg-boss's queues, other schemas)", async (t) => {
+    const churner = new pg.Client({ connectionString: process.env.DATABASE_URL })
+    await churner.connect()
+    const churn = `churn_${process.pid}`
+    await churner.query(`create schema ${churn}`)
+    let churning = true
+    const churned = (async () => {
+      for (let i = 0; churning; i++) {
+        await churner.query(`create table ${churn}.t${i} (id serial primary key, a int, b int, c int)`)
+        await churner.query(`drop table ${churn}.t${i}`)
+      }
+    })()
+    t.teardown(async () => {
+      churning = false
+      await churned
+      await churner.query(`drop schema ${churn} cascade`)
+      await churner.end()
+    })
+    for (let i = 0; i < 4; i++) {
+      const database = await emptyDatabase()
+      try {
+        t.ok((await migrateToLatest(database)).length > 10, `migration ${i + 1} applied every file`)
+      } finally {
+        await database.close()
+      }
+    }
+  })
+
   t.test('one Kysely connection per pg client, and each statement prepared once on it', async (t) => {
     const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1 })
     let created = 0

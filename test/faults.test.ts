@@ -31,7 +31,7 @@ if (engine !== 'postgres') {
       async () =>
         (
           await killer.query(`select pg_terminate_backend(pid) as done from pg_stat_activity
-        where wait_event = 'PgSleep' and query like '%source_submission%' and pid <> pg_backend_pid()`)
+        where wait_event = 'PgSleep' and query like '%source_submission%' and datname = current_database() and pid <> pg_backend_pid()`)
         ).rows.length,
       (n) => n > 0,
       10_000,

@@ -539,14 +539,16 @@ t.test(
     const ids = await db.selectFrom('source_object_map').select(['content_type', 'master_object_id']).execute()
     const id = (type: string) => ids.find((r) => r.content_type === type)!.master_object_id
     const entry = { indicator_id: id('indicator'), location_id: id('location'), campaign_id: id('campaign'), value: 42 }
-    const writer = await heldOpen(db, (trx) => enterCampaignValue(trx, entry))
+    let writerPid = 0
+    const writer = await heldOpen(db, async (trx) => {
+      writerPid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0].pid
+      await enterCampaignValue(trx, entry)
+    })
     const run = api.get(`/transform_upload/?document_id=${doc}`)
     // Committed only once the upload waits on the entry's key, i.e. after it counted its keys as new.
+    // (Only backends this writer blocks: other tests share the server.)
     const waitingOnLock = () =>
-      sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
-    where datname = current_database() and wait_event_type = 'Lock'`
-        .execute(db)
-        .then((r) => r.rows[0].n)
+      sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where ${writerPid} = any(pg_blocking_pids(pid))`.execute(db).then((r) => r.rows[0].n)
     t.equal(await eventually(waitingOnLock, (n) => n > 0, 20_000), 1, 'the upload waits for the uncommitted entry of its key')
     await writer.commit()
     const done = await run

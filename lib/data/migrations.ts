@@ -2,7 +2,7 @@
 // them in kysely_migration and holds a lock so concurrent starts do not race.
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { Migrator, sql, type Migration, type MigrationProvider, type Kysely } from 'kysely'
+import { Migrator, sql, type DatabaseIntrospector, type Kysely, type Migration, type MigrationProvider } from 'kysely'
 import type { Database } from './database.js'
 import { installJobQueue } from './job-queue.js'
 
@@ -76,11 +76,35 @@ async function applyMigrations(database: Database): Promise<string[]> {
   // any schema on the search path's server, and a second schema holding them would hide the first.
   const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)
   const migrator = new Migrator({
-    db: database.db,
+    db: withTablesOfSchema(database.db, rows[0].schema),
     provider: new SqlFileMigrationProvider(database),
     migrationTableSchema: rows[0].schema,
   })
   const { error, results } = await migrator.migrateToLatest()
   if (error) throw error
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}
+
+/**
+ * The database as the Migrator sees it, its introspection limited to one schema's tables (the Migrator
+ * only asks whether its bookkeeping tables exist). Kysely's own introspection reads every table of the
+ * server's database with their columns, and fails when another schema's table is dropped meanwhile
+ * (pg-boss's queue tables, another application's schema).
+ */
+function withTablesOfSchema<T>(db: Kysely<T>, schema: string): Kysely<T> {
+  const introspection: DatabaseIntrospector = {
+    getSchemas: () => db.introspection.getSchemas(),
+    getMetadata: () => db.introspection.getMetadata(),
+    getTables: async () => {
+      const { rows } = await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = ${schema}`.execute(db)
+      return rows.map((r) => ({ name: r.name, schema, isView: false, columns: [] }))
+    },
+  }
+  return new Proxy(db, {
+    get(target, key) {
+      if (key === 'introspection') return introspection
+      const value = Reflect.get(target, key, target)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
 }
