@@ -1,5 +1,5 @@
 // `npm run test:slowest`: the slowest test files of the last `npm test` on each engine (each file's
-// time as tap measured it, in its own process; files run two at a time on two cores).
+// time as tap measured it in its worker; three workers share two cores).
 import { existsSync, readFileSync } from 'node:fs'
 
 const count = Number(process.argv[2] ?? 10)
