@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, statSync, writeFileSync, utimesSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const STAMP = join(ROOT, 'dist', '.build-stamp')
@@ -58,6 +58,17 @@ export function buildIfStale(log = (line) => console.error(line)) {
   log('compiling the server into dist/ (sources changed since the last build)…')
   build()
   return true
+}
+
+/** `npm start`, `npm run worker` and `npm run cli`: compile if a source changed, then run `entry` of dist/. */
+export async function runBuilt(entry) {
+  try {
+    buildIfStale()
+  } catch (error) {
+    console.error(error.message)
+    process.exit(1)
+  }
+  await import(pathToFileURL(join(ROOT, 'dist', entry)).href)
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -18,6 +18,7 @@ import type { DB } from '../schemas/index.js'
 import { admin, ADMIN_KEY, eventually, rowCounts } from './helper.js'
 import { client } from './api.js'
 import { atHalfWay, halfWayUpload } from './fixtures.js'
+import { TEST_V8_FLAGS } from './processes.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const url = process.env.DATABASE_URL
@@ -92,7 +93,7 @@ interface Worker {
 
 function startWorker(t: Test, env: Record<string, string>): Worker {
   let output = ''
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker.ts'], {
+  const child = spawn(process.execPath, [...TEST_V8_FLAGS, 'cli/worker.mjs'], {
     cwd: ROOT,
     env: { ...process.env, ...WORKER_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -91,11 +91,8 @@ export function busyMachine(t: Test, cores: number, ms: number) {
 
 export function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [...TEST_V8_FLAGS, '--import', 'tsx', 'cli/index.ts', ...args],
-      { cwd: ROOT, env: { ...process.env, ...env } },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    execFile(process.execPath, [...TEST_V8_FLAGS, 'cli/run.mjs', ...args], { cwd: ROOT, env: { ...process.env, ...env } }, (error, stdout, stderr) =>
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     )
   })
 }

@@ -5,6 +5,7 @@
 // .data/test-times-<engine>.json for `npm run test:slowest` and the next run's order.
 import { fork } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { buildIfStale } from '../cli/build.mjs'
 
 const WORKERS = Number(process.env.TEST_JOBS ?? 3)
 // As the tap section of package.json runs a single file (`npx tap test/x.test.ts`): TypeScript through
@@ -67,6 +68,9 @@ function startWorker() {
   })
 }
 
+// The servers, workers and CLI runs the tests start run from dist/: compiled once here, not by
+// several of them at once.
+buildIfStale()
 await Promise.all(Array.from({ length: Math.min(WORKERS, files.length) }, startWorker))
 const wall = (Date.now() - started) / 1000
 if (Object.keys(times).length > 1) {
