@@ -60,6 +60,8 @@ const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.mi
 
 /** axe-core's violations on the page as it is now, of any impact: `impact rule: target…` lines. */
 export async function axeViolations(page: Page): Promise<string[]> {
+  // Every page of the app has one h1: a page still loading its view (right after signing in) has none yet.
+  await page.locator('h1').first().waitFor()
   if (!(await page.evaluate('typeof axe !== "undefined"'))) await page.evaluate(AXE)
   const violations = (await page.evaluate('axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations)')) as Array<{
     id: string
