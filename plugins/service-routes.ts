@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { sql } from 'kysely'
 import { pendingMigrations } from '../lib/data/migrations.js'
+import { failoverState } from '../lib/data/writable-host.js'
 import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
 import { resources } from '../resources/index.js'
 
@@ -48,6 +49,7 @@ export default fp(
           checks.database = 'down'
           checks.migrations = 'unknown'
         }
+        if (app.db.writable?.several) Object.assign(checks, await failoverState(app.db.db, app.db.writable))
         const ready = checks.database === 'ok' && checks.migrations === 'ok' && checks.model === 'ok' && !closing
         return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', ...checks })
       },

@@ -52,7 +52,7 @@ function runAsPostgres(command: string, args: string[]) {
 }
 
 /** A directory PostgreSQL may own. */
-function postgresDir(prefix: string): string {
+export function postgresDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix))
   if (asRoot) {
     const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }))

@@ -46,9 +46,10 @@ interface PgError {
 
 // node-postgres' own errors (no SQLSTATE) when the server connection goes away mid-request.
 const LOST_CONNECTION = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/
-const unavailable = () => new ApiError(503, 'DATABASE_UNAVAILABLE', 'Database unavailable')
+// Retry-After: a restarted server or a failover to the standby (seconds, deploy/auto-failover.sh).
+const unavailable = () => new ApiError(503, 'DATABASE_UNAVAILABLE', 'Database unavailable', undefined, { 'retry-after': '2' })
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03'])
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', '57P01', '57P02', '57P03'])
 
 /**
  * A read that a replica could not answer for reasons of its own, which the primary can: its
@@ -100,5 +101,7 @@ export function fromDatabaseError(error: unknown, { revealValues = true } = {}):
       return badRequest('VALIDATION_ERROR', 'a value has an invalid format')
   }
   if (code.startsWith('08') || CONNECTION_CODES.has(code)) return unavailable()
+  // A write reached a standby: the primary changed (a failover) and this connection was made before.
+  if (code === '25006') return unavailable()
   return undefined
 }

@@ -42,6 +42,18 @@ for (const state of ['total', 'idle', 'waiting'] as const) {
   })
 }
 
+export const databaseFailovers = new Counter({
+  name: 'rhizome_db_failovers_total',
+  help: 'Times this process found a different PostgreSQL host taking writes (DATABASE_URL with several hosts)',
+  registers: [registry],
+})
+
+export const secondsWithoutPrimary = new Counter({
+  name: 'rhizome_db_without_primary_seconds_total',
+  help: 'Seconds from writes failing for want of a writable PostgreSQL host until one was found again',
+  registers: [registry],
+})
+
 export const replicaReads = new Counter({
   name: 'rhizome_db_reads_total',
   help: 'Reads that change nothing, by where they were sent: a replica (DATABASE_READ_URL) or the primary',

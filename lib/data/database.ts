@@ -11,6 +11,7 @@ import type { DB } from '../../schemas/index.js'
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
 import { type ConfirmOptions, Confirmations, listenWithReconnect, scopeOf } from './notifications.js'
 import { dbQueryDuration, poolReaders } from '../core/metrics.js'
+import { meansPrimaryLost, WritableHost } from './writable-host.js'
 
 export type Engine = 'pglite' | 'postgres'
 
@@ -35,6 +36,8 @@ export interface Database {
   confirmHeard(channel: string, timeoutMs: number, options?: ConfirmOptions): Promise<string[]>
   /** The embedded instance, when engine is pglite (tests dump it as a template). */
   pglite?: PGlite
+  /** PostgreSQL: the host taking writes, among DATABASE_URL's (lib/data/writable-host.ts). */
+  writable?: WritableHost
   /** An embedded database's data directory lock (lib/data/data-dir-lock.ts); absent in memory and on PostgreSQL. */
   lock?: DataDirLock
   /** PostgreSQL: the schema worked in, when not the server's default (tests). */
@@ -177,8 +180,14 @@ async function createPostgres(url: string, options: DatabaseOptions): Promise<Da
   // runs in tens of milliseconds; compiling it took 0.37 s of a 0.45 s read (bench/README.md, "Read cache").
   const sessionOptions = ['-c TimeZone=UTC', '-c plan_cache_mode=force_custom_plan', '-c jit=off']
   if (options.searchPath) sessionOptions.push(`-c search_path=${options.searchPath}`)
+  // Each new connection goes to the host taking writes now (one host, or the one found among several).
+  const writable = new WritableHost(url)
   const pool = new pg.Pool({
-    connectionString: url,
+    Client: class extends pg.Client {
+      constructor(config?: pg.ClientConfig) {
+        super({ ...config, connectionString: writable.url() })
+      }
+    },
     max: options.poolSize ?? 10,
     // A server that does not answer (rather than refusing) must not hold requests forever.
     connectionTimeoutMillis: 5_000,
@@ -187,15 +196,17 @@ async function createPostgres(url: string, options: DatabaseOptions): Promise<Da
       getTypeParser: ((oid: number, format?: string) => parsers[oid] ?? pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   })
+  // Several hosts: start on the one taking writes now (the first may be a standby since a failover).
+  if (writable.several) await writable.find()
   // A client losing its server connection must not crash the process (/health reports it): the pool
   // hears it for idle clients; a client in use hears it itself, and its query fails with it.
   pool.on('error', () => {})
   pool.on('connect', (client) => client.on('error', () => {}))
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparedStatements(pool) }), log: queryTimer('postgres') })
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparedStatements(pool, writable) }), log: queryTimer('postgres') })
   const readPool = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount })
   poolReaders.push(readPool)
   const scope = scopeOf(options.searchPath)
-  const confirmations = new Confirmations(url, scope)
+  const confirmations = new Confirmations(() => writable.url(), scope)
   return {
     db,
     engine: 'postgres',
@@ -208,9 +219,10 @@ async function createPostgres(url: string, options: DatabaseOptions): Promise<Da
       await confirmations.close()
       await db.destroy()
     },
-    listen: (channel, onNotify, onState) => listenWithReconnect(url, scope, channel, onNotify, onState),
+    listen: (channel, onNotify, onState) => listenWithReconnect(() => writable.url(), scope, channel, onNotify, onState),
     confirmHeard: (channel, timeoutMs, options) => confirmations.confirm(channel, timeoutMs, options),
     searchPath: options.searchPath,
+    writable,
   }
 }
 
@@ -222,7 +234,7 @@ const MAX_STATEMENTS_PER_CONNECTION = 1000
  * The name is a hash of the SQL text; past a cap per connection, new shapes run unnamed.
  * Exported for its test.
  */
-export function preparedStatements(pool: pg.Pool) {
+export function preparedStatements(pool: pg.Pool, writable?: WritableHost) {
   // Text → name, so a repeated statement is not hashed again (hashing was ~45 µs of a datapoint
   // read's CPU in a profile, with the API key's). Bounded: dropped whole when full, names are
   // recomputed the same.
@@ -238,15 +250,34 @@ export function preparedStatements(pool: pg.Pool) {
   const wrap = (client: pg.PoolClient) => {
     // The statements this connection has prepared.
     const prepared = new Set<string>()
+    // Its host stopped taking writes (a failover): the connection is closed when released, not reused.
+    let lost = false
+    const send = (query: () => Promise<pg.QueryResult>) =>
+      query().catch((error: unknown) => {
+        if (writable?.several && meansPrimaryLost(error)) {
+          lost = true
+          void writable.find()
+        }
+        throw error
+      })
     return {
       query(text: unknown, values?: unknown[]) {
-        if (typeof text !== 'string' || !values?.length) return client.query(text as string, values)
+        if (typeof text !== 'string' || !values?.length) return send(() => client.query(text as string, values))
         const name = nameOf(text)
-        if (!prepared.has(name) && prepared.size >= MAX_STATEMENTS_PER_CONNECTION) return client.query(text, values)
+        if (!prepared.has(name) && prepared.size >= MAX_STATEMENTS_PER_CONNECTION) return send(() => client.query(text, values))
         prepared.add(name)
-        return client.query({ name, text, values })
+        return send(() => client.query({ name, text, values }))
       },
-      release: (error?: Error | boolean) => client.release(error),
+      release: (error?: Error | boolean) => client.release(lost || error),
+    }
+  }
+  // A connection refused before anything was sent is safe to try again, once, on the host found now.
+  const checkout = async () => {
+    try {
+      return await pool.connect()
+    } catch (error) {
+      if (!writable?.several || !meansPrimaryLost(error) || !(await writable.find())) throw error
+      return pool.connect()
     }
   }
   // One wrapper per pg client, for the client's life. Kysely's driver keeps its connection object in
@@ -255,7 +286,7 @@ export function preparedStatements(pool: pg.Pool) {
   const wrappers = new WeakMap<pg.PoolClient, ReturnType<typeof wrap>>()
   return {
     connect: async () => {
-      const client = await pool.connect()
+      const client = await checkout()
       let wrapper = wrappers.get(client)
       if (!wrapper) wrappers.set(client, (wrapper = wrap(client)))
       return wrapper

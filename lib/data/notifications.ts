@@ -23,7 +23,8 @@ const ownListeners = new Set<string>()
 
 /** A dedicated connection for LISTEN, re-established after failures (1 s, 2 s … up to 30 s apart). */
 export async function listenWithReconnect(
-  url: string,
+  /** Where to connect now: after a failover, the new primary (lib/data/writable-host.ts). */
+  url: () => string,
   scope: string,
   channel: string,
   onNotify: (payload: string) => void,
@@ -39,7 +40,7 @@ export async function listenWithReconnect(
   ownListeners.add(id)
   const connect = async (): Promise<void> => {
     if (stopped) return
-    const next = new pg.Client({ connectionString: url, application_name: `${LISTENER_NAME}${channel} ${scope} ${id}` })
+    const next = new pg.Client({ connectionString: url(), application_name: `${LISTENER_NAME}${channel} ${scope} ${id}` })
     const lost = () => {
       if (client !== next) return
       client = undefined
@@ -97,12 +98,12 @@ export class Confirmations {
   readonly #waiting = new Map<string, (id: string) => void>()
 
   constructor(
-    private readonly url: string,
+    private readonly url: () => string,
     private readonly scope: string,
   ) {}
 
   #connect(): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: this.url })
+    const client = new pg.Client({ connectionString: this.url() })
     const forget = () => {
       this.#client = undefined
       this.#ackChannels.clear()

@@ -1,0 +1,118 @@
+// Several PostgreSQL hosts in DATABASE_URL, in libpq's form as pg_auto_failover prints it
+// (`postgres://h1:p1,h2:p2/db?target_session_attrs=read-write`): node-postgres connects to one host,
+// so the one that accepts writes is found here by asking each, and found again when the one in use
+// stops accepting them (a failover). The pool's connections, the cache listeners and the write
+// confirmations all connect to `url()`. No failover logic of our own: the monitor promotes, we follow.
+import { sql, type Kysely } from 'kysely'
+import pg from 'pg'
+import { databaseFailovers, secondsWithoutPrimary } from '../core/metrics.js'
+
+/** The URL once per host, each in node-postgres' single-host form (libpq's session attribute dropped). */
+export function hostUrls(url: string): string[] {
+  const parts = /^(postgres(?:ql)?:\/\/)([^@/?#]*@)?([^/?#]*)(.*)$/.exec(url)
+  if (!parts) return [url]
+  const [, scheme, userinfo = '', hosts, rest] = parts
+  const tail = rest.replace(/([?&])target_session_attrs=[^&]*&?/, '$1').replace(/[?&]$/, '')
+  return hosts.split(',').map((host) => `${scheme}${userinfo}${host}${tail}`)
+}
+
+/** Connection errors and answers that mean "this host does not take writes (any more)". */
+export function meansPrimaryLost(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code
+  if (code === '25006' || code === '57P01' || code === '57P02' || code === '57P03') return true
+  if (typeof code === 'string' && (code.startsWith('08') || code.startsWith('E'))) return true
+  return /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/.test((error as Error)?.message ?? '')
+}
+
+/** How long a search's answer stands: requests failing at once share one search, not one each. */
+const SEARCH_INTERVAL_MS = 500
+const PROBE_TIMEOUT_MS = 2_000
+
+export class WritableHost {
+  readonly urls: string[]
+  #current: string
+  #search: Promise<string | undefined> | undefined
+  #searchedAt = 0
+  /** When the host in use was last found not to take writes, until one is found that does. */
+  #lostSince: number | undefined
+
+  constructor(url: string) {
+    this.urls = hostUrls(url)
+    this.#current = this.urls[0]
+  }
+
+  /** More than one host: failures send it looking for the writable one. */
+  get several(): boolean {
+    return this.urls.length > 1
+  }
+
+  /** The URL of the host believed writable now. */
+  url(): string {
+    return this.#current
+  }
+
+  /** `host:port` of the host in use (readiness shows it). */
+  hostName(): string {
+    return new URL(this.#current).host
+  }
+
+  /** Seconds since writes last failed for want of a writable host (0 while one is known). */
+  secondsWithout(): number {
+    return this.#lostSince === undefined ? 0 : (Date.now() - this.#lostSince) / 1000
+  }
+
+  /**
+   * After a failure that `meansPrimaryLost`: asks every host, the one in use last, whether it takes
+   * writes; the first that does becomes the one in use. Resolves to it, or undefined when none does
+   * (the monitor has not promoted a standby yet). Calls within SEARCH_INTERVAL_MS share one search.
+   */
+  find(): Promise<string | undefined> {
+    if (!this.several) return Promise.resolve(this.#current)
+    this.#lostSince ??= Date.now()
+    if (this.#search && Date.now() - this.#searchedAt < SEARCH_INTERVAL_MS) return this.#search
+    this.#searchedAt = Date.now()
+    this.#search = this.#searchHosts()
+    return this.#search
+  }
+
+  async #searchHosts(): Promise<string | undefined> {
+    const order = [...this.urls.filter((u) => u !== this.#current), this.#current]
+    for (const url of order) {
+      if (await takesWrites(url)) {
+        if (url !== this.#current) databaseFailovers.inc()
+        this.#current = url
+        if (this.#lostSince !== undefined) secondsWithoutPrimary.inc((Date.now() - this.#lostSince) / 1000)
+        this.#lostSince = undefined
+        return url
+      }
+    }
+    return undefined
+  }
+}
+
+/** Whether the host answers and accepts writes: neither in recovery nor read-only by default (as a node being promoted is). */
+async function takesWrites(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: PROBE_TIMEOUT_MS, statement_timeout: PROBE_TIMEOUT_MS })
+  client.on('error', () => {})
+  try {
+    await client.connect()
+    const { rows } = await client.query(`select not pg_is_in_recovery() and current_setting('transaction_read_only') = 'off' as writable`)
+    return rows[0].writable === true
+  } catch {
+    return false
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+/** What readiness says of a formation: the host taking writes, and whether it has a synchronous standby now. */
+export async function failoverState<T>(db: Kysely<T>, writable: WritableHost): Promise<Record<string, string>> {
+  let standby = 'unknown'
+  try {
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_replication where sync_state in ('sync', 'quorum')`.execute(db)
+    standby = rows[0].n > 0 ? 'yes' : 'no'
+  } catch {
+    // the primary is being replaced: unknown
+  }
+  return { database_primary: writable.hostName(), synchronous_standby: standby }
+}
