@@ -126,8 +126,18 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     for (const status of statuses) t.ok(fills.includes(FILL[status]), `a bar in ${status}’s colour`)
     t.match(await figure(page, 'ColumnChart').locator('.status-legend').textContent(), /Outbreak risk: from 1,000/)
 
+    // The ranges of the indicator shown first answer late, after those of the one chosen: the page
+    // keeps the chosen one's (answers out of order once emptied its list).
+    const otherRanges = (url: URL) => url.pathname.endsWith('/indicator_bound/') && url.searchParams.get('indicator_id') !== String(missedId)
+    await page.route(otherRanges, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      await route.continue()
+    })
     await page.goto(`${server.url}/app/#/admin`)
     await bounds.getByLabel('Indicator').selectOption({ label: 'Children missed' })
+    await bounds.getByText('Outbreak risk: 1000 to ∞').waitFor()
+    await page.waitForTimeout(2000)
+    t.ok(await bounds.getByText('Outbreak risk: 1000 to ∞').isVisible(), 'a late answer for another indicator does not replace the chosen one’s ranges')
     await bounds.getByRole('button', { name: 'Remove range Outbreak risk' }).click()
     await bounds.getByRole('status').getByText('Range “Outbreak risk” removed').waitFor()
     t.equal((await read(`/indicator_bound/?indicator_id=${missedId}`)).objects.length, 0)

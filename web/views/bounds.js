@@ -16,7 +16,16 @@ export function IndicatorBounds({ catalog, onChange }) {
   const { message, setMessage, version, act } = useActions(onChange)
   const indicator = catalog.indicators.find((i) => i.id === indicatorId)
   useEffect(() => {
-    if (indicatorId !== null) list(`/indicator_bound/?indicator_id=${indicatorId}&limit=0`).then(setRanges, (e) => setMessage({ text: e.message, error: true }))
+    if (indicatorId === null) return
+    // Answers can arrive out of order when another indicator is chosen meanwhile: only the latest one's.
+    let latest = true
+    list(`/indicator_bound/?indicator_id=${indicatorId}&limit=0`).then(
+      (rows) => latest && setRanges(rows),
+      (e) => latest && setMessage({ text: e.message, error: true }),
+    )
+    return () => {
+      latest = false
+    }
   }, [indicatorId, version])
   const saveBounds = act('Bounds saved', (form) => {
     const percent = numberOf(form, 'coverage_percent')

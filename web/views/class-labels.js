@@ -11,8 +11,16 @@ export function ClassLabels({ catalog }) {
   const [labels, setLabels] = useState([])
   const { message, setMessage, version, act } = useActions()
   useEffect(() => {
-    if (indicatorId !== null)
-      list(`/indicator_class_map/?indicator_id=${indicatorId}&limit=0`).then(setLabels, (e) => setMessage({ text: e.message, error: true }))
+    if (indicatorId === null) return
+    // Answers can arrive out of order when another indicator is chosen meanwhile: only the latest one's.
+    let latest = true
+    list(`/indicator_class_map/?indicator_id=${indicatorId}&limit=0`).then(
+      (rows) => latest && setLabels(rows),
+      (e) => latest && setMessage({ text: e.message, error: true }),
+    )
+    return () => {
+      latest = false
+    }
   }, [indicatorId, version])
   const addLabel = act('Label added', (form) =>
     change('POST', '/indicator_class_map/', { indicator_id: indicatorId, value: Number(form.get('value')), label: form.get('label') }),
