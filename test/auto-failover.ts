@@ -7,6 +7,7 @@ import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
 import { freePort, postgresDir, ROOT } from './topology.js'
+import { takesWrites } from '../lib/data/writable-host.js'
 
 interface Teardown {
   teardown(fn: () => unknown): void
@@ -56,21 +57,6 @@ function descendants(pid: number): number[] {
     .filter(Boolean)
     .map(Number)
   return [pid, ...children.flatMap(descendants)]
-}
-
-/** Whether `url` accepts writes now. */
-export async function takesWrites(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 })
-  client.on('error', () => {})
-  try {
-    await client.connect()
-    const { rows } = await client.query(`select not pg_is_in_recovery() and current_setting('transaction_read_only') = 'off' as writable`)
-    return rows[0].writable === true
-  } catch {
-    return false
-  } finally {
-    await client.end().catch(() => {})
-  }
 }
 
 /** Polls until `primary` has `standby` as its synchronous standby, checkpointing so its base backup need not wait for a spread checkpoint. */

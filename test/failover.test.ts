@@ -12,9 +12,9 @@ import pg from 'pg'
 import t, { type Test } from 'tap'
 import { engine } from './helper.js'
 import { api, type Server, startServer, until200 } from './processes.js'
-import { missingAutoFailover, startFormation, takesWrites, untilSynchronous } from './auto-failover.js'
+import { missingAutoFailover, startFormation, untilSynchronous } from './auto-failover.js'
 import { missingTools } from './topology.js'
-import { hostUrls } from '../lib/data/writable-host.js'
+import { hostUrls, takesWrites } from '../lib/data/writable-host.js'
 
 const CLIENTS = 20
 const LOAD_SECONDS = Number(process.env.FAILOVER_LOAD_SECONDS ?? 60)

@@ -91,7 +91,7 @@ export class WritableHost {
 }
 
 /** Whether the host answers and accepts writes: neither in recovery nor read-only by default (as a node being promoted is). */
-async function takesWrites(url: string): Promise<boolean> {
+export async function takesWrites(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: PROBE_TIMEOUT_MS, statement_timeout: PROBE_TIMEOUT_MS })
   client.on('error', () => {})
   try {

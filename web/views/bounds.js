@@ -1,32 +1,22 @@
 // An indicator's bounds, edited by an administrator: good and bad bounds (their order says whether
 // higher or lower is better) and named ranges, by whose status the dashboards colour values; and the
 // share of a location's children under which its sum is flagged incomplete.
-import { useEffect, useState } from 'preact/hooks'
-import { change, list } from '../api.js'
+import { useState } from 'preact/hooks'
+import { change } from '../api.js'
 import { html } from '../html.js'
 import { statusLegend } from '../status.js'
-import { ActionMessage, useActions } from './actions.js'
+import { ActionMessage, useActions, useRows } from './actions.js'
 
 /** A number input's value: empty is none. */
 const numberOf = (form, name) => (form.get(name) === '' ? null : Number(form.get(name)))
 
 export function IndicatorBounds({ catalog, onChange }) {
   const [indicatorId, setIndicatorId] = useState(catalog.indicators[0]?.id ?? null)
-  const [ranges, setRanges] = useState([])
   const { message, setMessage, version, act } = useActions(onChange)
   const indicator = catalog.indicators.find((i) => i.id === indicatorId)
-  useEffect(() => {
-    if (indicatorId === null) return
-    // Answers can arrive out of order when another indicator is chosen meanwhile: only the latest one's.
-    let latest = true
-    list(`/indicator_bound/?indicator_id=${indicatorId}&limit=0`).then(
-      (rows) => latest && setRanges(rows),
-      (e) => latest && setMessage({ text: e.message, error: true }),
-    )
-    return () => {
-      latest = false
-    }
-  }, [indicatorId, version])
+  const ranges = useRows(indicatorId === null ? null : `/indicator_bound/?indicator_id=${indicatorId}&limit=0`, version, (e) =>
+    setMessage({ text: e.message, error: true }),
+  )
   const saveBounds = act('Bounds saved', (form) => {
     const percent = numberOf(form, 'coverage_percent')
     return change('PATCH', `/indicator/${indicatorId}/`, {

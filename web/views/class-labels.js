@@ -1,27 +1,17 @@
 // The labels of a class indicator's values (LQAS: 1 pass, 0 fail), edited by an administrator: an
 // upload may then give the label instead of the number, and tables and tooltips show the label.
-import { useEffect, useState } from 'preact/hooks'
-import { change, list } from '../api.js'
+import { useState } from 'preact/hooks'
+import { change } from '../api.js'
 import { html } from '../html.js'
-import { ActionMessage, useActions } from './actions.js'
+import { ActionMessage, useActions, useRows } from './actions.js'
 
 export function ClassLabels({ catalog }) {
   const classes = catalog.indicators.filter((i) => i.data_format === 'class')
   const [indicatorId, setIndicatorId] = useState(classes[0]?.id ?? null)
-  const [labels, setLabels] = useState([])
   const { message, setMessage, version, act } = useActions()
-  useEffect(() => {
-    if (indicatorId === null) return
-    // Answers can arrive out of order when another indicator is chosen meanwhile: only the latest one's.
-    let latest = true
-    list(`/indicator_class_map/?indicator_id=${indicatorId}&limit=0`).then(
-      (rows) => latest && setLabels(rows),
-      (e) => latest && setMessage({ text: e.message, error: true }),
-    )
-    return () => {
-      latest = false
-    }
-  }, [indicatorId, version])
+  const labels = useRows(indicatorId === null ? null : `/indicator_class_map/?indicator_id=${indicatorId}&limit=0`, version, (e) =>
+    setMessage({ text: e.message, error: true }),
+  )
   const addLabel = act('Label added', (form) =>
     change('POST', '/indicator_class_map/', { indicator_id: indicatorId, value: Number(form.get('value')), label: form.get('label') }),
   )
