@@ -30,8 +30,12 @@ const started = Date.now()
 /** A file's own closing line in its worker's TAP: `ok 3 - test/bad-input.test.ts # time=6443.795ms`. */
 const FILE_END = /^(?:not )?ok \d+ - (test\/\S+\.test\.ts)(?: # time=([\d.]+)ms)?/
 
+let workersStarted = 0
+
 function startWorker() {
-  const worker = fork('test/runner/worker.mjs', [], { execArgv: NODE_ARGS, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
+  // TEST_WORKER: the worker's own range of ports for the servers its tests start (test/topology.ts).
+  const env = { ...process.env, TEST_WORKER: String(workersStarted++) }
+  const worker = fork('test/runner/worker.mjs', [], { execArgv: NODE_ARGS, env, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
   let running = null
   let output = ''
   let pending = ''

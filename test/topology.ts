@@ -16,12 +16,37 @@ interface Teardown {
   teardown(fn: () => unknown): void
 }
 
+/**
+ * A port free now, for a server this test starts. Under `npm test` each worker takes its ports from a
+ * range of its own below the ephemeral ones (TEST_WORKER, test/run.mjs), in turn: a port handed to a
+ * server that is still starting is never handed to another worker's server meanwhile, nor taken by an
+ * outgoing connection. Elsewhere (a benchmark, `npx tap`), any port the system gives.
+ */
 export async function freePort(): Promise<number> {
+  const worker = process.env.TEST_WORKER
+  if (worker === undefined) return listenable(0)
+  const first = PORTS_FROM + Number(worker) * PORTS_PER_WORKER
+  for (let tries = 0; tries < PORTS_PER_WORKER; tries++) {
+    const port = first + (nextPort++ % PORTS_PER_WORKER)
+    if (await listenable(port).catch(() => 0)) return port
+  }
+  throw new Error(`no free port in ${first}–${first + PORTS_PER_WORKER - 1}`)
+}
+
+const PORTS_FROM = 20_000
+const PORTS_PER_WORKER = 500
+let nextPort = 0
+
+/** Binds `port` (0: any) on loopback and lets it go; the port bound. */
+async function listenable(port: number): Promise<number> {
   const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, '127.0.0.1', resolve)
+  })
+  const bound = (server.address() as { port: number }).port
   await new Promise((resolve) => server.close(resolve))
-  return port
+  return bound
 }
 
 const BIN = (() => {

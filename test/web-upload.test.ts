@@ -47,11 +47,10 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
     await page.locator('.summary dl div').evaluateAll((items) => items.map((i) => [i.querySelector('dt')!.textContent, i.querySelector('dd')!.textContent])),
   )
   t.match(summary, { 'Rows processed': '9', 'Values updated': '9', 'Campaigns recomputed': '1' }, 'the ingest summary')
-  const jobs = await page
-    .getByRole('region', { name: 'Jobs, scrollable' })
-    .locator('tbody tr')
-    .first()
-    .evaluate((tr) => [...tr.children].map((c) => c.textContent))
+  // The jobs' list is read again when the step ends: its newest row, once it shows this step finished.
+  const newestJob = page.getByRole('region', { name: 'Jobs, scrollable' }).locator('tbody tr').first()
+  await newestJob.filter({ hasText: 'Apply mappings' }).filter({ hasText: 'completed' }).waitFor()
+  const jobs = await newestJob.evaluate((tr) => [...tr.children].map((c) => c.textContent))
   t.match(
     jobs,
     [/^\d+$/, 'Apply mappings', 'field-counts.csv', 'completed', /^\w{3} \d+, \d{4}, \d+:\d\d [AP]M GMT\+5:30$/],
