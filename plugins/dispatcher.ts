@@ -30,7 +30,7 @@ export default fp(
     app.addHook('onClose', () => unlisten())
     // The services a request is handed to (lib/api): a write's transaction and what it makes stale, where a read goes.
     const transactions = new Transactions(app.db, [{ drop: () => app.dropAuthCache() }, details, app.readCache], app.replicas)
-    const routing = new ReadRouting(app.db.db, app.replicas)
+    const routing = new ReadRouting(app.db.db, app.replicas, app.db.standby)
 
     const context = (request: FastifyRequest, resource: Resource, urlName: string, db = app.db.db, params?: Record<string, unknown>) =>
       contextOf(request, resource, urlName, { db, config: app.config, jobs: app.jobs }, params)

@@ -148,6 +148,16 @@ async function load(server: Server, world: World, base: number, seconds: number,
   return record
 }
 
+/** A reader asking for a list (through the read cache) every 100 ms until `until`: the statuses it got. */
+async function read(server: Server, path: string, until: () => boolean): Promise<number[]> {
+  const statuses: number[] = []
+  while (!until()) {
+    statuses.push(await api(server, path).then((res) => res.status, () => 0))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return statuses
+}
+
 /** The longest time, in seconds, between two successful writes (from the first to the last). */
 function longestGap(times: number[]): number {
   const sorted = [...times].sort((a, b) => a - b)
@@ -253,7 +263,16 @@ t.test(
     await until200(server, '/health/ready')
     const world = await seed(server)
 
-    const record = await load(server, world, 0, LOAD_SECONDS, KILL_AT_SECONDS, () => nodes[0].kill())
+    let loaded = false
+    const [record, reads] = await Promise.all([
+      load(server, world, 0, LOAD_SECONDS, KILL_AT_SECONDS, () => nodes[0].kill()).finally(() => (loaded = true)),
+      read(server, `/campaign/?id=${world.campaign}`, () => loaded),
+    ])
+    t.same(
+      reads.filter((status) => status !== 200),
+      [],
+      `a list read through the read cache answered all along (${reads.length} reads): by the standby while no host took writes`,
+    )
     const gap = longestGap(record.writesAt)
     t.comment(
       `failover under load: longest time without a successful write ${gap.toFixed(1)} s; answers ${JSON.stringify(Object.fromEntries(record.statuses))}`,

@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { isReplicaFailure } from '../core/errors.js'
 import type { ReadReplicas } from '../data/replicas.js'
+import { meansPrimaryLost } from '../data/writable-host.js'
 import type { Resource } from './resource.js'
 
 /** A database to read from, and whether a cache may keep what is read there. */
@@ -21,6 +22,8 @@ export class ReadRouting {
   constructor(
     private readonly primary: Kysely<DB>,
     private readonly replicas: ReadReplicas | undefined,
+    /** Several hosts in DATABASE_URL: another one, for reads while a failover is under way. */
+    private readonly standby?: Kysely<DB>,
   ) {}
 
   /**
@@ -38,11 +41,17 @@ export class ReadRouting {
 
   /**
    * After a read on `target` threw `error`: the primary, when a replica went down (or conflicts with its
-   * recovery) and nothing was sent yet (the replica is left out from now on); else undefined, and the
-   * error is the request's.
+   * recovery) and nothing was sent yet (the replica is left out from now on); the standby, when the
+   * primary is lost; else undefined, and the error is the request's.
    */
   failOver(target: ReadTarget, error: unknown, reply: FastifyReply): ReadTarget | undefined {
-    if (target.replica === undefined || reply.sent || !isReplicaFailure(error)) return undefined
+    if (reply.sent) return undefined
+    if (target.replica === undefined && this.standby && meansPrimaryLost(error)) {
+      // No primary (a failover): the standby answers, and what it answers is not kept.
+      reply.header('x-database', 'standby')
+      return { db: this.standby, keepable: false }
+    }
+    if (target.replica === undefined || !isReplicaFailure(error)) return undefined
     this.replicas!.drop(target.replica)
     reply.header('x-database', 'primary')
     return { db: this.primary, keepable: true }

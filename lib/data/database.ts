@@ -38,6 +38,8 @@ export interface Database {
   pglite?: PGlite
   /** PostgreSQL: the host taking writes, among DATABASE_URL's (lib/data/writable-host.ts). */
   writable?: WritableHost
+  /** Several hosts: another one, for reads that find no primary while a failover is under way. */
+  standby?: Kysely<DB>
   /** An embedded database's data directory lock (lib/data/data-dir-lock.ts); absent in memory and on PostgreSQL. */
   lock?: DataDirLock
   /** PostgreSQL: the schema worked in, when not the server's default (tests). */
@@ -192,17 +194,13 @@ async function createPostgres(url: string, options: DatabaseOptions): Promise<Da
     // A server that does not answer (rather than refusing) must not hold requests forever.
     connectionTimeoutMillis: 5_000,
     options: sessionOptions.join(' '),
-    types: {
-      getTypeParser: ((oid: number, format?: string) => parsers[oid] ?? pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
-    },
+    types: PG_TYPES,
   })
   // Several hosts: start on the one taking writes now (the first may be a standby since a failover).
   if (writable.several) await writable.find()
-  // A client losing its server connection must not crash the process (/health reports it): the pool
-  // hears it for idle clients; a client in use hears it itself, and its query fails with it.
-  pool.on('error', () => {})
-  pool.on('connect', (client) => client.on('error', () => {}))
+  surviveLostConnections(pool)
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparedStatements(pool, writable) }), log: queryTimer('postgres') })
+  const standby = writable.several ? standbyReader(writable, sessionOptions.join(' ')) : undefined
   const readPool = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount })
   poolReaders.push(readPool)
   const scope = scopeOf(options.searchPath)
@@ -218,11 +216,56 @@ async function createPostgres(url: string, options: DatabaseOptions): Promise<Da
       poolReaders.splice(poolReaders.indexOf(readPool), 1)
       await confirmations.close()
       await db.destroy()
+      await standby?.destroy()
     },
     listen: (channel, onNotify, onState) => listenWithReconnect(() => writable.url(), scope, channel, onNotify, onState),
     confirmHeard: (channel, timeoutMs, options) => confirmations.confirm(channel, timeoutMs, options),
     searchPath: options.searchPath,
     writable,
+    standby,
+  }
+}
+
+const PG_TYPES = {
+  getTypeParser: ((oid: number, format?: string) => parsers[oid] ?? pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+}
+
+/**
+ * A client losing its server connection must not crash the process (/health reports it): the pool
+ * hears it for idle clients; a client in use hears it itself, and its query fails with it.
+ */
+function surviveLostConnections(pool: pg.Pool) {
+  pool.on('error', () => {})
+  pool.on('connect', (client) => client.on('error', () => {}))
+}
+
+/** A small pool on a host other than the writable one (a standby answers reads, not writes). */
+function standbyReader(writable: WritableHost, sessionOptions: string): Kysely<DB> {
+  const pool = new pg.Pool({
+    Client: class extends pg.Client {
+      constructor(config?: pg.ClientConfig) {
+        super({ ...config, connectionString: writable.standbyUrl() })
+      }
+    },
+    max: 2,
+    connectionTimeoutMillis: 5_000,
+    options: sessionOptions,
+    types: PG_TYPES,
+  })
+  surviveLostConnections(pool)
+  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log: queryTimer('postgres') })
+}
+
+/**
+ * A read on the primary, or, when it finds no primary (a failover under way), on the standby: what it
+ * reads may be a moment old, so nothing read there is cached.
+ */
+export async function readThroughFailover<T>(database: Database, read: (db: Kysely<DB>) => Promise<T>): Promise<T> {
+  try {
+    return await read(database.db)
+  } catch (error) {
+    if (!database.standby || !meansPrimaryLost(error)) throw error
+    return read(database.standby)
   }
 }
 

@@ -51,6 +51,11 @@ export class WritableHost {
     return this.#current
   }
 
+  /** A host other than the one in use: while no host takes writes, a standby still answers reads. */
+  standbyUrl(): string {
+    return this.urls.find((u) => u !== this.#current) ?? this.#current
+  }
+
   /** `host:port` of the host in use (readiness shows it). */
   hostName(): string {
     return new URL(this.#current).host
