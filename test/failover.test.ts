@@ -152,7 +152,12 @@ async function load(server: Server, world: World, base: number, seconds: number,
 async function read(server: Server, path: string, until: () => boolean): Promise<number[]> {
   const statuses: number[] = []
   while (!until()) {
-    statuses.push(await api(server, path).then((res) => res.status, () => 0))
+    statuses.push(
+      await api(server, path).then(
+        (res) => res.status,
+        () => 0,
+      ),
+    )
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   return statuses
