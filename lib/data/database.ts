@@ -295,21 +295,24 @@ export function preparedStatements(pool: pg.Pool, writable?: WritableHost) {
     const prepared = new Set<string>()
     // Its host stopped taking writes (a failover): the connection is closed when released, not reused.
     let lost = false
-    const send = (query: () => Promise<pg.QueryResult>) =>
-      query().catch((error: unknown) => {
-        if (writable?.several && meansPrimaryLost(error)) {
-          lost = true
-          void writable.find()
-        }
-        throw error
-      })
+    // With several hosts, a failure that means the primary is gone sends the host looking for the new one.
+    const watch = (answer: Promise<pg.QueryResult>) =>
+      !writable?.several
+        ? answer
+        : answer.catch((error: unknown) => {
+            if (meansPrimaryLost(error)) {
+              lost = true
+              void writable.find()
+            }
+            throw error
+          })
     return {
       query(text: unknown, values?: unknown[]) {
-        if (typeof text !== 'string' || !values?.length) return send(() => client.query(text as string, values))
+        if (typeof text !== 'string' || !values?.length) return watch(client.query(text as string, values))
         const name = nameOf(text)
-        if (!prepared.has(name) && prepared.size >= MAX_STATEMENTS_PER_CONNECTION) return send(() => client.query(text, values))
+        if (!prepared.has(name) && prepared.size >= MAX_STATEMENTS_PER_CONNECTION) return watch(client.query(text, values))
         prepared.add(name)
-        return send(() => client.query({ name, text, values }))
+        return watch(client.query({ name, text, values }))
       },
       release: (error?: Error | boolean) => client.release(lost || error),
     }
