@@ -289,6 +289,9 @@ t.test(
     await checkJobs(t, server, record.jobs)
     await checkKept(t, nodes[1].url, record)
     t.match(await (await fetch(`${server.url}/health/ready`)).json(), { database_primary: `127.0.0.1:${nodes[1].port}` }, '/health/ready names the new primary')
+    const metrics = await (await fetch(`${server.url}/metrics`)).text()
+    t.match(metrics, /^rhizome_db_failovers_total [1-9]/m, '/metrics counts the failover')
+    t.match(metrics, /^rhizome_db_without_primary_seconds_total [1-9]/m, 'and the seconds without a writable host')
 
     // The old primary comes back as the standby; losing the new primary then brings writes back to it.
     nodes[0].start()
