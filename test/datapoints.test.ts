@@ -2,13 +2,10 @@
 import t from 'tap'
 import { parse } from 'csv-parse/sync'
 import { sql } from 'kysely'
-import { build, hasSharedData } from './helper.js'
+import { build, hasSharedData, tempDir } from './helper.js'
 import { client } from './api.js'
 import { afterDirectInserts, hMeta, readFixture, smallWorld } from './fixtures.js'
 import type { Kysely, KyselyPlugin, RootOperationNode } from 'kysely'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { buildApp } from '../app.js'
 import type { DB } from '../schemas/index.js'
 
@@ -679,7 +676,7 @@ t.test('a datapoint read sends its page statement before the meta ids read (the 
   const app = await buildApp({
     logger: false,
     database: { ...database, db: database.db.withPlugin(recorder) },
-    config: { DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-order-')) },
+    config: { DATA_DIR: tempDir(t, 'rhizome-order-') },
   })
   t.teardown(() => app.close())
   const api = client(app)

@@ -1,9 +1,3 @@
-// Graceful shutdown (Fastify's close): in-flight requests finish before the onClose
-// hooks run, so the database pool is not destroyed under a running request. The app gets a database of
-// its own (a fresh PGlite, or a private schema on PostgreSQL).
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { connect } from 'node:net'
 import t from 'tap'
 import pg from 'pg'
@@ -12,6 +6,7 @@ import { buildApp } from '../app.js'
 import { createDatabase } from '../lib/data/database.js'
 import { migrateToLatest } from '../lib/data/migrations.js'
 import { createApiKey, createUser } from '../lib/data/auth.js'
+import { tempDir } from './helper.js'
 
 async function ownDatabase() {
   const url = process.env.DATABASE_URL
@@ -39,7 +34,7 @@ async function appOnOwnDatabase(t: { teardown(fn: () => unknown): void }) {
   })
   await migrateToLatest(database)
   await createApiKey(database.db, await createUser(database.db, { username: 'admin', is_superuser: true }), 'c'.repeat(40))
-  return buildApp({ database, logger: false, config: { DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-graceful-')) } })
+  return buildApp({ database, logger: false, config: { DATA_DIR: tempDir(t, 'rhizome-graceful-') } })
 }
 
 t.test('close() lets an in-flight request finish before the database closes', async (t) => {

@@ -2,7 +2,8 @@
 // schema on the PostgreSQL server named by DATABASE_URL), reset to the freshly migrated state
 // before each scenario, and `build(t)` for an app that closes itself after the test.
 import { randomBytes } from 'node:crypto'
-import { existsSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sql, type Kysely } from 'kysely'
@@ -141,6 +142,13 @@ export async function build(
   await app.detection.ready
   test.teardown(() => app.close())
   return { app, db: database.db, adminId, aliceId, database }
+}
+
+/** A new temporary directory, removed when `test` ends. */
+export function tempDir(test: { teardown(fn: () => unknown): void }, prefix = 'rhizome-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  test.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
 }
 
 /** Polls `probe` until `done` holds (changes made by other processes reach the server through NOTIFY). */

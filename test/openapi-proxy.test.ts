@@ -5,13 +5,12 @@
 // paths without the trailing slash, POST-that-updates) and every resource's list, detail, create,
 // update and delete go through it. Not one violation is allowed.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import { ADMIN_KEY, build } from './helper.js'
+import { ADMIN_KEY, build, tempDir } from './helper.js'
 import type { Response } from './api.js'
 import { moreUsers, SQUARE, upload, world } from './world.js'
 
@@ -90,7 +89,7 @@ t.test("a validating proxy finds no violation in the original client's traffic a
   const { app, db } = await build(t, { AUTH_FAILURE_MAX: 10_000 })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as { port: number }
-  const file = join(mkdtempSync(join(tmpdir(), 'rhizome-prism-')), 'openapi.json')
+  const file = join(tempDir(t, 'rhizome-prism-'), 'openapi.json')
   writeFileSync(file, (await app.inject('/documentation/json')).body)
   const proxy = await startProxy(file, `http://127.0.0.1:${port}`)
   t.teardown(() => void proxy.process.kill())

@@ -3,14 +3,13 @@
 // the document's own schema for that route and status (Ajv, the validator Fastify uses), and the
 // document must pass `redocly lint` (redocly.yaml).
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Ajv } from 'ajv'
 import addFormats from 'ajv-formats'
 import t, { type Test } from 'tap'
-import { admin, build, eventually } from './helper.js'
+import { admin, build, eventually, tempDir } from './helper.js'
 import { client, type Response } from './api.js'
 import { loadDemoData } from '../lib/engine/demo.js'
 import { resources } from '../resources/index.js'
@@ -197,7 +196,7 @@ t.test('429 (a locked-out client) and 503 (a saturated process) validate too', a
 
 t.test('the document passes redocly lint (redocly.yaml: the recommended rules)', async (t) => {
   const { document } = await setup(t)
-  const file = join(mkdtempSync(join(tmpdir(), 'rhizome-openapi-')), 'openapi.json')
+  const file = join(tempDir(t, 'rhizome-openapi-'), 'openapi.json')
   writeFileSync(file, JSON.stringify(document))
   const lint = spawnSync(
     process.execPath,

@@ -1,10 +1,9 @@
 // Start-up, configuration, bootstrap, the CLI, demo data, CSV export and error mapping.
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { sql } from 'kysely'
-import { admin, build, engine, eventually } from './helper.js'
+import { admin, build, engine, eventually, tempDir } from './helper.js'
 import { client } from './api.js'
 import { smallWorld } from './fixtures.js'
 import { buildApp } from '../app.js'
@@ -13,8 +12,6 @@ import { ensureAdmin } from '../lib/data/bootstrap.js'
 import { runCommand } from '../cli/commands.js'
 import { loadDemoData } from '../lib/engine/demo.js'
 import { createDatabase, formatTimestamp } from '../lib/data/database.js'
-
-const tmp = () => mkdtempSync(join(tmpdir(), 'rhizome-'))
 
 t.test('configuration: defaults, and a clear error naming the bad variable', async (t) => {
   const config = loadConfig({})
@@ -38,7 +35,7 @@ t.test('the first start creates admin and its key file, a second start nothing',
   const { database } = await build(t)
   const { db } = database
   await sql`truncate auth_user restart identity cascade`.execute(db)
-  const dataDir = tmp()
+  const dataDir = tempDir(t)
   const config = loadConfig({ DATA_DIR: dataDir })
   const printed: string[] = []
   const key = await ensureAdmin(db, config, (line) => printed.push(line))
@@ -63,13 +60,13 @@ t.test('ADMIN_API_KEY sets the first key instead of generating one', async (t) =
   const { database } = await build(t)
   await sql`truncate auth_user restart identity cascade`.execute(database.db)
   const key = 'c'.repeat(40)
-  const dataDir = tmp()
+  const dataDir = tempDir(t)
   t.equal(await ensureAdmin(database.db, loadConfig({ DATA_DIR: dataDir, ADMIN_API_KEY: key }), () => {}), key)
   t.throws(() => statSync(join(dataDir, 'admin-api-key')), 'no key file when the operator chose the key')
 })
 
 t.test('a fresh embedded database: start, migrate, bootstrap, demo data, restart', { skip: engine !== 'pglite' && 'PGlite start-up' }, async (t) => {
-  const dataDir = tmp()
+  const dataDir = tempDir(t)
   const config = { DATA_DIR: dataDir, DATABASE_URL: undefined }
   const first = await buildApp({ logger: false, config })
   t.ok(await loadDemoData(first.db.db))
@@ -166,7 +163,7 @@ t.test('CLI: create-user, create-key, revoke-key (refused at once), load-geo err
   t.equal(await run('revoke-key', 'f'.repeat(40)), 1, 'nothing to revoke')
   await t.rejects(run('create-key', 'nobody'), { name: 'UsageError' })
   await t.rejects(run('frobnicate'), { name: 'UsageError' })
-  const file = join(tmp(), 'geo.txt')
+  const file = join(tempDir(t), 'geo.txt')
   writeFileSync(file, 'location_code|geo_json\nR|"{""type"":""Polygon"",""coordinates"":[[[0,0],[1,0],[0,0]]]}"\nNOPE|"{}"\n')
   t.equal(await run('load-geo', file), 0)
   t.same(lines.slice(-2), ['1 polygon(s) loaded', 'unknown location codes skipped: NOPE'])
@@ -246,7 +243,7 @@ t.test('CLI upload: mappings, upload, transform and summary in one command', asy
   const { app, db } = await build(t)
   const api = client(app)
   const { location, campaign, indicator } = await smallWorld(api.post)
-  const dir = tmp()
+  const dir = tempDir(t)
   writeFileSync(
     join(dir, 'map.csv'),
     `content_type,source_object_code,master_object_id\nlocation,G1,${location}\ncampaign,March,${campaign}\nindicator,vaccinated,${indicator}\n`,
