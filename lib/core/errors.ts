@@ -49,16 +49,21 @@ const LOST_CONNECTION = /^(Connection terminated|Client has encountered a connec
 // Retry-After: a restarted server or a failover to the standby (seconds, deploy/auto-failover.sh).
 const unavailable = () => new ApiError(503, 'DATABASE_UNAVAILABLE', 'Database unavailable', undefined, { 'retry-after': '2' })
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', '57P01', '57P02', '57P03'])
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P02', '57P03'])
+
+/** The server could not be reached, went away, or is shutting down or starting. */
+export function isConnectionFailure(error: unknown): boolean {
+  const code = (error as PgError | undefined)?.code
+  if (typeof code === 'string') return CONNECTION_CODES.has(code) || code.startsWith('08')
+  return LOST_CONNECTION.test((error as Error)?.message ?? '')
+}
 
 /**
  * A read that a replica could not answer for reasons of its own, which the primary can: its
  * connection failed or it is shutting down, or (40001) a conflict with the recovery it is replaying.
  */
 export function isReplicaFailure(error: unknown): boolean {
-  const code = (error as PgError | undefined)?.code
-  if (typeof code === 'string') return CONNECTION_CODES.has(code) || code === '40001'
-  return LOST_CONNECTION.test((error as Error)?.message ?? '')
+  return isConnectionFailure(error) || (error as PgError | undefined)?.code === '40001'
 }
 
 /** A unique-key violation (SQLSTATE 23505). */

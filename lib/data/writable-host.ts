@@ -5,6 +5,7 @@
 // confirmations all connect to `url()`. No failover logic of our own: the monitor promotes, we follow.
 import { sql, type Kysely } from 'kysely'
 import pg from 'pg'
+import { isConnectionFailure } from '../core/errors.js'
 import { databaseFailovers, secondsWithoutPrimary } from '../core/metrics.js'
 
 /** The URL once per host, each in node-postgres' single-host form (libpq's session attribute dropped). */
@@ -16,12 +17,9 @@ export function hostUrls(url: string): string[] {
   return hosts.split(',').map((host) => `${scheme}${userinfo}${host}${tail}`)
 }
 
-/** Connection errors and answers that mean "this host does not take writes (any more)". */
+/** Connection failures, and a write answered by a standby (25006): this host does not take writes (any more). */
 export function meansPrimaryLost(error: unknown): boolean {
-  const code = (error as { code?: unknown } | undefined)?.code
-  if (code === '25006' || code === '57P01' || code === '57P02' || code === '57P03') return true
-  if (typeof code === 'string' && (code.startsWith('08') || code.startsWith('E'))) return true
-  return /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/.test((error as Error)?.message ?? '')
+  return isConnectionFailure(error) || (error as { code?: unknown } | undefined)?.code === '25006'
 }
 
 /** How long a search's answer stands: requests failing at once share one search, not one each. */
@@ -59,11 +57,6 @@ export class WritableHost {
   /** `host:port` of the host in use (readiness shows it). */
   hostName(): string {
     return new URL(this.#current).host
-  }
-
-  /** Seconds since writes last failed for want of a writable host (0 while one is known). */
-  secondsWithout(): number {
-    return this.#lostSince === undefined ? 0 : (Date.now() - this.#lostSince) / 1000
   }
 
   /**
