@@ -9,16 +9,17 @@
 # <dir> holds the node's data directory (pgdata/) and pg_autoctl's configuration and state. The
 # monitor's URL is postgres://autoctl_node@<hostname>:<port>/pg_auto_failover. Authentication is
 # `trust` on these loopback examples; on separate machines use scram and TLS (docs/operations.md).
-# The timeouts below bring a standby in within ~15 s of the primary's loss (pg_auto_failover's
-# defaults take ~30 s): the monitor gives a lost primary 10 s to drain before promoting, and a primary
-# cut off from the monitor and its standby demotes itself after 5 s, before that promotion.
+# The timeouts below have writes back within ~20 s of the primary's loss (17–19 s measured,
+# bench/README.md; pg_auto_failover's defaults take ~30 s): the monitor gives a lost primary 10 s to
+# drain before promoting, and a primary cut off from the monitor and its standby demotes itself after
+# 5 s, before that promotion.
 set -euo pipefail
 if [ "$(id -u)" = 0 ]; then
   exec runuser -u postgres -- "$0" "$@"
 fi
 role=${1:-} dir=${2:-}
 if [ -z "$role" ] || [ -z "$dir" ]; then
-  sed -n '2,14p' "$0" >&2
+  sed -n '2,11p' "$0" >&2
   exit 2
 fi
 bindir=$(pg_config --bindir)
@@ -53,7 +54,7 @@ case $role in
     pg_autoctl show uri --pgdata "$pgdata" --formation default | sed 's/sslmode=prefer/sslmode=disable/'
     ;;
   *)
-    sed -n '2,14p' "$0" >&2
+    sed -n '2,11p' "$0" >&2
     exit 2
     ;;
 esac

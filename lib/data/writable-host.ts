@@ -33,6 +33,7 @@ export class WritableHost {
   #searchedAt = 0
   /** When the host in use was last found not to take writes, until one is found that does. */
   #lostSince: number | undefined
+  #started = false
 
   constructor(url: string) {
     this.urls = hostUrls(url)
@@ -66,7 +67,7 @@ export class WritableHost {
    */
   find(): Promise<string | undefined> {
     if (!this.several) return Promise.resolve(this.#current)
-    this.#lostSince ??= Date.now()
+    if (this.#started) this.#lostSince ??= Date.now()
     if (this.#search && Date.now() - this.#searchedAt < SEARCH_INTERVAL_MS) return this.#search
     this.#searchedAt = Date.now()
     this.#search = this.#searchHosts()
@@ -74,10 +75,13 @@ export class WritableHost {
   }
 
   async #searchHosts(): Promise<string | undefined> {
+    // The first search, at start, finds where to begin: not a failover.
+    const starting = !this.#started
+    this.#started = true
     const order = [...this.urls.filter((u) => u !== this.#current), this.#current]
     for (const url of order) {
       if (await takesWrites(url)) {
-        if (url !== this.#current) databaseFailovers.inc()
+        if (url !== this.#current && !starting) databaseFailovers.inc()
         this.#current = url
         if (this.#lostSince !== undefined) secondsWithoutPrimary.inc((Date.now() - this.#lostSince) / 1000)
         this.#lostSince = undefined
