@@ -19,6 +19,7 @@ import backup from './plugins/backup.js'
 import session from './plugins/session.js'
 import passwords from './plugins/passwords.js'
 import dashboardData from './plugins/dashboard-data.js'
+import exportFile from './plugins/export.js'
 import webApp from './plugins/web-app.js'
 import jobs from './plugins/jobs.js'
 import serviceRoutes from './plugins/service-routes.js'
@@ -90,6 +91,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   await app.register(session)
   await app.register(passwords)
   await app.register(dashboardData)
+  await app.register(exportFile)
   await app.register(webApp)
   await app.register(classifier)
   await app.register(serviceRoutes)

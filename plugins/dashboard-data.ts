@@ -2,35 +2,16 @@
 // app's campaign and location), each chart read as the app would read it alone (web/chart-data.js
 // decides what) and through the same routes, so with the same rights, read cache and answers. The
 // whole is kept in the read cache as one answer that any change drops, and leaves with an ETag.
-import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { notFound } from '../lib/core/errors.js'
-import { PROJECT_ROOT } from '../lib/core/paths.js'
 import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
 import { Param, queryReader } from '../lib/api/query.js'
 import { rawQueryOf } from '../lib/api/request.js'
+import { type Answer, readerAs } from '../lib/api/composed-read.js'
 import { serve } from '../lib/api/representation.js'
 import dashboardResource from '../resources/dashboard.js'
-
-/** What the server uses of the web app's chart module (web/chart-data.js, web/status.js). */
-interface ChartModules {
-  chartSpec(chartJson: unknown): Record<string, unknown> & { indicator_ids?: number[] }
-  chartRead(
-    chart: Record<string, unknown>,
-    view: { campaignId: number | null; locationId: number | null },
-    catalog: { indicatorBounds: Map<number, unknown>; indicatorFormat: Map<number, string> },
-  ): { path: string }
-  boundsById(indicators: unknown[]): Map<number, unknown>
-}
-
-/** The web app's modules, plain JavaScript beside the server's sources (`dist/` holds no copy of them). */
-async function chartModules(): Promise<ChartModules> {
-  const load = (name: string) => import(pathToFileURL(join(PROJECT_ROOT, 'web', name)).href)
-  const [charts, status] = await Promise.all([load('chart-data.js'), load('status.js')])
-  return { chartSpec: charts.chartSpec, chartRead: charts.chartRead, boundsById: status.boundsById }
-}
+import { webModules, type WebModules } from '../lib/export/web-modules.js'
 
 const VIEW = {
   campaign: Param.integer("the view's campaign: every chart reads it instead of its own campaigns"),
@@ -38,13 +19,6 @@ const VIEW = {
 }
 const readView = queryReader(VIEW, { names: [], unlessId: false })
 
-/** The credentials of the request, for the reads made on its behalf. */
-const forwarded = (request: FastifyRequest) =>
-  Object.fromEntries(
-    (['authorization', 'cookie', 'x-request-id'] as const).flatMap((name) => (request.headers[name] ? [[name, request.headers[name] as string]] : [])),
-  )
-
-type Answer = { status: number; body: Record<string, unknown> }
 type Chart = { id: number; uuid?: string; chart_json: unknown }
 
 /** The charts a dashboard's rows show, in order (as its detail expands them: objects). */
@@ -86,12 +60,9 @@ const SCHEMA = {
 }
 
 /** The answer of a dashboard's data: every chart's read, made with the request's credentials. */
-async function answer(app: FastifyInstance, modules: ChartModules, request: FastifyRequest, id: number): Promise<Answer> {
+async function answer(app: FastifyInstance, modules: WebModules, request: FastifyRequest, id: number): Promise<Answer> {
   const view = readView(rawQueryOf(request))
-  const read = async (path: string): Promise<Answer> => {
-    const res = await app.inject({ method: 'GET', url: `/api/v1${path}`, headers: forwarded(request), remoteAddress: request.ip })
-    return { status: res.statusCode, body: res.json() }
-  }
+  const read = readerAs(app, request)
   const dashboard = await read(`/dashboard/${id}/`)
   if (dashboard.status !== 200) return dashboard
   const charts = chartsOf(dashboard.body)
@@ -122,7 +93,7 @@ async function answer(app: FastifyInstance, modules: ChartModules, request: Fast
 
 export default fp(
   async function dashboardData(app: FastifyInstance) {
-    const modules = await chartModules()
+    const modules = await webModules()
     app.get(
       '/api/v1/dashboard/:id/data/',
       {

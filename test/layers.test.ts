@@ -13,7 +13,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
  * schemas/ holds the tables and their column DSL; classifier/ is the detector, beside the data API.
  * lib/api is the generic machinery of every resource; lib/datapoints, the datapoint reads, sits on it.
  */
-const LAYERS = ['lib/core', 'schemas', 'lib/data', 'lib/engine', 'lib/ingest', 'lib/api', 'lib/datapoints', 'resources', 'classifier', 'plugins']
+const LAYERS = ['lib/core', 'schemas', 'lib/data', 'lib/engine', 'lib/ingest', 'lib/api', 'lib/datapoints', 'lib/export', 'resources', 'classifier', 'plugins']
 const ALLOWED: Record<string, string[]> = Object.fromEntries(LAYERS.map((layer, i) => [layer, LAYERS.slice(0, i)]))
 // The detector depends on nothing of the data API.
 ALLOWED.classifier = ['lib/core']

@@ -76,18 +76,30 @@ export function query(params) {
   return parts.length ? `?${parts.join('&')}` : ''
 }
 
+/** The reads a catalog is made of (the same for the app and the server's exports), by name. */
+export const CATALOG_READS = {
+  indicators: '/indicator/?fields=id,short_name,name,data_format,resource_name,good_bound,bad_bound,bound_json,coverage_threshold&limit=0&order_by=short_name',
+  campaigns: '/campaign/?fields=id,name,start_date,end_date,campaign_type_id&limit=0&order_by=start_date',
+  locations: '/location/?fields=id,name,parent_location_id,location_type_id,location_code&limit=0',
+  types: '/location_type/?limit=0',
+  campaignTypes: '/campaign_type/?limit=0',
+}
+
 /**
  * Names the app shows beside ids: indicators, campaigns and the locations this user may see (the API
  * filters those for a restricted user). Read once per sign-in; `refresh()` after a change.
  */
 export async function loadCatalog() {
-  const [indicators, campaigns, locations, types, campaignTypes] = await Promise.all([
-    list('/indicator/?fields=id,short_name,name,data_format,resource_name,good_bound,bad_bound,bound_json,coverage_threshold&limit=0&order_by=short_name'),
-    list('/campaign/?fields=id,name,start_date,end_date,campaign_type_id&limit=0&order_by=start_date'),
-    list('/location/?fields=id,name,parent_location_id,location_type_id,location_code&limit=0'),
-    list('/location_type/?limit=0'),
-    list('/campaign_type/?limit=0'),
-  ])
+  const names = Object.keys(CATALOG_READS)
+  const lists = await Promise.all(names.map((name) => list(CATALOG_READS[name])))
+  return catalogOf(/** @type {any} */ (Object.fromEntries(names.map((name, i) => [name, lists[i]]))))
+}
+
+/**
+ * The catalog of the lists of CATALOG_READS.
+ * @param {Record<keyof typeof CATALOG_READS, Array<any>>} lists
+ */
+export function catalogOf({ indicators, campaigns, locations, types, campaignTypes }) {
   const visible = new Set(locations.map((l) => l.id))
   let searchIndex = null
   let childTypes = null

@@ -283,9 +283,14 @@ export function tooltipLines(title, entries) {
 /**
  * The ECharts option of a non-table chart (a map needs `mapName` registered first). `tooltip` turns
  * lines of text into the tooltip's content (a DOM node in the page: no inline style, so the page's CSP
- * has nothing to refuse).
+ * has nothing to refuse); `fontFamily`, the text's (a server's export names the font it ships).
  */
-export function chartOption(chart, data, catalog, { mapName = '', tooltip = (lines) => lines.join('\n'), narrow = false } = {}) {
+export function chartOption(
+  chart,
+  data,
+  catalog,
+  { mapName = '', tooltip = (lines) => lines.join('\n'), narrow = false, fontFamily = 'system-ui, sans-serif' } = {},
+) {
   const indicatorIds = chart.indicator_ids ?? []
   const colorOf = (indicatorId, i) => chart.indicator_colors?.[indicatorId] ?? PALETTE[i % PALETTE.length]
   const locationName = (id) => catalog.locationName.get(id) ?? `Location ${id}`
@@ -297,7 +302,7 @@ export function chartOption(chart, data, catalog, { mapName = '', tooltip = (lin
   const lastKey = data.keys.at(-1)?.id
   const base = {
     animation: false,
-    textStyle: { fontFamily: 'system-ui, sans-serif' },
+    textStyle: { fontFamily },
     tooltip: { trigger: 'item', className: 'chart-tip', confine: true },
   }
   if (isMap(chart))

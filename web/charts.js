@@ -2,16 +2,27 @@
 // drawing into an element (what to read and what to draw is decided in chart-data.js).
 import * as echarts from 'echarts'
 import { list, query } from './api.js'
-import { chartData, chartRead } from './chart-data.js'
+import { chartData, chartRead, rootsFallback } from './chart-data.js'
 
 /**
  * The values a chart shows under a view (see chartData): from `prefetched` (its entry in the dashboard's
- * data, `GET /dashboard/<id>/data/`) when that is the same read, else read now.
+ * data, `GET /dashboard/<id>/data/`) when that is the same read, else read now through `read`.
  */
-export async function readChart(chart, view, catalog, prefetched = undefined) {
-  const read = chartRead(chart, view, catalog)
-  const objects = prefetched?.read === read.path && Array.isArray(prefetched.objects) ? prefetched.objects : await list(read.path)
-  return chartData(chart, read, objects, catalog)
+async function readChart(chart, view, catalog, prefetched = undefined, read = list) {
+  const planned = chartRead(chart, view, catalog)
+  const objects = prefetched?.read === planned.path && Array.isArray(prefetched.objects) ? prefetched.objects : await read(planned.path)
+  return chartData(chart, planned, objects, catalog)
+}
+
+/**
+ * The values of a chart for this user: as saved, or, when the chart is aimed above a restricted
+ * user's part of the country and nothing of hers falls in its selection, her own part.
+ */
+export async function readChartFor(spec, view, catalog, prefetched = undefined, read = list) {
+  const fallback = view.locationId == null ? rootsFallback(spec, catalog) : undefined
+  const data = await readChart(spec, view, catalog, prefetched, read)
+  if (!fallback || data.points.length > 0) return { data, aimedAbove: Boolean(fallback) }
+  return { data: await readChart(fallback, view, catalog, undefined, read), aimedAbove: true }
 }
 
 /** The centre of a polygon's bounding box: where a bubble map puts its circle. */
@@ -26,11 +37,13 @@ function centreOf(geometry) {
 
 /**
  * Registers the polygons of a map chart's locations under a name of their own; returns the name, how
- * many there were, and each location's centre by name (for bubbles).
+ * many there were, and each location's centre by name (for bubbles). `read` lists them (the API
+ * through the page's session by default); `scope` names whose view they are, where one registry
+ * serves several users (the server's exports).
  */
-export async function registerPolygons(data, catalog) {
-  const features = await list(`/geo/${query({ ...data.where, limit: 0 })}`)
-  const mapName = `locations-${JSON.stringify(data.where)}`
+export async function registerPolygons(data, catalog, { read = list, scope = '' } = {}) {
+  const features = await read(`/geo/${query({ ...data.where, limit: 0 })}`)
+  const mapName = `locations-${scope}${JSON.stringify(data.where)}`
   const named = features.map((f) => ({
     type: 'Feature',
     geometry: f.geometry,

@@ -2,25 +2,14 @@
 // whose location names drill down. It marks itself drawn (data-drawn and a performance mark), which is
 // what the browser tests time.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
-import { chartOption, chartSpec, csvName, isMap, isTable, rootsFallback, tableRows } from '../chart-data.js'
-import { draw, readChart, registerPolygons, tooltipElement } from '../charts.js'
+import { chartOption, chartSpec, csvName, isMap, isTable, tableRows } from '../chart-data.js'
+import { draw, readChartFor, registerPolygons, tooltipElement } from '../charts.js'
 import { formatCount } from '../format.js'
 import { statusClass, statusLegend } from '../status.js'
 import { html } from '../html.js'
 
 /** Below this width (px) a chart drops its labels for a legend and tooltips. */
 const NARROW = 480
-
-/**
- * The values of a chart for this user: as saved, or, when the chart is aimed above a restricted
- * user's part of the country and nothing of hers falls in its selection, her own part.
- */
-async function readFor(spec, view, catalog, prefetched) {
-  const fallback = view.locationId == null ? rootsFallback(spec, catalog) : undefined
-  const data = await readChart(spec, view, catalog, prefetched)
-  if (!fallback || data.points.length > 0) return { data, aimedAbove: Boolean(fallback) }
-  return { data: await readChart(fallback, view, catalog), aimedAbove: true }
-}
 
 /**
  * `dashboardData`: the dashboard's data (a promise of `GET /dashboard/<id>/data/`'s answer, or null),
@@ -40,7 +29,7 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null 
     ;(async () => {
       try {
         const prefetched = await dashboardData?.then((d) => d?.charts?.[chart.id])
-        const { data, aimedAbove } = await readFor(spec, view, catalog, prefetched)
+        const { data, aimedAbove } = await readChartFor(spec, view, catalog, prefetched)
         const map = isMap(spec) && data.points.length ? await registerPolygons(data, catalog) : null
         if (map) data.centres = map.centres
         if (live) setState({ data, mapName: map?.mapName ?? '', polygons: map?.polygons ?? 0, aimedAbove, error: null })

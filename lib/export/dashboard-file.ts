@@ -1,0 +1,128 @@
+// A dashboard (or one chart) as a file: each chart read and drawn as the app reads and draws it (the
+// web app's modules), through a reader that asks the API as the requester, so the file holds what
+// that requester may see and nothing else.
+import { ApiError } from '../core/errors.js'
+import type { Answer } from '../api/composed-read.js'
+import { CHART_HEIGHT, chartSvg, chartWidths, type DrawnChart, FONT_FAMILY, type Layout, messageSvg, tableSvg } from './render.js'
+import type { Catalog, ChartSpec, View, WebModules } from './web-modules.js'
+
+/** What to export: a dashboard or a chart, under a view. */
+export interface ExportTarget {
+  dashboardId?: number
+  chartId?: number
+  view: View
+}
+
+type Read = (path: string) => Promise<Answer>
+type SavedChart = { id: number; title?: string; chart_json: unknown }
+
+/** The body of a 200 answer, else the answer's own error (a 404 stays a 404, a 403 a 403). */
+async function ok(read: Read, path: string): Promise<Record<string, unknown>> {
+  const { status, body } = await read(path)
+  if (status === 200) return body
+  throw new ApiError(status, String(body.code ?? 'READ_FAILED'), String(body.message ?? `${path}: ${status}`))
+}
+
+const query = (params: Record<string, number | null>) => {
+  const search = new URLSearchParams(Object.entries(params).flatMap(([name, value]) => (value == null ? [] : [[name, String(value)]])))
+  return search.size ? `?${search}` : ''
+}
+
+/** The catalog of the requester, read as the app reads it. */
+async function catalogFor(modules: WebModules, read: Read): Promise<Catalog> {
+  const names = Object.keys(modules.CATALOG_READS)
+  const bodies = await Promise.all(names.map((name) => ok(read, modules.CATALOG_READS[name])))
+  return modules.catalogOf(Object.fromEntries(names.map((name, i) => [name, bodies[i].objects as Array<Record<string, unknown>>])))
+}
+
+/** The rows of charts to draw, the title, and the dashboard's data (each chart's rows) where there is one. */
+async function chartsOf(read: Read, target: ExportTarget) {
+  if (target.chartId !== undefined) {
+    const chart = (await ok(read, `/custom_chart/${target.chartId}/`)) as unknown as SavedChart
+    return { title: chart.title ?? `Chart ${chart.id}`, rows: [[chart]], prefetched: {} as Record<string, unknown> }
+  }
+  const dashboard = await ok(read, `/dashboard/${target.dashboardId}/`)
+  const data = await ok(read, `/dashboard/${target.dashboardId}/data/${query({ campaign: target.view.campaignId, location: target.view.locationId })}`)
+  const rows = ((dashboard.rows as Array<{ charts?: unknown[] }> | null) ?? [])
+    .map((row) => (row?.charts ?? []).filter((c): c is SavedChart => typeof c === 'object' && c !== null && 'chart_json' in c))
+    .filter((row) => row.length > 0)
+  return { title: String(dashboard.title), rows, prefetched: data.charts as Record<string, unknown> }
+}
+
+/** One chart drawn at `width`: its drawing, a table, or the reason there is none. */
+async function drawChart(modules: WebModules, chart: SavedChart, spec: ChartSpec, width: number, context: DrawContext): Promise<DrawnChart> {
+  const { catalog, view, readObjects, scope } = context
+  const title = chart.title ?? `Chart ${chart.id}`
+  const drawn = (svg: string) => ({ title, svg, width, height: CHART_HEIGHT })
+  let data: Awaited<ReturnType<WebModules['readChartFor']>>['data']
+  try {
+    data = (await modules.readChartFor(spec, view, catalog, context.prefetched[chart.id], readObjects)).data
+  } catch (error) {
+    return drawn(messageSvg((error as Error).message, width, CHART_HEIGHT))
+  }
+  if (data.points.length === 0) return drawn(messageSvg('No values for this selection.', width, CHART_HEIGHT))
+  const table = () => {
+    const ids = spec.indicator_ids ?? []
+    const header = [
+      'Location',
+      data.over === 'time' ? 'Period' : data.over === 'classes' ? 'Class' : 'Campaign',
+      ...ids.map((id) => catalog.indicatorName.get(id) ?? `Indicator ${id}`),
+    ]
+    const rows = modules.tableRows(data, ids, catalog).map((row) => [row.location, row.key.label, ...row.shown])
+    return drawn(tableSvg(header, rows, width, CHART_HEIGHT))
+  }
+  if (modules.isTable(spec)) return table()
+  let mapName = ''
+  if (modules.isMap(spec)) {
+    const map = await modules.registerPolygons(data, catalog, { read: readObjects, scope })
+    if (map.polygons === 0) return table()
+    data.centres = map.centres
+    mapName = map.mapName
+  }
+  return drawn(chartSvg(modules.chartOption(spec, data, catalog, { mapName, fontFamily: FONT_FAMILY }), width, CHART_HEIGHT))
+}
+
+interface DrawContext {
+  catalog: Catalog
+  view: View
+  prefetched: Record<string, unknown>
+  readObjects: (path: string) => Promise<Array<Record<string, unknown>>>
+  /** Whose view the map shapes are (one registry serves every requester). */
+  scope: string
+}
+
+/**
+ * The layout of a file of `target` at `width` pixels: its title, the view's campaign and locations and
+ * when it was made, then each row's charts drawn.
+ */
+export async function exportLayout(
+  modules: WebModules,
+  read: Read,
+  target: ExportTarget,
+  options: { width: number; scope: string; made: Date },
+): Promise<Layout> {
+  const [catalog, charts] = await Promise.all([catalogFor(modules, read), chartsOf(read, target)])
+  const readObjects = async (path: string) => (await ok(read, path)).objects as Array<Record<string, unknown>>
+  const context: DrawContext = { catalog, view: target.view, prefetched: charts.prefetched ?? {}, readObjects, scope: options.scope }
+  const rows: DrawnChart[][] = []
+  for (const row of charts.rows) {
+    const width = chartWidths(row.length, options.width)
+    rows.push(await Promise.all(row.map((chart) => drawChart(modules, chart, modules.chartSpec(chart.chart_json), width, context))))
+  }
+  const specs = charts.rows.flat().map((chart) => modules.chartSpec(chart.chart_json))
+  const { campaignId, locationId } = target.view
+  const campaignIds = campaignId == null ? [...new Set(specs.flatMap((spec) => (spec.campaign_ids as number[] | undefined) ?? []))] : [campaignId]
+  const campaigns = campaignIds.map((id) => catalog.campaignName.get(id)).filter(Boolean)
+  const locationIds = locationId == null ? [...new Set(specs.flatMap((spec) => spec.location_ids ?? []))] : [locationId]
+  const locations = locationIds.map((id) => catalog.locationName.get(id)).filter(Boolean)
+  const made = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(options.made)
+  return {
+    title: charts.title,
+    lines: [
+      `Campaign: ${campaigns.length ? campaigns.join(', ') : 'as each chart sets'}`,
+      `Locations: ${locations.length ? locations.join(', ') : 'as each chart sets'}`,
+      `Made ${made} UTC`,
+    ],
+    rows,
+  }
+}

@@ -1,0 +1,166 @@
+// Charts as files: ECharts' server-side SVG of the option the app draws (no browser), laid out as a
+// dashboard (a heading, then its rows of charts side by side), and that SVG as PNG or JPEG (resvg) or
+// as a PDF of a page per row (pdfkit, svg-to-pdfkit). Text is set in the DejaVu fonts the package
+// ships (dejavu-fonts-ttf): nothing depends on the fonts of the machine.
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { Resvg } from '@resvg/resvg-js'
+import * as echarts from 'echarts'
+import jpeg from 'jpeg-js'
+import PDFDocument from 'pdfkit'
+import SVGtoPDF from 'svg-to-pdfkit'
+
+const FONT_DIR = join(dirname(createRequire(import.meta.url).resolve('dejavu-fonts-ttf/package.json')), 'ttf')
+const FONTS = { regular: join(FONT_DIR, 'DejaVuSans.ttf'), bold: join(FONT_DIR, 'DejaVuSans-Bold.ttf') }
+/** The family charts are set in: the shipped font first, then what a viewer of the SVG has. */
+export const FONT_FAMILY = "'DejaVu Sans', system-ui, sans-serif"
+
+/** One chart of a row: its title and its drawing (an SVG document of `width` × `height`). */
+export interface DrawnChart {
+  title: string
+  svg: string
+  width: number
+  height: number
+}
+
+/** What a file of charts holds: a heading, lines under it, rows of charts. */
+export interface Layout {
+  title: string
+  lines: string[]
+  rows: DrawnChart[][]
+}
+
+/** Pixels between and around the charts; the heading's height; a chart caption's height. */
+const GAP = 16
+const HEADING = 56
+const LINE = 18
+const CAPTION = 24
+export const CHART_HEIGHT = 360
+
+const escapeXml = (text: string) => text.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&#39;' })[c]!)
+
+/** ECharts' SVG of an option, rendered without a DOM. */
+export function chartSvg(option: Record<string, unknown>, width: number, height: number): string {
+  const chart = echarts.init(null as unknown as HTMLElement, null, { renderer: 'svg', ssr: true, width, height })
+  try {
+    chart.setOption(option)
+    return chart.renderToSVGString()
+  } finally {
+    chart.dispose()
+  }
+}
+
+/** A message in place of a drawing (no values, no shapes). */
+export function messageSvg(text: string, width: number, height: number): string {
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}"><text x="${GAP}" y="${2 * GAP}" font-family="${FONT_FAMILY}" font-size="14" fill="#444">${escapeXml(text)}</text></svg>`
+}
+
+/**
+ * A table as an SVG: a header row and as many rows as fit in `height`, then how many more there are
+ * (the CSV holds every row).
+ */
+export function tableSvg(header: string[], rows: string[][], width: number, height: number): string {
+  const rowHeight = 20
+  const fit = Math.max(1, Math.floor((height - 2 * rowHeight) / rowHeight))
+  const shown = rows.slice(0, rows.length > fit + 1 ? fit : fit + 1)
+  const columnWidth = width / Math.max(1, header.length)
+  const cell = (text: string, column: number, y: number, bold = false) => {
+    // Numbers right-aligned in their column, names left.
+    const numeric = column >= 2
+    const x = numeric ? (column + 1) * columnWidth - 8 : column * columnWidth + 4
+    return `<text x="${x.toFixed(1)}" y="${y}" text-anchor="${numeric ? 'end' : 'start'}"${bold ? ' font-weight="bold"' : ''}>${escapeXml(text)}</text>`
+  }
+  const lines = [
+    header.map((text, c) => cell(text, c, rowHeight - 6, true)).join(''),
+    `<line x1="0" x2="${width}" y1="${rowHeight}" y2="${rowHeight}" stroke="#999"/>`,
+    ...shown.map((row, r) => row.map((text, c) => cell(text, c, (r + 2) * rowHeight - 6)).join('')),
+  ]
+  if (shown.length < rows.length) lines.push(cell(`… ${rows.length - shown.length} more rows`, 0, (shown.length + 2) * rowHeight - 6))
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}"><g font-family="${FONT_FAMILY}" font-size="12" fill="#1b1f23">${lines.join('')}</g></svg>`
+}
+
+/** The widths of a row's charts within `width`: equal shares with gaps. */
+export function chartWidths(count: number, width: number): number {
+  return Math.floor((width - GAP * (count + 1)) / Math.max(1, count))
+}
+
+/** A dashboard (or a chart) as one SVG document of `width`: its heading, then each row of charts. */
+export function layoutSvg(layout: Layout, width: number): string {
+  const parts: string[] = []
+  let y = GAP + 22
+  parts.push(`<text x="${GAP}" y="${y}" font-size="22" font-weight="bold">${escapeXml(layout.title)}</text>`)
+  for (const line of layout.lines) {
+    y += LINE
+    parts.push(`<text x="${GAP}" y="${y}" font-size="13" fill="#444">${escapeXml(line)}</text>`)
+  }
+  y = Math.max(y + GAP, HEADING)
+  for (const row of layout.rows) {
+    let x = GAP
+    for (const chart of row) {
+      parts.push(`<text x="${x}" y="${y + 16}" font-size="15" font-weight="bold">${escapeXml(chart.title)}</text>`)
+      // The chart's own document, placed: a nested <svg> keeps its coordinates.
+      parts.push(chart.svg.replace(/^<svg /, `<svg x="${x}" y="${y + CAPTION}" `))
+      x += chart.width + GAP
+    }
+    y += CAPTION + Math.max(0, ...row.map((c) => c.height)) + GAP
+  }
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${y}" viewBox="0 0 ${width} ${y}"><rect width="100%" height="100%" fill="#fff"/><g font-family="${FONT_FAMILY}" fill="#1b1f23">${parts.join('')}</g></svg>`
+}
+
+const resvgOptions = (width: number) => ({
+  fitTo: { mode: 'width' as const, value: width },
+  background: '#fff',
+  font: { fontFiles: [FONTS.regular, FONTS.bold], loadSystemFonts: false, defaultFontFamily: 'DejaVu Sans' },
+})
+
+/** An SVG as a PNG `width` pixels wide. */
+export function pngOf(svg: string, width: number): Buffer {
+  return new Resvg(svg, resvgOptions(width)).render().asPng()
+}
+
+/** An SVG as a JPEG `width` pixels wide (quality 90). */
+export function jpegOf(svg: string, width: number): Buffer {
+  const image = new Resvg(svg, resvgOptions(width)).render()
+  return jpeg.encode({ data: image.pixels, width: image.width, height: image.height }, 90).data
+}
+
+/** A4 landscape, in points; the margin around a page. */
+const PAGE = { width: 842, height: 595, margin: 36 }
+
+/** The layout as a PDF: a page per row of charts, each under the heading (title and lines). */
+export async function pdfOf(layout: Layout, made: Date): Promise<Buffer> {
+  const doc = new PDFDocument({ size: 'A4', layout: 'landscape', margin: PAGE.margin, autoFirstPage: false, info: { Title: layout.title, CreationDate: made } })
+  doc.registerFont('regular', FONTS.regular)
+  doc.registerFont('bold', FONTS.bold)
+  const chunks: Buffer[] = []
+  doc.on('data', (chunk: Buffer) => chunks.push(chunk))
+  const ended = new Promise((resolve) => doc.on('end', resolve))
+  const usable = PAGE.width - 2 * PAGE.margin
+  for (const row of layout.rows.length ? layout.rows : [[]]) {
+    doc.addPage()
+    doc.font('bold').fontSize(18).fillColor('#1b1f23').text(layout.title, PAGE.margin, PAGE.margin, { width: usable })
+    doc.font('regular').fontSize(10).fillColor('#444')
+    for (const line of layout.lines) doc.text(line, { width: usable })
+    const top = doc.y + 12
+    // The row's drawings scaled to share the page's width (and to fit its height).
+    const natural = row.reduce((sum, chart) => sum + chart.width, 0) + GAP * Math.max(0, row.length - 1)
+    const scale = Math.min(1, usable / Math.max(1, natural), (PAGE.height - PAGE.margin - top - CAPTION) / Math.max(1, ...row.map((c) => c.height)))
+    let x = PAGE.margin
+    for (const chart of row) {
+      doc
+        .font('bold')
+        .fontSize(12)
+        .fillColor('#1b1f23')
+        .text(chart.title, x, top, { width: chart.width * scale, lineBreak: false, ellipsis: true })
+      SVGtoPDF(doc, chart.svg, x, top + CAPTION * 0.8, {
+        width: chart.width * scale,
+        height: chart.height * scale,
+        fontCallback: (_family: string, bold: boolean) => (bold ? 'bold' : 'regular'),
+      })
+      x += (chart.width + GAP) * scale
+    }
+  }
+  doc.end()
+  await ended
+  return Buffer.concat(chunks)
+}

@@ -1,0 +1,158 @@
+// Export: the demo dashboard as PDF (a page per row, its title and the column chart's values as the
+// API reads them in its text), PNG at the asked width, JPEG and SVG; a restricted user's file holds
+// only her part; the original front-end's `path=` form for this app's routes only; kept in the read
+// cache and honest on change.
+import { PNG } from 'pngjs'
+import t from 'tap'
+import { extractText, getDocumentProxy } from 'unpdf'
+import { loadDemoData } from '../lib/engine/demo.js'
+import { admin, alice, build } from './helper.js'
+
+async function demo(t: Parameters<typeof build>[0]) {
+  const harness = await build(t)
+  await loadDemoData(harness.db)
+  const get = (url: string, headers: Record<string, string> = admin) => harness.app.inject({ method: 'GET', url: `/api/v1${url}`, headers })
+  const ids = async (path: string, field: string) =>
+    new Map(((await get(path)).json().objects as Array<Record<string, unknown>>).map((o) => [o[field] as string, o.id as number]))
+  const [indicator, campaign, location, dashboard] = await Promise.all([
+    ids('/indicator/?limit=0', 'short_name'),
+    ids('/campaign/?limit=0', 'name'),
+    ids('/location/?limit=0', 'name'),
+    ids('/dashboard/?limit=0', 'title'),
+  ])
+  const first = (await get('/campaign/?limit=1&order_by=start_date')).json().objects[0].id as number
+  /** The column chart's values by province name, as the API reads them and the app writes them. */
+  const missedByProvince = async (headers = admin) => {
+    const rows = (
+      await get(
+        `/campaign_datapoint/?indicator__in=${indicator.get('Children missed')}&campaign__in=${first}&location_id=${location.get('Veridia')}&location_depth=1`,
+        headers,
+      )
+    ).json().objects as Array<{ location_id: number; value: number }>
+    const names = new Map([...location].map(([name, id]) => [id, name]))
+    return Object.fromEntries(rows.map((r) => [names.get(r.location_id)!, r.value.toLocaleString('en')]))
+  }
+  return { ...harness, get, indicator, campaign, location, dashboardId: dashboard.get('Campaign overview')!, missedByProvince }
+}
+
+const pdfText = async (bytes: Buffer) => {
+  const document = await getDocumentProxy(new Uint8Array(bytes))
+  const { totalPages, text } = await extractText(document, { mergePages: true })
+  return { pages: totalPages, text: text as string }
+}
+
+t.test('the demo dashboard as PDF, PNG, JPEG and SVG', async (t) => {
+  const { get, dashboardId, missedByProvince } = await demo(t)
+  const values = await missedByProvince()
+  t.equal(Object.keys(values).length, 3, 'three provinces')
+
+  const pdf = await get(`/export_file/?dashboard_id=${dashboardId}&type=pdf`)
+  t.equal(pdf.statusCode, 200, pdf.body.slice(0, 200))
+  t.equal(pdf.headers['content-type'], 'application/pdf')
+  t.match(pdf.headers['content-disposition'], /attachment; filename="Campaign overview\.pdf"/)
+  t.equal(pdf.rawPayload.subarray(0, 5).toString(), '%PDF-')
+  const { pages, text } = await pdfText(pdf.rawPayload)
+  t.equal(pages, 3, 'a page per row of charts')
+  t.match(text, 'Campaign overview')
+  t.match(text, 'Missed children by province')
+  for (const [province, value] of Object.entries(values)) {
+    t.match(text, province)
+    t.match(text, value, `${province}'s value ${value} in the PDF`)
+  }
+  t.match(text, 'Districts: targeted, missed, percent missed', 'the table chart is drawn too')
+  t.match(text, /Made \w{3} \d{1,2}, \d{4}/, 'the date it was made')
+
+  const png = await get(`/export_file/?dashboard_id=${dashboardId}&type=png&width=900`)
+  t.equal(png.statusCode, 200)
+  t.equal(png.headers['content-type'], 'image/png')
+  const image = PNG.sync.read(png.rawPayload)
+  t.equal(image.width, 900, 'the PNG decodes at the asked width')
+  t.ok(image.height > 3 * 360, 'every row drawn')
+
+  const jpeg = await get(`/export_file/?dashboard_id=${dashboardId}&type=jpeg&width=640`)
+  t.equal(jpeg.statusCode, 200)
+  t.equal(jpeg.headers['content-type'], 'image/jpeg')
+  t.same([...jpeg.rawPayload.subarray(0, 3)], [0xff, 0xd8, 0xff], 'a JPEG')
+
+  const svg = await get(`/export_file/?dashboard_id=${dashboardId}&type=svg`)
+  t.equal(svg.statusCode, 200)
+  t.equal(svg.headers['content-type'], 'image/svg+xml')
+  for (const value of Object.values(values)) t.match(svg.body, `>${value}<`, `the SVG holds ${value}`)
+  t.match(svg.body, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" width="1200"/)
+})
+
+t.test('a chart alone, and the view: a campaign and a drill-down', async (t) => {
+  const { get, dashboardId, location } = await demo(t)
+  const charts = (await get('/custom_chart/?limit=0')).json().objects as Array<{ id: number; title: string }>
+  const column = charts.find((c) => c.title === 'Missed children by province')!
+  const svg = await get(`/export_file/?chart_id=${column.id}&type=svg`)
+  t.equal(svg.statusCode, 200)
+  t.match(svg.body, 'Missed children by province')
+  t.notMatch(svg.body, 'Polio cases', 'only that chart')
+
+  // A drill-down into Northmarch: the column chart shows its districts.
+  const drilled = await get(`/export_file/?chart_id=${column.id}&type=svg&location=${location.get('Northmarch')}`)
+  t.match(drilled.body, 'Ashford')
+  t.notMatch(drilled.body, 'Eastvale')
+  const viaPath = await get(`/export_file/?type=svg&path=${encodeURIComponent(`/app/#/dashboard/${dashboardId}?location=${location.get('Northmarch')}`)}`)
+  t.equal(viaPath.statusCode, 200, "the original's path= form, a route of this app")
+  t.match(viaPath.body, 'Ashford')
+})
+
+t.test("a restricted user's export holds only her part", async (t) => {
+  const { get, db, aliceId, dashboardId, location, missedByProvince } = await demo(t)
+  await db
+    .insertInto('location_permission')
+    .values({ user_id: aliceId, top_lvl_location_id: location.get('Northmarch')! })
+    .execute()
+  const hers = await missedByProvince(alice)
+  t.same(Object.keys(hers), ['Northmarch'], 'the API reads her the one province')
+  for (const type of ['svg', 'pdf']) {
+    const res = await get(`/export_file/?dashboard_id=${dashboardId}&type=${type}`, alice)
+    t.equal(res.statusCode, 200)
+    const text = type === 'pdf' ? (await pdfText(res.rawPayload)).text : res.body
+    t.match(text, 'Northmarch')
+    t.match(text, hers.Northmarch)
+    for (const other of ['Eastvale', 'Southreach', 'Dunmore', 'Glimmer']) t.notMatch(text, other, `${type}: nothing of ${other}`)
+  }
+})
+
+t.test('bad exports are 4xx naming the problem', async (t) => {
+  const { get, dashboardId } = await demo(t)
+  const cases: Array<[string, number, RegExp]> = [
+    ['type=svg&path=http://example.com/x', 400, /path must be a dashboard of this app/],
+    ['type=pdf&path=/etc/passwd', 400, /path must be a dashboard of this app/],
+    ['type=pdf&path=//evil.example/app/#/dashboard/1', 400, /path must be a dashboard of this app/],
+    [`type=gif&dashboard_id=${dashboardId}`, 400, /type/],
+    [`type=png&dashboard_id=${dashboardId}&width=99999`, 400, /width/],
+    ['type=pdf', 400, /dashboard_id, chart_id or path/],
+    [`type=pdf&dashboard_id=${dashboardId}&chart_id=1`, 400, /not dashboard_id and chart_id/],
+    ['type=pdf&dashboard_id=999999', 404, /999999/],
+    ['type=pdf&chart_id=abc', 400, /chart_id/],
+  ]
+  for (const [query, status, message] of cases) {
+    const res = await get(`/export_file/?${query}`)
+    t.equal(res.statusCode, status, query)
+    t.match(res.json().message, message, query)
+  }
+  t.equal((await get(`/export_file/?dashboard_id=${dashboardId}`, {})).statusCode, 401, 'credentials required')
+})
+
+t.test('kept in the read cache and honest on change', async (t) => {
+  const { app, get, dashboardId, indicator, location } = await demo(t)
+  const first = (await get('/campaign/?limit=1&order_by=start_date')).json().objects[0].id as number
+  const url = `/export_file/?dashboard_id=${dashboardId}&type=svg`
+  const before = await get(url)
+  const again = await get(url)
+  t.equal(again.headers.etag, before.headers.etag, 'the same bytes from memory')
+  t.equal((await get(url, { ...admin, 'if-none-match': before.headers.etag as string })).statusCode, 304)
+  // A new value for Northmarch's Ashford: the province's sum changes, and so does the file.
+  const ashford = (
+    await get(`/campaign_datapoint/?indicator__in=${indicator.get('Children missed')}&campaign__in=${first}&location_id__in=${location.get('Ashford')}`)
+  ).json().objects[0]
+  const entry = await app.inject({ method: 'PATCH', url: `/api/v1/campaign_datapoint/${ashford.id}/`, headers: admin, payload: { value: 1_000_000 } })
+  t.equal(entry.statusCode, 200, entry.body)
+  const after = await get(url)
+  t.not(after.headers.etag, before.headers.etag, 'a change drops the kept file')
+  t.match(after.body, /1,0\d\d,\d\d\d/, 'the new sum drawn')
+})
