@@ -20,6 +20,7 @@ import session from './plugins/session.js'
 import passwords from './plugins/passwords.js'
 import dashboardData from './plugins/dashboard-data.js'
 import exportFile from './plugins/export.js'
+import sharedDashboards from './plugins/shared.js'
 import webApp from './plugins/web-app.js'
 import jobs from './plugins/jobs.js'
 import serviceRoutes from './plugins/service-routes.js'
@@ -92,6 +93,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   await app.register(passwords)
   await app.register(dashboardData)
   await app.register(exportFile)
+  await app.register(sharedDashboards)
   await app.register(webApp)
   await app.register(classifier)
   await app.register(serviceRoutes)

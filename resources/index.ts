@@ -7,6 +7,7 @@ import campaign from './campaign.js'
 import campaignType from './campaign_type.js'
 import customChart from './custom_chart.js'
 import dashboard from './dashboard.js'
+import dashboardShare from './dashboard_share.js'
 import docDetail from './doc_detail.js'
 import docDetailType from './doc_detail_type.js'
 import geo from './geo.js'
@@ -44,6 +45,7 @@ export const resources: Resource[] = [
   calculatedIndicatorComponent,
   customChart,
   dashboard,
+  dashboardShare,
   locationType,
   location,
   locationResponsibility,

@@ -31,6 +31,7 @@ import { LocationPolygon } from './location_polygon.js'
 import { LocationTree } from './location_tree.js'
 import { LocationType } from './location_type.js'
 import { PasswordReset } from './password_reset.js'
+import { DashboardShare } from './dashboard_share.js'
 import { SourceDoc } from './source_doc.js'
 import { SourceObjectMap } from './source_object_map.js'
 import { SourceSubmission } from './source_submission.js'
@@ -68,6 +69,7 @@ export const tables = {
   location_tree: LocationTree,
   location_type: LocationType,
   password_reset: PasswordReset,
+  dashboard_share: DashboardShare,
   source_doc: SourceDoc,
   source_object_map: SourceObjectMap,
   source_submission: SourceSubmission,

@@ -12,6 +12,7 @@ import { ChartBuilder } from './views/chart-builder.js'
 import { DashboardEditor, DashboardList, DashboardView } from './views/dashboards.js'
 import { parseRoute } from './route.js'
 import { DataBrowser } from './views/data-browser.js'
+import { SharedDashboard } from './views/shared.js'
 import { Upload } from './views/upload.js'
 
 function SignIn({ onSignedIn }) {
@@ -129,13 +130,15 @@ function App() {
     whoIsSignedIn()
   }, [])
   // A reset link's page works signed in or not: it sets the password of the user it was made for.
-  const { parts } = parseRoute(hash)
+  const { parts, params } = parseRoute(hash)
   if (parts[0] === 'reset' && parts[1]) {
     return html`<${ResetPassword} token=${parts[1]} onDone=${() => {
       location.hash = '#/'
       whoIsSignedIn()
     }} />`
   }
+  // A shared link's dashboard is for anyone holding the link, signed in or not.
+  if (parts[0] === 'shared' && parts[1]) return html`<${SharedDashboard} key=${parts[1]} token=${parts[1]} params=${params} />`
   if (user === undefined) return html`<main id="content"><p>Loading…</p></main>`
   return user ? html`<${Shell} user=${user} onSignedOut=${() => setUser(null)} />` : html`<${SignIn} onSignedIn=${setUser} />`
 }

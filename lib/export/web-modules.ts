@@ -40,6 +40,7 @@ export interface WebModules {
   CATALOG_READS: Record<string, string>
   catalogOf(lists: Record<string, Objects>): Catalog
   formatValue(value: number | null, format?: string): string
+  query(params: Record<string, unknown>): string
 }
 
 let loaded: Promise<WebModules> | undefined

@@ -7,15 +7,18 @@ import { draw, readChartFor, registerPolygons, tooltipElement } from '../charts.
 import { formatCount } from '../format.js'
 import { statusClass, statusLegend } from '../status.js'
 import { html } from '../html.js'
+import { ExportLinks } from './export-links.js'
 
 /** Below this width (px) a chart drops its labels for a legend and tooltips. */
 const NARROW = 480
 
 /**
  * `dashboardData`: the dashboard's data (a promise of `GET /dashboard/<id>/data/`'s answer, or null),
- * from which the card takes its rows instead of reading them itself.
+ * from which the card takes its rows instead of reading them itself; `exportBase`: where its exports
+ * are asked, when not the API's own route (a shared link's, without a CSV); `read`: how it reads
+ * what the dashboard's data does not hold (the API, by default).
  */
-export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null }) {
+export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null, exportBase = undefined, read = undefined }) {
   const spec = useMemo(() => chartSpec(chart.chart_json), [chart])
   const [state, setState] = useState({ data: null, error: null, mapName: '', polygons: 0, aimedAbove: false })
   const [drawn, setDrawn] = useState(false)
@@ -29,8 +32,8 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null 
     ;(async () => {
       try {
         const prefetched = await dashboardData?.then((d) => d?.charts?.[chart.id])
-        const { data, aimedAbove } = await readChartFor(spec, view, catalog, prefetched)
-        const map = isMap(spec) && data.points.length ? await registerPolygons(data, catalog) : null
+        const { data, aimedAbove } = await readChartFor(spec, view, catalog, prefetched, read)
+        const map = isMap(spec) && data.points.length ? await registerPolygons(data, catalog, { read }) : null
         if (map) data.centres = map.centres
         if (live) setState({ data, mapName: map?.mapName ?? '', polygons: map?.polygons ?? 0, aimedAbove, error: null })
       } catch (error) {
@@ -98,6 +101,7 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null 
     ${scope}
     ${body}
     ${state.data?.points.length > 0 && html`<${StatusLegend} indicatorIds=${spec.indicator_ids ?? []} catalog=${catalog} />`}
+    ${chart.id && state.data?.points.length > 0 && html`<${ExportLinks} target=${{ chart_id: chart.id }} view=${view} label=${title} csv=${exportBase ? undefined : state.data.csv} base=${exportBase} />`}
   </figure>`
 }
 

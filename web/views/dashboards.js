@@ -7,6 +7,7 @@ import { clearDraft, loadDraft, saveDraft } from '../drafts.js'
 import { html } from '../html.js'
 import { routeHash } from '../route.js'
 import { ChartCard } from './chart-card.js'
+import { ExportLinks } from './export-links.js'
 
 export function DashboardList({ navigate }) {
   const [dashboards, setDashboards] = useState(null)
@@ -94,6 +95,7 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
               <button class="secondary" onClick=${copyToEdit}>Duplicate</button>`
             : html`<button class="secondary" onClick=${copyToEdit}>Duplicate to edit</button>`
         }
+        <${ExportLinks} target=${{ dashboard_id: id }} view=${view} label=${dashboard.title} />
       </span>
     </div>
     ${dashboard.description && html`<p>${dashboard.description}</p>`}

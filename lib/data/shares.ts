@@ -1,0 +1,75 @@
+// Read-only links to a dashboard (sql/020). A link is a capability: whoever holds its token sees one
+// dashboard as its creator may see it now, narrowed to the link's location, and nothing else. The
+// identity a link reads with is derived at each use from the creator's current rights, so a creator
+// whose rights shrink shrinks the link, and a deactivated creator (or one whose part of the country
+// no longer meets the link's) ends it.
+import { randomBytes } from 'node:crypto'
+import { sql, type Kysely } from 'kysely'
+import type { DB } from '../../schemas/index.js'
+import { type AuthUser, authUser, hashKey, userQuery } from './auth.js'
+
+/** 256 random bits, URL-safe. */
+export const newShareToken = () => randomBytes(32).toString('base64url')
+/** Tokens are random, so a fast hash is enough (as for keys). */
+export const hashShareToken = hashKey
+
+export interface Share {
+  id: number
+  dashboard_id: number
+  /** Whom the link reads as: its creator's rights today, within the link's location; never a superuser. */
+  reader: AuthUser
+  /** When it ends (ms since the epoch), if it does: checked at each use, a cached link included. */
+  expiresAt: number | null
+}
+
+/** Whether a link found earlier still holds now. */
+export const isLive = (share: Share, now = Date.now()) => share.expiresAt === null || share.expiresAt > now
+
+/** Whether `location` lies in the subtree of `top` (itself included). */
+async function within(db: Kysely<DB>, location: number, top: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('location_tree')
+    .select(sql<number>`1`.as('one'))
+    .where('location_id', '=', location)
+    .where('parent_location_id', '=', top)
+    .executeTakeFirst()
+  return row !== undefined
+}
+
+/**
+ * The top of what a link shows: the link's location when its creator may see it, the creator's own
+ * top when the link's location lies above it; null when they do not meet (the link shows nothing).
+ */
+export async function shareTop(db: Kysely<DB>, creator: AuthUser, location: number | null): Promise<number | null | 'whole'> {
+  if (location === null) return creator.restricted ? creator.top_lvl_location_id : 'whole'
+  if (!creator.restricted || creator.top_lvl_location_id === null) return location
+  if (await within(db, location, creator.top_lvl_location_id)) return location
+  if (await within(db, creator.top_lvl_location_id, location)) return creator.top_lvl_location_id
+  return null
+}
+
+/** The live link of `token` (not expired, creator active, rights meeting its location), else undefined. */
+export async function findShare(db: Kysely<DB>, token: string): Promise<Share | undefined> {
+  const share = await db
+    .selectFrom('dashboard_share')
+    .select(['id', 'dashboard_id', 'created_by_id', 'location_id', sql<number | null>`(extract(epoch from expires_at) * 1000)::float8`.as('expires_ms')])
+    .where('token_hash', '=', hashShareToken(token))
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', sql<string>`now()`)]))
+    .executeTakeFirst()
+  if (!share) return undefined
+  const row = await userQuery(db).where('u.id', '=', share.created_by_id).executeTakeFirst()
+  if (!row?.is_active) return undefined
+  const creator = authUser(row, 0)
+  const top = await shareTop(db, creator, share.location_id)
+  if (top === null) return undefined
+  const reader: AuthUser = {
+    id: creator.id,
+    username: creator.username,
+    is_superuser: false,
+    metadata_editor: false,
+    restricted: top !== 'whole',
+    top_lvl_location_id: top === 'whole' ? creator.top_lvl_location_id : top,
+    key_id: 0,
+  }
+  return { id: share.id, dashboard_id: share.dashboard_id, reader, expiresAt: share.expires_ms === null ? null : Number(share.expires_ms) }
+}

@@ -1,0 +1,87 @@
+// What an export asks (its type, width, target and view) and the file it answers: the part of
+// `GET /export_file/` that a shared link's export (plugins/shared.ts) asks the same way.
+import { ApiError, invalidValue } from '../core/errors.js'
+import type { Answer } from '../api/composed-read.js'
+import { Param, queryReader } from '../api/query.js'
+import type { QueryParams } from '../api/query-params.js'
+import { type ExportTarget, exportLayout } from './dashboard-file.js'
+import { jpegOf, layoutSvg, pdfOf, pngOf } from './render.js'
+import type { WebModules } from './web-modules.js'
+
+/** Each file type and its media type. */
+export const FILE_TYPES = {
+  pdf: 'application/pdf',
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  svg: 'image/svg+xml',
+} as const
+export type FileType = keyof typeof FILE_TYPES
+
+export const EXPORT_QUERY = {
+  dashboard_id: Param.integer('the dashboard to export'),
+  chart_id: Param.integer('a chart to export alone'),
+  path: Param.string("the original front-end's form: a dashboard route of this app, `/app/#/dashboard/<id>?campaign=…&location=…`"),
+  type: Param.string('pdf (a page per row of charts), png, jpeg or svg; pdf by default'),
+  campaign: Param.integer("the view's campaign: every chart reads it instead of its own campaigns"),
+  location: Param.integer("the view's location (a drill-down): every chart reads it at its own depth"),
+  width: Param.integer('the width in pixels of a PNG, JPEG or SVG: 320 to 4000, 1200 by default'),
+}
+const readQuery = queryReader(EXPORT_QUERY, { names: [], unlessId: false })
+const WIDTH = { min: 320, max: 4000, default: 1200 }
+
+export interface FileAsked {
+  type: FileType
+  width: number
+  target: ExportTarget
+}
+
+/**
+ * The file a query asks for; a 400 naming what is wrong. `dashboardRoute` reads a `path`; `ownDashboard`
+ * is the one dashboard a shared link exports (its charts by chart_id, no other dashboard, no path).
+ */
+export function fileAsked(
+  raw: QueryParams,
+  { dashboardRoute, ownDashboard }: { dashboardRoute?: (path: string) => { dashboardId: number; campaign?: number; location?: number }; ownDashboard?: number },
+): FileAsked {
+  const q = readQuery(raw)
+  const type = (q.type ?? 'pdf') as FileType
+  if (!(type in FILE_TYPES)) throw invalidValue('type', q.type, Object.keys(FILE_TYPES).join(', '))
+  const width = q.width ?? WIDTH.default
+  if (width < WIDTH.min || width > WIDTH.max) throw invalidValue('width', q.width, `an integer from ${WIDTH.min} to ${WIDTH.max}`)
+  const named = (['dashboard_id', 'chart_id', 'path'] as const).filter((name) => q[name] !== undefined)
+  if (ownDashboard !== undefined && named.some((name) => name !== 'chart_id'))
+    throw new ApiError(400, 'INVALID_VALUE', 'A shared link exports its own dashboard and its charts: name no dashboard_id or path')
+  if (ownDashboard === undefined && named.length !== 1)
+    throw new ApiError(
+      400,
+      'MISSING_REQUIRED_PARAMETER',
+      `Name one thing to export: dashboard_id, chart_id or path${named.length ? ` (not ${named.join(' and ')})` : ''}`,
+    )
+  const fromPath = q.path === undefined || !dashboardRoute ? undefined : dashboardRoute(q.path)
+  const campaign = q.campaign ?? fromPath?.campaign
+  const location = q.location ?? fromPath?.location
+  const dashboardId = q.chart_id === undefined ? (ownDashboard ?? fromPath?.dashboardId ?? q.dashboard_id) : undefined
+  return { type, width, target: { dashboardId, chartId: q.chart_id, view: { campaignId: campaign ?? null, locationId: location ?? null } } }
+}
+
+/** The file: its bytes, media type and the name a browser saves it under. */
+export async function exportFile(
+  modules: WebModules,
+  read: (path: string) => Promise<Answer>,
+  asked: FileAsked,
+  scope: string,
+): Promise<{ bytes: Buffer; mediaType: string; disposition: string }> {
+  const { type, width, target } = asked
+  const made = new Date()
+  const layout = await exportLayout(modules, read, target, { width, made, scope })
+  const svg = () => layoutSvg(layout, width)
+  const bytes = type === 'pdf' ? await pdfOf(layout, made) : type === 'png' ? pngOf(svg(), width) : type === 'jpeg' ? jpegOf(svg(), width) : Buffer.from(svg())
+  const name = `${
+    layout.title
+      .replace(/[^\p{L}\p{N} _-]+/gu, '')
+      .trim()
+      .slice(0, 80) || 'export'
+  }.${type === 'jpeg' ? 'jpg' : type}`
+  const disposition = `attachment; filename="${name.replace(/[^\x20-\x7e]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`
+  return { bytes, mediaType: FILE_TYPES[type], disposition }
+}

@@ -1,0 +1,12 @@
+import { col, table } from './columns.js'
+
+/** A read-only link to a dashboard (sql/020): only sha256 of its token is stored. */
+export const DashboardShare = table('dashboard_share', {
+  id: col.id(),
+  dashboard_id: col.fk('custom_dashboard', { onDelete: 'cascade' }),
+  created_by_id: col.fk('auth_user', { readonly: true, onDelete: 'cascade' }),
+  location_id: col.fk('location', { nullable: true, onDelete: 'cascade' }),
+  token_hash: col.string({ maxLength: 64, unique: true, secret: true }),
+  created_at: col.createdAt(),
+  expires_at: col.datetime({ nullable: true }),
+})

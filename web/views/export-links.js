@@ -1,0 +1,26 @@
+// "Export": the file links of a dashboard or a chart under the view shown (the server draws them:
+// GET /export_file/), and a chart's CSV with names.
+import { query } from '../api.js'
+import { csvName } from '../chart-data.js'
+import { html } from '../html.js'
+
+const FILES = [
+  ['pdf', 'PDF'],
+  ['png', 'PNG'],
+  ['svg', 'SVG'],
+]
+
+/**
+ * `target`: `{dashboard_id}` or `{chart_id}`; `view`: the campaign and location shown; `csv`: a chart's
+ * CSV read, if it has one; `base`: where exports are asked (a shared link's own route).
+ */
+export function ExportLinks({ target, view, label, csv = undefined, base = '/api/v1/export_file/' }) {
+  const href = (type) => `${base}${query({ ...target, type, campaign: view.campaignId ?? undefined, location: view.locationId ?? undefined })}`
+  return html`<details class="export">
+    <summary aria-label=${`Export ${label}`}>Export</summary>
+    <ul>
+      ${FILES.map(([type, name]) => html`<li key=${type}><a href=${href(type)} download>${name}</a></li>`)}
+      ${csv && html`<li><a href=${`/api/v1${csv}`} download=${csvName(csv)}>CSV with names</a></li>`}
+    </ul>
+  </details>`
+}

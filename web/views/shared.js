@@ -1,0 +1,75 @@
+// A shared link's dashboard (`#/shared/<token>`), for people without an account: read-only, drawn from
+// one answer of `GET /shared/<token>/` (the dashboard, the names it shows and every read its charts
+// make), with its campaign and drill-down in the address and its files through the link's own export.
+import { useEffect, useMemo, useState } from 'preact/hooks'
+import { api, catalogOf, query } from '../api.js'
+import { html } from '../html.js'
+import { routeHash } from '../route.js'
+import { ChartCard } from './chart-card.js'
+import { ExportLinks } from './export-links.js'
+
+export function SharedDashboard({ token, params }) {
+  const [answer, setAnswer] = useState(null)
+  const [error, setError] = useState('')
+  const campaign = Number(params.campaign) || undefined
+  const location = Number(params.location) || undefined
+  useEffect(() => {
+    let live = true
+    api('GET', `/shared/${encodeURIComponent(token)}/${query({ campaign, location })}`).then((res) => {
+      if (!live) return
+      if (res.status === 200) setAnswer(res.body)
+      else setError(res.body?.message ?? `This link does not work (${res.status})`)
+    })
+    return () => {
+      live = false
+    }
+  }, [token, campaign, location])
+  const catalog = useMemo(() => answer && catalogOf(answer.catalog), [answer])
+  const dashboardData = useMemo(() => Promise.resolve(answer?.data ?? null), [answer])
+  useEffect(() => {
+    document.title = `${answer?.dashboard.title ?? 'Shared dashboard'} · rhizome`
+  }, [answer])
+  if (error) return html`<main id="content"><h1>Shared dashboard</h1><p class="error" role="alert">${error}</p></main>`
+  if (!answer || !catalog) return html`<main id="content"><p>Loading…</p></main>`
+  const view = { campaignId: catalog.campaignName.has(campaign) ? campaign : null, locationId: catalog.locationName.has(location) ? location : null }
+  const go = (patch) => {
+    window.location.hash = routeHash(`#/shared/${token}`, { campaign: view.campaignId, location: view.locationId, ...patch })
+  }
+  const read = async (path) => {
+    if (answer.reads[path]) return answer.reads[path]
+    throw new Error('Not part of this shared view')
+  }
+  const base = `/api/v1/shared/${encodeURIComponent(token)}/export_file/`
+  const path = view.locationId === null ? [] : catalog.pathTo(view.locationId)
+  const { dashboard } = answer
+  return html`<main id="content" tabindex="-1">
+    <div class="title-bar">
+      <h1>${dashboard.title}</h1>
+      <span class="actions"><${ExportLinks} target=${{}} view=${view} label=${dashboard.title} base=${base} /></span>
+    </div>
+    <p class="hint">A read-only view shared with you. <a href="#/">Sign in</a> to do more.</p>
+    ${dashboard.description && html`<p>${dashboard.description}</p>`}
+    <div class="controls">
+      <label>Campaign
+        <select value=${view.campaignId ?? ''} onChange=${(e) => go({ campaign: e.target.value })}>
+          <option value="">As each chart says</option>
+          ${catalog.campaigns.map((c) => html`<option key=${c.id} value=${c.id}>${c.name}</option>`)}
+        </select>
+      </label>
+      <nav aria-label="Location" class="breadcrumb">
+        <button class="link" aria-current=${view.locationId === null ? 'true' : undefined} onClick=${() => go({ location: null })}>Each chart's locations</button>
+        ${path.map((l) => html`<span key=${l.id}> › <button class="link" aria-current=${l.id === view.locationId ? 'true' : undefined} onClick=${() => go({ location: l.id })}>${l.name}</button></span>`)}
+      </nav>
+    </div>
+    ${(dashboard.rows ?? []).map(
+      (row, r) => html`<div class="chart-row" key=${r}>
+        ${(row?.charts ?? [])
+          .filter((c) => typeof c === 'object' && c)
+          .map(
+            (chart) =>
+              html`<${ChartCard} key=${chart.uuid ?? chart.id} chart=${chart} view=${view} catalog=${catalog} dashboardData=${dashboardData} read=${read} exportBase=${base} onDrill=${(id) => go({ location: id })} />`,
+          )}
+      </div>`,
+    )}
+  </main>`
+}
