@@ -20,7 +20,7 @@ async function demo(t: Parameters<typeof build>[0], config = {}) {
   const dashboardId = (await ids('/dashboard/?limit=0', 'title')).get('Campaign overview')!
   const share = async (body: Record<string, unknown>, headers = admin) => call('POST', '/dashboard_share/', headers, body)
   /** The provinces' values a shared view's column chart holds, by location id. */
-  const columnValues = (body: Record<string, any>) => {
+  const columnValues = (body: { data: { charts: unknown } }) => {
     const chart = Object.values(body.data.charts as Record<string, { uuid: string; objects: Array<{ location_id: number; value: number }> }>).find(
       (c) => c.uuid === 'demo-missed-by-province',
     )!
@@ -48,7 +48,10 @@ t.test('a link: made by the owner, opened without credentials, its dashboard and
   t.equal(body.dashboard.title, 'Campaign overview')
   t.equal(columnValues(body).size, 3, 'the three provinces')
   t.ok(body.catalog.locations.length > 3, 'the names it shows')
-  t.ok(Object.keys(body.reads).some((path) => path.startsWith('/geo/')), "the map's shapes read for the page")
+  t.ok(
+    Object.keys(body.reads).some((path) => path.startsWith('/geo/')),
+    "the map's shapes read for the page",
+  )
   const again = await call('GET', `/shared/${token}/`, { 'if-none-match': open.headers.etag as string })
   t.equal(again.statusCode, 304, 'kept, with an ETag')
 
@@ -60,7 +63,11 @@ t.test('a link: made by the owner, opened without credentials, its dashboard and
 
   // Another dashboard: not through this link.
   const other = await call('POST', '/dashboard/', admin, { title: 'Other', rows: [] })
-  const otherChart = await call('POST', '/custom_chart/', admin, { uuid: 'other', title: 'Other chart', chart_json: { type: 'ColumnChart', indicator_ids: [] } })
+  const otherChart = await call('POST', '/custom_chart/', admin, {
+    uuid: 'other',
+    title: 'Other chart',
+    chart_json: { type: 'ColumnChart', indicator_ids: [] },
+  })
   const refusals: Array<[string, string, number]> = [
     ['GET', `/shared/${token}/export_file/?type=pdf&dashboard_id=${other.json().id}`, 400],
     ['GET', `/shared/${token}/export_file/?type=pdf&path=${encodeURIComponent(`#/dashboard/${other.json().id}`)}`, 400],
@@ -93,7 +100,10 @@ t.test('a link: made by the owner, opened without credentials, its dashboard and
 t.test('who may share, and a link never shows more than its creator may see now', async (t) => {
   const { db, call, get, aliceId, location, dashboardId, share, columnValues } = await demo(t)
   t.equal((await share({ dashboard_id: dashboardId }, alice)).statusCode, 403, "not someone else's dashboard")
-  await db.insertInto('location_permission').values({ user_id: aliceId, top_lvl_location_id: location.get('Northmarch')! }).execute()
+  await db
+    .insertInto('location_permission')
+    .values({ user_id: aliceId, top_lvl_location_id: location.get('Northmarch')! })
+    .execute()
   // Her own dashboard of the demo's column chart.
   const charts = (await get('/custom_chart/?limit=0')).json().objects as Array<{ id: number; uuid: string }>
   const column = charts.find((c) => c.uuid === 'demo-missed-by-province')!.id
@@ -119,12 +129,20 @@ t.test('who may share, and a link never shows more than its creator may see now'
     [id],
   )
   const adminShare = await share({ dashboard_id: dashboardId })
-  t.same(((await get('/dashboard_share/', alice)).json().objects as Array<{ id: number }>).map((s) => s.id), [id], "not the admin's")
-  t.equal((await call('DELETE', `/dashboard_share/${adminShare.json().id}/`, alice)).statusCode, 404, "nor may she revoke it")
+  t.same(
+    ((await get('/dashboard_share/', alice)).json().objects as Array<{ id: number }>).map((s) => s.id),
+    [id],
+    "not the admin's",
+  )
+  t.equal((await call('DELETE', `/dashboard_share/${adminShare.json().id}/`, alice)).statusCode, 404, 'nor may she revoke it')
   t.equal(((await get('/dashboard_share/')).json().objects as unknown[]).length, 2)
 
   // Her rights shrink to Ashford, a district of Northmarch: the link shrinks with them.
-  await db.updateTable('location_permission').set({ top_lvl_location_id: location.get('Ashford')! }).where('user_id', '=', aliceId).execute()
+  await db
+    .updateTable('location_permission')
+    .set({ top_lvl_location_id: location.get('Ashford')! })
+    .where('user_id', '=', aliceId)
+    .execute()
   const shrunk = await open()
   t.equal(shrunk.statusCode, 200)
   t.notOk(columnValues(shrunk.json()).has(location.get('Northmarch')!), 'Northmarch no longer shown whole')
@@ -136,7 +154,11 @@ t.test('who may share, and a link never shows more than its creator may see now'
   await call('PATCH', `/user/${aliceId}/`, admin, { is_active: true })
   t.equal((await open()).statusCode, 200, 'and back with her')
   // Expired.
-  await db.updateTable('dashboard_share').set({ expires_at: '2001-01-01T00:00:00' } as never).where('id', '=', id).execute()
+  await db
+    .updateTable('dashboard_share')
+    .set({ expires_at: '2001-01-01T00:00:00' } as never)
+    .where('id', '=', id)
+    .execute()
   t.equal((await open()).statusCode, 404, 'an expired link is gone')
 })
 
