@@ -127,7 +127,7 @@ export const chartsDrawn = (page: Page, count: number) =>
 
 /** The rows of a chart's table view (opened if it is folded), as cell texts. */
 export async function numbersOf(chart: Locator): Promise<string[][]> {
-  const details = chart.locator('details')
+  const details = chart.locator('details.numbers')
   if ((await details.count()) && !(await details.getAttribute('open'))) await details.locator('summary').click()
   // Each cell's value: without what only a screen reader hears (its status) and its coverage line.
   return chart.locator('tbody tr').evaluateAll((rows) =>

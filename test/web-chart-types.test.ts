@@ -85,7 +85,7 @@ t.test('every chart type and grouping of the original front-end draws the API’
   for (const [n, json] of combinations.entries()) {
     const chart = charts.nth(n)
     const title = (await chart.locator('figcaption').textContent())!
-    const details = chart.locator('details')
+    const details = chart.locator('details.numbers')
     if (await details.count()) await details.locator('summary').click()
     // The table view: a line per location and period or campaign, a column per indicator.
     const shown = await chart.locator('table').evaluate((table) => {

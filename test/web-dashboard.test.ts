@@ -25,6 +25,7 @@ import { api } from './processes.js'
 
 /** Hovers the middle of a part of a chart and returns the text of the chart's tooltip, lines joined by " / ". */
 async function tooltipAt(page: Page, type: string, part: string, index = 0) {
+  await figure(page, type).locator(part).nth(index).scrollIntoViewIfNeeded()
   const box = (await figure(page, type).locator(part).nth(index).boundingBox())!
   await page.mouse.move(1, 1)
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2)
@@ -79,7 +80,7 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     await chartsDrawn(page, 5)
     t.same(reads, [`/api/v1/dashboard/${dashboardId}/data/`], 'the five charts drawn from one data request')
     t.same(tableValues(await numbersOf(figure(page, 'ColumnChart'))), byProvince, 'with the API’s numbers')
-    const toggles = await page.locator('figure.chart summary').evaluateAll((items) => items.map((s) => s.getAttribute('aria-label')))
+    const toggles = await page.locator('figure.chart details.numbers summary').evaluateAll((items) => items.map((s) => s.getAttribute('aria-label')))
     t.equal(new Set(toggles).size, 4, `each "Numbers" toggle has a name of its own: ${toggles.join('; ')}`)
     t.same(problems, [], 'no script error and no CSP refusal')
   })

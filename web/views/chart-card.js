@@ -95,7 +95,7 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
           : noShapes
             ? html`<p>No map shapes for these locations: their numbers follow.</p>${table()}`
             : html`<div class="drawing" ref=${drawing} role="img" aria-label=${`${spec.type}: ${title}`}></div>
-              <details><summary aria-label=${`Numbers of ${title}`}>Numbers</summary>${table()}</details>`
+              <details class="numbers"><summary aria-label=${`Numbers of ${title}`}>Numbers</summary>${table()}</details>`
   return html`<figure class="chart" data-type=${spec.type} data-drawn=${drawn ? 'true' : 'false'} data-polygons=${state.polygons ?? 0}>
     <figcaption>${title}</figcaption>
     ${scope}

@@ -8,6 +8,7 @@ import { html } from '../html.js'
 import { routeHash } from '../route.js'
 import { ChartCard } from './chart-card.js'
 import { ExportLinks } from './export-links.js'
+import { ShareLinks } from './share-links.js'
 
 export function DashboardList({ navigate }) {
   const [dashboards, setDashboards] = useState(null)
@@ -95,7 +96,7 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
               <button class="secondary" onClick=${copyToEdit}>Duplicate</button>`
             : html`<button class="secondary" onClick=${copyToEdit}>Duplicate to edit</button>`
         }
-        <${ExportLinks} target=${{ dashboard_id: id }} view=${view} label=${dashboard.title} />
+        <${ExportLinks} target=${{ dashboard_id: id }} view=${view} label="this dashboard" />
       </span>
     </div>
     ${dashboard.description && html`<p>${dashboard.description}</p>`}
@@ -116,6 +117,7 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
       </nav>
     </div>
     <p class="hint">Click a location in a chart or its numbers to drill down a level. The address keeps this view: copy it to share it.</p>
+    ${(user.is_superuser || dashboard.owner_id === user.id) && html`<${ShareLinks} dashboardId=${id} view=${view} catalog=${catalog} />`}
     ${(dashboard.rows ?? []).map(
       (row, r) => html`<div class="chart-row" key=${r}>
         ${(row?.charts ?? []).filter((c) => typeof c === 'object' && c).map((chart) => html`<${ChartCard} key=${chart.uuid} chart=${chart} view=${view} catalog=${catalog} dashboardData=${dashboardData} onDrill=${(location) => go({ location })} />`)}

@@ -45,7 +45,7 @@ export function SharedDashboard({ token, params }) {
   return html`<main id="content" tabindex="-1">
     <div class="title-bar">
       <h1>${dashboard.title}</h1>
-      <span class="actions"><${ExportLinks} target=${{}} view=${view} label=${dashboard.title} base=${base} /></span>
+      <span class="actions"><${ExportLinks} target=${{}} view=${view} label="this dashboard" base=${base} /></span>
     </div>
     <p class="hint">A read-only view shared with you. <a href="#/">Sign in</a> to do more.</p>
     ${dashboard.description && html`<p>${dashboard.description}</p>`}
