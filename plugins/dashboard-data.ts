@@ -6,18 +6,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { notFound } from '../lib/core/errors.js'
 import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
-import { Param, queryReader } from '../lib/api/query.js'
 import { rawQueryOf } from '../lib/api/request.js'
 import { type Answer, readerAs } from '../lib/api/composed-read.js'
 import { serve } from '../lib/api/representation.js'
 import dashboardResource from '../resources/dashboard.js'
 import { webModules, type WebModules } from '../lib/export/web-modules.js'
-
-const VIEW = {
-  campaign: Param.integer("the view's campaign: every chart reads it instead of its own campaigns"),
-  location: Param.integer("the view's location (a drill-down): every chart reads it at its own depth"),
-}
-const readView = queryReader(VIEW, { names: [], unlessId: false })
+import { querystringOf, readView, VIEW_PARAMS, viewOf } from '../lib/export/view.js'
 
 type Chart = { id: number; uuid?: string; chart_json: unknown }
 
@@ -34,18 +28,21 @@ const SCHEMA = {
   summary: "Every chart's rows of a dashboard under a view, in one answer (keyed by chart id)",
   security: API_SECURITY,
   params: { type: 'object', properties: { id: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1 } }, required: ['id'] },
-  querystring: {
-    type: 'object',
-    properties: Object.fromEntries(
-      Object.entries(VIEW).map(([name, schema]) => [name, { type: 'integer', description: (schema as { description?: string }).description }]),
-    ),
-  },
+  querystring: querystringOf(VIEW_PARAMS),
   response: {
     200: {
       type: 'object',
       properties: {
         dashboard_id: { type: 'integer' },
-        view: { type: 'object', properties: { campaign: { type: 'integer', nullable: true }, location: { type: 'integer', nullable: true } } },
+        view: {
+          type: 'object',
+          properties: {
+            campaign: { type: 'integer', nullable: true },
+            location: { type: 'integer', nullable: true },
+            start_date: { type: 'string', format: 'date', nullable: true },
+            end_date: { type: 'string', format: 'date', nullable: true },
+          },
+        },
         charts: {
           type: 'object',
           description: "by chart id: the chart's read (`read`, the path the app would call) and its `objects` and `meta`, or its `error`",
@@ -74,8 +71,11 @@ async function answer(app: FastifyInstance, modules: WebModules, request: Fastif
       ? (await read(`/indicator/?id__in=${indicatorIds.join(',')}&fields=id,data_format,good_bound,bad_bound,bound_json&limit=0`)).body.objects
       : []
   ) as Array<{ id: number; data_format: string }>
-  const catalog = { indicatorBounds: modules.boundsById(indicators), indicatorFormat: new Map(indicators.map((i) => [i.id, i.data_format])) }
-  const place = { campaignId: view.campaign ?? null, locationId: view.location ?? null }
+  // A date range keeps the charts' campaigns that start in it: chartRead needs their start dates.
+  const campaigns =
+    view.start_date || view.end_date ? ((await read('/campaign/?fields=id,name,start_date&limit=0')).body.objects as Array<{ id: number; name: string }>) : []
+  const catalog = { indicatorBounds: modules.boundsById(indicators), indicatorFormat: new Map(indicators.map((i) => [i.id, i.data_format])), campaigns }
+  const place = viewOf(view)
   // One chart after the other: a dashboard's data holds one of the pool's connections at a time, as a
   // chart's own request does (all at once, 50 clients' dashboards of five charts wait for 250).
   const reads: Array<readonly [number, Record<string, unknown>]> = []
@@ -87,7 +87,11 @@ async function answer(app: FastifyInstance, modules: WebModules, request: Fastif
   }
   return {
     status: 200,
-    body: { dashboard_id: id, view: { campaign: view.campaign ?? null, location: view.location ?? null }, charts: Object.fromEntries(reads) },
+    body: {
+      dashboard_id: id,
+      view: { campaign: view.campaign ?? null, location: view.location ?? null, start_date: view.start_date ?? null, end_date: view.end_date ?? null },
+      charts: Object.fromEntries(reads),
+    },
   }
 }
 

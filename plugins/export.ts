@@ -4,7 +4,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
-import { helpOf } from '../lib/api/query.js'
 import { rawQueryOf } from '../lib/api/request.js'
 import { serve } from '../lib/api/representation.js'
 import { readerAs } from '../lib/api/composed-read.js'
@@ -12,6 +11,7 @@ import type { AuthUser } from '../lib/data/auth.js'
 import { dashboardOfPath } from '../lib/export/app-route.js'
 import { EXPORT_QUERY, exportFile, FILE_TYPES, type FileAsked, fileAsked } from '../lib/export/file.js'
 import { webModules } from '../lib/export/web-modules.js'
+import { querystringOf } from '../lib/export/view.js'
 import dashboardResource from '../resources/dashboard.js'
 
 /** The OpenAPI description of an export route (`query`: its parameters). */
@@ -25,10 +25,7 @@ export const exportSchema = (
   operationId,
   summary,
   security,
-  querystring: {
-    type: 'object',
-    properties: Object.fromEntries(Object.entries(query).map(([name, schema]) => [name, { type: schema.type, description: helpOf(schema as never) }])),
-  },
+  querystring: querystringOf(query),
   response: {
     200: {
       description: 'the file',

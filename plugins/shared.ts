@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError } from '../lib/core/errors.js'
 import { errorSchema } from '../lib/api/openapi.js'
-import { Param, queryReader } from '../lib/api/query.js'
+import type { QueryOf } from '../lib/api/query.js'
 import { rawQueryOf } from '../lib/api/request.js'
 import { serve } from '../lib/api/representation.js'
 import { type Answer, readerAs, readingAs } from '../lib/api/composed-read.js'
@@ -16,16 +16,11 @@ import { NotifiedCache } from '../lib/data/notified-cache.js'
 import { findShare, isLive, type Share } from '../lib/data/shares.js'
 import { EXPORT_QUERY, fileAsked } from '../lib/export/file.js'
 import { webModules } from '../lib/export/web-modules.js'
+import { querystringOf, readView, VIEW_PARAMS, viewOf } from '../lib/export/view.js'
 import dashboardResource from '../resources/dashboard.js'
 import { answerExport, exportSchema } from './export.js'
 
-const VIEW = {
-  campaign: Param.integer("the view's campaign: every chart reads it instead of its own campaigns"),
-  location: Param.integer("the view's location (a drill-down): every chart reads it at its own depth"),
-}
-const readView = queryReader(VIEW, { names: [], unlessId: false })
-const { chart_id, type, campaign, location, width } = EXPORT_QUERY
-const SHARED_EXPORT_QUERY = { chart_id, type, campaign, location, width }
+const { dashboard_id: _dashboard, path: _path, ...SHARED_EXPORT_QUERY } = EXPORT_QUERY
 
 const TOKEN = { type: 'object', properties: { token: { type: 'string', maxLength: 64 } }, required: ['token'] }
 const linkGone = () => new ApiError(404, 'SHARE_NOT_FOUND', 'This link does not exist, has expired or was revoked')
@@ -42,7 +37,7 @@ async function ok(read: (path: string) => Promise<Answer>, path: string) {
  * cards will make beyond the dashboard's data (a restricted reader's fallback, a map's shapes), made
  * now as the card makes them (web/charts.js), since the page holding the link may read nothing itself.
  */
-async function sharedView(read: (path: string) => Promise<Answer>, share: Share, view: { campaign?: number; location?: number }) {
+async function sharedView(read: (path: string) => Promise<Answer>, share: Share, view: QueryOf<typeof VIEW_PARAMS>) {
   const modules = await webModules()
   const names = Object.keys(modules.CATALOG_READS)
   const [dashboard, data, ...lists] = await Promise.all([
@@ -54,7 +49,7 @@ async function sharedView(read: (path: string) => Promise<Answer>, share: Share,
   const catalog = modules.catalogOf(catalogLists)
   const reads: Record<string, unknown> = {}
   const recorded = async (path: string) => (reads[path] ??= (await ok(read, path)).objects) as Array<Record<string, unknown>>
-  const place = { campaignId: view.campaign ?? null, locationId: view.location ?? null }
+  const place = viewOf(view)
   const charts = ((dashboard.rows as Array<{ charts?: Array<{ id: number; chart_json?: unknown }> }> | null) ?? []).flatMap((row) => row?.charts ?? [])
   for (const chart of charts.filter((c) => typeof c === 'object' && c && 'chart_json' in c)) {
     const spec = modules.chartSpec(chart.chart_json)
@@ -101,7 +96,7 @@ export default fp(
         tags: ['dashboard'],
         operationId: 'readSharedDashboard',
         summary: "A shared link's dashboard under a view: its detail, the names it shows and every chart's rows (no credentials: the token is the key)",
-        querystring: { type: 'object', properties: { campaign: { type: 'integer' }, location: { type: 'integer' } } },
+        querystring: querystringOf(VIEW_PARAMS),
         response: { 200: { type: 'object', additionalProperties: true }, 400: errorSchema, 404: errorSchema, 429: errorSchema },
       }),
       async (request, reply) => {

@@ -43,7 +43,7 @@ t.test("a dashboard's data: every chart's rows, each the chart's own read", asyn
   const res = await api.get(`/dashboard/${d.id}/data/`)
   t.equal(res.status, 200)
   t.same(Object.keys(res.body.charts).map(Number).sort(), [d.provinces, d.districts, d.cases].sort())
-  t.same(res.body.view, { campaign: null, location: null })
+  t.same(res.body.view, { campaign: null, location: null, start_date: null, end_date: null })
   for (const [id, chart] of Object.entries(res.body.charts) as Array<[string, { read: string; objects: unknown[]; meta: Record<string, unknown> }]>) {
     const alone = await api.get(chart.read)
     t.equal(alone.status, 200, `chart ${id}: ${chart.read}`)
@@ -59,7 +59,7 @@ t.test("a dashboard's data: every chart's rows, each the chart's own read", asyn
 
   // The view: a drill-down to province B reads B's children for the provinces chart.
   const drilled = await api.get(`/dashboard/${d.id}/data/?location=${w.B}`)
-  t.same(drilled.body.view, { campaign: null, location: w.B })
+  t.same(drilled.body.view, { campaign: null, location: w.B, start_date: null, end_date: null })
   t.same(
     drilled.body.charts[d.provinces].objects.map((o: { location_id: number }) => o.location_id),
     [w.b1],

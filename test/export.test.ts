@@ -99,6 +99,23 @@ t.test('a chart alone, and the view: a campaign and a drill-down', async (t) => 
   t.match(viaPath.body, 'Ashford')
 })
 
+t.test('a date range narrows the line chart, in the dashboard data and in the export', async (t) => {
+  const { get, dashboardId } = await demo(t)
+  const months = (svg: string) => [...svg.matchAll(/>(\w{3} 2016)</g)].map((m) => m[1])
+  const whole = await get(`/export_file/?dashboard_id=${dashboardId}&type=svg`)
+  t.equal(months(whole.body).length, 12, 'twelve months')
+  const narrowed = await get(`/export_file/?dashboard_id=${dashboardId}&type=svg&start_date=2016-03-01&end_date=2016-05-31`)
+  t.equal(narrowed.statusCode, 200)
+  t.same(months(narrowed.body), ['Mar 2016', 'Apr 2016', 'May 2016'], 'March to May')
+  t.match(narrowed.body, 'Dates: from 2016-03-01 to 2016-05-31')
+  const data = (await get(`/dashboard/${dashboardId}/data/?start_date=2016-03-01&end_date=2016-05-31`)).json()
+  const line = Object.values(data.charts as Record<string, { uuid: string; objects: Array<{ time_grouping: string }> }>).find((c) => c.uuid === 'demo-polio-cases')!
+  t.same(line.objects.map((o) => o.time_grouping).sort(), ['201603', '201604', '201605'], "the data's months")
+  const viaPath = await get(`/export_file/?type=svg&path=${encodeURIComponent(`#/dashboard/${dashboardId}?start_date=2016-03-01&end_date=2016-05-31`)}`)
+  t.same(months(viaPath.body), ['Mar 2016', 'Apr 2016', 'May 2016'], 'the range in a path')
+  t.equal((await get(`/export_file/?dashboard_id=${dashboardId}&start_date=2016-13-01`)).statusCode, 400, 'an impossible day')
+})
+
 t.test("a restricted user's export holds only her part", async (t) => {
   const { get, db, aliceId, dashboardId, location, missedByProvince } = await demo(t)
   await db

@@ -1,9 +1,16 @@
-// Share and export in Chromium against the real server (either engine): the dashboard's Export saves a
-// PDF; its owner makes a read-only link, which a fresh browser without any cookie opens and draws with
+// Share, export and filters in Chromium against the real server (either engine): the dashboard's
+// Export saves a PDF; a date range narrows the line chart and its export; its owner makes a read-only link, which a fresh browser without any cookie opens and draws with
 // the API's numbers (axe clean at 1280 and 375 px); a revoked link says so at once.
 import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { chartsDrawn, figure, noChromium, numbersOf, signIn, tableValues, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
+import { chartsDrawn, figure, noChromium, numbersOf, pickLocation, signIn, tableValues, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
+
+/** Waits (5 s at most) until `probe` gives `expected`. */
+async function expectEventually<T>(probe: () => Promise<T>, expected: T) {
+  for (const started = Date.now(); Date.now() - started < 5000; await new Promise((resolve) => setTimeout(resolve, 50))) {
+    if (JSON.stringify(await probe()) === JSON.stringify(expected)) return
+  }
+}
 
 t.test('export and share a dashboard in Chromium', { skip: noChromium }, async (t) => {
   const app = await webApp(t)
@@ -35,6 +42,33 @@ t.test('export and share a dashboard in Chromium', { skip: noChromium }, async (
     "a chart's own export",
   )
   t.ok(await chartExport.getByRole('link', { name: 'CSV with names' }).count(), 'and its CSV with names')
+
+  // Filters: a date range narrows the line chart's months, in the page and in its export; a picked
+  // location is a drill-down; both kept in the address.
+  await page.getByLabel('From', { exact: true }).fill('2016-03-01')
+  await page.getByLabel('To', { exact: true }).fill('2016-05-31')
+  await page.waitForURL(/start_date=2016-03-01&end_date=2016-05-31/)
+  const line = figure(page, 'LineChart')
+  await line
+    .locator('tbody th', { hasText: 'Ashford' })
+    .or(line.locator('tbody td', { hasText: 'May 2016' }))
+    .first()
+    .waitFor({ state: 'attached' })
+  const periods = async () => (await numbersOf(line)).map((row) => row[1])
+  await expectEventually(periods, ['Mar 2016', 'Apr 2016', 'May 2016'])
+  t.same(await periods(), ['Mar 2016', 'Apr 2016', 'May 2016'], "the line chart's months: March to May")
+  t.match(
+    await page.locator('.title-bar details.export a', { hasText: 'PDF' }).getAttribute('href'),
+    /start_date=2016-03-01&end_date=2016-05-31/,
+    'and its export',
+  )
+  await pickLocation(page, 'Location', 'Eastvale')
+  await page.waitForURL(new RegExp(`location=${location.get('Eastvale')}`))
+  await expectEventually(async () => Object.keys(tableValues(await numbersOf(figure(page, 'ColumnChart')))), ['Dunmore', 'Eastwick', 'Fallow'])
+  t.same(Object.keys(tableValues(await numbersOf(figure(page, 'ColumnChart')))), ['Dunmore', 'Eastwick', 'Fallow'], "a picked location: Eastvale's districts")
+  t.match(page.url(), /start_date=2016-03-01/, 'the dates kept')
+  await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+  await chartsDrawn(page, 5)
 
   // Share: a link for the whole dashboard, shown once.
   await page.getByText('Share', { exact: true }).click()

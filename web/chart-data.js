@@ -104,33 +104,55 @@ function locationParams(chart, view) {
   return {}
 }
 
+/** The latest of days (YYYY-MM-DD, which sort as text), missing ones aside. */
+const latest = (...days) => days.filter(Boolean).sort().at(-1)
+/** The earliest of days, missing ones aside. */
+const earliest = (...days) => days.filter(Boolean).sort()[0]
+
 /**
- * The API read of a chart under a view ({campaignId, locationId}: a dashboard's campaign picker and
- * drill-down): `{over, path, where}`. Values of indicators with bounds are read with their status.
- * @param {Record<string, any>} chart
- * @param {{ campaignId?: number | null, locationId?: number | null }} view
- * @param {{ indicatorBounds?: Map<number, any>, indicatorFormat?: Map<number, string> }} [catalog]
+ * The view a chart reads under: the dashboard's (campaign, drill-down or picked location, date range),
+ * or none when the chart pins its own (`pinned` in its chart_json).
  */
-export function chartRead(chart, view, catalog = {}) {
+const viewFor = (chart, view) => (chart.pinned ? {} : view)
+
+/**
+ * The API read of a chart under a view ({campaignId, locationId, startDate, endDate}: a dashboard's
+ * campaign picker, drill-down or location picker, and date range): `{over, path, where}`. A date range
+ * narrows a chart over time to the months in both its own range and the view's, and a chart of
+ * campaigns to its campaigns that start in the range. Values of indicators with bounds are read with
+ * their status.
+ * @param {Record<string, any>} chart
+ * @param {{ campaignId?: number | null, locationId?: number | null, startDate?: string | null, endDate?: string | null }} shown
+ * @param {{ indicatorBounds?: Map<number, any>, indicatorFormat?: Map<number, string>, campaigns?: Array<{ id: number, start_date?: string }> }} [catalog]
+ */
+export function chartRead(chart, shown, catalog = {}) {
+  const view = viewFor(chart, shown)
   const where = locationParams(chart, view)
   const with_status = (chart.indicator_ids ?? []).some((id) => catalog.indicatorBounds?.has(id)) ? 1 : undefined
   // Class indicators' values are read with their labels (LQAS: pass, fail).
   const with_labels = (chart.indicator_ids ?? []).some((id) => catalog.indicatorFormat?.get(id) === 'class') ? 1 : undefined
+  const start_date = latest(chart.start_date, view.startDate)
+  const end_date = earliest(chart.end_date, view.endDate)
   if (isTimeChart(chart)) {
-    const path = `/date_datapoint/${query({ indicator__in: chart.indicator_ids, ...where, start_date: chart.start_date, end_date: chart.end_date, group_by_time: DATE_BUCKETS.has(chart.groupByTime) ? chart.groupByTime : 'month', with_status, with_labels, limit: 0 })}`
+    const path = `/date_datapoint/${query({ indicator__in: chart.indicator_ids, ...where, start_date, end_date, group_by_time: DATE_BUCKETS.has(chart.groupByTime) ? chart.groupByTime : 'month', with_status, with_labels, limit: 0 })}`
     return { over: 'time', path, where }
   }
-  const campaigns = view.campaignId ? [view.campaignId] : chart.campaign_ids
+  const ranged = view.startDate || view.endDate
+  const starts = new Map((catalog.campaigns ?? []).map((c) => [c.id, String(c.start_date ?? '').slice(0, 10)]))
+  const inRange = (id) => (!view.startDate || starts.get(id) >= view.startDate) && (!view.endDate || starts.get(id) <= view.endDate)
+  const chosen = view.campaignId ? [view.campaignId] : ranged ? (chart.campaign_ids ?? []).filter(inRange) : chart.campaign_ids
+  // A range that leaves none of the chart's campaigns reads the campaigns of the range.
+  const campaigns = chosen?.length || !chart.campaign_ids?.length ? chosen : undefined
   const byDates = !campaigns?.length
+  const dates = byDates ? { start_date, end_date } : {}
   if (countsClasses(chart, catalog)) {
-    const path = `/campaign_datapoint/${query({ indicator__in: chart.indicator_ids, campaign__in: campaigns, start_date: byDates ? chart.start_date : undefined, end_date: byDates ? chart.end_date : undefined, ...where, count_classes: 1, limit: 0 })}`
+    const path = `/campaign_datapoint/${query({ indicator__in: chart.indicator_ids, campaign__in: campaigns, ...dates, ...where, count_classes: 1, limit: 0 })}`
     return { over: 'classes', path, where }
   }
   const path = `/campaign_datapoint/${query({
     indicator__in: chart.indicator_ids,
     campaign__in: campaigns,
-    start_date: byDates ? chart.start_date : undefined,
-    end_date: byDates ? chart.end_date : undefined,
+    ...dates,
     ...where,
     chart_type: chart.type === 'ColumnChart' ? 'ColumnChart' : undefined,
     with_status,

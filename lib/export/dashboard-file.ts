@@ -23,7 +23,7 @@ async function ok(read: Read, path: string): Promise<Record<string, unknown>> {
   throw new ApiError(status, String(body.code ?? 'READ_FAILED'), String(body.message ?? `${path}: ${status}`))
 }
 
-const query = (params: Record<string, number | null>) => {
+const query = (params: Record<string, number | string | null | undefined>) => {
   const search = new URLSearchParams(Object.entries(params).flatMap(([name, value]) => (value == null ? [] : [[name, String(value)]])))
   return search.size ? `?${search}` : ''
 }
@@ -42,7 +42,8 @@ async function chartsOf(read: Read, target: ExportTarget) {
     return { title: chart.title ?? `Chart ${chart.id}`, rows: [[chart]], prefetched: {} as Record<string, unknown> }
   }
   const dashboard = await ok(read, `/dashboard/${target.dashboardId}/`)
-  const data = await ok(read, `/dashboard/${target.dashboardId}/data/${query({ campaign: target.view.campaignId, location: target.view.locationId })}`)
+  const { campaignId, locationId, startDate, endDate } = target.view
+  const data = await ok(read, `/dashboard/${target.dashboardId}/data/${query({ campaign: campaignId, location: locationId, start_date: startDate, end_date: endDate })}`)
   const rows = ((dashboard.rows as Array<{ charts?: unknown[] }> | null) ?? [])
     .map((row) => (row?.charts ?? []).filter((c): c is SavedChart => typeof c === 'object' && c !== null && 'chart_json' in c))
     .filter((row) => row.length > 0)
@@ -110,7 +111,7 @@ export async function exportLayout(
     rows.push(await Promise.all(row.map((chart) => drawChart(modules, chart, modules.chartSpec(chart.chart_json), width, context))))
   }
   const specs = charts.rows.flat().map((chart) => modules.chartSpec(chart.chart_json))
-  const { campaignId, locationId } = target.view
+  const { campaignId, locationId, startDate, endDate } = target.view
   const campaignIds = campaignId == null ? [...new Set(specs.flatMap((spec) => (spec.campaign_ids as number[] | undefined) ?? []))] : [campaignId]
   const campaigns = campaignIds.map((id) => catalog.campaignName.get(id)).filter(Boolean)
   const locationIds = locationId == null ? [...new Set(specs.flatMap((spec) => spec.location_ids ?? []))] : [locationId]
@@ -121,6 +122,7 @@ export async function exportLayout(
     lines: [
       `Campaign: ${campaigns.length ? campaigns.join(', ') : 'as each chart sets'}`,
       `Locations: ${locations.length ? locations.join(', ') : 'as each chart sets'}`,
+      ...(startDate || endDate ? [`Dates: ${[startDate && `from ${startDate}`, endDate && `to ${endDate}`].filter(Boolean).join(' ')}`] : []),
       `Made ${made} UTC`,
     ],
     rows,

@@ -7,6 +7,7 @@ import type { QueryParams } from '../api/query-params.js'
 import { type ExportTarget, exportLayout } from './dashboard-file.js'
 import { jpegOf, layoutSvg, pdfOf, pngOf } from './render.js'
 import type { WebModules } from './web-modules.js'
+import { readView, VIEW_PARAMS, viewOf } from './view.js'
 
 /** Each file type and its media type. */
 export const FILE_TYPES = {
@@ -22,8 +23,7 @@ export const EXPORT_QUERY = {
   chart_id: Param.integer('a chart to export alone'),
   path: Param.string("the original front-end's form: a dashboard route of this app, `/app/#/dashboard/<id>?campaign=…&location=…`"),
   type: Param.string('pdf (a page per row of charts), png, jpeg or svg; pdf by default'),
-  campaign: Param.integer("the view's campaign: every chart reads it instead of its own campaigns"),
-  location: Param.integer("the view's location (a drill-down): every chart reads it at its own depth"),
+  ...VIEW_PARAMS,
   width: Param.integer('the width in pixels of a PNG, JPEG or SVG: 320 to 4000, 1200 by default'),
 }
 const readQuery = queryReader(EXPORT_QUERY, { names: [], unlessId: false })
@@ -41,7 +41,7 @@ export interface FileAsked {
  */
 export function fileAsked(
   raw: QueryParams,
-  { dashboardRoute, ownDashboard }: { dashboardRoute?: (path: string) => { dashboardId: number; campaign?: number; location?: number }; ownDashboard?: number },
+  { dashboardRoute, ownDashboard }: { dashboardRoute?: (path: string) => { dashboardId: number; view: QueryParams }; ownDashboard?: number },
 ): FileAsked {
   const q = readQuery(raw)
   const type = (q.type ?? 'pdf') as FileType
@@ -58,10 +58,10 @@ export function fileAsked(
       `Name one thing to export: dashboard_id, chart_id or path${named.length ? ` (not ${named.join(' and ')})` : ''}`,
     )
   const fromPath = q.path === undefined || !dashboardRoute ? undefined : dashboardRoute(q.path)
-  const campaign = q.campaign ?? fromPath?.campaign
-  const location = q.location ?? fromPath?.location
+  // The path's view, where the query names none of its own.
+  const view = fromPath ? viewOf(readView(fromPath.view)) : viewOf(q)
   const dashboardId = q.chart_id === undefined ? (ownDashboard ?? fromPath?.dashboardId ?? q.dashboard_id) : undefined
-  return { type, width, target: { dashboardId, chartId: q.chart_id, view: { campaignId: campaign ?? null, locationId: location ?? null } } }
+  return { type, width, target: { dashboardId, chartId: q.chart_id, view } }
 }
 
 /** The file: its bytes, media type and the name a browser saves it under. */

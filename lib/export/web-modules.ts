@@ -9,7 +9,7 @@ type Objects = Json[]
 /** A chart's saved chart_json as an object. */
 export type ChartSpec = Json & { type?: string; indicator_ids?: number[]; location_ids?: number[] }
 /** The app's view of a dashboard: its campaign and drill-down. */
-export type View = { campaignId: number | null; locationId: number | null }
+export type View = { campaignId: number | null; locationId: number | null; startDate?: string | null; endDate?: string | null }
 /** What the app knows by id (web/api.js, catalogOf). */
 export type Catalog = Json & {
   campaigns: Array<{ id: number; name: string }>

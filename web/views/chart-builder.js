@@ -108,6 +108,7 @@ export function ChartBuilder({ chartId, dashboardId, catalog, user, navigate }) 
         }
         <${LocationPicker} catalog=${catalog} locationId=${spec.location_ids?.[0]} depth=${spec.location_depth ?? 0}
           onChange=${({ locationId, depth }) => set({ location_ids: [locationId], location_depth: depth })} />
+        <label class="choice"><input type="checkbox" checked=${Boolean(spec.pinned)} onChange=${(e) => set({ pinned: e.target.checked || undefined })} /> On a dashboard, keep this chart's own campaigns, dates and locations</label>
         <label>Group by
           <select value=${spec.groupBy ?? 'indicator'} onChange=${(e) => set({ groupBy: e.target.value })}>
             <option value="indicator">Indicator</option><option value="location">Location</option>

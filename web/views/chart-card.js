@@ -43,7 +43,7 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
     return () => {
       live = false
     }
-  }, [spec, view.campaignId, view.locationId, catalog, dashboardData])
+  }, [spec, view.campaignId, view.locationId, view.startDate, view.endDate, catalog, dashboardData])
 
   useEffect(() => {
     if (!state.data) return

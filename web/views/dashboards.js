@@ -2,13 +2,15 @@
 // address), and its editing (add, build, remove, reorder charts) as a draft that survives leaving the
 // page, saved through the API. Who may not change a dashboard duplicates it to edit.
 import { useEffect, useMemo, useState } from 'preact/hooks'
-import { api, change, freeTitle, list, mayChange, query } from '../api.js'
+import { api, change, freeTitle, list, mayChange } from '../api.js'
 import { clearDraft, loadDraft, saveDraft } from '../drafts.js'
 import { html } from '../html.js'
 import { routeHash } from '../route.js'
 import { ChartCard } from './chart-card.js'
 import { ExportLinks } from './export-links.js'
 import { ShareLinks } from './share-links.js'
+import { DateRange, isDate, viewParams, viewQuery } from './view-filters.js'
+import { LocationSearch } from './location-search.js'
 
 export function DashboardList({ navigate }) {
   const [dashboards, setDashboards] = useState(null)
@@ -65,18 +67,20 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
   // The view is the address: a campaign and a location this user may see, else the charts' own.
   const campaignId = catalog.campaignName.has(Number(params.campaign)) ? Number(params.campaign) : null
   const locationId = catalog.locationName.has(Number(params.location)) ? Number(params.location) : null
-  const view = useMemo(() => ({ campaignId, locationId }), [campaignId, locationId])
+  const startDate = isDate(params.start_date) ? params.start_date : null
+  const endDate = isDate(params.end_date) ? params.end_date : null
+  const view = useMemo(() => ({ campaignId, locationId, startDate, endDate }), [campaignId, locationId, startDate, endDate])
   // Every chart's rows in one request (null when it fails: each chart then reads its own).
   const dashboardData = useMemo(
     () =>
-      api('GET', `/dashboard/${id}/data/${query({ campaign: campaignId ?? undefined, location: locationId ?? undefined })}`).then(
+      api('GET', `/dashboard/${id}/data/${viewQuery(view)}`).then(
         (res) => (res.status === 200 ? res.body : null),
         () => null,
       ),
-    [id, campaignId, locationId],
+    [id, view],
   )
   const offered = useCampaignsWithData(locationId ?? catalog.roots[0]?.id, catalog)
-  const go = (patch) => navigate(routeHash(`#/dashboard/${id}`, { campaign: campaignId, location: locationId, ...patch }))
+  const go = (patch) => navigate(routeHash(`#/dashboard/${id}`, { ...viewParams(view), ...patch }))
   if (error) return html`<p class="error" role="alert">${error}</p>`
   if (!dashboard) return html`<p>Loading…</p>`
   const path = locationId === null ? [] : catalog.pathTo(locationId)
@@ -111,6 +115,8 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
           )}
         </select>
       </label>
+      <${DateRange} view=${view} onChange=${go} />
+      <${LocationSearch} catalog=${catalog} label="Location" locationId=${locationId} allowNone=${true} noneLabel="Each chart's locations" onChange=${(id) => go({ location: id })} />
       <nav aria-label="Location" class="breadcrumb">
         <button class="link" aria-current=${locationId === null ? 'true' : undefined} onClick=${() => go({ location: null })}>Each chart's locations</button>
         ${path.map((l) => html`<span key=${l.id}> › <button class="link" aria-current=${l.id === locationId ? 'true' : undefined} onClick=${() => go({ location: l.id })}>${l.name}</button></span>`)}

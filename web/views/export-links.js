@@ -3,6 +3,7 @@
 import { query } from '../api.js'
 import { csvName } from '../chart-data.js'
 import { html } from '../html.js'
+import { viewParams } from './view-filters.js'
 
 const FILES = [
   ['pdf', 'PDF'],
@@ -11,11 +12,11 @@ const FILES = [
 ]
 
 /**
- * `target`: `{dashboard_id}` or `{chart_id}`; `view`: the campaign and location shown; `csv`: a chart's
+ * `target`: `{dashboard_id}` or `{chart_id}`; `view`: the campaign, location and dates shown; `csv`: a chart's
  * CSV read, if it has one; `base`: where exports are asked (a shared link's own route).
  */
 export function ExportLinks({ target, view, label, csv = undefined, base = '/api/v1/export_file/' }) {
-  const href = (type) => `${base}${query({ ...target, type, campaign: view.campaignId ?? undefined, location: view.locationId ?? undefined })}`
+  const href = (type) => `${base}${query({ ...target, type, ...viewParams(view) })}`
   return html`<details class="export">
     <summary aria-label=${`Export ${label}`}>Export</summary>
     <ul>

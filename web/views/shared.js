@@ -7,15 +7,18 @@ import { html } from '../html.js'
 import { routeHash } from '../route.js'
 import { ChartCard } from './chart-card.js'
 import { ExportLinks } from './export-links.js'
+import { DateRange, isDate, viewParams } from './view-filters.js'
 
 export function SharedDashboard({ token, params }) {
   const [answer, setAnswer] = useState(null)
   const [error, setError] = useState('')
   const campaign = Number(params.campaign) || undefined
   const location = Number(params.location) || undefined
+  const startDate = isDate(params.start_date) ? params.start_date : undefined
+  const endDate = isDate(params.end_date) ? params.end_date : undefined
   useEffect(() => {
     let live = true
-    api('GET', `/shared/${encodeURIComponent(token)}/${query({ campaign, location })}`).then((res) => {
+    api('GET', `/shared/${encodeURIComponent(token)}/${query({ campaign, location, start_date: startDate, end_date: endDate })}`).then((res) => {
       if (!live) return
       if (res.status === 200) setAnswer(res.body)
       else setError(res.body?.message ?? `This link does not work (${res.status})`)
@@ -23,7 +26,7 @@ export function SharedDashboard({ token, params }) {
     return () => {
       live = false
     }
-  }, [token, campaign, location])
+  }, [token, campaign, location, startDate, endDate])
   const catalog = useMemo(() => answer && catalogOf(answer.catalog), [answer])
   const dashboardData = useMemo(() => Promise.resolve(answer?.data ?? null), [answer])
   useEffect(() => {
@@ -31,9 +34,14 @@ export function SharedDashboard({ token, params }) {
   }, [answer])
   if (error) return html`<main id="content"><h1>Shared dashboard</h1><p class="error" role="alert">${error}</p></main>`
   if (!answer || !catalog) return html`<main id="content"><p>Loading…</p></main>`
-  const view = { campaignId: catalog.campaignName.has(campaign) ? campaign : null, locationId: catalog.locationName.has(location) ? location : null }
+  const view = {
+    campaignId: catalog.campaignName.has(campaign) ? campaign : null,
+    locationId: catalog.locationName.has(location) ? location : null,
+    startDate: startDate ?? null,
+    endDate: endDate ?? null,
+  }
   const go = (patch) => {
-    window.location.hash = routeHash(`#/shared/${token}`, { campaign: view.campaignId, location: view.locationId, ...patch })
+    window.location.hash = routeHash(`#/shared/${token}`, { ...viewParams(view), ...patch })
   }
   const read = async (path) => {
     if (answer.reads[path]) return answer.reads[path]
@@ -56,6 +64,7 @@ export function SharedDashboard({ token, params }) {
           ${catalog.campaigns.map((c) => html`<option key=${c.id} value=${c.id}>${c.name}</option>`)}
         </select>
       </label>
+      <${DateRange} view=${view} onChange=${go} />
       <nav aria-label="Location" class="breadcrumb">
         <button class="link" aria-current=${view.locationId === null ? 'true' : undefined} onClick=${() => go({ location: null })}>Each chart's locations</button>
         ${path.map((l) => html`<span key=${l.id}> › <button class="link" aria-current=${l.id === view.locationId ? 'true' : undefined} onClick=${() => go({ location: l.id })}>${l.name}</button></span>`)}

@@ -1,0 +1,30 @@
+// A dashboard's view as the API takes it (`campaign`, `location`, `start_date`, `end_date`): what the
+// app keeps in its address, and the dashboard's data, its exports and a shared link read the same way.
+import { Param, WIRE_SCHEMA, helpOf, kindOf, type QueryOf, queryReader } from '../api/query.js'
+import type { QueryParams } from '../api/query-params.js'
+import type { View } from './web-modules.js'
+
+export const VIEW_PARAMS = {
+  campaign: Param.integer("the view's campaign: every chart reads it instead of its own campaigns"),
+  location: Param.integer("the view's location (a drill-down or a picked one): every chart reads it at its own depth"),
+  start_date: Param.date("the view's first day: charts over time read from it, charts of campaigns their campaigns starting from it"),
+  end_date: Param.date("the view's last day, as start_date"),
+}
+const readParams = queryReader(VIEW_PARAMS, { names: [], unlessId: false })
+
+/** The view of typed parameters, as chartRead takes it. */
+export const viewOf = (params: QueryOf<typeof VIEW_PARAMS>): View => ({
+  campaignId: params.campaign ?? null,
+  locationId: params.location ?? null,
+  startDate: params.start_date ?? null,
+  endDate: params.end_date ?? null,
+})
+
+/** The view a query asks for; a 400 naming a bad value. */
+export const readView = (raw: QueryParams) => readParams(raw)
+
+/** OpenAPI's description of declared query parameters. */
+export const querystringOf = (params: Record<string, Parameters<typeof kindOf>[0]>) => ({
+  type: 'object',
+  properties: Object.fromEntries(Object.entries(params).map(([name, schema]) => [name, { ...WIRE_SCHEMA[kindOf(schema)], description: helpOf(schema) }])),
+})
