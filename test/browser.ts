@@ -34,8 +34,8 @@ export async function launch(t: Test): Promise<Browser> {
  * A new page that collects script errors and CSP refusals (`problems`), and every error the console
  * shows (`consoleErrors`: a failed request is one, such as a wrong password's 401).
  */
-export async function watchedPage(browser: Browser, viewport = { width: 1280, height: 900 }, timezoneId?: string) {
-  const context = await browser.newContext({ viewport, acceptDownloads: true, timezoneId })
+export async function watchedPage(browser: Browser, viewport = { width: 1280, height: 900 }, timezoneId?: string, locale?: string) {
+  const context = await browser.newContext({ viewport, acceptDownloads: true, timezoneId, locale })
   const page = await context.newPage()
   const problems: string[] = []
   const consoleErrors: string[] = []

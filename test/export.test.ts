@@ -109,11 +109,30 @@ t.test('a date range narrows the line chart, in the dashboard data and in the ex
   t.same(months(narrowed.body), ['Mar 2016', 'Apr 2016', 'May 2016'], 'March to May')
   t.match(narrowed.body, 'Dates: from 2016-03-01 to 2016-05-31')
   const data = (await get(`/dashboard/${dashboardId}/data/?start_date=2016-03-01&end_date=2016-05-31`)).json()
-  const line = Object.values(data.charts as Record<string, { uuid: string; objects: Array<{ time_grouping: string }> }>).find((c) => c.uuid === 'demo-polio-cases')!
+  const line = Object.values(data.charts as Record<string, { uuid: string; objects: Array<{ time_grouping: string }> }>).find(
+    (c) => c.uuid === 'demo-polio-cases',
+  )!
   t.same(line.objects.map((o) => o.time_grouping).sort(), ['201603', '201604', '201605'], "the data's months")
   const viaPath = await get(`/export_file/?type=svg&path=${encodeURIComponent(`#/dashboard/${dashboardId}?start_date=2016-03-01&end_date=2016-05-31`)}`)
   t.same(months(viaPath.body), ['Mar 2016', 'Apr 2016', 'May 2016'], 'the range in a path')
   t.equal((await get(`/export_file/?dashboard_id=${dashboardId}&start_date=2016-13-01`)).statusCode, 400, 'an impossible day')
+})
+
+t.test('an export in French: its words, numbers and dates', async (t) => {
+  const { get, dashboardId } = await demo(t)
+  const pdf = await get(`/export_file/?dashboard_id=${dashboardId}&type=pdf&lang=fr`)
+  t.equal(pdf.statusCode, 200)
+  const { text } = await pdfText(pdf.rawPayload)
+  t.match(text, 'Campagne : March 2016 - NID - OPV')
+  t.match(text, 'Fait le')
+  t.match(text, '4,38 %', "Eastwick's percent missed, as French writes it")
+  t.notMatch(text, '4.38 %')
+  const svg = (await get(`/export_file/?dashboard_id=${dashboardId}&type=svg&lang=fr`)).body
+  t.match(svg, '>mars 2016<', 'months in French')
+  t.match(svg, 'Lieu', "the table's heading")
+  const english = (await get(`/export_file/?dashboard_id=${dashboardId}&type=svg`)).body
+  t.match(english, '>Mar 2016<', 'English by default, each kept apart')
+  t.equal((await get(`/export_file/?dashboard_id=${dashboardId}&lang=xx`)).statusCode, 400, 'a language the app does not speak')
 })
 
 t.test("a restricted user's export holds only her part", async (t) => {

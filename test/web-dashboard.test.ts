@@ -181,7 +181,7 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     )
     t.same(tableValues(await numbersOf(figure(page, 'ColumnChart'))), byProvince, 'the provinces, the numbers open')
     await figure(page, 'ColumnChart').getByRole('button', { name: 'Northmarch' }).click()
-    await page.getByRole('navigation', { name: 'Location' }).getByRole('button', { name: 'Northmarch' }).waitFor()
+    await page.getByRole('navigation', { name: 'Drill-down' }).getByRole('button', { name: 'Northmarch' }).waitFor()
     await chartsDrawn(page, 5)
     const northmarch = await apiValues(missed, march, `location_id=${location.get('Northmarch')}&location_depth=1`)
     t.same(Object.keys(northmarch).sort(), ['Ashford', 'Brindle', 'Coldwater'])

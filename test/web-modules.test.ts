@@ -98,18 +98,30 @@ t.test('a chart’s read: chart_json as an object or the original’s string, ca
   t.equal(chartRead({ ...saved, location_ids: [10, 11] }, {}).path.includes('location_id__in=10%2C11'), true, 'several locations: a list')
   // A date range narrows: a chart over time to the days in both ranges, a chart of campaigns to those starting in it.
   const monthly = { ...saved, groupByTime: 'month', campaign_ids: [], start_date: '2016-01-01', end_date: '2016-12-31' }
-  t.match(chartRead(monthly, { startDate: '2016-03-01', endDate: '2017-06-30' }).path, /start_date=2016-03-01&end_date=2016-12-31&/, 'the later start, the earlier end')
+  t.match(
+    chartRead(monthly, { startDate: '2016-03-01', endDate: '2017-06-30' }).path,
+    /start_date=2016-03-01&end_date=2016-12-31&/,
+    'the later start, the earlier end',
+  )
   const campaigns = [
     { id: 3, start_date: '2016-03-01' },
     { id: 8, start_date: '2016-09-01' },
   ]
-  t.match(chartRead({ ...saved, campaign_ids: [3, 8] }, { startDate: '2016-06-01' }, { campaigns }).path, /campaign__in=8&/, 'the campaigns starting in the range')
+  t.match(
+    chartRead({ ...saved, campaign_ids: [3, 8] }, { startDate: '2016-06-01' }, { campaigns }).path,
+    /campaign__in=8&/,
+    'the campaigns starting in the range',
+  )
   t.match(
     chartRead({ ...saved, campaign_ids: [3] }, { startDate: '2016-06-01' }, { campaigns }).path,
     /indicator__in=1&start_date=2016-06-01&location_id/,
     'none of its own in the range: the campaigns of the range',
   )
-  t.equal(chartRead({ ...monthly, pinned: true }, { startDate: '2016-03-01', locationId: 11 }).path, chartRead(monthly, {}).path, 'a pinned chart keeps its own')
+  t.equal(
+    chartRead({ ...monthly, pinned: true }, { startDate: '2016-03-01', locationId: 11 }).path,
+    chartRead(monthly, {}).path,
+    'a pinned chart keeps its own',
+  )
   t.equal(rootsFallback(saved, catalog), undefined, 'a visible location: as saved')
   const hidden = rootsFallback({ ...saved, location_ids: [1] }, catalog)
   t.same([hidden?.location_ids, hidden?.location_depth, hidden?.type], [[10], 0, 'ColumnChart'], 'a location above hers: her roots, the rest as saved')

@@ -5,6 +5,7 @@
 import { query } from './api.js'
 import { formatPeriod, formatValue } from './format.js'
 import { statusFill } from './status.js'
+import { language, t, tn } from './i18n.js'
 
 /** Every chart type the original front-end saved. */
 export const CHART_TYPES = [
@@ -19,12 +20,15 @@ export const CHART_TYPES = [
   'MapChart',
   'BubbleMap',
 ]
-/** The API's date buckets (groupByTime), as a picker names them; `campaign` reads campaigns instead. */
+/**
+ * The API's date buckets (groupByTime), as a picker names them; `campaign` reads campaigns instead.
+ * @type {Array<[string, () => string]>}
+ */
 export const DATE_GROUPINGS = [
-  ['month', 'Month'],
-  ['quarter', 'Quarter'],
-  ['year', 'Year'],
-  ['all_time', 'All time'],
+  ['month', () => t('Month')],
+  ['quarter', () => t('Quarter')],
+  ['year', () => t('Year')],
+  ['all_time', () => t('All time')],
 ]
 const DATE_BUCKETS = new Set(DATE_GROUPINGS.map(([bucket]) => bucket))
 const PALETTE = ['#0b5cad', '#d7301f', '#2a9d8f', '#b86e00', '#6a4c93', '#52796f']
@@ -44,7 +48,7 @@ export function topSlices(slices, top = PIE_SLICES) {
   const ordered = slices.filter((s) => s.value !== null).sort((a, b) => b.value - a.value)
   if (ordered.length <= top + 1) return slices
   const rest = ordered.slice(top)
-  return [...ordered.slice(0, top), { name: `Other (${rest.length})`, value: rest.reduce((sum, s) => sum + s.value, 0) }]
+  return [...ordered.slice(0, top), { name: t('Other ({n})', { n: rest.length }), value: rest.reduce((sum, s) => sum + s.value, 0) }]
 }
 
 /**
@@ -200,13 +204,14 @@ export function tableRows(data, indicatorIds, catalog, sort = { column: -1, desc
   const rows = data.locationIds.flatMap((locationId) =>
     data.keys.map((key, keyOrder) => ({
       locationId,
-      location: catalog.locationName.get(locationId) ?? `Location ${locationId}`,
+      location: catalog.locationName.get(locationId) ?? t('Location {id}', { id: locationId }),
       key,
       keyOrder,
       values: indicatorIds.map((id) => valueAt(data, id, locationId, key.id)),
       shown: indicatorIds.map((id) => shownValue(data, id, locationId, key.id, catalog.indicatorFormat?.get(id))),
       statuses: indicatorIds.map((id) => statusAt(data, id, locationId, key.id)),
       coverages: indicatorIds.map((id) => coverageWords(coverageAt(data, id, locationId, key.id), locationId, catalog)),
+      incomplete: indicatorIds.map((id) => Boolean(coverageAt(data, id, locationId, key.id)?.below_threshold)),
     })),
   )
   if (sort.column < 0) return rows
@@ -281,9 +286,11 @@ export function coverageAt(data, indicatorId, locationId, key) {
  */
 export function coverageWords(coverage, locationId, catalog) {
   if (!coverage) return ''
-  const type = catalog.childTypeOf?.(locationId)?.toLowerCase() ?? 'location'
-  const children = coverage.expected === 1 ? type : type.endsWith('y') ? `${type.slice(0, -1)}ies` : `${type}s`
-  return `${coverage.reported} of ${coverage.expected} ${children}${coverage.below_threshold ? ', incomplete' : ''}`
+  // The children named by their type (a name in the data): plural the English way in English.
+  const type = catalog.childTypeOf?.(locationId)?.toLowerCase() ?? t('location')
+  const types = language() !== 'en' ? type : type.endsWith('y') ? `${type.slice(0, -1)}ies` : `${type}s`
+  const words = tn(coverage.expected, '{reported} of {n} {type}', '{reported} of {n} {types}', { reported: coverage.reported, type, types })
+  return coverage.below_threshold ? t('{coverage}, incomplete', { coverage: words }) : words
 }
 
 /** The value at (indicator, location, key) as a reader reads it: a class's label, else the number formatted. */
@@ -315,8 +322,8 @@ export function chartOption(
 ) {
   const indicatorIds = chart.indicator_ids ?? []
   const colorOf = (indicatorId, i) => chart.indicator_colors?.[indicatorId] ?? PALETTE[i % PALETTE.length]
-  const locationName = (id) => catalog.locationName.get(id) ?? `Location ${id}`
-  const indicatorName = (id) => catalog.indicatorName.get(id) ?? `Indicator ${id}`
+  const locationName = (id) => catalog.locationName.get(id) ?? t('Location {id}', { id })
+  const indicatorName = (id) => catalog.indicatorName.get(id) ?? t('Indicator {id}', { id })
   const formatOf = (id) => catalog.indicatorFormat.get(id)
   // A value's colour by its status, where its indicator has bounds (undefined: the chart's own colour).
   const fillOf = (id, locationId, key) => statusFill(statusAt(data, id, locationId, key), catalog.indicatorBounds?.get(id))
@@ -362,7 +369,7 @@ export function chartOption(
           tooltip(
             tooltipLines(p.name, [
               [indicatorName(indicatorId), formatValue(p.value, format)],
-              ['Share', formatValue(p.value / total, 'pct')],
+              [t('Share'), formatValue(p.value / total, 'pct')],
             ]),
           ),
       },
@@ -396,7 +403,7 @@ function mapOption(chart, data, { base, mapName, tooltip, indicatorId, color, lo
     tooltip(
       tooltipLines(p.name, [
         [indicatorName(indicatorId), labels.get(p.name) ?? formatValue(pointValue(p), format)],
-        ...(reported.get(p.name) ? [['Reported', reported.get(p.name)]] : []),
+        ...(reported.get(p.name) ? [[t('Reported'), reported.get(p.name)]] : []),
       ]),
     )
   // Dark text with a white outline: readable on the palest and the darkest fill alike.

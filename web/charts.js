@@ -3,6 +3,7 @@
 import * as echarts from 'echarts'
 import { list, query } from './api.js'
 import { chartData, chartRead, rootsFallback } from './chart-data.js'
+import { t } from './i18n.js'
 
 /**
  * The values a chart shows under a view (see chartData): from `prefetched` (its entry in the dashboard's
@@ -47,7 +48,7 @@ export async function registerPolygons(data, catalog, { read = list, scope = '' 
   const named = features.map((f) => ({
     type: 'Feature',
     geometry: f.geometry,
-    properties: { name: catalog.locationName.get(f.location_id) ?? `Location ${f.location_id}` },
+    properties: { name: catalog.locationName.get(f.location_id) ?? t('Location {id}', { id: f.location_id }) },
   }))
   echarts.registerMap(mapName, { type: 'FeatureCollection', features: named })
   return { mapName, polygons: features.length, centres: new Map(named.map((f) => [f.properties.name, centreOf(f.geometry)])) }

@@ -1,14 +1,28 @@
 // Numbers, periods and times as people read them, in one place: tooltips, labels, legends, tables and
-// the CSV preview all format through here (Intl, so grouping and month names follow the locale).
+// the CSV preview all format through here (Intl, so grouping and month names follow the language the
+// app writes in: web/i18n.js).
 
-/** The locale the app writes in. */
-export const LOCALE = 'en'
+import { language, t } from './i18n.js'
 
-const whole = new Intl.NumberFormat(LOCALE, { maximumFractionDigits: 0 })
-const threeSignificant = new Intl.NumberFormat(LOCALE, { maximumSignificantDigits: 3 })
-const percentDigits = new Intl.NumberFormat(LOCALE, { maximumSignificantDigits: 3, maximumFractionDigits: 2 })
-const monthYear = new Intl.DateTimeFormat(LOCALE, { month: 'short', year: 'numeric', timeZone: 'UTC' })
-const dateOnly = new Intl.DateTimeFormat(LOCALE, { dateStyle: 'medium', timeZone: 'UTC' })
+/** Each language's formatters, made once. */
+const byLanguage = new Map()
+
+/** The formatters of the language the app writes in now. */
+function formatters() {
+  const code = language()
+  let made = byLanguage.get(code)
+  if (!made) {
+    made = {
+      whole: new Intl.NumberFormat(code, { maximumFractionDigits: 0 }),
+      threeSignificant: new Intl.NumberFormat(code, { maximumSignificantDigits: 3 }),
+      percentDigits: new Intl.NumberFormat(code, { maximumSignificantDigits: 3, maximumFractionDigits: 2 }),
+      monthYear: new Intl.DateTimeFormat(code, { month: 'short', year: 'numeric', timeZone: 'UTC' }),
+      dateOnly: new Intl.DateTimeFormat(code, { dateStyle: 'medium', timeZone: 'UTC' }),
+    }
+    byLanguage.set(code, made)
+  }
+  return made
+}
 
 /**
  * A value of an indicator in its data format: `pct` as a percent (0.0438 → "4.38 %"), `bool` as yes or
@@ -19,8 +33,9 @@ const dateOnly = new Intl.DateTimeFormat(LOCALE, { dateStyle: 'medium', timeZone
  */
 export function formatValue(value, format) {
   if (value === null || value === undefined || Number.isNaN(value)) return '–'
+  const { percentDigits, whole, threeSignificant } = formatters()
   if (format === 'pct') return `${percentDigits.format(100 * value)} %`
-  if (format === 'bool') return value ? 'Yes' : 'No'
+  if (format === 'bool') return value ? t('Yes') : t('No')
   if (Number.isInteger(value)) return whole.format(value)
   return Math.abs(value) >= 1000 ? whole.format(value) : threeSignificant.format(value)
 }
@@ -33,8 +48,9 @@ export function formatValue(value, format) {
  */
 export function formatPeriod(grouping, groupByTime) {
   const text = String(grouping)
-  if (groupByTime === 'all_time') return 'All time'
-  if (groupByTime === 'quarter' || /^\d{4}[1-4]$/.test(text)) return `${text.slice(0, 4)} Q${text.slice(4)}`
+  const { monthYear, dateOnly } = formatters()
+  if (groupByTime === 'all_time') return t('All time')
+  if (groupByTime === 'quarter' || /^\d{4}[1-4]$/.test(text)) return t('{year} Q{quarter}', { year: text.slice(0, 4), quarter: text.slice(4) })
   if (groupByTime === 'month' || /^\d{6}$/.test(text)) return monthYear.format(Date.UTC(Number(text.slice(0, 4)), Number(text.slice(4)) - 1, 1))
   if (/^\d{4}-\d{2}-\d{2}$/.test(text)) return dateOnly.format(new Date(`${text}T00:00:00Z`))
   return text
@@ -52,7 +68,7 @@ export function formatTime(timestamp, timeZone) {
   if (Number.isNaN(instant.getTime())) return timestamp
   // dateStyle cannot be combined with timeZoneName: the parts are spelled out.
   const parts = { year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZoneName: 'short', timeZone }
-  return new Intl.DateTimeFormat(LOCALE, /** @type {Intl.DateTimeFormatOptions} */ (parts)).format(instant)
+  return new Intl.DateTimeFormat(language(), /** @type {Intl.DateTimeFormatOptions} */ (parts)).format(instant)
 }
 
 /**
@@ -63,7 +79,7 @@ export function formatTime(timestamp, timeZone) {
 export const fileNameOf = (title) => title.replace(/-\d{9,11}(-\d+)?$/, '')
 
 /** A count of things, grouped: 12345 → "12,345". @param {number} count */
-export const formatCount = (count) => whole.format(count)
+export const formatCount = (count) => formatters().whole.format(count)
 
 /** Lower case without accents, for searching names: "Mbéré" is found by "mbere". @param {string} text */
 export const fold = (text) =>

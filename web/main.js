@@ -6,6 +6,7 @@ import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { api, loadCatalog } from './api.js'
 import { html } from './html.js'
+import { LANGUAGES, language, pickLanguage, t } from './i18n.js'
 import { Account, ResetPassword } from './views/account.js'
 import { Admin } from './views/admin.js'
 import { ChartBuilder } from './views/chart-builder.js'
@@ -15,6 +16,15 @@ import { DataBrowser } from './views/data-browser.js'
 import { SharedDashboard } from './views/shared.js'
 import { Upload } from './views/upload.js'
 
+/** The language of the app: each named in itself; a pick is remembered in this browser (web/i18n.js). */
+function LanguagePicker() {
+  return html`<label class="language">${t('Language')}
+    <select value=${language()} onChange=${(e) => pickLanguage(e.target.value)}>
+      ${Object.entries(LANGUAGES).map(([code, name]) => html`<option key=${code} value=${code} lang=${code}>${name}</option>`)}
+    </select>
+  </label>`
+}
+
 function SignIn({ onSignedIn }) {
   const [error, setError] = useState('')
   const submit = async (event) => {
@@ -22,16 +32,17 @@ function SignIn({ onSignedIn }) {
     const form = new FormData(event.target)
     const res = await api('POST', '/session/', { username: form.get('username'), password: form.get('password') })
     if (res.status === 200) onSignedIn(res.body)
-    else setError(res.body?.message ?? `Sign-in failed (${res.status})`)
+    else setError(res.body?.message ?? t('Sign-in failed ({status})', { status: res.status }))
   }
   return html`<main id="content">
-    <h1>Sign in</h1>
+    <h1>${t('Sign in')}</h1>
     <form class="sign-in" onSubmit=${submit}>
-      <label>Username <input name="username" autocomplete="username" required /></label>
-      <label>Password <input name="password" type="password" autocomplete="current-password" required /></label>
+      <label>${t('Username')} <input name="username" autocomplete="username" required /></label>
+      <label>${t('Password')} <input name="password" type="password" autocomplete="current-password" required /></label>
       ${error && html`<p class="error" role="alert">${error}</p>`}
-      <button type="submit">Sign in</button>
+      <button type="submit">${t('Sign in')}</button>
     </form>
+    <${LanguagePicker} />
   </main>`
 }
 
@@ -54,18 +65,18 @@ const navigate = (hash) => {
 function page(hash, user, catalog, reloadCatalog) {
   const { parts, params } = parseRoute(hash)
   const [section, id, action, extra] = parts
-  if (section === 'dashboard' && id && action === 'edit') return ['Edit dashboard', html`<${DashboardEditor} key=${id} id=${id} navigate=${navigate} />`]
+  if (section === 'dashboard' && id && action === 'edit') return [t('Edit dashboard'), html`<${DashboardEditor} key=${id} id=${id} navigate=${navigate} />`]
   if (section === 'dashboard' && id)
-    return ['Dashboard', html`<${DashboardView} key=${id} id=${id} catalog=${catalog} user=${user} params=${params} navigate=${navigate} />`]
+    return [t('Dashboard'), html`<${DashboardView} key=${id} id=${id} catalog=${catalog} user=${user} params=${params} navigate=${navigate} />`]
   if (section === 'chart' && id === 'new')
-    return ['New chart', html`<${ChartBuilder} key="new" dashboardId=${action} catalog=${catalog} user=${user} navigate=${navigate} />`]
+    return [t('New chart'), html`<${ChartBuilder} key="new" dashboardId=${action} catalog=${catalog} user=${user} navigate=${navigate} />`]
   if (section === 'chart' && id)
-    return ['Edit chart', html`<${ChartBuilder} key=${id} chartId=${id} dashboardId=${extra} catalog=${catalog} user=${user} navigate=${navigate} />`]
-  if (section === 'data') return ['Data', html`<${DataBrowser} catalog=${catalog} />`]
-  if (section === 'upload') return ['Upload', html`<${Upload} catalog=${catalog} user=${user} />`]
-  if (section === 'admin' && user.is_superuser) return ['Administration', html`<${Admin} catalog=${catalog} onCatalogChange=${reloadCatalog} />`]
-  if (section === 'account') return ['Your account', html`<${Account} user=${user} />`]
-  return ['Dashboards', html`<${DashboardList} navigate=${navigate} />`]
+    return [t('Edit chart'), html`<${ChartBuilder} key=${id} chartId=${id} dashboardId=${extra} catalog=${catalog} user=${user} navigate=${navigate} />`]
+  if (section === 'data') return [t('Data'), html`<${DataBrowser} catalog=${catalog} />`]
+  if (section === 'upload') return [t('Upload'), html`<${Upload} catalog=${catalog} user=${user} />`]
+  if (section === 'admin' && user.is_superuser) return [t('Administration'), html`<${Admin} catalog=${catalog} onCatalogChange=${reloadCatalog} />`]
+  if (section === 'account') return [t('Your account'), html`<${Account} user=${user} />`]
+  return [t('Dashboards'), html`<${DashboardList} navigate=${navigate} />`]
 }
 
 /** Focuses the page's h1 once it is drawn (a page may still be loading what its heading says). */
@@ -81,10 +92,11 @@ function focusHeading() {
   attempt()
 }
 
+/** @type {Array<[string, () => string]>} */
 const SECTIONS = [
-  ['#/', 'Dashboards'],
-  ['#/data', 'Data'],
-  ['#/upload', 'Upload'],
+  ['#/', () => t('Dashboards')],
+  ['#/data', () => t('Data')],
+  ['#/upload', () => t('Upload')],
 ]
 
 function Shell({ user, onSignedOut }) {
@@ -99,25 +111,26 @@ function Shell({ user, onSignedOut }) {
     onSignedOut()
   }
   const reloadCatalog = () => loadCatalog().then(setCatalog)
-  const [title, view] = catalog ? page(hash, user, catalog, reloadCatalog) : ['Loading', html`<p>${error || 'Loading…'}</p>`]
+  const [title, view] = catalog ? page(hash, user, catalog, reloadCatalog) : [t('Loading'), html`<p>${error || t('Loading…')}</p>`]
   useEffect(() => {
     document.title = `${title} · rhizome`
   }, [title])
   // A new page (not a new view of the same one) moves focus to its heading, as a page load would.
   const { path } = parseRoute(hash)
   useEffect(() => focusHeading(), [path, Boolean(catalog)])
-  const sections = user.is_superuser ? [...SECTIONS, ['#/admin', 'Administration']] : SECTIONS
+  /** @type {Array<[string, () => string]>} */
+  const sections = user.is_superuser ? [...SECTIONS, ['#/admin', () => t('Administration')]] : SECTIONS
   const current = (target) => (target === '#/' ? !/^#\/(data|upload|admin|account)/.test(hash) : hash.startsWith(target))
   return html`<a class="skip" href="#content" onClick=${(e) => {
     e.preventDefault()
     document.getElementById('content')?.focus()
-  }}>Skip to content</a>
+  }}>${t('Skip to content')}</a>
     <header class="app-header">
       <strong class="brand">rhizome</strong>
-      <nav aria-label="Main">
-        ${sections.map(([target, label]) => html`<a key=${target} href=${target} aria-current=${current(target) ? 'page' : undefined}>${label}</a>`)}
+      <nav aria-label=${t('Main')}>
+        ${sections.map(([target, label]) => html`<a key=${target} href=${target} aria-current=${current(target) ? 'page' : undefined}>${label()}</a>`)}
       </nav>
-      <p class="who">Signed in as <strong>${user.username}</strong> <a href="#/account" aria-current=${hash.startsWith('#/account') ? 'page' : undefined}>Account</a> <button class="secondary" onClick=${signOut}>Sign out</button></p>
+      <p class="who">${t('Signed in as')} <strong>${user.username}</strong> <a href="#/account" aria-current=${hash.startsWith('#/account') ? 'page' : undefined}>${t('Account')}</a> <button class="secondary" onClick=${signOut}>${t('Sign out')}</button> <${LanguagePicker} /></p>
     </header>
     <main id="content" tabindex="-1">${view}</main>`
 }
@@ -139,10 +152,11 @@ function App() {
   }
   // A shared link's dashboard is for anyone holding the link, signed in or not.
   if (parts[0] === 'shared' && parts[1]) return html`<${SharedDashboard} key=${parts[1]} token=${parts[1]} params=${params} />`
-  if (user === undefined) return html`<main id="content"><p>Loading…</p></main>`
+  if (user === undefined) return html`<main id="content"><p>${t('Loading…')}</p></main>`
   return user ? html`<${Shell} user=${user} onSignedOut=${() => setUser(null)} />` : html`<${SignIn} onSignedIn=${setUser} />`
 }
 
+document.documentElement.lang = language()
 const root = document.getElementById('app')
 root.textContent = ''
 render(html`<${App} />`, root)

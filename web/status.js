@@ -2,6 +2,7 @@
 // docs/decisions.md, "Bounds and a value's status"); here each status gets its colour and the legend
 // names every range with its limits. Pure functions: no DOM, no fetch (tested in node).
 import { formatValue } from './format.js'
+import { t } from './i18n.js'
 
 /** Fill of good, ok and bad in a chart (bars, map regions); table cells take a tint of it (app.css). */
 const NAMED = {
@@ -26,6 +27,9 @@ export function boundsById(indicators) {
   return bounds
 }
 
+/** A status in words: good, ok and bad in the reader's language, an indicator's own range by its name. */
+export const statusWord = (status) => (status === 'good' ? t('good') : status === 'ok' ? t('ok') : status === 'bad' ? t('bad') : status)
+
 /** The CSS class of a status of an indicator: `status-good`, … or `status-range-<n>` for its own ranges. */
 export function statusClass(status, bounds) {
   if (status === null || status === undefined) return ''
@@ -48,17 +52,28 @@ export function statusLegend(bounds, format) {
   if (!bounds) return []
   const f = (v) => formatValue(v, format)
   const items = bounds.ranges.map((r) => {
-    const lower = r.mn_val != null ? `from ${f(r.mn_val)}` : ''
-    const upper = r.mx_val != null ? `${lower ? ' ' : ''}to ${f(r.mx_val)}` : ''
-    return { status: r.bound_name, className: statusClass(r.bound_name, bounds), label: `${r.bound_name}: ${lower}${upper}` || r.bound_name }
+    const limits =
+      r.mn_val != null && r.mx_val != null
+        ? t('from {min} to {max}', { min: f(r.mn_val), max: f(r.mx_val) })
+        : r.mn_val != null
+          ? t('from {min}', { min: f(r.mn_val) })
+          : r.mx_val != null
+            ? t('to {max}', { max: f(r.mx_val) })
+            : ''
+    return { status: r.bound_name, className: statusClass(r.bound_name, bounds), label: limits ? `${r.bound_name}: ${limits}` : r.bound_name }
   })
   if (bounds.pair) {
     const higherIsBetter = bounds.good > bounds.bad
-    const [more, less] = higherIsBetter ? ['or more', 'or less'] : ['or less', 'or more']
+    const good = { value: f(bounds.good) }
+    const bad = { value: f(bounds.bad) }
     items.push(
-      { status: 'good', className: 'status-good', label: `good: ${f(bounds.good)} ${more}` },
-      { status: 'ok', className: 'status-ok', label: `ok: between ${f(Math.min(bounds.good, bounds.bad))} and ${f(Math.max(bounds.good, bounds.bad))}` },
-      { status: 'bad', className: 'status-bad', label: `bad: ${f(bounds.bad)} ${less}` },
+      { status: 'good', className: 'status-good', label: higherIsBetter ? t('good: {value} or more', good) : t('good: {value} or less', good) },
+      {
+        status: 'ok',
+        className: 'status-ok',
+        label: t('ok: between {low} and {high}', { low: f(Math.min(bounds.good, bounds.bad)), high: f(Math.max(bounds.good, bounds.bad)) }),
+      },
+      { status: 'bad', className: 'status-bad', label: higherIsBetter ? t('bad: {value} or less', bad) : t('bad: {value} or more', bad) },
     )
   }
   return items

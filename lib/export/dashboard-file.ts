@@ -39,11 +39,14 @@ async function catalogFor(modules: WebModules, read: Read): Promise<Catalog> {
 async function chartsOf(read: Read, target: ExportTarget) {
   if (target.chartId !== undefined) {
     const chart = (await ok(read, `/custom_chart/${target.chartId}/`)) as unknown as SavedChart
-    return { title: chart.title ?? `Chart ${chart.id}`, rows: [[chart]], prefetched: {} as Record<string, unknown> }
+    return { title: chart.title ?? `#${chart.id}`, rows: [[chart]], prefetched: {} as Record<string, unknown> }
   }
   const dashboard = await ok(read, `/dashboard/${target.dashboardId}/`)
   const { campaignId, locationId, startDate, endDate } = target.view
-  const data = await ok(read, `/dashboard/${target.dashboardId}/data/${query({ campaign: campaignId, location: locationId, start_date: startDate, end_date: endDate })}`)
+  const data = await ok(
+    read,
+    `/dashboard/${target.dashboardId}/data/${query({ campaign: campaignId, location: locationId, start_date: startDate, end_date: endDate })}`,
+  )
   const rows = ((dashboard.rows as Array<{ charts?: unknown[] }> | null) ?? [])
     .map((row) => (row?.charts ?? []).filter((c): c is SavedChart => typeof c === 'object' && c !== null && 'chart_json' in c))
     .filter((row) => row.length > 0)
@@ -53,7 +56,7 @@ async function chartsOf(read: Read, target: ExportTarget) {
 /** One chart drawn at `width`: its drawing, a table, or the reason there is none. */
 async function drawChart(modules: WebModules, chart: SavedChart, spec: ChartSpec, width: number, context: DrawContext): Promise<DrawnChart> {
   const { catalog, view, readObjects, scope } = context
-  const title = chart.title ?? `Chart ${chart.id}`
+  const title = chart.title ?? `#${chart.id}`
   const drawn = (svg: string) => ({ title, svg, width, height: CHART_HEIGHT })
   let data: Awaited<ReturnType<WebModules['readChartFor']>>['data']
   try {
@@ -61,16 +64,17 @@ async function drawChart(modules: WebModules, chart: SavedChart, spec: ChartSpec
   } catch (error) {
     return drawn(messageSvg((error as Error).message, width, CHART_HEIGHT))
   }
-  if (data.points.length === 0) return drawn(messageSvg('No values for this selection.', width, CHART_HEIGHT))
+  if (data.points.length === 0) return drawn(messageSvg(modules.t('No values for this selection.'), width, CHART_HEIGHT))
   const table = () => {
     const ids = spec.indicator_ids ?? []
+    const { t } = modules
     const header = [
-      'Location',
-      data.over === 'time' ? 'Period' : data.over === 'classes' ? 'Class' : 'Campaign',
-      ...ids.map((id) => catalog.indicatorName.get(id) ?? `Indicator ${id}`),
+      t('Location'),
+      data.over === 'time' ? t('Period') : data.over === 'classes' ? t('Class') : t('Campaign'),
+      ...ids.map((id) => catalog.indicatorName.get(id) ?? t('Indicator {id}', { id })),
     ]
     const rows = modules.tableRows(data, ids, catalog).map((row) => [row.location, row.key.label, ...row.shown])
-    return drawn(tableSvg(header, rows, width, CHART_HEIGHT))
+    return drawn(tableSvg(header, rows, width, CHART_HEIGHT, (more) => modules.tn(more, '… {n} more row', '… {n} more rows')))
   }
   if (modules.isTable(spec)) return table()
   let mapName = ''
@@ -100,7 +104,7 @@ export async function exportLayout(
   modules: WebModules,
   read: Read,
   target: ExportTarget,
-  options: { width: number; scope: string; made: Date },
+  options: { width: number; scope: string; made: Date; language: string },
 ): Promise<Layout> {
   const [catalog, charts] = await Promise.all([catalogFor(modules, read), chartsOf(read, target)])
   const readObjects = async (path: string) => (await ok(read, path)).objects as Array<Record<string, unknown>>
@@ -116,14 +120,16 @@ export async function exportLayout(
   const campaigns = campaignIds.map((id) => catalog.campaignName.get(id)).filter(Boolean)
   const locationIds = locationId == null ? [...new Set(specs.flatMap((spec) => spec.location_ids ?? []))] : [locationId]
   const locations = locationIds.map((id) => catalog.locationName.get(id)).filter(Boolean)
-  const made = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(options.made)
+  const { t } = modules
+  const made = new Intl.DateTimeFormat(options.language, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(options.made)
+  const dates = [startDate && t('from {day}', { day: startDate }), endDate && t('to {day}', { day: endDate })].filter(Boolean).join(' ')
   return {
     title: charts.title,
     lines: [
-      `Campaign: ${campaigns.length ? campaigns.join(', ') : 'as each chart sets'}`,
-      `Locations: ${locations.length ? locations.join(', ') : 'as each chart sets'}`,
-      ...(startDate || endDate ? [`Dates: ${[startDate && `from ${startDate}`, endDate && `to ${endDate}`].filter(Boolean).join(' ')}`] : []),
-      `Made ${made} UTC`,
+      t('Campaign: {names}', { names: campaigns.length ? campaigns.join(', ') : t('as each chart sets') }),
+      t('Locations: {names}', { names: locations.length ? locations.join(', ') : t('as each chart sets') }),
+      ...(dates ? [t('Dates: {range}', { range: dates })] : []),
+      t('Made {time} UTC', { time: made }),
     ],
     rows,
   }

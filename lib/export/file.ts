@@ -5,8 +5,8 @@ import type { Answer } from '../api/composed-read.js'
 import { Param, queryReader } from '../api/query.js'
 import type { QueryParams } from '../api/query-params.js'
 import { type ExportTarget, exportLayout } from './dashboard-file.js'
-import { jpegOf, layoutSvg, pdfOf, pngOf } from './render.js'
-import type { WebModules } from './web-modules.js'
+import { jpegOf, layoutSvg, PDF_LAYOUT_WIDTH, pdfOf, pngOf } from './render.js'
+import { drawingLanguage, type WebModules } from './web-modules.js'
 import { readView, VIEW_PARAMS, viewOf } from './view.js'
 
 /** Each file type and its media type. */
@@ -25,13 +25,17 @@ export const EXPORT_QUERY = {
   type: Param.string('pdf (a page per row of charts), png, jpeg or svg; pdf by default'),
   ...VIEW_PARAMS,
   width: Param.integer('the width in pixels of a PNG, JPEG or SVG: 320 to 4000, 1200 by default'),
+  lang: Param.string("the language of the file's words, numbers and dates: en (by default) or fr"),
 }
 const readQuery = queryReader(EXPORT_QUERY, { names: [], unlessId: false })
 const WIDTH = { min: 320, max: 4000, default: 1200 }
+/** The languages of the web app (web/i18n.js). */
+const LANGUAGES = ['en', 'fr']
 
 export interface FileAsked {
   type: FileType
   width: number
+  lang: string
   target: ExportTarget
 }
 
@@ -46,6 +50,8 @@ export function fileAsked(
   const q = readQuery(raw)
   const type = (q.type ?? 'pdf') as FileType
   if (!(type in FILE_TYPES)) throw invalidValue('type', q.type, Object.keys(FILE_TYPES).join(', '))
+  const lang = q.lang ?? 'en'
+  if (!LANGUAGES.includes(lang)) throw invalidValue('lang', q.lang, LANGUAGES.join(' or '))
   const width = q.width ?? WIDTH.default
   if (width < WIDTH.min || width > WIDTH.max) throw invalidValue('width', q.width, `an integer from ${WIDTH.min} to ${WIDTH.max}`)
   const named = (['dashboard_id', 'chart_id', 'path'] as const).filter((name) => q[name] !== undefined)
@@ -61,7 +67,7 @@ export function fileAsked(
   // The path's view, where the query names none of its own.
   const view = fromPath ? viewOf(readView(fromPath.view)) : viewOf(q)
   const dashboardId = q.chart_id === undefined ? (ownDashboard ?? fromPath?.dashboardId ?? q.dashboard_id) : undefined
-  return { type, width, target: { dashboardId, chartId: q.chart_id, view } }
+  return { type, width, lang, target: { dashboardId, chartId: q.chart_id, view } }
 }
 
 /** The file: its bytes, media type and the name a browser saves it under. */
@@ -71,9 +77,10 @@ export async function exportFile(
   asked: FileAsked,
   scope: string,
 ): Promise<{ bytes: Buffer; mediaType: string; disposition: string }> {
-  const { type, width, target } = asked
+  const { type, width, target, lang } = asked
   const made = new Date()
-  const layout = await exportLayout(modules, read, target, { width, made, scope })
+  const layoutWidth = type === 'pdf' ? PDF_LAYOUT_WIDTH : width
+  const layout = await drawingLanguage.run(lang, () => exportLayout(modules, read, target, { width: layoutWidth, made, scope, language: lang }))
   const svg = () => layoutSvg(layout, width)
   const bytes = type === 'pdf' ? await pdfOf(layout, made) : type === 'png' ? pngOf(svg(), width) : type === 'jpeg' ? jpegOf(svg(), width) : Buffer.from(svg())
   const name = `${

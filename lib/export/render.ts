@@ -59,7 +59,7 @@ export function messageSvg(text: string, width: number, height: number): string 
  * A table as an SVG: a header row and as many rows as fit in `height`, then how many more there are
  * (the CSV holds every row).
  */
-export function tableSvg(header: string[], rows: string[][], width: number, height: number): string {
+export function tableSvg(header: string[], rows: string[][], width: number, height: number, moreRows: (count: number) => string): string {
   const rowHeight = 20
   const fit = Math.max(1, Math.floor((height - 2 * rowHeight) / rowHeight))
   const shown = rows.slice(0, rows.length > fit + 1 ? fit : fit + 1)
@@ -75,7 +75,7 @@ export function tableSvg(header: string[], rows: string[][], width: number, heig
     `<line x1="0" x2="${width}" y1="${rowHeight}" y2="${rowHeight}" stroke="#999"/>`,
     ...shown.map((row, r) => row.map((text, c) => cell(text, c, (r + 2) * rowHeight - 6)).join('')),
   ]
-  if (shown.length < rows.length) lines.push(cell(`… ${rows.length - shown.length} more rows`, 0, (shown.length + 2) * rowHeight - 6))
+  if (shown.length < rows.length) lines.push(cell(moreRows(rows.length - shown.length), 0, (shown.length + 2) * rowHeight - 6))
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}"><g font-family="${FONT_FAMILY}" font-size="12" fill="#1b1f23">${lines.join('')}</g></svg>`
 }
 
@@ -126,6 +126,11 @@ export function jpegOf(svg: string, width: number): Buffer {
 
 /** A4 landscape, in points; the margin around a page. */
 const PAGE = { width: 842, height: 595, margin: 36 }
+/**
+ * The width a PDF's layout is drawn at: a row's charts then fill the page at one pixel a point, not
+ * scaled (svg-to-pdfkit drops the end of right-aligned text in a scaled drawing).
+ */
+export const PDF_LAYOUT_WIDTH = PAGE.width - 2 * PAGE.margin + 2 * GAP
 
 /** The layout as a PDF: a page per row of charts, each under the heading (title and lines). */
 export async function pdfOf(layout: Layout, made: Date): Promise<Buffer> {

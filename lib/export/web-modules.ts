@@ -1,5 +1,6 @@
 // The web app's chart modules (plain JavaScript in web/, beside the server's sources: dist/ holds no
 // copy of them), loaded by the server so that what it reads and draws is what the app reads and draws.
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { PROJECT_ROOT } from '../core/paths.js'
@@ -41,13 +42,25 @@ export interface WebModules {
   catalogOf(lists: Record<string, Objects>): Catalog
   formatValue(value: number | null, format?: string): string
   query(params: Record<string, unknown>): string
+  LANGUAGES: Record<string, string>
+  t(text: string, values?: Record<string, string | number>): string
+  tn(count: number, one: string, other: string, values?: Record<string, string | number>): string
+  useLanguage(source: () => string | undefined): void
 }
+
+/** The language of the file being drawn, for every await of its drawing (web/i18n.js reads it). */
+export const drawingLanguage = new AsyncLocalStorage<string>()
 
 let loaded: Promise<WebModules> | undefined
 
 /** The modules, loaded once per process. */
 export function webModules(): Promise<WebModules> {
   const load = (name: string) => import(pathToFileURL(join(PROJECT_ROOT, 'web', name)).href)
-  loaded ??= Promise.all(['chart-data.js', 'status.js', 'charts.js', 'api.js', 'format.js'].map(load)).then((modules) => Object.assign({}, ...modules))
+  loaded ??= Promise.all(['chart-data.js', 'status.js', 'charts.js', 'api.js', 'format.js', 'i18n.js'].map(load)).then((loadedModules) => {
+    const modules: WebModules = Object.assign({}, ...loadedModules)
+    // The app's words, numbers and dates in the language of the drawing in progress (English outside one).
+    modules.useLanguage(() => drawingLanguage.getStore())
+    return modules
+  })
   return loaded
 }

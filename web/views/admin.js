@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { change, list } from '../api.js'
 import { formatTime } from '../format.js'
 import { html } from '../html.js'
+import { t } from '../i18n.js'
 import { IndicatorBounds } from './bounds.js'
 import { ClassLabels } from './class-labels.js'
 import { LocationSearch } from './location-search.js'
@@ -32,13 +33,13 @@ export function Admin({ catalog, onCatalogChange }) {
     const link = await change('POST', `/user/${user.id}/password_reset/`, {})
     setResetLink({ username: user.username, url: new URL(link.url, location.href).href, expires: formatTime(link.expires_at) })
   }
-  const createUser = act('User created: send them the link below to set their password', async (form) => {
+  const createUser = act(t('User created: send them the link below to set their password'), async (form) => {
     const created = await change('POST', '/user/', { username: form.get('username'), is_superuser: form.get('is_superuser') === 'on' })
     await showResetLink(created)
   })
-  const issueResetLink = (user) => act(`Reset link made for ${user.username}`, () => showResetLink(user))
+  const issueResetLink = (user) => act(t('Reset link made for {username}', { username: user.username }), () => showResetLink(user))
   const setResponsibility = (user) =>
-    act(`Responsibility saved for ${user.username}`, () => {
+    act(t('Responsibility saved for {username}', { username: user.username }), () => {
       const current = responsibilities.get(user.id)
       const location = chosen.has(user.id) ? chosen.get(user.id) : current?.top_lvl_location_id
       if (location == null) return current ? change('DELETE', `/location_responsibility/${current.id}/`) : Promise.resolve()
@@ -46,64 +47,65 @@ export function Admin({ catalog, onCatalogChange }) {
       return current ? change('PATCH', `/location_responsibility/${current.id}/`, body) : change('POST', '/location_responsibility/', body)
     })
   const setActive = (user, active) =>
-    act(active ? `${user.username} may sign in again` : `${user.username} is disabled: no sign-in, no key`, () =>
-      change('PATCH', `/user/${user.id}/`, { is_active: active }),
+    act(
+      active ? t('{username} may sign in again', { username: user.username }) : t('{username} is disabled: no sign-in, no key', { username: user.username }),
+      () => change('PATCH', `/user/${user.id}/`, { is_active: active }),
     )
-  const createKey = act('Key created: copy it now, it is not shown again', async (form) => {
+  const createKey = act(t('Key created: copy it now, it is not shown again'), async (form) => {
     const created = await change('POST', '/api_key/', { user_id: Number(form.get('user')) })
     setNewKey({ id: created.id, text: `${created.user__username}:${created.key}` })
   })
   const revokeKey = (key) =>
-    act(`Key ${key.id} revoked`, async () => {
+    act(t('Key {id} revoked', { id: key.id }), async () => {
       await change('DELETE', `/api_key/${key.id}/`)
       if (newKey?.id === key.id) setNewKey(null)
     })
 
-  return html`<h1>Administration</h1>
+  return html`<h1>${t('Administration')}</h1>
     <${ActionMessage} message=${message} />
     <section aria-labelledby="users-heading">
-      <h2 id="users-heading">Users</h2>
-      <div class="table-scroll" tabindex="0" role="region" aria-label="Users, scrollable"><table>
-        <thead><tr><th scope="col">User</th><th scope="col">Superuser</th><th scope="col">Limited to</th><th scope="col">Password</th><th scope="col">Access</th></tr></thead>
+      <h2 id="users-heading">${t('Users')}</h2>
+      <div class="table-scroll" tabindex="0" role="region" aria-label=${t('Users, scrollable')}><table>
+        <thead><tr><th scope="col">${t('User')}</th><th scope="col">${t('Superuser')}</th><th scope="col">${t('Limited to')}</th><th scope="col">${t('Password')}</th><th scope="col">${t('Access')}</th></tr></thead>
         <tbody>${users.map(
           (u) => html`<tr key=${u.id}>
             <th scope="row">${u.username}</th>
-            <td>${u.is_superuser ? 'yes' : 'no'}</td>
+            <td>${u.is_superuser ? t('yes') : t('no')}</td>
             <td><form class="inline" onSubmit=${setResponsibility(u)}>
-              <${LocationSearch} catalog=${catalog} label=${`Location responsibility of ${u.username}`} hideLabel=${true} allowNone=${true}
+              <${LocationSearch} catalog=${catalog} label=${t('Location responsibility of {username}', { username: u.username })} hideLabel=${true} allowNone=${true}
                 locationId=${chosen.has(u.id) ? chosen.get(u.id) : responsibilities.get(u.id)?.top_lvl_location_id}
                 onChange=${(id) => setChosen(new Map(chosen).set(u.id, id))} />
-              <button type="submit" class="secondary" aria-label=${`Save responsibility of ${u.username}`}>Save</button>
+              <button type="submit" class="secondary" aria-label=${t('Save responsibility of {username}', { username: u.username })}>${t('Save')}</button>
             </form></td>
-            <td><button class="secondary" onClick=${issueResetLink(u)} aria-label=${`Reset link for ${u.username}`}>Reset link</button></td>
-            <td>${u.is_active === false ? 'disabled ' : ''}<button class="secondary" onClick=${setActive(u, u.is_active === false)} aria-label=${`${u.is_active === false ? 'Enable' : 'Disable'} ${u.username}`}>
-              ${u.is_active === false ? 'Enable' : 'Disable'}</button></td>
+            <td><button class="secondary" onClick=${issueResetLink(u)} aria-label=${t('Reset link for {username}', { username: u.username })}>${t('Reset link')}</button></td>
+            <td>${u.is_active === false ? `${t('disabled')} ` : ''}<button class="secondary" onClick=${setActive(u, u.is_active === false)} aria-label=${u.is_active === false ? t('Enable {username}', { username: u.username }) : t('Disable {username}', { username: u.username })}>
+              ${u.is_active === false ? t('Enable') : t('Disable')}</button></td>
           </tr>`,
         )}</tbody>
       </table></div>
-      <h3>New user</h3>
+      <h3>${t('New user')}</h3>
       <form class="inline" onSubmit=${createUser}>
-        <label>New username <input name="username" required pattern="[A-Za-z0-9_.@+\\-]+" /></label>
-        <label class="choice"><input type="checkbox" name="is_superuser" /> Superuser</label>
-        <button type="submit">Create user</button>
+        <label>${t('New username')} <input name="username" required pattern="[A-Za-z0-9_.@+\\-]+" /></label>
+        <label class="choice"><input type="checkbox" name="is_superuser" /> ${t('Superuser')}</label>
+        <button type="submit">${t('Create user')}</button>
       </form>
     </section>
     ${
       resetLink &&
-      html`<p class="notice">A link for <strong>${resetLink.username}</strong> to set their password, once, until ${resetLink.expires}: <code class="reset-link">${resetLink.url}</code></p>`
+      html`<p class="notice">${t('A link for {username} to set their password, once, until {expires}:', { username: resetLink.username, expires: resetLink.expires })} <code class="reset-link">${resetLink.url}</code></p>`
     }
     <section aria-labelledby="keys-heading">
-      <h2 id="keys-heading">API keys</h2>
-      ${newKey && html`<p class="notice">New key (send it as <code>Authorization: ApiKey</code> and the key): <code class="new-key">${newKey.text}</code></p>`}
+      <h2 id="keys-heading">${t('API keys')}</h2>
+      ${newKey && html`<p class="notice">${t('New key (send it as Authorization: ApiKey and the key):')} <code class="new-key">${newKey.text}</code></p>`}
       <ul class="cards">${keys.map(
         (
           k,
-        ) => html`<li key=${k.id} class="chart-item"><span>Key ${k.id} of ${k.user__username}, made ${formatTime(k.created_at)}, last used ${k.last_used_at ? formatTime(k.last_used_at) : 'never'}</span>
-          <button class="secondary" onClick=${revokeKey(k)} aria-label=${`Revoke key ${k.id}`}>Revoke</button></li>`,
+        ) => html`<li key=${k.id} class="chart-item"><span>${t('Key {id} of {username}, made {made}, last used {used}', { id: k.id, username: k.user__username, made: formatTime(k.created_at), used: k.last_used_at ? formatTime(k.last_used_at) : t('never') })}</span>
+          <button class="secondary" onClick=${revokeKey(k)} aria-label=${t('Revoke key {id}', { id: k.id })}>${t('Revoke')}</button></li>`,
       )}</ul>
       <form class="inline" onSubmit=${createKey}>
-        <label>Key for <select name="user">${users.map((u) => html`<option key=${u.id} value=${u.id}>${u.username}</option>`)}</select></label>
-        <button type="submit">Create key</button>
+        <label>${t('Key for')} <select name="user">${users.map((u) => html`<option key=${u.id} value=${u.id}>${u.username}</option>`)}</select></label>
+        <button type="submit">${t('Create key')}</button>
       </form>
     </section>
     <${IndicatorBounds} catalog=${catalog} onChange=${onCatalogChange} />

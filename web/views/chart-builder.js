@@ -6,6 +6,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks'
 import { change, freeTitle, mayChange } from '../api.js'
 import { CHART_TYPES, chartSpec, DATE_GROUPINGS, isTimeChart } from '../chart-data.js'
 import { html } from '../html.js'
+import { t } from '../i18n.js'
 import { loadDraft, saveDraft } from '../drafts.js'
 import { ChartCard } from './chart-card.js'
 import { addToDraft } from './dashboards.js'
@@ -42,8 +43,8 @@ export function ChartBuilder({ chartId, dashboardId, catalog, user, navigate }) 
       (e) => setError({ text: e.message, freeTitle: '' }),
     )
   }, [chartId])
-  const preview = useMemo(() => spec && { uuid: 'preview', title: title || 'Preview', chart_json: spec }, [spec, title])
-  if (!spec) return error.text ? html`<p class="error" role="alert">${error.text}</p>` : html`<p>Loading…</p>`
+  const preview = useMemo(() => spec && { uuid: 'preview', title: title || t('Preview'), chart_json: spec }, [spec, title])
+  if (!spec) return error.text ? html`<p class="error" role="alert">${error.text}</p>` : html`<p>${t('Loading…')}</p>`
 
   const set = (patch) => setSpec({ ...spec, ...patch })
   const overTime = isTimeChart(spec)
@@ -57,7 +58,7 @@ export function ChartBuilder({ chartId, dashboardId, catalog, user, navigate }) 
   const save = async (event) => {
     event.preventDefault()
     setError({ text: '', freeTitle: '' })
-    if (!ready) return setError({ text: 'Choose at least one indicator.', freeTitle: '' })
+    if (!ready) return setError({ text: t('Choose at least one indicator.'), freeTitle: '' })
     try {
       const chart =
         own && saved
@@ -68,11 +69,11 @@ export function ChartBuilder({ chartId, dashboardId, catalog, user, navigate }) 
     } catch (e) {
       if (e.code !== 'UNIQUE_VIOLATION') return setError({ text: e.message, freeTitle: '' })
       const free = await freeTitle('custom_chart', title)
-      setError({ text: `“${title}” is already the title of a chart (titles are shared by everyone). “${free}” is free.`, freeTitle: free })
+      setError({ text: t('“{title}” is already the title of a chart (titles are shared by everyone). “{free}” is free.', { title, free }), freeTitle: free })
     }
   }
   const remove = async () => {
-    if (!confirm(`Delete the chart “${saved.title}”? It leaves every dashboard that shows it.`)) return
+    if (!confirm(t('Delete the chart “{title}”? It leaves every dashboard that shows it.', { title: saved.title }))) return
     try {
       await change('DELETE', `/custom_chart/${saved.id}/`)
       const draft = dashboardId && loadDraft('dashboard', dashboardId)
@@ -82,36 +83,39 @@ export function ChartBuilder({ chartId, dashboardId, catalog, user, navigate }) 
       setError({ text: e.message, freeTitle: '' })
     }
   }
-  return html`<h1>${saved ? (own ? 'Edit chart' : 'Copy of a chart') : 'New chart'}</h1>
-    ${!own && html`<p class="hint">This chart is someone else’s: saving makes a copy of your own${dashboardId ? ', put in its place on your dashboard' : ''}.</p>`}
+  return html`<h1>${saved ? (own ? t('Edit chart') : t('Copy of a chart')) : t('New chart')}</h1>
+    ${
+      !own &&
+      html`<p class="hint">${dashboardId ? t('This chart is someone else’s: saving makes a copy of your own, put in its place on your dashboard.') : t('This chart is someone else’s: saving makes a copy of your own.')}</p>`
+    }
     <div class="builder">
       <form class="stack" onSubmit=${save}>
-        <label>Title <input value=${title} required maxlength="255" onInput=${(e) => setTitle(e.target.value)} /></label>
-        <label>Chart type
+        <label>${t('Title')} <input value=${title} required maxlength="255" onInput=${(e) => setTitle(e.target.value)} /></label>
+        <label>${t('Chart type')}
           <select value=${spec.type} onChange=${(e) => set({ type: e.target.value })}>
-            ${CHART_TYPES.map((t) => html`<option key=${t} value=${t}>${t}</option>`)}
+            ${CHART_TYPES.map((type) => html`<option key=${type} value=${type}>${type}</option>`)}
           </select>
         </label>
-        <${Checkboxes} legend="Indicators" options=${catalog.indicators.map((i) => ({ id: i.id, label: i.short_name }))} selected=${spec.indicator_ids ?? []} onChange=${(ids) => set({ indicator_ids: ids })} />
-        <fieldset><legend>Values over</legend>
-          <label class="choice"><input type="radio" name="over" checked=${!overTime} onChange=${() => overDates(false)} /> Campaigns</label>
-          <label class="choice"><input type="radio" name="over" checked=${overTime} onChange=${() => overDates(true)} /> Dates</label>
+        <${Checkboxes} legend=${t('Indicators')} options=${catalog.indicators.map((i) => ({ id: i.id, label: i.short_name }))} selected=${spec.indicator_ids ?? []} onChange=${(ids) => set({ indicator_ids: ids })} />
+        <fieldset><legend>${t('Values over')}</legend>
+          <label class="choice"><input type="radio" name="over" checked=${!overTime} onChange=${() => overDates(false)} /> ${t('Campaigns')}</label>
+          <label class="choice"><input type="radio" name="over" checked=${overTime} onChange=${() => overDates(true)} /> ${t('Dates')}</label>
         </fieldset>
         ${
           overTime
-            ? html`<label>From <input type="date" value=${spec.start_date ?? ''} onInput=${(e) => set({ start_date: e.target.value })} /></label>
-              <label>To <input type="date" value=${spec.end_date ?? ''} onInput=${(e) => set({ end_date: e.target.value })} /></label>
-              <label>Group by time
-                <select value=${spec.groupByTime} onChange=${(e) => set({ groupByTime: e.target.value })}>${DATE_GROUPINGS.map(([g, label]) => html`<option key=${g} value=${g}>${label}</option>`)}</select>
+            ? html`<label>${t('From')} <input type="date" value=${spec.start_date ?? ''} onInput=${(e) => set({ start_date: e.target.value })} /></label>
+              <label>${t('To')} <input type="date" value=${spec.end_date ?? ''} onInput=${(e) => set({ end_date: e.target.value })} /></label>
+              <label>${t('Group by time')}
+                <select value=${spec.groupByTime} onChange=${(e) => set({ groupByTime: e.target.value })}>${DATE_GROUPINGS.map(([g, label]) => html`<option key=${g} value=${g}>${label()}</option>`)}</select>
               </label>`
-            : html`<${Checkboxes} legend="Campaigns" options=${catalog.campaigns.map((c) => ({ id: c.id, label: c.name }))} selected=${spec.campaign_ids ?? []} onChange=${(ids) => set({ campaign_ids: ids })} />`
+            : html`<${Checkboxes} legend=${t('Campaigns')} options=${catalog.campaigns.map((c) => ({ id: c.id, label: c.name }))} selected=${spec.campaign_ids ?? []} onChange=${(ids) => set({ campaign_ids: ids })} />`
         }
         <${LocationPicker} catalog=${catalog} locationId=${spec.location_ids?.[0]} depth=${spec.location_depth ?? 0}
           onChange=${({ locationId, depth }) => set({ location_ids: [locationId], location_depth: depth })} />
-        <label class="choice"><input type="checkbox" checked=${Boolean(spec.pinned)} onChange=${(e) => set({ pinned: e.target.checked || undefined })} /> On a dashboard, keep this chart's own campaigns, dates and locations</label>
-        <label>Group by
+        <label class="choice"><input type="checkbox" checked=${Boolean(spec.pinned)} onChange=${(e) => set({ pinned: e.target.checked || undefined })} /> ${t("On a dashboard, keep this chart's own campaigns, dates and locations")}</label>
+        <label>${t('Group by')}
           <select value=${spec.groupBy ?? 'indicator'} onChange=${(e) => set({ groupBy: e.target.value })}>
-            <option value="indicator">Indicator</option><option value="location">Location</option>
+            <option value="indicator">${t('Indicator')}</option><option value="location">${t('Location')}</option>
           </select>
         </label>
         ${error.text && html`<p class="error" role="alert">${error.text}</p>`}
@@ -120,16 +124,16 @@ export function ChartBuilder({ chartId, dashboardId, catalog, user, navigate }) 
           html`<button type="button" class="secondary" onClick=${() => {
             setTitle(error.freeTitle)
             setError({ text: '', freeTitle: '' })
-          }}>Use “${error.freeTitle}”</button>`
+          }}>${t('Use “{title}”', { title: error.freeTitle })}</button>`
         }
         <div class="inline">
-          <button type="submit">${own ? 'Save chart' : 'Save as my chart'}</button>
-          <a href=${back}>Cancel</a>
-          ${saved && own && html`<button type="button" class="danger" onClick=${remove}>Delete chart</button>`}
+          <button type="submit">${own ? t('Save chart') : t('Save as my chart')}</button>
+          <a href=${back}>${t('Cancel')}</a>
+          ${saved && own && html`<button type="button" class="danger" onClick=${remove}>${t('Delete chart')}</button>`}
         </div>
       </form>
-      <section aria-label="Preview">
-        ${ready ? html`<${ChartCard} chart=${preview} view=${NO_VIEW} catalog=${catalog} />` : html`<p>Choose at least one indicator to see a preview.</p>`}
+      <section aria-label=${t('Preview')}>
+        ${ready ? html`<${ChartCard} chart=${preview} view=${NO_VIEW} catalog=${catalog} />` : html`<p>${t('Choose at least one indicator to see a preview.')}</p>`}
       </section>
     </div>`
 }

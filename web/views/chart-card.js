@@ -5,7 +5,8 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { chartOption, chartSpec, csvName, isMap, isTable, tableRows } from '../chart-data.js'
 import { draw, readChartFor, registerPolygons, tooltipElement } from '../charts.js'
 import { formatCount } from '../format.js'
-import { statusClass, statusLegend } from '../status.js'
+import { statusClass, statusLegend, statusWord } from '../status.js'
+import { t, tn } from '../i18n.js'
 import { html } from '../html.js'
 import { ExportLinks } from './export-links.js'
 
@@ -48,7 +49,7 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
   useEffect(() => {
     if (!state.data) return
     const markDrawn = () => {
-      performance.mark(`chart drawn: ${chart.uuid ?? chart.title}`)
+      performance.mark(`chart-drawn:${chart.uuid ?? chart.title}`)
       setDrawn(true)
     }
     if (isTable(spec) || !drawing.current || state.data.points.length === 0 || noShapes) return markDrawn()
@@ -80,22 +81,23 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
     }
   }, [state])
 
-  const title = chart.title ?? 'Chart'
+  const title = chart.title ?? t('Chart')
   const table = () => html`<${ValuesTable} spec=${spec} data=${state.data} catalog=${catalog} onDrill=${onDrill} caption=${title} csv=${state.data.csv} />`
   const scope =
-    state.aimedAbove && html`<p class="hint scope">Shown for ${catalog.roots.map((r) => r.name).join(', ')}: the part of the country you can see.</p>`
+    state.aimedAbove &&
+    html`<p class="hint scope">${t('Shown for {places}: the part of the country you can see.', { places: catalog.roots.map((r) => r.name).join(', ') })}</p>`
   const body = state.error
     ? html`<p class="error" role="alert">${state.error}</p>`
     : !state.data
-      ? html`<p>Loading…</p>`
+      ? html`<p>${t('Loading…')}</p>`
       : state.data.points.length === 0
-        ? html`<p>No values for this selection.</p>`
+        ? html`<p>${t('No values for this selection.')}</p>`
         : isTable(spec)
           ? table()
           : noShapes
-            ? html`<p>No map shapes for these locations: their numbers follow.</p>${table()}`
+            ? html`<p>${t('No map shapes for these locations: their numbers follow.')}</p>${table()}`
             : html`<div class="drawing" ref=${drawing} role="img" aria-label=${`${spec.type}: ${title}`}></div>
-              <details class="numbers"><summary aria-label=${`Numbers of ${title}`}>Numbers</summary>${table()}</details>`
+              <details class="numbers"><summary aria-label=${t('Numbers of {title}', { title })}>${t('Numbers')}</summary>${table()}</details>`
   return html`<figure class="chart" data-type=${spec.type} data-drawn=${drawn ? 'true' : 'false'} data-polygons=${state.polygons ?? 0}>
     <figcaption>${title}</figcaption>
     ${scope}
@@ -110,7 +112,7 @@ function StatusLegend({ indicatorIds, catalog }) {
   const bounded = indicatorIds.filter((id) => catalog.indicatorBounds.has(id))
   if (!bounded.length) return null
   return bounded.map(
-    (id) => html`<ul class="status-legend" key=${id} aria-label=${`Statuses of ${catalog.indicatorName.get(id)}`}>
+    (id) => html`<ul class="status-legend" key=${id} aria-label=${t('Statuses of {indicator}', { indicator: catalog.indicatorName.get(id) })}>
       ${bounded.length > 1 && html`<li>${catalog.indicatorName.get(id)}:</li>`}
       ${statusLegend(catalog.indicatorBounds.get(id), catalog.indicatorFormat.get(id)).map(
         (item) => html`<li key=${item.status}><span class=${`swatch ${item.className}`} aria-hidden="true"></span>${item.label}</li>`,
@@ -144,10 +146,10 @@ function ValuesTable({ spec, data, catalog, onDrill, caption, csv }) {
       <button class="sort" onClick=${next}>${label}<span aria-hidden="true">${sorted ? (sort.descending ? ' ▼' : ' ▲') : ''}</span></button>
     </th>`
   }
-  return html`<div class="table-scroll" tabindex="0" role="region" aria-label=${`Numbers: ${caption}`}><table>
+  return html`<div class="table-scroll" tabindex="0" role="region" aria-label=${t('Numbers: {caption}', { caption })}><table>
       <caption class="visually-hidden">${caption}</caption>
-      <thead><tr>${heading('Location', 0)}${heading(data.over === 'time' ? 'Period' : data.over === 'classes' ? 'Class' : 'Campaign', 1)}
-        ${indicatorIds.map((id, i) => heading(catalog.indicatorName.get(id) ?? `Indicator ${id}`, 2 + i))}</tr></thead>
+      <thead><tr>${heading(t('Location'), 0)}${heading(data.over === 'time' ? t('Period') : data.over === 'classes' ? t('Class') : t('Campaign'), 1)}
+        ${indicatorIds.map((id, i) => heading(catalog.indicatorName.get(id) ?? t('Indicator {id}', { id }), 2 + i))}</tr></thead>
       <tbody>
         ${shown.map(
           (row) => html`<tr key=${`${row.locationId}-${row.key.id}`}>
@@ -156,19 +158,19 @@ function ValuesTable({ spec, data, catalog, onDrill, caption, csv }) {
             ${row.values.map((_, i) => {
               const status = row.statuses[i]
               const coverage = row.coverages[i]
-              return html`<td class=${`number ${statusClass(status, catalog.indicatorBounds.get(indicatorIds[i]))}`} key=${i}>${row.shown[i]}${status && html`<span class="visually-hidden"> (${status})</span>`}${coverage && html`<small class=${`coverage${coverage.endsWith('incomplete') ? ' incomplete' : ''}`}>${coverage}</small>`}</td>`
+              return html`<td class=${`number ${statusClass(status, catalog.indicatorBounds.get(indicatorIds[i]))}`} key=${i}>${row.shown[i]}${status && html`<span class="visually-hidden"> (${statusWord(status)})</span>`}${coverage && html`<small class=${`coverage${row.incomplete[i] ? ' incomplete' : ''}`}>${coverage}</small>`}</td>`
             })}
           </tr>`,
         )}
       </tbody>
     </table></div>
     <div class="inline table-pages">
-      <p>${rows.length > PAGE ? `Rows ${formatCount(offset + 1)}–${formatCount(Math.min(offset + PAGE, rows.length))} of ${formatCount(rows.length)}` : `${formatCount(rows.length)} ${rows.length === 1 ? 'row' : 'rows'}`}</p>
+      <p>${rows.length > PAGE ? t('Rows {first}–{last} of {total}', { first: formatCount(offset + 1), last: formatCount(Math.min(offset + PAGE, rows.length)), total: formatCount(rows.length) }) : tn(rows.length, '{n} row', '{n} rows', { n: formatCount(rows.length) })}</p>
       ${
         rows.length > PAGE &&
-        html`<button class="secondary" disabled=${offset === 0} onClick=${() => setOffset(Math.max(0, offset - PAGE))} aria-label=${`Previous rows of ${caption}`}>Previous</button>
-        <button class="secondary" disabled=${offset + PAGE >= rows.length} onClick=${() => setOffset(offset + PAGE)} aria-label=${`Next rows of ${caption}`}>Next</button>`
+        html`<button class="secondary" disabled=${offset === 0} onClick=${() => setOffset(Math.max(0, offset - PAGE))} aria-label=${t('Previous rows of {caption}', { caption })}>${t('Previous')}</button>
+        <button class="secondary" disabled=${offset + PAGE >= rows.length} onClick=${() => setOffset(offset + PAGE)} aria-label=${t('Next rows of {caption}', { caption })}>${t('Next')}</button>`
       }
-      <a href=${`/api/v1${csv}`} download=${csvName(csv)}>CSV of every row</a>
+      <a href=${`/api/v1${csv}`} download=${csvName(csv)}>${t('CSV of every row')}</a>
     </div>`
 }

@@ -3,6 +3,7 @@
 import { useState } from 'preact/hooks'
 import { change } from '../api.js'
 import { html } from '../html.js'
+import { t } from '../i18n.js'
 import { ActionMessage, useActions, useRows } from './actions.js'
 
 export function ClassLabels({ catalog }) {
@@ -12,34 +13,34 @@ export function ClassLabels({ catalog }) {
   const labels = useRows(indicatorId === null ? null : `/indicator_class_map/?indicator_id=${indicatorId}&limit=0`, version, (e) =>
     setMessage({ text: e.message, error: true }),
   )
-  const addLabel = act('Label added', (form) =>
+  const addLabel = act(t('Label added'), (form) =>
     change('POST', '/indicator_class_map/', { indicator_id: indicatorId, value: Number(form.get('value')), label: form.get('label') }),
   )
-  const removeLabel = (entry) => act(`Label “${entry.label}” removed`, () => change('DELETE', `/indicator_class_map/${entry.id}/`))
+  const removeLabel = (entry) => act(t('Label “{label}” removed', { label: entry.label }), () => change('DELETE', `/indicator_class_map/${entry.id}/`))
   return html`<section aria-labelledby="class-labels-heading">
-    <h2 id="class-labels-heading">Class labels</h2>
+    <h2 id="class-labels-heading">${t('Class labels')}</h2>
     ${
       classes.length === 0
-        ? html`<p>No class indicator yet (an indicator whose data format is “class”).</p>`
-        : html`<p class="hint">A class indicator’s values are classes (LQAS: pass, fail): uploads may give the label, tables and tooltips show it, and a location counts its subtree per class.</p>
+        ? html`<p>${t('No class indicator yet (an indicator whose data format is “class”).')}</p>`
+        : html`<p class="hint">${t('A class indicator’s values are classes (LQAS: pass, fail): uploads may give the label, tables and tooltips show it, and a location counts its subtree per class.')}</p>
           <${ActionMessage} message=${message} />
-          <label>Class indicator
+          <label>${t('Class indicator')}
             <select value=${indicatorId ?? ''} onChange=${(e) => setIndicatorId(Number(e.target.value))}>
               ${classes.map((i) => html`<option key=${i.id} value=${i.id}>${i.short_name}</option>`)}
             </select>
           </label>
           ${
             labels.length === 0
-              ? html`<p>No labels.</p>`
+              ? html`<p>${t('No labels.')}</p>`
               : html`<ul class="cards">${labels.map(
                   (entry) => html`<li key=${entry.id} class="chart-item"><span>${entry.value}: ${entry.label}</span>
-                    <button class="secondary" onClick=${removeLabel(entry)} aria-label=${`Remove label ${entry.label}`}>Remove</button></li>`,
+                    <button class="secondary" onClick=${removeLabel(entry)} aria-label=${t('Remove label {label}', { label: entry.label })}>${t('Remove')}</button></li>`,
                 )}</ul>`
           }
           <form class="inline" onSubmit=${addLabel}>
-            <label>Value <input name="value" type="number" step="any" required /></label>
-            <label>Label <input name="label" required maxlength="255" /></label>
-            <button type="submit">Add label</button>
+            <label>${t('Value')} <input name="value" type="number" step="any" required /></label>
+            <label>${t('Label')} <input name="label" required maxlength="255" /></label>
+            <button type="submit">${t('Add label')}</button>
           </form>`
     }
   </section>`

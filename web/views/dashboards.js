@@ -5,6 +5,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks'
 import { api, change, freeTitle, list, mayChange } from '../api.js'
 import { clearDraft, loadDraft, saveDraft } from '../drafts.js'
 import { html } from '../html.js'
+import { t } from '../i18n.js'
 import { routeHash } from '../route.js'
 import { ChartCard } from './chart-card.js'
 import { ExportLinks } from './export-links.js'
@@ -28,24 +29,27 @@ export function DashboardList({ navigate }) {
       setError(e.code === 'UNIQUE_VIOLATION' ? await takenTitle('dashboard', title) : e.message)
     }
   }
-  return html`<h1>Dashboards</h1>
+  return html`<h1>${t('Dashboards')}</h1>
     ${error && html`<p class="error" role="alert">${error}</p>`}
     ${
       dashboards === null
-        ? html`<p>Loading…</p>`
+        ? html`<p>${t('Loading…')}</p>`
         : html`<ul class="cards">
           ${dashboards.map((d) => html`<li key=${d.id}><a href=${`#/dashboard/${d.id}`}>${d.title}</a>${d.description ? html`<span> — ${d.description}</span>` : ''}</li>`)}
         </ul>`
     }
     <form class="inline" onSubmit=${create}>
-      <label>New dashboard title <input name="title" required maxlength="255" /></label>
-      <button type="submit">Create dashboard</button>
+      <label>${t('New dashboard title')} <input name="title" required maxlength="255" /></label>
+      <button type="submit">${t('Create dashboard')}</button>
     </form>`
 }
 
 /** What to say when a title is taken: titles are shared by everyone, so name a free one. */
 export async function takenTitle(resource, title) {
-  return `“${title}” is already the title of a ${resource === 'dashboard' ? 'dashboard' : 'chart'} (titles are shared by everyone). “${await freeTitle(resource, title)}” is free.`
+  const free = await freeTitle(resource, title)
+  return resource === 'dashboard'
+    ? t('“{title}” is already the title of a dashboard (titles are shared by everyone). “{free}” is free.', { title, free })
+    : t('“{title}” is already the title of a chart (titles are shared by everyone). “{free}” is free.', { title, free })
 }
 
 /** The charts of a dashboard's rows, in order (a uuid the API could not expand is left out). */
@@ -53,7 +57,7 @@ const chartsOf = (dashboard) => (dashboard?.rows ?? []).flatMap((row) => (row?.c
 
 /** A copy of a dashboard under a free title, owned by whoever copies it; returns its id. */
 async function duplicate(dashboard) {
-  const title = await freeTitle('dashboard', `${dashboard.title} (copy)`)
+  const title = await freeTitle('dashboard', t('{title} (copy)', { title: dashboard.title }))
   const rows = (dashboard.rows ?? []).map((row) => ({ ...row, charts: (row?.charts ?? []).map((c) => (typeof c === 'object' && c ? c.uuid : c)) }))
   return (await change('POST', '/dashboard/', { title, description: dashboard.description ?? '', rows })).id
 }
@@ -82,7 +86,7 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
   const offered = useCampaignsWithData(locationId ?? catalog.roots[0]?.id, catalog)
   const go = (patch) => navigate(routeHash(`#/dashboard/${id}`, { ...viewParams(view), ...patch }))
   if (error) return html`<p class="error" role="alert">${error}</p>`
-  if (!dashboard) return html`<p>Loading…</p>`
+  if (!dashboard) return html`<p>${t('Loading…')}</p>`
   const path = locationId === null ? [] : catalog.pathTo(locationId)
   const copyToEdit = async () => {
     try {
@@ -96,19 +100,19 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
       <span class="actions">
         ${
           mayChange(user, dashboard)
-            ? html`<a class="button secondary" href=${`#/dashboard/${id}/edit`}>Edit dashboard</a>
-              <button class="secondary" onClick=${copyToEdit}>Duplicate</button>`
-            : html`<button class="secondary" onClick=${copyToEdit}>Duplicate to edit</button>`
+            ? html`<a class="button secondary" href=${`#/dashboard/${id}/edit`}>${t('Edit dashboard')}</a>
+              <button class="secondary" onClick=${copyToEdit}>${t('Duplicate')}</button>`
+            : html`<button class="secondary" onClick=${copyToEdit}>${t('Duplicate to edit')}</button>`
         }
-        <${ExportLinks} target=${{ dashboard_id: id }} view=${view} label="this dashboard" />
+        <${ExportLinks} target=${{ dashboard_id: id }} view=${view} label=${t('this dashboard')} />
       </span>
     </div>
     ${dashboard.description && html`<p>${dashboard.description}</p>`}
-    ${params.location && locationId === null && html`<p class="hint">The location in this link is not one you can see: each chart shows its own.</p>`}
+    ${params.location && locationId === null && html`<p class="hint">${t('The location in this link is not one you can see: each chart shows its own.')}</p>`}
     <div class="controls">
-      <label>Campaign
+      <label>${t('Campaign')}
         <select value=${campaignId ?? ''} onChange=${(e) => go({ campaign: e.target.value })}>
-          <option value="">As each chart says</option>
+          <option value="">${t('As each chart says')}</option>
           ${byCampaignType(offered, campaignId, catalog).map(
             ([type, campaigns]) =>
               html`<optgroup key=${type} label=${type}>${campaigns.map((c) => html`<option key=${c.id} value=${c.id}>${c.name}</option>`)}</optgroup>`,
@@ -116,20 +120,20 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
         </select>
       </label>
       <${DateRange} view=${view} onChange=${go} />
-      <${LocationSearch} catalog=${catalog} label="Location" locationId=${locationId} allowNone=${true} noneLabel="Each chart's locations" onChange=${(id) => go({ location: id })} />
-      <nav aria-label="Location" class="breadcrumb">
-        <button class="link" aria-current=${locationId === null ? 'true' : undefined} onClick=${() => go({ location: null })}>Each chart's locations</button>
+      <${LocationSearch} catalog=${catalog} label=${t('Location')} locationId=${locationId} allowNone=${true} noneLabel=${t("Each chart's locations")} onChange=${(id) => go({ location: id })} />
+      <nav aria-label=${t('Drill-down')} class="breadcrumb">
+        <button class="link" aria-current=${locationId === null ? 'true' : undefined} onClick=${() => go({ location: null })}>${t("Each chart's locations")}</button>
         ${path.map((l) => html`<span key=${l.id}> › <button class="link" aria-current=${l.id === locationId ? 'true' : undefined} onClick=${() => go({ location: l.id })}>${l.name}</button></span>`)}
       </nav>
     </div>
-    <p class="hint">Click a location in a chart or its numbers to drill down a level. The address keeps this view: copy it to share it.</p>
+    <p class="hint">${t('Click a location in a chart or its numbers to drill down a level. The address keeps this view: copy it to share it.')}</p>
     ${(user.is_superuser || dashboard.owner_id === user.id) && html`<${ShareLinks} dashboardId=${id} view=${view} catalog=${catalog} />`}
     ${(dashboard.rows ?? []).map(
       (row, r) => html`<div class="chart-row" key=${r}>
         ${(row?.charts ?? []).filter((c) => typeof c === 'object' && c).map((chart) => html`<${ChartCard} key=${chart.uuid} chart=${chart} view=${view} catalog=${catalog} dashboardData=${dashboardData} onDrill=${(location) => go({ location })} />`)}
       </div>`,
     )}
-    ${chartsOf(dashboard).length === 0 && html`<p>No charts yet.${mayChange(user, dashboard) && html` <a href=${`#/dashboard/${id}/edit`}>Add one</a>.`}</p>`}`
+    ${chartsOf(dashboard).length === 0 && html`<p>${t('No charts yet.')}${mayChange(user, dashboard) && html` <a href=${`#/dashboard/${id}/edit`}>${t('Add one')}</a>`}</p>`}`
 }
 
 /**
@@ -161,7 +165,7 @@ function byCampaignType(campaigns, pickedId, catalog) {
     pickedId != null && !campaigns.some((c) => c.id === pickedId) ? [...campaigns, catalog.campaigns.find((c) => c.id === pickedId)].filter(Boolean) : campaigns
   const groups = new Map()
   for (const c of [...shown].reverse()) {
-    const type = catalog.campaignTypeName.get(c.campaign_type_id) ?? 'Campaigns'
+    const type = catalog.campaignTypeName.get(c.campaign_type_id) ?? t('Campaigns')
     groups.set(type, [...(groups.get(type) ?? []), c])
   }
   return [...groups].sort(([a], [b]) => a.localeCompare(b))
@@ -201,7 +205,7 @@ export function DashboardEditor({ id, navigate }) {
     addEventListener('beforeunload', warn)
     return () => removeEventListener('beforeunload', warn)
   }, [draft?.changed])
-  if (!dashboard || !draft) return error ? html`<p class="error" role="alert">${error}</p>` : html`<p>Loading…</p>`
+  if (!dashboard || !draft) return error ? html`<p class="error" role="alert">${error}</p>` : html`<p>${t('Loading…')}</p>`
   const setDraft = (patch) => {
     const next = { ...draft, ...patch, changed: true }
     saveDraft('dashboard', id, next)
@@ -228,12 +232,12 @@ export function DashboardEditor({ id, navigate }) {
     }
   }
   const cancel = () => {
-    if (draft.changed && !confirm('Discard the changes to this dashboard?')) return
+    if (draft.changed && !confirm(t('Discard the changes to this dashboard?'))) return
     clearDraft('dashboard', id)
     navigate(`#/dashboard/${id}`)
   }
   const remove = async () => {
-    if (!confirm(`Delete the dashboard “${dashboard.title}”? Its charts stay.`)) return
+    if (!confirm(t('Delete the dashboard “{title}”? Its charts stay.', { title: dashboard.title }))) return
     try {
       await change('DELETE', `/dashboard/${id}/`)
       clearDraft('dashboard', id)
@@ -243,41 +247,41 @@ export function DashboardEditor({ id, navigate }) {
     }
   }
   const present = new Set(draft.uuids)
-  return html`<h1>Edit dashboard</h1>
-    ${draft.changed && html`<p class="notice" role="status">Unsaved changes: save the dashboard to keep them.</p>`}
+  return html`<h1>${t('Edit dashboard')}</h1>
+    ${draft.changed && html`<p class="notice" role="status">${t('Unsaved changes: save the dashboard to keep them.')}</p>`}
     <form class="stack" onSubmit=${save}>
-      <label>Title <input name="title" required maxlength="255" value=${draft.title} onInput=${(e) => setDraft({ title: e.target.value })} /></label>
-      <label>Description <input name="description" maxlength="1000" value=${draft.description} onInput=${(e) => setDraft({ description: e.target.value })} /></label>
-      <h2>Charts, in order</h2>
+      <label>${t('Title')} <input name="title" required maxlength="255" value=${draft.title} onInput=${(e) => setDraft({ title: e.target.value })} /></label>
+      <label>${t('Description')} <input name="description" maxlength="1000" value=${draft.description} onInput=${(e) => setDraft({ description: e.target.value })} /></label>
+      <h2>${t('Charts, in order')}</h2>
       <ol class="cards">
         ${charts.map(
           (c, i) => html`<li key=${c.uuid} class="chart-item"><span>${c.title}</span>
             <span class="actions">
-              <button type="button" class="secondary" aria-label=${`Move ${c.title} up`} onClick=${() => move(i, i - 1)} disabled=${i === 0}>Up</button>
-              <button type="button" class="secondary" aria-label=${`Move ${c.title} down`} onClick=${() => move(i, i + 1)} disabled=${i === charts.length - 1}>Down</button>
-              ${c.id && html`<a class="button secondary" href=${`#/chart/${c.id}/edit/${id}`} aria-label=${`Edit ${c.title}`}>Edit</a>`}
-              <button type="button" class="secondary" aria-label=${`Remove ${c.title}`} onClick=${() => setDraft({ uuids: draft.uuids.filter((u) => u !== c.uuid) })}>Remove</button>
+              <button type="button" class="secondary" aria-label=${t('Move {title} up', { title: c.title })} onClick=${() => move(i, i - 1)} disabled=${i === 0}>${t('Up')}</button>
+              <button type="button" class="secondary" aria-label=${t('Move {title} down', { title: c.title })} onClick=${() => move(i, i + 1)} disabled=${i === charts.length - 1}>${t('Down')}</button>
+              ${c.id && html`<a class="button secondary" href=${`#/chart/${c.id}/edit/${id}`} aria-label=${t('Edit {title}', { title: c.title })}>${t('Edit')}</a>`}
+              <button type="button" class="secondary" aria-label=${t('Remove {title}', { title: c.title })} onClick=${() => setDraft({ uuids: draft.uuids.filter((u) => u !== c.uuid) })}>${t('Remove')}</button>
             </span></li>`,
         )}
       </ol>
       <div class="inline">
-        <label>Add a saved chart
+        <label>${t('Add a saved chart')}
           <select value=${adding} onChange=${(e) => setAdding(e.target.value)}>
-            <option value="">Choose a chart</option>
+            <option value="">${t('Choose a chart')}</option>
             ${allCharts.filter((c) => !present.has(c.uuid)).map((c) => html`<option key=${c.uuid} value=${c.uuid}>${c.title}</option>`)}
           </select>
         </label>
         <button type="button" class="secondary" disabled=${!adding} onClick=${() => {
           setDraft({ uuids: [...draft.uuids, adding] })
           setAdding('')
-        }}>Add chart</button>
-        <a class="button secondary" href=${`#/chart/new/${id}`}>Build a new chart</a>
+        }}>${t('Add chart')}</button>
+        <a class="button secondary" href=${`#/chart/new/${id}`}>${t('Build a new chart')}</a>
       </div>
       ${error && html`<p class="error" role="alert">${error}</p>`}
       <div class="inline">
-        <button type="submit">Save dashboard</button>
-        <button type="button" class="secondary" onClick=${cancel}>Cancel</button>
-        <button type="button" class="danger" onClick=${remove}>Delete dashboard</button>
+        <button type="submit">${t('Save dashboard')}</button>
+        <button type="button" class="secondary" onClick=${cancel}>${t('Cancel')}</button>
+        <button type="button" class="danger" onClick=${remove}>${t('Delete dashboard')}</button>
       </div>
     </form>`
 }

@@ -6,6 +6,7 @@ import { csvName, DATE_GROUPINGS } from '../chart-data.js'
 import { firstIndicator } from './chart-builder.js'
 import { formatCount, formatPeriod, formatValue } from '../format.js'
 import { html } from '../html.js'
+import { t } from '../i18n.js'
 import { Checkboxes, LocationPicker } from './fields.js'
 
 const PAGE = 50
@@ -79,50 +80,54 @@ export function DataBrowser({ catalog }) {
     const indicator = catalog.indicators.find((i) => i.id === id)
     return indicator && (indicator.resource_name === 'date') !== (selection.over === 'dates')
   })
-  return html`<h1>Data</h1>
+  return html`<h1>${t('Data')}</h1>
     <div class="browser">
       <form class="stack" onSubmit=${(e) => e.preventDefault()}>
-        <${Checkboxes} legend="Indicators" options=${catalog.indicators.map((i) => ({ id: i.id, label: i.short_name }))} selected=${selection.indicatorIds} onChange=${(ids) => set({ indicatorIds: ids })} />
-        <label>Values over
+        <${Checkboxes} legend=${t('Indicators')} options=${catalog.indicators.map((i) => ({ id: i.id, label: i.short_name }))} selected=${selection.indicatorIds} onChange=${(ids) => set({ indicatorIds: ids })} />
+        <label>${t('Values over')}
           <select value=${selection.over} onChange=${(e) => switchOver(e.target.value)}>
-            <option value="campaigns">Campaigns</option><option value="dates">Dates</option>
+            <option value="campaigns">${t('Campaigns')}</option><option value="dates">${t('Dates')}</option>
           </select>
         </label>
         ${
           selection.over === 'dates'
-            ? html`<label>From <input type="date" value=${selection.startDate} onInput=${(e) => set({ startDate: e.target.value })} /></label>
-              <label>To <input type="date" value=${selection.endDate} onInput=${(e) => set({ endDate: e.target.value })} /></label>
-              <label>Group by time
+            ? html`<label>${t('From')} <input type="date" value=${selection.startDate} onInput=${(e) => set({ startDate: e.target.value })} /></label>
+              <label>${t('To')} <input type="date" value=${selection.endDate} onInput=${(e) => set({ endDate: e.target.value })} /></label>
+              <label>${t('Group by time')}
                 <select value=${selection.groupByTime} onChange=${(e) => set({ groupByTime: e.target.value })}>
-                  <option value="">No grouping</option>${DATE_GROUPINGS.map(([g, label]) => html`<option key=${g} value=${g}>${label}</option>`)}
+                  <option value="">${t('No grouping')}</option>${DATE_GROUPINGS.map(([g, label]) => html`<option key=${g} value=${g}>${label()}</option>`)}
                 </select>
               </label>`
-            : html`<${Checkboxes} legend="Campaigns" options=${catalog.campaigns.map((c) => ({ id: c.id, label: c.name }))} selected=${selection.campaignIds} onChange=${(ids) => set({ campaignIds: ids })} />`
+            : html`<${Checkboxes} legend=${t('Campaigns')} options=${catalog.campaigns.map((c) => ({ id: c.id, label: c.name }))} selected=${selection.campaignIds} onChange=${(ids) => set({ campaignIds: ids })} />`
         }
         <${LocationPicker} catalog=${catalog} locationId=${selection.locationId} depth=${selection.depth} onChange=${({ locationId, depth }) => set({ locationId, depth })} />
       </form>
-      <section aria-label="Values">
+      <section aria-label=${t('Values')}>
         ${error && html`<p class="error" role="alert">${error}</p>`}
-        ${!ready && html`<p>Choose at least one indicator.</p>`}
+        ${!ready && html`<p>${t('Choose at least one indicator.')}</p>`}
         ${
           page &&
           html`<div class="inline">
-            <p aria-live="polite">${total === 0 ? 'No values' : `Values ${offset + 1}–${Math.min(offset + PAGE, total)} of ${formatCount(total)}`}</p>
-            <a class="button secondary" href=${`/api/v1${withParams(read, { format: 'csv', shape: 'wide' })}`} download=${csvName(read)}>Download ${csvName(read)}</a>
+            <p aria-live="polite">${total === 0 ? t('No values') : t('Values {first}–{last} of {total}', { first: offset + 1, last: Math.min(offset + PAGE, total), total: formatCount(total) })}</p>
+            <a class="button secondary" href=${`/api/v1${withParams(read, { format: 'csv', shape: 'wide' })}`} download=${csvName(read)}>${t('Download {file}', { file: csvName(read) })}</a>
           </div>
-          <p class="hint">The download has a line per location and ${selection.over === 'dates' ? 'date' : 'campaign'}, their names beside their ids, and a column per indicator.</p>
-          ${total === 0 && otherKind && html`<p class="hint">Some of the indicators chosen hold ${selection.over === 'dates' ? 'campaign' : 'dated'} values: read them over ${selection.over === 'dates' ? 'campaigns' : 'dates'}.</p>`}
+          <p class="hint">${selection.over === 'dates' ? t('The download has a line per location and date, their names beside their ids, and a column per indicator.') : t('The download has a line per location and campaign, their names beside their ids, and a column per indicator.')}</p>
+          ${
+            total === 0 &&
+            otherKind &&
+            html`<p class="hint">${selection.over === 'dates' ? t('Some of the indicators chosen hold campaign values: read them over campaigns.') : t('Some of the indicators chosen hold dated values: read them over dates.')}</p>`
+          }
           <div class="table-scroll"><table>
-            <caption class="visually-hidden">Values of the selection</caption>
-            <thead><tr><th scope="col">Location</th><th scope="col">Campaign or date</th><th scope="col">Indicator</th><th scope="col">Value</th></tr></thead>
+            <caption class="visually-hidden">${t('Values of the selection')}</caption>
+            <thead><tr><th scope="col">${t('Location')}</th><th scope="col">${t('Campaign or date')}</th><th scope="col">${t('Indicator')}</th><th scope="col">${t('Value')}</th></tr></thead>
             <tbody>${page.objects.map(
               (row, i) => html`<tr key=${i}><td>${catalog.locationName.get(row.location_id) ?? row.location_id}</td><td>${when(row)}</td>
                 <td>${catalog.indicatorName.get(row.indicator_id) ?? row.indicator_id}</td><td class="number">${formatValue(row.value, catalog.indicatorFormat.get(row.indicator_id))}</td></tr>`,
             )}</tbody>
           </table></div>
           <div class="inline">
-            <button type="button" class="secondary" disabled=${offset === 0} onClick=${() => setOffset(Math.max(0, offset - PAGE))}>Previous page</button>
-            <button type="button" class="secondary" disabled=${offset + PAGE >= total} onClick=${() => setOffset(offset + PAGE)}>Next page</button>
+            <button type="button" class="secondary" disabled=${offset === 0} onClick=${() => setOffset(Math.max(0, offset - PAGE))}>${t('Previous page')}</button>
+            <button type="button" class="secondary" disabled=${offset + PAGE >= total} onClick=${() => setOffset(offset + PAGE)}>${t('Next page')}</button>
           </div>`
         }
       </section>

@@ -3,6 +3,7 @@
 import { query } from '../api.js'
 import { csvName } from '../chart-data.js'
 import { html } from '../html.js'
+import { language, t } from '../i18n.js'
 import { viewParams } from './view-filters.js'
 
 const FILES = [
@@ -16,12 +17,12 @@ const FILES = [
  * CSV read, if it has one; `base`: where exports are asked (a shared link's own route).
  */
 export function ExportLinks({ target, view, label, csv = undefined, base = '/api/v1/export_file/' }) {
-  const href = (type) => `${base}${query({ ...target, type, ...viewParams(view) })}`
+  const href = (type) => `${base}${query({ ...target, type, ...viewParams(view), lang: language() === 'en' ? undefined : language() })}`
   return html`<details class="export">
-    <summary aria-label=${`Export ${label}`}>Export</summary>
+    <summary aria-label=${t('Export {label}', { label })}>${t('Export')}</summary>
     <ul>
       ${FILES.map(([type, name]) => html`<li key=${type}><a href=${href(type)} download>${name}</a></li>`)}
-      ${csv && html`<li><a href=${`/api/v1${csv}`} download=${csvName(csv)}>CSV with names</a></li>`}
+      ${csv && html`<li><a href=${`/api/v1${csv}`} download=${csvName(csv)}>${t('CSV with names')}</a></li>`}
     </ul>
   </details>`
 }

@@ -1,5 +1,6 @@
 // Form parts several pages share: a checkbox list and a location with its depth.
 import { html } from '../html.js'
+import { t } from '../i18n.js'
 import { LocationSearch } from './location-search.js'
 
 export function Checkboxes({ legend, options, selected, onChange }) {
@@ -12,19 +13,20 @@ export function Checkboxes({ legend, options, selected, onChange }) {
   </fieldset>`
 }
 
+/** @type {Array<[number, () => string]>} */
 export const DEPTHS = [
-  [0, 'The location itself'],
-  [1, 'One level down'],
-  [2, 'Two levels down'],
-  [3, 'Three levels down'],
+  [0, () => t('The location itself')],
+  [1, () => t('One level down')],
+  [2, () => t('Two levels down')],
+  [3, () => t('Three levels down')],
 ]
 
 /** A location among those this user may see, found by typing, and how far down from it to read. */
 export function LocationPicker({ catalog, locationId, depth, onChange }) {
-  return html`<${LocationSearch} catalog=${catalog} label="Location" locationId=${locationId} onChange=${(id) => onChange({ locationId: id, depth })} />
-    <label>Depth
+  return html`<${LocationSearch} catalog=${catalog} label=${t('Location')} locationId=${locationId} onChange=${(id) => onChange({ locationId: id, depth })} />
+    <label>${t('Depth')}
       <select value=${depth} onChange=${(e) => onChange({ locationId, depth: Number(e.target.value) })}>
-        ${DEPTHS.map(([d, label]) => html`<option key=${d} value=${d}>${label}</option>`)}
+        ${DEPTHS.map(([d, label]) => html`<option key=${d} value=${d}>${label()}</option>`)}
       </select>
     </label>`
 }

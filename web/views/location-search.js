@@ -4,6 +4,7 @@
 import { useMemo, useRef, useState } from 'preact/hooks'
 import { fold } from '../format.js'
 import { html } from '../html.js'
+import { t } from '../i18n.js'
 
 /** Matches shown at once: enough to pick from, few enough to draw at every key. */
 const SHOWN = 20
@@ -30,7 +31,7 @@ export function matchLocations(index, text, limit = SHOWN) {
   return [...starts, ...contains].slice(0, limit)
 }
 
-export function LocationSearch({ catalog, label, locationId, onChange, allowNone = false, noneLabel = 'Everywhere', hideLabel = false }) {
+export function LocationSearch({ catalog, label, locationId, onChange, allowNone = false, noneLabel = t('Everywhere'), hideLabel = false }) {
   const id = useMemo(() => `location-search-${++instances}`, [])
   const [text, setText] = useState(null)
   const [active, setActive] = useState(0)
@@ -68,7 +69,7 @@ export function LocationSearch({ catalog, label, locationId, onChange, allowNone
       aria-autocomplete="list"
       aria-activedescendant=${open && options[active] ? `${id}-option-${options[active].id}` : undefined}
       autocomplete="off"
-      placeholder="Type a name"
+      placeholder=${t('Type a name')}
       value=${open ? text : shown}
       onFocus=${() => setText('')}
       onBlur=${() => setText(null)}
@@ -78,7 +79,7 @@ export function LocationSearch({ catalog, label, locationId, onChange, allowNone
       }}
       onKeyDown=${onKeyDown}
     />
-    <ul id=${`${id}-list`} role="listbox" aria-label=${`${label}: matches`} class="matches" hidden=${!open}>
+    <ul id=${`${id}-list`} role="listbox" aria-label=${t('{label}: matches', { label })} class="matches" hidden=${!open}>
       ${options.map(
         (option, i) => html`<li
           key=${option.id ?? 'none'}
@@ -91,7 +92,7 @@ export function LocationSearch({ catalog, label, locationId, onChange, allowNone
           }}
         >${option.lineage}</li>`,
       )}
-      ${open && options.length === 0 && html`<li class="none" role="option" aria-disabled="true" aria-selected="false">No location matches “${text}”</li>`}
+      ${open && options.length === 0 && html`<li class="none" role="option" aria-disabled="true" aria-selected="false">${t('No location matches “{text}”', { text })}</li>`}
     </ul>
   </div>`
 }

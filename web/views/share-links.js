@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { change, list } from '../api.js'
 import { formatTime } from '../format.js'
 import { html } from '../html.js'
+import { t } from '../i18n.js'
 
 export function ShareLinks({ dashboardId, view, catalog }) {
   const [links, setLinks] = useState([])
@@ -35,25 +36,25 @@ export function ShareLinks({ dashboardId, view, catalog }) {
       setError(e.message)
     }
   }
-  const place = view.locationId === null ? 'the whole dashboard' : catalog.locationName.get(view.locationId)
+  const place = view.locationId === null ? t('the whole dashboard') : catalog.locationName.get(view.locationId)
   return html`<details class="share">
-    <summary>Share</summary>
+    <summary>${t('Share')}</summary>
     <div class="share-panel">
-      <p>Anyone with a read-only link sees this dashboard, and its exports, without signing in: never more than you may see.</p>
+      <p>${t('Anyone with a read-only link sees this dashboard, and its exports, without signing in: never more than you may see.')}</p>
       <div class="inline">
-        <label>Ends on (optional) <input type="date" value=${expires} onInput=${(e) => setExpires(e.target.value)} /></label>
-        <button onClick=${create}>Create a link for ${place}</button>
+        <label>${t('Ends on (optional)')} <input type="date" value=${expires} onInput=${(e) => setExpires(e.target.value)} /></label>
+        <button onClick=${create}>${t('Create a link for {place}', { place })}</button>
       </div>
-      ${made && html`<label>New link (copy it now: it is shown once) <input class="share-url" readonly value=${made} onFocus=${(e) => e.target.select()} /></label>`}
+      ${made && html`<label>${t('New link (copy it now: it is shown once)')} <input class="share-url" readonly value=${made} onFocus=${(e) => e.target.select()} /></label>`}
       ${error && html`<p class="error" role="alert">${error}</p>`}
       ${
         links.length > 0 &&
-        html`<ul class="share-list" aria-label="Links to this dashboard">
+        html`<ul class="share-list" aria-label=${t('Links to this dashboard')}>
           ${links.map(
             (link) => html`<li key=${link.id}>
-              Made ${formatTime(link.created_at)} · ${link.location_id === null ? 'whole dashboard' : (catalog.locationName.get(link.location_id) ?? `location ${link.location_id}`)}
-              · ${link.expires_at ? `ends ${formatTime(link.expires_at)}` : 'no end'}
-              <button class="secondary" onClick=${() => revoke(link.id)} aria-label=${`Revoke the link made ${formatTime(link.created_at)}`}>Revoke</button>
+              ${t('Made {time}', { time: formatTime(link.created_at) })} · ${link.location_id === null ? t('whole dashboard') : (catalog.locationName.get(link.location_id) ?? t('Location {id}', { id: link.location_id }))}
+              · ${link.expires_at ? t('ends {time}', { time: formatTime(link.expires_at) }) : t('no end')}
+              <button class="secondary" onClick=${() => revoke(link.id)} aria-label=${t('Revoke the link made {time}', { time: formatTime(link.created_at) })}>${t('Revoke')}</button>
             </li>`,
           )}
         </ul>`

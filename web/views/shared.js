@@ -4,6 +4,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import { api, catalogOf, query } from '../api.js'
 import { html } from '../html.js'
+import { t } from '../i18n.js'
 import { routeHash } from '../route.js'
 import { ChartCard } from './chart-card.js'
 import { ExportLinks } from './export-links.js'
@@ -21,7 +22,7 @@ export function SharedDashboard({ token, params }) {
     api('GET', `/shared/${encodeURIComponent(token)}/${query({ campaign, location, start_date: startDate, end_date: endDate })}`).then((res) => {
       if (!live) return
       if (res.status === 200) setAnswer(res.body)
-      else setError(res.body?.message ?? `This link does not work (${res.status})`)
+      else setError(res.body?.message ?? t('This link does not work ({status})', { status: res.status }))
     })
     return () => {
       live = false
@@ -30,10 +31,10 @@ export function SharedDashboard({ token, params }) {
   const catalog = useMemo(() => answer && catalogOf(answer.catalog), [answer])
   const dashboardData = useMemo(() => Promise.resolve(answer?.data ?? null), [answer])
   useEffect(() => {
-    document.title = `${answer?.dashboard.title ?? 'Shared dashboard'} · rhizome`
+    document.title = `${answer?.dashboard.title ?? t('Shared dashboard')} · rhizome`
   }, [answer])
-  if (error) return html`<main id="content"><h1>Shared dashboard</h1><p class="error" role="alert">${error}</p></main>`
-  if (!answer || !catalog) return html`<main id="content"><p>Loading…</p></main>`
+  if (error) return html`<main id="content"><h1>${t('Shared dashboard')}</h1><p class="error" role="alert">${error}</p></main>`
+  if (!answer || !catalog) return html`<main id="content"><p>${t('Loading…')}</p></main>`
   const view = {
     campaignId: catalog.campaignName.has(campaign) ? campaign : null,
     locationId: catalog.locationName.has(location) ? location : null,
@@ -45,7 +46,7 @@ export function SharedDashboard({ token, params }) {
   }
   const read = async (path) => {
     if (answer.reads[path]) return answer.reads[path]
-    throw new Error('Not part of this shared view')
+    throw new Error(t('Not part of this shared view'))
   }
   const base = `/api/v1/shared/${encodeURIComponent(token)}/export_file/`
   const path = view.locationId === null ? [] : catalog.pathTo(view.locationId)
@@ -53,20 +54,20 @@ export function SharedDashboard({ token, params }) {
   return html`<main id="content" tabindex="-1">
     <div class="title-bar">
       <h1>${dashboard.title}</h1>
-      <span class="actions"><${ExportLinks} target=${{}} view=${view} label="this dashboard" base=${base} /></span>
+      <span class="actions"><${ExportLinks} target=${{}} view=${view} label=${t('this dashboard')} base=${base} /></span>
     </div>
-    <p class="hint">A read-only view shared with you. <a href="#/">Sign in</a> to do more.</p>
+    <p class="hint">${t('A read-only view shared with you.')} <a href="#/">${t('Sign in to do more')}</a></p>
     ${dashboard.description && html`<p>${dashboard.description}</p>`}
     <div class="controls">
-      <label>Campaign
+      <label>${t('Campaign')}
         <select value=${view.campaignId ?? ''} onChange=${(e) => go({ campaign: e.target.value })}>
-          <option value="">As each chart says</option>
+          <option value="">${t('As each chart says')}</option>
           ${catalog.campaigns.map((c) => html`<option key=${c.id} value=${c.id}>${c.name}</option>`)}
         </select>
       </label>
       <${DateRange} view=${view} onChange=${go} />
-      <nav aria-label="Location" class="breadcrumb">
-        <button class="link" aria-current=${view.locationId === null ? 'true' : undefined} onClick=${() => go({ location: null })}>Each chart's locations</button>
+      <nav aria-label=${t('Drill-down')} class="breadcrumb">
+        <button class="link" aria-current=${view.locationId === null ? 'true' : undefined} onClick=${() => go({ location: null })}>${t("Each chart's locations")}</button>
         ${path.map((l) => html`<span key=${l.id}> › <button class="link" aria-current=${l.id === view.locationId ? 'true' : undefined} onClick=${() => go({ location: l.id })}>${l.name}</button></span>`)}
       </nav>
     </div>

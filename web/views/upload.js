@@ -6,12 +6,13 @@ import { useEffect, useState } from 'preact/hooks'
 import { change, list, query } from '../api.js'
 import { fileNameOf, formatCount, formatTime } from '../format.js'
 import { html } from '../html.js'
+import { t, tn } from '../i18n.js'
 import { LocationSearch } from './location-search.js'
 
 /** The fixed columns of each kind of file (ingestion §2.1); every other column is an indicator. */
 const FILE_KINDS = {
-  campaign: { label: 'Campaign file', columns: ['geocode', 'campaign'], date: false },
-  date: { label: 'Date file', columns: ['geocode', 'data_date', 'unique_key'], date: true },
+  campaign: { label: () => t('Campaign file'), template: () => t('Download a campaign file template'), columns: ['geocode', 'campaign'], date: false },
+  date: { label: () => t('Date file'), template: () => t('Download a date file template'), columns: ['geocode', 'data_date', 'unique_key'], date: true },
 }
 
 /** A CSV template of a kind of file: its fixed columns, the indicators of that kind, one example line. */
@@ -20,26 +21,38 @@ export function templateCsv(kind, catalog) {
   const indicators = catalog.indicators.filter((i) => (i.resource_name === 'date') === date).slice(0, 6)
   const quote = (cell) => (/[",\r\n]/.test(cell) ? `"${cell.replaceAll('"', '""')}"` : cell)
   const place = catalog.locations.find((l) => l.location_code)?.location_code ?? 'CODE'
-  const example = date ? [place, '2016-03-15', `${place}-2016-03-15`] : [place, catalog.campaigns.at(-1)?.name ?? 'Campaign name']
+  const example = date ? [place, '2016-03-15', `${place}-2016-03-15`] : [place, catalog.campaigns.at(-1)?.name ?? t('Campaign name')]
   return `${[...columns, ...indicators.map((i) => i.short_name)].map(quote).join(',')}\r\n${[...example, ...indicators.map(() => '')].map(quote).join(',')}\r\n`
 }
 
 /** What each pipeline step is called here. */
 export const STEP_NAMES = {
-  transform_upload: 'Read the file',
-  refresh_master: 'Apply mappings',
-  agg_refresh: 'Aggregate a campaign',
-  revert_document: 'Revert an upload',
+  transform_upload: () => t('Read the file'),
+  refresh_master: () => t('Apply mappings'),
+  agg_refresh: () => t('Aggregate a campaign'),
+  revert_document: () => t('Revert an upload'),
 }
 
 /** A document's conflict policies, the app's choice first: people see what disagrees before it is saved. */
 const CONFLICT_CHOICES = {
-  reject: 'Save neither and list them',
-  last: 'Keep the later line',
-  first: 'Keep the earlier line',
+  reject: () => t('Save neither and list them'),
+  last: () => t('Keep the later line'),
+  first: () => t('Keep the earlier line'),
 }
 
 const FINISHED = new Set(['completed', 'failed', 'cancelled'])
+
+/** A job's state in words (the API's name otherwise). */
+function stateWord(state) {
+  const words = { created: t('waiting'), retry: t('waiting'), active: t('running'), completed: t('completed'), failed: t('failed'), cancelled: t('cancelled') }
+  return words[state] ?? state
+}
+
+/** What a code of a file stands for, in words. */
+function kindWord(contentType) {
+  const words = { location: t('location'), indicator: t('indicator'), campaign: t('campaign') }
+  return words[contentType] ?? contentType
+}
 const POLL_MS = 250
 
 /** Runs a pipeline step as a job (`Prefer: respond-async`) and reports it until it finishes. */
@@ -53,7 +66,7 @@ async function runJob(step, documentId, onUpdate) {
     job = await change('GET', `/job/${job.id}/`)
     onUpdate(job)
   }
-  if (job.state !== 'completed') throw new Error(job.error?.message ?? `The job ${job.state}`)
+  if (job.state !== 'completed') throw new Error(job.error?.message ?? t('The job ended: {state}', { state: stateWord(job.state) }))
   return job.result
 }
 
@@ -118,33 +131,33 @@ export function Upload({ catalog, user }) {
   }
   const percent = percentOf(job)
   const { columns } = FILE_KINDS[kind]
-  return html`<h1>Upload</h1>
+  return html`<h1>${t('Upload')}</h1>
     <section aria-labelledby="format-heading" class="file-format">
-      <h2 id="format-heading">What the file holds</h2>
-      <p>A CSV or XLSX file, its first line the column names: <strong>${columns.join(', ')}</strong>, then one column per indicator.
-        A geocode is a location's code; ${kind === 'campaign' ? 'campaign is the campaign’s name' : 'data_date is the day of the values (2016-03-15), unique_key names each line'}.
-        A column the system does not know yet is offered for mapping after the upload.</p>
-      <a class="button secondary" download=${`${kind}-template.csv`} href=${`data:text/csv;charset=utf-8,${encodeURIComponent(templateCsv(kind, catalog))}`}>Download a ${FILE_KINDS[kind].label.toLowerCase()} template</a>
+      <h2 id="format-heading">${t('What the file holds')}</h2>
+      <p>${t('A CSV or XLSX file, its first line the column names:')} <strong>${columns.join(', ')}</strong>${t(', then one column per indicator.')}
+        ${kind === 'campaign' ? t('A geocode is a location’s code; campaign is the campaign’s name.') : t('A geocode is a location’s code; data_date is the day of the values (2016-03-15), unique_key names each line.')}
+        ${t('A column the system does not know yet is offered for mapping after the upload.')}</p>
+      <a class="button secondary" download=${`${kind}-template.csv`} href=${`data:text/csv;charset=utf-8,${encodeURIComponent(templateCsv(kind, catalog))}`}>${FILE_KINDS[kind].template()}</a>
     </section>
     <form class="stack" onSubmit=${upload}>
-      <label>File (CSV or XLSX) <input type="file" name="docfile" accept=".csv,.xlsx" required /></label>
-      <label>Document type
+      <label>${t('File (CSV or XLSX)')} <input type="file" name="docfile" accept=".csv,.xlsx" required /></label>
+      <label>${t('Document type')}
         <select name="file_type" value=${kind} onChange=${(e) => setKind(e.target.value)}>
-          ${Object.entries(FILE_KINDS).map(([value, k]) => html`<option key=${value} value=${value}>${k.label}</option>`)}
+          ${Object.entries(FILE_KINDS).map(([value, k]) => html`<option key=${value} value=${value}>${k.label()}</option>`)}
         </select>
       </label>
-      <label>When the file gives one cell two different values
+      <label>${t('When the file gives one cell two different values')}
         <select name="conflict">
-          ${Object.entries(CONFLICT_CHOICES).map(([value, label]) => html`<option key=${value} value=${value}>${label}</option>`)}
+          ${Object.entries(CONFLICT_CHOICES).map(([value, label]) => html`<option key=${value} value=${value}>${label()}</option>`)}
         </select>
       </label>
-      <button type="submit" disabled=${phase === 'running'}>Upload</button>
+      <button type="submit" disabled=${phase === 'running'}>${t('Upload')}</button>
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
     ${
       job &&
-      html`<section aria-label="Progress" class="progress">
-      <label>${job.kind === 'refresh_master' ? 'Applying mappings to' : 'Reading'} ${fileName}
+      html`<section aria-label=${t('Progress')} class="progress">
+      <label>${job.kind === 'refresh_master' ? t('Applying mappings to {file}', { file: fileName }) : t('Reading {file}', { file: fileName })}
         <progress max="100" value=${percent}>${percent} %</progress></label>
       <p aria-live="polite"><span class="percent">${percent} %</span> ${progressWords(job, stats, unmapped, phase)}</p>
     </section>`
@@ -157,28 +170,30 @@ export function Upload({ catalog, user }) {
 
 /** What the progress line says: the step at work, then, once done, what was saved and what waits. */
 function progressWords(job, stats, unmapped, phase) {
-  if (phase !== 'summary' || !stats) return job.state === 'completed' ? 'done' : `${job.progress?.stage ?? job.state}…`
+  if (phase !== 'summary' || !stats) return job.state === 'completed' ? t('done') : `${job.progress?.stage ?? stateWord(job.state)}…`
   const d = stats.datapoints ?? {}
   const saved = (d.inserted ?? 0) + (d.updated ?? 0)
-  const waiting = unmapped.length ? ` ${formatCount(unmapped.length)} ${unmapped.length === 1 ? 'code waits' : 'codes wait'} for mapping below.` : ''
-  return `Done: ${formatCount(saved)} ${saved === 1 ? 'value' : 'values'} saved.${waiting}`
+  const done = tn(saved, 'Done: {n} value saved.', 'Done: {n} values saved.', { n: formatCount(saved) })
+  return unmapped.length
+    ? `${done} ${tn(unmapped.length, '{n} code waits for mapping below.', '{n} codes wait for mapping below.', { n: formatCount(unmapped.length) })}`
+    : done
 }
 
 function Summary({ stats }) {
   const d = stats.datapoints ?? {}
   const rows = stats.rows ?? {}
   const items = [
-    ['Rows processed', rows.processed],
-    ['Rows outside your locations', rows.location_forbidden],
-    ['Rows without a known location', rows.missing_location],
-    ['Rows without a known campaign', rows.missing_campaign],
-    ['Values inserted', d.inserted],
-    ['Values updated', d.updated],
-    ['Values unchanged', d.unchanged],
-    ['Campaigns recomputed', (stats.campaigns_recomputed ?? []).length],
+    [t('Rows processed'), rows.processed],
+    [t('Rows outside your locations'), rows.location_forbidden],
+    [t('Rows without a known location'), rows.missing_location],
+    [t('Rows without a known campaign'), rows.missing_campaign],
+    [t('Values inserted'), d.inserted],
+    [t('Values updated'), d.updated],
+    [t('Values unchanged'), d.unchanged],
+    [t('Campaigns recomputed'), (stats.campaigns_recomputed ?? []).length],
   ]
   return html`<section aria-labelledby="summary-heading" class="summary">
-    <h2 id="summary-heading">Summary</h2>
+    <h2 id="summary-heading">${t('Summary')}</h2>
     <dl>${items.map(([label, value]) => html`<div key=${label}><dt>${label}</dt><dd>${value ?? 0}</dd></div>`)}</dl>
   </section>`
 }
@@ -188,20 +203,20 @@ const lineOf = (rowNumber) => rowNumber + 2
 
 /** The cells the file gives different values, with the lines and values, and what was saved. */
 function Duplicates({ duplicates, policy }) {
-  const outcome = { reject: 'None of these cells was saved.', last: 'The later line’s value was saved.', first: 'The earlier line’s value was saved.' }
+  const outcome = { reject: t('None of these cells was saved.'), last: t('The later line’s value was saved.'), first: t('The earlier line’s value was saved.') }
   const more = duplicates.count - duplicates.items.length
   return html`<section aria-labelledby="duplicates-heading" class="duplicates">
-    <h2 id="duplicates-heading">Cells given two different values</h2>
-    <p>${formatCount(duplicates.count)} ${duplicates.count === 1 ? 'cell has' : 'cells have'} different values on different lines of the file. ${outcome[policy] ?? ''}</p>
-    <div class="table-scroll" tabindex="0" role="region" aria-label="Cells given two different values, scrollable"><table>
-      <caption class="visually-hidden">Cells given two different values</caption>
-      <thead><tr><th scope="col">Row key</th><th scope="col">Column</th><th scope="col">Lines</th><th scope="col">Values</th></tr></thead>
+    <h2 id="duplicates-heading">${t('Cells given two different values')}</h2>
+    <p>${tn(duplicates.count, '{n} cell has different values on different lines of the file.', '{n} cells have different values on different lines of the file.', { n: formatCount(duplicates.count) })} ${outcome[policy] ?? ''}</p>
+    <div class="table-scroll" tabindex="0" role="region" aria-label=${t('Cells given two different values, scrollable')}><table>
+      <caption class="visually-hidden">${t('Cells given two different values')}</caption>
+      <thead><tr><th scope="col">${t('Row key')}</th><th scope="col">${t('Column')}</th><th scope="col">${t('Lines')}</th><th scope="col">${t('Values')}</th></tr></thead>
       <tbody>${duplicates.items.map(
         (d) =>
           html`<tr key=${`${d.key} ${d.column}`}><td>${d.key}</td><td>${d.column}</td><td>${d.row_numbers.map(lineOf).join(', ')}</td><td>${d.values.join(' · ')}</td></tr>`,
       )}</tbody>
     </table></div>
-    ${more > 0 && html`<p>and ${formatCount(more)} more.</p>`}
+    ${more > 0 && html`<p>${t('and {n} more.', { n: formatCount(more) })}</p>`}
   </section>`
 }
 
@@ -215,31 +230,31 @@ const CHOICES = {
 function CodeChoice({ code, catalog, label }) {
   const [locationId, setLocationId] = useState(null)
   if (code.content_type === 'location') {
-    return html`<div><${LocationSearch} catalog=${catalog} label=${label} locationId=${locationId} allowNone=${true} noneLabel="Leave unmapped" onChange=${setLocationId} />
+    return html`<div><${LocationSearch} catalog=${catalog} label=${label} locationId=${locationId} allowNone=${true} noneLabel=${t('Leave unmapped')} onChange=${setLocationId} />
       <input type="hidden" name=${`map-${code.id}`} value=${locationId ?? ''} /></div>`
   }
   return html`<label>${label}
     <select name=${`map-${code.id}`}>
-      <option value="">Leave unmapped</option>
+      <option value="">${t('Leave unmapped')}</option>
       ${CHOICES[code.content_type](catalog).map(([id, name]) => html`<option key=${id} value=${id}>${name}</option>`)}
     </select>
   </label>`
 }
 
 function Mapping({ codes, catalog, mayMap, onSubmit }) {
-  const label = (code) => `${code.content_type} “${code.source_object_code}”`
+  const label = (code) => t('{kind} “{code}”', { kind: kindWord(code.content_type), code: code.source_object_code })
   return html`<section aria-labelledby="mapping-heading" class="mapping">
-    <h2 id="mapping-heading">Codes to map</h2>
+    <h2 id="mapping-heading">${t('Codes to map')}</h2>
     ${
       mayMap
-        ? html`<p>These codes of the file match nothing yet. Choose what each one means, then apply.</p>
+        ? html`<p>${t('These codes of the file match nothing yet. Choose what each one means, then apply.')}</p>
           <form class="stack" onSubmit=${onSubmit}>
             ${codes.map((code) => html`<${CodeChoice} key=${code.id} code=${code} catalog=${catalog} label=${label(code)} />`)}
-            <button type="submit">Apply mappings</button>
+            <button type="submit">${t('Apply mappings')}</button>
           </form>`
-        : html`<p>These codes of the file match nothing yet: someone who edits metadata maps them. Their values are saved when the mappings are applied.</p>
+        : html`<p>${t('These codes of the file match nothing yet: someone who edits metadata maps them. Their values are saved when the mappings are applied.')}</p>
           <ul>${codes.map((code) => html`<li key=${code.id}>${label(code)}</li>`)}</ul>
-          <form onSubmit=${onSubmit}><button type="submit">Apply mappings made since</button></form>`
+          <form onSubmit=${onSubmit}><button type="submit">${t('Apply mappings made since')}</button></form>`
     }
   </section>`
 }
@@ -268,21 +283,21 @@ function Jobs({ refresh, catalog }) {
     j.params?.document_id !== undefined
       ? titles.has(j.params.document_id)
         ? fileNameOf(titles.get(j.params.document_id))
-        : `Document ${j.params.document_id}`
+        : t('Document {id}', { id: j.params.document_id })
       : j.params?.campaign_id !== undefined
-        ? (catalog.campaignName.get(j.params.campaign_id) ?? `Campaign ${j.params.campaign_id}`)
+        ? (catalog.campaignName.get(j.params.campaign_id) ?? t('Campaign {id}', { id: j.params.campaign_id }))
         : ''
   return html`<section aria-labelledby="jobs-heading">
-    <h2 id="jobs-heading">Jobs</h2>
+    <h2 id="jobs-heading">${t('Jobs')}</h2>
     ${
       jobs.length === 0
-        ? html`<p>No jobs yet.</p>`
-        : html`<div class="table-scroll" tabindex="0" role="region" aria-label="Jobs, scrollable"><table>
-          <caption class="visually-hidden">The latest jobs</caption>
-          <thead><tr><th scope="col">Job</th><th scope="col">Step</th><th scope="col">Document or campaign</th><th scope="col">State</th><th scope="col">Finished</th></tr></thead>
+        ? html`<p>${t('No jobs yet.')}</p>`
+        : html`<div class="table-scroll" tabindex="0" role="region" aria-label=${t('Jobs, scrollable')}><table>
+          <caption class="visually-hidden">${t('The latest jobs')}</caption>
+          <thead><tr><th scope="col">${t('Job')}</th><th scope="col">${t('Step')}</th><th scope="col">${t('Document or campaign')}</th><th scope="col">${t('State')}</th><th scope="col">${t('Finished')}</th></tr></thead>
           <tbody>${jobs.map(
             (j) =>
-              html`<tr key=${j.id}><td>${j.id}</td><td>${STEP_NAMES[j.kind] ?? j.kind}</td><td>${subject(j)}</td><td>${j.state}</td><td>${j.finished_at ? formatTime(j.finished_at) : ''}</td></tr>`,
+              html`<tr key=${j.id}><td>${j.id}</td><td>${STEP_NAMES[j.kind]?.() ?? j.kind}</td><td>${subject(j)}</td><td>${stateWord(j.state)}</td><td>${j.finished_at ? formatTime(j.finished_at) : ''}</td></tr>`,
           )}</tbody>
         </table></div>`
     }

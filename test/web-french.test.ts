@@ -1,0 +1,41 @@
+// The app in French in Chromium: a browser whose language is fr-FR gets the app in French (the sign-in
+// button, the dashboard's words, numbers as French writes them), axe clean in both languages, and a
+// picked language is kept in this browser.
+import t from 'tap'
+import { chartsDrawn, figure, noChromium, numbersOf, tableValues, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
+
+t.test('the app in French', { skip: noChromium }, async (t) => {
+  const app = await webApp(t)
+  const { server, password, browser } = app
+  const dashboardId = app.dashboard.get('Campaign overview')!
+  const { page, problems } = await watchedPage(browser, undefined, undefined, 'fr-FR')
+  await page.goto(`${server.url}/app/`)
+  const signIn = page.getByRole('button', { name: 'Se connecter' })
+  await signIn.waitFor()
+  t.equal(await page.evaluate(() => document.documentElement.lang), 'fr', 'the page says its language')
+  t.same(await violationsAtBothWidths(page), [], 'axe: the sign-in page in French')
+  await page.getByLabel("Nom d'utilisateur").fill('admin')
+  await page.getByLabel('Mot de passe').fill(password)
+  await signIn.click()
+  await page.getByRole('button', { name: 'Se déconnecter' }).waitFor()
+
+  await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+  await chartsDrawn(page, 5)
+  t.equal(await page.getByRole('button', { name: 'Dupliquer', exact: true }).count(), 1, 'the dashboard’s words in French')
+  const percents = tableValues(await numbersOf(figure(page, 'TableChart')), 4)
+  t.equal(percents.Eastwick, '4,38 %', 'a percent as French writes it')
+  t.match(await figure(page, 'LineChart').locator('svg').textContent(), /mars 2016/, 'months in French')
+  t.match(await page.locator('.title-bar details.export a', { hasText: 'PDF' }).getAttribute('href'), /lang=fr/, 'its export in French too')
+  t.same(await violationsAtBothWidths(page), [], 'axe: the dashboard in French')
+
+  // Picked: English, kept across a reload.
+  await Promise.all([page.waitForEvent('load'), page.getByLabel('Langue').selectOption('en')])
+  await page.getByRole('button', { name: 'Sign out' }).waitFor()
+  await page.reload()
+  await page.getByRole('button', { name: 'Sign out' }).waitFor()
+  t.equal(await page.evaluate(() => document.documentElement.lang), 'en')
+  await chartsDrawn(page, 5)
+  t.equal(tableValues(await numbersOf(figure(page, 'TableChart')), 4).Eastwick, '4.38 %')
+  t.same(await violationsAtBothWidths(page), [], 'axe: the dashboard in English')
+  t.same(problems, [], 'no script error and no CSP refusal')
+})
