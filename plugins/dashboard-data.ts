@@ -97,7 +97,8 @@ async function answer(app: FastifyInstance, modules: WebModules, request: Fastif
 
 export default fp(
   async function dashboardData(app: FastifyInstance) {
-    const modules = await webModules()
+    // Reading only: what chartRead needs, without ECharts.
+    const modules = await webModules({ drawing: false })
     app.get(
       '/api/v1/dashboard/:id/data/',
       {

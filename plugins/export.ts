@@ -59,7 +59,6 @@ export async function answerExport(
 
 export default fp(
   async function exportFiles(app: FastifyInstance) {
-    await webModules()
     app.get(
       '/api/v1/export_file/',
       {

@@ -71,7 +71,7 @@ t.test('export and share a dashboard in Chromium', { skip: noChromium }, async (
   await chartsDrawn(page, 5)
 
   // Share: a link for the whole dashboard, shown once.
-  await page.getByText('Share', { exact: true }).click()
+  await page.getByText('Share this dashboard', { exact: true }).click()
   await page.getByRole('button', { name: 'Create a link for the whole dashboard' }).click()
   const url = await page.locator('.share-url').inputValue()
   t.match(url, new RegExp(`^${server.url}/app/#/shared/[\\w-]{43}$`))

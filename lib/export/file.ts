@@ -4,8 +4,7 @@ import { ApiError, invalidValue } from '../core/errors.js'
 import type { Answer } from '../api/composed-read.js'
 import { Param, queryReader } from '../api/query.js'
 import type { QueryParams } from '../api/query-params.js'
-import { type ExportTarget, exportLayout } from './dashboard-file.js'
-import { jpegOf, layoutSvg, PDF_LAYOUT_WIDTH, pdfOf, pngOf } from './render.js'
+import type { ExportTarget } from './dashboard-file.js'
 import { drawingLanguage, type WebModules } from './web-modules.js'
 import { readView, VIEW_PARAMS, viewOf } from './view.js'
 
@@ -79,6 +78,8 @@ export async function exportFile(
 ): Promise<{ bytes: Buffer; mediaType: string; disposition: string }> {
   const { type, width, target, lang } = asked
   const made = new Date()
+  // Drawing loads ECharts, pdfkit and resvg: on the first export, not at every start.
+  const [{ exportLayout }, { jpegOf, layoutSvg, PDF_LAYOUT_WIDTH, pdfOf, pngOf }] = await Promise.all([import('./dashboard-file.js'), import('./render.js')])
   const layoutWidth = type === 'pdf' ? PDF_LAYOUT_WIDTH : width
   const layout = await drawingLanguage.run(lang, () => exportLayout(modules, read, target, { width: layoutWidth, made, scope, language: lang }))
   const svg = () => layoutSvg(layout, width)

@@ -51,16 +51,28 @@ export interface WebModules {
 /** The language of the file being drawn, for every await of its drawing (web/i18n.js reads it). */
 export const drawingLanguage = new AsyncLocalStorage<string>()
 
-let loaded: Promise<WebModules> | undefined
+/** What reading a chart needs (light), and what drawing one needs too: web/charts.js, which loads ECharts (0.5 s). */
+const READING = ['chart-data.js', 'status.js', 'api.js', 'format.js', 'i18n.js']
+const DRAWING = [...READING, 'charts.js']
+const loaded = new Map<string, Promise<WebModules>>()
 
-/** The modules, loaded once per process. */
-export function webModules(): Promise<WebModules> {
-  const load = (name: string) => import(pathToFileURL(join(PROJECT_ROOT, 'web', name)).href)
-  loaded ??= Promise.all(['chart-data.js', 'status.js', 'charts.js', 'api.js', 'format.js', 'i18n.js'].map(load)).then((loadedModules) => {
-    const modules: WebModules = Object.assign({}, ...loadedModules)
-    // The app's words, numbers and dates in the language of the drawing in progress (English outside one).
-    modules.useLanguage(() => drawingLanguage.getStore())
-    return modules
-  })
-  return loaded
+/**
+ * The modules, loaded once per process on first use (not at start: ECharts alone takes 0.5 s to load);
+ * `drawing` adds what draws and reads as a chart card does (web/charts.js).
+ */
+export function webModules({ drawing = true } = {}): Promise<WebModules> {
+  const names = drawing ? DRAWING : READING
+  const key = names.join()
+  let modules = loaded.get(key)
+  if (!modules) {
+    const load = (name: string) => import(pathToFileURL(join(PROJECT_ROOT, 'web', name)).href)
+    modules = Promise.all(names.map(load)).then((loadedModules) => {
+      const all: WebModules = Object.assign({}, ...loadedModules)
+      // The app's words, numbers and dates in the language of the drawing in progress (English outside one).
+      all.useLanguage(() => drawingLanguage.getStore())
+      return all
+    })
+    loaded.set(key, modules)
+  }
+  return modules
 }

@@ -252,6 +252,7 @@ export const FRENCH = {
   'Set password': 'Définir le mot de passe',
   'Set your password': 'Définir votre mot de passe',
   Share: 'Part',
+  'Share this dashboard': 'Partager ce tableau de bord',
   'Shared dashboard': 'Tableau de bord partagé',
   'Shown for {places}: the part of the country you can see.': 'Affiché pour {places} : la partie du pays que vous pouvez voir.',
   'Sign in': 'Se connecter',

@@ -38,7 +38,7 @@ export function ShareLinks({ dashboardId, view, catalog }) {
   }
   const place = view.locationId === null ? t('the whole dashboard') : catalog.locationName.get(view.locationId)
   return html`<details class="share">
-    <summary>${t('Share')}</summary>
+    <summary>${t('Share this dashboard')}</summary>
     <div class="share-panel">
       <p>${t('Anyone with a read-only link sees this dashboard, and its exports, without signing in: never more than you may see.')}</p>
       <div class="inline">

@@ -21,7 +21,7 @@ export const viewQuery = (view) => query(viewParams(view))
 /** From and To: a range that narrows every chart that does not pin its own. */
 export function DateRange({ view, onChange }) {
   return html`<fieldset class="date-range">
-    <legend>${t('Dates')}</legend>
+    <legend class="visually-hidden">${t('Dates')}</legend>
     <label>${t('From')} <input type="date" value=${view.startDate ?? ''} onChange=${(e) => onChange({ start_date: e.target.value })} /></label>
     <label>${t('To')} <input type="date" value=${view.endDate ?? ''} onChange=${(e) => onChange({ end_date: e.target.value })} /></label>
   </fieldset>`
