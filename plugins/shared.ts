@@ -2,7 +2,7 @@
 // needs to draw the link's dashboard (its detail, the names it shows, every chart's rows under the
 // view) and `/shared/<token>/export_file/` its files, both read as the link's reader through the API's
 // own routes. The token opens nothing else. A link that is unknown, expired, revoked or whose creator
-// cannot see it any more is a 404, on every process at once (the cache of links hears `rhizome_auth`).
+// cannot see it any more is a 404, on every process at once.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError } from '../lib/core/errors.js'
@@ -11,9 +11,7 @@ import type { QueryOf } from '../lib/api/query.js'
 import { rawQueryOf } from '../lib/api/request.js'
 import { serve } from '../lib/api/representation.js'
 import { type Answer, readerAs, readingAs } from '../lib/api/composed-read.js'
-import { AUTH_CHANNEL } from '../lib/data/auth.js'
-import { NotifiedCache } from '../lib/data/notified-cache.js'
-import { findShare, isLive, type Share } from '../lib/data/shares.js'
+import { findShare, type Share } from '../lib/data/shares.js'
 import { EXPORT_QUERY, fileAsked } from '../lib/export/file.js'
 import { webModules } from '../lib/export/web-modules.js'
 import { querystringOf, readView, VIEW_PARAMS, viewOf } from '../lib/export/view.js'
@@ -62,15 +60,13 @@ async function sharedView(read: (path: string) => Promise<Answer>, share: Share,
 
 export default fp(
   async function sharedDashboards(app: FastifyInstance) {
-    const links = new NotifiedCache<Share>({ name: 'shares', maxEntries: 10_000, ttlMs: 10_000 })
-    const unlisten = await links.listen(app.db, AUTH_CHANNEL)
-    app.addHook('onClose', () => unlisten())
-
     /** The live link of the request's token, its reader as the request's user; else 404. */
     async function linkOf(request: FastifyRequest): Promise<Share> {
       const { token } = request.params as { token: string }
-      const share = /^[\w-]{43}$/.test(token) ? await links.remember(token, () => findShare(app.db.db, token)) : undefined
-      if (!share || !isLive(share)) throw linkGone()
+      // Looked up at every use (one indexed read): a revoked, expired or narrowed link is refused at once
+      // on every server, whoever changed it, psql included.
+      const share = /^[\w-]{43}$/.test(token) ? await findShare(app.db.db, token) : undefined
+      if (!share) throw linkGone()
       request.user = share.reader
       return share
     }

@@ -18,12 +18,7 @@ export interface Share {
   dashboard_id: number
   /** Whom the link reads as: its creator's rights today, within the link's location; never a superuser. */
   reader: AuthUser
-  /** When it ends (ms since the epoch), if it does: checked at each use, a cached link included. */
-  expiresAt: number | null
 }
-
-/** Whether a link found earlier still holds now. */
-export const isLive = (share: Share, now = Date.now()) => share.expiresAt === null || share.expiresAt > now
 
 /** Whether `location` lies in the subtree of `top` (itself included). */
 async function within(db: Kysely<DB>, location: number, top: number): Promise<boolean> {
@@ -52,7 +47,7 @@ export async function shareTop(db: Kysely<DB>, creator: AuthUser, location: numb
 export async function findShare(db: Kysely<DB>, token: string): Promise<Share | undefined> {
   const share = await db
     .selectFrom('dashboard_share')
-    .select(['id', 'dashboard_id', 'created_by_id', 'location_id', sql<number | null>`(extract(epoch from expires_at) * 1000)::float8`.as('expires_ms')])
+    .select(['id', 'dashboard_id', 'created_by_id', 'location_id'])
     .where('token_hash', '=', hashShareToken(token))
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', sql<string>`now()`)]))
     .executeTakeFirst()
@@ -71,5 +66,5 @@ export async function findShare(db: Kysely<DB>, token: string): Promise<Share | 
     top_lvl_location_id: top === 'whole' ? creator.top_lvl_location_id : top,
     key_id: 0,
   }
-  return { id: share.id, dashboard_id: share.dashboard_id, reader, expiresAt: share.expires_ms === null ? null : Number(share.expires_ms) }
+  return { id: share.id, dashboard_id: share.dashboard_id, reader }
 }
