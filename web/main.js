@@ -6,7 +6,8 @@ import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { api, loadCatalog } from './api.js'
 import { html } from './html.js'
-import { LANGUAGES, language, pickLanguage, t } from './i18n.js'
+import { language, t } from './i18n.js'
+import { LanguagePicker } from './views/language-picker.js'
 import { Account, ResetPassword } from './views/account.js'
 import { Admin } from './views/admin.js'
 import { ChartBuilder } from './views/chart-builder.js'
@@ -15,15 +16,6 @@ import { parseRoute } from './route.js'
 import { DataBrowser } from './views/data-browser.js'
 import { SharedDashboard } from './views/shared.js'
 import { Upload } from './views/upload.js'
-
-/** The language of the app: each named in itself; a pick is remembered in this browser (web/i18n.js). */
-function LanguagePicker() {
-  return html`<label class="language">${t('Language')}
-    <select value=${language()} onChange=${(e) => pickLanguage(e.target.value)}>
-      ${Object.entries(LANGUAGES).map(([code, name]) => html`<option key=${code} value=${code} lang=${code}>${name}</option>`)}
-    </select>
-  </label>`
-}
 
 function SignIn({ onSignedIn }) {
   const [error, setError] = useState('')

@@ -8,6 +8,7 @@ import { t } from '../i18n.js'
 import { routeHash } from '../route.js'
 import { ChartCard } from './chart-card.js'
 import { ExportLinks } from './export-links.js'
+import { LanguagePicker } from './language-picker.js'
 import { DateRange, isDate, viewParams } from './view-filters.js'
 
 export function SharedDashboard({ token, params }) {
@@ -56,7 +57,7 @@ export function SharedDashboard({ token, params }) {
       <h1>${dashboard.title}</h1>
       <span class="actions"><${ExportLinks} target=${{}} view=${view} label=${t('this dashboard')} base=${base} /></span>
     </div>
-    <p class="hint">${t('A read-only view shared with you.')} <a href="#/">${t('Sign in to do more')}</a></p>
+    <p class="hint">${t('A read-only view shared with you.')} <a href="#/">${t('Sign in to do more')}</a> <${LanguagePicker} /></p>
     ${dashboard.description && html`<p>${dashboard.description}</p>`}
     <div class="controls">
       <label>${t('Campaign')}
