@@ -154,7 +154,8 @@ t.test("a restricted user's export holds only her part", async (t) => {
 })
 
 t.test('bad exports are 4xx naming the problem', async (t) => {
-  const { get, dashboardId } = await demo(t)
+  const harness = await demo(t)
+  const { get, dashboardId } = harness
   const cases: Array<[string, number, RegExp]> = [
     ['type=svg&path=http://example.com/x', 400, /path must be a dashboard of this app/],
     ['type=pdf&path=/etc/passwd', 400, /path must be a dashboard of this app/],
@@ -172,6 +173,13 @@ t.test('bad exports are 4xx naming the problem', async (t) => {
     t.match(res.json().message, message, query)
   }
   t.equal((await get(`/export_file/?dashboard_id=${dashboardId}`, {})).statusCode, 401, 'credentials required')
+  // A dashboard of many rows asked wide: a picture too large to hold is refused, naming a width that fits.
+  const charts = (await get('/custom_chart/?limit=0')).json().objects as Array<{ id: number }>
+  const rows = Array.from({ length: 40 }, () => ({ charts: charts.slice(0, 2).map((c) => c.id) }))
+  const tall = await harness.app.inject({ method: 'POST', url: '/api/v1/dashboard/', headers: admin, payload: { title: 'Tall', rows } })
+  const tooLarge = await get(`/export_file/?dashboard_id=${tall.json().id}&type=png&width=4000`)
+  t.equal(tooLarge.statusCode, 400)
+  t.match(tooLarge.json(), { code: 'EXPORT_TOO_LARGE', message: /too large: ask a width of at most \d+, or a PDF/ })
 })
 
 t.test('kept in the read cache and honest on change', async (t) => {

@@ -185,7 +185,11 @@ t.test('no column derived from a secret is filterable or orderable by a non-supe
       .filter(([, meta]) => meta.secret)
       .map(([column]) => `${table}.${column}`),
   )
-  t.same(secrets, ['api_key.key_hash', 'auth_user.password_hash', 'password_reset.token_hash', 'dashboard_share.token_hash', 'user_session.token_hash'], 'the secret-derived columns')
+  t.same(
+    secrets,
+    ['api_key.key_hash', 'auth_user.password_hash', 'password_reset.token_hash', 'dashboard_share.token_hash', 'user_session.token_hash'],
+    'the secret-derived columns',
+  )
   let checked = 0
   for (const resource of resources) {
     const secret = (field: string) => resource.columns[field]?.secret

@@ -9,6 +9,7 @@ import * as echarts from 'echarts'
 import jpeg from 'jpeg-js'
 import PDFDocument from 'pdfkit'
 import SVGtoPDF from 'svg-to-pdfkit'
+import { ApiError } from '../core/errors.js'
 
 const FONT_DIR = join(dirname(createRequire(import.meta.url).resolve('dejavu-fonts-ttf/package.json')), 'ttf')
 const FONTS = { regular: join(FONT_DIR, 'DejaVuSans.ttf'), bold: join(FONT_DIR, 'DejaVuSans-Bold.ttf') }
@@ -113,14 +114,31 @@ const resvgOptions = (width: number) => ({
   font: { fontFiles: [FONTS.regular, FONTS.bold], loadSystemFonts: false, defaultFontFamily: 'DejaVu Sans' },
 })
 
+/**
+ * The most pixels a picture may have: 40 million (160 MB of RGBA while it is made). A dashboard of many
+ * rows asked wide would otherwise hold that much memory per request.
+ */
+export const MAX_PIXELS = 40_000_000
+
+/** The renderer of an SVG at `width`, once its size is known to be within MAX_PIXELS (else a 400 naming it). */
+function rendererOf(svg: string, width: number): Resvg {
+  const renderer = new Resvg(svg, resvgOptions(width))
+  const height = Math.ceil((renderer.height * width) / renderer.width)
+  if (width * height > MAX_PIXELS) {
+    const widest = Math.floor(Math.sqrt((MAX_PIXELS * renderer.width) / renderer.height))
+    throw new ApiError(400, 'EXPORT_TOO_LARGE', `A picture ${width} × ${height} pixels is too large: ask a width of at most ${widest}, or a PDF`)
+  }
+  return renderer
+}
+
 /** An SVG as a PNG `width` pixels wide. */
 export function pngOf(svg: string, width: number): Buffer {
-  return new Resvg(svg, resvgOptions(width)).render().asPng()
+  return rendererOf(svg, width).render().asPng()
 }
 
 /** An SVG as a JPEG `width` pixels wide (quality 90). */
 export function jpegOf(svg: string, width: number): Buffer {
-  const image = new Resvg(svg, resvgOptions(width)).render()
+  const image = rendererOf(svg, width).render()
   return jpeg.encode({ data: image.pixels, width: image.width, height: image.height }, 90).data
 }
 
