@@ -79,11 +79,24 @@ export async function exportFile(
   const { type, width, target, lang } = asked
   const made = new Date()
   // Drawing loads ECharts, pdfkit and resvg: on the first export, not at every start.
-  const [{ exportLayout }, { jpegOf, layoutSvg, PDF_LAYOUT_WIDTH, pdfOf, pngOf }] = await Promise.all([import('./dashboard-file.js'), import('./render.js')])
+  const [{ exportLayout }, { jpegOf, layoutSvg, PDF_LAYOUT_WIDTH, PictureTooLarge, pdfOf, pngOf }] = await Promise.all([
+    import('./dashboard-file.js'),
+    import('./render.js'),
+  ])
   const layoutWidth = type === 'pdf' ? PDF_LAYOUT_WIDTH : width
   const layout = await drawingLanguage.run(lang, () => exportLayout(modules, read, target, { width: layoutWidth, made, scope, language: lang }))
   const svg = () => layoutSvg(layout, width)
-  const bytes = type === 'pdf' ? await pdfOf(layout, made) : type === 'png' ? pngOf(svg(), width) : type === 'jpeg' ? jpegOf(svg(), width) : Buffer.from(svg())
+  let bytes: Buffer
+  try {
+    bytes = type === 'pdf' ? await pdfOf(layout, made) : type === 'png' ? pngOf(svg(), width) : type === 'jpeg' ? jpegOf(svg(), width) : Buffer.from(svg())
+  } catch (error) {
+    if (!(error instanceof PictureTooLarge)) throw error
+    throw new ApiError(
+      400,
+      'EXPORT_TOO_LARGE',
+      `A picture ${error.width} × ${error.height} pixels is too large: ask a width of at most ${error.widest}, or a PDF`,
+    )
+  }
   const name = `${
     layout.title
       .replace(/[^\p{L}\p{N} _-]+/gu, '')

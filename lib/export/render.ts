@@ -9,7 +9,6 @@ import * as echarts from 'echarts'
 import jpeg from 'jpeg-js'
 import PDFDocument from 'pdfkit'
 import SVGtoPDF from 'svg-to-pdfkit'
-import { ApiError } from '../core/errors.js'
 
 const FONT_DIR = join(dirname(createRequire(import.meta.url).resolve('dejavu-fonts-ttf/package.json')), 'ttf')
 const FONTS = { regular: join(FONT_DIR, 'DejaVuSans.ttf'), bold: join(FONT_DIR, 'DejaVuSans-Bold.ttf') }
@@ -120,14 +119,22 @@ const resvgOptions = (width: number) => ({
  */
 export const MAX_PIXELS = 40_000_000
 
-/** The renderer of an SVG at `width`, once its size is known to be within MAX_PIXELS (else a 400 naming it). */
+/** A picture over MAX_PIXELS: its size, and the widest width that fits (the export's 400 names them). */
+export class PictureTooLarge extends Error {
+  constructor(
+    readonly width: number,
+    readonly height: number,
+    readonly widest: number,
+  ) {
+    super()
+  }
+}
+
+/** The renderer of an SVG at `width`, once its size is known to be within MAX_PIXELS. */
 function rendererOf(svg: string, width: number): Resvg {
   const renderer = new Resvg(svg, resvgOptions(width))
   const height = Math.ceil((renderer.height * width) / renderer.width)
-  if (width * height > MAX_PIXELS) {
-    const widest = Math.floor(Math.sqrt((MAX_PIXELS * renderer.width) / renderer.height))
-    throw new ApiError(400, 'EXPORT_TOO_LARGE', `A picture ${width} × ${height} pixels is too large: ask a width of at most ${widest}, or a PDF`)
-  }
+  if (width * height > MAX_PIXELS) throw new PictureTooLarge(width, height, Math.floor(Math.sqrt((MAX_PIXELS * renderer.width) / renderer.height)))
   return renderer
 }
 
