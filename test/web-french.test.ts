@@ -27,6 +27,21 @@ t.test('the app in French', { skip: noChromium }, async (t) => {
   t.match(await figure(page, 'LineChart').locator('svg').textContent(), /mars 2016/, 'months in French')
   t.match(await page.locator('.title-bar details.export a', { hasText: 'PDF' }).getAttribute('href'), /lang=fr/, 'its export in French too')
   t.same(await violationsAtBothWidths(page), [], 'axe: the dashboard in French')
+  // Every other page in French: axe at both widths, nothing wider than a phone (French runs longer).
+  for (const [hash, heading] of [
+    ['#/data', 'Données'],
+    ['#/upload', 'Téléversement'],
+    ['#/admin', 'Administration'],
+    ['#/account', 'Votre compte'],
+    [`#/chart/new/${dashboardId}`, 'Nouveau graphique'],
+    [`#/dashboard/${dashboardId}/edit`, 'Modifier le tableau de bord'],
+  ]) {
+    await page.goto(`${server.url}/app/${hash}`)
+    await page.getByRole('heading', { level: 1, name: heading }).waitFor()
+    t.same(await violationsAtBothWidths(page), [], `axe: ${hash} in French`)
+  }
+  await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+  await chartsDrawn(page, 5)
 
   // Picked: English, kept across a reload.
   await Promise.all([page.waitForEvent('load'), page.getByLabel('Langue').selectOption('en')])

@@ -117,7 +117,7 @@ export function DataBrowser({ catalog }) {
             otherKind &&
             html`<p class="hint">${selection.over === 'dates' ? t('Some of the indicators chosen hold campaign values: read them over campaigns.') : t('Some of the indicators chosen hold dated values: read them over dates.')}</p>`
           }
-          <div class="table-scroll"><table>
+          <div class="table-scroll" tabindex="0" role="region" aria-label=${t('Values of the selection')}><table>
             <caption class="visually-hidden">${t('Values of the selection')}</caption>
             <thead><tr><th scope="col">${t('Location')}</th><th scope="col">${t('Campaign or date')}</th><th scope="col">${t('Indicator')}</th><th scope="col">${t('Value')}</th></tr></thead>
             <tbody>${page.objects.map(
