@@ -79,3 +79,25 @@ export function nationalCsv(rows: number, offset = 0): Buffer {
   }
   return Buffer.from(lines.join('\n'))
 }
+
+/**
+ * The national file as a district's recount corrects it: the same lines, with one cell in every
+ * `1 / share` cells given another value (share 0.01: 1 % of the cells changed), spread over every row
+ * and column; share 0 is the same file again.
+ */
+export function correctedCsv(csv: Buffer, share: number): { csv: Buffer; changed: number } {
+  const lines = csv.toString().split('\n')
+  const every = share > 0 ? Math.round(1 / share) : 0
+  let cell = 0
+  let changed = 0
+  for (let r = 1; r < lines.length && every; r++) {
+    const cells = lines[r].split(',')
+    for (let c = 2; c < cells.length; c++, cell++) {
+      if (cell % every !== 0) continue
+      cells[c] = String(Number(cells[c]) + 1)
+      changed++
+    }
+    lines[r] = cells.join(',')
+  }
+  return { csv: Buffer.from(lines.join('\n')), changed }
+}
