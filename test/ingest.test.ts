@@ -7,6 +7,7 @@ import { sql } from 'kysely'
 import { admin, build, engine, eventually, hasSharedData, heldOpen } from './helper.js'
 import { client } from './api.js'
 import { fixtureBytes, halfWayUpload, hMap, hMeta, smallWorld } from './fixtures.js'
+import { world } from './world.js'
 import { enterCampaignValue } from '../lib/engine/data-entry.js'
 
 const skip = !hasSharedData && 'needs ../shared/data/rhizome/tests_data'
@@ -590,4 +591,40 @@ t.test('staged cells keep odd column names and values exactly', async (t) => {
     { column_name: names[0], indicator_id: indicator, value: -0.000001 },
     { column_name: names[1], indicator_id: other, value: 12345678901 },
   ])
+})
+
+t.test('a re-upload recomputes only the campaigns whose values it changes', async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  const w = await world(api)
+  const { ingest } = uploader(api)
+  const sumAtRoot = async () =>
+    (await api.get(`/campaign_datapoint/?indicator__in=${w.n}&campaign__in=${w.C}&location_id=${w.R}`)).body.objects[0]?.value as number
+  const rootBefore = await sumAtRoot()
+  t.equal(rootBefore, 15, "R sums a1's 10 and B's own 5 (b1's 20 is below B)")
+  const derivedBefore = await db.selectFrom('agg_datapoint').select(['id', 'value']).where('campaign_id', '=', w.C).orderBy('id').execute()
+
+  // The same values again, from a newer document: it takes every value over (§5.5), changes none.
+  const same = await ingest('again.csv', 'campaign', {}, Buffer.from('campaign,geocode,n\nC,a1,10\nC,b1,20\n'))
+  t.match(same.stats.datapoints, { updated: 2, inserted: 0 }, 'the newer document is now their source')
+  t.same(same.stats.campaigns_recomputed, [], 'no value changed: nothing to recompute')
+  const sources = await db
+    .selectFrom('datapoint')
+    .select('source_submission_id')
+    .where('campaign_id', '=', w.C)
+    .where('indicator_id', '=', w.n)
+    .where('location_id', 'in', [w.a1, w.b1])
+    .execute()
+  const newSubmissions = await db.selectFrom('source_submission').select('id').where('document_id', '=', same.id).execute()
+  t.same(sources.map((s) => s.source_submission_id).sort(), newSubmissions.map((s) => s.id).sort(), 'owned by the newer document')
+  t.same(
+    await db.selectFrom('agg_datapoint').select(['id', 'value']).where('campaign_id', '=', w.C).orderBy('id').execute(),
+    derivedBefore,
+    'the derived rows as they were',
+  )
+
+  // One value changed: its campaign is recomputed, and the sum follows.
+  const changed = await ingest('recount.csv', 'campaign', {}, Buffer.from('campaign,geocode,n\nC,a1,15\nC,b1,20\n'))
+  t.same(changed.stats.campaigns_recomputed, [w.C])
+  t.equal(await sumAtRoot(), rootBefore + 5, 'a1 counts 15 instead of 10')
 })

@@ -334,12 +334,17 @@ async function syncDatapoints(db: Kysely<DB>, doc: Document) {
   const winners = sql`rf_winners`
   const own = sql`(select id from source_submission where document_id = ${D})`
   const tD = sql`(select created_at from source_doc where id = ${D})`
-  const counts = await sql<{ keys: number; existing: number; superseded: number; held: boolean }>`
+  // The campaigns whose values this sync changes (a new key, or another value where this document may
+  // write): the recompute's input. A value written again under this document's source changes no
+  // derived row, which hold values only.
+  const counts = await sql<{ keys: number; existing: number; superseded: number; held: boolean; changed: number[] | null }>`
     select count(*)::int as keys, count(p.id)::int as existing,
       count(*) filter (where p.precedence_at > ${tD} and p.source_submission_id not in ${own})::int as superseded,
-      exists (select 1 from datapoint d where d.source_submission_id in ${own}) as held
+      exists (select 1 from datapoint d where d.source_submission_id in ${own}) as held,
+      array_agg(distinct w.campaign_id) filter (where w.campaign_id is not null and (p.id is null
+        or ((p.precedence_at <= ${tD} or p.source_submission_id in ${own}) and p.value is distinct from w.value))) as changed
     from ${winners} w left join datapoint p on p.unique_index = w.key`.execute(db)
-  const { keys, existing, superseded, held } = counts.rows[0]
+  const { keys, existing, superseded, held, changed } = counts.rows[0]
   const written = existing === 0 ? await insertFreshKeys(db, tD, own) : await upsertWinners(db, tD, own)
   // The document's datapoints under keys it no longer makes; a document that held none (its first
   // run) has none to delete, and the search would visit every row it just wrote.
@@ -352,19 +357,18 @@ async function syncDatapoints(db: Kysely<DB>, doc: Document) {
     select count(*)::int as deleted, array_agg(distinct campaign_id) filter (where campaign_id is not null) as campaigns from d`.execute(db)
   await sql`drop table rf_winners`.execute(db)
   const { inserted, updated } = written.rows[0]
-  const touched = new Set([...(written.rows[0].campaigns ?? []), ...(deleted.rows[0].campaigns ?? [])])
+  const touched = new Set([...(changed ?? []), ...(deleted.rows[0].campaigns ?? [])])
   return {
     counts: { inserted, updated, unchanged: keys - inserted - updated - superseded, superseded, deleted: deleted.rows[0].deleted },
     touched: [...touched].sort((a, b) => a - b),
   }
 }
 
-type Written = { rows: Array<{ inserted: number; updated: number; campaigns: number[] | null }> }
+type Written = { rows: Array<{ inserted: number; updated: number }> }
 
-/** What a write statement `w` returning `(inserted, campaign_id)` did, counted in SQL (returning every row would send millions to this process). */
+/** What a write statement `w` returning `inserted` did, counted in SQL (returning every row would send millions to this process). */
 const countWritten = (w: RawBuilder<unknown>) => sql<Written['rows'][number]>`with w as (${w})
-  select count(*) filter (where inserted)::int as inserted, count(*) filter (where not inserted)::int as updated,
-    array_agg(distinct campaign_id) filter (where campaign_id is not null) as campaigns
+  select count(*) filter (where inserted)::int as inserted, count(*) filter (where not inserted)::int as updated
   from w`
 
 /** Every winner as a datapoint of precedence `tD`; the caller adds what happens on a conflict and what is returned. */
@@ -385,7 +389,7 @@ async function upsertWinners(db: Kysely<DB>, tD: RawBuilder<unknown>, own: RawBu
       precedence_at = excluded.precedence_at, created_at = now()
     where (p.precedence_at <= excluded.precedence_at or p.source_submission_id in ${own})
       and (p.value is distinct from excluded.value or p.source_submission_id <> excluded.source_submission_id)
-    returning (xmax = 0) as inserted, p.campaign_id`).execute(db)
+    returning (xmax = 0) as inserted`).execute(db)
 }
 
 /**
@@ -398,7 +402,7 @@ async function upsertWinners(db: Kysely<DB>, tD: RawBuilder<unknown>, own: RawBu
 async function insertFreshKeys(db: Kysely<DB>, tD: RawBuilder<unknown>, own: RawBuilder<unknown>): Promise<Written> {
   await sql`savepoint fresh_keys`.execute(db)
   try {
-    const written = await countWritten(sql`${insertWinners(tD)} returning true as inserted, p.campaign_id`).execute(db)
+    const written = await countWritten(sql`${insertWinners(tD)} returning true as inserted`).execute(db)
     await sql`release savepoint fresh_keys`.execute(db)
     return written
   } catch (error) {
