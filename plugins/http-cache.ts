@@ -72,12 +72,15 @@ export default fp(
 
     // Callback-style, and synchronous for a hit and a short answer (a detail): this runs on every GET.
     app.addHook('onSend', (request, reply, payload, done) => {
-      const api = isApiPath(request.url)
+      const readable = request.method === 'GET' || request.method === 'HEAD'
+      // A read that asks no credentials (a shared link's) answers anyone who has its URL the same.
+      const anonymous = readable && request.routeOptions.config?.credentials === 'none'
+      const api = isApiPath(request.url) && !anonymous
       // Authenticated answers: every use revalidated, never stored by a shared cache.
       if (api) reply.header('cache-control', 'private, no-cache')
-      const readable = request.method === 'GET' || request.method === 'HEAD'
-      if (!readable || reply.statusCode !== 200 || !(api || PUBLIC_ROUTES.has(request.routeOptions.url ?? ''))) return done(null, payload)
+      if (!readable || reply.statusCode !== 200 || !(api || anonymous || PUBLIC_ROUTES.has(request.routeOptions.url ?? ''))) return done(null, payload)
       if (api) reply.header('vary', 'Authorization, Accept, Accept-Encoding')
+      // Public: a shared cache may keep it, and asks again at every use (a revoked link stops at once).
       else reply.header('cache-control', 'public, no-cache').header('vary', 'Accept-Encoding')
       const served = servedFor(request)
       const pending = served ? undefined : reads.pendingFor(request)

@@ -7,14 +7,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError } from '../lib/core/errors.js'
 import { errorSchema } from '../lib/api/openapi.js'
-import type { QueryOf } from '../lib/api/query.js'
 import { rawQueryOf } from '../lib/api/request.js'
 import { serve } from '../lib/api/representation.js'
-import { type Answer, readerAs, readingAs } from '../lib/api/composed-read.js'
+import { bodyOf, readerAs, readingAs } from '../lib/api/composed-read.js'
 import { findShare, type Share } from '../lib/data/shares.js'
 import { EXPORT_QUERY, fileAsked } from '../lib/export/file.js'
-import { webModules } from '../lib/export/web-modules.js'
-import { querystringOf, readView, VIEW_PARAMS, viewOf } from '../lib/export/view.js'
+import { querystringOf, readView, VIEW_PARAMS } from '../lib/export/view.js'
+import { sharedView } from '../lib/export/shared-view.js'
 import dashboardResource from '../resources/dashboard.js'
 import { answerExport, exportSchema } from './export.js'
 
@@ -22,41 +21,6 @@ const { dashboard_id: _dashboard, path: _path, ...SHARED_EXPORT_QUERY } = EXPORT
 
 const TOKEN = { type: 'object', properties: { token: { type: 'string', maxLength: 64 } }, required: ['token'] }
 const linkGone = () => new ApiError(404, 'SHARE_NOT_FOUND', 'This link does not exist, has expired or was revoked')
-
-/** The body of a 200 read, else its own error. */
-async function ok(read: (path: string) => Promise<Answer>, path: string) {
-  const { status, body } = await read(path)
-  if (status !== 200) throw new ApiError(status, String(body.code ?? 'READ_FAILED'), String(body.message ?? status))
-  return body
-}
-
-/**
- * The dashboard of a link under a view, with the names the app shows beside ids, and every read its
- * cards will make beyond the dashboard's data (a restricted reader's fallback, a map's shapes), made
- * now as the card makes them (web/charts.js), since the page holding the link may read nothing itself.
- */
-async function sharedView(read: (path: string) => Promise<Answer>, share: Share, view: QueryOf<typeof VIEW_PARAMS>) {
-  const modules = await webModules()
-  const names = Object.keys(modules.CATALOG_READS)
-  const [dashboard, data, ...lists] = await Promise.all([
-    ok(read, `/dashboard/${share.dashboard_id}/`),
-    ok(read, `/dashboard/${share.dashboard_id}/data/${modules.query(view)}`),
-    ...names.map((name) => ok(read, modules.CATALOG_READS[name])),
-  ])
-  const catalogLists = Object.fromEntries(names.map((name, i) => [name, lists[i].objects as Array<Record<string, unknown>>]))
-  const catalog = modules.catalogOf(catalogLists)
-  const reads: Record<string, unknown> = {}
-  const recorded = async (path: string) => (reads[path] ??= (await ok(read, path)).objects) as Array<Record<string, unknown>>
-  const place = viewOf(view)
-  const charts = ((dashboard.rows as Array<{ charts?: Array<{ id: number; chart_json?: unknown }> }> | null) ?? []).flatMap((row) => row?.charts ?? [])
-  for (const chart of charts.filter((c) => typeof c === 'object' && c && 'chart_json' in c)) {
-    const spec = modules.chartSpec(chart.chart_json)
-    const prefetched = (data.charts as Record<string, unknown>)[chart.id]
-    const drawn = await modules.readChartFor(spec, place, catalog, prefetched, recorded).catch(() => undefined)
-    if (drawn && modules.isMap(spec) && drawn.data.points.length) await recorded(`/geo/${modules.query({ ...(drawn.data.where as object), limit: 0 })}`)
-  }
-  return { dashboard, data, catalog: catalogLists, reads }
-}
 
 export default fp(
   async function sharedDashboards(app: FastifyInstance) {
@@ -71,11 +35,10 @@ export default fp(
       return share
     }
 
-    // Anyone with the link: limited per client like /detect; a public URL, revalidated at every use so
-    // that a revoked link stops at once, and never sent on as a Referer.
+    // Anyone with the link: limited per client like /detect; a public URL (plugins/http-cache.ts: a read
+    // without credentials), never sent on as a Referer nor indexed.
     const rateLimit = { max: app.config.RATE_LIMIT_DETECT_MAX, timeWindow: app.config.RATE_LIMIT_WINDOW_MS }
     const publicAnswer = async (_request: FastifyRequest, reply: FastifyReply) => {
-      if (reply.statusCode === 200 || reply.statusCode === 304) reply.header('cache-control', 'public, no-cache').header('vary', 'Accept-Encoding')
       reply.header('referrer-policy', 'no-referrer').header('x-robots-tag', 'noindex')
     }
     const options = (schema: Record<string, unknown>) => ({
@@ -102,7 +65,7 @@ export default fp(
         const kept = key === undefined ? undefined : app.readCache.lookup(request, key)
         if (kept) return serve(reply, kept)
         if (key !== undefined) app.readCache.begin(request, key, app.db.db)
-        const body = await readingAs(share.reader, (headers) => sharedView(readerAs(app, request, headers), share, view))
+        const body = await readingAs(share.reader, (headers) => sharedView(readerAs(app, request, headers), share.dashboard_id, view))
         return reply.send({ share: { dashboard_id: share.dashboard_id }, ...body })
       },
     )
@@ -117,7 +80,7 @@ export default fp(
           const read = readerAs(app, request, headers)
           if (asked.target.chartId !== undefined) {
             // Only a chart of the shared dashboard.
-            const charts = ((await ok(read, `/dashboard/${share.dashboard_id}/`)).rows as Array<{ charts?: Array<{ id?: number }> }> | null) ?? []
+            const charts = ((await bodyOf(read, `/dashboard/${share.dashboard_id}/`)).rows as Array<{ charts?: Array<{ id?: number }> }> | null) ?? []
             if (!charts.some((row) => row?.charts?.some((chart) => chart?.id === asked.target.chartId)))
               throw new ApiError(404, 'NOT_FOUND', `Chart ${asked.target.chartId} is not on this dashboard`)
           }

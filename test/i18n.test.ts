@@ -173,4 +173,7 @@ t.test('French through the modules the browser runs: words, percents, periods, p
     'a language the app does not speak: English',
   )
   t.ok(format, 'web/format.js loads in node')
+  const { EXPORT_LANGUAGES } = await import('../lib/export/file.js')
+  const { LANGUAGES } = await webModules()
+  t.same(EXPORT_LANGUAGES, Object.keys(LANGUAGES), 'exports take the languages the app speaks')
 })

@@ -2,9 +2,18 @@
 // the API's own routes, with the caller's credentials, so with the same rights, read cache and answers.
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { ApiError } from '../core/errors.js'
 import type { AuthUser } from '../data/auth.js'
 
 export type Answer = { status: number; body: Record<string, unknown> }
+export type Reader = (path: string) => Promise<Answer>
+
+/** The body of a 200 read, else the read's own error (a 404 stays a 404, a 403 a 403). */
+export async function bodyOf(read: Reader, path: string): Promise<Record<string, unknown>> {
+  const { status, body } = await read(path)
+  if (status === 200) return body
+  throw new ApiError(status, String(body.code ?? 'READ_FAILED'), String(body.message ?? `${path}: ${status}`))
+}
 
 /**
  * The request headers an inner read carries: who asks (a key, a cookie, or the identity a composing

@@ -1,10 +1,9 @@
 // A dashboard (or one chart) as a file: each chart read and drawn as the app reads and draws it (the
 // web app's modules), through a reader that asks the API as the requester, so the file holds what
 // that requester may see and nothing else.
-import { ApiError } from '../core/errors.js'
-import type { Answer } from '../api/composed-read.js'
+import { bodyOf, type Reader } from '../api/composed-read.js'
 import { CHART_HEIGHT, chartSvg, chartWidths, type DrawnChart, FONT_FAMILY, type Layout, messageSvg, tableSvg } from './render.js'
-import type { Catalog, ChartSpec, View, WebModules } from './web-modules.js'
+import { type Catalog, type ChartSpec, readCatalog, type View, type WebModules } from './web-modules.js'
 
 /** What to export: a dashboard or a chart, under a view. */
 export interface ExportTarget {
@@ -13,39 +12,19 @@ export interface ExportTarget {
   view: View
 }
 
-type Read = (path: string) => Promise<Answer>
 type SavedChart = { id: number; title?: string; chart_json: unknown }
 
-/** The body of a 200 answer, else the answer's own error (a 404 stays a 404, a 403 a 403). */
-async function ok(read: Read, path: string): Promise<Record<string, unknown>> {
-  const { status, body } = await read(path)
-  if (status === 200) return body
-  throw new ApiError(status, String(body.code ?? 'READ_FAILED'), String(body.message ?? `${path}: ${status}`))
-}
-
-const query = (params: Record<string, number | string | null | undefined>) => {
-  const search = new URLSearchParams(Object.entries(params).flatMap(([name, value]) => (value == null ? [] : [[name, String(value)]])))
-  return search.size ? `?${search}` : ''
-}
-
-/** The catalog of the requester, read as the app reads it. */
-async function catalogFor(modules: WebModules, read: Read): Promise<Catalog> {
-  const names = Object.keys(modules.CATALOG_READS)
-  const bodies = await Promise.all(names.map((name) => ok(read, modules.CATALOG_READS[name])))
-  return modules.catalogOf(Object.fromEntries(names.map((name, i) => [name, bodies[i].objects as Array<Record<string, unknown>>])))
-}
-
 /** The rows of charts to draw, the title, and the dashboard's data (each chart's rows) where there is one. */
-async function chartsOf(read: Read, target: ExportTarget) {
+async function chartsOf(modules: WebModules, read: Reader, target: ExportTarget) {
   if (target.chartId !== undefined) {
-    const chart = (await ok(read, `/custom_chart/${target.chartId}/`)) as unknown as SavedChart
+    const chart = (await bodyOf(read, `/custom_chart/${target.chartId}/`)) as unknown as SavedChart
     return { title: chart.title ?? `#${chart.id}`, rows: [[chart]], prefetched: {} as Record<string, unknown> }
   }
-  const dashboard = await ok(read, `/dashboard/${target.dashboardId}/`)
+  const dashboard = await bodyOf(read, `/dashboard/${target.dashboardId}/`)
   const { campaignId, locationId, startDate, endDate } = target.view
-  const data = await ok(
+  const data = await bodyOf(
     read,
-    `/dashboard/${target.dashboardId}/data/${query({ campaign: campaignId, location: locationId, start_date: startDate, end_date: endDate })}`,
+    `/dashboard/${target.dashboardId}/data/${modules.query({ campaign: campaignId, location: locationId, start_date: startDate, end_date: endDate })}`,
   )
   const rows = ((dashboard.rows as Array<{ charts?: unknown[] }> | null) ?? [])
     .map((row) => (row?.charts ?? []).filter((c): c is SavedChart => typeof c === 'object' && c !== null && 'chart_json' in c))
@@ -102,12 +81,12 @@ interface DrawContext {
  */
 export async function exportLayout(
   modules: WebModules,
-  read: Read,
+  read: Reader,
   target: ExportTarget,
   options: { width: number; scope: string; made: Date; language: string },
 ): Promise<Layout> {
-  const [catalog, charts] = await Promise.all([catalogFor(modules, read), chartsOf(read, target)])
-  const readObjects = async (path: string) => (await ok(read, path)).objects as Array<Record<string, unknown>>
+  const [{ catalog }, charts] = await Promise.all([readCatalog(modules, read), chartsOf(modules, read, target)])
+  const readObjects = async (path: string) => (await bodyOf(read, path)).objects as Array<Record<string, unknown>>
   const context: DrawContext = { catalog, view: target.view, prefetched: charts.prefetched ?? {}, readObjects, scope: options.scope }
   const rows: DrawnChart[][] = []
   for (const row of charts.rows) {

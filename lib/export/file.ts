@@ -28,8 +28,8 @@ export const EXPORT_QUERY = {
 }
 const readQuery = queryReader(EXPORT_QUERY, { names: [], unlessId: false })
 const WIDTH = { min: 320, max: 4000, default: 1200 }
-/** The languages of the web app (web/i18n.js). */
-const LANGUAGES = ['en', 'fr']
+/** The languages of the web app (web/i18n.js's LANGUAGES; test/i18n.test.ts holds them equal). */
+export const EXPORT_LANGUAGES = ['en', 'fr']
 
 export interface FileAsked {
   type: FileType
@@ -50,7 +50,7 @@ export function fileAsked(
   const type = (q.type ?? 'pdf') as FileType
   if (!(type in FILE_TYPES)) throw invalidValue('type', q.type, Object.keys(FILE_TYPES).join(', '))
   const lang = q.lang ?? 'en'
-  if (!LANGUAGES.includes(lang)) throw invalidValue('lang', q.lang, LANGUAGES.join(' or '))
+  if (!EXPORT_LANGUAGES.includes(lang)) throw invalidValue('lang', q.lang, EXPORT_LANGUAGES.join(' or '))
   const width = q.width ?? WIDTH.default
   if (width < WIDTH.min || width > WIDTH.max) throw invalidValue('width', q.width, `an integer from ${WIDTH.min} to ${WIDTH.max}`)
   const named = (['dashboard_id', 'chart_id', 'path'] as const).filter((name) => q[name] !== undefined)

@@ -4,6 +4,7 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { PROJECT_ROOT } from '../core/paths.js'
+import { bodyOf, type Reader } from '../api/composed-read.js'
 
 type Json = Record<string, unknown>
 type Objects = Json[]
@@ -22,7 +23,8 @@ export type Catalog = Json & {
 }
 /** A chart's values indexed for drawing (web/chart-data.js, chartData). */
 export type ChartValues = Json & { points: Objects; locationIds: number[]; keys: Array<{ id: unknown; label: string }>; centres?: unknown }
-export type Reader = (path: string) => Promise<Objects>
+/** Reads the rows of a list at `path` (the web app's `list`). */
+export type ObjectsReader = (path: string) => Promise<Objects>
 
 export interface WebModules {
   chartSpec(chartJson: unknown): ChartSpec
@@ -32,11 +34,11 @@ export interface WebModules {
   isTable(chart: ChartSpec): boolean
   chartOption(chart: ChartSpec, data: ChartValues, catalog: Catalog, options: { mapName?: string; fontFamily?: string }): Json
   tableRows(data: ChartValues, indicatorIds: number[], catalog: Catalog): Array<{ location: string; key: { label: string }; shown: string[] }>
-  readChartFor(chart: ChartSpec, view: View, catalog: Catalog, prefetched: unknown, read: Reader): Promise<{ data: ChartValues; aimedAbove: boolean }>
+  readChartFor(chart: ChartSpec, view: View, catalog: Catalog, prefetched: unknown, read: ObjectsReader): Promise<{ data: ChartValues; aimedAbove: boolean }>
   registerPolygons(
     data: ChartValues,
     catalog: Catalog,
-    options: { read: Reader; scope: string },
+    options: { read: ObjectsReader; scope: string },
   ): Promise<{ mapName: string; polygons: number; centres: unknown }>
   CATALOG_READS: Record<string, string>
   catalogOf(lists: Record<string, Objects>): Catalog
@@ -75,4 +77,12 @@ export function webModules({ drawing = true } = {}): Promise<WebModules> {
     loaded.set(key, modules)
   }
   return modules
+}
+
+/** What the app knows by id, read as the requester (web/api.js, CATALOG_READS): the lists and the catalog made of them. */
+export async function readCatalog(modules: WebModules, read: Reader) {
+  const names = Object.keys(modules.CATALOG_READS)
+  const bodies = await Promise.all(names.map((name) => bodyOf(read, modules.CATALOG_READS[name])))
+  const lists = Object.fromEntries(names.map((name, i) => [name, bodies[i].objects as Array<Record<string, unknown>>]))
+  return { lists, catalog: modules.catalogOf(lists) }
 }

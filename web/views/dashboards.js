@@ -7,9 +7,9 @@ import { clearDraft, loadDraft, saveDraft } from '../drafts.js'
 import { html } from '../html.js'
 import { t } from '../i18n.js'
 import { routeHash } from '../route.js'
-import { ChartCard } from './chart-card.js'
 import { ExportLinks } from './export-links.js'
 import { ShareLinks } from './share-links.js'
+import { ChartRows, DrillDown } from './dashboard-parts.js'
 import { DateRange, isDate, viewParams, viewQuery } from './view-filters.js'
 import { LocationSearch } from './location-search.js'
 
@@ -87,7 +87,6 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
   const go = (patch) => navigate(routeHash(`#/dashboard/${id}`, { ...viewParams(view), ...patch }))
   if (error) return html`<p class="error" role="alert">${error}</p>`
   if (!dashboard) return html`<p>${t('Loading…')}</p>`
-  const path = locationId === null ? [] : catalog.pathTo(locationId)
   const copyToEdit = async () => {
     try {
       navigate(`#/dashboard/${await duplicate(dashboard)}/edit`)
@@ -121,18 +120,11 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
       </label>
       <${DateRange} view=${view} onChange=${go} />
       <${LocationSearch} catalog=${catalog} label=${t('Location')} locationId=${locationId} allowNone=${true} noneLabel=${t("Each chart's locations")} onChange=${(id) => go({ location: id })} />
-      <nav aria-label=${t('Drill-down')} class="breadcrumb">
-        <button class="link" aria-current=${locationId === null ? 'true' : undefined} onClick=${() => go({ location: null })}>${t("Each chart's locations")}</button>
-        ${path.map((l) => html`<span key=${l.id}> › <button class="link" aria-current=${l.id === locationId ? 'true' : undefined} onClick=${() => go({ location: l.id })}>${l.name}</button></span>`)}
-      </nav>
+      <${DrillDown} catalog=${catalog} view=${view} onChange=${go} />
     </div>
     <p class="hint">${t('Click a location in a chart or its numbers to drill down a level. The address keeps this view: copy it to share it.')}</p>
     ${(user.is_superuser || dashboard.owner_id === user.id) && html`<${ShareLinks} dashboardId=${id} view=${view} catalog=${catalog} />`}
-    ${(dashboard.rows ?? []).map(
-      (row, r) => html`<div class="chart-row" key=${r}>
-        ${(row?.charts ?? []).filter((c) => typeof c === 'object' && c).map((chart) => html`<${ChartCard} key=${chart.uuid} chart=${chart} view=${view} catalog=${catalog} dashboardData=${dashboardData} onDrill=${(location) => go({ location })} />`)}
-      </div>`,
-    )}
+    <${ChartRows} dashboard=${dashboard} view=${view} catalog=${catalog} onChange=${go} cardProps=${{ dashboardData }} />
     ${chartsOf(dashboard).length === 0 && html`<p>${t('No charts yet.')}${mayChange(user, dashboard) && html` <a href=${`#/dashboard/${id}/edit`}>${t('Add one')}</a>`}</p>`}`
 }
 

@@ -6,9 +6,9 @@ import { api, catalogOf, query } from '../api.js'
 import { html } from '../html.js'
 import { t } from '../i18n.js'
 import { routeHash } from '../route.js'
-import { ChartCard } from './chart-card.js'
 import { ExportLinks } from './export-links.js'
 import { LanguagePicker } from './language-picker.js'
+import { ChartRows, DrillDown } from './dashboard-parts.js'
 import { DateRange, isDate, viewParams } from './view-filters.js'
 
 export function SharedDashboard({ token, params }) {
@@ -50,7 +50,6 @@ export function SharedDashboard({ token, params }) {
     throw new Error(t('Not part of this shared view'))
   }
   const base = `/api/v1/shared/${encodeURIComponent(token)}/export_file/`
-  const path = view.locationId === null ? [] : catalog.pathTo(view.locationId)
   const { dashboard } = answer
   return html`<main id="content" tabindex="-1">
     <div class="title-bar">
@@ -67,20 +66,8 @@ export function SharedDashboard({ token, params }) {
         </select>
       </label>
       <${DateRange} view=${view} onChange=${go} />
-      <nav aria-label=${t('Drill-down')} class="breadcrumb">
-        <button class="link" aria-current=${view.locationId === null ? 'true' : undefined} onClick=${() => go({ location: null })}>${t("Each chart's locations")}</button>
-        ${path.map((l) => html`<span key=${l.id}> › <button class="link" aria-current=${l.id === view.locationId ? 'true' : undefined} onClick=${() => go({ location: l.id })}>${l.name}</button></span>`)}
-      </nav>
+      <${DrillDown} catalog=${catalog} view=${view} onChange=${go} />
     </div>
-    ${(dashboard.rows ?? []).map(
-      (row, r) => html`<div class="chart-row" key=${r}>
-        ${(row?.charts ?? [])
-          .filter((c) => typeof c === 'object' && c)
-          .map(
-            (chart) =>
-              html`<${ChartCard} key=${chart.uuid ?? chart.id} chart=${chart} view=${view} catalog=${catalog} dashboardData=${dashboardData} read=${read} exportBase=${base} onDrill=${(id) => go({ location: id })} />`,
-          )}
-      </div>`,
-    )}
+    <${ChartRows} dashboard=${dashboard} view=${view} catalog=${catalog} onChange=${go} cardProps=${{ dashboardData, read, exportBase: base }} />
   </main>`
 }

@@ -1,0 +1,28 @@
+// What a dashboard's page and a shared link's page both draw: the drill-down's path and the rows of
+// chart cards.
+import { html } from '../html.js'
+import { t } from '../i18n.js'
+import { ChartCard } from './chart-card.js'
+
+/** The drill-down's path: each chart's own locations, then the view's location and its ancestors. */
+export function DrillDown({ catalog, view, onChange }) {
+  const path = view.locationId == null ? [] : catalog.pathTo(view.locationId)
+  return html`<nav aria-label=${t('Drill-down')} class="breadcrumb">
+    <button class="link" aria-current=${view.locationId == null ? 'true' : undefined} onClick=${() => onChange({ location: null })}>${t("Each chart's locations")}</button>
+    ${path.map((l) => html`<span key=${l.id}> › <button class="link" aria-current=${l.id === view.locationId ? 'true' : undefined} onClick=${() => onChange({ location: l.id })}>${l.name}</button></span>`)}
+  </nav>`
+}
+
+/** A dashboard's rows of chart cards under the view; `cardProps`: what every card takes besides (its data, reader, exports). */
+export function ChartRows({ dashboard, view, catalog, onChange, cardProps = {} }) {
+  return (dashboard.rows ?? []).map(
+    (row, r) => html`<div class="chart-row" key=${r}>
+      ${(row?.charts ?? [])
+        .filter((c) => typeof c === 'object' && c)
+        .map(
+          (chart) =>
+            html`<${ChartCard} key=${chart.uuid ?? chart.id} chart=${chart} view=${view} catalog=${catalog} onDrill=${(location) => onChange({ location })} ...${cardProps} />`,
+        )}
+    </div>`,
+  )
+}
