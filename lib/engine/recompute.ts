@@ -5,7 +5,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { recomputeDuration } from '../core/metrics.js'
 
-const FINITE = (column: RawBuilder<unknown>) =>
+export const FINITE = (column: RawBuilder<unknown>) =>
   sql`${column} is not null and ${column} <> 'NaN'::float8 and ${column} <> 'Infinity'::float8 and ${column} <> '-Infinity'::float8`
 
 /**
@@ -15,22 +15,25 @@ const FINITE = (column: RawBuilder<unknown>) =>
  * computed in float8; when a campaign holds any value outside that range, its arithmetic is done in
  * numeric (no overflow) and a result that float8 cannot hold is dropped like any non-finite value.
  */
-interface Arithmetic {
+export interface Arithmetic {
   /** The type to compute in. */
   type: RawBuilder<unknown>
   /** A computed expression back to float8, or null when float8 cannot hold it. */
   float8: (expression: RawBuilder<unknown>) => RawBuilder<unknown>
 }
-const FLOAT8: Arithmetic = { type: sql`float8`, float8: (e) => e }
+export const FLOAT8: Arithmetic = { type: sql`float8`, float8: (e) => e }
 const NUMERIC: Arithmetic = {
   type: sql`numeric`,
   float8: (e) => sql`case when abs(${e}) <= 1.7976931348623157e308 and (${e} = 0 or abs(${e}) >= 2.2250738585072014e-308) then (${e})::float8 end`,
 }
 /** Raw values that keep float8 arithmetic away from overflow (see Arithmetic). */
-const SAFE_RANGE = sql`value = 0 or abs(value) between 1e-100 and 1e100`
+export const SAFE_RANGE = sql`value = 0 or abs(value) between 1e-100 and 1e100`
 
 /** The campaign's stored values: raw, and aggregated where a location has no raw value (disjoint). */
 const STORED = sql`(select location_id, indicator_id, value from rc_raw union all select location_id, indicator_id, value from rc_agg)`
+
+/** The values of `datapoint_with_computed`: the stored ones, and the calculated ones for the other keys (§7). */
+export const FINAL = sql`(select location_id, indicator_id, value from ${STORED} s union all select location_id, indicator_id, value from rc_calc)`
 
 // Temporary working tables, dropped at the end of each recompute (and at commit in any case).
 const TEMP = ['rc_raw', 'rc_agg', 'rc_sum', 'rc_calc'] as const
@@ -50,7 +53,7 @@ export async function recomputeCampaign(db: Kysely<DB>, campaignId: number): Pro
   }
 }
 
-async function recompute(db: Kysely<DB>, campaignId: number): Promise<RecomputeStats> {
+export async function recompute(db: Kysely<DB>, campaignId: number): Promise<RecomputeStats> {
   // The id is an integer from the database. It is written as a literal so these statements are planned
   // for the temp tables' current contents, never from a cached generic plan.
   const C = sql.lit(Math.trunc(campaignId))
@@ -63,7 +66,7 @@ async function recompute(db: Kysely<DB>, campaignId: number): Promise<RecomputeS
 }
 
 /** The campaign's lock, and empty working sets (temp tables dropped at commit). */
-async function openWorkingSets(db: Kysely<DB>, C: RawBuilder<unknown>) {
+export async function openWorkingSets(db: Kysely<DB>, C: RawBuilder<unknown>) {
   await sql`select pg_advisory_xact_lock(2, ${C})`.execute(db)
   // The working sets hold a campaign's every value (500,000 rows for 10,000 locations × 50
   // indicators): with the default 4 MB their hash joins spill to disk in batches. Until the end of
@@ -82,7 +85,7 @@ async function openWorkingSets(db: Kysely<DB>, C: RawBuilder<unknown>) {
  * estimates. The key is added once a table is filled: one sorted index build instead of an index
  * insertion per row (bench/README.md, "Ingestion").
  */
-async function keyed(db: Kysely<DB>, name: (typeof TEMP)[number]) {
+export async function keyed(db: Kysely<DB>, name: (typeof TEMP)[number]) {
   await sql.raw(`alter table ${name} add primary key (location_id, indicator_id)`).execute(db)
   await sql.raw(`analyze ${name}`).execute(db)
 }
@@ -119,7 +122,7 @@ async function aggregateUp(db: Kysely<DB>, C: RawBuilder<unknown>) {
 }
 
 /** §7: calculated indicators, for the keys without a stored value. */
-async function calculate(db: Kysely<DB>, { type: N, float8 }: Arithmetic) {
+export async function calculate(db: Kysely<DB>, { type: N, float8 }: Arithmetic) {
   // Calculations (§7) only where some exist: their statements would still scan the stored values.
   const { rows: kinds } = await sql<{ calculation: string }>`select distinct calculation from calculated_indicator_component`.execute(db)
   const calculations = new Set(kinds.map((k) => k.calculation))
@@ -196,19 +199,26 @@ async function mergeResults(db: Kysely<DB>, C: RawBuilder<unknown>) {
     union all select location_id, indicator_id, value, false from rc_agg)`,
     ['value', 'is_raw'],
   )
-  const final = sql`(select location_id, indicator_id, value from ${STORED} s union all select location_id, indicator_id, value from rc_calc)`
-  await mergeCampaign(db, C, 'datapoint_with_computed', final, ['value'])
+  await mergeCampaign(db, C, 'datapoint_with_computed', FINAL, ['value'])
 
   await sql.raw(`drop table ${TEMP.join(', ')}`).execute(db)
 }
 
 /**
- * Makes `target`'s rows of campaign C equal to `s` (a subquery keyed by location and indicator) while
- * keeping the ids of surviving keys. One full join finds what differs (changed values, vanished keys, new
+ * Makes `target`'s rows of campaign C within `scope` (a condition on its rows; all of them by default)
+ * equal to `s` (a subquery keyed by location and indicator, inside the scope) while keeping the ids of
+ * surviving keys. One full join finds what differs (changed values, vanished keys, new
  * keys); the update, delete and insert then touch only those rows, so a steady-state recompute reads
  * each side once and writes nothing.
  */
-async function mergeCampaign(db: Kysely<DB>, C: RawBuilder<unknown>, target: string, s: RawBuilder<unknown>, columns: string[]) {
+export async function mergeCampaign(
+  db: Kysely<DB>,
+  C: RawBuilder<unknown>,
+  target: string,
+  s: RawBuilder<unknown>,
+  columns: string[],
+  scope: RawBuilder<unknown> = sql`true`,
+) {
   const t = sql.table(target)
   const cols = sql.join(columns.map((c) => sql.ref(c)))
   const changed = sql.join(
@@ -219,7 +229,7 @@ async function mergeCampaign(db: Kysely<DB>, C: RawBuilder<unknown>, target: str
   // id: the target row (null = a new key); location_id: null = a vanished key.
   await sql`create temp table rc_diff on commit drop as
     select d.id, n.location_id, n.indicator_id, ${sql.join(columns.map((c) => sql`n.${sql.ref(c)}`))}
-    from (select * from ${t} where campaign_id = ${C}) d
+    from (select * from ${t} where campaign_id = ${C} and ${scope}) d
     full join ${s} n on n.location_id = d.location_id and n.indicator_id = d.indicator_id
     where d.id is null or n.location_id is null or ${changed}`.execute(db)
   const set = sql.join(columns.map((c) => sql`${sql.ref(c)} = x.${sql.ref(c)}`))

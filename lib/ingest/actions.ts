@@ -5,6 +5,7 @@ import type { DB } from '../../schemas/index.js'
 import type { AuthUser } from '../data/auth.js'
 import { transform, type Document } from './transform.js'
 import { refreshMaster } from './refresh.js'
+import { recomputeChanged } from '../engine/recompute-changed.js'
 import { recomputeCampaign } from '../engine/recompute.js'
 import { documentLocations } from '../engine/access.js'
 import { noProgress, type Progress } from '../core/progress.js'
@@ -43,13 +44,16 @@ export async function ingest(
   const transformed = withTransform ? await transform(db, doc, dataDir, progress) : undefined
   if (withTransform) lap('transform', clock)
   const refreshStarted = performance.now()
-  const { touchedCampaigns, ...refreshed } = await refreshMaster(db, doc, await documentLocations(db, doc, runner), timings_ms, progress)
+  const { touchedCampaigns, changedKeysNoted, ...refreshed } = await refreshMaster(db, doc, await documentLocations(db, doc, runner), timings_ms, progress)
   lap('refresh', refreshStarted)
   const recomputed = doc.file_type === 'campaign' ? touchedCampaigns : []
   const recomputeStarted = performance.now()
+  let recomputedKeys = 0
   for (const [done, campaign] of recomputed.entries()) {
     progress('campaigns recomputed', done, recomputed.length)
-    await recomputeCampaign(db, campaign)
+    // Only what the sync changed, when it noted each changed key (not on a first upload: every key is new).
+    if (changedKeysNoted) recomputedKeys += (await recomputeChanged(db, campaign)).changedKeys
+    else await recomputeCampaign(db, campaign)
   }
   progress('campaigns recomputed', recomputed.length, recomputed.length)
   lap('recompute', recomputeStarted)
@@ -66,6 +70,7 @@ export async function ingest(
     ...refreshed,
     campaigns_recomputed: recomputed,
     computed_rows: computed,
+    recomputed_keys: recomputedKeys,
     timings_ms,
   }
   await db

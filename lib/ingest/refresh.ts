@@ -9,6 +9,7 @@ import type { Cell } from './files.js'
 import { capped, roleColumns, type Document } from './transform.js'
 import type { ConflictPolicy } from './upload.js'
 import { noProgress, type Progress } from '../core/progress.js'
+import { createChangedKeys, CHANGED_KEYS } from '../engine/recompute-changed.js'
 
 type ContentType = 'indicator' | 'location' | 'campaign'
 
@@ -107,6 +108,7 @@ export async function refreshMaster(
     rejected_cells: capped(rejectedCells),
     conflicts: capped(conflicts.rows.map((r) => ({ unique_index: r.key, kept: r.kept, dropped: r.dropped }))),
     touchedCampaigns: sync.touched,
+    changedKeysNoted: sync.keysNoted,
   }
 }
 
@@ -327,23 +329,29 @@ async function dropDisagreeingKeys(db: Kysely<DB>, D: ReturnType<typeof sql.lit>
 /**
  * §5.5 over `rf_winners` (stageWinners): count the keys a newer source holds, write the winners where
  * this document may write (new key, its own row, or an older one), delete its datapoints it no longer
- * makes.
+ * makes. The raw keys whose values change (new, deleted, or another value where this document may
+ * write) are left in `CHANGED_KEYS` for the recompute; a value written again under this document's
+ * source changes no derived row, which hold values only.
  */
 async function syncDatapoints(db: Kysely<DB>, doc: Document) {
   const D = sql.lit(Math.trunc(doc.id))
-  const winners = sql`rf_winners`
   const own = sql`(select id from source_submission where document_id = ${D})`
   const tD = sql`(select created_at from source_doc where id = ${D})`
-  // The campaigns whose values this sync changes (a new key, or another value where this document may
-  // write): the recompute's input. A value written again under this document's source changes no
-  // derived row, which hold values only.
+  await createChangedKeys(db)
+  // A first upload's keys are all new: they are not copied into CHANGED_KEYS (its campaigns are
+  // recomputed whole), which the `exists` tests once, at the first row of a key already stored.
   const counts = await sql<{ keys: number; existing: number; superseded: number; held: boolean; changed: number[] | null }>`
-    select count(*)::int as keys, count(p.id)::int as existing,
-      count(*) filter (where p.precedence_at > ${tD} and p.source_submission_id not in ${own})::int as superseded,
+    with compared as materialized (select w.campaign_id, w.location_id, w.indicator_id, p.id is not null as existing,
+        p.precedence_at > ${tD} and p.source_submission_id not in ${own} as superseded,
+        p.id is null or ((p.precedence_at <= ${tD} or p.source_submission_id in ${own}) and p.value is distinct from w.value) as changed
+      from rf_winners w left join datapoint p on p.unique_index = w.key),
+    noted as (insert into ${CHANGED_KEYS} select campaign_id, location_id, indicator_id from compared
+      where changed and campaign_id is not null and exists (select 1 from compared where existing))
+    select count(*)::int as keys, count(*) filter (where existing)::int as existing,
+      count(*) filter (where superseded)::int as superseded,
       exists (select 1 from datapoint d where d.source_submission_id in ${own}) as held,
-      array_agg(distinct w.campaign_id) filter (where w.campaign_id is not null and (p.id is null
-        or ((p.precedence_at <= ${tD} or p.source_submission_id in ${own}) and p.value is distinct from w.value))) as changed
-    from ${winners} w left join datapoint p on p.unique_index = w.key`.execute(db)
+      array_agg(distinct campaign_id) filter (where changed and campaign_id is not null) as changed
+    from compared`.execute(db)
   const { keys, existing, superseded, held, changed } = counts.rows[0]
   const written = existing === 0 ? await insertFreshKeys(db, tD, own) : await upsertWinners(db, tD, own)
   // The document's datapoints under keys it no longer makes; a document that held none (its first
@@ -353,7 +361,8 @@ async function syncDatapoints(db: Kysely<DB>, doc: Document) {
     : await sql<{ deleted: number; campaigns: number[] | null }>`
     with d as (delete from datapoint d where d.source_submission_id in ${own}
       and not exists (select 1 from rf_winners w where w.key = d.unique_index)
-    returning d.campaign_id)
+    returning d.campaign_id, d.location_id, d.indicator_id),
+    noted as (insert into ${CHANGED_KEYS} select campaign_id, location_id, indicator_id from d where campaign_id is not null)
     select count(*)::int as deleted, array_agg(distinct campaign_id) filter (where campaign_id is not null) as campaigns from d`.execute(db)
   await sql`drop table rf_winners`.execute(db)
   const { inserted, updated } = written.rows[0]
@@ -361,6 +370,8 @@ async function syncDatapoints(db: Kysely<DB>, doc: Document) {
   return {
     counts: { inserted, updated, unchanged: keys - inserted - updated - superseded, superseded, deleted: deleted.rows[0].deleted },
     touched: [...touched].sort((a, b) => a - b),
+    // Whether `CHANGED_KEYS` holds every changed key: not for a first upload, whose keys are all new.
+    keysNoted: existing > 0,
   }
 }
 
