@@ -110,7 +110,7 @@ const cell = (rng: ReturnType<typeof random>, column: keyof typeof COLUMNS) =>
 
 const csvOf = (rows: Row[]) =>
   [
-    'campaign,geocode,' + Object.keys(COLUMNS).join(','),
+    `campaign,geocode,${Object.keys(COLUMNS).join(',')}`,
     ...rows.map((r) => [r.campaign, r.location, ...Object.keys(COLUMNS).map((c) => r.cells[c] ?? '')].join(',')),
   ].join('\n')
 
@@ -178,8 +178,6 @@ for (const seed of [1, 2, 3, 4, 5, 6]) {
     // The model of §5.5: each key's value and the document that wrote it last.
     const model = new Map<string, { value: number; doc: number }>()
     const keyOf = (location: number, column: string, campaign: string) => `${location}_${indicators[column]}_${campaigns[campaign]}`
-    const valueOf = (column: keyof typeof COLUMNS, text: string) => Number(text)
-    const docRows = new Map<number, Row[]>()
     let keysRecomputed = 0
 
     const check = async (what: string, before: Map<string, { value: number | null; source: number }>, historyAfter: number) => {
@@ -252,10 +250,9 @@ for (const seed of [1, 2, 3, 4, 5, 6]) {
       const run = await api.get(`/transform_upload/?document_id=${doc.body.id}`)
       t.equal(run.status, 200, `round ${round} transformed`)
       keysRecomputed += run.body.objects[0].ingest_stats.recomputed_keys
-      docRows.set(doc.body.id, rows)
       for (const row of rows)
         for (const [column, text] of Object.entries(row.cells))
-          model.set(keyOf(locationOf[row.location], column, row.campaign), { value: valueOf(column as keyof typeof COLUMNS, text), doc: doc.body.id })
+          model.set(keyOf(locationOf[row.location], column, row.campaign), { value: Number(text), doc: doc.body.id })
       await check(`round ${round}`, before, mark)
 
       // Now and then a location code is remapped and the last document refreshed: its keys at the old
@@ -275,8 +272,7 @@ for (const seed of [1, 2, 3, 4, 5, 6]) {
         keysRecomputed += refreshed.body.objects[0].ingest_stats.recomputed_keys
         for (const [key, entry] of model) if (entry.doc === last && key.startsWith(`${ids[from]}_`)) model.delete(key)
         for (const row of rows.filter((r) => r.location === from))
-          for (const [column, text] of Object.entries(row.cells))
-            model.set(keyOf(ids[to], column, row.campaign), { value: valueOf(column as keyof typeof COLUMNS, text), doc: last })
+          for (const [column, text] of Object.entries(row.cells)) model.set(keyOf(ids[to], column, row.campaign), { value: Number(text), doc: last })
         await check(`round ${round}: ${from} remapped to ${to}`, beforeRemap, markRemap)
         // From now on the code `from` names `to`, which keeps its own code: files use only `to`.
         codes = codes.filter((c) => c !== from)
