@@ -49,32 +49,39 @@ export async function recomputeChanged(db: Kysely<DB>, campaignId: number): Prom
   }
 }
 
+/** The keys under `CHANGED_KEYS` recomputed; the counts are of the rows recomputed, not of the campaign's. */
 async function recomputeKeys(db: Kysely<DB>, C: RawBuilder<unknown>): Promise<RecomputeStats> {
   const levels = await affectedKeys(db, C)
   for (const depth of levels) await storedValuesAt(db, C, depth)
   // The stored values: raw and aggregated rows of `agg_datapoint` (§6), at the affected keys only.
   const inScope = sql`(location_id, indicator_id) in (select location_id, indicator_id from rc_keys)`
-  await mergeCampaign(
-    db,
-    C,
-    'agg_datapoint',
-    sql`(select location_id, indicator_id, value, is_raw from rc_new where value is not null)`,
-    ['value', 'is_raw'],
-    inScope,
-  )
-  // §7 at the affected locations, from every stored value there (now current).
+  const stored = sql`(select location_id, indicator_id, value, is_raw from rc_new where value is not null)`
+  await mergeCampaign(db, C, 'agg_datapoint', stored, ['value', 'is_raw'], inScope)
+  const { rows } = await sql<{ raw: number; aggregated: number; calculations: boolean }>`select
+    count(*) filter (where is_raw)::int as raw, count(*) filter (where not is_raw)::int as aggregated,
+    exists (select 1 from calculated_indicator_component) as calculations
+    from ${stored} s`.execute(db)
+  const { raw, aggregated, calculations } = rows[0]
+  let calculated = 0
+  if (calculations) calculated = await calculateAtLocations(db, C)
+  // Without calculated indicators the final values are the stored ones.
+  else await mergeCampaign(db, C, 'datapoint_with_computed', stored, ['value'], inScope)
+  await sql`drop table rc_raw, rc_agg, rc_sum, rc_calc, rc_keys, rc_new`.execute(db)
+  return { raw, aggregated, computed: raw + aggregated + calculated }
+}
+
+/** §7 at the affected locations, from every stored value there (now current); returns how many values it calculated. */
+async function calculateAtLocations(db: Kysely<DB>, C: RawBuilder<unknown>): Promise<number> {
   const atLocations = sql`location_id in (select location_id from rc_keys)`
-  const raw = await sql`insert into rc_raw select location_id, indicator_id, value from agg_datapoint
+  await sql`insert into rc_raw select location_id, indicator_id, value from agg_datapoint
     where campaign_id = ${C} and is_raw and ${atLocations}`.execute(db)
-  const aggregated = await sql`insert into rc_agg select location_id, indicator_id, value from agg_datapoint
+  await sql`insert into rc_agg select location_id, indicator_id, value from agg_datapoint
     where campaign_id = ${C} and not is_raw and ${atLocations}`.execute(db)
   await keyed(db, 'rc_raw')
   await keyed(db, 'rc_agg')
   const calculated = await calculate(db, FLOAT8)
   await mergeCampaign(db, C, 'datapoint_with_computed', FINAL, ['value'], atLocations)
-  await sql`drop table rc_raw, rc_agg, rc_sum, rc_calc, rc_keys, rc_new`.execute(db)
-  const count = (result: { numAffectedRows?: bigint }) => Number(result.numAffectedRows ?? 0)
-  return { raw: count(raw), aggregated: count(aggregated), computed: count(raw) + count(aggregated) + count(calculated) }
+  return Number((calculated as { numAffectedRows?: bigint }).numAffectedRows ?? 0)
 }
 
 /**
