@@ -5,7 +5,7 @@
 // aggregation statement on the same data. Seeded: the same files and data every run.
 // BENCH_DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); a scratch
 // database is created and dropped. BENCH_ROWS scales (1) and (3); BENCH_ONLY=end_to_end runs (1) only,
-// BENCH_ONLY=floor (3) only; BENCH_ONLY=history what the datapoint history costs an upload (bench/ingest-history.ts). (3), the write floor: the rows the specification's tables must hold for
+// BENCH_ONLY=floor (3) only; BENCH_ONLY=reupload_floor the floor of a re-upload only; BENCH_ONLY=history what the datapoint history costs an upload (bench/ingest-history.ts). (3), the write floor: the rows the specification's tables must hold for
 // the same cells, bulk-inserted by PostgreSQL itself, none of the pipeline's work around them.
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -33,6 +33,7 @@ async function main() {
     await seedNation(db, api, ROWS)
 
     if (process.env.BENCH_ONLY === 'floor') return await writeFloor(db)
+    if (process.env.BENCH_ONLY === 'reupload_floor') return await reuploadFloor(db)
     if (process.env.BENCH_ONLY === 'history') return await historyCost(db, api, ROWS, Number(process.env.BENCH_PAIRS ?? 2))
 
     // (1) End to end: the national file, then corrected files of the same keys (1 % and none of the cells changed).
@@ -145,11 +146,13 @@ async function uploadTimed(db: pg.Client, api: ReturnType<typeof apiClient>, csv
   return totalMs
 }
 
+// Cell n of the file: campaign-major rows of LOCATIONS locations, INDICATORS columns per row.
+const CELLS = `(select n, 1 + n / ${INDICATORS} / ${LOCATIONS} as c, 1 + (n / ${INDICATORS}) % ${LOCATIONS} as l, 1 + n % ${INDICATORS} as i,
+    (n::int8 * 7919 % 1000)::float8 as v from generate_series(0, ${ROWS * INDICATORS - 1}) n)`
+
 async function writeFloor(db: pg.Client) {
+  const cell = CELLS
   const cells = ROWS * INDICATORS
-  // Cell n of the file: campaign-major rows of LOCATIONS locations, INDICATORS columns per row.
-  const cell = `(select n, 1 + n / ${INDICATORS} / ${LOCATIONS} as c, 1 + (n / ${INDICATORS}) % ${LOCATIONS} as l, 1 + n % ${INDICATORS} as i,
-    (n::int8 * 7919 % 1000)::float8 as v from generate_series(0, ${cells - 1}) n)`
   const writes: Array<[string, string]> = [
     [
       'doc_datapoint',
@@ -202,7 +205,7 @@ async function writeFloor(db: pg.Client) {
         `total ${(total / 1000).toFixed(1)} s → at most ${Math.round(cells / (total / 1000))} cells/s`,
     )
   }
-  await reuploadFloor(db, cell)
+  await reuploadFloor(db)
 }
 
 /**
@@ -211,7 +214,8 @@ async function writeFloor(db: pg.Client) {
  * submission and precedence, whether or not its value changed; into the same fresh copies with every
  * index, no triggers, one transaction. No derived row is written (nothing changed).
  */
-async function reuploadFloor(db: pg.Client, cell: string) {
+async function reuploadFloor(db: pg.Client) {
+  const cell = CELLS
   const cells = ROWS * INDICATORS
   await db.query('begin')
   await db.query('create table floor_doc_datapoint (like doc_datapoint including all)')
