@@ -9,6 +9,9 @@ import { build } from './helper.js'
 import { client } from './api.js'
 import { created, locationLevels } from './world.js'
 import { recomputeCampaign } from '../lib/engine/recompute.js'
+import { syncChunks } from '../lib/ingest/sync.js'
+import { refreshMaster } from '../lib/ingest/refresh.js'
+import type { Document } from '../lib/ingest/transform.js'
 import type { DB } from '../schemas/index.js'
 
 type Api = ReturnType<typeof client>
@@ -169,11 +172,19 @@ async function raw(db: Kysely<DB>) {
   return new Map(rows.map((r) => [r.unique_index, { value: r.value, source: r.source_submission_id }]))
 }
 
+// Seeds 3 and 4 sync in chunks of 7 winners, the way a national file is synced in chunks of 200,000.
 for (const seed of [1, 2, 3, 4, 5, 6]) {
   t.test(`random uploads and corrections, seed ${seed}`, async (t) => {
     const { app, db } = await build(t)
     const api = client(app)
     const rng = random(seed)
+    if (seed === 3 || seed === 4) {
+      const rows = syncChunks.rows
+      syncChunks.rows = 7
+      t.teardown(() => {
+        syncChunks.rows = rows
+      })
+    }
     // Odd seeds with calculated indicators, even seeds without (the final values are then the stored ones).
     const { ids, campaigns, indicators, maps } = await country(api, seed % 2 === 1)
     let codes = Object.keys(ids)
@@ -286,3 +297,67 @@ for (const seed of [1, 2, 3, 4, 5, 6]) {
     t.ok(keysRecomputed > 0, `some corrections were recomputed key by key (${keysRecomputed} keys), not whole`)
   })
 }
+
+t.test('a sync is written in chunks, and reports its progress chunk by chunk', async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  const { ids, campaigns } = await country(api, false)
+  // 100 more districts: 112 locations × 2 campaigns × 4 columns = 896 cells, a dozen blocks of winners.
+  const district = (await db.selectFrom('location_type').select('id').where('name', '=', 'District').executeTakeFirstOrThrow()).id
+  for (let k = 0; k < 100; k++) {
+    const id = await created(api.post('/location/', { name: `x${k}`, location_code: `x${k}`, location_type_id: district, parent_location_id: ids.P3 }))
+    await created(api.post('/source_object_map/', { content_type: 'location', source_object_code: `x${k}`, master_object_id: id }))
+  }
+  const codes = (await db.selectFrom('location').select('location_code').execute()).map((l) => l.location_code)
+  const rows = Object.keys(campaigns).flatMap((campaign) =>
+    codes.map((location, n) => ({ campaign, location, cells: { i1: String(n), i2: String(n + 1), b: String(n % 2), p: '0.5' } })),
+  )
+  const rowsBefore = syncChunks.rows
+  syncChunks.rows = 100
+  t.teardown(() => {
+    syncChunks.rows = rowsBefore
+  })
+  const doc = await api.post('/document/', { docfile: Buffer.from(csvOf(rows)).toString('base64'), doc_title: 'big.csv', file_type: 'campaign' })
+  const run = await api.get(`/transform_upload/?document_id=${doc.body.id}`)
+  t.match(run.body.objects[0].ingest_stats.datapoints, { inserted: 896, updated: 0 }, 'every chunk inserted')
+  t.equal(
+    Number(
+      (
+        await db
+          .selectFrom('datapoint')
+          .select((e) => e.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    ),
+    896,
+  )
+  t.equal(
+    Number(
+      (
+        await db
+          .selectFrom('datapoint_history')
+          .select((e) => e.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    ),
+    896,
+    'one history row each',
+  )
+
+  // The same document refreshed, watched: the datapoints written grow chunk by chunk to every key.
+  const reports: number[] = []
+  const source = await db.selectFrom('source_doc').selectAll().where('id', '=', doc.body.id).executeTakeFirstOrThrow()
+  const refreshed = await db.transaction().execute((trx) =>
+    refreshMaster(trx, source as unknown as Document, null, {}, (stage, done, total) => {
+      if (stage === 'datapoints written') reports.push(done / total)
+    }),
+  )
+  t.match(refreshed.datapoints, { inserted: 0, updated: 0, unchanged: 896 }, 'a refresh of the same document changes nothing')
+  t.ok(reports.length >= 10, `a report per chunk (${reports.length})`)
+  t.same(
+    reports,
+    [...reports].sort((a, b) => a - b),
+    'in order',
+  )
+  t.equal(reports.at(-1), 1, 'ending at every key')
+})

@@ -2,14 +2,13 @@
 // doc_datapoint, then synced set-based into datapoint, where the newest information wins.
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { DB } from '../../schemas/index.js'
-import { isUniqueViolation } from '../core/errors.js'
 import { ingestCells, ingestRejectedRows } from '../core/metrics.js'
 import { cleanValue } from './clean.js'
 import type { Cell } from './files.js'
 import { capped, roleColumns, type Document } from './transform.js'
 import type { ConflictPolicy } from './upload.js'
 import { noProgress, type Progress } from '../core/progress.js'
-import { createChangedKeys, CHANGED_KEYS } from '../engine/recompute-changed.js'
+import { syncDatapoints } from './sync.js'
 
 type ContentType = 'indicator' | 'location' | 'campaign'
 
@@ -86,12 +85,10 @@ export async function refreshMaster(
   const policy = (doc.conflict ?? 'last') as ConflictPolicy
   const keys = await stageWinners(db, D, policy)
   const conflicts = await findConflicts(db, D, policy, keys === staged.length)
-  const winners = policy === 'reject' && keys < staged.length ? keys - (await dropDisagreeingKeys(db, D)) : keys
+  if (policy === 'reject' && keys < staged.length) await dropDisagreeingKeys(db, D)
 
   lap('refresh_status_conflicts')
-  progress('datapoints written', 0, winners)
-  const sync = await syncDatapoints(db, doc)
-  progress('datapoints written', winners, winners)
+  const sync = await syncDatapoints(db, doc, progress)
   lap('refresh_sync')
   return {
     unmapped: { indicator: capped(unmapped.indicator), location: capped(unmapped.location), campaign: capped(unmapped.campaign) },
@@ -317,108 +314,9 @@ async function stageWinners(db: Kysely<DB>, D: ReturnType<typeof sql.lit>, polic
   return rows[0].n
 }
 
-/** `reject`: the keys whose staged cells hold different values leave `rf_winners`; returns how many. */
-async function dropDisagreeingKeys(db: Kysely<DB>, D: ReturnType<typeof sql.lit>): Promise<number> {
-  const dropped = await sql<{ n: number }>`with gone as (delete from rf_winners w using (
+/** `reject`: the keys whose staged cells hold different values leave `rf_winners`. */
+async function dropDisagreeingKeys(db: Kysely<DB>, D: ReturnType<typeof sql.lit>): Promise<void> {
+  await sql`delete from rf_winners w using (
       select ${KEY} as key from doc_datapoint s where s.document_id = ${D} group by 1 having min(s.value) <> max(s.value)) d
-    where d.key = w.key returning 1)
-    select count(*)::int as n from gone`.execute(db)
-  return dropped.rows[0].n
-}
-
-/**
- * §5.5 over `rf_winners` (stageWinners): count the keys a newer source holds, write the winners where
- * this document may write (new key, its own row, or an older one), delete its datapoints it no longer
- * makes. The raw keys whose values change (new, deleted, or another value where this document may
- * write) are left in `CHANGED_KEYS` for the recompute; a value written again under this document's
- * source changes no derived row, which hold values only.
- */
-async function syncDatapoints(db: Kysely<DB>, doc: Document) {
-  const D = sql.lit(Math.trunc(doc.id))
-  const own = sql`(select id from source_submission where document_id = ${D})`
-  const tD = sql`(select created_at from source_doc where id = ${D})`
-  await createChangedKeys(db)
-  // A first upload's keys are all new: they are not copied into CHANGED_KEYS (its campaigns are
-  // recomputed whole), which the `exists` tests once, at the first row of a key already stored.
-  const counts = await sql<{ keys: number; existing: number; superseded: number; held: boolean; changed: number[] | null }>`
-    with compared as materialized (select w.campaign_id, w.location_id, w.indicator_id, p.id is not null as existing,
-        p.precedence_at > ${tD} and p.source_submission_id not in ${own} as superseded,
-        p.id is null or ((p.precedence_at <= ${tD} or p.source_submission_id in ${own}) and p.value is distinct from w.value) as changed
-      from rf_winners w left join datapoint p on p.unique_index = w.key),
-    noted as (insert into ${CHANGED_KEYS} select campaign_id, location_id, indicator_id from compared
-      where changed and campaign_id is not null and exists (select 1 from compared where existing))
-    select count(*)::int as keys, count(*) filter (where existing)::int as existing,
-      count(*) filter (where superseded)::int as superseded,
-      exists (select 1 from datapoint d where d.source_submission_id in ${own}) as held,
-      array_agg(distinct campaign_id) filter (where changed and campaign_id is not null) as changed
-    from compared`.execute(db)
-  const { keys, existing, superseded, held, changed } = counts.rows[0]
-  const written = existing === 0 ? await insertFreshKeys(db, tD, own) : await upsertWinners(db, tD, own)
-  // The document's datapoints under keys it no longer makes; a document that held none (its first
-  // run) has none to delete, and the search would visit every row it just wrote.
-  const deleted = !held
-    ? { rows: [{ deleted: 0, campaigns: null }] }
-    : await sql<{ deleted: number; campaigns: number[] | null }>`
-    with d as (delete from datapoint d where d.source_submission_id in ${own}
-      and not exists (select 1 from rf_winners w where w.key = d.unique_index)
-    returning d.campaign_id, d.location_id, d.indicator_id),
-    noted as (insert into ${CHANGED_KEYS} select campaign_id, location_id, indicator_id from d where campaign_id is not null)
-    select count(*)::int as deleted, array_agg(distinct campaign_id) filter (where campaign_id is not null) as campaigns from d`.execute(db)
-  await sql`drop table rf_winners`.execute(db)
-  const { inserted, updated } = written.rows[0]
-  const touched = new Set([...(changed ?? []), ...(deleted.rows[0].campaigns ?? [])])
-  return {
-    counts: { inserted, updated, unchanged: keys - inserted - updated - superseded, superseded, deleted: deleted.rows[0].deleted },
-    touched: [...touched].sort((a, b) => a - b),
-    // Whether `CHANGED_KEYS` holds every changed key: not for a first upload, whose keys are all new.
-    keysNoted: existing > 0,
-  }
-}
-
-type Written = { rows: Array<{ inserted: number; updated: number }> }
-
-/** What a write statement `w` returning `inserted` did, counted in SQL (returning every row would send millions to this process). */
-const countWritten = (w: RawBuilder<unknown>) => sql<Written['rows'][number]>`with w as (${w})
-  select count(*) filter (where inserted)::int as inserted, count(*) filter (where not inserted)::int as updated
-  from w`
-
-/** Every winner as a datapoint of precedence `tD`; the caller adds what happens on a conflict and what is returned. */
-const insertWinners = (
-  tD: RawBuilder<unknown>,
-) => sql`insert into datapoint as p (indicator_id, location_id, campaign_id, data_date, value, source_submission_id, unique_index, precedence_at)
-  select w.indicator_id, w.location_id, w.campaign_id, w.data_date, w.value, w.source_submission_id, w.key, ${tD} from rf_winners w`
-
-/**
- * The winners where some keys already have a datapoint: an upsert that takes a key over where this
- * document may write it (§5.5) and its value or source differs.
- */
-async function upsertWinners(db: Kysely<DB>, tD: RawBuilder<unknown>, own: RawBuilder<unknown>): Promise<Written> {
-  return countWritten(sql`${insertWinners(tD)}
-    on conflict (unique_index) do update set
-      indicator_id = excluded.indicator_id, location_id = excluded.location_id, campaign_id = excluded.campaign_id,
-      data_date = excluded.data_date, value = excluded.value, source_submission_id = excluded.source_submission_id,
-      precedence_at = excluded.precedence_at, created_at = now()
-    where (p.precedence_at <= excluded.precedence_at or p.source_submission_id in ${own})
-      and (p.value is distinct from excluded.value or p.source_submission_id <> excluded.source_submission_id)
-    returning (xmax = 0) as inserted`).execute(db)
-}
-
-/**
- * The winners where none of their keys had a datapoint when counted (a first upload of new data): a
- * plain insert, without the upsert's per-row speculative insertion (~30 % of the write, bench/README.md
- * "Ingestion"). Should a concurrent writer commit one of the keys meanwhile, the insert fails on the
- * unique key and the upsert runs instead, from a savepoint, with the same outcome as if it had run
- * first.
- */
-async function insertFreshKeys(db: Kysely<DB>, tD: RawBuilder<unknown>, own: RawBuilder<unknown>): Promise<Written> {
-  await sql`savepoint fresh_keys`.execute(db)
-  try {
-    const written = await countWritten(sql`${insertWinners(tD)} returning true as inserted`).execute(db)
-    await sql`release savepoint fresh_keys`.execute(db)
-    return written
-  } catch (error) {
-    if (!isUniqueViolation(error)) throw error
-    await sql`rollback to savepoint fresh_keys`.execute(db)
-    return upsertWinners(db, tD, own)
-  }
+    where d.key = w.key`.execute(db)
 }

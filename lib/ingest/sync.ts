@@ -1,0 +1,136 @@
+// §5.5, the sync of a document's winning cells into `datapoint`: the newest information wins. The
+// winners (`rf_winners`, staged by lib/ingest/refresh.ts) are written in chunks of rows, so a national
+// file's sync reports its progress as it goes.
+import { sql, type Kysely, type RawBuilder } from 'kysely'
+import type { DB } from '../../schemas/index.js'
+import { isUniqueViolation } from '../core/errors.js'
+import type { Progress } from '../core/progress.js'
+import { createChangedKeys, CHANGED_KEYS } from '../engine/recompute-changed.js'
+import type { Document } from './transform.js'
+
+/**
+ * About `rows` winners are written a statement. Each chunk is one more statement, each firing the
+ * statement-level triggers once (history, references); ten chunks for a national file of 2,000,000
+ * cells. Tests write small files in many chunks by lowering it.
+ */
+export const syncChunks = { rows: 200_000 }
+
+/**
+ * §5.5 over `rf_winners` (stageWinners): count the keys a newer source holds, write the winners where
+ * this document may write (new key, its own row, or an older one), delete its datapoints it no longer
+ * makes. The raw keys whose values change (new, deleted, or another value where this document may
+ * write) are left in `CHANGED_KEYS` for the recompute; a value written again under this document's
+ * source changes no derived row, which hold values only.
+ */
+export async function syncDatapoints(db: Kysely<DB>, doc: Document, progress: Progress) {
+  const D = sql.lit(Math.trunc(doc.id))
+  const own = sql`(select id from source_submission where document_id = ${D})`
+  const tD = sql`(select created_at from source_doc where id = ${D})`
+  await createChangedKeys(db)
+  // A first upload's keys are all new: they are not copied into CHANGED_KEYS (its campaigns are
+  // recomputed whole), which the `exists` tests once, at the first row of a key already stored.
+  const counts = await sql<{ keys: number; existing: number; superseded: number; held: boolean; changed: number[] | null }>`
+    with compared as materialized (select w.campaign_id, w.location_id, w.indicator_id, p.id is not null as existing,
+        p.precedence_at > ${tD} and p.source_submission_id not in ${own} as superseded,
+        p.id is null or ((p.precedence_at <= ${tD} or p.source_submission_id in ${own}) and p.value is distinct from w.value) as changed
+      from rf_winners w left join datapoint p on p.unique_index = w.key),
+    noted as (insert into ${CHANGED_KEYS} select campaign_id, location_id, indicator_id from compared
+      where changed and campaign_id is not null and exists (select 1 from compared where existing))
+    select count(*)::int as keys, count(*) filter (where existing)::int as existing,
+      count(*) filter (where superseded)::int as superseded,
+      exists (select 1 from datapoint d where d.source_submission_id in ${own}) as held,
+      array_agg(distinct campaign_id) filter (where changed and campaign_id is not null) as changed
+    from compared`.execute(db)
+  const { keys, existing, superseded, held, changed } = counts.rows[0]
+  let inserted = 0
+  let updated = 0
+  const chunks = await chunksOf(db, keys)
+  for (const [done, chunk] of chunks.entries()) {
+    progress('datapoints written', Math.round((keys * done) / chunks.length), keys)
+    const written = existing === 0 ? await insertFreshKeys(db, tD, own, chunk) : await upsertWinners(db, tD, own, chunk)
+    inserted += written.rows[0].inserted
+    updated += written.rows[0].updated
+  }
+  progress('datapoints written', keys, keys)
+  // The document's datapoints under keys it no longer makes; a document that held none (its first
+  // run) has none to delete, and the search would visit every row it just wrote.
+  const deleted = !held
+    ? { rows: [{ deleted: 0, campaigns: null }] }
+    : await sql<{ deleted: number; campaigns: number[] | null }>`
+    with d as (delete from datapoint d where d.source_submission_id in ${own}
+      and not exists (select 1 from rf_winners w where w.key = d.unique_index)
+    returning d.campaign_id, d.location_id, d.indicator_id),
+    noted as (insert into ${CHANGED_KEYS} select campaign_id, location_id, indicator_id from d where campaign_id is not null)
+    select count(*)::int as deleted, array_agg(distinct campaign_id) filter (where campaign_id is not null) as campaigns from d`.execute(db)
+  await sql`drop table rf_winners`.execute(db)
+  const touched = new Set([...(changed ?? []), ...(deleted.rows[0].campaigns ?? [])])
+  return {
+    counts: { inserted, updated, unchanged: keys - inserted - updated - superseded, superseded, deleted: deleted.rows[0].deleted },
+    touched: [...touched].sort((a, b) => a - b),
+    // Whether `CHANGED_KEYS` holds every changed key: not for a first upload, whose keys are all new.
+    keysNoted: existing > 0,
+  }
+}
+
+type Written = { rows: Array<{ inserted: number; updated: number }> }
+
+/** What a write statement `w` returning `inserted` did, counted in SQL (returning every row would send millions to this process). */
+const countWritten = (w: RawBuilder<unknown>) => sql<Written['rows'][number]>`with w as (${w})
+  select count(*) filter (where inserted)::int as inserted, count(*) filter (where not inserted)::int as updated
+  from w`
+
+/** The winners of `chunk` as datapoints of precedence `tD`; the caller adds what happens on a conflict and what is returned. */
+const insertWinners = (
+  tD: RawBuilder<unknown>,
+  chunk: RawBuilder<unknown>,
+) => sql`insert into datapoint as p (indicator_id, location_id, campaign_id, data_date, value, source_submission_id, unique_index, precedence_at)
+  select w.indicator_id, w.location_id, w.campaign_id, w.data_date, w.value, w.source_submission_id, w.key, ${tD} from rf_winners w where ${chunk}`
+
+/**
+ * The winners where some keys already have a datapoint: an upsert that takes a key over where this
+ * document may write it (§5.5) and its value or source differs.
+ */
+async function upsertWinners(db: Kysely<DB>, tD: RawBuilder<unknown>, own: RawBuilder<unknown>, chunk: RawBuilder<unknown>): Promise<Written> {
+  return countWritten(sql`${insertWinners(tD, chunk)}
+    on conflict (unique_index) do update set
+      indicator_id = excluded.indicator_id, location_id = excluded.location_id, campaign_id = excluded.campaign_id,
+      data_date = excluded.data_date, value = excluded.value, source_submission_id = excluded.source_submission_id,
+      precedence_at = excluded.precedence_at, created_at = now()
+    where (p.precedence_at <= excluded.precedence_at or p.source_submission_id in ${own})
+      and (p.value is distinct from excluded.value or p.source_submission_id <> excluded.source_submission_id)
+    returning (xmax = 0) as inserted`).execute(db)
+}
+
+/**
+ * The winners where none of their keys had a datapoint when counted (a first upload of new data): a
+ * plain insert, without the upsert's per-row speculative insertion (~30 % of the write, bench/README.md
+ * "Ingestion"). Should a concurrent writer commit one of the keys meanwhile, the insert fails on the
+ * unique key and the upsert runs instead, from a savepoint, with the same outcome as if it had run
+ * first.
+ */
+async function insertFreshKeys(db: Kysely<DB>, tD: RawBuilder<unknown>, own: RawBuilder<unknown>, chunk: RawBuilder<unknown>): Promise<Written> {
+  await sql`savepoint fresh_keys`.execute(db)
+  try {
+    const written = await countWritten(sql`${insertWinners(tD, chunk)} returning true as inserted`).execute(db)
+    await sql`release savepoint fresh_keys`.execute(db)
+    return written
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error
+    await sql`rollback to savepoint fresh_keys`.execute(db)
+    return upsertWinners(db, tD, own, chunk)
+  }
+}
+
+/**
+ * `rf_winners` in chunks of about `syncChunks.rows` rows, each a condition on `w`: a range of the table's
+ * blocks (a TID range scan reads only those). The table was written in key order, so each chunk is a
+ * range of keys, written in order.
+ */
+async function chunksOf(db: Kysely<DB>, rows: number): Promise<RawBuilder<unknown>[]> {
+  const count = Math.ceil(rows / syncChunks.rows)
+  if (count <= 1) return [sql`true`]
+  const { rows: size } = await sql<{ blocks: number }>`select (pg_relation_size('rf_winners') / current_setting('block_size')::int)::int as blocks`.execute(db)
+  const step = Math.max(1, Math.ceil(size[0].blocks / count))
+  const block = (k: number) => sql`${sql.lit(`(${k * step},0)`)}::tid`
+  return Array.from({ length: count }, (_, k) => (k === count - 1 ? sql`w.ctid >= ${block(k)}` : sql`w.ctid >= ${block(k)} and w.ctid < ${block(k + 1)}`))
+}
