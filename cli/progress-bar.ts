@@ -6,7 +6,7 @@ import type { ProgressReport } from '../lib/core/progress.js'
 export function progressBar(stream: NodeJS.WriteStream = process.stderr) {
   const bar = new SingleBar({
     stream,
-    format: '{bar} {percentage}% | {stage}: {value}/{total} | {duration_formatted}',
+    format: '{bar} {percentage}% | {place}{stage}: {value}/{total} | {duration_formatted}',
     hideCursor: true,
     clearOnComplete: false,
     // Redrawn at most this often, however often the pipeline reports.
@@ -14,11 +14,12 @@ export function progressBar(stream: NodeJS.WriteStream = process.stderr) {
   })
   let stage: string | undefined
   return {
-    update({ stage: next, done, total }: ProgressReport) {
-      if (stage === undefined) bar.start(total, done, { stage: next })
+    update({ stage: next, done, total, step, steps }: ProgressReport) {
+      const place = step ? `${step}/${steps} ` : ''
+      if (stage === undefined) bar.start(total, done, { stage: next, place })
       else if (next !== stage) bar.setTotal(total)
       stage = next
-      bar.update(done, { stage: next })
+      bar.update(done, { stage: next, place })
     },
     stop() {
       if (stage !== undefined) bar.stop()

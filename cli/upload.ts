@@ -64,7 +64,7 @@ export async function uploadCommand(
       const id = await storeUpload(trx, config.DATA_DIR, input, upload, admin.id)
       const doc = (await trx.selectFrom('source_doc').selectAll().where('id', '=', id).executeTakeFirstOrThrow()) as unknown as Document
       const runner = { id: admin.id, username: 'admin', is_superuser: true, restricted: false, metadata_editor: true, top_lvl_location_id: null, key_id: 0 }
-      const result = await ingest(trx, doc, runner, config.DATA_DIR, true, (stage, done, total) => bar.update({ stage, done, total }))
+      const result = await ingest(trx, doc, runner, config.DATA_DIR, true, (stage, done, total, place) => bar.update({ stage, done, total, ...place }))
       return { document_id: id, ...result }
     })
     .finally(() => bar.stop())

@@ -47,7 +47,7 @@ t.test('transform_upload and refresh_master in the background give what the sync
   t.match(accepted.body, { kind: 'transform_upload', params: { document_id: first }, state: /^(created|active|completed)$/, result: null })
   const job = await finished(api, accepted.body.id)
   t.equal(job.body.state, 'completed', job.body.error?.message ?? 'completed')
-  t.match(job.body, { error: null, progress: { stage: 'campaigns recomputed', done: 1, total: 1 } })
+  t.match(job.body, { error: null, progress: { stage: 'campaigns recomputed', done: 1, total: 1, step: 6, steps: 6 } })
   t.ok(job.body.started_at && job.body.finished_at && job.body.finished_at >= job.body.started_at)
   t.ok(Math.abs((await value(api)) - 0.082670906) < 1e-9)
   const asyncStats = job.body.result.ingest_stats

@@ -27,6 +27,14 @@ t.test('stages, counts and totals are drawn on a terminal', async (t) => {
   t.match(text(), /50%/)
 })
 
+t.test("a stage's place among the step's stages is drawn before it", async (t) => {
+  const { stream, text } = terminal(true)
+  const bar = progressBar(stream)
+  bar.update({ stage: 'datapoints written', done: 3, total: 10, step: 5, steps: 6 })
+  bar.stop()
+  t.match(text(), /5\/6 datapoints written: 3\/10/)
+})
+
 t.test('nothing is drawn where stderr is not a terminal', async (t) => {
   const { stream, text } = terminal(false)
   const bar = progressBar(stream)

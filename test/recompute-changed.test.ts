@@ -10,7 +10,7 @@ import { client } from './api.js'
 import { created, locationLevels } from './world.js'
 import { recomputeCampaign } from '../lib/engine/recompute.js'
 import { syncChunks } from '../lib/ingest/sync.js'
-import { refreshMaster } from '../lib/ingest/refresh.js'
+import { ingest } from '../lib/ingest/actions.js'
 import type { Document } from '../lib/ingest/transform.js'
 import type { DB } from '../schemas/index.js'
 
@@ -298,7 +298,7 @@ for (const seed of [1, 2, 3, 4, 5, 6]) {
   })
 }
 
-t.test('a sync is written in chunks, and reports its progress chunk by chunk', async (t) => {
+t.test('a sync is written in chunks, and reports its progress chunk by chunk, in its place among the stages', async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   const { ids, campaigns } = await country(api, false)
@@ -346,13 +346,21 @@ t.test('a sync is written in chunks, and reports its progress chunk by chunk', a
 
   // The same document refreshed, watched: the datapoints written grow chunk by chunk to every key.
   const reports: number[] = []
+  const places = new Set<string>()
   const source = await db.selectFrom('source_doc').selectAll().where('id', '=', doc.body.id).executeTakeFirstOrThrow()
+  const runner = { id: 1, username: 'admin', is_superuser: true, restricted: false, metadata_editor: true, top_lvl_location_id: null, key_id: 0 }
   const refreshed = await db.transaction().execute((trx) =>
-    refreshMaster(trx, source as unknown as Document, null, {}, (stage, done, total) => {
+    ingest(trx, source as unknown as Document, runner, '', false, (stage, done, total, place) => {
+      places.add(`${place?.step} of ${place?.steps}: ${stage}`)
       if (stage === 'datapoints written') reports.push(done / total)
     }),
   )
   t.match(refreshed.datapoints, { inserted: 0, updated: 0, unchanged: 896 }, 'a refresh of the same document changes nothing')
+  t.same(
+    [...places],
+    ['1 of 4: cells staged', '2 of 4: cells written', '3 of 4: datapoints written', '4 of 4: campaigns recomputed'],
+    'each stage placed among the refresh’s four',
+  )
   t.ok(reports.length >= 10, `a report per chunk (${reports.length})`)
   t.same(
     reports,

@@ -9,7 +9,7 @@ import PgBoss from 'pg-boss'
 import type { DB } from '../../schemas/index.js'
 import type { Database } from './database.js'
 import { DATA_CHANNEL } from './notified-cache.js'
-import type { Progress, ProgressReport } from '../core/progress.js'
+import type { Progress, ProgressReport, StagePlace } from '../core/progress.js'
 import { ApiError } from '../core/errors.js'
 
 /** A kind's name, as its declaration gives it (resources/jobs.ts). */
@@ -405,8 +405,8 @@ export class JobQueue {
     }
     const live = this.database.engine === 'postgres'
     return {
-      report: (stage: string, done: number, total: number) => {
-        latest = { stage, done, total }
+      report: (stage: string, done: number, total: number, place?: StagePlace) => {
+        latest = { stage, done, total, ...place }
         if (!live || pending) return
         const wait = PROGRESS_INTERVAL_MS - (Date.now() - lastWrite)
         // The latest report is written when the interval is up, even if the step is then deep in one long statement.

@@ -8,7 +8,7 @@ import { refreshMaster } from './refresh.js'
 import { recomputeChanged } from '../engine/recompute-changed.js'
 import { recomputeCampaign } from '../engine/recompute.js'
 import { documentLocations } from '../engine/access.js'
-import { noProgress, type Progress } from '../core/progress.js'
+import { inStages, noProgress, type Progress } from '../core/progress.js'
 
 export const lockDocument = (db: Kysely<DB>, id: number) => sql`select pg_advisory_xact_lock(1, ${id})`.execute(db)
 
@@ -38,6 +38,7 @@ export async function ingest(
 ): Promise<Record<string, unknown>> {
   await lockDocument(db, doc.id)
   await bulkWriteSettings(db)
+  progress = inStages(ingestStages(doc, withTransform), progress)
   const clock = performance.now()
   const timings_ms: Record<string, number> = {}
   const lap = (name: string, since: number) => (timings_ms[name] = Math.round(performance.now() - since))
@@ -80,6 +81,15 @@ export async function ingest(
     .execute()
   return stats
 }
+
+/** The stages an ingest reports, in the order they run. */
+const ingestStages = (doc: Document, withTransform: boolean) => [
+  ...(withTransform ? ['rows parsed', 'submissions written'] : []),
+  'cells staged',
+  'cells written',
+  'datapoints written',
+  ...(doc.file_type === 'campaign' ? ['campaigns recomputed'] : []),
+]
 
 /** Every submission of `doc` back to TO_PROCESS. */
 export async function queueProcess(db: Kysely<DB>, doc: Document): Promise<void> {

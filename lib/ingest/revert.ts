@@ -8,7 +8,7 @@ import { attributeRevert } from '../data/attribution.js'
 import { recomputeCampaign } from '../engine/recompute.js'
 import { lockDocument } from './actions.js'
 import { CAP } from './transform.js'
-import { noProgress, type Progress } from '../core/progress.js'
+import { inStages, noProgress, type Progress } from '../core/progress.js'
 
 type Key = { unique_index: string; location_id: number; indicator_id: number; campaign_id: number | null; data_date: string | null }
 type Conflict = Key & { value_now: number | null; document_now: number | null; value_before_document: number | null }
@@ -83,6 +83,7 @@ async function summarise(db: Kysely<DB>, D: ReturnType<typeof sql.lit>) {
 /** Reverts document `documentId` (see above); `permitted`: the locations it may change (null: all). */
 export async function revertDocument(db: Kysely<DB>, documentId: number, force: boolean, permitted: Set<number> | null, progress: Progress = noProgress) {
   await lockDocument(db, documentId)
+  progress = inStages(['values reverted', 'campaigns recomputed'], progress)
   const D = sql.lit(Math.trunc(documentId))
   await plan(db, D, force, permitted)
   const { campaigns, ...summary } = await summarise(db, D)

@@ -352,4 +352,12 @@ export const FRENCH = {
     '« {title} » est déjà le titre d’un tableau de bord (les titres sont partagés par tous). « {free} » est libre.',
   '… {n} more row': '… {n} ligne de plus',
   '… {n} more rows': '… {n} lignes de plus',
+  'rows parsed': 'lignes lues',
+  'submissions written': 'soumissions enregistrées',
+  'cells staged': 'cellules préparées',
+  'cells written': 'cellules enregistrées',
+  'datapoints written': 'valeurs enregistrées',
+  'campaigns recomputed': 'campagnes recalculées',
+  'values reverted': 'valeurs rétablies',
+  'step {step} of {steps}: {stage}': 'étape {step} sur {steps} : {stage}',
 }

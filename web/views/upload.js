@@ -48,6 +48,26 @@ function stateWord(state) {
   return words[state] ?? state
 }
 
+/** A pipeline stage in words (lib/ingest reports these), the API's name otherwise. */
+function stageWord(stage) {
+  const words = {
+    'rows parsed': t('rows parsed'),
+    'submissions written': t('submissions written'),
+    'cells staged': t('cells staged'),
+    'cells written': t('cells written'),
+    'datapoints written': t('datapoints written'),
+    'campaigns recomputed': t('campaigns recomputed'),
+    'values reverted': t('values reverted'),
+  }
+  return words[stage] ?? stage
+}
+
+/** The stage a job is at, and its place among the step's stages when the job says it: "step 5 of 6: datapoints written". */
+function stageWords(progress) {
+  const stage = stageWord(progress.stage)
+  return progress.step ? t('step {step} of {steps}: {stage}', { step: progress.step, steps: progress.steps, stage }) : stage
+}
+
 /** What a code of a file stands for, in words. */
 function kindWord(contentType) {
   const words = { location: t('location'), indicator: t('indicator'), campaign: t('campaign') }
@@ -170,7 +190,7 @@ export function Upload({ catalog, user }) {
 
 /** What the progress line says: the step at work, then, once done, what was saved and what waits. */
 function progressWords(job, stats, unmapped, phase) {
-  if (phase !== 'summary' || !stats) return job.state === 'completed' ? t('done') : `${job.progress?.stage ?? stateWord(job.state)}…`
+  if (phase !== 'summary' || !stats) return job.state === 'completed' ? t('done') : `${job.progress ? stageWords(job.progress) : stateWord(job.state)}…`
   const d = stats.datapoints ?? {}
   const saved = (d.inserted ?? 0) + (d.updated ?? 0)
   const done = tn(saved, 'Done: {n} value saved.', 'Done: {n} values saved.', { n: formatCount(saved) })
