@@ -232,10 +232,17 @@ export async function mergeCampaign(
     from (select * from ${t} where campaign_id = ${C} and ${scope}) d
     full join ${s} n on n.location_id = d.location_id and n.indicator_id = d.indicator_id
     where d.id is null or n.location_id is null or ${changed}`.execute(db)
+  // Each write only where it has rows: a campaign's first recompute only inserts, and the update's
+  // join alone cost ~0.1 s over 200,000 new keys.
+  const { rows } = await sql<{ updated: boolean; deleted: boolean; inserted: boolean }>`select
+    bool_or(id is not null and location_id is not null) as updated, bool_or(location_id is null) as deleted, bool_or(id is null) as inserted
+    from rc_diff`.execute(db)
+  const { updated, deleted, inserted } = rows[0]
   const set = sql.join(columns.map((c) => sql`${sql.ref(c)} = x.${sql.ref(c)}`))
-  await sql`update ${t} d set ${set} from rc_diff x where d.id = x.id and x.location_id is not null`.execute(db)
-  await sql`delete from ${t} d using rc_diff x where d.id = x.id and x.location_id is null`.execute(db)
-  await sql`insert into ${t} (location_id, indicator_id, campaign_id, ${cols})
+  if (updated) await sql`update ${t} d set ${set} from rc_diff x where d.id = x.id and x.location_id is not null`.execute(db)
+  if (deleted) await sql`delete from ${t} d using rc_diff x where d.id = x.id and x.location_id is null`.execute(db)
+  if (inserted)
+    await sql`insert into ${t} (location_id, indicator_id, campaign_id, ${cols})
     select x.location_id, x.indicator_id, ${C}, ${sql.join(columns.map((c) => sql`x.${sql.ref(c)}`))} from rc_diff x where x.id is null`.execute(db)
   await sql`drop table rc_diff`.execute(db)
 }
