@@ -166,6 +166,15 @@ async function fromScratch(db: Kysely<DB>, campaigns: number[]) {
   return result!
 }
 
+/** The sync writes its winners in chunks of `rows` until the test ends. */
+function syncInChunksOf(t: Test, rows: number) {
+  const before = syncChunks.rows
+  syncChunks.rows = rows
+  t.teardown(() => {
+    syncChunks.rows = before
+  })
+}
+
 /** Every datapoint: key → value and source. */
 async function raw(db: Kysely<DB>) {
   const rows = await db.selectFrom('datapoint').select(['unique_index', 'value', 'source_submission_id']).where('campaign_id', 'is not', null).execute()
@@ -178,13 +187,7 @@ for (const seed of [1, 2, 3, 4, 5, 6]) {
     const { app, db } = await build(t)
     const api = client(app)
     const rng = random(seed)
-    if (seed === 3 || seed === 4) {
-      const rows = syncChunks.rows
-      syncChunks.rows = 7
-      t.teardown(() => {
-        syncChunks.rows = rows
-      })
-    }
+    if (seed === 3 || seed === 4) syncInChunksOf(t, 7)
     // Odd seeds with calculated indicators, even seeds without (the final values are then the stored ones).
     const { ids, campaigns, indicators, maps } = await country(api, seed % 2 === 1)
     let codes = Object.keys(ids)
@@ -312,37 +315,21 @@ t.test('a sync is written in chunks, and reports its progress chunk by chunk, in
   const rows = Object.keys(campaigns).flatMap((campaign) =>
     codes.map((location, n) => ({ campaign, location, cells: { i1: String(n), i2: String(n + 1), b: String(n % 2), p: '0.5' } })),
   )
-  const rowsBefore = syncChunks.rows
-  syncChunks.rows = 100
-  t.teardown(() => {
-    syncChunks.rows = rowsBefore
-  })
+  syncInChunksOf(t, 100)
   const doc = await api.post('/document/', { docfile: Buffer.from(csvOf(rows)).toString('base64'), doc_title: 'big.csv', file_type: 'campaign' })
   const run = await api.get(`/transform_upload/?document_id=${doc.body.id}`)
   t.match(run.body.objects[0].ingest_stats.datapoints, { inserted: 896, updated: 0 }, 'every chunk inserted')
-  t.equal(
+  const rowsOf = async (table: 'datapoint' | 'datapoint_history') =>
     Number(
       (
         await db
-          .selectFrom('datapoint')
+          .selectFrom(table)
           .select((e) => e.fn.countAll().as('n'))
           .executeTakeFirstOrThrow()
       ).n,
-    ),
-    896,
-  )
-  t.equal(
-    Number(
-      (
-        await db
-          .selectFrom('datapoint_history')
-          .select((e) => e.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    ),
-    896,
-    'one history row each',
-  )
+    )
+  t.equal(await rowsOf('datapoint'), 896)
+  t.equal(await rowsOf('datapoint_history'), 896, 'one history row each')
 
   // The same document refreshed, watched: the datapoints written grow chunk by chunk to every key.
   const reports: number[] = []
