@@ -27,8 +27,8 @@ export async function syncDatapoints(db: Kysely<DB>, doc: Document, progress: Pr
   const own = sql`(select id from source_submission where document_id = ${D})`
   const tD = sql`(select created_at from source_doc where id = ${D})`
   await createChangedKeys(db)
-  // A first upload's keys are all new: they are not copied into CHANGED_KEYS (its campaigns are
-  // recomputed whole), which the `exists` tests once, at the first row of a key already stored.
+  // A first upload's keys are all new: they are not copied into CHANGED_KEYS, and its campaigns are
+  // recomputed whole. The `exists` says whether any key is stored already; it is evaluated once.
   const counts = await sql<{ keys: number; existing: number; superseded: number; held: boolean; changed: number[] | null }>`
     with compared as materialized (select w.campaign_id, w.location_id, w.indicator_id, p.id is not null as existing,
         p.precedence_at > ${tD} and p.source_submission_id not in ${own} as superseded,
