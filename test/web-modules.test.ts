@@ -20,7 +20,7 @@ import { fileNameOf, fold, formatPeriod, formatTime, formatValue } from '../web/
 import { parseRoute, routeHash } from '../web/route.js'
 import { boundsById, statusClass, statusFill, statusLegend } from '../web/status.js'
 import { matchLocations } from '../web/views/location-search.js'
-import { STEP_NAMES, templateCsv } from '../web/views/upload.js'
+import { percentOf, STEP_NAMES, templateCsv } from '../web/views/upload.js'
 
 const catalog = {
   campaigns: [
@@ -180,6 +180,17 @@ t.test('hash routes with the view, and the query builder', async (t) => {
 t.test('the upload template: the fixed columns, the indicators of that kind, an example line', async (t) => {
   t.equal(templateCsv('campaign', catalog), 'geocode,campaign,Missed,Percent missed\r\nN,March,,\r\n')
   t.equal(templateCsv('date', catalog), 'geocode,data_date,unique_key,Cases\r\nN,2016-03-15,N-2016-03-15,\r\n')
+})
+
+t.test("an upload's progress moves forward through its stages, each an equal share", async (t) => {
+  const at = (progress: Record<string, unknown>, state = 'active') => percentOf({ state, progress })
+  t.equal(at({ stage: 'rows parsed', done: 100, total: 100, step: 1, steps: 5 }), 20, 'the first of five stages done')
+  t.equal(at({ stage: 'submissions written', done: 0, total: 80, step: 2, steps: 5 }), 20, 'the next one starting: not back to 0')
+  t.equal(at({ stage: 'submissions written', done: 40, total: 80, step: 2, steps: 5 }), 30)
+  t.equal(at({ stage: 'datapoints written', done: 10, total: 10, step: 5, steps: 5 }), 99, 'below 100 until the job ends')
+  t.equal(at({ stage: 'datapoints written', done: 10, total: 10, step: 5, steps: 5 }, 'completed'), 100)
+  t.equal(at({ stage: 'values reverted', done: 1, total: 4 }), 25, 'a report without its place: through its stage')
+  t.equal(percentOf(null), 0)
 })
 
 t.test('the location search: names starting with the text first, accents and case aside, bounded', async (t) => {

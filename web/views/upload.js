@@ -90,12 +90,17 @@ async function runJob(step, documentId, onUpdate) {
   return job.result
 }
 
-/** How far a job is, in percent: its last reported stage, 100 once done. */
-function percentOf(job) {
+/**
+ * How far a job is, in percent, 100 once done: through its stages when it says which of them it is at
+ * (each stage an equal share), else through its last reported stage.
+ */
+export function percentOf(job) {
   if (!job) return 0
   if (job.state === 'completed') return 100
-  const { done = 0, total = 0 } = job.progress ?? {}
-  return total > 0 ? Math.min(99, Math.floor((100 * done) / total)) : 0
+  const { done = 0, total = 0, step, steps } = job.progress ?? {}
+  const stage = total > 0 ? done / total : 0
+  const share = step ? (step - 1 + stage) / steps : stage
+  return Math.min(99, Math.floor(100 * share))
 }
 
 export function Upload({ catalog, user }) {
@@ -151,12 +156,14 @@ export function Upload({ catalog, user }) {
   }
   const percent = percentOf(job)
   const { columns } = FILE_KINDS[kind]
+  const codesSaid =
+    kind === 'campaign'
+      ? t('A geocode is a location’s code; campaign is the campaign’s name.')
+      : t('A geocode is a location’s code; data_date is the day of the values (2016-03-15), unique_key names each line.')
   return html`<h1>${t('Upload')}</h1>
     <section aria-labelledby="format-heading" class="file-format">
       <h2 id="format-heading">${t('What the file holds')}</h2>
-      <p>${t('A CSV or XLSX file, its first line the column names:')} <strong>${columns.join(', ')}</strong>${t(', then one column per indicator.')}
-        ${kind === 'campaign' ? t('A geocode is a location’s code; campaign is the campaign’s name.') : t('A geocode is a location’s code; data_date is the day of the values (2016-03-15), unique_key names each line.')}
-        ${t('A column the system does not know yet is offered for mapping after the upload.')}</p>
+      <p>${t('A CSV or XLSX file, its first line the column names:')} <strong>${columns.join(', ')}</strong>${t(', then one column per indicator.')} ${codesSaid} ${t('A column the system does not know yet is offered for mapping after the upload.')}</p>
       <a class="button secondary" download=${`${kind}-template.csv`} href=${`data:text/csv;charset=utf-8,${encodeURIComponent(templateCsv(kind, catalog))}`}>${FILE_KINDS[kind].template()}</a>
     </section>
     <form class="stack" onSubmit=${upload}>
