@@ -14,7 +14,11 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
   await page.getByRole('link', { name: 'Upload' }).click()
   await page.getByRole('heading', { name: 'What the file holds' }).waitFor()
   t.match(await page.locator('.file-format').textContent(), /geocode, campaign/, 'the columns a campaign file needs')
-  t.match(await page.locator('.file-format p').textContent(), /per indicator\. A geocode is a location’s code; campaign is the campaign’s name\. A column/, 'its sentences apart')
+  t.match(
+    await page.locator('.file-format p').textContent(),
+    /per indicator\. A geocode is a location’s code; campaign is the campaign’s name\. A column/,
+    'its sentences apart',
+  )
   const [template] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download a campaign file template' }).click()])
   t.equal(template.suggestedFilename(), 'campaign-template.csv')
   const lines = readFileSync((await template.path())!, 'utf8')
