@@ -565,32 +565,33 @@ t.test(
 )
 
 t.test('staged cells keep odd column names and values exactly', async (t) => {
-  // Staging writes its array literals itself (lib/ingest/refresh.ts): quotes, backslashes, commas,
-  // braces and NULL-like text in a column name, and small, large and negative values, must arrive as
-  // they were.
+  // Staging writes COPY's text format itself (lib/data/copy.ts): quotes, backslashes, commas, braces,
+  // tabs, line breaks and NULL-like text (COPY's own `\\N` among them) in a column name, and small,
+  // large and negative values, must arrive as they were.
   const { app, db } = await build(t)
   const api = client(app)
   const { location, campaign, indicator } = await smallWorld(api.post)
-  const other = (await api.post('/indicator/', { name: 'odd', short_name: 'odd', data_format: 'int' })).body.id
-  const names = ['a "quoted", {braced} \\ name', 'NULL']
+  const names = ['a "quoted", {braced} \\ name', 'NULL', '\\N', 'tab\there', 'line\nbreak', 'carriage\rreturn']
+  const indicators = [indicator]
+  for (const name of names.slice(1)) indicators.push((await api.post('/indicator/', { name, short_name: name, data_format: 'int' })).body.id)
   for (const [content_type, code, id] of [
     ['location', 'G0', location],
     ['campaign', 'C', campaign],
-    ['indicator', names[0], indicator],
-    ['indicator', names[1], other],
+    ...names.map((name, k) => ['indicator', name, indicators[k]] as const),
   ] as const) {
     t.equal((await api.post('/source_object_map/', { content_type, source_object_code: code, master_object_id: id })).status, 201)
   }
   const header = ['campaign', 'geocode', ...names].map((h) => `"${h.replaceAll('"', '""')}"`).join(',')
-  const csv = Buffer.from(`${header}\nC,G0,-0.000001,12345678901\n`)
+  const values = [-0.000001, 12345678901, 1e-300, -2.5e15, 0.1, 7]
+  const csv = Buffer.from(`${header}\nC,G0,${values.join(',')}\n`)
   const doc = (await api.post('/document/', { docfile: csv.toString('base64'), doc_title: 'odd.csv', file_type: 'campaign' })).body.id
   const run = await api.get(`/transform_upload/?document_id=${doc}`)
   t.equal(run.status, 200, run.text)
   const staged = await db.selectFrom('doc_datapoint').select(['column_name', 'indicator_id', 'value']).where('document_id', '=', doc).orderBy('id').execute()
-  t.same(staged, [
-    { column_name: names[0], indicator_id: indicator, value: -0.000001 },
-    { column_name: names[1], indicator_id: other, value: 12345678901 },
-  ])
+  t.same(
+    staged,
+    names.map((column_name, k) => ({ column_name, indicator_id: indicators[k], value: values[k] })),
+  )
 })
 
 t.test('a re-upload recomputes only the campaigns whose values it changes', async (t) => {

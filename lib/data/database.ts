@@ -9,6 +9,7 @@ import { PGliteDialect } from 'kysely-pglite-dialect'
 import pg from 'pg'
 import type { DB } from '../../schemas/index.js'
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
+import { carriesCopy, copyingPGlite, copyWithPg } from './copy.js'
 import { type ConfirmOptions, Confirmations, listenWithReconnect, scopeOf } from './notifications.js'
 import { dbQueryDuration, poolReaders } from '../core/metrics.js'
 import { meansPrimaryLost, WritableHost } from './writable-host.js'
@@ -147,7 +148,7 @@ async function createPGlite(options: DatabaseOptions): Promise<Database> {
     lock?.release()
     throw error
   }
-  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite), log: queryTimer('pglite') })
+  const db = new Kysely<DB>({ dialect: new PGliteDialect(copyingPGlite(pglite)), log: queryTimer('pglite') })
   return {
     db,
     engine: 'pglite',
@@ -308,6 +309,7 @@ export function preparedStatements(pool: pg.Pool, writable?: WritableHost) {
           })
     return {
       query(text: unknown, values?: unknown[]) {
+        if (typeof text === 'string' && carriesCopy(values)) return watch(copyWithPg(client, text, values[0]) as Promise<pg.QueryResult>)
         if (typeof text !== 'string' || !values?.length) return watch(client.query(text as string, values))
         const name = nameOf(text)
         if (!prepared.has(name) && prepared.size >= MAX_STATEMENTS_PER_CONNECTION) return watch(client.query(text, values))
