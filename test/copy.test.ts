@@ -44,7 +44,7 @@ t.test('a refused COPY fails with the server error and writes nothing; the datab
       () => undefined,
       (error: { code?: string; message?: string }) => error,
     )
-  t.equal(failure?.code, '22P02', failure?.message)
+  t.equal(failure?.code, '22P02', String(failure?.message))
   t.match(failure?.message, /invalid input syntax for type double precision: "not a number"/)
   t.same(await db.selectFrom('copy_probe').selectAll().execute(), [], 'the rows before the bad one are not kept')
   await copyInto(db, 'copy_probe', ['label'], new CopyRows(['after\n']))
