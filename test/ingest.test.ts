@@ -565,17 +565,18 @@ t.test(
 )
 
 t.test('staged cells keep odd column names and values exactly', async (t) => {
-  // Staging writes COPY's text format itself (lib/data/copy.ts): quotes, backslashes, commas, braces,
-  // tabs, line breaks and NULL-like text (COPY's own `\\N` among them) in a column name, and small,
-  // large and negative values, must arrive as they were.
+  // Submissions and staged cells are written in COPY's text format (lib/data/copy.ts): quotes,
+  // backslashes, commas, braces, tabs, line breaks and NULL-like text (COPY's own `\\N` among them) in
+  // a column name or a code, and small, large and negative values, must arrive as they were.
   const { app, db } = await build(t)
   const api = client(app)
   const { location, campaign, indicator } = await smallWorld(api.post)
   const names = ['a "quoted", {braced} \\ name', 'NULL', '\\N', 'tab\there', 'line\nbreak', 'carriage\rreturn']
+  const geocode = 'G "0" \\ é\t✓'
   const indicators = [indicator]
   for (const name of names.slice(1)) indicators.push((await api.post('/indicator/', { name, short_name: name, data_format: 'int' })).body.id)
   for (const [content_type, code, id] of [
-    ['location', 'G0', location],
+    ['location', geocode, location],
     ['campaign', 'C', campaign],
     ...names.map((name, k) => ['indicator', name, indicators[k]] as const),
   ] as const) {
@@ -583,7 +584,7 @@ t.test('staged cells keep odd column names and values exactly', async (t) => {
   }
   const header = ['campaign', 'geocode', ...names].map((h) => `"${h.replaceAll('"', '""')}"`).join(',')
   const values = [-0.000001, 12345678901, 1e-300, -2.5e15, 0.1, 7]
-  const csv = Buffer.from(`${header}\nC,G0,${values.join(',')}\n`)
+  const csv = Buffer.from(`${header}\nC,"${geocode.replaceAll('"', '""')}",${values.join(',')}\n`)
   const doc = (await api.post('/document/', { docfile: csv.toString('base64'), doc_title: 'odd.csv', file_type: 'campaign' })).body.id
   const run = await api.get(`/transform_upload/?document_id=${doc}`)
   t.equal(run.status, 200, run.text)
@@ -592,6 +593,16 @@ t.test('staged cells keep odd column names and values exactly', async (t) => {
     staged,
     names.map((column_name, k) => ({ column_name, indicator_id: indicators[k], value: values[k] })),
   )
+  // The submission keeps the row as read, its codes and cells included (copied too).
+  const submission = await db
+    .selectFrom('source_submission')
+    .select(['location_code', 'submission_json'])
+    .where('document_id', '=', doc)
+    .executeTakeFirstOrThrow()
+  t.equal(submission.location_code, geocode)
+  const cells = submission.submission_json as Record<string, unknown>
+  t.same(Object.keys(cells).sort(), ['campaign', 'geocode', ...names].sort(), 'every column, by its name')
+  t.equal(cells.geocode, geocode)
 })
 
 t.test('a re-upload recomputes only the campaigns whose values it changes', async (t) => {

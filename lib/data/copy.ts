@@ -21,6 +21,9 @@ export function copyField(value: unknown): string {
   return String(value).replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'))
 }
 
+/** A row in COPY's text format, its line break included. */
+export const copyLine = (values: unknown[]) => `${values.map(copyField).join('\t')}\n`
+
 /** Copies `rows` into `table`'s `columns` in `db`'s session (its transaction, if any); returns how many rows were written. */
 export async function copyInto<Tables>(db: Kysely<Tables>, table: NoInfer<keyof Tables> & string, columns: readonly string[], rows: CopyRows): Promise<number> {
   const names = columns.map((c) => `"${c}"`).join(', ')

@@ -9,7 +9,7 @@ import { capped, roleColumns, type Document } from './transform.js'
 import type { ConflictPolicy } from './upload.js'
 import { noProgress, type Progress } from '../core/progress.js'
 import { syncDatapoints } from './sync.js'
-import { copyField, copyInto, CopyRows } from '../data/copy.js'
+import { copyInto, copyLine, CopyRows } from '../data/copy.js'
 
 type ContentType = 'indicator' | 'location' | 'campaign'
 
@@ -270,19 +270,11 @@ export const stageChunks = { cells: 100_000 }
  * "Ingestion".
  */
 async function insertStaged(db: Kysely<DB>, staged: Array<Record<string, unknown>>, written: (done: number) => void) {
-  // Column names repeat on every row of a file: escaped once each.
-  const escapedNames = new Map<unknown, string>()
-  const field = (name: (typeof STAGED_COLUMNS)[number], value: unknown) => {
-    if (name !== 'column_name') return copyField(value)
-    let escaped = escapedNames.get(value)
-    if (escaped === undefined) escapedNames.set(value, (escaped = copyField(value)))
-    return escaped
-  }
   let running: Promise<unknown> | undefined
   for (let start = 0; start < staged.length; start += stageChunks.cells) {
     const text = staged
       .slice(start, start + stageChunks.cells)
-      .map((cell) => `${STAGED_COLUMNS.map((name) => field(name, cell[name])).join('\t')}\n`)
+      .map((cell) => copyLine(STAGED_COLUMNS.map((name) => cell[name])))
       .join('')
     await running
     written(start)
