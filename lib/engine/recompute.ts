@@ -102,7 +102,7 @@ async function aggregateUp(db: Kysely<DB>, C: RawBuilder<unknown>) {
   // its frontier: the raw values below it with no raw value in between. Built bottom-up, one level of
   // the tree at a time: a location without a raw value holds the total and the count of its children's
   // (each child's raw value, or else its own frontier's), so each value is added once, into its parent
-  // (searching each value's nearest ancestor with a value instead joins it with every ancestor: 2–3×
+  // (searching each value's nearest ancestor with a value instead joins it with every ancestor: 1.4–2.3×
   // the time, bench/README.md "Ingestion"). A sum is the total, a mean the total over the count.
   // rc_agg holds these aggregates only; the stored values are rc_raw and rc_agg together (STORED).
   await sql`drop table if exists rc_up`.execute(db)
