@@ -24,6 +24,12 @@ export function copyField(value: unknown): string {
 /** A row in COPY's text format, its line break included. */
 export const copyLine = (values: unknown[]) => `${values.map(copyField).join('\t')}\n`
 
+/**
+ * Rows a COPY statement when `rows` are copied in several, each followed by a progress report: about a
+ * tenth of them (at least 1,000, at most `most`), so the progress moves in tenths whatever the size.
+ */
+export const rowsPerCopy = (rows: number, most: number) => Math.min(most, Math.max(1_000, Math.ceil(rows / 10)))
+
 /** Copies `rows` into `table`'s `columns` in `db`'s session (its transaction, if any); returns how many rows were written. */
 export async function copyInto<Tables>(db: Kysely<Tables>, table: NoInfer<keyof Tables> & string, columns: readonly string[], rows: CopyRows): Promise<number> {
   const names = columns.map((c) => `"${c}"`).join(', ')

@@ -9,7 +9,7 @@ import { capped, roleColumns, type Document } from './transform.js'
 import type { ConflictPolicy } from './upload.js'
 import { noProgress, type Progress } from '../core/progress.js'
 import { syncDatapoints } from './sync.js'
-import { copyInto, copyLine, CopyRows } from '../data/copy.js'
+import { copyInto, copyLine, CopyRows, rowsPerCopy } from '../data/copy.js'
 
 type ContentType = 'indicator' | 'location' | 'campaign'
 
@@ -261,19 +261,18 @@ async function findConflicts(db: Kysely<DB>, D: RawBuilder<unknown>, policy: Con
 /** The staged cells' columns, in the order they are copied. */
 const STAGED_COLUMNS = ['document_id', 'source_submission_id', 'column_name', 'indicator_id', 'location_id', 'campaign_id', 'data_date', 'value'] as const
 
-/** Cells a COPY statement: each statement reports progress, and the next one's text is built while PostgreSQL writes this one. */
-export const stageChunks = { cells: 100_000 }
-
 /**
  * Bulk insert of staged cells with COPY (lib/data/copy.ts), in staging order: ids follow it, which
- * §5.4 relies on. Measured against the array literals unnested by INSERT it replaces: bench/README.md,
- * "Ingestion".
+ * §5.4 relies on. At most 100,000 cells a statement; the next statement's text is built while
+ * PostgreSQL writes this one. Measured against the array literals unnested by INSERT it replaces:
+ * bench/README.md, "Ingestion".
  */
 async function insertStaged(db: Kysely<DB>, staged: Array<Record<string, unknown>>, written: (done: number) => void) {
+  const perStatement = rowsPerCopy(staged.length, 100_000)
   let running: Promise<unknown> | undefined
-  for (let start = 0; start < staged.length; start += stageChunks.cells) {
+  for (let start = 0; start < staged.length; start += perStatement) {
     const text = staged
-      .slice(start, start + stageChunks.cells)
+      .slice(start, start + perStatement)
       .map((cell) => copyLine(STAGED_COLUMNS.map((name) => cell[name])))
       .join('')
     await running

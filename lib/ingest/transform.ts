@@ -9,7 +9,7 @@ import { checkColumns, type ConflictPolicy, type FileType } from './upload.js'
 import { keepRows } from './duplicates.js'
 import { parseDataDate, type DateOrder } from './dates.js'
 import { noProgress, type Progress } from '../core/progress.js'
-import { copyInto, copyLine, CopyRows } from '../data/copy.js'
+import { copyInto, copyLine, CopyRows, rowsPerCopy } from '../data/copy.js'
 
 export const CAP = 100
 export const capped = <T>(items: T[]) => ({ count: items.length, items: items.slice(0, CAP) })
@@ -82,9 +82,8 @@ export async function transform(db: Kysely<DB>, doc: Document, dataDir: string, 
       submission_json: JSON.stringify(Object.fromEntries(table.header.map((h, i) => [h, rejectedColumns.has(i) ? null : row[i]]))),
     })
   }
-  // Copied (lib/data/copy.ts), about a tenth of the rows a statement (1,000 to 20,000), so the progress
-  // moves in tenths whatever the file's size.
-  const perStatement = Math.min(20_000, Math.max(1_000, Math.ceil(fresh.length / 10)))
+  // Copied (lib/data/copy.ts): a row of a national file holds every cell of the row, so at most 20,000 a statement.
+  const perStatement = rowsPerCopy(fresh.length, 20_000)
   for (let i = 0; i < fresh.length; i += perStatement) {
     progress('submissions written', i, fresh.length)
     const text = fresh
