@@ -45,7 +45,8 @@ export async function ingest(
   const transformed = withTransform ? await transform(db, doc, dataDir, progress) : undefined
   if (withTransform) lap('transform', clock)
   const refreshStarted = performance.now()
-  const { touchedCampaigns, changedKeysNoted, ...refreshed } = await refreshMaster(db, doc, await documentLocations(db, doc, runner), timings_ms, progress)
+  const permitted = await documentLocations(db, doc, runner)
+  const { touchedCampaigns, changedKeysNoted, ...refreshed } = await refreshMaster(db, doc, permitted, timings_ms, progress, transformed?.fresh)
   lap('refresh', refreshStarted)
   const recomputed = doc.file_type === 'campaign' ? touchedCampaigns : []
   const recomputeStarted = performance.now()
@@ -67,7 +68,7 @@ export async function ingest(
   const stats = {
     action: withTransform ? 'transform_upload' : 'refresh_master',
     at: (await sql<{ now: string }>`select now() as now`.execute(db)).rows[0].now,
-    ...(transformed ?? {}),
+    ...transformed?.stats,
     ...refreshed,
     campaigns_recomputed: recomputed,
     computed_rows: computed,
@@ -84,8 +85,9 @@ export async function ingest(
 
 /** The stages an ingest reports, in the order they run. */
 const ingestStages = (doc: Document, withTransform: boolean) => [
-  ...(withTransform ? ['rows parsed', 'submissions written'] : []),
+  ...(withTransform ? ['rows parsed'] : []),
   'cells staged',
+  ...(withTransform ? ['submissions written'] : []),
   'cells written',
   'datapoints written',
   ...(doc.file_type === 'campaign' ? ['campaigns recomputed'] : []),

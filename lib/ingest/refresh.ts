@@ -5,7 +5,7 @@ import type { DB } from '../../schemas/index.js'
 import { ingestCells, ingestRejectedRows } from '../core/metrics.js'
 import { cleanValue } from './clean.js'
 import type { Cell } from './files.js'
-import { capped, roleColumns, type Document } from './transform.js'
+import { capped, roleColumns, type Document, type NewSubmission } from './transform.js'
 import type { ConflictPolicy } from './upload.js'
 import { noProgress, type Progress } from '../core/progress.js'
 import { syncDatapoints } from './sync.js'
@@ -39,6 +39,7 @@ const KEY = sql`(s.location_id || '_' || s.indicator_id || '_' || coalesce(s.cam
 /**
  * `permitted`: the locations the document's rows may be written at (its uploader's, lib/engine/access.ts),
  * null for everywhere; a row mapped elsewhere is kept as a submission and counted, never written.
+ * `fresh`: the transform's new submissions, written here with their status (the stored ones are read).
  */
 export async function refreshMaster(
   db: Kysely<DB>,
@@ -46,6 +47,7 @@ export async function refreshMaster(
   permitted: Set<number> | null,
   timings: Record<string, number> = {},
   progress: Progress = noProgress,
+  fresh: NewSubmission[] = [],
 ) {
   let clock = performance.now()
   const lap = (name: string) => {
@@ -59,12 +61,14 @@ export async function refreshMaster(
   const header = (doc.file_header as string[] | null) ?? []
   const roles = roleColumns(doc.file_type)
   const indicatorColumns = header.filter((h) => !roles.includes(h) && maps.indicator.has(h))
-  const submissions = await db
+  const stored: Submission[] = await db
     .selectFrom('source_submission')
     .select(['id', 'row_number', 'location_code', 'campaign_code', 'data_date', 'submission_json'])
     .where('document_id', '=', doc.id)
     .orderBy('row_number')
     .execute()
+  const created = await withIds(db, fresh)
+  const submissions = stored.length ? [...stored, ...created].sort((a, b) => a.row_number - b.row_number) : created
 
   await db.deleteFrom('doc_datapoint').where('document_id', '=', doc.id).execute()
   const classes = await classLabels(
@@ -72,8 +76,13 @@ export async function refreshMaster(
     indicatorColumns.map((column) => maps.indicator.get(column)!),
   )
   const { status, forbiddenRows, rejectedCells, staged } = stageSubmissions(doc, submissions, maps, classes, indicatorColumns, permitted, progress)
-  lap('refresh_read')
   progress('cells staged', submissions.length, submissions.length)
+  lap('refresh_read')
+  const statusOf = new Map<number, string>()
+  for (const [name, ids] of Object.entries(status)) for (const id of ids) statusOf.set(id, STATUS_NAMES[name as keyof typeof STATUS_NAMES])
+  await writeSubmissions(db, doc, created, statusOf, progress)
+  if (stored.length) await writeStatuses(db, stored, statusOf)
+  lap('refresh_submissions')
   // Staged in (row, column) order, so within a key the highest id is the winner (§5.4).
   await insertStaged(db, staged, (done) => progress('cells written', done, staged.length))
   ingestCells.inc(staged.length)
@@ -81,14 +90,13 @@ export async function refreshMaster(
     if (status[reason].length) ingestRejectedRows.inc({ reason }, status[reason].length)
   }
   lap('refresh_stage')
-  await writeStatuses(db, status)
 
   const policy = (doc.conflict ?? 'last') as ConflictPolicy
   const keys = await stageWinners(db, D, policy)
   const conflicts = await findConflicts(db, D, policy, keys === staged.length)
   if (policy === 'reject' && keys < staged.length) await dropDisagreeingKeys(db, D)
 
-  lap('refresh_status_conflicts')
+  lap('refresh_conflicts')
   const sync = await syncDatapoints(db, doc, progress)
   lap('refresh_sync')
   return {
@@ -212,27 +220,64 @@ function stageSubmissions(
   return { status, forbiddenRows, rejectedCells, staged }
 }
 
-/** Each submission's process status, one statement per status. */
-async function writeStatuses(
-  db: Kysely<DB>,
-  status: Record<'processed' | 'missing_location' | 'missing_campaign' | 'missing_date' | 'location_forbidden', number[]>,
-) {
-  const statusNames = {
-    processed: 'PROCESSED',
-    missing_location: 'MISSING_LOCATION',
-    missing_campaign: 'MISSING_CAMPAIGN',
-    missing_date: 'MISSING_DATE',
-    location_forbidden: 'LOCATION_FORBIDDEN',
-  } as const
-  // The ids as one array parameter (a list of thousands of parameters is slow to parse and plan).
-  for (const [name, ids] of Object.entries(status)) {
-    if (ids.length)
-      await db
-        .updateTable('source_submission')
-        .set({ process_status: statusNames[name as keyof typeof statusNames] })
-        .where(sql<boolean>`id = any(${ids}::int4[])`)
-        .execute()
+/** A submission's process status in the database, by the name of its list in `stageSubmissions`. */
+const STATUS_NAMES = {
+  processed: 'PROCESSED',
+  missing_location: 'MISSING_LOCATION',
+  missing_campaign: 'MISSING_CAMPAIGN',
+  missing_date: 'MISSING_DATE',
+  location_forbidden: 'LOCATION_FORBIDDEN',
+} as const
+
+type CreatedSubmission = NewSubmission & { id: number }
+
+/** `fresh` with ids drawn from the table's sequence, in row order. */
+async function withIds(db: Kysely<DB>, fresh: NewSubmission[]): Promise<CreatedSubmission[]> {
+  if (!fresh.length) return []
+  const { rows } = await sql<{ id: number }>`select nextval(pg_get_serial_sequence('source_submission', 'id'))::int as id
+    from generate_series(1, ${fresh.length}::int)`.execute(db)
+  const ids = rows.map((r) => r.id).sort((a, b) => a - b)
+  return fresh.map((submission, i) => ({ ...submission, id: ids[i] }))
+}
+
+/** What a new submission is written with; the rest are its defaults. */
+const SUBMISSION_COLUMNS = ['id', 'document_id', 'instance_guid', 'row_number', 'data_date', 'location_code', 'campaign_code', 'submission_json', 'process_status'] as const
+
+/**
+ * The new submissions with their status, copied (lib/data/copy.ts): a row of a national file holds
+ * every cell of the row, so at most 20,000 a statement.
+ */
+async function writeSubmissions(db: Kysely<DB>, doc: Document, created: CreatedSubmission[], statusOf: Map<number, string>, progress: Progress) {
+  if (!created.length) return
+  const perStatement = rowsPerCopy(created.length, 20_000)
+  for (let i = 0; i < created.length; i += perStatement) {
+    progress('submissions written', i, created.length)
+    const text = created
+      .slice(i, i + perStatement)
+      .map((s) =>
+        copyLine([s.id, doc.id, s.instance_guid, s.row_number, s.data_date, s.location_code, s.campaign_code, JSON.stringify(s.submission_json), statusOf.get(s.id)]),
+      )
+      .join('')
+    await copyInto(db, 'source_submission', SUBMISSION_COLUMNS, new CopyRows([text]))
   }
+  progress('submissions written', created.length, created.length)
+}
+
+/** The stored submissions' process status, one statement per status. */
+async function writeStatuses(db: Kysely<DB>, stored: Submission[], statusOf: Map<number, string>) {
+  const byStatus = new Map<string, number[]>()
+  for (const { id } of stored) {
+    const name = statusOf.get(id)!
+    if (!byStatus.has(name)) byStatus.set(name, [])
+    byStatus.get(name)!.push(id)
+  }
+  // The ids as one array parameter (a list of thousands of parameters is slow to parse and plan).
+  for (const [name, ids] of byStatus)
+    await db
+      .updateTable('source_submission')
+      .set({ process_status: name })
+      .where(sql<boolean>`id = any(${ids}::int4[])`)
+      .execute()
 }
 
 /** The staged cell a key keeps when the document wrote it twice: the later (`last`, §5.4) or the earlier. */

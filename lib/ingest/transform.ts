@@ -9,7 +9,6 @@ import { checkColumns, type ConflictPolicy, type FileType } from './upload.js'
 import { keepRows } from './duplicates.js'
 import { parseDataDate, type DateOrder } from './dates.js'
 import { noProgress, type Progress } from '../core/progress.js'
-import { copyInto, copyLine, CopyRows, rowsPerCopy } from '../data/copy.js'
 
 export const CAP = 100
 export const capped = <T>(items: T[]) => ({ count: items.length, items: items.slice(0, CAP) })
@@ -31,9 +30,21 @@ export function roleColumns(fileType: string): string[] {
   return fileType === 'campaign' ? ['geocode', 'unique_key', 'campaign'] : ['geocode', 'unique_key', 'data_date']
 }
 
-/** What a submission is written with; the rest are its defaults. */
-const SUBMISSION_COLUMNS = ['document_id', 'instance_guid', 'row_number', 'data_date', 'location_code', 'campaign_code', 'submission_json'] as const
+/** A submission the transform made, not yet written: the refresh writes it with its status (lib/ingest/refresh.ts). */
+export interface NewSubmission {
+  instance_guid: string
+  row_number: number
+  data_date: string | null
+  location_code: string
+  campaign_code: string
+  submission_json: Record<string, Cell>
+}
 
+/**
+ * Parses the stored file into submissions, one per row key, and registers the file's codes. The new
+ * submissions are returned, not written: the refresh that follows in the same transaction writes them
+ * once, with the status it gives each (instead of writing, reading back and updating them).
+ */
 export async function transform(db: Kysely<DB>, doc: Document, dataDir: string, progress: Progress = noProgress) {
   if (!doc.docfile) return undefined // the Data Entry document has no file
   let bytes: Buffer
@@ -59,46 +70,39 @@ export async function transform(db: Kysely<DB>, doc: Document, dataDir: string, 
     (await db.selectFrom('source_submission').select('instance_guid').where('document_id', '=', doc.id).execute()).map((r) => r.instance_guid),
   )
   const rejected: Array<{ row_number: number; column: string; value: Cell; reason: string }> = []
-  const fresh: Array<Record<(typeof SUBMISSION_COLUMNS)[number], unknown>> = []
+  const fresh: NewSubmission[] = []
+  // The codes of the document's submissions, those stored before included (the file is the same).
+  const locationCodes = new Set<string>()
+  const campaignCodes = new Set<string>()
   for (const [key, { index, rejectedColumns }] of [...kept].sort((a, b) => a[1].index - b[1].index)) {
-    if (existing.has(key)) continue
     const row = table.rows[index]
     let data_date: string | null = null
     if (fileType === 'date') {
       const parsed = parseDataDate(row[dataDate], doc.date_order as DateOrder)
       if ('reason' in parsed) {
-        rejected.push({ row_number: index, column: 'data_date', value: row[dataDate], reason: parsed.reason })
+        if (!existing.has(key)) rejected.push({ row_number: index, column: 'data_date', value: row[dataDate], reason: parsed.reason })
         continue
       }
       data_date = parsed.date
     }
-    fresh.push({
-      document_id: doc.id,
+    const submission: NewSubmission = {
       instance_guid: key,
       row_number: index,
       data_date,
       location_code: cellText(row[geocode]),
       campaign_code: fileType === 'campaign' ? cellText(row[campaign]) : '',
-      submission_json: JSON.stringify(Object.fromEntries(table.header.map((h, i) => [h, rejectedColumns.has(i) ? null : row[i]]))),
-    })
+      submission_json: Object.fromEntries(table.header.map((h, i) => [h, rejectedColumns.has(i) ? null : row[i]])),
+    }
+    if (submission.location_code) locationCodes.add(submission.location_code)
+    if (submission.campaign_code) campaignCodes.add(submission.campaign_code)
+    if (!existing.has(key)) fresh.push(submission)
   }
-  // Copied (lib/data/copy.ts): a row of a national file holds every cell of the row, so at most 20,000 a statement.
-  const perStatement = rowsPerCopy(fresh.length, 20_000)
-  for (let i = 0; i < fresh.length; i += perStatement) {
-    progress('submissions written', i, fresh.length)
-    const text = fresh
-      .slice(i, i + perStatement)
-      .map((row) => copyLine(SUBMISSION_COLUMNS.map((name) => row[name])))
-      .join('')
-    await copyInto(db, 'source_submission', SUBMISSION_COLUMNS, new CopyRows([text]))
-  }
-  progress('submissions written', fresh.length, fresh.length)
 
   // Code registration (§3.5): every code of the document, linked; unknown ones inserted unmapped.
   const codes: Record<'indicator' | 'location' | 'campaign', string[]> = {
     indicator: table.header.filter((h) => !roles.includes(h)),
-    location: await distinctCodes(db, doc.id, 'location_code'),
-    campaign: fileType === 'campaign' ? await distinctCodes(db, doc.id, 'campaign_code') : [],
+    location: [...locationCodes].sort(),
+    campaign: [...campaignCodes].sort(),
   }
   const created: Record<string, number> = { indicator: 0, location: 0, campaign: 0 }
   for (const [contentType, list] of Object.entries(codes)) {
@@ -112,34 +116,26 @@ export async function transform(db: Kysely<DB>, doc: Document, dataDir: string, 
       created[contentType] += inserted.length
     }
   }
+  const listed = (list: string[]) => sql`(select jsonb_array_elements_text(${JSON.stringify(list)}::jsonb))`
   await sql`insert into doc_object_map (document_id, source_object_map_id)
     select ${doc.id}, m.id from source_object_map m
-    where (m.content_type = 'indicator' and m.source_object_code in (select jsonb_array_elements_text(${JSON.stringify(codes.indicator)}::jsonb)))
-       or (m.content_type = 'location' and m.source_object_code in (select location_code from source_submission where document_id = ${doc.id}))
-       or (m.content_type = 'campaign' and m.source_object_code in (select campaign_code from source_submission where document_id = ${doc.id}))
+    where (m.content_type = 'indicator' and m.source_object_code in ${listed(codes.indicator)})
+       or (m.content_type = 'location' and m.source_object_code in ${listed(codes.location)})
+       or (m.content_type = 'campaign' and m.source_object_code in ${listed(codes.campaign)})
     on conflict (document_id, source_object_map_id) do nothing`.execute(db)
   return {
-    submissions: {
-      file_rows: table.rows.length,
-      created: fresh.length,
-      existing: [...kept.keys()].filter((k) => existing.has(k)).length,
-      duplicate_keys: duplicateKeys,
-      empty_keys: emptyKeys,
-      rejected_rows: capped(rejected),
+    stats: {
+      submissions: {
+        file_rows: table.rows.length,
+        created: fresh.length,
+        existing: [...kept.keys()].filter((k) => existing.has(k)).length,
+        duplicate_keys: duplicateKeys,
+        empty_keys: emptyKeys,
+        rejected_rows: capped(rejected),
+      },
+      duplicates: capped(duplicates),
+      codes: { new: created, linked: codes.indicator.length + codes.location.length + codes.campaign.length },
     },
-    duplicates: capped(duplicates),
-    codes: { new: created, linked: codes.indicator.length + codes.location.length + codes.campaign.length },
+    fresh,
   }
-}
-
-async function distinctCodes(db: Kysely<DB>, documentId: number, column: 'location_code' | 'campaign_code'): Promise<string[]> {
-  const rows = await db
-    .selectFrom('source_submission')
-    .select(column)
-    .distinct()
-    .where('document_id', '=', documentId)
-    .where(column, '<>', '')
-    .orderBy(column)
-    .execute()
-  return rows.map((r) => (r as Record<string, string>)[column])
 }
