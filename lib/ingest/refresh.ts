@@ -241,7 +241,17 @@ async function withIds(db: Kysely<DB>, fresh: NewSubmission[]): Promise<CreatedS
 }
 
 /** What a new submission is written with; the rest are its defaults. */
-const SUBMISSION_COLUMNS = ['id', 'document_id', 'instance_guid', 'row_number', 'data_date', 'location_code', 'campaign_code', 'submission_json', 'process_status'] as const
+const SUBMISSION_COLUMNS = [
+  'id',
+  'document_id',
+  'instance_guid',
+  'row_number',
+  'data_date',
+  'location_code',
+  'campaign_code',
+  'submission_json',
+  'process_status',
+] as const
 
 /**
  * The new submissions with their status, copied (lib/data/copy.ts): a row of a national file holds
@@ -255,7 +265,17 @@ async function writeSubmissions(db: Kysely<DB>, doc: Document, created: CreatedS
     const text = created
       .slice(i, i + perStatement)
       .map((s) =>
-        copyLine([s.id, doc.id, s.instance_guid, s.row_number, s.data_date, s.location_code, s.campaign_code, JSON.stringify(s.submission_json), statusOf.get(s.id)]),
+        copyLine([
+          s.id,
+          doc.id,
+          s.instance_guid,
+          s.row_number,
+          s.data_date,
+          s.location_code,
+          s.campaign_code,
+          JSON.stringify(s.submission_json),
+          statusOf.get(s.id),
+        ]),
       )
       .join('')
     await copyInto(db, 'source_submission', SUBMISSION_COLUMNS, new CopyRows([text]))
@@ -273,11 +293,7 @@ async function writeStatuses(db: Kysely<DB>, stored: Submission[], statusOf: Map
   }
   // The ids as one array parameter (a list of thousands of parameters is slow to parse and plan).
   for (const [name, ids] of byStatus)
-    await db
-      .updateTable('source_submission')
-      .set({ process_status: name })
-      .where(sql<boolean>`id = any(${ids}::int4[])`)
-      .execute()
+    await db.updateTable('source_submission').set({ process_status: name }).where(sql<boolean>`id = any(${ids}::int4[])`).execute()
 }
 
 /** The staged cell a key keeps when the document wrote it twice: the later (`last`, §5.4) or the earlier. */
