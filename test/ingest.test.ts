@@ -182,7 +182,13 @@ t.test('transform_upload turns a campaign file into submissions, datapoints and 
   // 76. refresh keeps submissions
   await api.get(`/refresh_master/?document_id=${id}`)
   await api.get(`/refresh_master/?document_id=${id}`)
-  t.equal((await api.get(`/source_submission/?document_id=${id}`)).body.meta.total_count, 75)
+  const refreshed = (await api.get(`/source_submission/?document_id=${id}&limit=0`)).body.objects
+  t.equal(refreshed.length, 75)
+  t.same(
+    refreshed.map((s: { process_status: string }) => s.process_status),
+    statuses,
+    'the refresh gives the stored submissions their statuses again',
+  )
 })
 
 // acceptance.md 46, 75, 74
