@@ -52,8 +52,8 @@ function stateWord(state) {
 function stageWord(stage) {
   const words = {
     'rows parsed': t('rows parsed'),
-    'submissions written': t('submissions written'),
     'cells staged': t('cells staged'),
+    'submissions written': t('submissions written'),
     'cells written': t('cells written'),
     'datapoints written': t('datapoints written'),
     'campaigns recomputed': t('campaigns recomputed'),
