@@ -332,3 +332,28 @@ t.test('a sum or ratio beyond float8 is not kept, and the rest of the campaign i
   const agg = await db.selectFrom('agg_datapoint').select('value').where('indicator_id', '=', big).where('location_id', '=', K).execute()
   t.same(agg, [], 'nor in agg_datapoint')
 })
+
+t.test("a campaign's first recompute inserts its rows; rows of it written outside the engine are merged", async (t) => {
+  const { api, db, raw, refresh, indicator } = await started(t)
+  const { L, C } = await single(api)
+  const [n, m] = [await indicator('n'), await indicator('m')]
+  const rowsOf = (table: 'agg_datapoint' | 'datapoint_with_computed') =>
+    db.selectFrom(table).select(['indicator_id', 'value']).where('campaign_id', '=', C).orderBy('indicator_id').execute()
+  await raw(n, L, C, 7)
+  t.same(await refresh(C), { raw: 1, aggregated: 0, computed: 1 }, 'the first recompute')
+  t.same(await rowsOf('datapoint_with_computed'), [{ indicator_id: n, value: 7 }])
+  // No row in datapoint_with_computed, two in agg_datapoint that no recompute wrote: one under a key
+  // the recompute makes, one under a key it does not.
+  await db.deleteFrom('datapoint_with_computed').where('campaign_id', '=', C).execute()
+  await db.deleteFrom('agg_datapoint').where('campaign_id', '=', C).execute()
+  await db
+    .insertInto('agg_datapoint')
+    .values([
+      { location_id: L, indicator_id: n, campaign_id: C, value: 999, is_raw: true },
+      { location_id: L, indicator_id: m, campaign_id: C, value: 5, is_raw: true },
+    ])
+    .execute()
+  t.same(await refresh(C), { raw: 1, aggregated: 0, computed: 1 }, 'recomputed, not refused on the key')
+  t.same(await rowsOf('agg_datapoint'), [{ indicator_id: n, value: 7 }], 'the value corrected, the stray key gone')
+  t.same(await rowsOf('datapoint_with_computed'), [{ indicator_id: n, value: 7 }])
+})
