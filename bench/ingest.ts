@@ -187,10 +187,8 @@ async function writeFloor(db: pg.Client): Promise<number> {
   ]
   let everyIndexMs = 0
   for (const variant of variants) {
-    const times: string[] = []
-    let total = 0
     await db.query('begin')
-    for (const [table, insert] of writes) {
+    const { times, total } = await timedInserts(db, writes, async (table) => {
       const unlogged = variant.unlogged && table !== 'datapoint' ? 'unlogged' : ''
       await db.query(`create ${unlogged} table floor_${table} (like ${table} including all)`)
       if (variant.keysOnly) {
@@ -198,12 +196,7 @@ async function writeFloor(db: pg.Client): Promise<number> {
           where i.indrelid = 'floor_${table}'::regclass and not i.indisunique`)
         for (const { relname } of rows) await db.query(`drop index ${relname}`)
       }
-      const started = performance.now()
-      await db.query(insert)
-      const ms = performance.now() - started
-      total += ms
-      times.push(`${table} ${(ms / 1000).toFixed(1)} s`)
-    }
+    })
     await db.query('commit')
     for (const [table] of writes) await db.query(`drop table floor_${table}`)
     console.log(
@@ -214,6 +207,21 @@ async function writeFloor(db: pg.Client): Promise<number> {
   }
   await reuploadFloor(db)
   return everyIndexMs
+}
+
+/** Each insert of `writes` ([table, statement]) timed, after `prepare` made its table; in the caller's transaction. */
+async function timedInserts(db: pg.Client, writes: Array<[string, string]>, prepare: (table: string) => Promise<void>) {
+  const times: string[] = []
+  let total = 0
+  for (const [table, insert] of writes) {
+    await prepare(table)
+    const started = performance.now()
+    await db.query(insert)
+    const ms = performance.now() - started
+    total += ms
+    times.push(`${table} ${(ms / 1000).toFixed(1)} s`)
+  }
+  return { times, total }
 }
 
 /**
@@ -240,17 +248,10 @@ async function besidesTheFloor(db: pg.Client, floorMs: number) {
       order by (l || '_' || i || '_' || c) collate "C"`,
     ],
   ]
-  const times: string[] = []
-  let total = 0
   await db.query('begin')
-  for (const [table, insert] of writes) {
+  const { times, total } = await timedInserts(db, writes, async (table) => {
     await db.query(`create table floor_${table} (like ${table} including all)`)
-    const started = performance.now()
-    await db.query(insert)
-    const ms = performance.now() - started
-    total += ms
-    times.push(`${table} ${(ms / 1000).toFixed(1)} s`)
-  }
+  })
   await db.query('rollback')
   console.log(
     `written besides the floor, every index: ${times.join(', ')}; total ${(total / 1000).toFixed(1)} s → ` +
