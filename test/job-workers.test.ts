@@ -174,7 +174,11 @@ t.test('a worker killed half-way through a job: another completes it, and the da
     2_500,
   )
   t.equal(midway.body.state, 'active')
-  t.match(midway.body.progress, { stage: 'submissions written', total: 3000 }, 'progress reported from inside the running job')
+  t.match(
+    midway.body.progress,
+    { stage: 'submissions written', total: 3000, step: 3, steps: 6 },
+    'progress reported from inside the running job, in its place: rows parsed, cells staged, submissions written, …',
+  )
   t.ok(midway.body.progress.done > 0 && midway.body.progress.done < 3000, `half-way: ${midway.body.progress.done} of 3000`)
   first.child.kill('SIGKILL')
   await first.exited
