@@ -1,5 +1,5 @@
 // §5.5, the sync of a document's winning cells into `datapoint`: the newest information wins. The
-// winners (`rf_winners`, staged by lib/ingest/refresh.ts) are written in chunks of rows, so a national
+// winners (`rf_winners`, chosen by lib/ingest/winners.ts) are written in chunks of rows, so a national
 // file's sync reports its progress as it goes.
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { DB } from '../../schemas/index.js'
@@ -16,7 +16,7 @@ import type { Document } from './transform.js'
 export const syncChunks = { rows: 200_000 }
 
 /**
- * §5.5 over `rf_winners` (stageWinners): count the keys a newer source holds, write the winners where
+ * §5.5 over `rf_winners` (chooseWinners): count the keys a newer source holds, write the winners where
  * this document may write (new key, its own row, or an older one), delete its datapoints it no longer
  * makes. The raw keys whose values change (new, deleted, or another value where this document may
  * write) are left in `CHANGED_KEYS` for the recompute; a value written again under this document's

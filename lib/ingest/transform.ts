@@ -9,6 +9,7 @@ import { checkColumns, type ConflictPolicy, type FileType } from './upload.js'
 import { keepRows } from './duplicates.js'
 import { parseDataDate, type DateOrder } from './dates.js'
 import { noProgress, type Progress } from '../core/progress.js'
+import type { NewSubmission } from './submissions.js'
 
 export const CAP = 100
 export const capped = <T>(items: T[]) => ({ count: items.length, items: items.slice(0, CAP) })
@@ -28,16 +29,6 @@ export interface Document {
 /** The role columns of a file type; every other header is a potential indicator (§2.1, §3.5). */
 export function roleColumns(fileType: string): string[] {
   return fileType === 'campaign' ? ['geocode', 'unique_key', 'campaign'] : ['geocode', 'unique_key', 'data_date']
-}
-
-/** A submission the transform made, not yet written: the refresh writes it with its status (lib/ingest/refresh.ts). */
-export interface NewSubmission {
-  instance_guid: string
-  row_number: number
-  data_date: string | null
-  location_code: string
-  campaign_code: string
-  submission_json: Record<string, Cell>
 }
 
 /**
