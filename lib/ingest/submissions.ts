@@ -23,7 +23,7 @@ export type Submission = { id: number; row_number: number; location_code: string
 type CreatedSubmission = NewSubmission & { id: number }
 
 /** A submission's process status in the database, by the name the refresh counts it under. */
-export const STATUS_NAMES = {
+const STATUS_NAMES = {
   processed: 'PROCESSED',
   missing_location: 'MISSING_LOCATION',
   missing_campaign: 'MISSING_CAMPAIGN',
