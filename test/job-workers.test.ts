@@ -167,10 +167,11 @@ t.test('a worker killed half-way through a job: another completes it, and the da
   const first = startWorker(t, workerEnv)
   const accepted = await api.get(`/transform_upload/?document_id=${doc}`, ASYNC)
   await asleep()
-  // Progress is written at most twice a second: the report of the batch that sleeps arrives meanwhile.
+  // Progress is written at most twice a second: the stage's first report (none done) may be the one
+  // written when the sleep begins; the report of the batch that sleeps follows within the interval.
   const midway = await eventually(
     () => api.get(`/job/${accepted.body.id}/`),
-    (r) => r.body.progress?.stage === 'submissions written',
+    (r) => r.body.progress?.stage === 'submissions written' && r.body.progress.done > 0,
     2_500,
   )
   t.equal(midway.body.state, 'active')
