@@ -180,8 +180,8 @@ t.test('429 (a locked-out client) and 503 (a saturated process) validate too', a
   t.equal(locked.statusCode, 429)
   conforms(t, '/api/v1/campaign/', 'get', asResponse(locked), 'a locked-out client')
   // Sustained lag over the window: load is shed. The monitor samples after each 120 ms burst and needs
-  // three samples in the window: 600 ms leaves room for a yield delayed by a busy machine (with 300 ms,
-  // a yield 30 ms late left two samples in the window, and nothing was shed).
+  // three late samples in the window: 600 ms holds three even when a busy machine delays each yield by
+  // over 100 ms (a window of 300 ms holds two once a yield is 30 ms late).
   const until = Date.now() + 1200
   while (Date.now() < until) {
     const stop = Date.now() + 120
