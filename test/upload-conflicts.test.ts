@@ -58,7 +58,7 @@ for (const [policy, expected] of [
     t.equal(document.conflict, policy ?? 'last', 'the policy is kept on the document')
     t.same(
       stats.duplicates,
-      { count: 1, items: [{ key: 'G1C', row_numbers: [0, 2], column: 'n', values: [5, 7] }] },
+      { count: 1, items: [{ key: 'G1C', row_numbers: [0, 2], column: 'n', values: [5, 7], row_count: 2 }] },
       'the disagreement, with both rows and values',
     )
     t.match(stats.submissions, { created: 2, duplicate_keys: 1 })
@@ -66,6 +66,26 @@ for (const [policy, expected] of [
     t.equal(await cellValue(api, world.second, world.location, world.campaign), 3, 'the cell both rows agree on is written')
   })
 }
+
+t.test('a cell repeated on many lines lists its first 20 rows and values, and counts them all', async (t) => {
+  const { app } = await build(t)
+  const api = client(app)
+  await mappedWorld(api)
+  const values = Array.from({ length: 250 }, (_, i) => i % 7)
+  const { stats } = await ingest(api, ['campaign,geocode,n', ...values.map((value) => `C,G1,${value}`)].join('\n'), 'reject')
+  t.same(stats.duplicates, {
+    count: 1,
+    items: [
+      {
+        key: 'G1C',
+        row_numbers: values.slice(0, 20).map((_, i) => i),
+        column: 'n',
+        values: values.slice(0, 20),
+        row_count: 250,
+      },
+    ],
+  })
+})
 
 t.test('two columns of one row for one indicator: reject writes neither and says so', async (t) => {
   const { app } = await build(t)

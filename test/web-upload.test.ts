@@ -73,11 +73,14 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
   }
   t.same(await settledValues(figure(page, 'ColumnChart'), sums), sums, 'the uploaded values, summed by province, in the chart')
 
-  // A recount whose file gives VD11 twice, with different values: listed, and (the app's choice) neither saved.
+  // A recount whose file gives VD11 twice and VD13 on 23 lines, with different values: listed (VD13's
+  // first 20 lines), and (the app's choice) neither saved.
   const recount = join(dataDir, 'recount.csv')
+  const vd13 = Array.from({ length: 23 }, (_, i) => 500 + (i % 2))
   writeFileSync(
     recount,
-    'geocode,campaign,Missed (field count)\nVD11,March 2016 - NID - OPV,300\nVD12,March 2016 - NID - OPV,400\nVD11,March 2016 - NID - OPV,310\n',
+    'geocode,campaign,Missed (field count)\nVD11,March 2016 - NID - OPV,300\nVD12,March 2016 - NID - OPV,400\nVD11,March 2016 - NID - OPV,310\n' +
+      vd13.map((value) => `VD13,March 2016 - NID - OPV,${value}\n`).join(''),
   )
   await page.getByRole('link', { name: 'Upload' }).click()
   await page.getByLabel('File (CSV or XLSX)').setInputFiles(recount)
@@ -86,12 +89,21 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
   await page.getByRole('heading', { name: 'Cells given two different values' }).waitFor()
   t.match(
     await page.locator('.duplicates p').first().textContent(),
-    /^1 cell has different values on different lines of the file\. None of these cells was saved\.$/,
+    /^2 cells have different values on different lines of the file\. None of these cells was saved\.$/,
   )
+  const vd13Lines = vd13.slice(0, 20).map((_, i) => i + 5)
   t.same(
     await page.locator('.duplicates tbody tr').evaluateAll((rows) => rows.map((r) => [...r.children].map((c) => c.textContent))),
-    [['VD11March 2016 - NID - OPV', 'Missed (field count)', '2, 4', '300 · 310']],
-    'the row key, the column, the file’s lines and both values',
+    [
+      ['VD11March 2016 - NID - OPV', 'Missed (field count)', '2, 4', '300 · 310'],
+      [
+        'VD13March 2016 - NID - OPV',
+        'Missed (field count)',
+        `${vd13Lines.join(', ')} … and 3 more lines`,
+        `${vd13.slice(0, 20).join(' · ')} … and 3 more lines`,
+      ],
+    ],
+    'the row key, the column, the file’s lines and their values; of a cell on many lines, the first 20 and how many more',
   )
   await page.getByText('Done: 1 value saved.').waitFor()
   t.same(await violationsAtBothWidths(page), [], 'axe: the upload page listing what disagrees, at 1280 and 375 px')

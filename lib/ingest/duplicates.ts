@@ -5,13 +5,23 @@ import type { ConflictPolicy } from './upload.js'
 import { cleanValue } from './clean.js'
 import type { Cell, Table } from './files.js'
 
-/** Two or more different values for one cell: the row key, the rows (0-based data rows), the column. */
+/**
+ * Two or more different values for one cell: the row key, the column, and the rows holding a value
+ * (`row_count`), the first LISTED_ROWS of them listed with their values (0-based data rows).
+ */
 export interface DuplicateCell {
   key: string
   row_numbers: number[]
   column: string
   values: Cell[]
+  row_count: number
 }
+
+/**
+ * The rows listed for one cell: a national file can repeat a key on thousands of rows, and the
+ * report (kept with the job, drawn on the upload page) stays the size of what a person reads.
+ */
+export const LISTED_ROWS = 20
 
 /** The row a key keeps, and its columns that are written empty because its rows disagree (`reject`). */
 export interface KeptRow {
@@ -33,11 +43,13 @@ function disagreements(table: Table, key: string, rows: number[], indicatorColum
     const holding = rows.filter((index) => comparable(table.rows[index][columnIndex]) !== undefined)
     const distinct = new Set(holding.map((index) => comparable(table.rows[index][columnIndex])))
     if (distinct.size < 2) continue
+    const listed = holding.slice(0, LISTED_ROWS)
     found.push({
       key,
-      row_numbers: holding,
+      row_numbers: listed,
       column: table.header[columnIndex],
-      values: holding.map((index) => table.rows[index][columnIndex]),
+      values: listed.map((index) => table.rows[index][columnIndex]),
+      row_count: holding.length,
       columnIndex,
     })
   }

@@ -24,6 +24,8 @@ export const FRENCH = {
   'Aggregate a campaign': 'Agréger une campagne',
   'All time': 'Toute la période',
   'and {n} more.': 'et {n} de plus.',
+  '… and {n} more line': '… et {n} ligne de plus',
+  '… and {n} more lines': '… et {n} lignes de plus',
   'Anyone with a read-only link sees this dashboard, and its exports, without signing in: never more than you may see.':
     'Toute personne ayant un lien en lecture seule voit ce tableau de bord et ses exports sans se connecter : jamais plus que ce que vous pouvez voir.',
   'API keys': 'Clés d’API',

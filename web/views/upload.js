@@ -228,6 +228,12 @@ function Summary({ stats }) {
 /** A file's line number for a data row (its 0-based index below the header line). */
 const lineOf = (rowNumber) => rowNumber + 2
 
+/** What a cell's listed lines leave out: the report lists the first lines of a cell repeated on many. */
+function unlisted({ row_count: rows, row_numbers: listed }) {
+  const more = (rows ?? listed.length) - listed.length
+  return more > 0 ? ` ${tn(more, '… and {n} more line', '… and {n} more lines', { n: formatCount(more) })}` : ''
+}
+
 /** The cells the file gives different values, with the lines and values, and what was saved. */
 function Duplicates({ duplicates, policy }) {
   const outcome = { reject: t('None of these cells was saved.'), last: t('The later line’s value was saved.'), first: t('The earlier line’s value was saved.') }
@@ -240,7 +246,7 @@ function Duplicates({ duplicates, policy }) {
       <thead><tr><th scope="col">${t('Row key')}</th><th scope="col">${t('Column')}</th><th scope="col">${t('Lines')}</th><th scope="col">${t('Values')}</th></tr></thead>
       <tbody>${duplicates.items.map(
         (d) =>
-          html`<tr key=${`${d.key} ${d.column}`}><td>${d.key}</td><td>${d.column}</td><td>${d.row_numbers.map(lineOf).join(', ')}</td><td>${d.values.join(' · ')}</td></tr>`,
+          html`<tr key=${`${d.key} ${d.column}`}><td>${d.key}</td><td>${d.column}</td><td>${d.row_numbers.map(lineOf).join(', ')}${unlisted(d)}</td><td>${d.values.join(' · ')}${unlisted(d)}</td></tr>`,
       )}</tbody>
     </table></div>
     ${more > 0 && html`<p>${t('and {n} more.', { n: formatCount(more) })}</p>`}
