@@ -23,11 +23,11 @@ async function mappedWorld(api: Api) {
   return { ...world, second }
 }
 
-async function ingest(api: Api, csv: string, conflict?: string) {
+async function ingest(api: Api, csv: string, conflict?: string, file_type = 'campaign') {
   const doc = await api.post('/document/', {
     docfile: Buffer.from(csv).toString('base64'),
     doc_title: 'recount.csv',
-    file_type: 'campaign',
+    file_type,
     ...(conflict ? { conflict } : {}),
   })
   if (doc.status !== 201) throw new Error(doc.text)
@@ -103,6 +103,33 @@ t.test('two columns of one row for one indicator: reject writes neither and says
   const agreeing = await ingest(api, ['campaign,geocode,n,n again', 'C,G1,5,5'].join('\n'), 'reject')
   t.equal(agreeing.stats.conflicts.items[0].kept.column, 'n again', 'equal values are no disagreement: the later column is kept')
   t.equal(await cellValue(api, world.indicator, world.location, world.campaign), 5)
+})
+
+t.test('more keys written twice than the report lists: all counted, the first 100 in key order with their cells', async (t) => {
+  const { app } = await build(t)
+  const api = client(app)
+  const world = await mappedWorld(api)
+  // A date file: 150 days at G1, each row's n and n again (one indicator) with different values.
+  const days = Array.from({ length: 150 }, (_, i) => new Date(Date.UTC(2016, 0, 1 + i)).toISOString().slice(0, 10))
+  const csv = ['geocode,unique_key,data_date,n,n again', ...days.map((day, i) => `G1,r${i},${day},${i},${i + 1000}`)].join('\n')
+  const { stats } = await ingest(api, csv, 'reject', 'date')
+  t.equal(stats.conflicts.count, 150)
+  t.equal(stats.conflicts.items.length, 100)
+  const keys = days.map((day) => `${world.location}_${world.indicator}_${day}`).sort()
+  t.same(
+    stats.conflicts.items.map((c: { unique_index: string }) => c.unique_index),
+    keys.slice(0, 100),
+  )
+  const i = days.indexOf(keys[0].split('_')[2])
+  t.same(stats.conflicts.items[0], {
+    unique_index: keys[0],
+    kept: null,
+    dropped: [
+      { row_number: i, column: 'n', value: i },
+      { row_number: i, column: 'n again', value: i + 1000 },
+    ],
+  })
+  t.match(stats.datapoints, { inserted: 0 })
 })
 
 t.test('a refresh under first keeps the earlier of two rows mapped to one cell', async (t) => {

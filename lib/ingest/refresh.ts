@@ -96,7 +96,7 @@ export async function refreshMaster(
     doc_datapoints: staged.length,
     datapoints: sync.counts,
     rejected_cells: capped(rejectedCells),
-    conflicts: capped(conflicts.map((r) => ({ unique_index: r.key, kept: r.kept, dropped: r.dropped }))),
+    conflicts,
     touchedCampaigns: sync.touched,
     changedKeysNoted: sync.keysNoted,
   }

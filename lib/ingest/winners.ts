@@ -4,21 +4,29 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import type { ConflictPolicy } from './upload.js'
+import { CAP } from './transform.js'
 
 // The unique key of a staged cell, the same as a datapoint's (§5.3), in the column's byte-wise
 // collation (sql/006): sorted and compared by bytes, and comparable with datapoint.unique_index.
 const KEY = sql`(s.location_id || '_' || s.indicator_id || '_' || coalesce(s.campaign_id::text, to_char(s.data_date, 'YYYY-MM-DD'))) collate "C"`
 
+/** A key two cells of the document wrote: the cell kept (none under `reject` when they disagree) and those dropped. */
+export interface Conflict {
+  unique_index: string
+  kept: { row_number: number; column: string } | null
+  dropped: Array<{ row_number: number; column: string; value: number }>
+}
+
 /**
  * §5.4 over the `staged` cells of document `D`: the winner of each key into `rf_winners` (under
- * `reject`, none for a key whose cells disagree), and the keys two cells wrote, with the cell kept and
- * those dropped.
+ * `reject`, none for a key whose cells disagree), and the keys two cells wrote: how many, and the
+ * first CAP of them in key order.
  */
 export async function chooseWinners(db: Kysely<DB>, D: RawBuilder<unknown>, policy: ConflictPolicy, staged: number) {
   const keys = await stageWinners(db, D, policy)
-  const conflicts = await findConflicts(db, D, policy, keys === staged)
+  const conflicts = keys === staged ? { count: 0, items: [] } : await findConflicts(db, D, policy)
   if (policy === 'reject' && keys < staged) await dropDisagreeingKeys(db, D)
-  return conflicts.rows
+  return conflicts
 }
 
 /** The staged cell a key keeps when the document wrote it twice: the later (`last`, §5.4) or the earlier. */
@@ -41,23 +49,30 @@ async function stageWinners(db: Kysely<DB>, D: RawBuilder<unknown>, policy: Conf
 }
 
 /**
- * §5.4: keys two cells of the document wrote, with the kept cell and the dropped ones; under `reject`
- * a key whose cells disagree keeps none. Two cells of one key exist exactly when there are fewer
- * winners than staged cells (`none`): the search (a window over every staged cell) runs only then.
+ * §5.4: the keys two cells of the document wrote (there are some exactly when there are fewer winners
+ * than staged cells), counted, and the first CAP listed with their cells. One pass over the staged
+ * cells: a file whose every key is written twice (two columns mapped to one indicator) costs what
+ * writing it does.
  */
-async function findConflicts(db: Kysely<DB>, D: RawBuilder<unknown>, policy: ConflictPolicy, none: boolean) {
-  if (none) return { rows: [] }
+async function findConflicts(db: Kysely<DB>, D: RawBuilder<unknown>, policy: ConflictPolicy): Promise<{ count: number; items: Conflict[] }> {
   const rejects = sql.lit(policy === 'reject')
-  return sql<{ key: string; kept: unknown; dropped: unknown }>`
-    with s as (select ${KEY} as key, s.* from doc_datapoint s where s.document_id = ${D}),
-    ranked as (select s.*, row_number() over (partition by key order by ${keptFirst(policy)}) as rank, count(*) over (partition by key) as n,
-      min(value) over (partition by key) <> max(value) over (partition by key) as disagree from s)
-    select r.key,
-      case when ${rejects} and r.disagree then null else jsonb_build_object('row_number', sub.row_number, 'column', r.column_name) end as kept,
-      (select jsonb_agg(jsonb_build_object('row_number', sub2.row_number, 'column', l.column_name, 'value', l.value) order by l.id)
-         from ranked l join source_submission sub2 on sub2.id = l.source_submission_id where l.key = r.key and (l.rank > 1 or (${rejects} and l.disagree))) as dropped
-    from ranked r join source_submission sub on sub.id = r.source_submission_id
-    where r.rank = 1 and r.n > 1 order by r.key`.execute(db)
+  const { rows } = await sql<Conflict & { count: number }>`
+    with cells as (
+      select ${KEY} as key, s.id, s.column_name, s.value, s.source_submission_id from doc_datapoint s where s.document_id = ${D}),
+    ranked as (
+      select c.*, row_number() over (partition by key order by ${keptFirst(policy)}) as rank, count(*) over (partition by key) as n,
+        min(value) over (partition by key) <> max(value) over (partition by key) as disagree
+      from cells c),
+    listed as (
+      select key, count(*) over ()::int as count from ranked where n > 1 and rank = 1 order by key limit ${CAP})
+    select l.key as unique_index, l.count,
+      case when ${rejects} and bool_or(r.disagree) then null
+        else (array_agg(jsonb_build_object('row_number', sub.row_number, 'column', r.column_name)) filter (where r.rank = 1))[1] end as kept,
+      jsonb_agg(jsonb_build_object('row_number', sub.row_number, 'column', r.column_name, 'value', r.value) order by r.id)
+        filter (where r.rank > 1 or (${rejects} and r.disagree)) as dropped
+    from listed l join ranked r on r.key = l.key join source_submission sub on sub.id = r.source_submission_id
+    group by l.key, l.count order by l.key`.execute(db)
+  return { count: rows[0]?.count ?? 0, items: rows.map(({ count: _, ...conflict }) => conflict) }
 }
 
 /** `reject`: the keys whose staged cells hold different values leave `rf_winners`. */
