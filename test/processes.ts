@@ -70,15 +70,21 @@ export async function startServer(t: Test, env: Record<string, string>, nodeArgs
 /** Polls until the server answers `path` with 200 (or the process ends); returns the seconds it took. */
 export async function until200(server: Server, path: string, timeoutMs = 180_000): Promise<number> {
   const started = Date.now()
+  // The last answer, said when none is a 200: not listening, or what a health check reported.
+  let last = 'not listening'
   while (Date.now() - started < timeoutMs && server.child.exitCode === null) {
     try {
-      if ((await fetch(server.url + path)).status === 200) return (Date.now() - started) / 1000
-    } catch {
-      // not listening yet
+      const response = await fetch(server.url + path, { signal: AbortSignal.timeout(10_000) })
+      if (response.status === 200) return (Date.now() - started) / 1000
+      last = `${response.status} ${await response.text()}`
+    } catch (error) {
+      // not listening yet, or listening without answering
+      if ((error as Error).name === 'TimeoutError') last = 'no answer within 10 s'
     }
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
-  throw new Error(`no 200 from ${path}: ${server.output()}`)
+  const state = server.child.exitCode === null ? `still running after ${Math.round((Date.now() - started) / 1000)} s` : `exited ${server.child.exitCode}`
+  throw new Error(`no 200 from ${path} (${state}; last answer: ${last}): ${server.output()}`)
 }
 
 /** Processes that keep every core busy for `ms` (bounded: they stop by themselves). */
