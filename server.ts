@@ -8,7 +8,7 @@ import { superviseServers } from './cluster.js'
 import { loadDemoData } from './lib/engine/demo.js'
 import { DataDirInUseError } from './lib/data/data-dir-lock.js'
 import { DataDirTooOld } from './lib/data/database.js'
-import { startupSteps } from './plugins/db.js'
+import { StartupTimeout, startupSteps } from './plugins/db.js'
 import { loadDetector } from './plugins/classifier.js'
 
 /** How many server processes WEB_CONCURRENCY asks for. */
@@ -33,7 +33,7 @@ try {
     console.error(error.message)
     process.exit(2)
   }
-  if (error instanceof DataDirInUseError || error instanceof DataDirTooOld) {
+  if (error instanceof DataDirInUseError || error instanceof DataDirTooOld || error instanceof StartupTimeout) {
     console.error(error.message)
     process.exit(1)
   }

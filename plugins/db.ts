@@ -65,14 +65,30 @@ function inFlightRequests(app: FastifyInstance) {
   }
 }
 
-/** Runs a start-up step, saying what it is doing and how long it took (a slow start shows where it waits). */
-export function startupSteps(app: FastifyInstance) {
+/** A start-up step ran past STARTUP_TIMEOUT_MS: the process gives up, naming the step. */
+export class StartupTimeout extends Error {}
+
+/**
+ * Runs a start-up step, saying what it is doing and how long it took (a slow start shows where it
+ * waits), and gives up on it after STARTUP_TIMEOUT_MS: a step that hangs stops the start with its name
+ * instead of leaving a process that never listens and says nothing.
+ */
+export function startupSteps(app: Pick<FastifyInstance, 'log' | 'config'>) {
   return async <T>(what: string, work: () => Promise<T>): Promise<T> => {
     app.log.info(`${what}…`)
     const started = performance.now()
-    const result = await work()
-    app.log.info({ ms: Math.round(performance.now() - started) }, `${what}: done`)
-    return result
+    const limit = app.config.STARTUP_TIMEOUT_MS
+    let timer: NodeJS.Timeout | undefined
+    const givenUp = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StartupTimeout(`${what}: not done after ${limit} ms (STARTUP_TIMEOUT_MS); the start gives up`)), limit)
+    })
+    try {
+      const result = await Promise.race([work(), givenUp])
+      app.log.info({ ms: Math.round(performance.now() - started) }, `${what}: done`)
+      return result
+    } finally {
+      clearTimeout(timer)
+    }
   }
 }
 

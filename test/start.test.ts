@@ -7,7 +7,21 @@ import { join } from 'node:path'
 import t from 'tap'
 import { createDatabase } from '../lib/data/database.js'
 import { DataDirInUseError } from '../lib/data/data-dir-lock.js'
+import { StartupTimeout, startupSteps } from '../plugins/db.js'
 import { api, busyMachine, cli, postgresDatabase, startServer, until200 } from './processes.js'
+
+t.test('a start-up step that hangs is given up after STARTUP_TIMEOUT_MS, naming the step', async (t) => {
+  const logged: string[] = []
+  const app = { log: { info: (...args: unknown[]) => logged.push(String(args.at(-1))) }, config: { STARTUP_TIMEOUT_MS: 100 } }
+  const step = startupSteps(app as unknown as Parameters<typeof startupSteps>[0])
+  t.equal(await step('a quick step', async () => 7), 7)
+  const started = Date.now()
+  const hung = await step('loading the detection model', () => new Promise(() => {})).catch((error: unknown) => error)
+  t.ok(hung instanceof StartupTimeout, 'a StartupTimeout, which the server reports and exits on')
+  t.equal((hung as Error).message, 'loading the detection model: not done after 100 ms (STARTUP_TIMEOUT_MS); the start gives up')
+  t.ok(Date.now() - started >= 90, 'after the limit, not before')
+  t.same(logged, ['a quick step…', 'a quick step: done', 'loading the detection model…'])
+})
 
 t.test('a first start on a machine whose cores are busy comes up, and a burst of writes right after it gets no 503', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-start-'))
