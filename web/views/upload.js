@@ -228,7 +228,10 @@ function Summary({ stats }) {
 /** A file's line number for a data row (its 0-based index below the header line). */
 const lineOf = (rowNumber) => rowNumber + 2
 
-/** What a cell's listed lines leave out: the report lists the first lines of a cell repeated on many. */
+/**
+ * What a cell's listed lines leave out: the report lists the first lines of a cell repeated on many
+ * (a report kept from before `row_count` existed lists them all).
+ */
 function unlisted({ row_count: rows, row_numbers: listed }) {
   const more = (rows ?? listed.length) - listed.length
   return more > 0 ? ` ${tn(more, '… and {n} more line', '… and {n} more lines', { n: formatCount(more) })}` : ''
