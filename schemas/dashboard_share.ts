@@ -9,4 +9,6 @@ export const DashboardShare = table('dashboard_share', {
   token_hash: col.string({ maxLength: 64, unique: true, secret: true }),
   created_at: col.createdAt(),
   expires_at: col.datetime({ nullable: true }),
+  /** The view the link was made from (sql/024): {campaign, location, start_date, end_date}. */
+  view: col.json({ nullable: true }),
 })

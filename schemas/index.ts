@@ -7,6 +7,7 @@ import { AuthUser } from './auth_user.js'
 import { AuthUserGroups } from './auth_user_groups.js'
 import { CalculatedIndicatorComponent } from './calculated_indicator_component.js'
 import { Campaign } from './campaign.js'
+import { CampaignRecomputePending } from './campaign_recompute_pending.js'
 import { CampaignType } from './campaign_type.js'
 import { CustomChart } from './custom_chart.js'
 import { CustomDashboard } from './custom_dashboard.js'
@@ -14,11 +15,13 @@ import { Datapoint } from './datapoint.js'
 import { DatapointHistory } from './datapoint_history.js'
 import { DatapointWithComputed } from './datapoint_with_computed.js'
 import { DocDatapoint } from './doc_datapoint.js'
+import { DocumentTakeover } from './document_takeover.js'
 import { DocDetail } from './doc_detail.js'
 import { DocDetailType } from './doc_detail_type.js'
 import { DocObjectMap } from './doc_object_map.js'
 import { Indicator } from './indicator.js'
 import { IndicatorBound } from './indicator_bound.js'
+import { IdempotencyKey } from './idempotency_key.js'
 import { IndicatorClassMap } from './indicator_class_map.js'
 import { IndicatorTag } from './indicator_tag.js'
 import { IndicatorToTag } from './indicator_to_tag.js'
@@ -36,6 +39,7 @@ import { SourceDoc } from './source_doc.js'
 import { SourceObjectMap } from './source_object_map.js'
 import { SourceSubmission } from './source_submission.js'
 import { UserSession } from './user_session.js'
+import { ValidationRule } from './validation_rule.js'
 
 export const tables = {
   agg_datapoint: AggDatapoint,
@@ -45,6 +49,7 @@ export const tables = {
   auth_user_groups: AuthUserGroups,
   calculated_indicator_component: CalculatedIndicatorComponent,
   campaign: Campaign,
+  campaign_recompute_pending: CampaignRecomputePending,
   campaign_type: CampaignType,
   custom_chart: CustomChart,
   custom_dashboard: CustomDashboard,
@@ -52,9 +57,11 @@ export const tables = {
   datapoint_history: DatapointHistory,
   datapoint_with_computed: DatapointWithComputed,
   doc_datapoint: DocDatapoint,
+  document_takeover: DocumentTakeover,
   doc_detail: DocDetail,
   doc_detail_type: DocDetailType,
   doc_object_map: DocObjectMap,
+  idempotency_key: IdempotencyKey,
   indicator: Indicator,
   indicator_bound: IndicatorBound,
   indicator_class_map: IndicatorClassMap,
@@ -74,6 +81,7 @@ export const tables = {
   source_object_map: SourceObjectMap,
   source_submission: SourceSubmission,
   user_session: UserSession,
+  validation_rule: ValidationRule,
 } satisfies Record<string, TObject>
 
 export type TableName = keyof typeof tables
