@@ -2,26 +2,29 @@
 // request time; with chart_type=ColumnChart, densified.
 import { sql } from 'kysely'
 import { dynamic, inList, withMeta } from '../api/crud.js'
-import { Param, type QueryOf } from '../api/query.js'
+import { joinParams, Param } from '../api/query.js'
 import type { Context, ListQuery, ReadMode, Row, WideExport } from '../api/resource.js'
 import { locationSelection } from './location-selection.js'
 import { labelOf, withLabels } from './classes.js'
-import { coverageOf, withCoverage } from './coverage.js'
+import { COVERAGE_PARAMS, coverageOf, withCoverage } from './coverage.js'
 import { statusOf, withStatus } from './status.js'
 import { DATAPOINT_META, DATAPOINT_PARAMS, datapointMeta, indicatorSet, pivot } from './reads.js'
 
-export const CAMPAIGN_DATAPOINT_PARAMS = {
-  ...DATAPOINT_PARAMS,
-  campaign_start: Param.date('without campaign__in: campaigns starting on or after (default 2000-01-01)'),
-  campaign_end: Param.date('without campaign__in: campaigns starting on or before (default 2070-01-01)'),
-  start_date: Param.date('alias of campaign_start (the original front-end sends it)'),
-  end_date: Param.date('alias of campaign_end (the original front-end sends it)'),
-  group_by_time: Param.ignored(),
-  with_coverage: Param.boolean(
-    "1: each value's coverage, {reported, expected, below_threshold}: of its location's children, how many hold a value (null for a value stored at the location itself)",
-  ),
-}
-type CampaignQuery = QueryOf<typeof CAMPAIGN_DATAPOINT_PARAMS>
+// chart_type is the ColumnChart mode's (below).
+export const CAMPAIGN_DATAPOINT_PARAMS = joinParams(
+  DATAPOINT_PARAMS,
+  {
+    // The campaign set C, which filter_indicator looks in too (no filter_campaign__in here).
+    campaign__in: Param.integers('the campaigns read (C), which filter_indicator looks in too; without it, those starting within campaign_start..campaign_end'),
+    campaign_start: Param.date('without campaign__in: campaigns starting on or after (default 2000-01-01)'),
+    campaign_end: Param.date('without campaign__in: campaigns starting on or before (default 2070-01-01)'),
+    start_date: Param.date('alias of campaign_start (the original front-end sends it)'),
+    end_date: Param.date('alias of campaign_end (the original front-end sends it)'),
+    group_by_time: Param.ignored(),
+  },
+  COVERAGE_PARAMS,
+)
+type CampaignContext = Context<typeof CAMPAIGN_DATAPOINT_PARAMS>
 
 export const CAMPAIGN_DATAPOINT_META = {
   ...DATAPOINT_META,
@@ -29,8 +32,8 @@ export const CAMPAIGN_DATAPOINT_META = {
 }
 
 /** C (ingestion §8.1): campaign__in, else campaigns starting within [campaign_start, campaign_end]. */
-export async function campaignSet(ctx: Context): Promise<number[]> {
-  const query = ctx.params as CampaignQuery
+export async function campaignSet(ctx: CampaignContext): Promise<number[]> {
+  const query = ctx.params
   if (query.campaign__in !== undefined) return [...new Set(query.campaign__in)].sort((a, b) => a - b)
   const rows = await ctx.db
     .selectFrom('campaign')
@@ -43,7 +46,7 @@ export async function campaignSet(ctx: Context): Promise<number[]> {
 }
 
 /** I × C × S of the request (ingestion §8.1): the precomputed rows, nothing aggregated now. */
-async function selected(ctx: Context, query: ListQuery) {
+async function selected(ctx: CampaignContext, query: ListQuery) {
   const indicators = indicatorSet(ctx)
   const campaigns = await campaignSet(ctx)
   const locations = await locationSelection(ctx, campaigns)
@@ -53,14 +56,14 @@ async function selected(ctx: Context, query: ListQuery) {
 }
 
 /** The list read (a `list` hook): the rows, and the meta extras, meta.location_ids read while the main statement runs, as JSON text. */
-export async function selectCampaignRows(ctx: Context, query: ListQuery) {
+export async function selectCampaignRows(ctx: CampaignContext, query: ListQuery) {
   const { query: rows, indicators, campaigns, locations } = await selected(ctx, query)
   const meta = async () => datapointMeta(ctx, { location_ids: await locations.idsJson(), indicator_ids: indicators, campaign_ids: campaigns })
   return { query: rows, meta }
 }
 
 /** The wide export: one line per location and campaign, one column per indicator. */
-export async function campaignWide(ctx: Context, filtered: ListQuery): Promise<WideExport> {
+export async function campaignWide(ctx: CampaignContext, filtered: ListQuery): Promise<WideExport> {
   const { query, indicators } = await selected(ctx, filtered)
   const long = query.select(['t.location_id', 't.indicator_id', 't.campaign_id', 't.value']).orderBy('t.id')
   return pivot(ctx, long, indicators, { column: 'campaign_id', named: { table: 'campaign', as: 'campaign', orderBy: 'start_date' } })
@@ -73,7 +76,7 @@ export const CAMPAIGN_DATAPOINT_FIELDS = [...FIELDS]
  * Densification (chart_type=ColumnChart): the Cartesian product of the location, indicator and
  * campaign ids present in the rows, missing combinations as null rows; paginated after densifying.
  */
-async function densified(ctx: Context, rows: ListQuery, page: { limit: number; offset: number; order: Array<{ field: string; desc: boolean }> }) {
+async function densified(ctx: CampaignContext, rows: ListQuery, page: { limit: number; offset: number; order: Array<{ field: string; desc: boolean }> }) {
   const r = rows.select(['t.id', 't.indicator_id', 't.campaign_id', 't.location_id', 't.value'])
   const dense = dynamic(ctx)
     .with('r', () => r)
@@ -84,7 +87,7 @@ async function densified(ctx: Context, rows: ListQuery, page: { limit: number; o
       join.onRef('r.location_id', '=', 'l.location_id').onRef('r.indicator_id', '=', 'i.indicator_id').onRef('r.campaign_id', '=', 'c.campaign_id'),
     )
     .select(['r.id', 'i.indicator_id', 'c.campaign_id', 'l.location_id', 'r.value', sql<number>`count(*) over ()`.as('__total')])
-    .$if(withStatus(ctx), (q) => q.select(statusOf(sql`i.indicator_id`, sql`r.value`).as('status')))
+    .$if(withStatus(ctx), (q) => q.select(statusOf(sql`i.indicator_id`, sql`r.value`, sql`l.location_id`).as('status')))
     .$if(withLabels(ctx), (q) => q.select(labelOf(sql`i.indicator_id`, sql`r.value`).as('label')))
     .$if(withCoverage(ctx), (q) =>
       q.select(sql`case when r.value is null then null else ${coverageOf(sql`i.indicator_id`, sql`l.location_id`, sql`c.campaign_id`)} end`.as('coverage')),
@@ -102,10 +105,12 @@ async function densified(ctx: Context, rows: ListQuery, page: { limit: number; o
   return { rows: result, total }
 }
 
+const COLUMN_CHART_PARAMS = { chart_type: Param.string('ColumnChart: add null rows for missing (location, indicator, campaign) combinations') }
+
 /** chart_type=ColumnChart: every location × indicator × campaign, a combination without a value as a row without id and value. */
-export const columnChart: ReadMode = {
-  when: (ctx) => (ctx.params as CampaignQuery).chart_type === 'ColumnChart',
-  params: { chart_type: Param.string('ColumnChart: add null rows for missing (location, indicator, campaign) combinations') },
+export const columnChart: ReadMode<typeof CAMPAIGN_DATAPOINT_PARAMS & typeof COLUMN_CHART_PARAMS> = {
+  when: (ctx) => ctx.params.chart_type === 'ColumnChart',
+  params: COLUMN_CHART_PARAMS,
   rowSchema: {
     type: 'object',
     properties: {

@@ -6,7 +6,7 @@ import { inList } from '../api/crud.js'
 import { Param } from '../api/query.js'
 import type { Context, ReadMode, Row } from '../api/resource.js'
 import { locationSelection } from './location-selection.js'
-import { datapointMeta, indicatorSet } from './reads.js'
+import { datapointMeta, indicatorSet, type DATAPOINT_PARAMS, type DatapointContext } from './reads.js'
 
 /** The label of `value` of `indicator` (SQL expressions), or null. */
 export function labelOf(indicator: RawBuilder<unknown>, value: RawBuilder<unknown>): RawBuilder<string | null> {
@@ -19,24 +19,27 @@ export function labelOf(indicator: RawBuilder<unknown>, value: RawBuilder<unknow
 export const LABEL_FIELD = { kind: 'string' as const, expression: labelOf(sql`t.indicator_id`, sql`t.value`) }
 
 /** Whether the read asks for labels (`with_labels=1`). */
-export const withLabels = (ctx: Context) => (ctx.params as { with_labels?: boolean }).with_labels === true
+export const withLabels = (ctx: DatapointContext) => ctx.params.with_labels === true
 
 /** The locations whose subtrees are counted: the selection, else the requester's top location or every root. */
-async function targetsOf(ctx: Context, campaigns: number[]): Promise<RawBuilder<unknown>> {
+async function targetsOf(ctx: DatapointContext, campaigns: number[]): Promise<RawBuilder<unknown>> {
   const selection = await locationSelection(ctx, campaigns)
   if (selection.sql) return selection.sql
   if (ctx.user.restricted) return sql`select ${ctx.user.top_lvl_location_id}::int4 as id`
   return sql`select id from location where parent_location_id is null`
 }
 
+const CLASS_COUNTS_PARAMS = { count_classes: Param.boolean("1: class indicators' values counted by class over each selected location's subtree") }
+type ClassCountsParams = typeof DATAPOINT_PARAMS & typeof CLASS_COUNTS_PARAMS
+
 /**
  * count_classes=1: for each selected location, class indicator of I and campaign of C, how many raw
  * values of each class its subtree holds (the location itself included), with the class's label.
  */
-export function classCounts(campaignSet: (ctx: Context) => Promise<number[]>): ReadMode {
+export function classCounts(campaignSet: (ctx: Context<ClassCountsParams>) => Promise<number[]>): ReadMode<ClassCountsParams> {
   return {
-    when: (ctx) => (ctx.params as { count_classes?: boolean }).count_classes === true,
-    params: { count_classes: Param.boolean("1: class indicators' values counted by class over each selected location's subtree") },
+    when: (ctx) => ctx.params.count_classes === true,
+    params: CLASS_COUNTS_PARAMS,
     rowSchema: {
       type: 'object',
       properties: {

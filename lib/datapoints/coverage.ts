@@ -4,6 +4,7 @@
 // A value stored at the location itself (raw: it overrides its children's sum) and a location without
 // children have no coverage (null).
 import { sql, type RawBuilder } from 'kysely'
+import { Param } from '../api/query.js'
 import type { Context } from '../api/resource.js'
 
 /** The coverage of the value of (indicator, location, campaign): `{reported, expected, below_threshold}` or null. */
@@ -23,5 +24,12 @@ export function coverageOf(indicator: RawBuilder<unknown>, location: RawBuilder<
 /** The `coverage` field of campaign_datapoint: a synthetic field over `t`, shown with `with_coverage=1`. */
 export const COVERAGE_FIELD = { kind: 'json' as const, expression: coverageOf(sql`t.indicator_id`, sql`t.location_id`, sql`t.campaign_id`) }
 
+/** The parameter that asks for each value's coverage, declared beside its reader. */
+export const COVERAGE_PARAMS = {
+  with_coverage: Param.boolean(
+    "1: each value's coverage, {reported, expected, below_threshold}: of its location's children, how many hold a value (null for a value stored at the location itself)",
+  ),
+}
+
 /** Whether the read asks for each value's coverage (`with_coverage=1`). */
-export const withCoverage = (ctx: Context) => (ctx.params as { with_coverage?: boolean }).with_coverage === true
+export const withCoverage = (ctx: Context<typeof COVERAGE_PARAMS>) => ctx.params.with_coverage === true

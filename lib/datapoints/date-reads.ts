@@ -3,20 +3,20 @@
 import { sql, type RawBuilder } from 'kysely'
 import { badRequest } from '../core/errors.js'
 import { dynamic, inList } from '../api/crud.js'
-import { Param, type QueryOf } from '../api/query.js'
+import { joinParams, Param } from '../api/query.js'
 import type { Context, ListQuery, ReadMode, Row, WideExport } from '../api/resource.js'
-import { locationSelection } from './location-selection.js'
+import { FILTER_CAMPAIGN_PARAMS, locationSelection } from './location-selection.js'
 import { statusOf, withStatus } from './status.js'
 import { DATAPOINT_META, DATAPOINT_PARAMS, datapointMeta, indicatorSet, pivot } from './reads.js'
 
-export const DATE_DATAPOINT_PARAMS = {
-  ...DATAPOINT_PARAMS,
+export const DATE_DATAPOINT_PARAMS = joinParams(DATAPOINT_PARAMS, FILTER_CAMPAIGN_PARAMS, {
   start_date: Param.date('inclusive lower bound on data_date'),
   end_date: Param.date('inclusive upper bound on data_date'),
   campaign_start: Param.date('alias of start_date'),
   campaign_end: Param.date('alias of end_date'),
-}
-type DateQuery = QueryOf<typeof DATE_DATAPOINT_PARAMS> & { group_by_time?: string }
+  chart_type: Param.ignored(),
+})
+type DateContext = Context<typeof DATE_DATAPOINT_PARAMS>
 
 export const DATE_DATAPOINT_META = {
   ...DATAPOINT_META,
@@ -31,10 +31,16 @@ const BUCKETS: Record<string, RawBuilder<unknown>> = {
   all_time: sql`1`,
 }
 
+/** The grouped mode's own parameter. */
+const GROUPED_PARAMS = {
+  group_by_time: Param.string('flat (default), year, quarter ("YYYYQ"), month ("YYYYMM") or all_time: sums over each target location\'s subtree'),
+}
+type GroupedParams = typeof DATE_DATAPOINT_PARAMS & typeof GROUPED_PARAMS
+
 type Mode = { kind: 'flat' | 'discrete' } | { kind: 'grouped'; bucket: RawBuilder<unknown> }
 
-function modeOf(ctx: Context): Mode {
-  const query = ctx.params as DateQuery
+function modeOf(ctx: Context<GroupedParams>): Mode {
+  const query = ctx.params
   const grouping = query.group_by_time
   if (grouping === undefined || grouping === 'flat') return { kind: 'flat' }
   if (!Object.hasOwn(BUCKETS, grouping)) {
@@ -45,9 +51,9 @@ function modeOf(ctx: Context): Mode {
 }
 
 /** Base rows (§8.2): indicator ∈ I, start_date ≤ data_date ≤ end_date. */
-function baseRows(ctx: Context, query: ListQuery, indicators: number[]): ListQuery {
+function baseRows(ctx: DateContext, query: ListQuery, indicators: number[]): ListQuery {
   query = query.where(inList('t.indicator_id', indicators))
-  const params = ctx.params as DateQuery
+  const { params } = ctx
   const start = params.start_date ?? params.campaign_start
   const end = params.end_date ?? params.campaign_end
   if (start) query = query.where('t.data_date', '>=', start)
@@ -56,7 +62,7 @@ function baseRows(ctx: Context, query: ListQuery, indicators: number[]): ListQue
 }
 
 /** Flat and discrete modes: raw rows at the selected locations. */
-async function rawRows(ctx: Context, query: ListQuery) {
+async function rawRows(ctx: DateContext, query: ListQuery) {
   const indicators = indicatorSet(ctx)
   const locations = await locationSelection(ctx)
   query = baseRows(ctx, query, indicators)
@@ -65,15 +71,15 @@ async function rawRows(ctx: Context, query: ListQuery) {
 }
 
 /** The flat and discrete list read (a `list` hook): the raw rows and the meta extras, the selected ids read while the main statement runs. */
-export async function rawSelection(ctx: Context, query: ListQuery) {
+export async function rawSelection(ctx: DateContext, query: ListQuery) {
   const { query: rows, indicators, locations } = await rawRows(ctx, query)
   const meta = async () => datapointMeta(ctx, { time_groupings: [], location_ids: await locations.idsJson(), indicator_ids: indicators })
   return { query: rows, meta }
 }
 
 /** Grouped-mode targets T as a subquery of `id`s: the location selection, the requester's top level, or every root. */
-async function targetsOf(ctx: Context): Promise<RawBuilder<unknown>> {
-  if ((ctx.params as DateQuery).location_id !== undefined) return (await locationSelection(ctx)).sql!
+async function targetsOf(ctx: DateContext): Promise<RawBuilder<unknown>> {
+  if (ctx.params.location_id !== undefined) return (await locationSelection(ctx)).sql!
   if (ctx.user.restricted) return sql`select ${ctx.user.top_lvl_location_id}::int4 as id`
   return sql`select id from location where parent_location_id is null`
 }
@@ -84,7 +90,7 @@ async function targetsOf(ctx: Context): Promise<RawBuilder<unknown>> {
  * requester's subtree, so the sums are too. The fixed part is a template, not builder calls: building
  * and compiling it with Kysely's builder cost ~0.1 ms of CPU per read (bench/README.md, "Datapoint reads").
  */
-function groupedSums(ctx: Context, filtered: ListQuery, bucket: RawBuilder<unknown>, targets: RawBuilder<unknown>) {
+function groupedSums(ctx: DateContext, filtered: ListQuery, bucket: RawBuilder<unknown>, targets: RawBuilder<unknown>) {
   const rows = baseRows(ctx, filtered, indicatorSet(ctx))
     .where(sql<boolean>`t.value is not null and t.value not in ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8)`)
     .select(['t.indicator_id', 't.location_id', 't.data_date', 't.value'])
@@ -98,11 +104,11 @@ function groupedSums(ctx: Context, filtered: ListQuery, bucket: RawBuilder<unkno
  * One page of the grouped rows and the targets for meta, in ONE statement: the targets are computed
  * once (a materialized CTE) for both, and the read costs one round trip (bench/README.md).
  */
-async function groupedPage(ctx: Context, filtered: ListQuery, bucket: RawBuilder<unknown>, page: { limit: number; offset: number }) {
+async function groupedPage(ctx: DateContext, filtered: ListQuery, bucket: RawBuilder<unknown>, page: { limit: number; offset: number }) {
   const targetSet = await targetsOf(ctx)
   const withTargets = async <R>(query: RawBuilder<unknown>) => (await sql<R>`with targets as materialized (${targetSet}) ${query}`.execute(ctx.db)).rows
   const sums = groupedSums(ctx, filtered, bucket, sql`select id from targets`)
-  const status = withStatus(ctx) ? sql`, ${statusOf(sql`g.indicator_id`, sql`g.value`)} as status` : sql``
+  const status = withStatus(ctx) ? sql`, ${statusOf(sql`g.indicator_id`, sql`g.value`, sql`g.location_id`)} as status` : sql``
   const pageQuery = sql`select *${status}, count(*) over () as __total from (${sums}) g
     order by time_grouping, location_id, indicator_id limit ${page.limit} offset ${page.offset}`
   // One line per page row, each carrying the targets; one line of nulls and the targets when the page is empty.
@@ -135,11 +141,9 @@ async function groupedPage(ctx: Context, filtered: ListQuery, bucket: RawBuilder
 }
 
 /** group_by_time=year|quarter|month|all_time: sums over each target location's subtree per bucket. */
-export const grouped: ReadMode = {
+export const grouped: ReadMode<GroupedParams> = {
   when: (ctx) => modeOf(ctx).kind === 'grouped',
-  params: {
-    group_by_time: Param.string('flat (default), year, quarter ("YYYYQ"), month ("YYYYMM") or all_time: sums over each target location\'s subtree'),
-  },
+  params: GROUPED_PARAMS,
   rowSchema: {
     type: 'object',
     properties: {
@@ -165,14 +169,14 @@ export const grouped: ReadMode = {
 }
 
 /** The grouped mode's bucket expression. */
-function bucketOf(ctx: Context): RawBuilder<unknown> {
+function bucketOf(ctx: Context<GroupedParams>): RawBuilder<unknown> {
   const mode = modeOf(ctx)
   if (mode.kind !== 'grouped') throw new Error('not the grouped mode')
   return mode.bucket
 }
 
 /** The flat and discrete modes' wide export (the grouped mode has its own). */
-export async function rawWide(ctx: Context, filtered: ListQuery): Promise<WideExport> {
+export async function rawWide(ctx: DateContext, filtered: ListQuery): Promise<WideExport> {
   const { query, indicators } = await rawRows(ctx, filtered)
   const long = query.select(['t.location_id', 't.indicator_id', 't.data_date', 't.value']).orderBy('t.id')
   return pivot(ctx, long, indicators, { column: 'data_date' })

@@ -1,11 +1,11 @@
 // Location selection parameters (resource-api §10), shared by location, geo and the datapoint reads.
 import { sql, type RawBuilder } from 'kysely'
-import { forbidden, invalidValue } from '../core/errors.js'
+import { invalidValue } from '../core/errors.js'
 import { RawJson } from '../core/raw-json.js'
 import type { Context } from '../api/resource.js'
-import { Param, type QueryOf } from '../api/query.js'
+import { Param } from '../api/query.js'
 import { isInt32 } from '../core/values.js'
-import { permittedLocations } from '../engine/access.js'
+import { assertLocationInReach, permittedLocations } from '../engine/access.js'
 
 export const LOCATION_PARAMS = {
   location_id__in: Param.integers('exactly these locations (comma list), no aggregation'),
@@ -14,9 +14,15 @@ export const LOCATION_PARAMS = {
   location_type: Param.string('with location_id: descendants of this type (name, or id)'),
   filter_indicator: Param.string('keep locations whose value for this indicator short_name…'),
   filter_value: Param.numbers('…is one of these numbers (comma list)'),
-  campaign__in: Param.integers('campaigns considered by filter_indicator'),
 }
-type LocationQuery = QueryOf<typeof LOCATION_PARAMS>
+
+/**
+ * The campaigns filter_indicator looks in, where the request names them for that alone (location, geo,
+ * date_datapoint); campaign_datapoint's are its campaign set C. `campaign__in` is its first name.
+ */
+export const FILTER_CAMPAIGN_PARAMS = {
+  filter_campaign__in: Param.integers('the campaigns filter_indicator looks in (default: every campaign)', { alias: 'campaign__in' }),
+}
 
 /**
  * The ids of `selection`, distinct and ascending, read as ONE json value: a selection can hold
@@ -49,11 +55,13 @@ export interface Selection {
  * Datapoint reads put it inside their main statement, so the planner sees the location_tree
  * statistics (a hash semi-join over thousands of locations) instead of a long id list; the id list
  * for meta is read from the same subquery. `campaigns` is the campaign set C that filter_indicator
- * looks at (null = all campaigns).
+ * looks in (campaign_datapoint's); null: the request's filter_campaign__in, else every campaign.
  */
-export async function locationSelection(ctx: Context, campaigns: number[] | null = null): Promise<Selection> {
-  const { user } = ctx
-  const query = ctx.params as LocationQuery
+export async function locationSelection(
+  ctx: Context<typeof LOCATION_PARAMS & typeof FILTER_CAMPAIGN_PARAMS>,
+  campaigns: number[] | null = null,
+): Promise<Selection> {
+  const { user, params: query } = ctx
   let selection: RawBuilder<unknown> | null = null
   if (query.location_id__in !== undefined) {
     selection = sql`select id from location where id = any(${query.location_id__in}::int4[])`
@@ -92,7 +100,7 @@ export async function locationSelection(ctx: Context, campaigns: number[] | null
 
   const { filter_indicator: filterIndicator, filter_value: values } = query
   if (filterIndicator !== undefined && values !== undefined) {
-    const campaignSet = campaigns ?? query.campaign__in ?? null
+    const campaignSet = campaigns ?? query.filter_campaign__in ?? null
     const matching =
       values.length && (campaignSet === null || campaignSet.length)
         ? sql`select d.location_id as id from datapoint_with_computed d
@@ -115,20 +123,14 @@ export async function locationSelection(ctx: Context, campaigns: number[] | null
 }
 
 /** S as ascending ids, or null when no selection parameter was given (all locations). */
-export async function selectLocations(ctx: Context, campaigns: number[] | null = null): Promise<number[] | null> {
+export async function selectLocations(
+  ctx: Context<typeof LOCATION_PARAMS & typeof FILTER_CAMPAIGN_PARAMS>,
+  campaigns: number[] | null = null,
+): Promise<number[] | null> {
   return (await locationSelection(ctx, campaigns)).ids()
 }
 
 /** §6: a restricted user may only write rows placed inside their subtree (403 LOCATION_FORBIDDEN). */
 export async function assertLocationPermitted(ctx: Context, location: number | null): Promise<void> {
-  if (!ctx.user.restricted) return
-  const inside =
-    location !== null &&
-    (await ctx.db
-      .selectFrom('location_tree')
-      .select('lvl')
-      .where('parent_location_id', '=', ctx.user.top_lvl_location_id!)
-      .where('location_id', '=', location)
-      .executeTakeFirst())
-  if (!inside) throw forbidden(`Location ${location ?? 'null'} is outside your responsibility`, 'LOCATION_FORBIDDEN')
+  await assertLocationInReach(ctx.db, ctx.user, location)
 }

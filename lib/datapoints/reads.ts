@@ -1,29 +1,29 @@
 // What campaign_datapoint and date_datapoint share (ingestion §8, §10.2): their parameters, the indicator
 // set, meta extras and the wide pivot of their long rows.
 import { sql } from 'kysely'
-import { dynamic, MAX_LIMIT } from '../api/crud.js'
-import { Param, type QueryOf } from '../api/query.js'
+import { dynamic } from '../api/crud.js'
+import { joinParams, MAX_LIMIT, Param } from '../api/query.js'
 import { LOCATION_PARAMS } from './location-selection.js'
-import { statusOf, withStatus } from './status.js'
+import { STATUS_PARAMS, statusOf, withStatus } from './status.js'
 import type { Context, ListQuery, Row, WideExport } from '../api/resource.js'
 
 /** Parameters both datapoint resources take; each adds its own (campaign window, grouping…). */
-export const DATAPOINT_PARAMS = {
-  indicator__in: Param.integers('required: indicator ids'),
-  ...LOCATION_PARAMS,
-  chart_uuid: Param.string('echoed as meta.chart_uuid'),
-  with_labels: Param.boolean("1: each value's label, for class indicators that have labels (indicator_class_map); null otherwise"),
-  with_status: Param.boolean("1: each value's status against its indicator's bounds (good, ok, bad, or a bound range's name; null without bounds)"),
-  chart_type: Param.ignored(),
-  cumulative: Param.ignored(),
-  show_missing_data: Param.ignored(),
-  source_name: Param.ignored(),
-}
-type DatapointQuery = QueryOf<typeof DATAPOINT_PARAMS>
+export const DATAPOINT_PARAMS = joinParams(
+  { indicator__in: Param.integers('required: indicator ids', { required: true }) },
+  LOCATION_PARAMS,
+  {
+    chart_uuid: Param.string('echoed as meta.chart_uuid'),
+    with_labels: Param.boolean("1: each value's label, for class indicators that have labels (indicator_class_map); null otherwise"),
+  },
+  STATUS_PARAMS,
+  { cumulative: Param.ignored(), show_missing_data: Param.ignored(), source_name: Param.ignored() },
+)
+/** What the shared reads below see of a datapoint read's context. */
+export type DatapointContext = Context<typeof DATAPOINT_PARAMS>
 
 /** I: `indicator__in`, duplicates removed, request order kept. */
-export function indicatorSet(ctx: Context): number[] {
-  return [...new Set((ctx.params as DatapointQuery).indicator__in ?? [])]
+export function indicatorSet(ctx: DatapointContext): number[] {
+  return [...new Set(ctx.params.indicator__in)]
 }
 
 const ids = { type: 'array', items: { type: 'integer' } }
@@ -36,8 +36,8 @@ export const DATAPOINT_META = {
 }
 
 /** The meta extras both resources echo. */
-export function datapointMeta(ctx: Context, extras: Row): Row {
-  const chartUuid = (ctx.params as DatapointQuery).chart_uuid
+export function datapointMeta(ctx: DatapointContext, extras: Row): Row {
+  const chartUuid = ctx.params.chart_uuid
   return { ...(chartUuid !== undefined ? { chart_uuid: chartUuid } : {}), ...extras }
 }
 
@@ -53,7 +53,7 @@ export interface PivotKey {
  * short_name. `long` selects location_id, indicator_id, value and the key column; at most max_limit
  * long rows are pivoted. Lines are ordered by location name, then the key.
  */
-export async function pivot(ctx: Context, long: ListQuery, indicators: number[], key: PivotKey): Promise<WideExport> {
+export async function pivot(ctx: DatapointContext, long: ListQuery, indicators: number[], key: PivotKey): Promise<WideExport> {
   const db = dynamic(ctx)
   const names = new Map(
     indicators.length
@@ -83,7 +83,7 @@ export async function pivot(ctx: Context, long: ListQuery, indicators: number[],
   query = query.select(indicators.map((id, i) => valueIn(id).as(`i${i}`)))
   const headers = indicators.map((id) => names.get(id) ?? String(id))
   // with_status: after the values, one status column per indicator, in the same order.
-  if (withStatus(ctx)) query = query.select(indicators.map((id, i) => statusOf(sql.lit(id), valueIn(id)).as(`s${i}`)))
+  if (withStatus(ctx)) query = query.select(indicators.map((id, i) => statusOf(sql.lit(id), valueIn(id), sql`p.location_id`).as(`s${i}`)))
   return {
     header: [
       'location_id',

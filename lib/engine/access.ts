@@ -72,9 +72,23 @@ export function assertMayCall(user: AuthUser, resource: { name: string; writers:
   else if (resource.kind === 'non_model') assertMayWrite(user, resource, 'run')
 }
 
-/** The locations a restricted user may reach, as a subquery of ids: their top-level location's subtree (§6). */
+/** The locations a restricted user may reach, as a subquery of ids: their top-level location's subtree (resource-api §6). */
 export function permittedLocations(user: AuthUser): RawBuilder<unknown> {
   return sql`(select lt.location_id from location_tree lt where lt.parent_location_id = ${user.top_lvl_location_id})`
+}
+
+/** resource-api §6: a restricted user may only write rows placed inside their subtree (403 LOCATION_FORBIDDEN). */
+export async function assertLocationInReach(db: Kysely<DB>, user: AuthUser, location: unknown): Promise<void> {
+  if (!user.restricted) return
+  const inside =
+    typeof location === 'number' &&
+    (await db
+      .selectFrom('location_tree')
+      .select('lvl')
+      .where('parent_location_id', '=', user.top_lvl_location_id!)
+      .where('location_id', '=', location)
+      .executeTakeFirst())
+  if (!inside) throw forbidden(`Location ${String(location ?? 'null')} is outside your responsibility`, 'LOCATION_FORBIDDEN')
 }
 
 /**

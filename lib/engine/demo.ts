@@ -94,6 +94,19 @@ export async function loadDemoData(db: Kysely<DB>): Promise<boolean> {
         { indicator_id: id('Percent missed'), indicator_component_id: id('Children targeted'), calculation: 'DENOMINATOR' },
       ])
       .execute()
+    // Implausible values are flagged: neither part of the target may exceed it (docs/decisions.md, "Validation rules").
+    await trx
+      .insertInto('validation_rule')
+      .values([
+        { name: 'Children missed ≤ Children targeted', left_indicator_id: id('Children missed'), operator: '<=', right_indicator_id: id('Children targeted') },
+        {
+          name: 'Children vaccinated ≤ Children targeted',
+          left_indicator_id: id('Children vaccinated'),
+          operator: '<=',
+          right_indicator_id: id('Children targeted'),
+        },
+      ])
+      .execute()
     const [coverage, surveillance] = await trx
       .insertInto('indicator_tag')
       .values([{ tag_name: 'Coverage' }, { tag_name: 'Surveillance' }])
@@ -195,13 +208,15 @@ async function demoPolygons(trx: Kysely<DB>, countryId: number) {
 /** The demo dashboard: five charts of different types, in the original front-end's `chart_json` shape. */
 async function demoDashboard(trx: Kysely<DB>, id: (short: string) => number, firstCampaign: number, countryId: number) {
   const owner_id = sql<number>`(select min(id) from auth_user where is_superuser)`
-  const byProvince = { campaign_ids: [firstCampaign], location_ids: [countryId], location_depth: 1 }
+  // Saved for the viewer's location and its children: the country's provinces for whoever sees it whole,
+  // her districts for a provincial officer (location_ids stays for readers that know only those).
+  const byProvince = { campaign_ids: [firstCampaign], location_ids: [countryId], location_depth: 1, relative_location: 'viewer' }
   const charts: Array<[string, string, Record<string, unknown>]> = [
-    ['demo-missed-by-province', 'Missed children by province', { type: 'ColumnChart', indicator_ids: [id('Children missed')], ...byProvince }],
-    ['demo-vaccinated-share', 'Children vaccinated, share by province', { type: 'PieChart', indicator_ids: [id('Children vaccinated')], ...byProvince }],
+    ['demo-missed-by-province', 'Missed children', { type: 'ColumnChart', indicator_ids: [id('Children missed')], ...byProvince }],
+    ['demo-vaccinated-share', 'Children vaccinated, share', { type: 'PieChart', indicator_ids: [id('Children vaccinated')], ...byProvince }],
     [
       'demo-missed-map',
-      'Percent missed by province',
+      'Percent missed, on the map',
       { type: 'ChoroplethMap', indicator_ids: [id('Percent missed')], ...byProvince, indicator_colors: { [id('Percent missed')]: '#d7301f' } },
     ],
     [

@@ -1,11 +1,14 @@
 // A recompute of what a sync changed (ingestion §6–§7): the aggregates above the changed raw keys and
-// the calculations at their locations, nothing else of the campaign. Every other derived row keeps its
-// value, because a stored value depends only on the raw values of its own subtree and a calculated one
-// only on the values at its own location; the result is the full recompute's (test/recompute-changed.test.ts).
+// the final values at their locations, nothing else of the campaign. Every other derived row keeps its
+// value, because a stored value depends only on the raw values of its own subtree, and a final value
+// only on the values at its own location and its children's final values; the result is the full
+// recompute's (test/recompute-changed.test.ts).
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { recomputeDuration } from '../core/metrics.js'
-import { calculate, FINAL, FINITE, FLOAT8, keyed, mergeCampaign, openWorkingSets, recompute, SAFE_RANGE, type RecomputeStats } from './recompute.js'
+import { FINITE, FLOAT8, keyed, SAFE_RANGE } from './arithmetic.js'
+import { FINALS_TABLES, finalValues } from './finals.js'
+import { mergeCampaign, openWorkingSets, recompute, type RecomputeStats } from './recompute.js'
 
 /**
  * The raw keys a sync changed (inserted, deleted, or given another value): a temporary table of
@@ -29,7 +32,7 @@ const WHOLE_CAMPAIGN_ABOVE = 0.2
 /**
  * The campaign's derived rows made equal to a full recompute's, given that they were before the
  * changes in `CHANGED_KEYS`. A campaign with values outside float8's safe range (its arithmetic is done
- * in numeric), or with most of its keys changed, is recomputed whole. `changedKeys`: how many changed
+ * in numeric), with most of its keys changed, or waiting for a full recompute (sql/023), is recomputed whole. `changedKeys`: how many changed
  * raw keys were recomputed key by key (0 when the campaign was recomputed whole).
  */
 export async function recomputeChanged(db: Kysely<DB>, campaignId: number): Promise<RecomputeStats & { changedKeys: number }> {
@@ -37,12 +40,13 @@ export async function recomputeChanged(db: Kysely<DB>, campaignId: number): Prom
   try {
     const C = sql.lit(Math.trunc(campaignId))
     await openWorkingSets(db, C)
-    const { rows } = await sql<{ changed: number; stored: number; unsafe: boolean }>`select
+    const { rows } = await sql<{ changed: number; stored: number; unsafe: boolean; pending: boolean }>`select
       (select count(*)::int from ${CHANGED_KEYS} where campaign_id = ${C}) as changed,
       (select count(*)::int from agg_datapoint where campaign_id = ${C} and is_raw) as stored,
-      exists (select 1 from datapoint where campaign_id = ${C} and ${FINITE(sql.ref('value'))} and not (${SAFE_RANGE})) as unsafe`.execute(db)
-    const { changed, stored, unsafe } = rows[0]
-    if (unsafe || changed > WHOLE_CAMPAIGN_ABOVE * stored) return { ...(await recompute(db, campaignId)), changedKeys: 0 }
+      exists (select 1 from datapoint where campaign_id = ${C} and ${FINITE(sql.ref('value'))} and not (${SAFE_RANGE})) as unsafe,
+      exists (select 1 from campaign_recompute_pending where campaign_id = ${C}) as pending`.execute(db)
+    const { changed, stored, unsafe, pending } = rows[0]
+    if (unsafe || pending || changed > WHOLE_CAMPAIGN_ABOVE * stored) return { ...(await recompute(db, campaignId)), changedKeys: 0 }
     return { ...(await recomputeKeys(db, C)), changedKeys: changed }
   } finally {
     endTimer()
@@ -66,22 +70,30 @@ async function recomputeKeys(db: Kysely<DB>, C: RawBuilder<unknown>): Promise<Re
   if (calculations) calculated = await calculateAtLocations(db, C)
   // Without calculated indicators the final values are the stored ones.
   else await mergeCampaign(db, C, 'datapoint_with_computed', stored, ['value'], inScope)
-  await sql`drop table rc_raw, rc_agg, rc_sum, rc_calc, rc_keys, rc_new`.execute(db)
+  await sql.raw(`drop table if exists ${['rc_raw', 'rc_agg', 'rc_keys', 'rc_new', ...FINALS_TABLES].join(', ')}`).execute(db)
   return { raw, aggregated, computed: raw + aggregated + calculated }
 }
 
-/** §7 at the affected locations, from every stored value there (now current); returns how many values it calculated. */
+/**
+ * The final values at the affected locations (§7), from every stored value there (now current) and
+ * the current final values of their other children; returns how many values it calculated.
+ */
 async function calculateAtLocations(db: Kysely<DB>, C: RawBuilder<unknown>): Promise<number> {
-  const atLocations = sql`location_id in (select location_id from rc_keys)`
+  const atLocations = sql`location_id in (select location_id from rc_loc)`
+  await sql`drop table if exists rc_loc`.execute(db)
+  await sql`create temp table rc_loc on commit drop as select location_id, min(depth) as depth from rc_keys group by location_id`.execute(db)
+  await sql`alter table rc_loc add primary key (location_id)`.execute(db)
+  await sql`analyze rc_loc`.execute(db)
   await sql`insert into rc_raw select location_id, indicator_id, value from agg_datapoint
     where campaign_id = ${C} and is_raw and ${atLocations}`.execute(db)
   await sql`insert into rc_agg select location_id, indicator_id, value from agg_datapoint
     where campaign_id = ${C} and not is_raw and ${atLocations}`.execute(db)
   await keyed(db, 'rc_raw')
   await keyed(db, 'rc_agg')
-  const calculated = await calculate(db, FLOAT8)
-  await mergeCampaign(db, C, 'datapoint_with_computed', FINAL, ['value'], atLocations)
-  return Number((calculated as { numAffectedRows?: bigint }).numAffectedRows ?? 0)
+  const { final, calculated, tables } = await finalValues(db, C, FLOAT8, 'keys')
+  await mergeCampaign(db, C, 'datapoint_with_computed', final, ['value'], atLocations)
+  if (tables.length) await sql.raw(`drop table ${tables.join(', ')}`).execute(db)
+  return calculated
 }
 
 /**

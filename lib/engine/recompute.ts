@@ -1,43 +1,15 @@
 // Campaign recompute (ingestion §6–§7), set-based in SQL: raw values → aggregation up the location tree
-// (the frontier rule) → calculated indicators → merged into agg_datapoint and datapoint_with_computed
-// with stable ids. Runs in the caller's transaction, under an advisory lock on the campaign.
+// (the frontier rule) → the final values, calculated indicators included (finals.ts) → merged into
+// agg_datapoint and datapoint_with_computed with stable ids. Runs in the caller's transaction, under an advisory lock on the campaign.
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { recomputeDuration } from '../core/metrics.js'
 import { isUniqueViolation } from '../core/errors.js'
+import { FINITE, FLOAT8, keyed, NUMERIC, SAFE_RANGE, workingTable } from './arithmetic.js'
+import { FINALS_TABLES, finalValues } from './finals.js'
 
-export const FINITE = (column: RawBuilder<unknown>) =>
-  sql`${column} is not null and ${column} <> 'NaN'::float8 and ${column} <> 'Infinity'::float8 and ${column} <> '-Infinity'::float8`
-
-/**
- * PostgreSQL raises an error when float8 arithmetic overflows (a sum of two values near 1e308, a
- * ratio over a denominator near 1e-308), and one such value would fail the whole recompute. Values
- * within ±[1e-100, 1e100] (or 0) cannot get there through these sums, means and ratios, so they are
- * computed in float8; when a campaign holds any value outside that range, its arithmetic is done in
- * numeric (no overflow) and a result that float8 cannot hold is dropped like any non-finite value.
- */
-export interface Arithmetic {
-  /** The type to compute in. */
-  type: RawBuilder<unknown>
-  /** A computed expression back to float8, or null when float8 cannot hold it. */
-  float8: (expression: RawBuilder<unknown>) => RawBuilder<unknown>
-}
-export const FLOAT8: Arithmetic = { type: sql`float8`, float8: (e) => e }
-const NUMERIC: Arithmetic = {
-  type: sql`numeric`,
-  float8: (e) => sql`case when abs(${e}) <= 1.7976931348623157e308 and (${e} = 0 or abs(${e}) >= 2.2250738585072014e-308) then (${e})::float8 end`,
-}
-/** Raw values that keep float8 arithmetic away from overflow (see Arithmetic). */
-export const SAFE_RANGE = sql`value = 0 or abs(value) between 1e-100 and 1e100`
-
-/** The campaign's stored values: raw, and aggregated where a location has no raw value (disjoint). */
-const STORED = sql`(select location_id, indicator_id, value from rc_raw union all select location_id, indicator_id, value from rc_agg)`
-
-/** The values of `datapoint_with_computed`: the stored ones, and the calculated ones for the other keys (§7). */
-export const FINAL = sql`(select location_id, indicator_id, value from ${STORED} s union all select location_id, indicator_id, value from rc_calc)`
-
-// Temporary working tables, dropped at the end of each recompute (and at commit in any case).
-const TEMP = ['rc_raw', 'rc_agg', 'rc_sum', 'rc_calc'] as const
+// Working tables of every recompute, dropped at its end (and at commit in any case); finals.ts adds its own.
+const TEMP = ['rc_raw', 'rc_agg'] as const
 
 export interface RecomputeStats {
   raw: number
@@ -60,10 +32,11 @@ export async function recompute(db: Kysely<DB>, campaignId: number): Promise<Rec
   const C = sql.lit(Math.trunc(campaignId))
   await openWorkingSets(db, C)
   const { raw, aggregated, arithmetic } = await aggregateUp(db, C)
-  const calculated = await calculate(db, arithmetic)
-  await mergeResults(db, C)
+  const { final, calculated, tables } = await finalValues(db, C, arithmetic, 'campaign')
+  await mergeResults(db, C, final, tables)
+  await sql`delete from campaign_recompute_pending where campaign_id = ${C}`.execute(db)
   const count = (result: { numAffectedRows?: bigint }) => Number(result.numAffectedRows ?? 0)
-  return { raw: count(raw), aggregated: count(aggregated), computed: count(raw) + count(aggregated) + count(calculated) }
+  return { raw: count(raw), aggregated: count(aggregated), computed: count(raw) + count(aggregated) + calculated }
 }
 
 /** The campaign's lock, and empty working sets (temp tables dropped at commit). */
@@ -73,22 +46,7 @@ export async function openWorkingSets(db: Kysely<DB>, C: RawBuilder<unknown>) {
   // indicators): with the default 4 MB their hash joins spill to disk in batches. Until the end of
   // the caller's transaction.
   await sql`set local work_mem = '64MB'`.execute(db)
-  await sql.raw(`drop table if exists ${TEMP.join(', ')}`).execute(db)
-  for (const name of TEMP) {
-    await sql
-      .raw(`create temp table ${name} (location_id integer not null, indicator_id integer not null, value double precision not null) on commit drop`)
-      .execute(db)
-  }
-}
-
-/**
- * Keyed by (location, indicator), so every lookup can be an index probe whatever the planner
- * estimates. The key is added once a table is filled: one sorted index build instead of an index
- * insertion per row (bench/README.md, "Ingestion").
- */
-export async function keyed(db: Kysely<DB>, name: (typeof TEMP)[number]) {
-  await sql.raw(`alter table ${name} add primary key (location_id, indicator_id)`).execute(db)
-  await sql.raw(`analyze ${name}`).execute(db)
+  for (const name of TEMP) await workingTable(db, name)
 }
 
 /** §6: the raw values and their aggregates up the tree; the arithmetic their values allow. */
@@ -105,7 +63,7 @@ async function aggregateUp(db: Kysely<DB>, C: RawBuilder<unknown>) {
   // (each child's raw value, or else its own frontier's), so each value is added once, into its parent
   // (searching each value's nearest ancestor with a value instead joins it with every ancestor: 1.4–2.3×
   // the time, bench/README.md "Ingestion"). A sum is the total, a mean the total over the count.
-  // rc_agg holds these aggregates only; the stored values are rc_raw and rc_agg together (STORED).
+  // rc_agg holds these aggregates only; the stored values are rc_raw and rc_agg together.
   await sql`drop table if exists rc_up`.execute(db)
   await sql`create temp table rc_up on commit drop as
     select r.location_id, r.indicator_id, r.value::${N} as total, 1::int8 as n, d.depth, false as aggregated
@@ -131,86 +89,18 @@ async function aggregateUp(db: Kysely<DB>, C: RawBuilder<unknown>) {
   return { raw, aggregated, arithmetic: unsafe[0].found ? NUMERIC : FLOAT8 }
 }
 
-/** §7: calculated indicators, for the keys without a stored value. */
-export async function calculate(db: Kysely<DB>, { type: N, float8 }: Arithmetic) {
-  // Calculations (§7) only where some exist: their statements would still scan the stored values.
-  const { rows: kinds } = await sql<{ calculation: string }>`select distinct calculation from calculated_indicator_component`.execute(db)
-  const calculations = new Set(kinds.map((k) => k.calculation))
-
-  // §7 step 1: sums of parts, recursive: a part contributes its stored value, or else its own parts.
-  if (calculations.has('PART_TO_BE_SUMMED'))
-    await sql`insert into rc_sum
-    with recursive expand(root, part, location_id) as (
-      select c.indicator_id, c.indicator_component_id, l.location_id
-      from calculated_indicator_component c cross join (select location_id from rc_raw union select location_id from rc_agg) l
-      where c.calculation = 'PART_TO_BE_SUMMED'
-      union all
-      select e.root, c.indicator_component_id, e.location_id
-      from expand e join calculated_indicator_component c on c.indicator_id = e.part and c.calculation = 'PART_TO_BE_SUMMED'
-      where not exists (select 1 from ${STORED} a where a.indicator_id = e.part and a.location_id = e.location_id))
-    select * from (
-      select e.location_id, e.root, ${float8(sql`sum(a.value::${N})`)} as value
-      from expand e join ${STORED} a on a.indicator_id = e.part and a.location_id = e.location_id
-      group by e.location_id, e.root) s
-    where ${FINITE(sql.ref('value'))}`.execute(db)
-  await keyed(db, 'rc_sum')
-  // Steps 2–4, for the keys without a stored value, in order of precedence: part of
-  // difference > ratio > sum of parts. val(c, L) is the stored value, else the computed sum; it is only
-  // read for the components of differences and ratios, so only their rows are gathered.
-  const calculated = !calculations.size
-    ? {}
-    : await sql`insert into rc_calc
-    with operands as (select indicator_component_id as id from calculated_indicator_component
-        where calculation in ('WHOLE_OF_DIFFERENCE', 'PART_OF_DIFFERENCE', 'NUMERATOR', 'DENOMINATOR')),
-    val as materialized (
-      select a.location_id, a.indicator_id, a.value from ${STORED} a
-      where a.indicator_id in (select id from operands)
-      union all
-      select s.location_id, s.indicator_id, s.value from rc_sum s
-      where s.indicator_id in (select id from operands)
-        and not exists (select 1 from ${STORED} a where a.indicator_id = s.indicator_id and a.location_id = s.location_id))
-    select distinct on (location_id, indicator_id) location_id, indicator_id, value from (
-      select location_id, indicator_id, ${float8(sql`(x - y) / x`)} as value, 2 as rank from (
-        select c.indicator_id, v.location_id,
-          max(v.value::${N}) filter (where c.calculation = 'WHOLE_OF_DIFFERENCE') as x,
-          max(v.value::${N}) filter (where c.calculation = 'PART_OF_DIFFERENCE') as y
-        from calculated_indicator_component c join val v on v.indicator_id = c.indicator_component_id
-        where c.calculation in ('WHOLE_OF_DIFFERENCE', 'PART_OF_DIFFERENCE')
-        group by c.indicator_id, v.location_id) d
-      where x is not null and y is not null and x <> 0
-      union all
-      select location_id, indicator_id, ${float8(sql`num / den`)}, 3 from (
-        select c.indicator_id, v.location_id,
-          sum(v.value::${N}) filter (where c.calculation = 'NUMERATOR') as num,
-          sum(v.value::${N}) filter (where c.calculation = 'DENOMINATOR') as den
-        from calculated_indicator_component c join val v on v.indicator_id = c.indicator_component_id
-        where c.calculation in ('NUMERATOR', 'DENOMINATOR')
-        group by c.indicator_id, v.location_id) q
-      where num is not null and den is not null and den <> 0
-      union all
-      select location_id, indicator_id, value, 4 from rc_sum
-    ) candidates
-    where ${FINITE(sql.ref('value'))}
-      and not exists (select 1 from ${STORED} a where a.location_id = candidates.location_id and a.indicator_id = candidates.indicator_id)
-    order by location_id, indicator_id, rank`.execute(db)
-  await sql`analyze rc_calc`.execute(db)
-  return calculated
-}
-
 /** §7.2: the results into the campaign's tables, ids kept. */
-async function mergeResults(db: Kysely<DB>, C: RawBuilder<unknown>) {
-  // §7.2: merge with stable ids. The final values are the stored ones (step 1 of precedence) and the
-  // calculated ones for the other keys: read straight from the two tables, never copied into a third.
+async function mergeResults(db: Kysely<DB>, C: RawBuilder<unknown>, final: RawBuilder<unknown>, finalTables: string[]) {
   const stored = sql`(select location_id, indicator_id, value, true as is_raw from rc_raw
     union all select location_id, indicator_id, value, false as is_raw from rc_agg)`
   if (await holdsNoDerivedRow(db, C)) {
     await insertCampaign(db, C, 'agg_datapoint', stored, ['value', 'is_raw'])
-    await insertCampaign(db, C, 'datapoint_with_computed', FINAL, ['value'])
+    await insertCampaign(db, C, 'datapoint_with_computed', final, ['value'])
   } else {
     await mergeCampaign(db, C, 'agg_datapoint', stored, ['value', 'is_raw'])
-    await mergeCampaign(db, C, 'datapoint_with_computed', FINAL, ['value'])
+    await mergeCampaign(db, C, 'datapoint_with_computed', final, ['value'])
   }
-  await sql.raw(`drop table ${TEMP.join(', ')}`).execute(db)
+  await sql.raw(`drop table if exists ${[...TEMP, ...FINALS_TABLES, ...finalTables].join(', ')}`).execute(db)
 }
 
 /**
