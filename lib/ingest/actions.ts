@@ -3,11 +3,13 @@
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import type { AuthUser } from '../data/auth.js'
-import { transform, type Document } from './transform.js'
+import { CAP, transform, type Document } from './transform.js'
 import { refreshMaster } from './refresh.js'
+import { skippedRows } from './report.js'
 import { recomputeChanged } from '../engine/recompute-changed.js'
 import { recomputeCampaign } from '../engine/recompute.js'
 import { documentLocations } from '../engine/access.js'
+import { assertNotBlocked, documentCheck, findViolations, reported } from '../engine/validation.js'
 import { inStages, noProgress, type Progress } from '../core/progress.js'
 
 export const lockDocument = (db: Kysely<DB>, id: number) => sql`select pg_advisory_xact_lock(1, ${id})`.execute(db)
@@ -59,6 +61,9 @@ export async function ingest(
   }
   progress('campaigns recomputed', recomputed.length, recomputed.length)
   lap('recompute', recomputeStarted)
+  // After the recompute: the rules compare the final values. A block refuses the whole upload (422).
+  const violations = doc.file_type === 'campaign' ? await findViolations(db, documentCheck(doc.id, CAP)) : { count: 0, blocked: 0, items: [] }
+  assertNotBlocked(violations)
   const computed = recomputed.length
     ? Number(
         (await db.selectFrom('datapoint_with_computed').select(sql<number>`count(*)`.as('n')).where('campaign_id', 'in', recomputed).executeTakeFirstOrThrow())
@@ -70,6 +75,8 @@ export async function ingest(
     at: (await sql<{ now: string }>`select now() as now`.execute(db)).rows[0].now,
     ...transformed?.stats,
     ...refreshed,
+    skipped_rows: await skippedRows(db, doc.id),
+    validation: reported(violations),
     campaigns_recomputed: recomputed,
     computed_rows: computed,
     recomputed_keys: recomputedKeys,

@@ -22,14 +22,14 @@ export type FileKind = 'csv' | 'xlsx'
 /** More columns than any real upload has: a header that wide is a mistake or an attack. */
 export const MAX_COLUMNS = 2_000
 
-const tooManyColumns = (count: number) => new ApiError(422, 'TOO_MANY_COLUMNS', `The file has ${count} columns; at most ${MAX_COLUMNS} are accepted`)
+export const tooManyColumns = (count: number) => new ApiError(422, 'TOO_MANY_COLUMNS', `The file has ${count} columns; at most ${MAX_COLUMNS} are accepted`)
 
 /**
  * Uploads carry values, not formulas. A CSV cell that starts with `=` would run as a formula in a
  * spreadsheet that opens an export of it; an XLSX formula is read through its saved result, and one
  * without a saved result has no value to read.
  */
-const formulaCell = (row: number, column: string, detail: string) =>
+export const formulaCell = (row: number, column: string, detail: string) =>
   new ApiError(422, 'FORMULA_CELL', `Row ${row}, column ${column}: ${detail}; upload values, not formulas`, { row, column })
 
 export function fileKind(title: string, fallbackName?: string): FileKind {
@@ -51,7 +51,7 @@ export function normaliseHeader(raw: Cell[]): string[] {
   })
 }
 
-function cleanCell(cell: Cell | undefined): Cell {
+export function cleanCell(cell: Cell | undefined): Cell {
   if (cell === undefined || cell === null) return null
   if (typeof cell === 'string') {
     const trimmed = cell.trim()

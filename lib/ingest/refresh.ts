@@ -5,12 +5,13 @@ import type { DB } from '../../schemas/index.js'
 import { ingestCells, ingestRejectedRows } from '../core/metrics.js'
 import { cleanValue } from './clean.js'
 import type { Cell } from './files.js'
-import { capped, roleColumns, type Document } from './transform.js'
+import { CAP, capped, type Document, type FreshSubmissions, freshSlice, roleColumns } from './transform.js'
 import type { ConflictPolicy } from './upload.js'
 import { noProgress, type Progress } from '../core/progress.js'
 import { syncDatapoints } from './sync.js'
-import { copyInto, copyLine, CopyRows, rowsPerCopy } from '../data/copy.js'
-import { documentSubmissions, type NewSubmission, type Statuses, type Submission, writeSubmissions } from './submissions.js'
+import { releaseClaims } from './claims.js'
+import { copyInto, copyLine, CopyRows } from '../data/copy.js'
+import { type Statuses, type Submission, submissionBatches, submissionCount, writeSubmissions } from './submissions.js'
 import { chooseWinners } from './winners.js'
 
 type ContentType = 'indicator' | 'location' | 'campaign'
@@ -45,7 +46,7 @@ export async function refreshMaster(
   permitted: Set<number> | null,
   timings: Record<string, number> = {},
   progress: Progress = noProgress,
-  fresh: NewSubmission[] = [],
+  fresh?: FreshSubmissions,
 ) {
   let clock = performance.now()
   const lap = (name: string) => {
@@ -59,43 +60,49 @@ export async function refreshMaster(
   const header = (doc.file_header as string[] | null) ?? []
   const roles = roleColumns(doc.file_type)
   const indicatorColumns = header.filter((h) => !roles.includes(h) && maps.indicator.has(h))
-  const submissions = await documentSubmissions(db, doc.id, fresh)
-
+  // Its claims read its staged cells, about to be staged again: the keys it holds so become its own rows.
+  await releaseClaims(db, doc.id)
   await db.deleteFrom('doc_datapoint').where('document_id', '=', doc.id).execute()
   const classes = await classLabels(
     db,
     indicatorColumns.map((column) => maps.indicator.get(column)!),
   )
-  const { status, forbiddenRows, rejectedCells, staged } = stageSubmissions(doc, submissions.all, maps, classes, indicatorColumns, permitted, progress)
-  progress('cells staged', submissions.all.length, submissions.all.length)
-  lap('refresh_read')
-  await writeSubmissions(db, doc.id, submissions, status, progress)
-  lap('refresh_submissions')
-  // Staged in (row, column) order, so within a key the highest id is the winner (§5.4).
-  await insertStaged(db, staged, (done) => progress('cells written', done, staged.length))
-  ingestCells.inc(staged.length)
+  const staging = { doc, maps, classes, indicatorColumns, permitted }
+  const totals = newTotals()
+  const freshRows = { count: fresh?.count ?? 0, slice: (from: number, to: number) => (fresh ? freshSlice(fresh, from, to) : []) }
+  const rowCount = await submissionCount(db, doc.id, freshRows.count)
+  // A batch at a time: staged, its submissions written with their status, its cells copied. Staged in
+  // (row, column) order across batches, so within a key the highest id is the winner (§5.4).
+  for await (const batch of submissionBatches(db, doc.id, freshRows)) {
+    const staged = stageSubmissions(staging, batch.all, totals)
+    totals.rows += batch.all.length
+    progress('cells staged', totals.rows, rowCount)
+    // Reported as each tenth of the batch is copied (lib/ingest/submissions.ts).
+    const written = (done: number) => progress('submissions written', totals.created + done, freshRows.count)
+    await writeSubmissions(db, doc.id, batch, totals.batchStatus, written)
+    totals.created += batch.created.length
+    if (batch.created.length) written(0)
+    await copyStaged(db, staged)
+    totals.cells += staged.length
+    progress('cells written', totals.cells, totals.cells)
+  }
+  ingestCells.inc(totals.cells)
   for (const reason of ['missing_location', 'missing_campaign', 'missing_date', 'location_forbidden'] as const) {
-    if (status[reason].length) ingestRejectedRows.inc({ reason }, status[reason].length)
+    if (totals.status[reason]) ingestRejectedRows.inc({ reason }, totals.status[reason])
   }
   lap('refresh_stage')
 
-  const conflicts = await chooseWinners(db, D, (doc.conflict ?? 'last') as ConflictPolicy, staged.length)
+  const conflicts = await chooseWinners(db, D, (doc.conflict ?? 'last') as ConflictPolicy, totals.cells)
   lap('refresh_conflicts')
   const sync = await syncDatapoints(db, doc, progress)
   lap('refresh_sync')
   return {
     unmapped: { indicator: capped(unmapped.indicator), location: capped(unmapped.location), campaign: capped(unmapped.campaign) },
-    rows: {
-      processed: status.processed.length,
-      missing_location: status.missing_location.length,
-      missing_campaign: status.missing_campaign.length,
-      missing_date: status.missing_date.length,
-      location_forbidden: status.location_forbidden.length,
-    },
-    forbidden_rows: capped(forbiddenRows),
-    doc_datapoints: staged.length,
+    rows: totals.status,
+    forbidden_rows: totals.forbiddenRows,
+    doc_datapoints: totals.cells,
     datapoints: sync.counts,
-    rejected_cells: capped(rejectedCells),
+    rejected_cells: totals.rejectedCells,
     conflicts,
     touchedCampaigns: sync.touched,
     changedKeysNoted: sync.keysNoted,
@@ -130,46 +137,72 @@ function classValue(cell: Cell, labels: Map<string, number>): number | undefined
   return { reason: `not a class of the indicator: ${[...labels].map(([label, value]) => `${value} ${label}`).join(', ')}` }
 }
 
+/** What the refresh counts as it goes through the batches, with the first CAP of each list it reports. */
+function newTotals() {
+  return {
+    rows: 0,
+    created: 0,
+    cells: 0,
+    status: { processed: 0, missing_location: 0, missing_campaign: 0, missing_date: 0, location_forbidden: 0 } as Record<keyof Statuses, number>,
+    /** The status of each submission of the batch at hand, by the name it is counted under. */
+    batchStatus: emptyStatuses(),
+    forbiddenRows: { count: 0, items: [] as Array<{ row_number: number; location_code: string; reason: string }> },
+    rejectedCells: { count: 0, items: [] as Array<{ row_number: number; column: string; value: Cell; reason: string }> },
+  }
+}
+type Totals = ReturnType<typeof newTotals>
+
+const emptyStatuses = (): Statuses => ({ processed: [], missing_location: [], missing_campaign: [], missing_date: [], location_forbidden: [] })
+
+/** `item` counted in `list`, and kept while fewer than CAP are. */
+function listed<T>(list: { count: number; items: T[] }, item: T) {
+  list.count++
+  if (list.items.length < CAP) list.items.push(item)
+}
+
+/** What staging a document's cells needs: the document, its mappings, its class labels and columns, where it may write. */
+interface Staging {
+  doc: Document
+  maps: Mappings
+  classes: Map<number, Map<string, number>>
+  indicatorColumns: string[]
+  permitted: Set<number> | null
+}
+
 /**
  * §5: each submission's cells as staged datapoints, in (row, column) order; rows without a mapped
- * location, campaign or date, and rows outside `permitted`, counted by reason instead.
+ * location, campaign or date, and rows outside `permitted`, counted by reason instead (into `totals`,
+ * with the batch's statuses in `totals.batchStatus`).
  */
-function stageSubmissions(
-  doc: Document,
-  submissions: Submission[],
-  maps: Mappings,
-  classes: Map<number, Map<string, number>>,
-  indicatorColumns: string[],
-  permitted: Set<number> | null,
-  progress: Progress,
-) {
-  const status: Statuses = { processed: [], missing_location: [], missing_campaign: [], missing_date: [], location_forbidden: [] }
-  const forbiddenRows: Array<{ row_number: number; location_code: string; reason: string }> = []
-  const rejectedCells: Array<{ row_number: number; column: string; value: Cell; reason: string }> = []
+function stageSubmissions({ doc, maps, classes, indicatorColumns, permitted }: Staging, submissions: Submission[], totals: Totals) {
+  const status = emptyStatuses()
+  totals.batchStatus = status
+  const counted = (reason: keyof Statuses, id: number) => {
+    status[reason].push(id)
+    totals.status[reason]++
+  }
   const staged: Array<Record<string, unknown>> = []
-  let read = 0
   for (const s of submissions) {
-    if (++read % 10_000 === 0) progress('cells staged', read, submissions.length)
     const campaign = doc.file_type === 'campaign' ? maps.campaign.get(s.campaign_code) : undefined
     if (doc.file_type === 'campaign' && campaign === undefined) {
-      status.missing_campaign.push(s.id)
+      counted('missing_campaign', s.id)
       continue
     }
     if (doc.file_type === 'date' && !s.data_date) {
-      status.missing_date.push(s.id)
+      counted('missing_date', s.id)
       continue
     }
     const location = maps.location.get(s.location_code)
     if (location === undefined) {
-      status.missing_location.push(s.id)
+      counted('missing_location', s.id)
       continue
     }
     if (permitted && !permitted.has(location)) {
-      status.location_forbidden.push(s.id)
-      forbiddenRows.push({ row_number: s.row_number, location_code: s.location_code, reason: "location outside the uploader's responsibility" })
+      counted('location_forbidden', s.id)
+      listed(totals.forbiddenRows, { row_number: s.row_number, location_code: s.location_code, reason: "location outside the uploader's responsibility" })
       continue
     }
-    status.processed.push(s.id)
+    counted('processed', s.id)
     const cells = s.submission_json as Record<string, Cell>
     // File order, so a later column of the same row comes later (the rightmost wins, §5.4).
     for (const column of indicatorColumns) {
@@ -177,10 +210,9 @@ function stageSubmissions(
       const cleaned = labels ? classValue(cells[column] ?? null, labels) : cleanValue(cells[column] ?? null)
       if (cleaned === undefined) continue
       if (cleaned === 'reject' || typeof cleaned === 'object') {
-        rejectedCells.push({ row_number: s.row_number, column, value: cells[column], reason: cleaned === 'reject' ? 'not a number' : cleaned.reason })
+        listed(totals.rejectedCells, { row_number: s.row_number, column, value: cells[column], reason: cleaned === 'reject' ? 'not a number' : cleaned.reason })
         continue
       }
-      const value = cleaned
       staged.push({
         document_id: doc.id,
         source_submission_id: s.id,
@@ -189,36 +221,22 @@ function stageSubmissions(
         location_id: location,
         campaign_id: campaign ?? null,
         data_date: doc.file_type === 'date' ? s.data_date : null,
-        value,
+        value: cleaned,
       })
     }
   }
-  return { status, forbiddenRows, rejectedCells, staged }
+  return staged
 }
 
 /** The staged cells' columns, in the order they are copied. */
 const STAGED_COLUMNS = ['document_id', 'source_submission_id', 'column_name', 'indicator_id', 'location_id', 'campaign_id', 'data_date', 'value'] as const
 
 /**
- * Bulk insert of staged cells with COPY (lib/data/copy.ts), in staging order: ids follow it, which
- * §5.4 relies on. At most 100,000 cells a statement; the next statement's text is built while
- * PostgreSQL writes this one. Measured against the array literals unnested by INSERT it replaces:
- * bench/README.md, "Ingestion".
+ * A batch's staged cells copied (lib/data/copy.ts), in staging order: ids follow it, which §5.4 relies
+ * on. Measured against the array literals unnested by INSERT it replaces: bench/README.md, "Ingestion".
  */
-async function insertStaged(db: Kysely<DB>, staged: Array<Record<string, unknown>>, written: (done: number) => void) {
-  const perStatement = rowsPerCopy(staged.length, 100_000)
-  let running: Promise<unknown> | undefined
-  for (let start = 0; start < staged.length; start += perStatement) {
-    const text = staged
-      .slice(start, start + perStatement)
-      .map((cell) => copyLine(STAGED_COLUMNS.map((name) => cell[name])))
-      .join('')
-    await running
-    written(start)
-    running = copyInto(db, 'doc_datapoint', STAGED_COLUMNS, new CopyRows([text]))
-    // Its failure is thrown where it is awaited; until then it must not count as unhandled.
-    running.catch(() => {})
-  }
-  await running
-  written(staged.length)
+async function copyStaged(db: Kysely<DB>, staged: Array<Record<string, unknown>>) {
+  if (!staged.length) return
+  const text = staged.map((cell) => copyLine(STAGED_COLUMNS.map((name) => cell[name]))).join('')
+  await copyInto(db, 'doc_datapoint', STAGED_COLUMNS, new CopyRows([text]))
 }

@@ -7,6 +7,7 @@ import type { DB } from '../../schemas/index.js'
 import { attributeRevert } from '../data/attribution.js'
 import { recomputeCampaign } from '../engine/recompute.js'
 import { lockDocument } from './actions.js'
+import { materializeClaims, releaseClaims, rowsStoredBy } from './claims.js'
 import { CAP } from './transform.js'
 import { inStages, noProgress, type Progress } from '../core/progress.js'
 
@@ -85,6 +86,10 @@ export async function revertDocument(db: Kysely<DB>, documentId: number, force: 
   await lockDocument(db, documentId)
   progress = inStages(['values reverted', 'campaigns recomputed'], progress)
   const D = sql.lit(Math.trunc(documentId))
+  // The plan reads who holds each key from the rows and the history: the keys this document holds by
+  // claim become its rows (each takeover in the history), and those newer documents hold of its rows theirs.
+  await releaseClaims(db, documentId)
+  await materializeClaims(db, rowsStoredBy(D))
   await plan(db, D, force, permitted)
   const { campaigns, ...summary } = await summarise(db, D)
   const changing = summary.restored.count + summary.deleted.count
@@ -96,7 +101,7 @@ export async function revertDocument(db: Kysely<DB>, documentId: number, force: 
     select indicator_id, location_id, campaign_id, data_date, target_value, target_submission, unique_index, target_precedence
     from rv_plan where action = 'restore'
     on conflict (unique_index) do update set value = excluded.value, source_submission_id = excluded.source_submission_id,
-      precedence_at = excluded.precedence_at`.execute(db)
+      precedence_at = excluded.precedence_at, created_at = now()`.execute(db)
   await attributeRevert(db, undefined)
   progress('values reverted', changing, changing)
 

@@ -3,7 +3,6 @@
 // gives each, instead of being written, read back and updated.
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
-import type { Progress } from '../core/progress.js'
 import { copyInto, copyLine, CopyRows, rowsPerCopy } from '../data/copy.js'
 import type { Cell } from './files.js'
 
@@ -33,17 +32,84 @@ const STATUS_NAMES = {
 
 export type Statuses = Record<keyof typeof STATUS_NAMES, number[]>
 
-/** The document's submissions: `all` in row order, of which `stored` were read and `created` are `fresh` with ids drawn. */
-export async function documentSubmissions(db: Kysely<DB>, documentId: number, fresh: NewSubmission[]) {
-  const stored: Submission[] = await db
+/** A slice of the document's submissions, in row order: `all`, of which `stored` were read and `created` are new, with ids drawn. */
+export interface SubmissionBatch {
+  all: Submission[]
+  stored: Submission[]
+  created: CreatedSubmission[]
+}
+
+/** Submissions read, decoded and written a batch at a time: a national file's are never all in memory at once. */
+export const submissionBatch = { rows: 20_000 }
+
+/** How many submissions the refresh goes through: those stored before and the new ones. */
+export async function submissionCount(db: Kysely<DB>, documentId: number, fresh: number) {
+  const { n } = await db
     .selectFrom('source_submission')
-    .select(['id', 'row_number', 'location_code', 'campaign_code', 'data_date', 'submission_json'])
+    .select((e) => e.fn.countAll<number>().as('n'))
     .where('document_id', '=', documentId)
-    .orderBy('row_number')
-    .execute()
-  const created = await withIds(db, fresh)
-  const all: Submission[] = stored.length ? [...stored, ...created].sort((a, b) => a.row_number - b.row_number) : created
-  return { all, stored, created }
+    .executeTakeFirstOrThrow()
+  return Number(n) + fresh
+}
+
+/**
+ * The document's submissions in row order, a batch at a time: those stored before read a page at a
+ * time (by row number, on their index), merged with the transform's new ones (`freshSlice`, in row order),
+ * which are given ids as their batch comes. Stored rows are those there before the first batch: the new
+ * ones this refresh writes as it goes are not read back.
+ */
+export async function* submissionBatches(
+  db: Kysely<DB>,
+  documentId: number,
+  fresh: { count: number; slice: (from: number, to: number) => NewSubmission[] },
+  size = submissionBatch.rows,
+): AsyncGenerator<SubmissionBatch> {
+  const { last } = await db
+    .selectFrom('source_submission')
+    .select((e) => e.fn.max('id').as('last'))
+    .where('document_id', '=', documentId)
+    .executeTakeFirstOrThrow()
+  let storedAfter = -1
+  let storedDone = last === null
+  let freshNext = 0
+  let stored: Submission[] = []
+  let created: NewSubmission[] = []
+  for (;;) {
+    if (!stored.length && !storedDone) {
+      stored = await db
+        .selectFrom('source_submission')
+        .select(['id', 'row_number', 'location_code', 'campaign_code', 'data_date', 'submission_json'])
+        .where('document_id', '=', documentId)
+        .where('id', '<=', Number(last))
+        .where('row_number', '>', storedAfter)
+        .orderBy('row_number')
+        .limit(size)
+        .execute()
+      storedDone = stored.length < size
+      if (stored.length) storedAfter = stored[stored.length - 1].row_number
+    }
+    if (!created.length && freshNext < fresh.count) {
+      created = fresh.slice(freshNext, freshNext + size)
+      freshNext += created.length
+    }
+    if (!stored.length && !created.length) return
+    // The batch: rows in order from both, up to `size`, and up to where a source must be read again.
+    const fromStored: boolean[] = []
+    let s = 0
+    let c = 0
+    while (fromStored.length < size && (s < stored.length || c < created.length)) {
+      if ((s === stored.length && !storedDone) || (c === created.length && freshNext < fresh.count)) break
+      const takeStored = c === created.length || (s < stored.length && stored[s].row_number < created[c].row_number)
+      fromStored.push(takeStored)
+      if (takeStored) s++
+      else c++
+    }
+    const batch = { stored: stored.slice(0, s), created: await withIds(db, created.slice(0, c)) }
+    stored = stored.slice(s)
+    created = created.slice(c)
+    let [nextStored, nextCreated] = [0, 0]
+    yield { ...batch, all: fromStored.map((isStored) => (isStored ? batch.stored[nextStored++] : batch.created[nextCreated++])) }
+  }
 }
 
 /** `fresh` with ids drawn from the table's sequence, in row order (one `nextval` a row, as the column's default would call: 77–97 ms for 20,000 ids). */
@@ -59,13 +125,13 @@ async function withIds(db: Kysely<DB>, fresh: NewSubmission[]): Promise<CreatedS
 export async function writeSubmissions(
   db: Kysely<DB>,
   documentId: number,
-  { stored, created }: Awaited<ReturnType<typeof documentSubmissions>>,
+  { stored, created }: SubmissionBatch,
   statuses: Statuses,
-  progress: Progress,
+  written: (done: number) => void,
 ) {
   const statusOf = new Map<number, string>()
   for (const [name, ids] of Object.entries(statuses)) for (const id of ids) statusOf.set(id, STATUS_NAMES[name as keyof Statuses])
-  await copySubmissions(db, documentId, created, statusOf, progress)
+  await copySubmissions(db, documentId, created, statusOf, written)
   await updateStatuses(db, stored, statusOf)
 }
 
@@ -86,11 +152,17 @@ const SUBMISSION_COLUMNS = [
  * The new submissions with their status, copied (lib/data/copy.ts): a row of a national file holds
  * every cell of the row, so at most 20,000 a statement.
  */
-async function copySubmissions(db: Kysely<DB>, documentId: number, created: CreatedSubmission[], statusOf: Map<number, string>, progress: Progress) {
+async function copySubmissions(
+  db: Kysely<DB>,
+  documentId: number,
+  created: CreatedSubmission[],
+  statusOf: Map<number, string>,
+  written: (done: number) => void,
+) {
   if (!created.length) return
   const perStatement = rowsPerCopy(created.length, 20_000)
   for (let i = 0; i < created.length; i += perStatement) {
-    progress('submissions written', i, created.length)
+    written(i)
     const text = created
       .slice(i, i + perStatement)
       .map((s) =>
@@ -109,7 +181,6 @@ async function copySubmissions(db: Kysely<DB>, documentId: number, created: Crea
       .join('')
     await copyInto(db, 'source_submission', SUBMISSION_COLUMNS, new CopyRows([text]))
   }
-  progress('submissions written', created.length, created.length)
 }
 
 /** The stored submissions' process status, one statement per status. */

@@ -6,6 +6,7 @@ import type { DB } from '../../schemas/index.js'
 import { isUniqueViolation } from '../core/errors.js'
 import type { Progress } from '../core/progress.js'
 import { createChangedKeys, CHANGED_KEYS } from '../engine/recompute-changed.js'
+import { materializeClaims, recordClaims, repeatedValues } from './claims.js'
 import type { Document } from './transform.js'
 
 /**
@@ -17,31 +18,37 @@ export const syncChunks = { rows: 200_000 }
 
 /**
  * §5.5 over `rf_winners` (chooseWinners): count the keys a newer source holds, write the winners where
- * this document may write (new key, its own row, or an older one), delete its datapoints it no longer
- * makes. The raw keys whose values change (new, deleted, or another value where this document may
- * write) are left in `CHANGED_KEYS` for the recompute; a value written again under this document's
- * source changes no derived row, which hold values only.
+ * this document may write (new key, its own row, or an older one) and the value differs, delete its
+ * datapoints it no longer makes. A key it may take over at the value it carries is held by claim, not
+ * written (lib/ingest/claims.ts): counted unchanged, as D26 counts it. The raw keys whose values change
+ * (new, deleted, or another value where this document may write) are left in `CHANGED_KEYS` for the
+ * recompute; a value written again under this document's source changes no derived row, which hold
+ * values only.
  */
 export async function syncDatapoints(db: Kysely<DB>, doc: Document, progress: Progress) {
   const D = sql.lit(Math.trunc(doc.id))
   const own = sql`(select id from source_submission where document_id = ${D})`
   const tD = sql`(select created_at from source_doc where id = ${D})`
+  const byClaim = sql.lit(repeatedValues.heldByClaim)
+  // A key a newer document holds by claim is made real first: the compare reads the holder from the row.
+  await materializeClaims(db, sql`select p.* from datapoint p join rf_winners w on w.key = p.unique_index`, { newerThan: tD })
   await createChangedKeys(db)
   // A first upload's keys are all new: they are not copied into CHANGED_KEYS, and its campaigns are
   // recomputed whole. The `exists` says whether any key is stored already; it is evaluated once.
-  const counts = await sql<{ keys: number; existing: number; superseded: number; held: boolean; changed: number[] | null }>`
+  const counts = await sql<{ keys: number; existing: number; superseded: number; repeated: number; held: boolean; changed: number[] | null }>`
     with compared as materialized (select w.campaign_id, w.location_id, w.indicator_id, p.id is not null as existing,
         p.precedence_at > ${tD} and p.source_submission_id not in ${own} as superseded,
-        p.id is null or ((p.precedence_at <= ${tD} or p.source_submission_id in ${own}) and p.value is distinct from w.value) as changed
+        p.id is null or ((p.precedence_at <= ${tD} or p.source_submission_id in ${own}) and p.value is distinct from w.value) as changed,
+        ${byClaim} and p.precedence_at <= ${tD} and p.source_submission_id not in ${own} and p.value is not distinct from w.value as repeated
       from rf_winners w left join datapoint p on p.unique_index = w.key),
     noted as (insert into ${CHANGED_KEYS} select campaign_id, location_id, indicator_id from compared
       where changed and campaign_id is not null and exists (select 1 from compared where existing))
     select count(*)::int as keys, count(*) filter (where existing)::int as existing,
-      count(*) filter (where superseded)::int as superseded,
+      count(*) filter (where superseded)::int as superseded, count(*) filter (where repeated)::int as repeated,
       exists (select 1 from datapoint d where d.source_submission_id in ${own}) as held,
       array_agg(distinct campaign_id) filter (where changed and campaign_id is not null) as changed
     from compared`.execute(db)
-  const { keys, existing, superseded, held, changed } = counts.rows[0]
+  const { keys, existing, superseded, repeated, held, changed } = counts.rows[0]
   let inserted = 0
   let updated = 0
   const chunks = await chunksOf(db, keys)
@@ -52,13 +59,16 @@ export async function syncDatapoints(db: Kysely<DB>, doc: Document, progress: Pr
     updated += written.rows[0].updated
   }
   progress('datapoints written', keys, keys)
+  if (repeated) await recordClaims(db, doc.id)
   // The document's datapoints under keys it no longer makes; a document that held none (its first
-  // run) has none to delete, and the search would visit every row it just wrote.
+  // run) has none to delete, and the search would visit every row it just wrote. Those a newer
+  // document holds by claim are made real first: they are that document's, not this one's.
+  const vanished = sql`d.source_submission_id in ${own} and not exists (select 1 from rf_winners w where w.key = d.unique_index)`
+  if (held) await materializeClaims(db, sql`select d.* from datapoint d where ${vanished}`)
   const deleted = !held
     ? { rows: [{ deleted: 0, campaigns: null }] }
     : await sql<{ deleted: number; campaigns: number[] | null }>`
-    with d as (delete from datapoint d where d.source_submission_id in ${own}
-      and not exists (select 1 from rf_winners w where w.key = d.unique_index)
+    with d as (delete from datapoint d where ${vanished}
     returning d.campaign_id, d.location_id, d.indicator_id),
     noted as (insert into ${CHANGED_KEYS} select campaign_id, location_id, indicator_id from d where campaign_id is not null)
     select count(*)::int as deleted, array_agg(distinct campaign_id) filter (where campaign_id is not null) as campaigns from d`.execute(db)
@@ -87,17 +97,30 @@ const insertWinners = (
   select w.indicator_id, w.location_id, w.campaign_id, w.data_date, w.value, w.source_submission_id, w.key, ${tD} from rf_winners w where ${chunk}`
 
 /**
- * The winners where some keys already have a datapoint: an upsert that takes a key over where this
- * document may write it (§5.5) and its value or source differs.
+ * Whether datapoint `p` takes winner `w`: this document may write the key (§5.5) and the value differs,
+ * or the row is this document's under another of its submissions (or repeated values are rewritten).
+ */
+const takes = (p: string, w: string, tD: RawBuilder<unknown>, own: RawBuilder<unknown>) => {
+  const [row, winner] = [sql.ref(p), sql.ref(w)]
+  return sql`(${row}.precedence_at <= ${tD} or ${row}.source_submission_id in ${own})
+    and (${row}.value is distinct from ${winner}.value or (${row}.source_submission_id <> ${winner}.source_submission_id
+      and (${row}.source_submission_id in ${own} or not ${sql.lit(repeatedValues.heldByClaim)})))`
+}
+
+/**
+ * The winners where some keys already have a datapoint: an upsert of those a datapoint does not hold
+ * already (new keys, and keys it takes). Winners it would leave are not offered to the upsert: a
+ * conflicting row is locked even where the update's condition then leaves it, which would write every
+ * row of an unchanged re-upload.
  */
 async function upsertWinners(db: Kysely<DB>, tD: RawBuilder<unknown>, own: RawBuilder<unknown>, chunk: RawBuilder<unknown>): Promise<Written> {
-  return countWritten(sql`${insertWinners(tD, chunk)}
+  const offered = sql`${chunk} and not exists (select 1 from datapoint q where q.unique_index = w.key and not (${takes('q', 'w', tD, own)}))`
+  return countWritten(sql`${insertWinners(tD, offered)}
     on conflict (unique_index) do update set
       indicator_id = excluded.indicator_id, location_id = excluded.location_id, campaign_id = excluded.campaign_id,
       data_date = excluded.data_date, value = excluded.value, source_submission_id = excluded.source_submission_id,
       precedence_at = excluded.precedence_at, created_at = now()
-    where (p.precedence_at <= excluded.precedence_at or p.source_submission_id in ${own})
-      and (p.value is distinct from excluded.value or p.source_submission_id <> excluded.source_submission_id)
+    where ${takes('p', 'excluded', tD, own)}
     returning (xmax = 0) as inserted`).execute(db)
 }
 

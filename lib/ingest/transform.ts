@@ -1,15 +1,20 @@
-// Transform (ingestion §3): the stored file's rows become submissions, its codes are registered.
-import { readFile } from 'node:fs/promises'
+// Transform (ingestion §3): the stored file's rows become submissions, its codes are registered. The
+// file is read and grouped in a worker thread (lib/ingest/transform-rows.ts); here, on the event loop,
+// only what needs the database.
+import { access } from 'node:fs/promises'
 import { join } from 'node:path'
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { ApiError } from '../core/errors.js'
-import { cellText, fileKind, readTable, type Cell } from './files.js'
-import { checkColumns, type ConflictPolicy, type FileType } from './upload.js'
-import { keepRows } from './duplicates.js'
-import { parseDataDate, type DateOrder } from './dates.js'
+import { fileKind } from './files.js'
+import type { ConflictPolicy, FileType } from './columns.js'
+import { transformFile } from './parse.js'
 import { noProgress, type Progress } from '../core/progress.js'
+import { NdjsonLines } from './ndjson-lines.js'
 import type { NewSubmission } from './submissions.js'
+import type { DateRejection } from './transform-rows.js'
+
+export { roleColumns } from './transform-rows.js'
 
 export const CAP = 100
 export const capped = <T>(items: T[]) => ({ count: items.length, items: items.slice(0, CAP) })
@@ -26,9 +31,66 @@ export interface Document {
   created_at: string
 }
 
-/** The role columns of a file type; every other header is a potential indicator (§2.1, §3.5). */
-export function roleColumns(fileType: string): string[] {
-  return fileType === 'campaign' ? ['geocode', 'unique_key', 'campaign'] : ['geocode', 'unique_key', 'data_date']
+/** The transform's new submissions: the worker's NDJSON lines whose key the document did not store before. */
+export interface FreshSubmissions {
+  lines: NdjsonLines<NewSubmission>
+  /** The new lines' indexes, in row order; null when the document had no submission before (all are new). */
+  indexes: Int32Array | null
+  count: number
+}
+
+/** New submissions `from` to `to` (excluded), in row order. */
+export function freshSlice(fresh: FreshSubmissions, from: number, to: number): NewSubmission[] {
+  if (!fresh.indexes) return fresh.lines.slice(from, to)
+  return Array.from(fresh.indexes.subarray(from, Math.min(to, fresh.count)), (line) => fresh.lines.at(line))
+}
+
+/** Lines read and looked up a slice at a time. */
+const SLICE = 10_000
+
+/** Of `keys`, those the document stored before (its unique key on the row key finds each). */
+async function storedKeys(db: Kysely<DB>, documentId: number, keys: string[]): Promise<Set<string>> {
+  if (!keys.length) return new Set()
+  const rows = await db
+    .selectFrom('source_submission')
+    .select('instance_guid')
+    .where('document_id', '=', documentId)
+    .where(sql<boolean>`instance_guid = any(${keys}::text[])`)
+    .execute()
+  return new Set(rows.map((r) => r.instance_guid))
+}
+
+/** Each slice of `lines` with the keys of it the document stored before, in order. */
+async function* withStoredKeys<T>(db: Kysely<DB>, documentId: number, lines: NdjsonLines<T>, keyOf: (item: T) => string) {
+  for (let from = 0; from < lines.length; from += SLICE) {
+    const slice = lines.slice(from, from + SLICE)
+    yield { from, slice, stored: await storedKeys(db, documentId, slice.map(keyOf)) }
+  }
+}
+
+/** The submissions of the worker's NDJSON whose key was not stored before. */
+async function freshSubmissions(db: Kysely<DB>, documentId: number, lines: NdjsonLines<NewSubmission>): Promise<FreshSubmissions> {
+  const anyStored = await db.selectFrom('source_submission').select('id').where('document_id', '=', documentId).limit(1).executeTakeFirst()
+  if (!anyStored) return { lines, indexes: null, count: lines.length }
+  const indexes: number[] = []
+  for await (const { from, slice, stored } of withStoredKeys(db, documentId, lines, (s) => s.instance_guid))
+    slice.forEach((submission, i) => {
+      if (!stored.has(submission.instance_guid)) indexes.push(from + i)
+    })
+  return { lines, indexes: Int32Array.from(indexes), count: indexes.length }
+}
+
+/** The unreadable dates reported: those of keys not stored before (§3.4), counted, the first CAP listed. */
+async function rejectedDates(db: Kysely<DB>, documentId: number, lines: NdjsonLines<DateRejection>) {
+  const items: Array<Omit<DateRejection, 'key'>> = []
+  let count = 0
+  for await (const { slice, stored } of withStoredKeys(db, documentId, lines, (r) => r.key))
+    for (const { key, ...rejection } of slice) {
+      if (stored.has(key)) continue
+      count++
+      if (items.length < CAP) items.push(rejection)
+    }
+  return { count, items }
 }
 
 /**
@@ -38,65 +100,26 @@ export function roleColumns(fileType: string): string[] {
  */
 export async function transform(db: Kysely<DB>, doc: Document, dataDir: string, progress: Progress = noProgress) {
   if (!doc.docfile) return undefined // the Data Entry document has no file
-  let bytes: Buffer
+  const path = join(dataDir, doc.docfile)
   try {
-    bytes = await readFile(join(dataDir, doc.docfile))
+    await access(path)
   } catch {
     throw new ApiError(422, 'UNREADABLE_FILE', 'There was an error with your file. Please check the upload and try again')
   }
-  const table = await readTable(fileKind(doc.docfile), bytes)
-  progress('rows parsed', table.rows.length, table.rows.length)
   const fileType = doc.file_type as FileType
-  checkColumns(fileType, table.header)
-  const column = (name: string) => table.header.indexOf(name)
-  const [geocode, campaign, uniqueKey, dataDate] = ['geocode', 'campaign', 'unique_key', 'data_date'].map(column)
-
-  // Row keys (§3.2, §3.3): one row kept per key, the cells its rows disagree on reported.
-  const roles = roleColumns(fileType)
-  const indicatorColumns = table.header.flatMap((h, i) => (roles.includes(h) ? [] : [i]))
-  const keyOf = (row: Cell[]) =>
-    uniqueKey >= 0 ? cellText(row[uniqueKey]) : row[geocode] === null || row[campaign] === null ? '' : cellText(row[geocode]) + cellText(row[campaign])
-  const { kept, duplicates, emptyKeys, duplicateKeys } = keepRows(table, keyOf, indicatorColumns, (doc.conflict ?? 'last') as ConflictPolicy)
-  const existing = new Set(
-    (await db.selectFrom('source_submission').select('instance_guid').where('document_id', '=', doc.id).execute()).map((r) => r.instance_guid),
-  )
-  const rejected: Array<{ row_number: number; column: string; value: Cell; reason: string }> = []
-  const fresh: NewSubmission[] = []
-  // The codes of the document's submissions, those stored before included (the file is the same).
-  const locationCodes = new Set<string>()
-  const campaignCodes = new Set<string>()
-  for (const [key, { index, rejectedColumns }] of [...kept].sort((a, b) => a[1].index - b[1].index)) {
-    const row = table.rows[index]
-    let data_date: string | null = null
-    if (fileType === 'date') {
-      const parsed = parseDataDate(row[dataDate], doc.date_order as DateOrder)
-      if ('reason' in parsed) {
-        if (!existing.has(key)) rejected.push({ row_number: index, column: 'data_date', value: row[dataDate], reason: parsed.reason })
-        continue
-      }
-      data_date = parsed.date
-    }
-    const submission: NewSubmission = {
-      instance_guid: key,
-      row_number: index,
-      data_date,
-      location_code: cellText(row[geocode]),
-      campaign_code: fileType === 'campaign' ? cellText(row[campaign]) : '',
-      submission_json: Object.fromEntries(table.header.map((h, i) => [h, rejectedColumns.has(i) ? null : row[i]])),
-    }
-    if (submission.location_code) locationCodes.add(submission.location_code)
-    if (submission.campaign_code) campaignCodes.add(submission.campaign_code)
-    if (!existing.has(key)) fresh.push(submission)
-  }
+  const conflict = (doc.conflict ?? 'last') as ConflictPolicy
+  const task = { path, kind: fileKind(doc.docfile), fileType, dateOrder: doc.date_order, conflict, listed: CAP }
+  const read = await transformFile(`user ${doc.created_by_id}`, task)
+  progress('rows parsed', read.rows, read.rows)
+  const fresh = await freshSubmissions(db, doc.id, await NdjsonLines.of<NewSubmission>(read.submissions))
+  const dateLines = await NdjsonLines.of<DateRejection>(read.rejectedDates)
+  const valid = read.keptKeys - dateLines.length
+  const rejected = await rejectedDates(db, doc.id, dateLines)
+  const codes = read.codes
 
   // Code registration (§3.5): every code of the document, linked; unknown ones inserted unmapped.
-  const codes: Record<'indicator' | 'location' | 'campaign', string[]> = {
-    indicator: table.header.filter((h) => !roles.includes(h)),
-    location: [...locationCodes].sort(),
-    campaign: [...campaignCodes].sort(),
-  }
   const created: Record<string, number> = { indicator: 0, location: 0, campaign: 0 }
-  for (const [contentType, list] of Object.entries(codes)) {
+  for (const [contentType, list] of Object.entries(codes) as Array<[string, string[]]>) {
     for (let i = 0; i < list.length; i += 1000) {
       const inserted = await db
         .insertInto('source_object_map')
@@ -117,14 +140,14 @@ export async function transform(db: Kysely<DB>, doc: Document, dataDir: string, 
   return {
     stats: {
       submissions: {
-        file_rows: table.rows.length,
-        created: fresh.length,
-        existing: [...kept.keys()].filter((k) => existing.has(k)).length,
-        duplicate_keys: duplicateKeys,
-        empty_keys: emptyKeys,
-        rejected_rows: capped(rejected),
+        file_rows: read.rows,
+        created: fresh.count,
+        existing: valid - fresh.count + (dateLines.length - rejected.count),
+        duplicate_keys: read.duplicateKeys,
+        empty_keys: read.emptyKeys,
+        rejected_rows: rejected,
       },
-      duplicates: capped(duplicates),
+      duplicates: read.duplicates,
       codes: { new: created, linked: codes.indicator.length + codes.location.length + codes.campaign.length },
     },
     fresh,

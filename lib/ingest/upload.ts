@@ -1,42 +1,26 @@
-// Document upload (ingestion §1): validate, decode, parse the whole file, store it, register it.
+// Document upload (ingestion §1): validate, read the whole file through (in a worker thread, from the
+// spool file it arrived in: lib/ingest/spool.ts), move it to its place, register it.
 import { randomBytes } from 'node:crypto'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, rename } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
-import { ApiError, validationError } from '../core/errors.js'
+import { validationError } from '../core/errors.js'
+import type { ConflictPolicy, FileType } from './columns.js'
 import { CONFLICT_POLICIES } from '../../schemas/source_doc.js'
-import { emptyFile, fileKind, readTable, unreadableFile, type FileKind, type Table } from './files.js'
+import { emptyFile, fileKind, type FileKind } from './files.js'
+import { checkFile } from './parse.js'
 
-export const REQUIRED_COLUMNS = { campaign: ['geocode', 'campaign'], date: ['geocode', 'data_date', 'unique_key'] } as const
-export type FileType = keyof typeof REQUIRED_COLUMNS
-export type ConflictPolicy = (typeof CONFLICT_POLICIES)[number]
-
-/** 422 MISSING_COLUMN naming every absent role column (§3.1). */
-export function checkColumns(fileType: FileType, header: string[]) {
-  const missing = REQUIRED_COLUMNS[fileType].filter((c) => !header.includes(c))
-  if (!missing.length) return
-  const message = missing.length === 1 ? `${missing[0]} is a required column.` : `${missing.join(', ')} are required columns.`
-  throw new ApiError(422, 'MISSING_COLUMN', message, { missing })
-}
-
-/** The bytes of a base64 `docfile` (data-URL prefix, whitespace, URL-safe alphabet, no padding allowed). */
-export function decodeDocfile(text: string, maxBytes: number): Buffer {
-  let payload = text
-  if (payload.startsWith('data:')) payload = payload.includes(',') ? payload.slice(payload.indexOf(',') + 1) : ''
-  payload = payload.replace(/\s+/g, '')
-  if (Math.floor((payload.replace(/=+$/, '').length * 3) / 4) > maxBytes) {
-    throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `File is too large (limit ${maxBytes} bytes)`)
-  }
-  if (!payload) throw emptyFile()
-  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(payload) || payload.replace(/=+$/, '').length % 4 === 1) throw unreadableFile()
-  const bytes = Buffer.from(payload.replace(/-/g, '+').replace(/_/g, '/'), 'base64')
-  if (!bytes.length) throw emptyFile()
-  return bytes
-}
+export { checkColumns, REQUIRED_COLUMNS, type ConflictPolicy, type FileType } from './columns.js'
 
 export interface UploadInput {
-  bytes: Buffer
+  /** The file as it arrived (a spool file), moved to its place when stored unless `keep`. */
+  path: string
+  size: number
+  /** A file of the caller's own (the CLI's argument): copied, never moved. */
+  keep?: boolean
+  /** Whose queue of parsing work it counts against (lib/core/worker-pool.ts). */
+  owner: string
   title: string
   fileType: string
   dateOrder?: string
@@ -50,7 +34,7 @@ export interface UploadInput {
 
 export interface Upload {
   kind: FileKind
-  table: Table
+  header: string[]
   fileType: FileType
   dateOrder: string
   conflict: ConflictPolicy
@@ -69,10 +53,9 @@ export async function checkUpload(input: UploadInput): Promise<Upload> {
     throw validationError('doc_title', 'must be a file name without path separators or control characters')
   }
   const kind = fileKind(input.title, input.filename)
-  if (!input.bytes.length) throw emptyFile()
-  const table = await readTable(kind, input.bytes, input.maxUncompressed)
-  checkColumns(input.fileType, table.header)
-  return { kind, table, fileType: input.fileType, dateOrder, conflict }
+  if (!input.size) throw emptyFile()
+  const { header } = await checkFile(input.owner, { path: input.path, kind, fileType: input.fileType, maxUncompressed: input.maxUncompressed })
+  return { kind, header, fileType: input.fileType, dateOrder, conflict }
 }
 
 /** Stores the file under DATA_DIR and the document row; returns the new id. */
@@ -101,7 +84,7 @@ export async function storeUpload(db: Kysely<DB>, dataDir: string, input: Upload
       date_order: upload.dateOrder,
       conflict: upload.conflict,
       docfile,
-      file_header: JSON.stringify(upload.table.header),
+      file_header: JSON.stringify(upload.header),
       guid,
       created_by_id: userId,
       created_at: sql<string>`${now.toISOString()}::timestamptz`,
@@ -110,6 +93,7 @@ export async function storeUpload(db: Kysely<DB>, dataDir: string, input: Upload
     .executeTakeFirstOrThrow()
   const path = join(dataDir, docfile)
   await mkdir(dirname(path), { recursive: true })
-  await writeFile(path, input.bytes)
+  if (input.keep) await copyFile(input.path, path)
+  else await rename(input.path, path)
   return id
 }

@@ -10,11 +10,12 @@ import { CAP } from './transform.js'
 // collation (sql/006): sorted and compared by bytes, and comparable with datapoint.unique_index.
 const KEY = sql`(s.location_id || '_' || s.indicator_id || '_' || coalesce(s.campaign_id::text, to_char(s.data_date, 'YYYY-MM-DD'))) collate "C"`
 
-/** A key two cells of the document wrote: the cell kept (none under `reject` when they disagree) and those dropped. */
+/** A key two cells of the document wrote: the cell kept (none under `reject` when they disagree) and those dropped (the first CAP, and how many). */
 export interface Conflict {
   unique_index: string
   kept: { row_number: number; column: string } | null
   dropped: Array<{ row_number: number; column: string; value: number }>
+  dropped_count: number
 }
 
 /**
@@ -68,8 +69,9 @@ async function findConflicts(db: Kysely<DB>, D: RawBuilder<unknown>, policy: Con
     select l.key as unique_index, l.count,
       case when ${rejects} and bool_or(r.disagree) then null
         else (array_agg(jsonb_build_object('row_number', sub.row_number, 'column', r.column_name)) filter (where r.rank = 1))[1] end as kept,
-      jsonb_agg(jsonb_build_object('row_number', sub.row_number, 'column', r.column_name, 'value', r.value) order by r.id)
-        filter (where r.rank > 1 or (${rejects} and r.disagree)) as dropped
+      coalesce((jsonb_agg(jsonb_build_object('row_number', sub.row_number, 'column', r.column_name, 'value', r.value) order by r.id)
+        filter (where (r.rank > 1 or (${rejects} and r.disagree)) and r.rank <= ${CAP + 1})), '[]') as dropped,
+      (count(*) filter (where r.rank > 1 or (${rejects} and r.disagree)))::int as dropped_count
     from listed l join ranked r on r.key = l.key join source_submission sub on sub.id = r.source_submission_id
     group by l.key, l.count order by l.key`.execute(db)
   return { count: rows[0]?.count ?? 0, items: rows.map(({ count: _, ...conflict }) => conflict) }
