@@ -48,6 +48,10 @@ interface PgError {
 const LOST_CONNECTION = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/
 // Retry-After: a restarted server or a failover to the standby (seconds, deploy/auto-failover.sh).
 const unavailable = () => new ApiError(503, 'DATABASE_UNAVAILABLE', 'Database unavailable', undefined, { 'retry-after': '2' })
+// A lock the write needs stayed held past DATABASE_LOCK_TIMEOUT_MS (55P03), or a statement was cancelled (57014):
+// nothing was written, and the same request can succeed once the other work is done.
+const busy = () =>
+  new ApiError(503, 'DATABASE_BUSY', 'The database is busy with other work on the same data; nothing was changed, retry', undefined, { 'retry-after': '5' })
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P02', '57P03'])
 
@@ -106,6 +110,7 @@ export function fromDatabaseError(error: unknown, { revealValues = true } = {}):
       return badRequest('VALIDATION_ERROR', 'a value has an invalid format')
   }
   if (code.startsWith('08') || CONNECTION_CODES.has(code)) return unavailable()
+  if (code === '55P03' || code === '57014') return busy()
   // A write reached a standby: the primary changed (a failover) and this connection was made before.
   if (code === '25006') return unavailable()
   return undefined

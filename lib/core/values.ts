@@ -30,10 +30,17 @@ export const TIMESTAMP_PATTERN = '^\\d{4,}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.
 export const TIMESTAMP_DESCRIPTION = 'UTC, no zone designator: YYYY-MM-DDTHH:MM:SS.ffffff (ISO 8601, six fractional digits)'
 
 /** `YYYY-MM-DD` or an ISO 8601 date-time; no zone means UTC (the session time zone). */
+/** `Z`, or an offset PostgreSQL takes (at most ±15:59): `+99:00` passed the pattern and failed in the database, a 500. */
+function isOffset(zone: string): boolean {
+  const offset = /^[+-](\d{2}):?(\d{2})?$/.exec(zone)
+  return zone === 'Z' || (offset !== null && +offset[1] <= 15 && +(offset[2] ?? 0) <= 59)
+}
+
 export function parseTimestamp(text: string): string | undefined {
   const m = TIMESTAMP.exec(text)
   if (!m || !isCalendarDate(+m[1], +m[2], +m[3])) return undefined
   if (m[5] !== undefined && (+m[5] > 23 || +m[6] > 59 || +(m[7] ?? 0) > 59)) return undefined
+  if (m[8] !== undefined && !isOffset(m[8])) return undefined
   return `${m[1]}-${pad(m[2])}-${pad(m[3])}${m[4]}`
 }
 

@@ -12,6 +12,8 @@ export interface Attribution {
   requestId?: string
   /** Set while a revert writes: the document whose changes it undoes (lib/engine/revert.ts). */
   revertedDocumentId?: number
+  /** A request's writes wait at most this long for a lock, then fail (55P03: 503 DATABASE_BUSY); jobs wait as long as they must. */
+  lockTimeoutMs?: number
 }
 
 const text = (value: number | string | null | undefined) => (value === undefined || value === null ? '' : String(value))
@@ -20,8 +22,11 @@ const text = (value: number | string | null | undefined) => (value === undefined
 export async function attribute(db: Kysely<DB>, attribution: Attribution): Promise<void> {
   await sql`select set_config('rhizome.via', ${attribution.via}, true), set_config('rhizome.user_id', ${text(attribution.userId)}, true),
     set_config('rhizome.job_id', ${text(attribution.jobId)}, true), set_config('rhizome.request_id', ${text(attribution.requestId)}, true),
-    set_config('rhizome.reverted_document_id', ${text(attribution.revertedDocumentId)}, true)`.execute(db)
+    set_config('rhizome.reverted_document_id', ${text(attribution.revertedDocumentId)}, true)${lockTimeout(attribution.lockTimeoutMs)}`.execute(db)
 }
+
+// In the same statement: a request's write pays no extra round trip for its bound.
+const lockTimeout = (ms: number | undefined) => (ms ? sql`, set_config('lock_timeout', ${`${ms}ms`}, true)` : sql``)
 
 /** Says (or, with undefined, stops saying) which document's changes the transaction's next writes undo. */
 export async function attributeRevert(db: Kysely<DB>, documentId: number | undefined): Promise<void> {

@@ -14,13 +14,15 @@ export async function refreshTagJson(db: Executor, ids?: number[]): Promise<numb
   return Number(result.numAffectedRows ?? 0)
 }
 
-/** Rewrites indicator.bound_json from indicator_bound, ordered by bound id. */
+/** Rewrites indicator.bound_json from indicator_bound, ordered by bound id, each range with its level's name. */
 export async function refreshBoundJson(db: Executor, ids?: number[]): Promise<number> {
   if (ids && !ids.length) return 0
   const result = await sql`update indicator i set bound_json = coalesce(
       (select jsonb_agg(jsonb_build_object('indicator_id', b.indicator_id, 'bound_name', b.bound_name,
-                                           'mn_val', b.mn_val, 'mx_val', b.mx_val) order by b.id)
-       from indicator_bound b where b.indicator_id = i.id),
+                                           'mn_val', b.mn_val, 'mx_val', b.mx_val,
+                                           'location_type_id', b.location_type_id, 'location_type', lt.name)
+                       order by b.id)
+       from indicator_bound b left join location_type lt on lt.id = b.location_type_id where b.indicator_id = i.id),
       '[]'::jsonb)
     where ${ids ? sql`i.id in (${sql.join(ids)})` : sql`true`}`.execute(db)
   return Number(result.numAffectedRows ?? 0)

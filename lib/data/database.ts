@@ -13,6 +13,7 @@ import { carriesCopy, copyingPGlite, copyWithPg } from './copy.js'
 import { type ConfirmOptions, Confirmations, listenWithReconnect, scopeOf } from './notifications.js'
 import { dbQueryDuration, poolReaders } from '../core/metrics.js'
 import { meansPrimaryLost, WritableHost } from './writable-host.js'
+import { HangGuard } from './hang-guard.js'
 
 export type Engine = 'pglite' | 'postgres'
 
@@ -45,6 +46,16 @@ export interface Database {
   lock?: DataDirLock
   /** PostgreSQL: the schema worked in, when not the server's default (tests). */
   searchPath?: string
+  /** PostgreSQL watched for hangs (`hangMs` given): whether the host in use is taken as hung now. */
+  hung?: () => boolean
+  /** PostgreSQL: how long a request's write waits for a lock (lib/api/transactions.ts); absent: as long as it must. */
+  lockTimeoutMs?: number
+}
+
+/** Where the database's own troubles are told (the server's log). */
+export interface DatabaseLog {
+  warn(details: object, message: string): void
+  info(details: object, message: string): void
 }
 
 export interface DatabaseOptions {
@@ -61,6 +72,12 @@ export interface DatabaseOptions {
   poolSize?: number
   /** PGlite: the engine to open it with (the upgrade of an older data directory opens it with the PGlite that wrote it). */
   engine?: typeof PGlite
+  /** PostgreSQL: a host that answers no ping within this is hung (lib/data/hang-guard.ts); absent: not watched (the CLI, tests). */
+  hangMs?: number
+  /** PostgreSQL: a request's transaction waits at most this for a lock (0: no limit). */
+  lockTimeoutMs?: number
+  /** Lost connections and hangs are told here; absent: they are only survived. */
+  log?: DatabaseLog
 }
 
 /** The PostgreSQL major version this PGlite runs; a data directory of another cannot be opened by it. */
@@ -199,8 +216,9 @@ async function createPostgres(url: string, options: DatabaseOptions): Promise<Da
   })
   // Several hosts: start on the one taking writes now (the first may be a standby since a failover).
   if (writable.several) await writable.find()
-  surviveLostConnections(pool)
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparedStatements(pool, writable) }), log: queryTimer('postgres') })
+  surviveLostConnections(pool, options.log)
+  const guard = options.hangMs ? hangGuard(writable, options.hangMs, options.log) : undefined
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparedStatements(pool, writable, guard) }), log: queryTimer('postgres') })
   const standby = writable.several ? standbyReader(writable, sessionOptions.join(' ')) : undefined
   const readPool = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount })
   poolReaders.push(readPool)
@@ -215,6 +233,7 @@ async function createPostgres(url: string, options: DatabaseOptions): Promise<Da
     },
     close: async () => {
       poolReaders.splice(poolReaders.indexOf(readPool), 1)
+      await guard?.stop()
       await confirmations.close()
       await db.destroy()
       await standby?.destroy()
@@ -224,7 +243,24 @@ async function createPostgres(url: string, options: DatabaseOptions): Promise<Da
     searchPath: options.searchPath,
     writable,
     standby,
+    hung: guard && (() => guard.hung),
+    lockTimeoutMs: options.lockTimeoutMs || undefined,
   }
+}
+
+/** Watches the host in use for hangs, and says so in the log when it starts and stops answering. */
+function hangGuard(writable: WritableHost, hangMs: number, log: DatabaseLog | undefined): HangGuard {
+  const guard = new HangGuard({
+    url: () => writable.url(),
+    hangMs,
+    onChange: (hung, { url }) => {
+      const host = new URL(url).host
+      if (hung) log?.warn({ host, hangMs }, 'the database does not answer (DATABASE_HANG_MS): requests get 503 until it does')
+      else log?.info({ host }, 'the database answers again')
+    },
+  })
+  guard.start()
+  return guard
 }
 
 const PG_TYPES = {
@@ -233,10 +269,11 @@ const PG_TYPES = {
 
 /**
  * A client losing its server connection must not crash the process (/health reports it): the pool
- * hears it for idle clients; a client in use hears it itself, and its query fails with it.
+ * hears it for idle clients; a client in use hears it itself, and its query fails with it (the
+ * request's 503 is logged where it is answered).
  */
-function surviveLostConnections(pool: pg.Pool) {
-  pool.on('error', () => {})
+function surviveLostConnections(pool: pg.Pool, log?: DatabaseLog) {
+  pool.on('error', (error) => log?.warn({ err: error }, 'an idle database connection was lost'))
   pool.on('connect', (client) => client.on('error', () => {}))
 }
 
@@ -278,7 +315,7 @@ const MAX_STATEMENTS_PER_CONNECTION = 1000
  * The name is a hash of the SQL text; past a cap per connection, new shapes run unnamed.
  * Exported for its test.
  */
-export function preparedStatements(pool: pg.Pool, writable?: WritableHost) {
+export function preparedStatements(pool: pg.Pool, writable?: WritableHost, guard?: HangGuard) {
   // Text → name, so a repeated statement is not hashed again (hashing was ~45 µs of a datapoint
   // read's CPU in a profile, with the API key's). Bounded: dropped whole when full, names are
   // recomputed the same.
@@ -316,16 +353,22 @@ export function preparedStatements(pool: pg.Pool, writable?: WritableHost) {
         prepared.add(name)
         return watch(client.query({ name, text, values }))
       },
-      release: (error?: Error | boolean) => client.release(lost || error),
+      release: (error?: Error | boolean) => {
+        guard?.untrack(client)
+        // A connection cut by the guard is not given to anyone again.
+        client.release(lost || error || (client as unknown as { _ending?: boolean })._ending)
+      },
     }
   }
+  // A hung host refuses checkouts at once (lib/data/hang-guard.ts).
+  const connect = () => (guard ? guard.checkout(() => pool.connect()) : pool.connect())
   // A connection refused before anything was sent is safe to try again, once, on the host found now.
   const checkout = async () => {
     try {
-      return await pool.connect()
+      return await connect()
     } catch (error) {
       if (!writable?.several || !meansPrimaryLost(error) || !(await writable.find())) throw error
-      return pool.connect()
+      return connect()
     }
   }
   // One wrapper per pg client, for the client's life. Kysely's driver keeps its connection object in
@@ -335,6 +378,7 @@ export function preparedStatements(pool: pg.Pool, writable?: WritableHost) {
   return {
     connect: async () => {
       const client = await checkout()
+      guard?.track(client)
       let wrapper = wrappers.get(client)
       if (!wrapper) wrappers.set(client, (wrapper = wrap(client)))
       return wrapper

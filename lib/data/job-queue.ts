@@ -11,6 +11,7 @@ import type { Database } from './database.js'
 import { DATA_CHANNEL } from './notified-cache.js'
 import type { Progress, ProgressReport, StagePlace } from '../core/progress.js'
 import { ApiError } from '../core/errors.js'
+import { completionsSurvive, type InterruptionLog, lostConnection, untilAnswering } from './job-interruptions.js'
 
 /** A kind's name, as its declaration gives it (resources/jobs.ts). */
 export type JobKind = string
@@ -64,6 +65,9 @@ const tooManyJobs = (limit: number) =>
       'retry-after': String(JOB_LIMIT_RETRY_SECONDS),
     },
   )
+
+/** Runs a job in `trx`, reporting to `progress`: what it returns is the job's result, what it throws its error. */
+type JobRunner = (job: QueuedJob, trx: Transaction<DB>, progress: Progress) => Promise<unknown>
 
 /** A job to run, as a worker receives it. */
 export interface QueuedJob {
@@ -153,6 +157,9 @@ const CONFIRM_CHANGES_MS = 5_000
 /** Jobs that finished longer ago than this leave pg-boss's tables, and the job resource. */
 const KEEP_DAYS = 30
 
+/** A job interrupted this often by lost connections is left to pg-boss's retries (the database keeps going away). */
+const MAX_INTERRUPTIONS = 10
+
 export class JobQueue {
   readonly boss: PgBoss
   private readonly schema: string
@@ -170,12 +177,13 @@ export class JobQueue {
     private readonly settings: JobSettings,
     kinds: JobKindSpec[],
     private readonly scheduled: ScheduledTask[] = [],
+    private readonly log?: InterruptionLog,
   ) {
     this.kinds = new Map(kinds.map((spec) => [spec.kind, spec]))
     this.queues = [...new Set(kinds.map((spec) => spec.queue))]
     this.schema = jobsSchemaOf(database)
     this.boss = new PgBoss({
-      db: executor(database, database.db),
+      db: completionsSurvive(executor(database, database.db), this.schema, database.db, () => this.stopping, log),
       schema: this.schema,
       maintenanceIntervalSeconds: settings.maintenanceSeconds,
       archiveCompletedAfterSeconds: 3600,
@@ -291,53 +299,68 @@ export class JobQueue {
    * transaction it runs in (committed when it returns) and where to report progress. What it returns
    * is the job's result; what it throws, its error.
    */
-  async work(concurrency: number, run: (job: QueuedJob, trx: Transaction<DB>, progress: Progress) => Promise<unknown>): Promise<void> {
+  async work(concurrency: number, run: JobRunner): Promise<void> {
     for (const queue of this.queues) {
       for (let i = 0; i < concurrency; i++) {
-        const worker = await this.boss.work<{ job_id: number }>(
-          queue,
-          { batchSize: 1, pollingIntervalSeconds: this.settings.pollingSeconds },
-          async ([queued]) => {
-            const job = await this.database.db
-              .selectFrom('job')
-              .select(['id', 'kind', 'params', 'created_by_id'])
-              .where('id', '=', queued.data.job_id)
-              .executeTakeFirst()
-            if (!job) return null // its row is gone (a test reset): nothing to do
-            const progress = this.progressWriter(job.id)
-            const running: RunningJob = { done: Promise.resolve() }
-            const attempt = this.database.db.transaction().execute(async (trx) => {
-              if (this.database.engine === 'postgres') running.backend = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0].pid
-              return run(job as QueuedJob, trx, progress.report)
-            })
-            running.done = attempt.then(
-              () => undefined,
-              () => undefined,
-            )
-            this.running.add(running)
-            try {
-              const result = await attempt
-              // Done means seen: every server's caches have dropped what the job changed before anyone
-              // can read that it completed (a bound of 5 s should a server not answer). Its work is
-              // committed: a failure to confirm must not make it fail, and run again.
-              await this.database.confirmHeard(DATA_CHANNEL, CONFIRM_CHANGES_MS).catch(() => [])
-              return result
-            } catch (error) {
-              // A client mistake is final: retrying it would only fail again.
-              if ((error as JobError).final) {
-                await sql`update ${sql.table(`${this.schema}.job`)} set retry_limit = retry_count where name = ${queue} and id = ${queued.id}`.execute(
-                  this.database.db,
-                )
-              }
-              throw error
-            } finally {
-              this.running.delete(running)
-              await progress.flush()
-            }
-          },
+        const worker = await this.boss.work<{ job_id: number }>(queue, { batchSize: 1, pollingIntervalSeconds: this.settings.pollingSeconds }, ([queued]) =>
+          this.untilRun(queue, queued, run),
         )
         this.workers.push(worker)
       }
+    }
+  }
+
+  /**
+   * Runs a job; when its connection is lost (the database went away, or hung), waits for the database
+   * to answer and runs it again here: it rolled back whole, so the next run is a clean one.
+   */
+  private async untilRun(queue: string, queued: PgBoss.Job<{ job_id: number }>, run: JobRunner): Promise<unknown> {
+    for (let interruptions = 0; ; interruptions++) {
+      try {
+        return await this.attempt(queue, queued, run)
+      } catch (error) {
+        if (!lostConnection(error) || this.stopping || interruptions >= MAX_INTERRUPTIONS) throw error
+        this.log?.warn({ job: queued.data.job_id, err: error }, 'job interrupted: the database connection was lost; it runs again once the database answers')
+        if (!(await untilAnswering(this.database.db, () => this.stopping))) throw error
+      }
+    }
+  }
+
+  /** One run of a job, in one transaction. */
+  private async attempt(queue: string, queued: PgBoss.Job<{ job_id: number }>, run: JobRunner): Promise<unknown> {
+    const job = await this.database.db
+      .selectFrom('job')
+      .select(['id', 'kind', 'params', 'created_by_id'])
+      .where('id', '=', queued.data.job_id)
+      .executeTakeFirst()
+    if (!job) return null // its row is gone (a test reset): nothing to do
+    const progress = this.progressWriter(job.id)
+    const running: RunningJob = { done: Promise.resolve() }
+    const attempt = this.database.db.transaction().execute(async (trx) => {
+      if (this.database.engine === 'postgres') running.backend = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0].pid
+      return run(job as QueuedJob, trx, progress.report)
+    })
+    running.done = attempt.then(
+      () => undefined,
+      () => undefined,
+    )
+    this.running.add(running)
+    try {
+      const result = await attempt
+      // Done means seen: every server's caches have dropped what the job changed before anyone
+      // can read that it completed (a bound of 5 s should a server not answer). Its work is
+      // committed: a failure to confirm must not make it fail, and run again.
+      await this.database.confirmHeard(DATA_CHANNEL, CONFIRM_CHANGES_MS).catch(() => [])
+      return result
+    } catch (error) {
+      // A client mistake is final: retrying it would only fail again.
+      if ((error as JobError).final) {
+        await sql`update ${sql.table(`${this.schema}.job`)} set retry_limit = retry_count where name = ${queue} and id = ${queued.id}`.execute(this.database.db)
+      }
+      throw error
+    } finally {
+      this.running.delete(running)
+      await progress.flush()
     }
   }
 

@@ -2,6 +2,7 @@
 // one on every change, naming the table, whoever makes it: this process, another instance, the CLI or
 // psql), and it caches nothing while that channel is not heard (before connecting, after a dropped
 // connection), since changes made then would go unnoticed.
+import { LRUCache } from 'lru-cache'
 import type { Database } from './database.js'
 import { cacheBytes, cacheEvictions, cacheLookups } from '../core/metrics.js'
 
@@ -11,7 +12,7 @@ export const DATA_CHANNEL = 'rhizome_data'
 export interface NotifiedCacheOptions<V> {
   /** The cache's name in the metrics (`rhizome_cache_lookups_total{cache}`). */
   name: string
-  /** Entries kept at most; the least recently used goes first (as CLOCK approximates it). 0 disables the cache. */
+  /** Entries kept at most; the least recently used goes first. 0 disables the cache. */
   maxEntries: number
   /** An entry older than this is not used (a bound on staleness should a change not notify). */
   ttlMs: number
@@ -22,10 +23,6 @@ export interface NotifiedCacheOptions<V> {
 
 interface Entry<V> {
   value: V
-  at: number
-  weight: number
-  /** Used since eviction last passed over it (CLOCK: it gets another round before it goes). */
-  used: boolean
   /** The tables the value was read from; absent: it may depend on any table. */
   tables?: ReadonlySet<string>
 }
@@ -34,22 +31,31 @@ interface Entry<V> {
 export type Generation = number
 
 export class NotifiedCache<V> {
-  readonly #entries = new Map<string, Entry<V>>()
-  readonly #options: NotifiedCacheOptions<V>
-  #weight = 0
+  // Bounds, recency and expiry are lru-cache's; what is ours is forgetting on notification.
+  readonly #entries: LRUCache<string, Entry<V>> | undefined
   #listening = false
   // Moves on at every drop: a value computed across a change is not stored.
   #generation = 0
   readonly #hits
   readonly #misses
-  readonly #evictions
 
   constructor(options: NotifiedCacheOptions<V>) {
-    this.#options = options
-    this.#hits = cacheLookups.labels(options.name, 'hit')
-    this.#misses = cacheLookups.labels(options.name, 'miss')
-    this.#evictions = cacheEvictions.labels(options.name)
-    cacheBytes.register(options.name, this)
+    const { name, maxEntries, ttlMs, maxWeight, weigh } = options
+    this.#hits = cacheLookups.labels(name, 'hit')
+    this.#misses = cacheLookups.labels(name, 'miss')
+    const evictions = cacheEvictions.labels(name)
+    if (maxEntries > 0) {
+      this.#entries = new LRUCache<string, Entry<V>>({
+        max: maxEntries,
+        ttl: ttlMs,
+        // lru-cache takes only positive weights; a value heavier than maxSize is not stored.
+        ...(weigh && maxWeight !== undefined && { maxSize: maxWeight, sizeCalculation: (entry) => Math.max(1, weigh(entry.value)) }),
+        dispose: (_entry, _key, reason) => {
+          if (reason === 'evict') evictions.inc()
+        },
+      })
+    }
+    cacheBytes.register(name, this)
   }
 
   /**
@@ -82,21 +88,22 @@ export class NotifiedCache<V> {
    */
   drop(table?: string): void {
     this.#generation++
+    const entries = this.#entries
+    if (!entries) return
     if (table === undefined) {
-      this.#entries.clear()
-      this.#weight = 0
+      entries.clear()
       return
     }
-    for (const [key, entry] of this.#entries) if (!entry.tables || entry.tables.has(table)) this.#remove(key)
+    const stale: string[] = []
+    for (const [key, entry] of entries.entries()) if (!entry.tables || entry.tables.has(table)) stale.push(key)
+    for (const key of stale) entries.delete(key)
   }
 
   /** The value kept for `key`, if any (counted as a hit or a miss). */
   get(key: string): V | undefined {
-    const entry = this.#entries.get(key)
-    if (entry && Date.now() - entry.at < this.#options.ttlMs) {
+    const entry = this.#entries?.get(key)
+    if (entry) {
       this.#hits.inc()
-      // Marked, not moved: reordering the map on every hit cost the detail GET measurably.
-      entry.used = true
       return entry.value
     }
     this.#misses.inc()
@@ -111,13 +118,7 @@ export class NotifiedCache<V> {
   /** Keeps `value` unless a change was heard since `since` or the channel is not heard. */
   set(key: string, value: V, since: Generation, tables?: ReadonlySet<string>): void {
     if (!this.#listening || this.#generation !== since) return
-    const { maxEntries, maxWeight = Infinity, weigh } = this.#options
-    const weight = weigh ? weigh(value) : 0
-    if (maxEntries === 0 || weight > maxWeight) return
-    this.#remove(key)
-    while (this.#entries.size >= maxEntries || this.#weight + weight > maxWeight) this.#evictOne()
-    this.#entries.set(key, { value, at: Date.now(), weight, tables, used: false })
-    this.#weight += weight
+    this.#entries?.set(key, { value, tables })
   }
 
   /** The cached value of `key`, else `compute()`'s, stored unless a change raced with it. */
@@ -130,37 +131,12 @@ export class NotifiedCache<V> {
     return value
   }
 
-  /**
-   * Least recently used out first, as the CLOCK algorithm approximates it: the oldest entry goes unless
-   * it was used since it was last passed over; then it is moved to the newest end, unmarked.
-   */
-  #evictOne() {
-    for (const [key, entry] of this.#entries) {
-      this.#entries.delete(key)
-      if (entry.used) {
-        entry.used = false
-        this.#entries.set(key, entry)
-        continue
-      }
-      this.#weight -= entry.weight
-      this.#evictions.inc()
-      return
-    }
-  }
-
-  #remove(key: string) {
-    const entry = this.#entries.get(key)
-    if (!entry) return
-    this.#entries.delete(key)
-    this.#weight -= entry.weight
-  }
-
   get size(): number {
-    return this.#entries.size
+    return this.#entries?.size ?? 0
   }
 
-  /** The total weight of the entries kept. */
+  /** The total weight of the entries kept (0 without `weigh`). */
   get weight(): number {
-    return this.#weight
+    return this.#entries?.calculatedSize ?? 0
   }
 }

@@ -18,6 +18,8 @@ export interface Share {
   dashboard_id: number
   /** Whom the link reads as: its creator's rights today, within the link's location; never a superuser. */
   reader: AuthUser
+  /** The view it was made from, which it opens at (null: the dashboard as saved). */
+  view: ShareView | null
 }
 
 /** Whether `location` lies in the subtree of `top` (itself included). */
@@ -47,7 +49,7 @@ export async function shareTop(db: Kysely<DB>, creator: AuthUser, location: numb
 export async function findShare(db: Kysely<DB>, token: string): Promise<Share | undefined> {
   const share = await db
     .selectFrom('dashboard_share')
-    .select(['id', 'dashboard_id', 'created_by_id', 'location_id'])
+    .select(['id', 'dashboard_id', 'created_by_id', 'location_id', 'view'])
     .where('token_hash', '=', hashShareToken(token))
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', sql<string>`now()`)]))
     .executeTakeFirst()
@@ -66,5 +68,36 @@ export async function findShare(db: Kysely<DB>, token: string): Promise<Share | 
     top_lvl_location_id: top === 'whole' ? creator.top_lvl_location_id : top,
     key_id: 0,
   }
-  return { id: share.id, dashboard_id: share.dashboard_id, reader }
+  const view = typeof share.view === 'string' ? JSON.parse(share.view) : share.view
+  return { id: share.id, dashboard_id: share.dashboard_id, reader, view: (view as ShareView | null) ?? null }
+}
+
+/** The view a link opens at (sql/024): the app's own view keys, each optional. */
+export interface ShareView {
+  campaign?: number
+  location?: number
+  start_date?: string
+  end_date?: string
+}
+
+const VIEW_KEYS = ['campaign', 'location', 'start_date', 'end_date'] as const
+const isId = (v: unknown) => Number.isInteger(v) && (v as number) > 0 && (v as number) < 2 ** 31
+const isDay = (v: unknown) => typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(v))
+
+/**
+ * A link's view as given (`view` of `POST /dashboard_share/`), its empty keys left out; null for none.
+ * Throws `fail(message)` naming what is wrong: a key the app's view has not, an id or a day that is not one.
+ */
+export function shareViewOf(given: unknown, fail: (message: string) => Error): ShareView | null {
+  if (given === undefined || given === null) return null
+  if (typeof given !== 'object' || Array.isArray(given)) throw fail('view must be an object {campaign, location, start_date, end_date}')
+  const view: ShareView = {}
+  for (const [key, value] of Object.entries(given)) {
+    if (!(VIEW_KEYS as readonly string[]).includes(key)) throw fail(`view has no key ${key}: it takes campaign, location, start_date and end_date`)
+    if (value === null || value === undefined || value === '') continue
+    const day = key === 'start_date' || key === 'end_date'
+    if (day ? !isDay(value) : !isId(value)) throw fail(`view.${key} must be ${day ? 'a day (YYYY-MM-DD)' : 'an id'}, not ${JSON.stringify(value)}`)
+    Object.assign(view, { [key]: value })
+  }
+  return Object.keys(view).length ? view : null
 }
