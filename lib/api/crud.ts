@@ -29,9 +29,6 @@ export function inList(column: string, ids: number[]): Expression<SqlBool> {
   return ids.length ? sql<SqlBool>`${sql.ref(column)} = any(${ids}::int4[])` : sql<SqlBool>`false`
 }
 
-export const DEFAULT_LIMIT = 1000
-export const MAX_LIMIT = 100_000
-
 // biome-ignore lint/suspicious/noExplicitAny: tables and columns chosen at run time, checked by the schemas
 export const dynamic = (ctx: Context) => ctx.db as unknown as Kysely<any>
 
@@ -254,8 +251,8 @@ export async function updateRow(ctx: Context, id: number, body: Row, encoding: B
     throw validationError('id', 'must match the id in the URL')
   }
   if (resource.hooks.update) {
-    await resource.hooks.update(ctx, existing, body, encoding)
-    return readDetail(ctx, id, { extras: false })
+    const once = await resource.hooks.update(ctx, existing, body, encoding)
+    return { ...(await readDetail(ctx, id, { extras: false })), ...once }
   }
   let values = { ...coerceBody(resource, body, encoding, existing), ...(await writeOnlyColumns(resource, body)) }
   values = (await resource.hooks.beforeWrite?.(ctx, values, existing)) ?? values

@@ -6,7 +6,7 @@ import type { FastifyReply } from 'fastify'
 import { stringify } from 'csv-stringify'
 import { sql } from 'kysely'
 import type { Row, WideExport } from './resource.js'
-import { MAX_LIMIT } from './crud.js'
+import { MAX_LIMIT } from './query.js'
 
 /** Rows fetched per query while streaming an export. */
 export const EXPORT_PAGE = 10_000

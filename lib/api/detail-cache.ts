@@ -2,12 +2,11 @@
 // requester may see. Any change to any table empties the cache (sql/004 notifies; this process's own
 // writes drop it before their response leaves), so a read never returns what a committed change
 // replaced once the notification has arrived (docs/decisions.md, "Detail cache").
-import type { FastifyReply } from 'fastify'
 import type { Database } from '../data/database.js'
 import { DATA_CHANNEL, NotifiedCache } from '../data/notified-cache.js'
 import { readDetail } from './crud.js'
 import type { Context } from './resource.js'
-import { type Representation, representationNow, serve } from './representation.js'
+import { type Representation, representationNow } from './representation.js'
 
 // A bound on staleness should a change ever not notify (a table without the sql/004 trigger).
 const TTL_MS = 60_000
@@ -39,16 +38,14 @@ export class DetailCache {
     this.#cache.drop()
   }
 
-  /** Sends row `id`'s detail, from memory when it is there. */
-  async send(ctx: Context, id: number, reply: FastifyReply) {
+  /** Row `id`'s detail as it leaves, from memory when it is there (a volatile resource's: read each time). */
+  async read(ctx: Context, id: number): Promise<Representation> {
     const { resource, user } = ctx
-    if (resource.volatile) return readDetail(ctx, id)
+    const detail = async () => representationNow(JSON.stringify(await readDetail(ctx, id)), JSON_TYPE)
+    if (resource.volatile) return detail()
     // What a requester may see of a row can depend on who they are (lib/engine/access.ts): a user whose
     // rows are limited gets entries of their own.
     const scope = user.is_superuser || (!user.restricted && !resource.row_filter) ? 'all' : `user ${user.id}`
-    const representation = await this.#cache.remember(`${resource.name} ${id} ${scope}`, async () =>
-      representationNow(JSON.stringify(await readDetail(ctx, id)), JSON_TYPE),
-    )
-    return serve(reply, representation!)
+    return (await this.#cache.remember(`${resource.name} ${id} ${scope}`, detail))!
   }
 }

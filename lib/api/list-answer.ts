@@ -1,18 +1,21 @@
-// The answer of a list URL (resource-api §9, §10): the JSON envelope of a page, a CSV export (long,
+// The answer of a list URL (resource-api §9, ingestion §10): the JSON envelope of a page, a CSV export (long,
 // or wide), or, for an action, its result set or its job (`Prefer: respond-async`).
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { badRequest } from '../core/errors.js'
+import { ApiError, badRequest } from '../core/errors.js'
 import { holdsRawJson, RawJson, stringifyWithRaw } from '../core/raw-json.js'
-import { filteredQuery, listPage, listRows, MAX_LIMIT } from './crud.js'
+import { filteredQuery, listPage, listRows } from './crud.js'
 import { EXPORT_PAGE, sendCsv, sendWideCsv } from './csv-export.js'
 import { parseFilters } from './filters.js'
-import { pageLink, parseListParams, RESERVED, type ListParams } from './list-params.js'
+import { pageLink, parseListParams, type ListParams } from './list-params.js'
+import { MAX_LIMIT, RESERVED } from './query.js'
 import { prefersAsync } from './request.js'
 import type { Context, Row } from './resource.js'
 import { submitJob, type Background } from './job-answer.js'
 import type { Transactions } from './transactions.js'
 
 type Filters = Array<[string, string[]]>
+
+export const JSON_TYPE = 'application/json; charset=utf-8'
 
 /** The services a list answer uses: the writes' transactions, and the resource's background form if it has one. */
 export interface ListDoors {
@@ -32,23 +35,22 @@ function runAction(ctx: Context, doors: ListDoors): Promise<Row[]> {
 }
 
 /**
- * §9: the reserved parameters, then every name that is neither reserved nor declared is a filter (the
+ * resource-api §9: the reserved parameters, then every name that is neither reserved nor declared is a filter (the
  * declared ones were read by the route's validator: lib/api/query.ts).
  */
-function readRequest(ctx: Context, request: FastifyRequest): { params: ListParams; filters: Filters } {
+export function readListRequest(ctx: Context, accept = ''): { params: ListParams; filters: Filters } {
   const { resource, query } = ctx
-  const accept = request.headers.accept ?? ''
   const params = parseListParams(resource, query, accept.includes('text/csv') && !accept.includes('application/json'), ctx.params)
   const filters: Filters = []
   for (const name of query.names()) {
-    if ((RESERVED as readonly string[]).includes(name) || name in resource.params) continue
+    if (RESERVED.includes(name) || resource.param_names.has(name)) continue
     if (resource.kind === 'non_model') throw badRequest('UNKNOWN_FILTER', `The '${name}' field does not allow filtering.`)
     filters.push([name, query.all(name)])
   }
   return { params, filters }
 }
 
-/** §10: the export of what the list would show, streamed page by page. */
+/** ingestion §10: the export of what the list would show, streamed page by page. */
 async function answerCsv(ctx: Context, params: ListParams, filters: Filters, reply: FastifyReply, doors: ListDoors) {
   const { resource } = ctx
   if (resource.hooks.csv) {
@@ -78,12 +80,28 @@ async function answerCsv(ctx: Context, params: ListParams, filters: Filters, rep
   return sendCsv(reply, ctx.urlName, columns, first.total, cells(first.rows), read, { offset: params.offset, count: params.limit })
 }
 
-/** The answer of GET on a list URL. */
+/**
+ * The answer of GET on a list URL that is not a JSON page (lib/api/read-service.ts answers those): a CSV
+ * export, or the job of an action asked for with `Prefer: respond-async`.
+ */
 export async function answerList(ctx: Context, request: FastifyRequest, reply: FastifyReply, doors: ListDoors) {
-  const { resource, query } = ctx
-  const { params, filters } = readRequest(ctx, request)
+  const { params, filters } = readListRequest(ctx, request.headers.accept)
   if (params.format === 'csv' || params.shape === 'wide') return answerCsv(ctx, params, filters, reply, doors)
   if (doors.background && prefersAsync(request)) return submitJob(ctx, reply, doors.background, doors.transactions)
+  return reply.type(JSON_TYPE).send(await listText(ctx, doors))
+}
+
+/** Whether a list GET is answered as a JSON page (else a CSV export or a job: `answerList`). */
+export function answersJson(ctx: Context, request: FastifyRequest, doors: ListDoors): boolean {
+  const { params } = readListRequest(ctx, request.headers.accept)
+  return params.format === 'json' && params.shape === 'long' && !(doors.background && prefersAsync(request))
+}
+
+/** The text of a list's JSON page (resource-api §9): its objects and their meta. */
+export async function listText(ctx: Context, doors: ListDoors): Promise<string> {
+  const { resource, query } = ctx
+  const { params, filters } = readListRequest(ctx)
+  if (params.format !== 'json') throw new ApiError(406, 'NOT_ACCEPTABLE', `${ctx.urlName}: a read composed into another is answered in JSON`)
   let objects: Row[] | RawJson
   let total: number
   let extras: Row = {}
@@ -110,6 +128,6 @@ export async function answerList(ctx: Context, request: FastifyRequest, reply: F
     },
     error: null,
   }
-  if (!(envelope.objects instanceof RawJson) && !holdsRawJson(envelope.meta)) return envelope
-  return reply.type('application/json; charset=utf-8').send(stringifyWithRaw(envelope))
+  // JSON.stringify unless PostgreSQL wrote some of it already (the Fastify serializer of every route).
+  return envelope.objects instanceof RawJson || holdsRawJson(envelope.meta) ? stringifyWithRaw(envelope) : JSON.stringify(envelope)
 }

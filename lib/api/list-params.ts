@@ -1,30 +1,59 @@
-// Reserved list parameters (resource-api §9): pagination, ordering, projection and format.
+// Reserved list parameters (resource-api §9): pagination, ordering, projection and format. Declared once,
+// as LIST_PARAMS (lib/api/query.ts): `parseListParams` reads a request by it, and the OpenAPI document
+// shows it (`listParamsOf`, lib/api/openapi.ts).
+import type { Static } from 'typebox'
 import { badRequest, invalidValue } from '../core/errors.js'
-import { DEFAULT_LIMIT, MAX_LIMIT } from './crud.js'
+import { DEFAULT_LIMIT, LIST_PARAMS, MAX_LIMIT } from './query.js'
 import type { QueryParams } from './query-params.js'
 import type { Resource } from './resource.js'
 
-export const RESERVED = ['limit', 'offset', 'order_by', 'format', 'fields', 'shape', 'cascade'] as const
+type Format = Static<typeof LIST_PARAMS.format>
+type Shape = Static<typeof LIST_PARAMS.shape>
 
 export interface ListParams {
   limit: number
   offset: number
   order: Array<{ field: string; desc: boolean }>
   fields: string[]
-  format: 'json' | 'csv'
-  shape: 'long' | 'wide'
+  format: Format
+  shape: Shape
 }
 
-function nonNegativeInteger(query: QueryParams, name: string, fallback: number): number {
+/** The formats a resource's list answers in: a CSV export is a table's rows (model resources). */
+export const formatsOf = (resource: Resource): Format[] => (resource.kind === 'model' ? LIST_PARAMS.format.enum : ['json'])
+
+/** The shapes of its CSV export: wide is a pivot, made by a resource's `wide` hook. */
+const shapesOf = (resource: Resource): Shape[] => (resource.hooks.wide ? LIST_PARAMS.shape.enum : ['long'])
+
+/**
+ * The list parameters of `resource`'s list GET, as its OpenAPI description shows them: LIST_PARAMS with
+ * `format` and `shape` narrowed to what the resource answers (no `shape` where there is no choice).
+ */
+export function listParamsOf(resource: Resource) {
+  const { format, shape, ...always } = LIST_PARAMS
+  const shapes = shapesOf(resource)
+  return { ...always, format: { ...format, enum: formatsOf(resource) }, ...(shapes.length > 1 ? { shape: { ...shape, enum: shapes } } : {}) }
+}
+
+/** `limit` or `offset`: an integer of at least 0 (its schema's `minimum`), written in digits alone. */
+function integerParam(query: QueryParams, name: 'limit' | 'offset', fallback: number): number {
   const text = query.last(name)
   if (text === undefined || text === '') return fallback
   if (!/^\d+$/.test(text)) throw invalidValue(name, text, 'a non-negative integer')
   return Number(text)
 }
 
+/** The value of an enumerated parameter, or undefined when not given (empty means not given). */
+function enumParam<T extends string>(query: QueryParams, name: 'format' | 'shape', values: readonly T[], expected: string): T | undefined {
+  const text = query.last(name)
+  if (text === undefined || text === '') return undefined
+  if (!(values as readonly string[]).includes(text)) throw invalidValue(name, text, expected)
+  return text as T
+}
+
 /** `declared`: the resource's own parameters as the route's validator typed them (an optional field's switch among them). */
 export function parseListParams(resource: Resource, query: QueryParams, acceptsCsv: boolean, declared: Record<string, unknown> = {}): ListParams {
-  const offset = nonNegativeInteger(query, 'offset', 0)
+  const offset = integerParam(query, 'offset', 0)
 
   const order: ListParams['order'] = []
   const requested = query.list('order_by')
@@ -49,29 +78,20 @@ export function parseListParams(resource: Resource, query: QueryParams, acceptsC
     if (declared[param] === true && !fields.includes(field)) fields = [...fields, field]
   }
 
-  const formatText = query.last('format')
-  let format: ListParams['format'] = 'json'
-  if (formatText !== undefined && formatText !== '') {
-    if (formatText !== 'json' && formatText !== 'csv') throw invalidValue('format', formatText, 'json or csv')
-    format = formatText
-  } else if (acceptsCsv) format = 'csv'
-  if (format === 'csv' && resource.kind !== 'model') throw invalidValue('format', 'csv', 'json (csv is for model resources)')
+  const formats = LIST_PARAMS.format.enum
+  const format = enumParam(query, 'format', formats, formats.join(' or ')) ?? (acceptsCsv ? 'csv' : 'json')
+  if (!formatsOf(resource).includes(format)) throw invalidValue('format', format, 'json (csv is for model resources)')
 
   // CSV without a limit exports everything up to max_limit (ingestion §10.1).
-  let limit = nonNegativeInteger(query, 'limit', format === 'csv' ? MAX_LIMIT : DEFAULT_LIMIT)
+  let limit = integerParam(query, 'limit', format === 'csv' ? MAX_LIMIT : DEFAULT_LIMIT)
   if (limit === 0 || limit > MAX_LIMIT) limit = MAX_LIMIT
 
-  const shapeText = query.last('shape')
-  let shape: ListParams['shape'] = 'long'
-  if (shapeText !== undefined && shapeText !== '' && shapeText !== 'long') {
-    if (shapeText !== 'wide' || !resource.hooks.wide) throw invalidValue('shape', shapeText, 'long')
-    if (format !== 'csv') throw invalidValue('shape', shapeText, 'long (wide is a CSV export: add format=csv)')
-    shape = 'wide'
-  }
+  const shape = enumParam(query, 'shape', shapesOf(resource), 'long') ?? 'long'
+  if (shape === 'wide' && format !== 'csv') throw invalidValue('shape', shape, 'long (wide is a CSV export: add format=csv)')
   return { limit, offset, order, fields, format, shape }
 }
 
-/** `meta.next` / `meta.previous`: the same request with another offset (§9). */
+/** `meta.next` / `meta.previous`: the same request with another offset (resource-api §9). */
 export function pageLink(urlName: string, query: QueryParams, limit: number, offset: number): string {
   const rest = query.without('limit', 'offset').toString()
   return `/api/v1/${urlName}/?${rest ? `${rest}&` : ''}limit=${limit}&offset=${offset}`

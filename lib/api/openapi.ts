@@ -5,7 +5,8 @@ import { Type, type TSchema } from 'typebox'
 import { COLUMN, Timestamp, type ColumnKind } from '../../schemas/columns.js'
 import { resolveField } from './filters.js'
 import type { Resource } from './resource.js'
-import { helpOf, kindOf, WIRE_SCHEMA } from './query.js'
+import { aliasOf, helpOf, kindOf, WIRE_SCHEMA } from './query.js'
+import { listParamsOf } from './list-params.js'
 
 const KIND_SCHEMA: Record<ColumnKind, () => TSchema> = {
   integer: () => Type.Integer(),
@@ -41,7 +42,7 @@ export function objectSchema(resource: Resource, fields: string[], { results = t
       properties[name] = info ? { ...nullable(KIND_SCHEMA[info.kind]() as Record<string, unknown>), readOnly: true } : {}
     }
   }
-  if (results) for (const [name, kind] of Object.entries(resource.result_fields)) properties[name] = KIND_SCHEMA[kind]()
+  if (results) for (const [name, kind] of Object.entries(resource.result_fields)) properties[name] = resource.result_schemas[name] ?? KIND_SCHEMA[kind]()
   // Every field listed is in every object (null where it has no value); an optional one only when asked for.
   const required = Object.keys(properties)
   for (const [name, param] of optional ? Object.entries(resource.optional_fields) : []) {
@@ -58,6 +59,12 @@ export function objectSchema(resource: Resource, fields: string[], { results = t
 export function detailSchema(resource: Resource) {
   const derived = resource.query_fields.filter((f) => !(f in resource.columns) && !(f in resource.result_fields))
   return objectSchema(resource, [...new Set([...resource.detail_fields, ...derived])], { results: resource.kind !== 'model', optional: false })
+}
+
+/** A write's answer: the detail, and the fields the resource's writes add to it (`write_fields`, not always there). */
+export function writeAnswerSchema(resource: Resource) {
+  const detail = detailSchema(resource)
+  return { ...detail, properties: { ...detail.properties, ...resource.write_fields } }
 }
 
 interface BodySchema {
@@ -156,17 +163,12 @@ export function listSchema(resource: Resource) {
 }
 
 export function querystringSchema(resource: Resource) {
-  const properties: Record<string, unknown> = {
-    limit: { type: 'integer', minimum: 0, description: 'page size (default 1000, 0 = max 100000)' },
-    offset: { type: 'integer', minimum: 0, description: 'rows to skip' },
-    order_by: { type: 'string', description: 'field or -field, comma-separated' },
-    fields: { type: 'string', description: 'comma-separated projection' },
-    format: { type: 'string', enum: resource.kind === 'model' ? ['json', 'csv'] : ['json'] },
-    ...(resource.hooks.wide
-      ? { shape: { type: 'string', enum: ['long', 'wide'], description: 'with format=csv: long (default) or wide (one column per indicator)' } }
-      : {}),
+  const properties: Record<string, unknown> = { ...listParamsOf(resource) }
+  for (const [name, p] of Object.entries(resource.params)) {
+    properties[name] = { ...WIRE_SCHEMA[kindOf(p)], description: helpOf(p) }
+    const alias = aliasOf(p)
+    if (alias !== undefined) properties[alias] = { ...WIRE_SCHEMA[kindOf(p)], description: `alias of ${name}` }
   }
-  for (const [name, p] of Object.entries(resource.params)) properties[name] = { ...WIRE_SCHEMA[kindOf(p)], description: helpOf(p) }
   for (const name of resource.filtering) {
     if (name in properties) continue
     const kind = resolveField(resource, name)?.kind

@@ -93,22 +93,28 @@ export class ReadCache {
 
   /** The key of a list GET whose answer may be kept, else undefined. */
   keyOf(request: FastifyRequest, resource: Resource, urlName: string): string | undefined {
-    if (!this.#enabled) return undefined
-    const cacheable = resource.kind === 'model' ? !resource.volatile : resource.reads_only
     // A job request is answered 202 with a new job each time, never from memory.
-    if (!cacheable || prefersAsync(request)) return undefined
+    if (prefersAsync(request)) return undefined
     const accept = request.headers.accept ?? ''
     const format = accept.includes('text/csv') && !accept.includes('application/json') ? 'csv' : 'json'
-    return `${urlName}\n${scopeOf(request.user!, resource)}\n${format}\n${canonicalQuery(rawQueryOf(request))}`
+    return this.keyFor(request.user!, resource, urlName, format, rawQueryOf(request))
+  }
+
+  /** The key of `user`'s list read of `resource` in `format` (the Accept header's choice), else undefined. */
+  keyFor(user: AuthUser, resource: Resource, urlName: string, format: 'json' | 'csv', query: QueryParams): string | undefined {
+    if (!this.#enabled) return undefined
+    const cacheable = resource.kind === 'model' ? !resource.volatile : resource.reads_only
+    if (!cacheable) return undefined
+    return `${urlName}\n${scopeOf(user, resource)}\n${format}\n${canonicalQuery(query)}`
   }
 
   /**
    * The key of a read composed of other reads (a dashboard's data: `name`, its path), answered to
-   * whoever sees `resource`'s rows as this requester does; undefined when nothing is kept.
+   * whoever sees `resource`'s rows as `user` does; undefined when nothing is kept.
    */
-  keyOfComposed(request: FastifyRequest, name: string, resource: Resource): string | undefined {
+  keyOfComposed(user: AuthUser, name: string, resource: Resource, query: QueryParams): string | undefined {
     if (!this.#enabled) return undefined
-    return `${name}\n${scopeOf(request.user!, resource)}\njson\n${canonicalQuery(rawQueryOf(request))}`
+    return `${name}\n${scopeOf(user, resource)}\njson\n${canonicalQuery(query)}`
   }
 
   /**
@@ -117,17 +123,28 @@ export class ReadCache {
    */
   lookup(request: FastifyRequest, key: string): Representation | undefined {
     if (request.headers['cache-control']?.includes('no-cache')) return undefined
+    return this.get(key)
+  }
+
+  /** The kept answer of `key`, if any. */
+  get(key: string): Representation | undefined {
     return this.#cache.get(key)
   }
 
   /**
-   * A miss: `db` as the read should use it (its tables noted), and the answer stored when it leaves. A
+   * A miss: `db` as the read should use it (its tables noted), and the read to `store` once answered. A
    * read whose statements do not go through `db` (a composed read) names no table: any change drops it.
    */
-  begin(request: FastifyRequest, key: string, db: Kysely<DB>): Kysely<DB> {
+  start(key: string, db?: Kysely<DB>): { read: PendingRead; db?: Kysely<DB> } {
     const recorder = new TableRecorder(this.#knownTables)
-    this.#pending.set(request, { key, since: this.#cache.begin(), recorder })
-    return db.withPlugin(recorder)
+    return { read: { key, since: this.#cache.begin(), recorder }, db: db?.withPlugin(recorder) }
+  }
+
+  /** A miss answered through a reply: its answer is stored when it leaves (plugins/http-cache.ts). */
+  begin(request: FastifyRequest, key: string, db: Kysely<DB>): Kysely<DB> {
+    const started = this.start(key, db)
+    this.#pending.set(request, started.read)
+    return started.db!
   }
 
   /** The read this request is computing for the cache, if any. */

@@ -1,12 +1,20 @@
 // Where a GET reads: a replica when there are some, the primary otherwise, and the primary again when
 // the replica fails mid-read (docs/scaling.md); and whether a cache may keep what was read there.
-import type { FastifyReply } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { isReplicaFailure } from '../core/errors.js'
 import type { ReadReplicas } from '../data/replicas.js'
 import { meansPrimaryLost } from '../data/writable-host.js'
 import type { Resource } from './resource.js'
+
+/** What a read tells of where it went: a route's reply, or nothing (a read composed into another). */
+export interface ReadReply {
+  header(name: string, value: string): unknown
+  readonly sent: boolean
+}
+
+/** The reply of a read whose headers go nowhere. */
+export const UNSENT: ReadReply = { header: () => undefined, sent: false }
 
 /** A database to read from, and whether a cache may keep what is read there. */
 export interface ReadTarget {
@@ -31,7 +39,7 @@ export class ReadRouting {
    * or reads the primary; a list reads any replica in use, and is kept only when it was fresh. Says which
    * in `x-database` when replicas are in use.
    */
-  targetOf(resource: Resource, detail: boolean, reply: FastifyReply): ReadTarget {
+  targetOf(resource: Resource, detail: boolean, reply: ReadReply): ReadTarget {
     const replicas = this.replicas
     const target = resource.kind === 'model' && replicas ? (detail ? replicas.cacheableRead() : replicas.read()) : undefined
     if (target) reply.header('x-database', target.name)
@@ -44,7 +52,7 @@ export class ReadRouting {
    * recovery) and nothing was sent yet (the replica is left out from now on); the standby, when the
    * primary is lost; else undefined, and the error is the request's.
    */
-  failOver(target: ReadTarget, error: unknown, reply: FastifyReply): ReadTarget | undefined {
+  failOver(target: ReadTarget, error: unknown, reply: ReadReply): ReadTarget | undefined {
     if (reply.sent) return undefined
     if (target.replica === undefined && this.standby && meansPrimaryLost(error)) {
       // No primary (a failover): the standby answers, and what it answers is not kept.

@@ -79,6 +79,9 @@ export const sizeOf = (representation: Representation) =>
 
 const etagOf = (tag: string, encoding?: Encoding) => (encoding ? `"${tag}-${encoding}"` : `"${tag}"`)
 
+/** The ETag a GET of `body`'s bytes carries unencoded (a conditional write compares with it, lib/api/preconditions.ts). */
+export const tagOfBody = (body: string) => etagOf(hashOf(body))
+
 /** If-None-Match (weak comparison, RFC 9110 §13.1.2): whether the client holds `etag` already. */
 function held(request: FastifyRequest, etag: string): boolean {
   const header = request.headers['if-none-match']

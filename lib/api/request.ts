@@ -38,10 +38,17 @@ interface MultipartPart {
   fieldname: string
   filename?: string
   value?: unknown
-  _buf?: Buffer
+  /** Where the part's bytes were written as they arrived (plugins/dispatcher.ts, lib/ingest/spool.ts). */
+  spooled?: { path: string; size: number }
 }
 
-/** A multipart body as a plain object: text fields by value, file parts as {filename, data}. */
+/** The spool files of a multipart body's file parts (removed after the answer, when still there). */
+export function spooledFiles(body: unknown): string[] {
+  const parts = Object.values((body ?? {}) as Record<string, MultipartPart | MultipartPart[]>).flat()
+  return parts.flatMap((part) => (part?.type === 'file' && part.spooled ? [part.spooled.path] : []))
+}
+
+/** A multipart body as a plain object: text fields by value, file parts as {filename, path, size}. */
 export function multipartBody(resource: Resource, request: FastifyRequest): Row | undefined {
   if (!(request.headers['content-type'] ?? '').startsWith('multipart/form-data')) return undefined
   if (!resource.multipart) {
@@ -53,16 +60,16 @@ export function multipartBody(resource: Resource, request: FastifyRequest): Row 
     const files = parts.filter((p) => p.type === 'file')
     if (files.length > 1) throw validationError(name, 'only one file part is allowed')
     const part = parts[parts.length - 1]
-    body[name] = part.type === 'file' ? { filename: part.filename, data: part._buf ?? Buffer.alloc(0) } : part.value
+    body[name] = part.type === 'file' ? { filename: part.filename, ...part.spooled } : part.value
   }
   return body
 }
 
 /** `<pk>` on detail URLs: an integer, else 400; outside int32 it cannot exist (404). */
-export function parsePk(ctx: Context, text: string): number {
+export function parsePk(urlName: string, text: string): number {
   if (!/^-?\d+$/.test(text)) throw badRequest('INVALID_ID', `Invalid id : ${text}`)
   const id = Number(text)
-  if (!isInt32(id)) throw notFound(ctx.urlName, text)
+  if (!isInt32(id)) throw notFound(urlName, text)
   return id
 }
 

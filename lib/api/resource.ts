@@ -2,13 +2,13 @@
 // `defineResource` derives the rest (columns, relations, filterable fields and their lookups) from the
 // table's TypeBox schema, so the dispatcher, /schema and OpenAPI all read the same facts.
 import type { RawJson } from '../core/raw-json.js'
-import type { TObject } from 'typebox'
+import type { TObject, TSchema } from 'typebox'
 import type { Kysely, RawBuilder, SelectQueryBuilder, Transaction } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { columnsOf, tableMeta, type ColumnKind, type ColumnMeta } from '../../schemas/columns.js'
 import type { Config } from '../core/config.js'
 import type { QueryParams } from './query-params.js'
-import { queryReader, type QuerySchema } from './query.js'
+import { isRequired, joinParams, namesOf, queryReader, RESERVED, type QueryOf, type QuerySchema } from './query.js'
 import type { AuthUser } from '../data/auth.js'
 import type { Writers } from '../engine/access.js'
 import type { JobKindSpec, JobQueue } from '../data/job-queue.js'
@@ -24,17 +24,21 @@ export interface Relation {
   table: string
 }
 
-/** What a hook sees: the database (a transaction for writes), the requester and the request's query. */
-export interface Context {
+/**
+ * What a hook sees: the database (a transaction for writes), the requester and the request's query.
+ * `P`: the parameters the resource declares, which type `params`; the dispatcher's own code, which
+ * serves every resource, sees them untyped.
+ */
+export interface Context<P extends QuerySchema = QuerySchema> {
   db: Kysely<DB> | Transaction<DB>
   user: AuthUser
   /** The raw query string, in order: filters, `get_params`, page links. */
   query: QueryParams
   /**
    * The resource's declared parameters, typed (lib/api/query.ts), as the list route's validator read
-   * them (a job's, from its parameters); empty for other requests. A hook reads it as `QueryOf<its schema>`.
+   * them (a job's, from its parameters); empty for other requests.
    */
-  params: Record<string, unknown>
+  params: QueryOf<P>
   config: Config
   resource: Resource
   /** Resource name as spelled in the URL (canonical or alias). */
@@ -84,19 +88,24 @@ export interface WideExport {
  */
 export type Meta = Row | (() => Promise<Row>)
 
-/** What a declaration changes of the generic behaviour: each hook replaces a step or wraps it (adds to it). */
-export interface Hooks {
+/**
+ * What a declaration changes of the generic behaviour: each hook replaces a step or wraps it (adds to it).
+ * `P`: the resource's declared parameters, as `ctx.params` holds them in the hooks of a list read (`list`,
+ * `wide`, `csv`); a write, a detail or a delete reads none (its `ctx.params` is empty).
+ */
+export interface Hooks<P extends QuerySchema = QuerySchema> {
   /** Wraps the list read: adds the resource's own parameters to the query; may return meta extras (see `Meta`). */
-  list?: (ctx: Context, query: ListQuery) => Promise<{ query: ListQuery; meta?: Meta }>
+  list?: (ctx: Context<P>, query: ListQuery) => Promise<{ query: ListQuery; meta?: Meta }>
   /** Replaces the wide export's query: `?format=csv&shape=wide` (datapoint resources), the pivot of the long rows. */
-  wide?: (ctx: Context, filtered: ListQuery) => Promise<WideExport>
+  wide?: (ctx: Context<P>, filtered: ListQuery) => Promise<WideExport>
   /**
    * Replaces the generic INSERT (e.g. document upload); returns the new row's id, or the id and fields
    * the 201 answer carries once and no read ever shows again (a new API key).
    */
   create?: (ctx: Context, body: Row, encoding: BodyEncoding) => Promise<number | { id: number; once: Row }>
-  /** Replaces the generic UPDATE (writes that land in another table, e.g. data entry). */
-  update?: (ctx: Context, existing: Row, body: Row, encoding: BodyEncoding) => Promise<void>
+  /** Replaces the generic UPDATE (writes that land in another table, e.g. data entry); may return fields the answer carries once. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: an update with nothing to add returns nothing
+  update?: (ctx: Context, existing: Row, body: Row, encoding: BodyEncoding) => Promise<Row | void>
   /** Replaces the generic DELETE of one row (after the 404 and permission checks). */
   remove?: (ctx: Context, existing: Row) => Promise<void>
   /** Wraps INSERT/UPDATE: checks and completes values before them; `existing` is the row being updated. */
@@ -111,12 +120,13 @@ export interface Hooks {
   /** Wraps the detail read: extras of the representation. */
   detail?: (ctx: Context, row: Row) => Promise<Row>
   /** Replaces the long CSV export (e.g. the raw file of a document's submissions). */
-  csv?: (ctx: Context) => Promise<{ header: string[]; rows: unknown[][] }>
+  csv?: (ctx: Context<P>) => Promise<{ header: string[]; rows: unknown[][] }>
   /** Wraps DELETE: side effects after rows of this resource's table were deleted, directly or by a cascade. */
   afterDelete?: (ctx: Context, rows: Row[]) => Promise<void>
 }
 
-export interface ResourceDeclaration {
+/** A resource's declaration; `P`, its own query parameters (`params`), types what its hooks, modes and action see. */
+export interface ResourceDeclaration<P extends QuerySchema = QuerySchema> {
   name: string
   aliases?: string[]
   kind?: 'model' | 'non_model'
@@ -126,12 +136,16 @@ export interface ResourceDeclaration {
   query_fields?: string[]
   /** Filterable fields. Default: query_fields minus JSON columns and synthetic fields. */
   filtering?: string[]
+  /**
+   * What a list cannot do without besides its required declared parameters (`Param.x(help, { required:
+   * true })`): filters, and the declared parameters a lookup by id stands in for (`required_unless_id`).
+   */
   GET_params_required?: string[]
   /** A lookup by `id` or `id__in` stands in for GET_params_required (the original client reads single rows so). */
   required_unless_id?: boolean
   required_fields_for_post?: string[]
   /** The resource's own query parameters, each a `Param` (lib/api/query.ts). */
-  params?: QuerySchema
+  params?: P
   ordering?: string[]
   methods?: { list: Method[]; detail: Method[] }
   /** Who may POST and PATCH, or run the action (lib/engine/access.ts). Default: metadata editors for models, every user for actions. */
@@ -164,24 +178,34 @@ export interface ResourceDeclaration {
   writable?: string[]
   /** Body fields that are no column and never read back (a user's password): each turned into column values. */
   write_only?: Record<string, WriteOnly>
-  hooks?: Hooks
+  hooks?: Hooks<NoInfer<P>>
   /** Request body limit of POST/PATCH on this resource, when it differs from BODY_LIMIT_BYTES. */
   body_limit?: (config: Config) => number
   /** Accepts multipart/form-data bodies (uploads). */
   multipart?: boolean
   /** Non-model resources: run the action, return the result set. */
-  action?: (ctx: Context) => Promise<Row[]>
+  action?: (ctx: Context<NoInfer<P>>) => Promise<Row[]>
   /** Rows change without a notification (a job's state): details and lists are read afresh, never cached. */
   volatile?: boolean
+  /**
+   * POST and PATCH take an Idempotency-Key (a repeat answers the first answer, writing nothing) and PATCH
+   * an If-Match with the row's ETag (412 when it changed); their answers carry the row's ETag
+   * (docs/decisions.md, "Retried writes").
+   */
+  retryable_writes?: boolean
   /** Non-model resources whose action only reads (all_meta): its answers are cached like a list's. */
   reads_only?: boolean
   /** Non-model resources: the fields of the returned objects (for /schema). */
   result_fields?: Record<string, ColumnKind>
+  /** OpenAPI: the JSON schemas of result fields whose kind says too little (an object's `json`). */
+  result_schemas?: Record<string, Record<string, unknown>>
+  /** OpenAPI: fields the answer of a POST or PATCH adds to the row (checks the write ran), by name. */
+  write_fields?: Record<string, Record<string, unknown>>
   /**
    * The list's read modes besides the plain one (grouped dates, ColumnChart), each one object: the
    * first whose `when` holds reads the page and, in a wide export, the pivot.
    */
-  modes?: ReadMode[]
+  modes?: Array<ReadMode<NoInfer<P>>>
   /** Non-model resources whose objects are another resource's detail (the pipeline's document). */
   result_of?: Resource
   /** OpenAPI: the list envelope's `meta` fields the resource adds (JSON schemas by name). */
@@ -195,18 +219,21 @@ export interface WriteOnly {
   columns: (value: unknown) => Promise<Row>
 }
 
-/** A read mode of a list: when it applies, what it reads, its objects' shape and its wide export. */
-export interface ReadMode {
+/**
+ * A read mode of a list: when it applies, what it reads, its objects' shape and its wide export. `P`:
+ * the parameters its functions read, the resource's and its own.
+ */
+export interface ReadMode<P extends QuerySchema = QuerySchema> {
   /** Whether the request asks for this mode. */
-  when: (ctx: Context) => boolean
+  when: (ctx: Context<P>) => boolean
   /** Parameters only this mode reads (validated and documented with the resource's). */
   params?: QuerySchema
   /** OpenAPI: its objects' shape when not the resource's row; the document says each object is the row or one of these. */
   rowSchema?: Record<string, unknown>
   /** Replaces the list read: this mode's page. `filtered` is the table as `t` with the generic filters and the requester's locations applied. */
-  read: (ctx: Context, page: ListPage, filtered: ListQuery) => Promise<ListResult>
+  read: (ctx: Context<P>, page: ListPage, filtered: ListQuery) => Promise<ListResult>
   /** Replaces the wide export's query in this mode (else the resource's `wide` hook). */
-  wide?: (ctx: Context, filtered: ListQuery) => Promise<WideExport>
+  wide?: (ctx: Context<P>, filtered: ListQuery) => Promise<WideExport>
 }
 
 export interface Synthetic {
@@ -245,9 +272,15 @@ export interface Resource
       | 'modes'
       | 'meta_fields'
       | 'result_of'
+      | 'result_schemas'
+      | 'write_fields'
     >
   > {
   result_of?: Resource
+  result_schemas: Record<string, Record<string, unknown>>
+  write_fields: Record<string, Record<string, unknown>>
+  /** Every name its declared parameters are read under (their own and their aliases), to the parameter's own. */
+  param_names: Map<string, string>
   /** Reads the declared parameters of a list request (compiled once, from `params`), or throws its 400. */
   readQuery: (raw: QueryParams) => Record<string, unknown>
   /** Whether a list GET has parameters to read (declared or required): else its route takes no validation step. */
@@ -284,16 +317,57 @@ export function relationsOf(columns: Record<string, ColumnMeta>): Record<string,
   return relations
 }
 
-export function defineResource(decl: ResourceDeclaration): Resource {
+/**
+ * The resource's parameters and its modes' own, each declared once, none a reserved list parameter
+ * (`LIST_PARAMS`), which every list declares: else the declaration is refused, at start.
+ */
+function declaredParams(decl: ResourceDeclaration): QuerySchema {
+  try {
+    const params = joinParams(decl.params ?? {}, ...(decl.modes ?? []).map((mode) => mode.params ?? {}))
+    const reserved = [...namesOf(params).keys()].find((name) => RESERVED.includes(name))
+    if (reserved) throw new Error(`query parameter ${reserved} is declared twice (it is a reserved list parameter)`)
+    return params
+  } catch (error) {
+    throw new Error(`${decl.name}: ${(error as Error).message}`)
+  }
+}
+
+/**
+ * What a list requires: its required declared parameters, then GET_params_required. A name in both is
+ * said twice; a required declared parameter where a lookup by id stands in would be typed as always
+ * there and be absent: either is refused, at start.
+ */
+function requiredParams(decl: ResourceDeclaration, params: QuerySchema, unlessId: boolean): string[] {
+  const declared = Object.keys(params).filter((name) => isRequired(params[name]))
+  const listed = decl.GET_params_required ?? []
+  const twice = listed.find((name) => declared.includes(name))
+  if (twice) throw new Error(`${decl.name}: ${twice} is declared required and listed in GET_params_required`)
+  if (declared.length && unlessId) {
+    throw new Error(`${decl.name}: with required_unless_id, list ${declared.join(', ')} in GET_params_required, not as required parameters`)
+  }
+  return [...declared, ...listed]
+}
+
+/** A declaration without `params`: its hooks read no parameter. */
+type NoParams = Record<never, TSchema>
+
+/**
+ * The declaration normalised. `P` is inferred from `params`: hooks, modes and the action read
+ * `ctx.params` as `QueryOf<P>` (a mode's own parameters in its own `P`), no cast.
+ */
+export function defineResource<P extends QuerySchema = NoParams>(declaration: ResourceDeclaration<P>): Resource {
+  // The dispatcher serves every resource alike, with `params` as `readQuery` read them from `P` (and the
+  // modes' own): the hooks typed by `P` get exactly that, so the declaration is held untyped from here.
+  const decl = declaration as unknown as ResourceDeclaration
   const kind = decl.kind ?? (decl.schema ? 'model' : 'non_model')
   const columns = decl.schema ? columnsOf(decl.schema) : {}
   const synthetic = decl.synthetic ?? {}
   const query_fields = decl.query_fields ?? Object.keys(columns)
   const filtering = decl.filtering ?? query_fields.filter((f) => !(f in synthetic) && columns[f]?.kind !== 'json')
   const shown = [...query_fields, ...(decl.detail_fields ?? Object.keys(columns)), ...(decl.ordering ?? []).map((f) => f.replace(/^-/, ''))]
-  const params: QuerySchema = Object.assign({}, decl.params, ...(decl.modes ?? []).map((mode) => mode.params))
-  const GET_params_required = decl.GET_params_required ?? []
+  const params = declaredParams(decl)
   const required_unless_id = decl.required_unless_id ?? false
+  const GET_params_required = requiredParams(decl, params, required_unless_id)
   const secret = shown.find((f) => columns[f]?.secret)
   // A column derived from a secret is never shown or ordered by (an order reveals it too).
   if (secret) throw new Error(`${decl.name}: the secret column ${secret} must not be shown or ordered by`)
@@ -309,6 +383,7 @@ export function defineResource(decl: ResourceDeclaration): Resource {
     required_unless_id,
     required_fields_for_post: decl.required_fields_for_post ?? [],
     params,
+    param_names: namesOf(params),
     readQuery: queryReader(params, { names: GET_params_required, unlessId: required_unless_id }),
     declares_query: Object.keys(params).length > 0 || GET_params_required.length > 0,
     ordering: decl.ordering ?? ['id'],
@@ -329,8 +404,11 @@ export function defineResource(decl: ResourceDeclaration): Resource {
     hooks: decl.hooks ?? {},
     action: decl.action,
     volatile: decl.volatile ?? false,
+    retryable_writes: decl.retryable_writes ?? false,
     reads_only: decl.reads_only ?? false,
     result_fields: decl.result_fields ?? {},
+    result_schemas: decl.result_schemas ?? {},
+    write_fields: decl.write_fields ?? {},
     modes: decl.modes ?? [],
     row_modes: (decl.modes ?? []).flatMap((mode) => (mode.rowSchema ? [mode.rowSchema] : [])),
     result_of: decl.result_of,
@@ -347,8 +425,12 @@ export function defineResource(decl: ResourceDeclaration): Resource {
  * internal job is one more declaration.
  */
 export interface JobDeclaration extends JobKindSpec {
-  /** Checks a request as the synchronous call would (404, 403) and returns the job's parameters. */
-  check: (ctx: Context) => Promise<Record<string, number>>
+  /**
+   * Checks a request as the synchronous call would (404, 403) and returns the job's parameters. A
+   * method, so that a check may take the Context its resource's parameters type: the dispatcher calls
+   * it with that resource's list request.
+   */
+  check(ctx: Context): Promise<Record<string, number>>
   /** Runs the job with its requester's rights in its transaction (`ctx.query` holds its parameters); returns its result. */
   run: (ctx: Context) => Promise<unknown>
 }

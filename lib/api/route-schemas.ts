@@ -1,10 +1,11 @@
 // The OpenAPI description of each dispatched route (its operationId, parameters, bodies and every
 // answer it can give), built from the declarations. A list GET's declared parameters are validated by
 // Fastify (queryValidation); everything else the handlers check themselves.
-import { API_SECURITY, bodyContent, detailSchema, errorSchema, listSchema, querystringSchema } from './openapi.js'
+import { API_SECURITY, bodyContent, detailSchema, errorSchema, listSchema, querystringSchema, writeAnswerSchema } from './openapi.js'
 import type { FastifyRequest } from 'fastify'
 import { ApiError } from '../core/errors.js'
 import type { QueryParams } from './query-params.js'
+import { helpOf, kindOf, queryReader, type QuerySchema, WIRE_SCHEMA } from './query.js'
 import { rawQueryOf } from './request.js'
 import type { Method, Resource } from './resource.js'
 
@@ -21,29 +22,47 @@ export const documentOnly = {
 }
 
 /**
- * Route options of a list GET: Fastify reads the resource's declared parameters before the handler runs
- * (lib/api/query.ts), from the raw query in order (repeated names kept), after the caller's access is
- * checked (a 403 comes before a 400, as on every other route). The handler finds them typed in
- * `request.query`; a client's mistake leaves as its 400.
+ * Route options of a GET whose query `read` reads before the handler runs, from the raw query in order
+ * (repeated names kept), after `before` (the caller's access: a 403 comes before a 400, as on every
+ * other route). The handler finds the parameters typed in `request.query`; a client's mistake leaves
+ * as its 400.
  */
-export function queryValidation(resource: Resource, assertMayRead: (request: FastifyRequest) => void) {
+export function queryValidation(read: (raw: QueryParams) => unknown, before?: (request: FastifyRequest) => void) {
+  return partValidation(
+    'querystring',
+    (raw) => read(raw as QueryParams),
+    (request) => {
+      before?.(request)
+      request.query = rawQueryOf(request)
+    },
+  )
+}
+
+/**
+ * Route options of a route whose body `read` reads before the handler runs (after `before`: a check
+ * that answers first, as a request's origin). The handler finds the body typed; a client's mistake
+ * leaves as its 400.
+ */
+export const bodyValidation = (read: (body: unknown) => unknown, before?: (request: FastifyRequest) => void) => partValidation('body', read, before)
+
+/** Route options that read one part of a request by `read`, after `before`; the other parts are the handlers'. */
+function partValidation(part: 'querystring' | 'body', read: (value: unknown) => unknown, before?: (request: FastifyRequest) => void) {
   return {
     ...documentOnly,
     // A callback, not an async function: this runs on every list GET, cached answers included.
     preValidation: (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
       try {
-        assertMayRead(request)
-        request.query = rawQueryOf(request)
+        before?.(request)
       } catch (error) {
         return done(error as Error)
       }
       done()
     },
     validatorCompiler: ({ httpPart }: { httpPart?: string }) =>
-      httpPart === 'querystring'
+      httpPart === part
         ? (raw: unknown) => {
             try {
-              return { value: resource.readQuery(raw as QueryParams) }
+              return { value: read(raw) }
             } catch (error) {
               if (error instanceof ApiError) return { error }
               throw error
@@ -51,6 +70,21 @@ export function queryValidation(resource: Resource, assertMayRead: (request: Fas
           }
         : (data: unknown) => ({ value: data }),
   }
+}
+
+/** OpenAPI's description of declared query parameters. */
+export const querystringOf = (params: QuerySchema) => ({
+  type: 'object',
+  properties: Object.fromEntries(Object.entries(params).map(([name, schema]) => [name, { ...WIRE_SCHEMA[kindOf(schema)], description: helpOf(schema) }])),
+})
+
+/**
+ * A hand-written GET's query, declared once as `params` (each a `Param`, lib/api/query.ts): its OpenAPI
+ * description, and the route options that read it before the handler, typed as `QueryOf<typeof params>`,
+ * as a resource's declared parameters are.
+ */
+export function routeQuery<P extends QuerySchema>(params: P) {
+  return { querystring: querystringOf(params), validation: queryValidation(queryReader(params, { names: [], unlessId: false })) }
 }
 
 /** `transform_upload` → `TransformUpload`: the resource's part of an operationId. */
@@ -73,9 +107,42 @@ function errorResponses(resource: Resource, method: Method) {
     503: errorSchema,
   }
   if (method !== 'GET') Object.assign(errors, { 409: errorSchema, 413: errorSchema, 415: errorSchema })
-  // Uploads refuse files they cannot read; the pipeline's actions the documents they cannot process.
+  // Uploads refuse files they cannot read; the pipeline's actions the documents they cannot process;
+  // writes that report checks, values a block rule refuses (docs/decisions.md, "Validation rules").
   if (resource.multipart || resource.kind === 'non_model') errors[422] = errorSchema
+  if (method !== 'GET' && Object.keys(resource.write_fields).length) errors[422] = errorSchema
   return errors
+}
+
+/** Retried and conditional writes (docs/decisions.md, "Retried writes"): the request headers, by method. */
+const IDEMPOTENCY_KEY = {
+  type: 'string',
+  description:
+    'A key of the client\'s choosing (a quoted string, e.g. `"8e03978e-40d5-43e8"`): a repeat with the same key and body answers the first answer, with its status, and writes nothing again; the same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`. Kept 24 hours per user; a refused write keeps nothing',
+}
+const IF_MATCH = {
+  type: 'string',
+  description: "The ETag of the row as read (its detail GET, or a write's answer): 412 with the current row when it changed since",
+}
+const ETAG = { etag: { type: 'string', description: "The row's entity tag, for If-Match" } }
+
+/** The headers and extra answers of a retryable write, or of a GET of its row. */
+function retryable(resource: Resource, method: Method, answer: number, response: Record<number, unknown>) {
+  if (!resource.retryable_writes) return {}
+  const withTag = { ...(response[answer] as Record<string, unknown>), headers: ETAG }
+  if (method === 'GET') return { response: { ...response, [answer]: withTag } }
+  const properties = method === 'PATCH' ? { 'idempotency-key': IDEMPOTENCY_KEY, 'if-match': IF_MATCH } : { 'idempotency-key': IDEMPOTENCY_KEY }
+  const failed =
+    method === 'PATCH'
+      ? {
+          412: {
+            description: 'If-Match named another version: `details.current` is the row now, with its ETag',
+            headers: ETAG,
+            content: { 'application/json': { schema: errorSchema } },
+          },
+        }
+      : {}
+  return { headers: { type: 'object', properties }, response: { ...response, [answer]: withTag, ...failed, 422: errorSchema } }
 }
 
 /**
@@ -134,7 +201,7 @@ export function routeSchema(resource: Resource, kind: UrlKind, method: Method, h
         ? {
             200: {
               description: 'The legacy update: the body named an existing row by `id`',
-              content: { 'application/json': { schema: detailSchema(resource) } },
+              content: { 'application/json': { schema: writeAnswerSchema(resource) } },
             },
           }
         : {}
@@ -143,7 +210,8 @@ export function routeSchema(resource: Resource, kind: UrlKind, method: Method, h
         operationId: `create${name}`,
         summary: `Create ${resource.name}${update[200] ? ' (or update the row named by id)' : ''}`,
         body: bodyContent(resource, true),
-        response: { ...update, 201: detailSchema(resource), ...errors },
+        response: { ...update, 201: writeAnswerSchema(resource), ...errors },
+        ...retryable(resource, method, 201, { ...update, 201: writeAnswerSchema(resource), ...errors }),
       }
     }
     const by = ['id', ...resource.list_delete_by]
@@ -156,8 +224,10 @@ export function routeSchema(resource: Resource, kind: UrlKind, method: Method, h
     }
   }
   const params = { type: 'object', properties: { id: { type: 'integer' } } }
-  if (method === 'GET')
-    return { ...base, operationId: `get${name}`, summary: `Read one ${resource.name}`, params, response: { 200: detailSchema(resource), ...errors } }
+  if (method === 'GET') {
+    const response = { 200: detailSchema(resource), ...errors }
+    return { ...base, operationId: `get${name}`, summary: `Read one ${resource.name}`, params, response, ...retryable(resource, method, 200, response) }
+  }
   if (method === 'PATCH')
     return {
       ...base,
@@ -165,7 +235,8 @@ export function routeSchema(resource: Resource, kind: UrlKind, method: Method, h
       summary: `Update one ${resource.name}`,
       params,
       body: bodyContent(resource, false),
-      response: { 200: detailSchema(resource), ...errors },
+      response: { 200: writeAnswerSchema(resource), ...errors },
+      ...retryable(resource, method, 200, { 200: writeAnswerSchema(resource), ...errors }),
     }
   return {
     ...base,

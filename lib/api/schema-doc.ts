@@ -1,10 +1,10 @@
 // `GET /api/v1/<r>/schema/` (resource-api §12): the declaration and the table schema, described.
 import type { ColumnKind, ColumnMeta } from '../../schemas/columns.js'
-import { DEFAULT_LIMIT, MAX_LIMIT } from './crud.js'
+import { formatsOf } from './list-params.js'
 import { LOOKUPS_BY_KIND } from './filters.js'
 import { resolveField } from './filters.js'
 import type { Resource } from './resource.js'
-import { helpOf, kindOf, SCHEMA_DOC_TYPE } from './query.js'
+import { aliasOf, DEFAULT_LIMIT, helpOf, kindOf, MAX_LIMIT, SCHEMA_DOC_TYPE } from './query.js'
 
 const HELP: Record<ColumnKind, string> = {
   integer: 'Integer data. Ex: 2673',
@@ -76,7 +76,7 @@ export function describeResource(resource: Resource, resourceOfTable: (table: st
     allowed_list_http_methods: resource.methods.list.map((m) => m.toLowerCase()),
     allowed_detail_http_methods: resource.methods.detail.map((m) => m.toLowerCase()),
     default_format: 'application/json',
-    formats: resource.kind === 'model' ? ['json', 'csv'] : ['json'],
+    formats: formatsOf(resource),
     default_limit: DEFAULT_LIMIT,
     max_limit: MAX_LIMIT,
     ordering: resource.kind === 'model' ? ordering : [],
@@ -84,11 +84,18 @@ export function describeResource(resource: Resource, resourceOfTable: (table: st
     required_fields_for_post: resource.required_fields_for_post,
     query_fields: resource.query_fields,
     filtering,
+    // An alias is listed beside its parameter, said to be one.
     params: Object.fromEntries(
-      Object.entries(resource.params).map(([name, p]) => [
-        name,
-        { type: SCHEMA_DOC_TYPE[kindOf(p)], required: resource.GET_params_required.includes(name), help: helpOf(p) },
-      ]),
+      Object.entries(resource.params).flatMap(([name, p]) => {
+        const entry = { type: SCHEMA_DOC_TYPE[kindOf(p)], required: resource.GET_params_required.includes(name), help: helpOf(p) }
+        const alias = aliasOf(p)
+        return alias === undefined
+          ? [[name, entry]]
+          : [
+              [name, entry],
+              [alias, { ...entry, required: false, help: `alias of ${name}` }],
+            ]
+      }),
     ),
     list_delete_by: resource.list_delete_by,
     fields,

@@ -13,6 +13,7 @@
 // Counts are kept under digests, never the raw username, in stores whose size is bounded.
 import { createHash } from 'node:crypto'
 import { isIPv6 } from 'node:net'
+import pLimit, { type LimitFunction } from 'p-limit'
 import { ApiError } from '../core/errors.js'
 
 interface Count {
@@ -92,29 +93,21 @@ export const PASSWORD_BODY_LIMIT = 8 * 1024
 
 /** At most `concurrency` runs at a time, `maxWaiting` more queued; beyond that, 429 at once. */
 export class HashGate {
-  private running = 0
-  private readonly waiting: Array<() => void> = []
+  // p-limit runs and queues; its queue has no bound, so the bound (and the 429 past it) is ours.
+  readonly #limit: LimitFunction
+  readonly #capacity: number
 
-  constructor(
-    private readonly concurrency: number,
-    private readonly maxWaiting: number,
-  ) {}
+  constructor(concurrency: number, maxWaiting: number) {
+    this.#limit = pLimit(concurrency)
+    this.#capacity = concurrency + maxWaiting
+  }
 
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.running >= this.concurrency) {
-      if (this.waiting.length >= this.maxWaiting) {
-        throw new ApiError(429, 'SIGN_IN_BUSY', 'Too many sign-ins at this moment; retry in 1 s', undefined, { 'retry-after': '1' })
-      }
-      await new Promise<void>((resolve) => this.waiting.push(resolve))
-    } else this.running++
-    try {
-      return await work()
-    } finally {
-      // The next waiter inherits this slot.
-      const next = this.waiting.shift()
-      if (next) next()
-      else this.running--
+  run<T>(work: () => Promise<T>): Promise<T> {
+    // Both counts move synchronously when a run is queued, so concurrent callers cannot overrun the bound.
+    if (this.#limit.activeCount + this.#limit.pendingCount >= this.#capacity) {
+      return Promise.reject(new ApiError(429, 'SIGN_IN_BUSY', 'Too many sign-ins at this moment; retry in 1 s', undefined, { 'retry-after': '1' }))
     }
+    return this.#limit(work)
   }
 }
 

@@ -24,9 +24,8 @@ export class Transactions {
 
   /** Runs `work` in one transaction, recorded as the requester's (datapoint_history); then makes it seen. */
   async run<T>(ctx: Context, work: (ctx: Context) => Promise<T>): Promise<T> {
-    const result = await attributedTransaction(this.database.db, { via: 'api', userId: ctx.user.id, requestId: ctx.requestId }, (trx) =>
-      work({ ...ctx, db: trx }),
-    )
+    const attribution = { via: 'api' as const, userId: ctx.user.id, requestId: ctx.requestId, lockTimeoutMs: this.database.lockTimeoutMs }
+    const result = await attributedTransaction(this.database.db, attribution, (trx) => work({ ...ctx, db: trx }))
     // A write may change who a key authenticates as: the caches go before the response leaves.
     for (const cache of this.caches) cache.drop()
     // Read-your-writes through any process: the answer leaves once every other server has dropped what

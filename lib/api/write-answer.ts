@@ -9,6 +9,8 @@ import { createRow, deleteRow, deleteWhere, updateRow } from './crud.js'
 import { encodingOf, multipartBody, parseCascade, parsePk } from './request.js'
 import type { Context, Row } from './resource.js'
 import type { Transactions } from './transactions.js'
+import { idempotencyKeyOf, once, type WriteOutcome } from './idempotency.js'
+import { assertIfMatch, etagOfRow } from './preconditions.js'
 
 /** What a write uses: the transactions service, and what the declarations do after a delete. */
 export interface WriteDoors {
@@ -17,7 +19,8 @@ export interface WriteDoors {
   afterDelete(ctx: Context): (table: string, rows: Row[]) => Promise<void>
 }
 
-async function post(ctx: Context, request: FastifyRequest, reply: FastifyReply, doors: WriteDoors) {
+/** A POST's outcome: 201 with the created row at its Location, or 200 for the legacy update. */
+async function post(ctx: Context, request: FastifyRequest): Promise<Outcome> {
   const body = multipartBody(ctx.resource, request) ?? ensureObject(request.body)
   const encoding = encodingOf(request)
   const legacyId = body.id
@@ -26,17 +29,46 @@ async function post(ctx: Context, request: FastifyRequest, reply: FastifyReply, 
     const pk = parseInteger(String(legacyId))
     if (pk === undefined) throw invalidValue('id', legacyId, 'integer')
     if (!isInt32(pk)) throw notFound(ctx.urlName, legacyId)
-    return doors.transactions.run(ctx, (c) => updateRow(c, pk, { ...body, id: undefined }, encoding))
+    return patch(ctx, request, pk, { ...body, id: undefined })
   }
-  const created = await doors.transactions.run(ctx, (c) => createRow(c, { ...body, id: undefined }, encoding))
-  return reply.code(201).header('location', `/api/v1/${ctx.urlName}/${created.id}/`).send(created)
+  const created = await createRow(ctx, { ...body, id: undefined }, encoding)
+  return { status: 201, headers: { location: `/api/v1/${ctx.urlName}/${created.id}/` }, row: created }
+}
+
+/** A PATCH's outcome (or the legacy POST's): 200 with the row, once its If-Match holds where the resource takes one. */
+async function patch(ctx: Context, request: FastifyRequest, id: number, body: Row): Promise<Outcome> {
+  if (ctx.resource.retryable_writes) await assertIfMatch(ctx, request, id)
+  return { status: 200, headers: {}, row: await updateRow(ctx, id, body, encodingOf(request)) }
+}
+
+/** What a POST or PATCH answers: its status, headers and row. */
+interface Outcome {
+  status: number
+  headers: Record<string, string>
+  row: Row
+}
+
+/**
+ * A write of a resource that takes retries (docs/decisions.md, "Retried writes"): the answer carries
+ * the row's ETag, and with an Idempotency-Key it is kept and given again to a repeat.
+ */
+async function retryable(ctx: Context, request: FastifyRequest, reply: FastifyReply, doors: WriteDoors, write: (c: Context) => Promise<Outcome>) {
+  const key = idempotencyKeyOf(request)
+  const extra = Object.keys(ctx.resource.write_fields)
+  const run = async (c: Context): Promise<WriteOutcome> => {
+    const { status, headers, row } = await write(c)
+    const stored = Object.fromEntries(Object.entries(row).filter(([name]) => !extra.includes(name)))
+    return { status, headers: { ...headers, etag: etagOfRow(stored) }, body: JSON.stringify(row) }
+  }
+  const outcome = await doors.transactions.run(ctx, (c) => (key === undefined ? run(c) : once(c, request, key, () => run(c))))
+  return reply.code(outcome.status).headers(outcome.headers).type('application/json; charset=utf-8').send(outcome.body)
 }
 
 async function remove(ctx: Context, id: number | undefined, reply: FastifyReply, doors: WriteDoors) {
   const cascade = parseCascade(ctx.query)
   const legacy = ctx.query.last('id')
   if (id !== undefined || (legacy !== undefined && legacy !== '')) {
-    const pk = id ?? parsePk(ctx, legacy!)
+    const pk = id ?? parsePk(ctx.urlName, legacy!)
     await doors.transactions.run(ctx, (c) => deleteRow(c, pk, cascade, doors.afterDelete(c)))
     return reply.code(204).send()
   }
@@ -48,8 +80,10 @@ async function remove(ctx: Context, id: number | undefined, reply: FastifyReply,
 
 /** The answer of POST, PATCH or DELETE; `detailId` is the row of a detail URL. */
 export async function answerWrite(ctx: Context, method: string, detailId: string | undefined, request: FastifyRequest, reply: FastifyReply, doors: WriteDoors) {
-  const id = detailId === undefined ? undefined : parsePk(ctx, detailId)
-  if (method === 'PATCH') return doors.transactions.run(ctx, (c) => updateRow(c, id!, ensureObject(request.body), encodingOf(request)))
-  if (method === 'POST') return post(ctx, request, reply, doors)
-  return remove(ctx, id, reply, doors)
+  const id = detailId === undefined ? undefined : parsePk(ctx.urlName, detailId)
+  if (method === 'DELETE') return remove(ctx, id, reply, doors)
+  const write = (c: Context) => (method === 'PATCH' ? patch(c, request, id!, ensureObject(request.body)) : post(c, request))
+  if (ctx.resource.retryable_writes) return retryable(ctx, request, reply, doors, write)
+  const { status, headers, row } = await doors.transactions.run(ctx, write)
+  return reply.code(status).headers(headers).send(row)
 }

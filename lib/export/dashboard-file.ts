@@ -1,9 +1,11 @@
 // A dashboard (or one chart) as a file: each chart read and drawn as the app reads and draws it (the
 // web app's modules), through a reader that asks the API as the requester, so the file holds what
 // that requester may see and nothing else.
-import { bodyOf, type Reader } from '../api/composed-read.js'
+import { tooManyCharts } from './limits.js'
+import { bodyOf, type Reader } from '../api/read-service.js'
 import { CHART_HEIGHT, chartSvg, chartWidths, type DrawnChart, FONT_FAMILY, type Layout, messageSvg, tableSvg } from './render.js'
 import { type Catalog, type ChartSpec, readCatalog, type View, type WebModules } from './web-modules.js'
+import { chartRowsOf, type SavedChart, viewQuery } from './view.js'
 
 /** What to export: a dashboard or a chart, under a view. */
 export interface ExportTarget {
@@ -12,24 +14,15 @@ export interface ExportTarget {
   view: View
 }
 
-type SavedChart = { id: number; title?: string; chart_json: unknown }
-
 /** The rows of charts to draw, the title, and the dashboard's data (each chart's rows) where there is one. */
-async function chartsOf(modules: WebModules, read: Reader, target: ExportTarget) {
+async function chartsToDraw(read: Reader, target: ExportTarget) {
   if (target.chartId !== undefined) {
     const chart = (await bodyOf(read, `/custom_chart/${target.chartId}/`)) as unknown as SavedChart
     return { title: chart.title ?? `#${chart.id}`, rows: [[chart]], prefetched: {} as Record<string, unknown> }
   }
   const dashboard = await bodyOf(read, `/dashboard/${target.dashboardId}/`)
-  const { campaignId, locationId, startDate, endDate } = target.view
-  const data = await bodyOf(
-    read,
-    `/dashboard/${target.dashboardId}/data/${modules.query({ campaign: campaignId, location: locationId, start_date: startDate, end_date: endDate })}`,
-  )
-  const rows = ((dashboard.rows as Array<{ charts?: unknown[] }> | null) ?? [])
-    .map((row) => (row?.charts ?? []).filter((c): c is SavedChart => typeof c === 'object' && c !== null && 'chart_json' in c))
-    .filter((row) => row.length > 0)
-  return { title: String(dashboard.title), rows, prefetched: data.charts as Record<string, unknown> }
+  const data = await bodyOf(read, `/dashboard/${target.dashboardId}/data/${viewQuery(target.view)}`)
+  return { title: String(dashboard.title), rows: chartRowsOf(dashboard), prefetched: data.charts as Record<string, unknown> }
 }
 
 /** One chart drawn at `width`: its drawing, a table, or the reason there is none. */
@@ -52,8 +45,11 @@ async function drawChart(modules: WebModules, chart: SavedChart, spec: ChartSpec
       data.over === 'time' ? t('Period') : data.over === 'classes' ? t('Class') : t('Campaign'),
       ...ids.map((id) => catalog.indicatorName.get(id) ?? t('Indicator {id}', { id })),
     ]
-    const rows = modules.tableRows(data, ids, catalog).map((row) => [row.location, row.key.label, ...row.shown])
-    return drawn(tableSvg(header, rows, width, CHART_HEIGHT, (more) => modules.tn(more, '… {n} more row', '… {n} more rows')))
+    const tableRows = modules.tableRows(data, ids, catalog)
+    const rows = tableRows.map((row) => [row.location, row.key.label, ...row.shown])
+    // Each value's status colour, as the app's table tints its cell (web/status.js).
+    const fills = tableRows.map((row) => [undefined, undefined, ...row.statuses.map((s, i) => modules.statusFill(s, catalog.indicatorBounds.get(ids[i])))])
+    return drawn(tableSvg(header, rows, width, CHART_HEIGHT, (more) => modules.tn(more, '… {n} more row', '… {n} more rows'), fills))
   }
   if (modules.isTable(spec)) return table()
   let mapName = ''
@@ -83,9 +79,12 @@ export async function exportLayout(
   modules: WebModules,
   read: Reader,
   target: ExportTarget,
-  options: { width: number; scope: string; made: Date; language: string },
+  options: { width: number; scope: string; made: Date; language: string; maxCharts?: number },
 ): Promise<Layout> {
-  const [{ catalog }, charts] = await Promise.all([readCatalog(modules, read), chartsOf(modules, read, target)])
+  const [{ catalog }, charts] = await Promise.all([readCatalog(modules, read), chartsToDraw(read, target)])
+  // Dashboards saved before the limit, or written around the API, are refused too: drawing is the cost.
+  const count = charts.rows.reduce((sum, row) => sum + row.length, 0)
+  if (options.maxCharts !== undefined && count > options.maxCharts) throw tooManyCharts(count, options.maxCharts)
   const readObjects = async (path: string) => (await bodyOf(read, path)).objects as Array<Record<string, unknown>>
   const context: DrawContext = { catalog, view: target.view, prefetched: charts.prefetched ?? {}, readObjects, scope: options.scope }
   const rows: DrawnChart[][] = []

@@ -1,8 +1,8 @@
 // What an export asks (its type, width, target and view) and the file it answers: the part of
 // `GET /export_file/` that a shared link's export (plugins/shared.ts) asks the same way.
 import { ApiError, invalidValue } from '../core/errors.js'
-import type { Answer } from '../api/composed-read.js'
-import { Param, queryReader } from '../api/query.js'
+import type { Answer } from '../api/read-service.js'
+import { Param, type QueryOf } from '../api/query.js'
 import type { QueryParams } from '../api/query-params.js'
 import type { ExportTarget } from './dashboard-file.js'
 import { drawingLanguage, type WebModules } from './web-modules.js'
@@ -26,7 +26,6 @@ export const EXPORT_QUERY = {
   width: Param.integer('the width in pixels of a PNG, JPEG or SVG: 320 to 4000, 1200 by default'),
   lang: Param.string("the language of the file's words, numbers and dates: en (by default) or fr"),
 }
-const readQuery = queryReader(EXPORT_QUERY, { names: [], unlessId: false })
 const WIDTH = { min: 320, max: 4000, default: 1200 }
 /** The languages of the web app (web/i18n.js's LANGUAGES; test/i18n.test.ts holds them equal). */
 export const EXPORT_LANGUAGES = ['en', 'fr']
@@ -43,10 +42,9 @@ export interface FileAsked {
  * is the one dashboard a shared link exports (its charts by chart_id, no other dashboard, no path).
  */
 export function fileAsked(
-  raw: QueryParams,
+  q: QueryOf<typeof EXPORT_QUERY>,
   { dashboardRoute, ownDashboard }: { dashboardRoute?: (path: string) => { dashboardId: number; view: QueryParams }; ownDashboard?: number },
 ): FileAsked {
-  const q = readQuery(raw)
   const type = (q.type ?? 'pdf') as FileType
   if (!(type in FILE_TYPES)) throw invalidValue('type', q.type, Object.keys(FILE_TYPES).join(', '))
   const lang = q.lang ?? 'en'
@@ -75,6 +73,7 @@ export async function exportFile(
   read: (path: string) => Promise<Answer>,
   asked: FileAsked,
   scope: string,
+  maxCharts = Number.POSITIVE_INFINITY,
 ): Promise<{ bytes: Buffer; mediaType: string; disposition: string }> {
   const { type, width, target, lang } = asked
   const made = new Date()
@@ -84,7 +83,7 @@ export async function exportFile(
     import('./render.js'),
   ])
   const layoutWidth = type === 'pdf' ? PDF_LAYOUT_WIDTH : width
-  const layout = await drawingLanguage.run(lang, () => exportLayout(modules, read, target, { width: layoutWidth, made, scope, language: lang }))
+  const layout = await drawingLanguage.run(lang, () => exportLayout(modules, read, target, { width: layoutWidth, made, scope, language: lang, maxCharts }))
   const svg = () => layoutSvg(layout, width)
   let bytes: Buffer
   try {

@@ -57,9 +57,17 @@ export function messageSvg(text: string, width: number, height: number): string 
 
 /**
  * A table as an SVG: a header row and as many rows as fit in `height`, then how many more there are
- * (the CSV holds every row).
+ * (the CSV holds every row). `fills`: each cell's status colour, drawn as the app's table draws it (a
+ * light tint of the cell, an edge in the full colour).
  */
-export function tableSvg(header: string[], rows: string[][], width: number, height: number, moreRows: (count: number) => string): string {
+export function tableSvg(
+  header: string[],
+  rows: string[][],
+  width: number,
+  height: number,
+  moreRows: (count: number) => string,
+  fills: Array<Array<string | undefined>> = [],
+): string {
   const rowHeight = 20
   const fit = Math.max(1, Math.floor((height - 2 * rowHeight) / rowHeight))
   const shown = rows.slice(0, rows.length > fit + 1 ? fit : fit + 1)
@@ -73,7 +81,18 @@ export function tableSvg(header: string[], rows: string[][], width: number, heig
   const lines = [
     header.map((text, c) => cell(text, c, rowHeight - 6, true)).join(''),
     `<line x1="0" x2="${width}" y1="${rowHeight}" y2="${rowHeight}" stroke="#999"/>`,
-    ...shown.map((row, r) => row.map((text, c) => cell(text, c, (r + 2) * rowHeight - 6)).join('')),
+    ...shown.map((row, r) =>
+      row
+        .map((text, c) => {
+          const fill = fills[r]?.[c]
+          const [x, y] = [(c * columnWidth).toFixed(1), (r + 1) * rowHeight + 1]
+          const tint = fill
+            ? `<rect x="${x}" y="${y}" width="${columnWidth.toFixed(1)}" height="${rowHeight - 2}" fill="${fill}" fill-opacity="0.22"/><rect x="${x}" y="${y}" width="3" height="${rowHeight - 2}" fill="${fill}"/>`
+            : ''
+          return tint + cell(text, c, (r + 2) * rowHeight - 6)
+        })
+        .join(''),
+    ),
   ]
   if (shown.length < rows.length) lines.push(cell(moreRows(rows.length - shown.length), 0, (shown.length + 2) * rowHeight - 6))
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}"><g font-family="${FONT_FAMILY}" font-size="12" fill="#1b1f23">${lines.join('')}</g></svg>`

@@ -2,9 +2,9 @@
 // credentials, so one answer carries the dashboard, the names it shows, every chart's rows and every
 // other read its chart cards will make (a restricted reader's fallback, a map's shapes), made here by the
 // same functions the cards call (web/charts.js).
-import { bodyOf, type Reader } from '../api/composed-read.js'
+import { bodyOf, type Reader } from '../api/read-service.js'
 import type { QueryOf } from '../api/query.js'
-import { type VIEW_PARAMS, viewOf } from './view.js'
+import { chartsOf, type VIEW_PARAMS, viewOf } from './view.js'
 import { readCatalog, webModules } from './web-modules.js'
 
 /** The dashboard `dashboardId` under a view, read with `read` (the link's reader). */
@@ -18,8 +18,7 @@ export async function sharedView(read: Reader, dashboardId: number, view: QueryO
   const reads: Record<string, unknown> = {}
   const recorded = async (path: string) => (reads[path] ??= (await bodyOf(read, path)).objects) as Array<Record<string, unknown>>
   const place = viewOf(view)
-  const charts = ((dashboard.rows as Array<{ charts?: Array<{ id: number; chart_json?: unknown }> }> | null) ?? []).flatMap((row) => row?.charts ?? [])
-  for (const chart of charts.filter((c) => typeof c === 'object' && c && 'chart_json' in c)) {
+  for (const chart of chartsOf(dashboard)) {
     const spec = modules.chartSpec(chart.chart_json)
     const prefetched = (data.charts as Record<string, unknown>)[chart.id]
     const drawn = await modules.readChartFor(spec, place, catalog, prefetched, recorded).catch(() => undefined)

@@ -1,8 +1,10 @@
 // A dashboard's view as the API takes it (`campaign`, `location`, `start_date`, `end_date`): what the
-// app keeps in its address, and the dashboard's data, its exports and a shared link read the same way.
-import { Param, WIRE_SCHEMA, helpOf, kindOf, type QueryOf, queryReader } from '../api/query.js'
+// app keeps in its address, and the dashboard's data, its exports and a shared link read the same way;
+// and the charts a dashboard's rows show, as its detail expands them.
+import { Param, type QueryOf, queryReader } from '../api/query.js'
 import type { QueryParams } from '../api/query-params.js'
 import type { View } from './web-modules.js'
+import * as appDashboard from '../../web/dashboard.js'
 
 export const VIEW_PARAMS = {
   campaign: Param.integer("the view's campaign: every chart reads it instead of its own campaigns"),
@@ -23,8 +25,14 @@ export const viewOf = (params: QueryOf<typeof VIEW_PARAMS>): View => ({
 /** The view a query asks for; a 400 naming a bad value. */
 export const readView = (raw: QueryParams) => readParams(raw)
 
-/** OpenAPI's description of declared query parameters. */
-export const querystringOf = (params: Record<string, Parameters<typeof kindOf>[0]>) => ({
-  type: 'object',
-  properties: Object.fromEntries(Object.entries(params).map(([name, schema]) => [name, { ...WIRE_SCHEMA[kindOf(schema)], description: helpOf(schema) }])),
-})
+/** A view as the query of a dashboard's data (web/dashboard.js: the app writes it the same way). */
+export const viewQuery = (view: View): string => appDashboard.viewQuery(view)
+
+/** A saved chart as a dashboard's detail expands it. */
+export type SavedChart = { id: number; uuid?: string; title?: string; chart_json: unknown }
+
+/** The rows of charts a dashboard shows, in order (web/dashboard.js: the app reads them the same way). */
+export const chartRowsOf = (dashboard: Record<string, unknown>) => appDashboard.chartRowsOf(dashboard as never) as SavedChart[][]
+
+/** Every chart a dashboard shows, in order. */
+export const chartsOf = (dashboard: Record<string, unknown>) => appDashboard.chartsOf(dashboard as never) as SavedChart[]

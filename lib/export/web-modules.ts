@@ -1,10 +1,12 @@
-// The web app's chart modules (plain JavaScript in web/, beside the server's sources: dist/ holds no
-// copy of them), loaded by the server so that what it reads and draws is what the app reads and draws.
+// The web app's chart modules (plain JavaScript in web/, compiled into dist/web/ with the server),
+// imported by the server so that what it reads and draws is what the app reads and draws.
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
-import { PROJECT_ROOT } from '../core/paths.js'
-import { bodyOf, type Reader } from '../api/composed-read.js'
+import * as api from '../../web/api.js'
+import * as chartData from '../../web/chart-data.js'
+import * as format from '../../web/format.js'
+import * as i18n from '../../web/i18n.js'
+import * as status from '../../web/status.js'
+import { bodyOf, type Reader } from '../api/read-service.js'
 
 type Json = Record<string, unknown>
 type Objects = Json[]
@@ -30,10 +32,16 @@ export interface WebModules {
   chartSpec(chartJson: unknown): ChartSpec
   chartRead(chart: ChartSpec, view: View, catalog: Partial<Catalog>): { path: string }
   boundsById(indicators: unknown[]): Map<number, unknown>
+  isRelative(chart: ChartSpec): boolean
   isMap(chart: ChartSpec): boolean
   isTable(chart: ChartSpec): boolean
   chartOption(chart: ChartSpec, data: ChartValues, catalog: Catalog, options: { mapName?: string; fontFamily?: string }): Json
-  tableRows(data: ChartValues, indicatorIds: number[], catalog: Catalog): Array<{ location: string; key: { label: string }; shown: string[] }>
+  tableRows(
+    data: ChartValues,
+    indicatorIds: number[],
+    catalog: Catalog,
+  ): Array<{ location: string; key: { label: string }; shown: string[]; statuses: Array<string | null> }>
+  statusFill(status: string | null, bounds: unknown): string | undefined
   readChartFor(chart: ChartSpec, view: View, catalog: Catalog, prefetched: unknown, read: ObjectsReader): Promise<{ data: ChartValues; aimedAbove: boolean }>
   registerPolygons(
     data: ChartValues,
@@ -53,30 +61,21 @@ export interface WebModules {
 /** The language of the file being drawn, for every await of its drawing (web/i18n.js reads it). */
 export const drawingLanguage = new AsyncLocalStorage<string>()
 
-/** What reading a chart needs (light), and what drawing one needs too: web/charts.js, which loads ECharts (0.5 s). */
-const READING = ['chart-data.js', 'status.js', 'api.js', 'format.js', 'i18n.js']
-const DRAWING = [...READING, 'charts.js']
-const loaded = new Map<string, Promise<WebModules>>()
+// Reading a chart needs only what is imported here; drawing one needs web/charts.js too, which loads
+// ECharts (0.5 s): imported on the first export, not at start.
+const READING = { ...chartData, ...status, ...api, ...format, ...i18n } as unknown as WebModules
+// The app's words, numbers and dates in the language of the drawing in progress (English outside one).
+READING.useLanguage(() => drawingLanguage.getStore())
+let drawing: Promise<WebModules> | undefined
 
 /**
- * The modules, loaded once per process on first use (not at start: ECharts alone takes 0.5 s to load);
- * `drawing` adds what draws and reads as a chart card does (web/charts.js).
+ * The modules, loaded once per process: `drawing` adds what draws and reads as a chart card does
+ * (web/charts.js), loaded on first use.
  */
-export function webModules({ drawing = true } = {}): Promise<WebModules> {
-  const names = drawing ? DRAWING : READING
-  const key = names.join()
-  let modules = loaded.get(key)
-  if (!modules) {
-    const load = (name: string) => import(pathToFileURL(join(PROJECT_ROOT, 'web', name)).href)
-    modules = Promise.all(names.map(load)).then((loadedModules) => {
-      const all: WebModules = Object.assign({}, ...loadedModules)
-      // The app's words, numbers and dates in the language of the drawing in progress (English outside one).
-      all.useLanguage(() => drawingLanguage.getStore())
-      return all
-    })
-    loaded.set(key, modules)
-  }
-  return modules
+export function webModules({ drawing: draws = true } = {}): Promise<WebModules> {
+  if (!draws) return Promise.resolve(READING)
+  drawing ??= import('../../web/charts.js').then((charts) => ({ ...READING, ...charts }) as unknown as WebModules)
+  return drawing
 }
 
 /** What the app knows by id, read as the requester (web/api.js, CATALOG_READS): the lists and the catalog made of them. */

@@ -1,0 +1,37 @@
+// Conditional writes (RFC 9110 §13.1.1): a PATCH with If-Match changes the row only if it is still the
+// version the client read. A row's entity tag is the one its detail GET carries (the strong ETag of its
+// JSON, lib/api/representation.ts), so a client that read a row may send its ETag back as it came.
+import { sql } from 'kysely'
+import type { FastifyRequest } from 'fastify'
+import { ApiError } from '../core/errors.js'
+import { readDetail } from './crud.js'
+import { tagOfBody } from './representation.js'
+import type { Context, Row } from './resource.js'
+
+/** A row's entity tag: its detail representation's. */
+export const etagOfRow = (row: Row) => tagOfBody(JSON.stringify(row))
+
+/** Whether the If-Match field holds `etag` (strong comparison; an encoded variant's tag names the same bytes). */
+function matches(header: string, etag: string): boolean {
+  if (header.trim() === '*') return true
+  const bare = etag.slice(1, -1)
+  return header.split(',').some((candidate) => {
+    const tag = candidate.trim()
+    return tag === etag || tag === `"${bare}-br"` || tag === `"${bare}-gzip"`
+  })
+}
+
+/**
+ * Checks If-Match against row `id` as it is now, in the write's transaction: conditional writes of one
+ * row wait for each other (a transaction-scoped advisory lock), so two clients holding the same ETag
+ * cannot both pass. 412 carries the current row (`details.current`) and its ETag.
+ */
+export async function assertIfMatch(ctx: Context, request: FastifyRequest, id: number): Promise<void> {
+  const header = request.headers['if-match']
+  if (header === undefined) return
+  await sql`select pg_advisory_xact_lock(hashtext(${ctx.resource.name}), ${id})`.execute(ctx.db)
+  const current = await readDetail(ctx, id)
+  const etag = etagOfRow(current)
+  if (matches(header, etag)) return
+  throw new ApiError(412, 'PRECONDITION_FAILED', `${ctx.urlName} ${id} changed since the version named by If-Match`, { current }, { etag })
+}
