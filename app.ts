@@ -7,19 +7,24 @@ import { listSetting, loadConfig, type Config } from './lib/core/config.js'
 import type { Database } from './lib/data/database.js'
 import configPlugin from './plugins/config.js'
 import errors from './plugins/errors.js'
-import metrics from './plugins/metrics.js'
+import shutdown from './plugins/shutdown.js'
+import negotiation from './plugins/negotiation.js'
+import workPools from './plugins/work-pools.js'
+import metrics, { metricsRoute } from './plugins/metrics.js'
 import bodyParsers from './plugins/body-parsers.js'
 import external from './plugins/external.js'
 import protection from './plugins/protection.js'
 import db from './plugins/db.js'
 import auth from './plugins/auth.js'
 import httpCache from './plugins/http-cache.js'
+import reads from './plugins/reads.js'
 import dispatcher from './plugins/dispatcher.js'
 import backup from './plugins/backup.js'
 import session from './plugins/session.js'
 import passwords from './plugins/passwords.js'
 import dashboardData from './plugins/dashboard-data.js'
 import exportFile from './plugins/export.js'
+import originalPaths from './plugins/original-paths.js'
 import sharedDashboards from './plugins/shared.js'
 import webApp from './plugins/web-app.js'
 import jobs from './plugins/jobs.js'
@@ -60,7 +65,8 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
     },
     bodyLimit: config.BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
-    return503OnClosing: true,
+    // After SIGTERM every new request gets the API's own 503 (plugins/shutdown.ts), not Fastify's bare one.
+    return503OnClosing: false,
     // Slow clients: an idle socket is closed, and a request must arrive whole within the limit.
     connectionTimeout: config.CONNECTION_TIMEOUT_MS,
     requestTimeout: config.REQUEST_TIMEOUT_MS,
@@ -74,25 +80,31 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   })
   await app.register(configPlugin, { config })
   await app.register(errors)
+  await app.register(workPools)
   if (options.worker) {
     await app.register(db, { database: options.database })
     await app.register(jobs)
     return app
   }
+  await app.register(shutdown)
+  await app.register(negotiation)
   await app.register(metrics)
   await app.register(bodyParsers)
   await app.register(external)
+  await app.register(metricsRoute)
   await app.register(protection)
   await app.register(db, { database: options.database })
   await app.register(auth)
   await app.register(jobs)
   await app.register(httpCache)
+  await app.register(reads)
   await app.register(dispatcher)
   await app.register(backup)
   await app.register(session)
   await app.register(passwords)
   await app.register(dashboardData)
   await app.register(exportFile)
+  await app.register(originalPaths)
   await app.register(sharedDashboards)
   await app.register(webApp)
   await app.register(classifier)

@@ -1,19 +1,19 @@
 // Entry point: `npm start` (cli/start.mjs builds when the sources changed, then imports this). With
 // WEB_CONCURRENCY > 1 this process supervises that many server processes (cluster.ts).
+// Exit codes: 2 a bad setting (named, before anything is created or printed), 1 a start-up step that
+// failed or timed out (named), 0 a clean stop. Only the settings' modules are imported before the
+// settings are checked: a bad one is refused in a fraction of a second.
 import cluster from 'node:cluster'
 import { availableParallelism } from 'node:os'
-import { buildApp } from './app.js'
-import { ConfigError, loadConfig } from './lib/core/config.js'
-import { superviseServers } from './cluster.js'
-import { loadDemoData } from './lib/engine/demo.js'
-import { DataDirInUseError } from './lib/data/data-dir-lock.js'
-import { DataDirTooOld } from './lib/data/database.js'
-import { StartupTimeout, startupSteps } from './plugins/db.js'
-import { loadDetector } from './plugins/classifier.js'
+import type { FastifyInstance } from 'fastify'
+import { type Config, ConfigError, loadConfig } from './lib/core/config.js'
+import { checkSettings } from './lib/core/settings-check.js'
+
+/** A start-up step that failed for a reason its message says whole. */
+class StepFailed extends Error {}
 
 /** How many server processes WEB_CONCURRENCY asks for. */
-function serverProcesses(): number {
-  const config = loadConfig()
+function serverProcesses(config: Config): number {
   const count = config.WEB_CONCURRENCY === 'auto' ? availableParallelism() : Number(config.WEB_CONCURRENCY)
   if (count > 1 && !config.DATABASE_URL) {
     throw new ConfigError(`WEB_CONCURRENCY=${config.WEB_CONCURRENCY} needs DATABASE_URL: the embedded database belongs to one process`)
@@ -22,28 +22,61 @@ function serverProcesses(): number {
 }
 
 try {
-  const processes = cluster.isPrimary ? serverProcesses() : 1
+  const config = loadConfig()
+  await checkSettings(config)
+  const processes = cluster.isPrimary ? serverProcesses(config) : 1
   if (processes > 1) {
+    const { superviseServers } = await import('./cluster.js')
     await superviseServers(processes)
   } else {
     await serve()
   }
 } catch (error) {
+  await failed(error)
+}
+
+/** Says why the start failed, and exits: 2 for a setting, 1 for a step (with its stack when unforeseen). */
+async function failed(error: unknown): Promise<never> {
   if (error instanceof ConfigError) {
     console.error(error.message)
     process.exit(2)
   }
-  if (error instanceof DataDirInUseError || error instanceof DataDirTooOld || error instanceof StartupTimeout) {
-    console.error(error.message)
-    process.exit(1)
+  const { DataDirInUseError } = await import('./lib/data/data-dir-lock.js')
+  const { DataDirTooOld } = await import('./lib/data/database.js')
+  const { StartupTimeout } = await import('./plugins/db.js')
+  const foreseen = error instanceof StepFailed || error instanceof DataDirInUseError || error instanceof DataDirTooOld || error instanceof StartupTimeout
+  console.error(foreseen ? (error as Error).message : `the start failed: ${(error as Error)?.stack ?? String(error)}`)
+  process.exit(1)
+}
+
+/** On SIGTERM/SIGINT: new requests get 503, those in flight finish, then the database closes. */
+function stopCleanly(app: FastifyInstance) {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, async () => {
+      app.log.info({ signal }, 'shutting down: new requests get 503, those in flight finish')
+      const { waitedFor, left } = await app.drain(app.config.SHUTDOWN_TIMEOUT_MS)
+      if (left) app.log.warn({ left, ms: app.config.SHUTDOWN_TIMEOUT_MS }, 'requests still running after SHUTDOWN_TIMEOUT_MS: closing anyway')
+      else app.log.info({ waitedFor }, 'requests in flight finished')
+      await app.close()
+      process.exit(0)
+    })
   }
-  throw error
 }
 
 async function serve() {
   const started = performance.now()
-  // The model loads while the database opens (buildApp's classifier plugin joins this load).
-  void loadDetector().catch(() => undefined)
+  const { buildApp } = await import('./app.js')
+  const { loadDemoData } = await import('./lib/engine/demo.js')
+  const { startupSteps } = await import('./plugins/db.js')
+  const { loadDetector } = await import('./plugins/classifier.js')
+  // The model loads while the database opens (buildApp's classifier plugin joins this load); its
+  // time is kept to be said once the log exists.
+  const modelStarted = performance.now()
+  let modelMs: number | undefined
+  void loadDetector().then(
+    () => (modelMs = Math.round(performance.now() - modelStarted)),
+    () => undefined,
+  )
   const app = await buildApp()
   const step = startupSteps(app)
   if (!app.config.DATABASE_URL && app.config.DEMO_DATA === '1') {
@@ -52,14 +85,14 @@ async function serve() {
   }
   // The model's loading blocks the event loop for a while: done before the first request is taken
   // (a failure leaves /detect answering 503, reported by /health).
-  await step('loading the detection model', () => app.detection.ready.catch(() => undefined))
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      app.log.info({ signal }, 'shutting down')
-      void app.close().then(() => process.exit(0))
-    })
-  }
-  await app.listen({ host: app.config.HOST, port: app.config.PORT })
+  if (modelMs !== undefined) app.log.info({ ms: modelMs }, 'the detection model loaded while the database opened')
+  else await step('loading the detection model (begun with the database)', () => app.detection.ready.catch(() => undefined))
+  stopCleanly(app)
+  const where = `${app.config.HOST}:${app.config.PORT}`
+  await app.listen({ host: app.config.HOST, port: app.config.PORT }).catch(async (error: Error) => {
+    await app.close().catch(() => undefined)
+    throw new StepFailed(`listening on ${where} failed (HOST, PORT): ${error.message}`)
+  })
   const address = app.server.address()
   if (address && typeof address === 'object') {
     const host = ['0.0.0.0', '::'].includes(address.address) ? '127.0.0.1' : address.family === 'IPv6' ? `[${address.address}]` : address.address

@@ -13,7 +13,6 @@ import { isApiPath } from '../lib/api/request.js'
 import { NotifiedCache } from '../lib/data/notified-cache.js'
 import { readThroughFailover } from '../lib/data/database.js'
 import { meansPrimaryLost } from '../lib/data/writable-host.js'
-import { INNER_READER_HEADER, innerReaderOf } from '../lib/api/composed-read.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -67,13 +66,6 @@ export default fp(
     app.addHook('onRequest', async (request: FastifyRequest) => {
       const asked = credentialsAskedBy(request)
       if (request.method === 'OPTIONS' || !isApiPath(request.url)) return
-      // A read composed in this process on someone's behalf (a shared link's): its identity, nothing else.
-      const inner = request.headers[INNER_READER_HEADER]
-      if (inner !== undefined) {
-        request.user = typeof inner === 'string' && request.method === 'GET' ? innerReaderOf(inner) : undefined
-        if (!request.user) throw new ApiError(401, 'UNAUTHENTICATED', 'Authentication required')
-        return
-      }
       if (asked === 'none') return
       const credentials = parseAuthorization(request.headers.authorization)
       const token = credentials ? undefined : sessionToken(request)

@@ -7,6 +7,7 @@ import { createDatabase, keepPrivate, type Database } from '../lib/data/database
 import { migrateToLatest } from '../lib/data/migrations.js'
 import { readTemplate } from '../lib/data/pglite-template.js'
 import { ensureAdmin } from '../lib/data/bootstrap.js'
+import { recomputePending } from '../lib/engine/pending-recomputes.js'
 import { ReadReplicas } from '../lib/data/replicas.js'
 import { ConfigError, listSetting } from '../lib/core/config.js'
 
@@ -104,15 +105,22 @@ export default fp<DbPluginOptions>(
     const database =
       options.database ??
       (await step(config.DATABASE_URL ? 'connecting to PostgreSQL' : `opening the embedded database in ${join(config.DATA_DIR, 'pglite')}`, () =>
-        createDatabase(config.DATABASE_URL ? { url: config.DATABASE_URL } : { dataDir: join(config.DATA_DIR, 'pglite'), template: readTemplate }),
+        createDatabase(
+          config.DATABASE_URL
+            ? { url: config.DATABASE_URL, hangMs: config.DATABASE_HANG_MS, lockTimeoutMs: config.DATABASE_LOCK_TIMEOUT_MS, log: app.log }
+            : { dataDir: join(config.DATA_DIR, 'pglite'), template: readTemplate },
+        ),
       ))
     const handling = inFlightRequests(app)
     if (!options.database) {
       const applied = await step('applying migrations', () => migrateToLatest(database))
       if (applied.length) app.log.info({ applied }, 'migrations applied')
+      // Campaigns computed under an earlier rule of the engine (sql/023), recomputed once, whole.
+      const recomputed = await step('recomputing campaigns under the current rules', () => recomputePending(database.db))
+      if (recomputed) app.log.info({ recomputed }, 'campaigns recomputed under the current rules')
       // The new key is printed once on stdout (resource-api §5), never as a log record: logs are
       // shipped and kept, and must not hold credentials.
-      await ensureAdmin(database.db, config, (line) => process.stdout.write(`${line}\n`))
+      await step('making sure a superuser exists', () => ensureAdmin(database.db, config, (line) => process.stdout.write(`${line}\n`)))
     }
     const readUrls = listSetting(config.DATABASE_READ_URL ?? 'none')
     if (readUrls.length && database.engine !== 'postgres') throw new ConfigError('DATABASE_READ_URL needs DATABASE_URL: replicas follow a PostgreSQL primary')

@@ -3,17 +3,16 @@
 // does lives in lib/api (request reading, list answers, the detail cache, the route schemas).
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
-import multipart from '@fastify/multipart'
+import multipart, { type MultipartFile } from '@fastify/multipart'
+import { discard, removeSpoolFolder, type Spooled, spoolStream } from '../lib/ingest/spool.js'
 import { ApiError } from '../lib/core/errors.js'
 import { describeResource } from '../lib/api/schema-doc.js'
 import { allowedMethods, documentOnly, queryValidation, routeSchema, type UrlKind } from '../lib/api/route-schemas.js'
-import { answerList } from '../lib/api/list-answer.js'
-import { DetailCache } from '../lib/api/detail-cache.js'
-import { contextOf, effectiveMethod, parsePk } from '../lib/api/request.js'
+import { answerList, answersJson } from '../lib/api/list-answer.js'
+import { askedBy } from '../lib/api/read-service.js'
+import { contextOf, effectiveMethod, spooledFiles } from '../lib/api/request.js'
 import { answerWrite } from '../lib/api/write-answer.js'
-import { ReadRouting, type ReadTarget } from '../lib/api/read-target.js'
 import { serve } from '../lib/api/representation.js'
-import { Transactions } from '../lib/api/transactions.js'
 import type { Resource } from '../lib/api/resource.js'
 import { assertMayCall } from '../lib/engine/access.js'
 import { resources } from '../resources/index.js'
@@ -25,44 +24,29 @@ const ALL_METHODS = ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'] as const
 
 export default fp(
   async function dispatcher(app: FastifyInstance) {
-    const details = new DetailCache(app.config.DETAIL_CACHE_BYTES)
-    const unlisten = await details.listen(app.db)
-    app.addHook('onClose', () => unlisten())
-    // The services a request is handed to (lib/api): a write's transaction and what it makes stale, where a read goes.
-    const transactions = new Transactions(app.db, [{ drop: () => app.dropAuthCache() }, details, app.readCache], app.replicas)
-    const routing = new ReadRouting(app.db.db, app.replicas, app.db.standby)
-
+    const { reads, transactions } = app
     const context = (request: FastifyRequest, resource: Resource, urlName: string, db = app.db.db, params?: Record<string, unknown>) =>
       contextOf(request, resource, urlName, { db, config: app.config, jobs: app.jobs }, params)
 
-    /** A list's services: the transactions, and the resource's background form when it has one (resources/jobs.ts). */
-    const listDoors = (resource: Resource, job = jobOf(resource.name)) => ({ transactions, background: job && { declaration: job, jobResource } })
-
     /**
-     * GET: a list or a detail, from memory when kept (lib/api/read-cache.ts, lib/api/detail-cache.ts),
-     * else from a replica when there is one, the primary when it fails.
+     * GET: a detail or a JSON list page by the read service (lib/api/read-service.ts); a CSV export or an
+     * action's job here, with the reply it streams to, from the read cache when kept.
      */
     async function read(request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) {
-      const key = kind === 'list' ? app.readCache.keyOf(request, resource, urlName) : undefined
+      // A list's declared parameters, as the route's validator typed them (lib/api/query.ts).
+      const params = kind === 'list' && resource.declares_query ? (request.query as Record<string, unknown>) : undefined
+      const asked = { ...askedBy(request, reply), params }
+      if (kind === 'detail') return serve(reply, await reads.detail(resource, urlName, (request.params as { id: string }).id, asked))
+      const doors = reads.doorsOf(resource)
+      if (answersJson(context(request, resource, urlName, app.db.db, params), request, doors)) return serve(reply, await reads.list(resource, urlName, asked))
+      const key = app.readCache.keyOf(request, resource, urlName)
       // A hit leaves as it was kept (plugins/http-cache.ts sends the representation).
       const kept = key === undefined ? undefined : app.readCache.lookup(request, key)
       if (kept) return serve(reply, kept)
-      const answer = (target: ReadTarget) => {
-        const db = key === undefined || !target.keepable ? target.db : app.readCache.begin(request, key, target.db)
-        // A list's declared parameters, as the route's validator typed them (lib/api/query.ts).
-        const ctx = context(request, resource, urlName, db, kind === 'list' && resource.declares_query ? (request.query as Record<string, unknown>) : undefined)
-        return kind === 'detail'
-          ? details.send(ctx, parsePk(ctx, (request.params as { id: string }).id), reply)
-          : answerList(ctx, request, reply, listDoors(resource))
-      }
-      const target = routing.targetOf(resource, kind === 'detail' && !resource.volatile, reply)
-      try {
-        return await answer(target)
-      } catch (error) {
-        const primary = routing.failOver(target, error, reply)
-        if (!primary) throw error
-        return answer(primary)
-      }
+      return reads.routed(resource, false, reply, (db, keepable) => {
+        const recorded = key === undefined || !keepable ? db : app.readCache.begin(request, key, db)
+        return answerList(context(request, resource, urlName, recorded, params), request, reply, doors)
+      })
     }
 
     async function handle(request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) {
@@ -84,7 +68,7 @@ export default fp(
     await registerAll(app, handle)
   },
   // Encapsulated: its routes and hooks stay in its own context (the API's index is the service routes').
-  { name: 'dispatcher', dependencies: ['db', 'auth', 'jobs', 'http-cache'], encapsulate: true },
+  { name: 'dispatcher', dependencies: ['db', 'auth', 'jobs', 'http-cache', 'reads'], encapsulate: true },
 )
 
 type Handler = (request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) => Promise<unknown>
@@ -94,10 +78,19 @@ type Handler = (request: FastifyRequest, reply: FastifyReply, resource: Resource
  * that take files, in a context of their own: it adds three async hooks to each request of its context.
  */
 async function registerAll(app: FastifyInstance, handle: Handler) {
-  const { MAX_UPLOAD_BYTES } = app.config
+  const { MAX_UPLOAD_BYTES, DATA_DIR } = app.config
   const takesFiles = resources.filter((r) => r.multipart)
   await app.register(async (uploads) => {
-    await uploads.register(multipart, { attachFieldsToBody: true, limits: { fileSize: MAX_UPLOAD_BYTES, files: 2 } })
+    // A file part goes to a spool file as it arrives, never into memory whole; removed after the answer
+    // unless the upload moved it into place.
+    const onFile = async (part: MultipartFile) => {
+      ;(part as MultipartFile & { spooled: Spooled }).spooled = await spoolStream(DATA_DIR, part.file, MAX_UPLOAD_BYTES)
+    }
+    await uploads.register(multipart, { attachFieldsToBody: true, onFile, limits: { fileSize: MAX_UPLOAD_BYTES, files: 2 } })
+    uploads.addHook('onResponse', async (request) => {
+      await Promise.all(spooledFiles(request.body).map(discard))
+    })
+    uploads.addHook('onClose', () => removeSpoolFolder(DATA_DIR))
     registerRoutes(uploads, handle, takesFiles)
   })
   const others = resources.filter((r) => !takesFiles.includes(r))
@@ -124,7 +117,7 @@ function registerRoutes(app: FastifyInstance, handle: Handler, declared: Resourc
             method,
             url,
             handler,
-            ...(validated ? queryValidation(resource, (request) => assertMayCall(request.user!, resource, 'GET')) : documentOnly),
+            ...(validated ? queryValidation(resource.readQuery, (request) => assertMayCall(request.user!, resource, 'GET')) : documentOnly),
             ...(bodyLimit ? { bodyLimit } : {}),
             schema: routeSchema(resource, kind, method, hide, jobOf(resource.name) && jobResource),
           } as RouteOptions)

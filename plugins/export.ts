@@ -4,14 +4,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
-import { rawQueryOf } from '../lib/api/request.js'
+import { askedBy } from '../lib/api/read-service.js'
 import { serve } from '../lib/api/representation.js'
-import { readerAs } from '../lib/api/composed-read.js'
 import type { AuthUser } from '../lib/data/auth.js'
 import { dashboardOfPath } from '../lib/export/app-route.js'
-import { EXPORT_QUERY, exportFile, FILE_TYPES, type FileAsked, fileAsked } from '../lib/export/file.js'
-import { webModules } from '../lib/export/web-modules.js'
-import { querystringOf } from '../lib/export/view.js'
+import { WidthBudget } from '../lib/export/budget.js'
+import { drawFile } from '../lib/export/draw.js'
+import { EXPORT_QUERY, FILE_TYPES, type FileAsked, fileAsked } from '../lib/export/file.js'
+import { querystringOf, routeQuery } from '../lib/api/route-schemas.js'
+import type { QueryOf } from '../lib/api/query.js'
 import dashboardResource from '../resources/dashboard.js'
 
 /** The OpenAPI description of an export route (`query`: its parameters). */
@@ -34,32 +35,43 @@ export const exportSchema = (
     400: errorSchema,
     401: errorSchema,
     404: errorSchema,
+    422: errorSchema,
+    429: errorSchema,
   },
 })
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The widths each owner drew each dashboard at in the current window (lib/export/budget.ts). */
+    exportWidths: WidthBudget
+  }
+}
+
 /**
- * Answers an export from the read cache, or draws it with `read` (reads as `reader`) and keeps it
- * under `name` for whoever sees what `reader` sees.
+ * Answers an export from the read cache, or draws it in a worker thread with reads made as `reader`
+ * and keeps it under `name` for whoever sees what `reader` sees. `owner` (a user, a link) is whose
+ * queue and width budget the drawing counts against.
  */
 export async function answerExport(
   app: FastifyInstance,
   request: FastifyRequest,
   reply: FastifyReply,
-  { name, asked, reader, read }: { name: string; asked: FileAsked; reader: AuthUser; read: ReturnType<typeof readerAs> },
+  { name, asked, reader, owner }: { name: string; asked: FileAsked; reader: AuthUser; owner: string },
 ) {
-  const key = app.readCache.keyOfComposed(request, name, dashboardResource)
-  const kept = key === undefined ? undefined : app.readCache.lookup(request, key)
-  if (kept) return serve(reply, kept)
-  // Its reads are other requests: it names no table, so any change drops it.
-  if (key !== undefined) app.readCache.begin(request, key, app.db.db)
-  const scope = `${reader.restricted ? reader.top_lvl_location_id : 'all'}-`
-  const file = await exportFile(await webModules(), read, asked, scope)
-  return reply.type(file.mediaType).header('content-disposition', file.disposition).send(file.bytes)
+  const file = app.reads.composed(name, dashboardResource, askedBy(request), async () => {
+    const { dashboardId, chartId } = asked.target
+    app.exportWidths.admit(`${owner} ${dashboardId ?? `chart ${chartId}`} ${asked.type}`, asked.width)
+    const scope = `${reader.restricted ? reader.top_lvl_location_id : 'all'}-`
+    const drawn = await drawFile(owner, asked, scope, app.config.MAX_CHARTS_PER_DASHBOARD, app.reads.rawReader(reader, request.id))
+    return { body: drawn.bytes, headers: { 'content-type': drawn.mediaType, 'content-disposition': drawn.disposition } }
+  })
+  return serve(reply, await file)
 }
 
 export default fp(
   async function exportFiles(app: FastifyInstance) {
-    app.get(
+    app.decorate('exportWidths', new WidthBudget(app.config.EXPORT_WIDTHS_PER_DASHBOARD, app.config.RATE_LIMIT_WINDOW_MS))
+    app.get<{ Querystring: QueryOf<typeof EXPORT_QUERY> }>(
       '/api/v1/export_file/',
       {
         schema: exportSchema(
@@ -67,15 +79,15 @@ export default fp(
           'A dashboard or a chart as a PDF (a page per row of charts), PNG, JPEG or SVG, as its requester sees it',
           EXPORT_QUERY,
         ),
-        // The query is read by the handler, which names a bad value in the API's own 400.
-        validatorCompiler: () => (data: unknown) => ({ value: data }),
+        ...routeQuery(EXPORT_QUERY).validation,
       },
       async (request, reply) => {
-        const asked = fileAsked(rawQueryOf(request), { dashboardRoute: dashboardOfPath })
-        return answerExport(app, request, reply, { name: 'export_file', asked, reader: request.user!, read: readerAs(app, request) })
+        const asked = fileAsked(request.query, { dashboardRoute: dashboardOfPath })
+        const reader = request.user!
+        return answerExport(app, request, reply, { name: 'export_file', asked, reader, owner: `user ${reader.id}` })
       },
     )
   },
-  // Encapsulated: its route stays in its own context.
-  { name: 'export-file', dependencies: ['auth', 'http-cache', 'dispatcher'], encapsulate: true },
+  // Not encapsulated: shared links' exports (plugins/shared.ts) count against the same width budget.
+  { name: 'export-file', dependencies: ['auth', 'http-cache', 'reads'] },
 )

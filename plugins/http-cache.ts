@@ -76,10 +76,11 @@ export default fp(
       // A read that asks no credentials (a shared link's) answers anyone who has its URL the same.
       const anonymous = readable && request.routeOptions.config?.credentials === 'none'
       const api = isApiPath(request.url) && !anonymous
-      // Authenticated answers: every use revalidated, never stored by a shared cache.
+      // Authenticated answers: every use revalidated, never stored by a shared cache; who asks (a key or
+      // a session cookie) and what they accept decide the answer.
       if (api) reply.header('cache-control', 'private, no-cache')
       if (!readable || reply.statusCode !== 200 || !(api || anonymous || PUBLIC_ROUTES.has(request.routeOptions.url ?? ''))) return done(null, payload)
-      if (api) reply.header('vary', 'Authorization, Accept, Accept-Encoding')
+      if (api) reply.header('vary', 'Authorization, Cookie, Accept, Accept-Encoding')
       // Public: a shared cache may keep it, and asks again at every use (a revoked link stops at once).
       else reply.header('cache-control', 'public, no-cache').header('vary', 'Accept-Encoding')
       const served = servedFor(request)

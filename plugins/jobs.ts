@@ -15,6 +15,7 @@ import { backgroundJobs } from '../resources/jobs.js'
 import jobResource from '../resources/job.js'
 import { attribute } from '../lib/data/attribution.js'
 import { purgeEndedSessions, sessionLimits } from '../lib/data/sessions.js'
+import { purgeExpiredIdempotencyKeys } from '../lib/api/idempotency.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -24,6 +25,8 @@ declare module 'fastify' {
 
 /** The queue of the schedule that deletes ended sessions (every 10 minutes; sign-in purges too). */
 export const PURGE_SESSIONS = 'purge-sessions'
+/** The queue of the schedule that deletes expired Idempotency-Keys (hourly; lib/api/idempotency.ts). */
+export const PURGE_IDEMPOTENCY_KEYS = 'purge-idempotency-keys'
 
 function jobError(code: string, message: string, final: boolean): JobError {
   return Object.assign(new Error(message), { code, final })
@@ -43,9 +46,10 @@ export async function runJob(app: FastifyInstance, job: QueuedJob, trx: Transact
     // A client mistake, as the synchronous call would have answered it (database errors mapped alike).
     const answer = error instanceof ApiError ? error : fromDatabaseError(error, { revealValues: !user.restricted })
     if (answer && answer.statusCode < 500) throw jobError(answer.code, answer.message, true)
+    // A lost connection is the queue's to handle (it runs the job again once the database answers): it keeps the cause.
     if (app.jobs.stopping) app.log.warn({ job: job.id }, 'job handed back to the queue: this process is stopping')
-    else app.log.error({ err: error, job: job.id }, 'job failed')
-    throw jobError('JOB_FAILED', 'The job failed on the server; its log has the cause', false)
+    else if (answer?.code !== 'DATABASE_UNAVAILABLE') app.log.error({ err: error, job: job.id }, 'job failed')
+    throw Object.assign(jobError('JOB_FAILED', 'The job failed on the server; its log has the cause', false), { cause: error })
   }
 }
 
@@ -59,8 +63,11 @@ export default fp(
       maintenanceSeconds: config.JOB_MAINTENANCE_SECONDS,
       maxQueuedPerUser: config.JOB_MAX_QUEUED_PER_USER,
     }
-    const housekeeping = [{ name: PURGE_SESSIONS, cron: '*/10 * * * *', run: () => purgeEndedSessions(app.db.db, sessionLimits(config)) }]
-    const queue = new JobQueue(app.db, settings, backgroundJobs, housekeeping)
+    const housekeeping = [
+      { name: PURGE_SESSIONS, cron: '*/10 * * * *', run: () => purgeEndedSessions(app.db.db, sessionLimits(config)) },
+      { name: PURGE_IDEMPOTENCY_KEYS, cron: '17 * * * *', run: () => purgeExpiredIdempotencyKeys(app.db.db) },
+    ]
+    const queue = new JobQueue(app.db, settings, backgroundJobs, housekeeping, app.log)
     queue.boss.on('error', (error) => app.log.error({ err: error }, 'job queue error'))
     const begin = async () => {
       await queue.start()
@@ -87,9 +94,13 @@ export default fp(
       }
     }
     let retrying: Promise<void> = Promise.resolve()
+    // Its first start on a database creates pg-boss's schema: seconds on PGlite, said as it starts.
+    app.log.info('starting the job queue…')
+    const started = performance.now()
     try {
       await begin()
       running = true
+      app.log.info({ ms: Math.round(performance.now() - started) }, 'starting the job queue: done')
     } catch (error) {
       app.log.warn({ err: error }, 'the job queue could not start; retrying in the background')
       retrying = retryInBackground()

@@ -11,15 +11,26 @@ import { hashPassword, PASSWORD_MAX, PasswordRefused, verifyPassword } from '../
 import { issueReset, redeemReset, resetHolder } from '../lib/data/password-resets.js'
 import { openSession, sessionLimits } from '../lib/data/sessions.js'
 import { assertSameOrigin, setSessionCookie } from '../lib/api/session-cookie.js'
+import { bodyValidation } from '../lib/api/route-schemas.js'
 import { PASSWORD_BODY_LIMIT } from '../lib/api/sign-in-guard.js'
 
 /** A string field of the body, present and not too long for a hash (400 naming it otherwise). */
-function field(request: FastifyRequest, name: string): string {
-  const value = ((request.body ?? {}) as Record<string, unknown>)[name]
+function field(body: unknown, name: string): string {
+  const value = ((body ?? {}) as Record<string, unknown>)[name]
   if (typeof value !== 'string' || !value) throw badRequest('MISSING_FIELD', `Give ${name} (a string)`)
   if (value.length > PASSWORD_MAX) throw badRequest('PASSWORD_TOO_LONG', `${name}: at most ${PASSWORD_MAX} characters`)
   return value
 }
+
+/** A password route's body: string fields, documented, and read before the handler (typed `Body<N>`). */
+function passwordBody<N extends string>(names: N[]) {
+  const read = (body: unknown) => Object.fromEntries(names.map((name) => [name, field(body, name)])) as Body<N>
+  const schema = { type: 'object', required: names, properties: Object.fromEntries(names.map((name) => [name, { type: 'string' }])) }
+  return { schema, read }
+}
+type Body<N extends string> = Record<N, string>
+const OWN_CHANGE = passwordBody(['current_password', 'new_password'])
+const RESET = passwordBody(['token', 'new_password'])
 
 /** The hash of a new password, through the gate every password hash passes (400 when it is refused). */
 async function newPasswordHash(app: FastifyInstance, password: string) {
@@ -32,10 +43,9 @@ async function newPasswordHash(app: FastifyInstance, password: string) {
 }
 
 /** `POST /api/v1/session/password/`: the current password (counted as a sign-in try), then the new one. */
-async function changeOwnPassword(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+async function changeOwnPassword(app: FastifyInstance, request: FastifyRequest<{ Body: Body<'current_password' | 'new_password'> }>, reply: FastifyReply) {
   const user = request.user!
-  const current = field(request, 'current_password')
-  const next = field(request, 'new_password')
+  const { current_password: current, new_password: next } = request.body
   const attempt = app.signInGuard.admit(request.ip, user.username)
   const row = await app.db.db.selectFrom('auth_user').select('password_hash').where('id', '=', user.id).executeTakeFirst()
   if (!(await app.passwordHashes.run(() => verifyPassword(current, row?.password_hash)))) {
@@ -59,10 +69,8 @@ async function changeOwnPassword(app: FastifyInstance, request: FastifyRequest, 
 const linkInvalid = () => new ApiError(404, 'RESET_LINK_INVALID', 'This reset link does not work: it was used, it expired, or it never existed')
 
 /** `POST /api/v1/session/reset/`: a link that works, then the new password; without credentials. */
-async function useResetLink(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
-  if (request.headers.origin !== undefined) assertSameOrigin(request)
-  const token = field(request, 'token')
-  const password = field(request, 'new_password')
+async function useResetLink(app: FastifyInstance, request: FastifyRequest<{ Body: Body<'token' | 'new_password'> }>, reply: FastifyReply) {
+  const { token, new_password: password } = request.body
   // A wrong token counts as a wrong password of this address: guessing links is budgeted like guessing passwords.
   const attempt = app.signInGuard.admit(request.ip, 'password reset link')
   const holder = token.length <= 64 ? await resetHolder(app.db.db, token) : undefined
@@ -95,37 +103,29 @@ const ResetLink = {
     url: { type: 'string', description: 'the page of the web app that uses it' },
     expires_at: { type: 'string', description: '24 hours after it was issued' },
   },
+  required: ['id', 'user_id', 'username', 'token', 'url', 'expires_at'],
 }
-const passwordBody = (fields: string[]) => ({ type: 'object', required: fields, properties: Object.fromEntries(fields.map((f) => [f, { type: 'string' }])) })
 const answers = { 204: { type: 'null' }, 400: errorSchema, 401: errorSchema, 403: errorSchema, 404: errorSchema, 413: errorSchema, 429: errorSchema }
 
 export default fp(
   async function passwords(app: FastifyInstance) {
     const tags = ['session']
-    const documented = (operationId: string, summary: string, body: object, { anonymous = false } = {}) => ({
+    // The body is read before the handler, a bad one named in the API's own 400; a link's use from
+    // another site is refused (403) before its body is looked at.
+    const documented = (operationId: string, summary: string, body: ReturnType<typeof passwordBody>, { anonymous = false } = {}) => ({
       config: { credentials: anonymous ? ('none' as const) : undefined },
       bodyLimit: PASSWORD_BODY_LIMIT,
-      // The handlers check the body themselves, naming what is wrong in the API's own error shape.
-      schema: { tags, operationId, summary, security: anonymous ? [] : API_SECURITY, body, response: answers },
-      validatorCompiler: () => () => true,
+      schema: { tags, operationId, summary, security: anonymous ? [] : API_SECURITY, body: body.schema, response: answers },
+      ...bodyValidation(body.read, anonymous ? (request) => request.headers.origin !== undefined && assertSameOrigin(request) : undefined),
     })
-    app.post(
+    app.post<{ Body: Body<'current_password' | 'new_password'> }>(
       '/api/v1/session/password/',
-      documented(
-        'changePassword',
-        'Change your own password: the current one, then the new one (your other sessions end)',
-        passwordBody(['current_password', 'new_password']),
-      ),
+      documented('changePassword', 'Change your own password: the current one, then the new one (your other sessions end)', OWN_CHANGE),
       (request, reply) => changeOwnPassword(app, request, reply),
     )
-    app.post(
+    app.post<{ Body: Body<'token' | 'new_password'> }>(
       '/api/v1/session/reset/',
-      documented(
-        'useResetLink',
-        'Set a password with a one-time reset link (no credentials; the user’s sessions end)',
-        passwordBody(['token', 'new_password']),
-        { anonymous: true },
-      ),
+      documented('useResetLink', 'Set a password with a one-time reset link (no credentials; the user’s sessions end)', RESET, { anonymous: true }),
       (request, reply) => useResetLink(app, request, reply),
     )
     app.post(

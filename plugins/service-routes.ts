@@ -7,6 +7,23 @@ import { failoverState } from '../lib/data/writable-host.js'
 import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
 import { resources } from '../resources/index.js'
 
+/**
+ * A probe answers within a second whatever the database does (a hung one answers nothing): its
+ * database checks get this long, then count as down.
+ */
+const CHECK_WITHIN_MS = 700
+/** A 503 says when to ask again, as the API's do (a restarted database, a failover). */
+const RETRY_AFTER = '2'
+
+/** `work`, or a rejection once `ms` have passed without its answer (the work itself goes on, unheard). */
+function within<T>(ms: number, work: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+  })
+  return Promise.race([work(), late]).finally(() => clearTimeout(timer))
+}
+
 export default fp(
   async function serviceRoutes(app: FastifyInstance) {
     resourceIndex(app)
@@ -17,12 +34,6 @@ export default fp(
       metrics: '/metrics',
       documentation: '/documentation',
     }))
-
-    let closing = false
-    app.addHook('preClose', (done) => {
-      closing = true
-      done()
-    })
 
     // Liveness: the process answers (never shed, plugins/protection.ts). A failure means restart it.
     app.get('/health/live', { schema: { tags: ['service'], operationId: 'getLiveness', summary: 'The process answers', security: [] } }, async () => ({
@@ -41,16 +52,34 @@ export default fp(
         },
       },
       async (_request, reply) => {
-        const checks: Record<string, string> = { database: 'ok', migrations: 'ok', model: app.detection.status(), shutting_down: closing ? 'yes' : 'no' }
+        const checks: Record<string, string> = {
+          database: 'ok',
+          migrations: 'ok',
+          model: app.detection.status(),
+          shutting_down: app.shuttingDown ? 'yes' : 'no',
+        }
+        const started = performance.now()
         try {
-          const pending = await pendingMigrations(app.db)
+          if (app.db.hung?.()) throw new Error('hung')
+          const pending = await within(CHECK_WITHIN_MS, () => pendingMigrations(app.db))
           if (pending.length) checks.migrations = `pending: ${pending.join(', ')}`
         } catch {
           checks.database = 'down'
           checks.migrations = 'unknown'
         }
-        if (app.db.writable?.several) Object.assign(checks, await failoverState(app.db.db, app.db.writable))
-        const ready = checks.database === 'ok' && checks.migrations === 'ok' && checks.model === 'ok' && !closing
+        const { writable } = app.db
+        if (writable?.several) {
+          const left = Math.max(CHECK_WITHIN_MS - (performance.now() - started), 1)
+          Object.assign(
+            checks,
+            await within(left, () => failoverState(app.db.db, writable)).catch(() => ({
+              database_primary: writable.hostName(),
+              synchronous_standby: 'unknown',
+            })),
+          )
+        }
+        const ready = checks.database === 'ok' && checks.migrations === 'ok' && checks.model === 'ok' && !app.shuttingDown
+        if (!ready) reply.header('retry-after', RETRY_AFTER)
         return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', ...checks })
       },
     )
@@ -61,12 +90,14 @@ export default fp(
       async (_request, reply) => {
         let database = 'ok'
         try {
-          await sql`select 1`.execute(app.db.db)
+          if (app.db.hung?.()) throw new Error('hung')
+          await within(CHECK_WITHIN_MS, () => sql`select 1`.execute(app.db.db))
         } catch {
           database = 'down'
         }
         const model = app.detection.status()
         const status = database === 'ok' && model === 'ok' ? 'ok' : 'down'
+        if (status !== 'ok') reply.header('retry-after', RETRY_AFTER)
         return reply.code(status === 'ok' ? 200 : 503).send({ status, database, model })
       },
     )

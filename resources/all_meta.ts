@@ -1,5 +1,6 @@
 import { defineResource, type Context, type Resource, type Row } from '../lib/api/resource.js'
-import { listRows, MAX_LIMIT } from '../lib/api/crud.js'
+import { listRows } from '../lib/api/crud.js'
+import { MAX_LIMIT } from '../lib/api/query.js'
 import { QueryParams } from '../lib/api/query-params.js'
 import campaign from './campaign.js'
 import customChart from './custom_chart.js'

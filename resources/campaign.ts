@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { Campaign } from '../schemas/campaign.js'
 import { defineResource } from '../lib/api/resource.js'
-import { Param, type QueryOf } from '../lib/api/query.js'
+import { Param } from '../lib/api/query.js'
 import { validationError } from '../lib/core/errors.js'
 import { resetMappings } from '../lib/data/caches.js'
 import { assertLocationPermitted } from '../lib/datapoints/location-selection.js'
@@ -18,7 +18,7 @@ export default defineResource({
   params: PARAMS,
   hooks: {
     async list(ctx, query) {
-      const location = (ctx.params as QueryOf<typeof PARAMS>).has_data_for
+      const location = ctx.params.has_data_for
       if (location === undefined) return { query }
       await assertLocationPermitted(ctx, location)
       // Any value, raw or computed, at the location or a descendant (location_tree holds each location with itself).

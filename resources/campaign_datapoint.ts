@@ -18,22 +18,37 @@ import {
 } from '../lib/datapoints/campaign-reads.js'
 import { campaignKey, enterCampaignValue } from '../lib/engine/data-entry.js'
 import { recomputeCampaign } from '../lib/engine/recompute.js'
+import { assertNotBlocked, entryCheck, findViolations, reported } from '../lib/engine/validation.js'
+import { CAP } from '../lib/ingest/transform.js'
+import { VALIDATION_SCHEMA } from './validation_result.js'
 
 /** The raw datapoint behind a computed row, if there is one (from an upload or a data entry). */
 const rawOf = (ctx: Context, row: Row) => ctx.db.selectFrom('datapoint').select('id').where('unique_index', '=', campaignKey(row)).executeTakeFirst()
+
+/**
+ * The violations at the entry's location and campaign, once recomputed (docs/decisions.md, "Validation
+ * rules"): a block rule over its indicator refuses it (422, the transaction rolls back).
+ */
+async function validated(ctx: Context, entry: { location_id: number; campaign_id: number; indicator_id: number }) {
+  const found = await findViolations(dynamic(ctx), { ...entryCheck(entry), limit: CAP })
+  assertNotBlocked(found)
+  return { validation: reported(found) }
+}
 
 export default defineResource({
   name: 'campaign_datapoint',
   schema: DatapointWithComputed,
   writers: 'users',
+  // Data entry from the field: a client resends what it could not confirm, and edits the version it read.
+  retryable_writes: true,
   query_fields: CAMPAIGN_DATAPOINT_FIELDS,
   filtering: ['id', 'indicator_id', 'campaign_id', 'value'],
-  GET_params_required: ['indicator__in'],
   required_fields_for_post: ['campaign_id', 'indicator_id', 'location_id', 'value'],
   location_column: 'location_id',
   synthetic: { status: STATUS_FIELD, coverage: COVERAGE_FIELD, label: LABEL_FIELD },
   optional_fields: { status: 'with_status', coverage: 'with_coverage', label: 'with_labels' },
   meta_fields: CAMPAIGN_DATAPOINT_META,
+  write_fields: { validation: VALIDATION_SCHEMA },
   modes: [classCounts(campaignSet), columnChart],
   params: CAMPAIGN_DATAPOINT_PARAMS,
   hooks: {
@@ -62,16 +77,17 @@ export default defineResource({
         .where('indicator_id', '=', entry.indicator_id)
         .where('campaign_id', '=', entry.campaign_id)
         .executeTakeFirstOrThrow()
-      return row.id
+      return { id: row.id, once: await validated(ctx, entry) }
     },
     async update(ctx, existing, body, encoding) {
       // Only the value may change; the key fields may be echoed back unchanged (GET → edit → PATCH).
       const values = coerceBody({ ...ctx.resource, writable: ['value'] }, body, encoding, existing)
-      if (!('value' in values)) return
+      const key = existing as { indicator_id: number; location_id: number; campaign_id: number }
+      if (!('value' in values)) return validated(ctx, key)
       if (values.value === null) throw validationError('value', 'may not be null')
-      const { indicator_id, location_id, campaign_id } = existing as { indicator_id: number; location_id: number; campaign_id: number }
-      await enterCampaignValue(dynamic(ctx), { indicator_id, location_id, campaign_id, value: values.value as number })
-      await recomputeCampaign(dynamic(ctx), existing.campaign_id as number)
+      await enterCampaignValue(dynamic(ctx), { ...key, value: values.value as number })
+      await recomputeCampaign(dynamic(ctx), key.campaign_id)
+      return validated(ctx, key)
     },
     async remove(ctx, existing) {
       const raw = await rawOf(ctx, existing)

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely'
 import { CustomDashboard } from '../schemas/custom_dashboard.js'
 import type { DB } from '../schemas/index.js'
 import { defineResource, type Row } from '../lib/api/resource.js'
+import { validationError } from '../lib/core/errors.js'
 
 // A dashboard names its charts in rows[*].charts (resource-api §21): by uuid, as the original front-end
 // does, or by id. A uuid is only a name, which anyone may give a chart of theirs, so a uuid is drawn
@@ -49,6 +50,10 @@ export default defineResource({
     // Another owner's chart named by uuid is kept by its id: it exists now and was chosen on purpose.
     async beforeWrite(ctx, values, existing) {
       if (!Array.isArray(values.rows)) return
+      // Each chart is drawn by every export and read by every view: the number is bounded where it is saved.
+      const count = (values.rows as Row[]).reduce((sum, row) => sum + (Array.isArray(row?.charts) ? row.charts.length : 0), 0)
+      const limit = ctx.config.MAX_CHARTS_PER_DASHBOARD
+      if (count > limit) throw validationError('rows', `${count} charts: a dashboard holds at most ${limit} (MAX_CHARTS_PER_DASHBOARD)`)
       const ownerId = (existing ? existing.owner_id : values.owner_id) as number | null
       const uuids = chartRefs(values.rows).filter((r): r is string => typeof r === 'string')
       if (!uuids.length) return

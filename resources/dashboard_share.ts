@@ -3,27 +3,30 @@ import { DashboardShare } from '../schemas/dashboard_share.js'
 import { defineResource } from '../lib/api/resource.js'
 import { checkRequiredFields, coerceBody } from '../lib/api/body.js'
 import { ApiError, forbidden, invalidValue } from '../lib/core/errors.js'
-import { hashShareToken, newShareToken, shareTop } from '../lib/data/shares.js'
+import { hashShareToken, newShareToken, shareTop, shareViewOf } from '../lib/data/shares.js'
 
 // Read-only links to a dashboard (lib/data/shares.ts): its owner or a superuser makes one, within the
 // part of the country they may see; the token is in the 201 answer and nowhere else. Each user lists
-// and revokes (DELETE) their own links; superusers, every link.
+// and revokes (DELETE) their own links; superusers, every link. A link keeps the view it was made
+// from (`view`: campaign, location, dates), which it opens at.
 export default defineResource({
   name: 'dashboard_share',
   schema: DashboardShare,
   writers: 'users',
   owner_column: 'created_by_id',
-  query_fields: ['id', 'dashboard_id', 'created_by_id', 'location_id', 'created_at', 'expires_at'],
-  detail_fields: ['id', 'dashboard_id', 'created_by_id', 'location_id', 'created_at', 'expires_at'],
+  query_fields: ['id', 'dashboard_id', 'created_by_id', 'location_id', 'created_at', 'expires_at', 'view'],
+  detail_fields: ['id', 'dashboard_id', 'created_by_id', 'location_id', 'created_at', 'expires_at', 'view'],
   filtering: ['id', 'dashboard_id', 'created_by_id'],
   required_fields_for_post: ['dashboard_id'],
-  writable: ['dashboard_id', 'location_id', 'expires_at'],
+  writable: ['dashboard_id', 'location_id', 'expires_at', 'view'],
   methods: { list: ['GET', 'POST'], detail: ['GET', 'DELETE'] },
   row_filter: (ctx) => sql<boolean>`t.created_by_id = ${ctx.user.id}`,
   hooks: {
     async create(ctx, body, encoding) {
       checkRequiredFields(ctx.resource, body)
-      const values = coerceBody(ctx.resource, body, encoding) as { dashboard_id: number; location_id?: number | null; expires_at?: string | null }
+      const { view: givenView, ...rest } = body
+      const view = shareViewOf(givenView, (message) => new ApiError(400, 'INVALID_VALUE', message))
+      const values = coerceBody(ctx.resource, rest, encoding) as { dashboard_id: number; location_id?: number | null; expires_at?: string | null }
       const dashboard = await ctx.db.selectFrom('custom_dashboard').select(['id', 'owner_id']).where('id', '=', values.dashboard_id).executeTakeFirst()
       if (!dashboard) throw invalidValue('dashboard_id', values.dashboard_id, 'the id of a dashboard')
       if (!ctx.user.is_superuser && dashboard.owner_id !== ctx.user.id)
@@ -35,6 +38,14 @@ export default defineResource({
         if ((await shareTop(ctx.db, ctx.user, location)) !== location)
           throw forbidden(`Location ${location} is outside the part of the country you may see: a link shows no more than you do`, 'LOCATION_FORBIDDEN')
       }
+      if (view?.location != null) {
+        const known = await ctx.db.selectFrom('location').select('id').where('id', '=', view.location).executeTakeFirst()
+        if (!known) throw invalidValue('view.location', view.location, 'the id of a location')
+        if ((await shareTop(ctx.db, ctx.user, view.location)) !== view.location)
+          throw forbidden(`Location ${view.location} is outside the part of the country you may see: a link shows no more than you do`, 'LOCATION_FORBIDDEN')
+      }
+      if (view?.campaign != null && !(await ctx.db.selectFrom('campaign').select('id').where('id', '=', view.campaign).executeTakeFirst()))
+        throw invalidValue('view.campaign', view.campaign, 'the id of a campaign')
       if (
         values.expires_at != null &&
         !(await sql<{ ahead: boolean }>`select ${values.expires_at}::timestamptz > now() as ahead`.execute(ctx.db)).rows[0].ahead
@@ -49,10 +60,13 @@ export default defineResource({
           location_id: location,
           token_hash: hashShareToken(token),
           expires_at: values.expires_at ?? null,
+          view: view === null ? null : JSON.stringify(view),
         } as never)
         .returning('id')
         .executeTakeFirstOrThrow()
-      return { id, once: { token, url: `/app/#/shared/${token}` } }
+      // The address opens at the view too, so a link pasted anywhere shows what its maker saw.
+      const hash = view ? `?${new URLSearchParams(Object.entries(view).map(([k, v]) => [k, String(v)]))}` : ''
+      return { id, once: { token, url: `/app/#/shared/${token}${hash}` } }
     },
   },
 })

@@ -9,7 +9,7 @@ import { dynamic } from '../lib/api/crud.js'
 import { DATE_DATAPOINT_META, DATE_DATAPOINT_PARAMS, grouped, rawSelection, rawWide } from '../lib/datapoints/date-reads.js'
 import { dataEntrySubmission, dateKey } from '../lib/engine/data-entry.js'
 
-/** §9.2: a written row is a data entry: its key follows its fields, its source is the Data Entry submission. */
+/** ingestion §9.2: a written row is a data entry: its key follows its fields, its source is the Data Entry submission. */
 async function asDataEntry(ctx: Context, values: Row, existing?: Row): Promise<Row> {
   const row = { ...existing, ...values }
   if (values.location_id !== undefined) await assertLocationPermitted(ctx, row.location_id as number)
@@ -34,13 +34,14 @@ export default defineResource({
   name: 'date_datapoint',
   schema: Datapoint,
   writers: 'users',
+  // Data entry from the field: a client resends what it could not confirm, and edits the version it read.
+  retryable_writes: true,
   // Only date rows are ever read or written here; campaign rows belong to campaign_datapoint.
   scope: sql<boolean>`t.data_date is not null`,
   query_fields: ['id', 'indicator_id', 'location_id', 'data_date', 'value'],
   filtering: ['id', 'indicator_id', 'data_date', 'value'],
   detail_fields: ['id', 'indicator_id', 'location_id', 'campaign_id', 'data_date', 'value', 'source_submission_id', 'unique_index', 'created_at'],
   writable: ['indicator_id', 'location_id', 'data_date', 'value'],
-  GET_params_required: ['indicator__in'],
   required_fields_for_post: ['indicator_id', 'location_id', 'data_date', 'value'],
   location_column: 'location_id',
   synthetic: { status: STATUS_FIELD, label: LABEL_FIELD },

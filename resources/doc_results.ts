@@ -4,12 +4,12 @@ import { sql } from 'kysely'
 import { Datapoint } from '../schemas/datapoint.js'
 import { DatapointWithComputed } from '../schemas/datapoint_with_computed.js'
 import { defineResource, type Context, type ListQuery, type ResourceDeclaration } from '../lib/api/resource.js'
-import { Param, type QueryOf } from '../lib/api/query.js'
+import { Param } from '../lib/api/query.js'
 
-const documentParam = { document_id: Param.integer('the document') }
+const documentParam = { document_id: Param.integer('the document', { required: true }) }
 
-/** The document asked for (a required parameter: always there). */
-const documentId = (ctx: Context) => (ctx.params as QueryOf<typeof documentParam>).document_id!
+/** The document asked for (a required parameter). */
+const documentId = (ctx: Context<typeof documentParam>) => ctx.params.document_id
 
 /** A read-only view of what document X holds: `where` narrows `t` to it (restricted users: P only). */
 function documentResult(
@@ -22,7 +22,6 @@ function documentResult(
     name,
     schema,
     query_fields,
-    GET_params_required: ['document_id'],
     params: documentParam,
     location_column: 'location_id',
     methods: { list: ['GET'], detail: ['GET'] },
@@ -40,7 +39,8 @@ export const dateDocResult = documentResult(
   Datapoint,
   ['id', 'indicator__id', 'indicator__short_name', 'location_id', 'location__name', 'data_date', 'value'],
   (_ctx, query, document) =>
-    query.where('t.data_date', 'is not', null).where('t.source_submission_id', 'in', sql`(select id from source_submission where document_id = ${document})`),
+    // Its rows and the keys it holds by claim (lib/ingest/claims.ts).
+    query.where('t.data_date', 'is not', null).where('t.id', 'in', sql`(select datapoint_id from document_datapoints(${document}))`),
 )
 
 // Mapped indicators and every calculated indicator depending on them; mapped campaigns; mapped

@@ -1,21 +1,41 @@
 import { unlink } from 'node:fs/promises'
+import { sql } from 'kysely'
 import { join } from 'node:path'
 import { SourceDoc } from '../schemas/source_doc.js'
-import { defineResource } from '../lib/api/resource.js'
+import { type Context, defineResource, type Row } from '../lib/api/resource.js'
 import { ApiError, validationError } from '../lib/core/errors.js'
-import { checkUpload, decodeDocfile, storeUpload } from '../lib/ingest/upload.js'
+import { checkUpload, storeUpload } from '../lib/ingest/upload.js'
+import { discard, spoolBase64, type Spooled } from '../lib/ingest/spool.js'
 import { checkRequiredFields } from '../lib/api/body.js'
 import { assertOwnDocument } from '../lib/engine/access.js'
-import { Param, type QueryOf } from '../lib/api/query.js'
+import { Param } from '../lib/api/query.js'
+import { dynamic } from '../lib/api/crud.js'
+import { materializeClaims, releaseClaims, rowsStoredBy } from '../lib/ingest/claims.js'
 
-interface FilePart {
+/** A multipart file part, written to a spool file as it arrived (plugins/dispatcher.ts). */
+interface FilePart extends Partial<Spooled> {
   filename?: string
-  data: Buffer
 }
 
 const NOT_AFTER_UPLOAD = ['docfile', 'file_type', 'file_header', 'guid', 'created_by_id']
 
 const PARAMS = { document_id: Param.integer("the document's id (the original client's name for it)") }
+
+/** The upload checked in a worker thread, then its row written and its file moved into place. */
+async function storeChecked(ctx: Context, body: Row, spooled: Spooled, filename: string | undefined) {
+  const input = {
+    ...spooled,
+    owner: `user ${ctx.user.id}`,
+    title: String(body.doc_title ?? ''),
+    fileType: String(body.file_type),
+    dateOrder: body.date_order === undefined ? undefined : String(body.date_order),
+    conflict: body.conflict === undefined ? undefined : String(body.conflict),
+    filename,
+    maxUncompressed: ctx.config.XLSX_MAX_UNCOMPRESSED_BYTES,
+  }
+  const upload = await checkUpload(input)
+  return storeUpload(ctx.db as never, ctx.config.DATA_DIR, input, upload, ctx.user.id)
+}
 
 export default defineResource({
   name: 'document',
@@ -31,32 +51,25 @@ export default defineResource({
   body_limit: (config) => Math.ceil((config.MAX_UPLOAD_BYTES * 4) / 3) + 1024 * 1024,
   hooks: {
     async list(ctx, query) {
-      const id = (ctx.params as QueryOf<typeof PARAMS>).document_id
+      const id = ctx.params.document_id
       return { query: id === undefined ? query : query.where('t.id', '=', id) }
     },
     // POST is the upload (ingestion §1): decode, parse, store the file and the row; never echo the file.
+    // The file is on disk from the start (a spool file) and read by a worker thread (lib/ingest/parse.ts).
     async create(ctx, body) {
       const part = body.docfile as FilePart | string | undefined
       // Multipart: doc_title defaults to the file part's name.
       if (body.doc_title === undefined && part && typeof part === 'object') body = { ...body, doc_title: part.filename }
       checkRequiredFields(ctx.resource, body)
-      if (part === undefined || part === null || (typeof part !== 'string' && !Buffer.isBuffer(part.data)))
+      if (part === undefined || part === null || (typeof part !== 'string' && typeof part.path !== 'string'))
         throw validationError('docfile', 'must be base64 text or a file part')
-      const bytes = typeof part === 'string' ? decodeDocfile(part, ctx.config.MAX_UPLOAD_BYTES) : part.data
-      if (bytes.length > ctx.config.MAX_UPLOAD_BYTES) {
-        throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `File is too large (limit ${ctx.config.MAX_UPLOAD_BYTES} bytes)`)
+      const { MAX_UPLOAD_BYTES, DATA_DIR } = ctx.config
+      const spooled = typeof part === 'string' ? await spoolBase64(DATA_DIR, part, MAX_UPLOAD_BYTES) : (part as Spooled)
+      try {
+        return await storeChecked(ctx, body, spooled, typeof part === 'string' ? undefined : part.filename)
+      } finally {
+        await discard(spooled.path) // moved when stored
       }
-      const input = {
-        bytes,
-        title: String(body.doc_title ?? ''),
-        fileType: String(body.file_type),
-        dateOrder: body.date_order === undefined ? undefined : String(body.date_order),
-        conflict: body.conflict === undefined ? undefined : String(body.conflict),
-        filename: typeof part === 'string' ? undefined : part.filename,
-        maxUncompressed: ctx.config.XLSX_MAX_UNCOMPRESSED_BYTES,
-      }
-      const upload = await checkUpload(input)
-      return storeUpload(ctx.db as never, ctx.config.DATA_DIR, input, upload, ctx.user.id)
     },
     async beforeWrite(ctx, values, existing) {
       if (!existing) return
@@ -76,8 +89,12 @@ export default defineResource({
         .executeTakeFirstOrThrow()
       return { datapoint: Number(row.n) }
     },
-    async beforeDelete(_ctx, row) {
+    async beforeDelete(ctx, row) {
       if (row.guid === 'data-entry') throw new ApiError(409, 'PROTECTED', 'The Data Entry document cannot be deleted')
+      // What it holds is read from the rows (lib/ingest/claims.ts): the keys it holds by claim become
+      // its rows (dependents, as its own are), those newer documents hold of its rows theirs.
+      await releaseClaims(dynamic(ctx), row.id as number)
+      await materializeClaims(dynamic(ctx), rowsStoredBy(sql.lit(Math.trunc(row.id as number))))
     },
     async afterDelete(ctx, rows) {
       // The stored files go with their rows (a missing file is not an error).

@@ -4,10 +4,13 @@ import { defineResource, type Context, type ListPage, type ListResult, type Row 
 import { normaliseFeature } from '../lib/engine/geo-loader.js'
 import { permittedLocations } from '../lib/engine/access.js'
 import { inList } from '../lib/api/crud.js'
-import { assertLocationPermitted, LOCATION_PARAMS, selectLocations } from '../lib/datapoints/location-selection.js'
+import { joinParams } from '../lib/api/query.js'
+import { assertLocationPermitted, FILTER_CAMPAIGN_PARAMS, LOCATION_PARAMS, selectLocations } from '../lib/datapoints/location-selection.js'
+
+const PARAMS = joinParams(LOCATION_PARAMS, FILTER_CAMPAIGN_PARAMS)
 
 /** The GeoJSON features of the selected locations' polygons. Polygons are not filtered by the generic grammar (filtering: []). */
-async function features(ctx: Context, page: ListPage): Promise<ListResult> {
+async function features(ctx: Context<typeof PARAMS>, page: ListPage): Promise<ListResult> {
   const selection = await selectLocations(ctx)
   const permitted = ctx.user.restricted ? sql`and p.location_id in ${permittedLocations(ctx.user)}` : sql``
   const selected = selection === null ? sql`` : sql`and ${inList('p.location_id', selection)}`
@@ -33,7 +36,7 @@ export default defineResource({
   query_fields: ['location_id', 'type', 'geometry', 'properties', 'parent_location_id'],
   filtering: [],
   required_fields_for_post: ['location_id', 'geo_json'],
-  params: LOCATION_PARAMS,
+  params: PARAMS,
   location_column: 'location_id',
   result_fields: { type: 'string', geometry: 'json', properties: 'json', parent_location_id: 'integer' },
   // List objects are GeoJSON features of the selected locations, ordered by location (resource-api §25):

@@ -33,6 +33,9 @@ import { aggRefreshResource, queueProcessResource, refreshMaster, revertDocument
 import userGroup from './user_group.js'
 import apiKey from './api_key.js'
 import job from './job.js'
+import uploadTemplate from './upload_template.js'
+import validationRule from './validation_rule.js'
+import validationResult from './validation_result.js'
 
 export const resources: Resource[] = [
   campaignType,
@@ -43,6 +46,7 @@ export const resources: Resource[] = [
   indicatorTag,
   indicatorToTag,
   calculatedIndicatorComponent,
+  validationRule,
   customChart,
   dashboard,
   dashboardShare,
@@ -68,9 +72,11 @@ export const resources: Resource[] = [
   transformUpload,
   refreshMaster,
   revertDocumentResource,
+  uploadTemplate,
   job,
   aggRefreshResource,
   queueProcessResource,
   cacheMeta,
   allMeta,
+  validationResult,
 ]

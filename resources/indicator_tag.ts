@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import { IndicatorTag } from '../schemas/indicator_tag.js'
 import { defineResource } from '../lib/api/resource.js'
 import { badRequest } from '../lib/core/errors.js'
-import { Param, type QueryOf } from '../lib/api/query.js'
+import { Param } from '../lib/api/query.js'
 
 const PARAMS = { show_leaf: Param.flag('any value but "", 0 or false: only tags that have a parent') }
 
@@ -14,7 +14,7 @@ export default defineResource({
   params: PARAMS,
   hooks: {
     async list(ctx, query) {
-      if ((ctx.params as QueryOf<typeof PARAMS>).show_leaf) {
+      if (ctx.params.show_leaf) {
         query = query.where('t.parent_tag_id', 'is not', null)
       }
       return { query }

@@ -2,8 +2,10 @@ import { sql } from 'kysely'
 import { Location } from '../schemas/location.js'
 import { defineResource, type Row } from '../lib/api/resource.js'
 import { resetMappings } from '../lib/data/caches.js'
-import { assertLocationPermitted, LOCATION_PARAMS, selectLocations } from '../lib/datapoints/location-selection.js'
+import { joinParams } from '../lib/api/query.js'
+import { assertLocationPermitted, FILTER_CAMPAIGN_PARAMS, LOCATION_PARAMS, selectLocations } from '../lib/datapoints/location-selection.js'
 import { addToTree, checkNoCycle, moveInTree } from '../lib/data/location-tree.js'
+import { recomputeCampaign } from '../lib/engine/recompute.js'
 
 export default defineResource({
   name: 'location',
@@ -15,7 +17,7 @@ export default defineResource({
     lvl: { kind: 'integer', expression: sql`(select ty.admin_level from location_type ty where ty.id = t.location_type_id)` },
   },
   required_fields_for_post: ['name', 'location_code', 'location_type_id'],
-  params: LOCATION_PARAMS,
+  params: joinParams(LOCATION_PARAMS, FILTER_CAMPAIGN_PARAMS),
   location_column: 'id',
   hooks: {
     async list(ctx, query) {
@@ -32,7 +34,15 @@ export default defineResource({
     async afterWrite(ctx, row: Row, previous?: Row) {
       const parent = row.parent_location_id as number | null
       if (!previous) await addToTree(ctx.db, row.id as number, parent)
-      else if (previous.parent_location_id !== parent) await moveInTree(ctx.db, row.id as number, parent)
+      else if (previous.parent_location_id !== parent) {
+        await moveInTree(ctx.db, row.id as number, parent)
+        // Its values now add up into other ancestors: every campaign with a raw value in the moved
+        // subtree is recomputed, in the move's transaction.
+        const { rows: campaigns } = await sql<{ campaign_id: number }>`select distinct d.campaign_id from datapoint d
+          join location_tree t on t.location_id = d.location_id and t.parent_location_id = ${row.id as number}
+          where d.campaign_id is not null order by 1`.execute(ctx.db)
+        for (const { campaign_id } of campaigns) await recomputeCampaign(ctx.db, campaign_id)
+      }
     },
     afterDelete: (ctx, rows) =>
       resetMappings(

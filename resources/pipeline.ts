@@ -11,42 +11,42 @@ import type { Document } from '../lib/ingest/transform.js'
 import { recomputeCampaign } from '../lib/engine/recompute.js'
 import { assertOwnDocument, documentLocations } from '../lib/engine/access.js'
 import { revertDocument } from '../lib/ingest/revert.js'
-import { Param, type QueryOf } from '../lib/api/query.js'
+import { joinParams, Param } from '../lib/api/query.js'
 import { ApiError, notFound } from '../lib/core/errors.js'
 import { isInt32 } from '../lib/core/values.js'
 import document from './document.js'
 
-const documentParam = { document_id: Param.integer('the document to process') }
-const revertParams = { ...documentParam, force: Param.boolean('1: also revert values changed since by another source (0 by default)') }
-const campaignParam = { campaign_id: Param.integer('the campaign to recompute') }
-type StepQuery = QueryOf<typeof revertParams & typeof campaignParam>
+const documentParam = { document_id: Param.integer('the document to process', { required: true }) }
+const revertParams = joinParams(documentParam, { force: Param.boolean('1: also revert values changed since by another source (0 by default)') })
+const campaignParam = { campaign_id: Param.integer('the campaign to recompute', { required: true }) }
 
-/** The row whose id is in parameter `name` (required, read as an integer): 404 when there is none. */
-async function requireRow(ctx: Context, name: 'document_id' | 'campaign_id', table: 'source_doc' | 'campaign', label: string): Promise<Row> {
-  const id = (ctx.params as StepQuery)[name]!
+/** The row `id` of `table` (a required parameter's value): 404 when there is none. */
+async function requireRow(ctx: Context, id: number, table: 'source_doc' | 'campaign', label: string): Promise<Row> {
   const row = isInt32(id) ? await (ctx.db as Kysely<DB>).selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst() : undefined
   if (!row) throw notFound(label, String(id))
   return row as unknown as Row
 }
 
 /** The `document_id` parameter's document, if the requester may process it (lib/engine/access.ts). */
-async function requireDocument(ctx: Context): Promise<Document> {
-  const doc = (await requireRow(ctx, 'document_id', 'source_doc', 'document')) as unknown as Document
+async function requireDocument(ctx: Context<typeof documentParam>): Promise<Document> {
+  const doc = (await requireRow(ctx, ctx.params.document_id, 'source_doc', 'document')) as unknown as Document
   assertOwnDocument(ctx.user, doc)
   return doc
 }
 
 /** A background step on the `document_id` parameter's document: checked as the synchronous call. */
-export const documentJobParams = async (ctx: Context) => ({ document_id: (await requireDocument(ctx)).id })
+export const documentJobParams = async (ctx: Context<typeof documentParam>) => ({ document_id: (await requireDocument(ctx)).id })
 
 /** A background revert: the document checked as the synchronous call, `force` kept. */
-export const revertJobParams = async (ctx: Context) => ({ force: (ctx.params as StepQuery).force ? 1 : 0, ...(await documentJobParams(ctx)) })
+export const revertJobParams = async (ctx: Context<typeof revertParams>) => ({ force: ctx.params.force ? 1 : 0, ...(await documentJobParams(ctx)) })
 
 /** A background recompute of the `campaign_id` parameter's campaign. */
-export const campaignJobParams = async (ctx: Context) => ({ campaign_id: (await requireRow(ctx, 'campaign_id', 'campaign', 'campaign')).id as number })
+export const campaignJobParams = async (ctx: Context<typeof campaignParam>) => ({
+  campaign_id: (await requireRow(ctx, ctx.params.campaign_id, 'campaign', 'campaign')).id as number,
+})
 
 /** The document in its detail representation (ingest_stats included). */
-const documentDetail = (ctx: Context) => readDetail({ ...ctx, resource: document, urlName: 'document' }, (ctx.params as StepQuery).document_id!)
+const documentDetail = (ctx: Context<typeof documentParam>) => readDetail({ ...ctx, resource: document, urlName: 'document' }, ctx.params.document_id)
 
 /** transform_upload and refresh_master: the same pipeline, with or without the transform step. */
 function ingestResource(name: string, description: string, withTransform: boolean) {
@@ -54,7 +54,6 @@ function ingestResource(name: string, description: string, withTransform: boolea
     name,
     kind: 'non_model',
     description,
-    GET_params_required: ['document_id'],
     params: documentParam,
     result_fields: { id: 'integer', doc_title: 'string', ingest_stats: 'json' },
     result_of: document,
@@ -77,7 +76,6 @@ export const queueProcessResource = defineResource({
   name: 'queue_process',
   kind: 'non_model',
   description: 'Mark every submission of the document TO_PROCESS.',
-  GET_params_required: ['document_id'],
   params: documentParam,
   result_fields: { id: 'integer', doc_title: 'string' },
   result_of: document,
@@ -92,7 +90,6 @@ export const revertDocumentResource = defineResource({
   kind: 'non_model',
   description:
     'Put back every value the document wrote as it was before it (from the datapoint history); values changed since by another source are kept and reported as conflicts unless force=1; touched campaigns recomputed.',
-  GET_params_required: ['document_id'],
   params: revertParams,
   result_fields: {
     document_id: 'integer',
@@ -106,7 +103,7 @@ export const revertDocumentResource = defineResource({
     campaigns_recomputed: 'json',
   },
   action: async (ctx) => {
-    const force = (ctx.params as StepQuery).force ?? false
+    const force = ctx.params.force ?? false
     const doc = await requireDocument(ctx)
     if (!doc.docfile) throw new ApiError(409, 'NOT_AN_UPLOAD', 'The Data Entry document is not an upload: change typed values through the datapoint resources')
     const db = ctx.db as Kysely<DB>
@@ -120,11 +117,10 @@ export const aggRefreshResource = defineResource({
   // It rewrites the whole campaign's computed values, every location's.
   writers: 'unrestricted',
   description: 'Recompute one campaign: aggregation up the location tree, then calculated indicators.',
-  GET_params_required: ['campaign_id'],
   params: campaignParam,
   result_fields: { id: 'integer', name: 'string', agg_stats: 'json' },
   action: async (ctx) => {
-    const campaign = await requireRow(ctx, 'campaign_id', 'campaign', 'campaign')
+    const campaign = await requireRow(ctx, ctx.params.campaign_id, 'campaign', 'campaign')
     ctx.progress?.('campaigns recomputed', 0, 1)
     const agg_stats = await recomputeCampaign(ctx.db as Kysely<DB>, campaign.id as number)
     ctx.progress?.('campaigns recomputed', 1, 1)

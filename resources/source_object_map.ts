@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import { SourceObjectMap } from '../schemas/source_object_map.js'
 import { defineResource, type Context, type Row } from '../lib/api/resource.js'
 import { badRequest } from '../lib/core/errors.js'
-import { Param, type QueryOf } from '../lib/api/query.js'
+import { Param } from '../lib/api/query.js'
 import { permittedLocations } from '../lib/engine/access.js'
 import { assertLocationPermitted } from '../lib/datapoints/location-selection.js'
 
@@ -39,7 +39,7 @@ export default defineResource({
   params: PARAMS,
   hooks: {
     async list(ctx, query) {
-      const { document_id: documentId, is_mapped: mapped } = ctx.params as QueryOf<typeof PARAMS>
+      const { document_id: documentId, is_mapped: mapped } = ctx.params
       if (documentId !== undefined) {
         query = query.where('t.id', 'in', sql`(select source_object_map_id from doc_object_map where document_id = ${documentId})`)
       }
