@@ -2,11 +2,12 @@
 // (word-lists.ts) on every validation split (splits.ts), as a table for classifier/README.md.
 import { initTf } from './runtime.js'
 import { Detector } from './detector.js'
-import { score } from './data.js'
+import { needOffensiveData, score } from './data.js'
 import { MODEL_DIR } from './paths.js'
 import { validationSplitsWithProfanity } from './splits.js'
 import { WORD_LISTS } from './word-lists.js'
 
+needOffensiveData('baselines')
 await initTf('wasm', console.error)
 const detector = await Detector.load(MODEL_DIR)
 const splits = validationSplitsWithProfanity()

@@ -6,6 +6,24 @@ import { SHARED_DIR } from '../lib/core/paths.js'
 export const OFFENSIVE_DATA = join(SHARED_DIR, 'data', 'offensive')
 export const hasOffensiveData = () => existsSync(join(OFFENSIVE_DATA, 'tweeteval', 'val.jsonl'))
 
+/** The labelled splits training and evaluation read ({text, label} lines), under OFFENSIVE_DATA. */
+export const OFFENSIVE_FILES = ['tweeteval/train.jsonl', 'tweeteval/val.jsonl', 'hasoc2019_en/train.jsonl', 'hasoc2020_en/train.jsonl', 'olid/train.jsonl']
+
+/**
+ * Stops `npm run <script>` with what it needs and where, when the labelled data is absent (a clone
+ * without ../shared/data), instead of an ENOENT stack. Serving needs none of it: the model is committed.
+ */
+export function needOffensiveData(script: string) {
+  const missing = OFFENSIVE_FILES.filter((file) => !existsSync(join(OFFENSIVE_DATA, file)))
+  if (!missing.length) return
+  console.error(
+    `npm run ${script} needs the labelled data sets (JSONL lines {"text": …, "label": 0|1}) in ${OFFENSIVE_DATA}: ` +
+      `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing. classifier/README.md says where each comes from; ` +
+      'the server needs none of them (the trained model is in classifier/model/).',
+  )
+  process.exit(2)
+}
+
 export interface Example {
   text: string
   label: number

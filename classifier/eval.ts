@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { readFileSync } from 'node:fs'
 import { initTf } from './runtime.js'
 import { Detector } from './detector.js'
-import { OFFENSIVE_DATA, readJsonl, score } from './data.js'
+import { needOffensiveData, OFFENSIVE_DATA, readJsonl, score } from './data.js'
 import { MODEL_DIR } from './paths.js'
 
 export async function evaluate(detector: Detector, file: string) {
@@ -34,6 +34,7 @@ async function main() {
 }
 
 if (process.argv[1]?.endsWith('eval.ts') || process.argv[1]?.endsWith('eval.js')) {
+  needOffensiveData('eval')
   main().catch((error) => {
     console.error(error)
     process.exit(1)

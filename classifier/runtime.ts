@@ -64,6 +64,10 @@ function registerKernels() {
 export async function initTf(preferred: 'wasm' | 'cpu' = 'wasm', log: (message: string) => void = () => {}): Promise<string> {
   tf.enableProdMode()
   registerKernels()
+  // The wasm module (Emscripten) adds process listeners that rethrow any uncaught exception or
+  // rejection from inside its handler, which makes Node exit with code 7 and blame the module for every
+  // error of the process: they are removed once it has started.
+  const listening = { uncaughtException: process.listeners('uncaughtException'), unhandledRejection: process.listeners('unhandledRejection') }
   try {
     if (!(await tf.setBackend(preferred))) throw new Error(`backend ${preferred} did not initialise`)
   } catch (error) {
@@ -71,6 +75,12 @@ export async function initTf(preferred: 'wasm' | 'cpu' = 'wasm', log: (message: 
     await tf.setBackend('cpu')
   }
   await tf.ready()
+  for (const listener of process.listeners('uncaughtException')) {
+    if (!listening.uncaughtException.includes(listener)) process.removeListener('uncaughtException', listener)
+  }
+  for (const listener of process.listeners('unhandledRejection')) {
+    if (!listening.unhandledRejection.includes(listener)) process.removeListener('unhandledRejection', listener)
+  }
   return tf.getBackend()
 }
 

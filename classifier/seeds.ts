@@ -7,6 +7,7 @@
 // word lists' macro-F1 on the same splits closes the table.
 import { initTf } from './runtime.js'
 import { Detector, logit } from './detector.js'
+import { needOffensiveData } from './data.js'
 import { validationSplitsWithProfanity } from './splits.js'
 import { WORD_LISTS } from './word-lists.js'
 import { prng } from '../lib/core/prng.js'
@@ -119,6 +120,7 @@ async function main() {
   console.log(lines.join('\n'))
 }
 
+needOffensiveData('seeds')
 main().catch((error) => {
   console.error(error)
   process.exit(1)

@@ -11,7 +11,7 @@ import { buildTrainingModel, type ExtraHead, headLoss, predictWindows, saveModel
 import { DEFAULT_FEATURES, TOKENIZER_VERSION, tokenize, type FeatureConfig, type Window } from './tokenizer.js'
 import { Encoder } from './encoder.js'
 import { GloveSlice } from './glove.js'
-import { OFFENSIVE_DATA, readJsonl, score, type Example } from './data.js'
+import { needOffensiveData, OFFENSIVE_DATA, readJsonl, score, type Example } from './data.js'
 import { MODEL_DIR } from './paths.js'
 import { Detector, logit } from './detector.js'
 import { prng } from '../lib/core/prng.js'
@@ -309,6 +309,76 @@ export interface Distillation {
 /** The TweetEval training texts, as every design trains on them. */
 export const tweetEvalTraining = (): Example[] => readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'train.jsonl'))
 
+/** Each extra head's first column in the training model's output (the served head's two come first), and the width. */
+function headColumns(extraHeads: ExtraHead[]) {
+  const firstColumn = new Map<ExtraHead, number>()
+  let width = 2
+  for (const head of extraHeads) {
+    firstColumn.set(head, width)
+    width += head.classes
+  }
+  return { firstColumn, width }
+}
+
+/** The out-of-domain folds' macro-F1, with the epoch and threshold chosen on TweetEval val. */
+function outOfDomainScores(model: tf.LayersModel, encoder: Encoder, architecture: Architecture, threshold: number) {
+  const ood: Record<string, number> = {}
+  for (const [name, examples] of Object.entries(validationSplits())) {
+    if (name === 'tweeteval-val') continue
+    const probabilities = textProbabilities(
+      model,
+      examples.map((e) => e.text),
+      encoder,
+      architecture,
+    )
+    ood[name] = round(
+      score(
+        examples.map((e) => e.label),
+        probabilities,
+        threshold,
+      ).macro_f1,
+    )
+  }
+  return ood
+}
+
+/**
+ * The training model's extra heads and each window's targets over its outputs. `labels` and `owners`:
+ * every window's label and text (TweetEval's first, the `first` of them; HASOC's after).
+ */
+function trainingTargets(
+  design: Design,
+  tweetEval: Example[],
+  { labels, owners, first }: { labels: number[]; owners: number[]; first: number },
+  distillation?: Distillation,
+) {
+  // Training-only heads: HASOC's labels through a head of their own, OLID's finer labels through another.
+  const hasocHead = design.hasoc === 'head' ? { name: 'output_second_policy', classes: 2 } : undefined
+  const olidHead = design.olidHead ? { name: 'output_olid_target', classes: OLID_CLASSES.length } : undefined
+  const extraHeads = [hasocHead, olidHead].filter((head): head is ExtraHead => head !== undefined)
+  const { firstColumn, width } = headColumns(extraHeads)
+  const olidClassOf = olidHead ? olidClasses(tweetEval) : []
+  const soft = extraHeads.length > 0 || distillation !== undefined
+  /**
+   * A window's targets over the training model's outputs: a TweetEval window's served-head label (or
+   * its mix with the teacher's) and its OLID class; a HASOC window's label on its own head, if any.
+   */
+  const targetsOf = (i: number) => {
+    const row = new Array<number>(width).fill(0)
+    if (i >= first) {
+      row[(hasocHead ? firstColumn.get(hasocHead)! : 0) + labels[i]] = 1
+      return row
+    }
+    const p = distillation ? distillation.alpha * labels[i] + (1 - distillation.alpha) * distillation.probabilities[owners[i]] : labels[i]
+    row[0] = 1 - p
+    row[1] = p
+    const olidClass = olidHead ? olidClassOf[owners[i]] : -1
+    if (olidHead && olidClass >= 0) row[firstColumn.get(olidHead)! + olidClass] = 1
+    return row
+  }
+  return { extraHeads, soft, width, targetsOf }
+}
+
 export async function trainDesign(design: Design, log: (line: string) => void, seed = SEED, distillation?: Distillation) {
   const tweetEval: Example[] = tweetEvalTraining()
   const hasoc = design.hasoc ? hasocTraining().map((e) => ({ ...e, policy: design.hasoc === 'marked' ? 1 : 0 })) : []
@@ -324,42 +394,20 @@ export async function trainDesign(design: Design, log: (line: string) => void, s
   const windows = [...tweetEvalWindows.windows, ...hasocWindows.windows]
   const labels = [...tweetEvalWindows.labels, ...hasocWindows.labels]
   const first = tweetEvalWindows.windows.length
-  // Training-only heads: HASOC's labels through a head of their own, OLID's finer labels through another.
-  const hasocHead = design.hasoc === 'head' ? { name: 'output_second_policy', classes: 2 } : undefined
-  const olidHead = design.olidHead ? { name: 'output_olid_target', classes: OLID_CLASSES.length } : undefined
-  const extraHeads = [hasocHead, olidHead].filter((head): head is ExtraHead => head !== undefined)
-  // Each head's first column in the training model's output: the served head's two come first.
-  const firstColumn = new Map<ExtraHead, number>()
-  let width = 2
-  for (const head of extraHeads) {
-    firstColumn.set(head, width)
-    width += head.classes
-  }
-  const olidClassOf = olidHead ? olidClasses(tweetEval) : []
+  const { extraHeads, soft, width, targetsOf } = trainingTargets(design, tweetEval, { labels, owners: tweetEvalWindows.owners, first }, distillation)
   const { served: model, trained } = buildTrainingModel(architecture, seed, extraHeads)
-  const soft = extraHeads.length > 0 || distillation !== undefined
   trained.compile({ optimizer: tf.train.adam(design.learningRate), loss: soft ? headLoss : 'sparseCategoricalCrossentropy' })
-  /**
-   * A window's targets over the training model's outputs: a TweetEval window's served-head label (or
-   * its mix with the teacher's) and its OLID class; a HASOC window's label on its own head, if any.
-   */
-  const targetsOf = (i: number) => {
-    const row = new Array<number>(width).fill(0)
-    if (i >= first) {
-      row[(hasocHead ? firstColumn.get(hasocHead)! : 0) + labels[i]] = 1
-      return row
-    }
-    const p = distillation ? distillation.alpha * labels[i] + (1 - distillation.alpha) * distillation.probabilities[tweetEvalWindows.owners[i]] : labels[i]
-    row[0] = 1 - p
-    row[1] = p
-    const olidClass = olidHead ? olidClassOf[tweetEvalWindows.owners[i]] : -1
-    if (olidHead && olidClass >= 0) row[firstColumn.get(olidHead)! + olidClass] = 1
-    return row
-  }
   const random = prng(seed)
   // Every epoch trains on all of TweetEval's windows, and on HASOC's or a fresh draw of `hasocShare` of them.
   const hasocPerEpoch = Math.round(hasocWindows.windows.length * (design.hasocShare ?? 1))
   const valLabels = val.map((e) => e.label)
+  const valProbabilities = () =>
+    textProbabilities(
+      model,
+      val.map((e) => e.text),
+      encoder,
+      architecture,
+    )
   let best = { epoch: 0, threshold: 0.5, macro_f1: -1, weights: [] as tf.Tensor[] }
   for (let epoch = 1; epoch <= design.epochs; epoch++) {
     const hasocDrawn = shuffle(
@@ -390,13 +438,7 @@ export async function trainDesign(design: Design, log: (line: string) => void, s
       tf.dispose([...inputs, y])
       if (!checks.has(b)) continue
       const at = round(epoch - 1 + b / batches, 2)
-      const probabilities = textProbabilities(
-        model,
-        val.map((e) => e.text),
-        encoder,
-        architecture,
-      )
-      const chosen = bestThreshold(valLabels, probabilities)
+      const chosen = bestThreshold(valLabels, valProbabilities())
       log(
         `${design.name} epoch ${at}: loss ${(loss / Math.min(b * 64, order.length)).toFixed(4)}, val macro-F1 ${chosen.macro_f1.toFixed(4)} at t=${chosen.threshold} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
       )
@@ -408,29 +450,8 @@ export async function trainDesign(design: Design, log: (line: string) => void, s
   }
   trained.setWeights(best.weights)
   tf.dispose(best.weights)
-  const probabilities = textProbabilities(
-    model,
-    val.map((e) => e.text),
-    encoder,
-    architecture,
-  )
-  // The out-of-domain folds, with the epoch and threshold chosen on TweetEval val.
-  const ood: Record<string, number> = {}
-  for (const [name, examples] of Object.entries(validationSplits())) {
-    if (name === 'tweeteval-val') continue
-    ood[name] = round(
-      score(
-        examples.map((e) => e.label),
-        textProbabilities(
-          model,
-          examples.map((e) => e.text),
-          encoder,
-          architecture,
-        ),
-        best.threshold,
-      ).macro_f1,
-    )
-  }
+  const probabilities = valProbabilities()
+  const ood = outOfDomainScores(model, encoder, architecture, best.threshold)
   log(`${design.name}: out-of-domain folds ${JSON.stringify(ood)}`)
   return {
     model,
@@ -515,97 +536,91 @@ async function main() {
   // A candidate directory gets the GloVe slice too, so that it loads like the committed model.
   if (out !== MODEL_DIR) for (const file of ['embeddings.bin', 'embeddings-vocab.json']) copyFileSync(join(MODEL_DIR, file), join(out, file))
   await saveModel(chosen.model, out)
-  const t = chosen.threshold
-  writeFileSync(
-    join(out, 'tokenizer.json'),
-    `${JSON.stringify(
-      {
-        version: TOKENIZER_VERSION,
-        normalisation:
-          'NFKC, HTML entities, "" → ", drop OLID URL, lower case, <url>, @user, leading rt, disguised listed words written plainly (disguises.ts)',
-        token_regex: "v1: <url> | @user | [\\p{L}\\p{N}_']+ | \\p{Extended_Pictographic} | runs of one punctuation character",
-        hash: 'FNV-1a 32-bit over UTF-8, modulo buckets, + 1 (0 = padding)',
-        ...chosenDesign.features,
-        length: chosen.architecture.length,
-        dim: chosen.architecture.dim,
-        glove: chosen.architecture.glove,
-        mean: usesMean(chosen.architecture),
-        ...(chosen.architecture.conv ? { conv: chosen.architecture.conv } : {}),
-        ...(chosen.architecture.lexicon ? { lexicon: chosen.architecture.lexicon, lexicon_version: LEXICON_VERSION, lexicon_features: LEXICON_FEATURES } : {}),
-        ...(chosen.architecture.policy ? { policy: true } : {}),
-      },
-      null,
-      2,
-    )}\n`,
-  )
-  writeFileSync(
-    join(out, 'metadata.json'),
-    `${JSON.stringify(
-      {
-        model_version: 1,
-        design: chosenDesign.name,
-        description: chosenDesign.description,
-        architecture: chosen.architecture,
-        training_data: [
-          'tweeteval/train.jsonl',
-          ...(chosenDesign.hasoc
-            ? [
-                `hasoc2019_en and hasoc2020_en train, without their out-of-domain folds (classifier/splits.ts)${chosenDesign.hasoc === 'marked' ? ', marked by the label-policy input (1 in training, 0 when serving)' : chosenDesign.hasoc === 'head' ? ', labelled through a second softmax head over the same features (not saved)' : ''}`,
-              ]
-            : []),
-          ...(chosenDesign.olidHead
-            ? [
-                'olid/olid-training-v1.0.tsv sub-task B/C labels of the TweetEval training tweets only (classifier/olid.ts), through a training-only head (not saved)',
-              ]
-            : []),
-        ],
-        training_examples: chosen.trainExamples,
-        training_windows: chosen.trainWindows,
-        deduplication: 'TweetEval train only (OLID, which holds the same tweets, at most for their finer labels); no val text is trained on',
-        selection: 'epoch and threshold chosen on TweetEval val (macro-F1)',
-        seed,
-        ...(teachers.length
-          ? { distilled_from: { models: teachers.map((dir) => basename(dir)), alpha, target: '(1 - alpha) * teacher + alpha * label, TweetEval texts' } }
-          : {}),
-        epochs_trained: chosenDesign.epochs,
-        best_epoch: chosen.epoch,
-        learning_rate: chosenDesign.learningRate,
-        optimizer: `adam, batch 64, cross-entropy${teachers.length ? ' against the mixed targets' : ''}`,
-        threshold: t,
-        calibration: `served p = sigmoid(logit(p_model) - logit(${t})), so offensive > 0.5 is exactly p_model > ${t}`,
-        features: [
-          ...(chosen.architecture.dim ? ['hashed word n-grams', 'hashed character n-grams within word boundaries'] : []),
-          ...(usesMean(chosen.architecture) ? ['mean frozen GloVe 100-d vector of the window words (embeddings.bin)'] : []),
-          ...(chosen.architecture.conv ? ["convolution over the window words' frozen GloVe 100-d vectors in order (embeddings.bin)"] : []),
-          ...(chosen.architecture.lexicon ? [`lexicon inputs of the text: ${LEXICON_FEATURES.join(', ')} (classifier/lexicon.ts, cuss ratings)`] : []),
-        ],
-        libraries: { '@tensorflow/tfjs': tf.version.tfjs, backend },
-        created_at: new Date().toISOString(),
-      },
-      null,
-      2,
-    )}\n`,
-  )
-  writeFileSync(
-    join(out, 'metrics.json'),
-    `${JSON.stringify(
-      {
-        split: 'tweeteval/val.jsonl',
-        ood_macro_f1: chosen.ood,
-        decision: 'offensive > 0.5 on the served (calibrated) score',
-        val_macro_f1: round(chosen.scores.macro_f1),
-        accuracy: round(chosen.scores.accuracy),
-        offensive: roundAll(chosen.scores.offensive),
-        not_offensive: roundAll(chosen.scores.not_offensive),
-        confusion: chosen.scores.confusion,
-        threshold: t,
-        ablations: mergedAblations(ablations, out),
-      },
-      null,
-      2,
-    )}\n`,
-  )
+  writeJson(join(out, 'tokenizer.json'), tokenizerOf(chosenDesign, chosen.architecture))
+  writeJson(join(out, 'metadata.json'), metadataOf(chosenDesign, chosen, { seed, teachers, alpha, backend }))
+  writeJson(join(out, 'metrics.json'), {
+    split: 'tweeteval/val.jsonl',
+    ood_macro_f1: chosen.ood,
+    decision: 'offensive > 0.5 on the served (calibrated) score',
+    val_macro_f1: round(chosen.scores.macro_f1),
+    accuracy: round(chosen.scores.accuracy),
+    offensive: roundAll(chosen.scores.offensive),
+    not_offensive: roundAll(chosen.scores.not_offensive),
+    confusion: chosen.scores.confusion,
+    threshold: chosen.threshold,
+    ablations: mergedAblations(ablations, out),
+  })
   console.log(`saved ${chosenDesign.name}: val macro-F1 ${chosen.scores.macro_f1.toFixed(4)} → ${out}`)
+}
+
+const writeJson = (path: string, value: unknown) => writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`)
+
+/** tokenizer.json: how a text becomes the model's inputs, as the detector reads them when it loads. */
+function tokenizerOf(design: Design, architecture: Architecture) {
+  return {
+    version: TOKENIZER_VERSION,
+    normalisation: 'NFKC, HTML entities, "" → ", drop OLID URL, lower case, <url>, @user, leading rt, disguised listed words written plainly (disguises.ts)',
+    token_regex: "v1: <url> | @user | [\\p{L}\\p{N}_']+ | \\p{Extended_Pictographic} | runs of one punctuation character",
+    hash: 'FNV-1a 32-bit over UTF-8, modulo buckets, + 1 (0 = padding)',
+    ...design.features,
+    length: architecture.length,
+    dim: architecture.dim,
+    glove: architecture.glove,
+    mean: usesMean(architecture),
+    ...(architecture.conv ? { conv: architecture.conv } : {}),
+    ...(architecture.lexicon ? { lexicon: architecture.lexicon, lexicon_version: LEXICON_VERSION, lexicon_features: LEXICON_FEATURES } : {}),
+    ...(architecture.policy ? { policy: true } : {}),
+  }
+}
+
+/** metadata.json: what was trained, on what, how it was chosen and how its score is served. */
+function metadataOf(
+  design: Design,
+  chosen: Awaited<ReturnType<typeof trainDesign>>,
+  { seed, teachers, alpha, backend }: { seed: number; teachers: string[]; alpha: number; backend: string },
+) {
+  const t = chosen.threshold
+  return {
+    model_version: 1,
+    design: design.name,
+    description: design.description,
+    architecture: chosen.architecture,
+    training_data: [
+      'tweeteval/train.jsonl',
+      ...(design.hasoc
+        ? [
+            `hasoc2019_en and hasoc2020_en train, without their out-of-domain folds (classifier/splits.ts)${design.hasoc === 'marked' ? ', marked by the label-policy input (1 in training, 0 when serving)' : design.hasoc === 'head' ? ', labelled through a second softmax head over the same features (not saved)' : ''}`,
+          ]
+        : []),
+      ...(design.olidHead
+        ? [
+            'olid/olid-training-v1.0.tsv sub-task B/C labels of the TweetEval training tweets only (classifier/olid.ts), through a training-only head (not saved)',
+          ]
+        : []),
+    ],
+    training_examples: chosen.trainExamples,
+    training_windows: chosen.trainWindows,
+    deduplication: 'TweetEval train only (OLID, which holds the same tweets, at most for their finer labels); no val text is trained on',
+    selection: 'epoch and threshold chosen on TweetEval val (macro-F1)',
+    seed,
+    ...(teachers.length
+      ? { distilled_from: { models: teachers.map((dir) => basename(dir)), alpha, target: '(1 - alpha) * teacher + alpha * label, TweetEval texts' } }
+      : {}),
+    epochs_trained: design.epochs,
+    best_epoch: chosen.epoch,
+    learning_rate: design.learningRate,
+    optimizer: `adam, batch 64, cross-entropy${teachers.length ? ' against the mixed targets' : ''}`,
+    threshold: t,
+    calibration: `served p = sigmoid(logit(p_model) - logit(${t})), so offensive > 0.5 is exactly p_model > ${t}`,
+    features: [
+      ...(chosen.architecture.dim ? ['hashed word n-grams', 'hashed character n-grams within word boundaries'] : []),
+      ...(usesMean(chosen.architecture) ? ['mean frozen GloVe 100-d vector of the window words (embeddings.bin)'] : []),
+      ...(chosen.architecture.conv ? ["convolution over the window words' frozen GloVe 100-d vectors in order (embeddings.bin)"] : []),
+      ...(chosen.architecture.lexicon ? [`lexicon inputs of the text: ${LEXICON_FEATURES.join(', ')} (classifier/lexicon.ts, cuss ratings)`] : []),
+    ],
+    libraries: { '@tensorflow/tfjs': tf.version.tfjs, backend },
+    created_at: new Date().toISOString(),
+  }
 }
 
 /**
@@ -633,6 +648,7 @@ const round = (n: number, digits = 4) => Math.round(n * 10 ** digits) / 10 ** di
 const roundAll = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, round(v)]))
 
 if (process.argv[1]?.endsWith('train.ts') || process.argv[1]?.endsWith('train.js')) {
+  needOffensiveData('train')
   main().catch((error) => {
     console.error(error)
     process.exit(1)

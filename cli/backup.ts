@@ -8,12 +8,12 @@ import type { Config } from '../lib/core/config.js'
 import { createDatabase, type Database } from '../lib/data/database.js'
 import { DataDirInUseError } from '../lib/data/data-dir-lock.js'
 import { restoreInto, snapshot } from '../lib/data/backup.js'
-import { authorizationOf, RemoteError } from './remote.js'
+import { authorizationOf, RemoteError, send } from './remote.js'
 import { UsageError } from './commands.js'
 
 /** The snapshot from the server at `base` (GET /api/v1/backup/, a superuser's key). */
 async function remoteSnapshot(base: string, key: string): Promise<Buffer> {
-  const response = await fetch(new URL('/api/v1/backup/', base), { headers: { authorization: authorizationOf(key) } })
+  const response = await send(new URL('/api/v1/backup/', base), { headers: { authorization: authorizationOf(key) } })
   if (!response.ok) throw new RemoteError(`GET /backup/: ${response.status} ${await response.text()}`)
   return Buffer.from(await response.arrayBuffer())
 }

@@ -14,36 +14,6 @@ import { AUTH_CHANNEL } from '../lib/data/auth.js'
 /** How long revoke-key waits for the running servers to confirm they dropped the key. */
 const REVOKE_CONFIRM_MS = 5_000
 
-export const USAGE = `usage: npm run cli -- <command> [--server <url>] [--key <user>:<key>]
-  (while a server holds the embedded database, commands go through its API, with the admin key file's key)
-  migrate                                         apply pending migrations
-  create-user <username> [--superuser] [--email e] [--location <id>]
-                                                  create a user and print its first API key
-  create-key <username>                           print a new API key for the user
-  set-password <username>                         set the password people sign in with (read from stdin or a prompt)
-  revoke-key <key> | --user <username>            revoke one key, or every key of a user
-  load-geo <file>                                 load location_code|geo_json polygons
-  upload <file> --type campaign|date [--map mapping.csv] [--date-order DMY] [--conflict last|first|reject]
-                                                  upload, transform and print the summary
-  demo                                            load the demo data set into an empty database
-  backup <file>                                   a snapshot of the embedded database (through the server holding it)
-  restore <file>                                  a snapshot into an empty embedded data directory
-  upgrade-data-dir                                the embedded database of an earlier PGlite into this one's (once, server stopped)`
-
-export const COMMANDS = [
-  'migrate',
-  'create-user',
-  'create-key',
-  'set-password',
-  'revoke-key',
-  'load-geo',
-  'upload',
-  'demo',
-  'backup',
-  'restore',
-  'upgrade-data-dir',
-]
-
 export interface Options {
   type?: string
   map?: string
@@ -139,7 +109,8 @@ export async function runCommand(
       const result = await loadGeo(db, await readFile(arg))
       print(`${result.loaded} polygon(s) loaded`)
       if (result.unknown.length) print(`unknown location codes skipped: ${result.unknown.join(', ')}`)
-      return 0
+      // A file that loads nothing is a mistake (wrong file, wrong codes): said by the exit code too.
+      return result.loaded ? 0 : 1
     }
     case 'demo':
       print((await loadDemoData(db)) ? 'demo data loaded' : 'the database already has locations; nothing loaded')

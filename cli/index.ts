@@ -1,8 +1,8 @@
 // `npm run cli -- <command> …`: opens the configured database (migrating it), runs one command.
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { CommanderError } from 'commander'
 import { readFileSync } from 'node:fs'
-import { loadConfig, type Config } from '../lib/core/config.js'
+import { ConfigError, loadConfig, type Config } from '../lib/core/config.js'
 import { createDatabase, type Database } from '../lib/data/database.js'
 import { DataDirInUseError } from '../lib/data/data-dir-lock.js'
 import { runRemote } from './remote.js'
@@ -12,35 +12,15 @@ import { readSecret } from './read-secret.js'
 import { migrateToLatest } from '../lib/data/migrations.js'
 import { readTemplate } from '../lib/data/pglite-template.js'
 import { ensureAdmin } from '../lib/data/bootstrap.js'
-import { COMMANDS, runCommand, USAGE, UsageError } from './commands.js'
+import { type Options, runCommand, UsageError } from './commands.js'
+import { type Invocation, program } from './program.js'
 
-async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      superuser: { type: 'boolean', default: false },
-      email: { type: 'string' },
-      location: { type: 'string' },
-      user: { type: 'string' },
-      type: { type: 'string' },
-      map: { type: 'string' },
-      'date-order': { type: 'string' },
-      conflict: { type: 'string' },
-      server: { type: 'string' },
-      key: { type: 'string' },
-    },
-  })
-  const [command, arg] = positionals
-  if (!command) {
-    console.error(USAGE)
-    return 2
-  }
-  if (!COMMANDS.includes(command)) throw new UsageError(`unknown command ${command}`)
+/** Runs one command; its exit code. */
+async function main({ command, arg, options: given }: Invocation): Promise<number> {
+  const values = given as Options & { server?: string; key?: string }
   const config = loadConfig()
   const options = {
     ...values,
-    dateOrder: values['date-order'],
     ...(command === 'set-password' ? { password: await readSecret(`new password for ${arg ?? '?'}: `) } : {}),
   }
   if (command === 'upgrade-data-dir') {
@@ -85,11 +65,19 @@ function superuserKey(config: Config, given: string | undefined): string {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (error: Error & { detail?: string }) => {
-    console.error(`error: ${error.message}${error.detail ? ` (${error.detail})` : ''}`)
-    if (error instanceof UsageError) console.error(USAGE)
-    process.exit(error instanceof UsageError ? 2 : 1)
-  },
-)
+let code = 0
+try {
+  await program(async (invocation) => {
+    code = await main(invocation)
+  }).parseAsync(process.argv.slice(2), { from: 'user' })
+} catch (error) {
+  // commander has said what was wrong (on stderr) or printed the help asked for (on stdout).
+  if (error instanceof CommanderError) code = error.exitCode === 0 ? 0 : 2
+  else {
+    const { message, detail } = error as Error & { detail?: string }
+    console.error(`error: ${message}${detail ? ` (${detail})` : ''}`)
+    if (error instanceof UsageError) console.error('(npm run cli -- --help lists the commands and their options)')
+    code = error instanceof UsageError || error instanceof ConfigError ? 2 : 1
+  }
+}
+process.exit(code)

@@ -16,14 +16,28 @@ export class RemoteError extends Error {
   override name = 'RemoteError'
 }
 
-/** A small client of the API: JSON in and out, a 4xx/5xx becomes an error naming the server's message. */
+/**
+ * fetch, with a failure that says which server and request, and why (`fetch failed` alone says
+ * neither): ECONNREFUSED for a server that is not running, ENOTFOUND for a host that does not resolve.
+ */
+export async function send(url: URL, init: RequestInit = {}): Promise<Response> {
+  try {
+    return await fetch(url, init)
+  } catch (error) {
+    const cause = (error as { cause?: NodeJS.ErrnoException }).cause
+    const why = cause?.code ?? cause?.message ?? (error as Error).message
+    throw new RemoteError(`cannot reach the server at ${url.origin}: ${init.method ?? 'GET'} ${url.href} failed (${why})`)
+  }
+}
+
 /** The Authorization header of a key as printed (`user:key`) or bare. */
 export const authorizationOf = (key: string) => (key.includes(':') ? `ApiKey ${key}` : `Bearer ${key}`)
 
+/** A small client of the API: JSON in and out, a 4xx/5xx becomes an error naming the server's message. */
 export function apiClient(base: string, key: string) {
   const authorization = authorizationOf(key)
   return async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Row> {
-    const response = await fetch(new URL(`/api/v1${path}`, base), {
+    const response = await send(new URL(`/api/v1${path}`, base), {
       method,
       headers: { authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -99,9 +113,17 @@ export async function runRemote(
   switch (command) {
     case 'create-user': {
       if (!arg) throw new UsageError('create-user needs a username')
+      // The location is asked first, and a user whose responsibility is then refused is deleted: left
+      // behind, a user meant to be restricted would read and write everything.
+      if (options.location) await call('GET', `/location/${Number(options.location)}/`)
       const user = await call('POST', '/user/', { username: arg, is_superuser: options.superuser ?? false, ...(options.email ? { email: options.email } : {}) })
       const id = user.id as number
-      if (options.location) await call('POST', '/location_responsibility/', { user_id: id, top_lvl_location_id: Number(options.location) })
+      if (options.location) {
+        await call('POST', '/location_responsibility/', { user_id: id, top_lvl_location_id: Number(options.location) }).catch(async (error: unknown) => {
+          await call('DELETE', `/user/${id}/`)
+          throw error
+        })
+      }
       print(await newKey(call, arg, id))
       return 0
     }

@@ -1,7 +1,7 @@
 // `upload <file> --type campaign|date [--map mapping.csv] [--date-order DMY] [--conflict reject]`: upload, transform, refresh
 // and recompute in one transaction, in this process, then print the summary. The pipeline's progress is
 // drawn on stderr (cli/progress-bar.ts).
-import { readFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { sql, type Kysely } from 'kysely'
@@ -44,9 +44,11 @@ export async function uploadCommand(
   options: { type?: string; map?: string; dateOrder?: string; conflict?: string },
   print: (line: string) => void,
 ) {
-  const bytes = await readFile(file)
   const input = {
-    bytes,
+    path: file,
+    size: (await stat(file)).size,
+    keep: true,
+    owner: 'cli',
     title: basename(file),
     fileType: options.type ?? '',
     dateOrder: options.dateOrder,
