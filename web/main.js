@@ -11,28 +11,38 @@ import { LanguagePicker } from './views/language-picker.js'
 import { Account, ResetPassword } from './views/account.js'
 import { Admin } from './views/admin.js'
 import { ChartBuilder } from './views/chart-builder.js'
-import { DashboardEditor, DashboardList, DashboardView } from './views/dashboards.js'
+import { DashboardList } from './views/dashboards.js'
+import { DashboardView } from './views/dashboard-view.js'
+import { DashboardEditor } from './views/dashboard-editor.js'
 import { parseRoute } from './route.js'
 import { DataBrowser } from './views/data-browser.js'
+import { DataEntry } from './views/data-entry.js'
+import { Catalog } from './views/catalog.js'
+import { forgetOffline } from './offline.js'
 import { SharedDashboard } from './views/shared.js'
 import { Upload } from './views/upload.js'
 
 function SignIn({ onSignedIn }) {
   const [error, setError] = useState('')
+  // While the server checks the password (scrypt: a noticeable moment), the button says so and waits.
+  const [busy, setBusy] = useState(false)
   const submit = async (event) => {
     event.preventDefault()
+    if (busy) return
     const form = new FormData(event.target)
-    const res = await api('POST', '/session/', { username: form.get('username'), password: form.get('password') })
+    setBusy(true)
+    setError('')
+    const res = await api('POST', '/session/', { username: form.get('username'), password: form.get('password') }).finally(() => setBusy(false))
     if (res.status === 200) onSignedIn(res.body)
     else setError(res.body?.message ?? t('Sign-in failed ({status})', { status: res.status }))
   }
   return html`<main id="content">
     <h1>${t('Sign in')}</h1>
-    <form class="sign-in" onSubmit=${submit}>
+    <form class="sign-in" onSubmit=${submit} aria-busy=${busy ? 'true' : undefined}>
       <label>${t('Username')} <input name="username" autocomplete="username" required /></label>
       <label>${t('Password')} <input name="password" type="password" autocomplete="current-password" required /></label>
       ${error && html`<p class="error" role="alert">${error}</p>`}
-      <button type="submit">${t('Sign in')}</button>
+      <button type="submit" disabled=${busy}>${busy ? t('Signing in…') : t('Sign in')}</button>
     </form>
     <${LanguagePicker} />
   </main>`
@@ -53,11 +63,23 @@ const navigate = (hash) => {
   location.hash = hash
 }
 
+/** The sections of the app's addresses, and what an id in them looks like. */
+const ROUTED = new Set(['dashboard', 'chart', 'data', 'entry', 'catalog', 'upload', 'admin', 'account'])
+const isId = (text) => /^[1-9][0-9]{0,9}$/.test(text ?? '')
+
+/** What an address naming no page shows (an unknown section, an id that is not one). */
+const NotFound = ({ hash }) => html`<h1>${t('Page not found')}</h1>
+  <p>${t('No page of the app has the address {address}.', { address: hash })}</p>
+  <p><a href="#/">${t('Back to the dashboards')}</a></p>`
+
 /** The page of a route: [title, view]. */
 function page(hash, user, catalog, reloadCatalog) {
   const { parts, params } = parseRoute(hash)
   const [section, id, action, extra] = parts
-  if (section === 'dashboard' && id && action === 'edit') return [t('Edit dashboard'), html`<${DashboardEditor} key=${id} id=${id} navigate=${navigate} />`]
+  const badId = (section === 'dashboard' && id && !isId(id)) || (section === 'chart' && id && id !== 'new' && !isId(id))
+  if ((section && !ROUTED.has(section)) || badId) return [t('Page not found'), html`<${NotFound} hash=${hash} />`]
+  if (section === 'dashboard' && id && action === 'edit')
+    return [t('Edit dashboard'), html`<${DashboardEditor} key=${id} id=${id} user=${user} navigate=${navigate} />`]
   if (section === 'dashboard' && id)
     return [t('Dashboard'), html`<${DashboardView} key=${id} id=${id} catalog=${catalog} user=${user} params=${params} navigate=${navigate} />`]
   if (section === 'chart' && id === 'new')
@@ -65,8 +87,12 @@ function page(hash, user, catalog, reloadCatalog) {
   if (section === 'chart' && id)
     return [t('Edit chart'), html`<${ChartBuilder} key=${id} chartId=${id} dashboardId=${extra} catalog=${catalog} user=${user} navigate=${navigate} />`]
   if (section === 'data') return [t('Data'), html`<${DataBrowser} catalog=${catalog} />`]
-  if (section === 'upload') return [t('Upload'), html`<${Upload} catalog=${catalog} user=${user} />`]
-  if (section === 'admin' && user.is_superuser) return [t('Administration'), html`<${Admin} catalog=${catalog} onCatalogChange=${reloadCatalog} />`]
+  if (section === 'entry') return [t('Data entry'), html`<${DataEntry} catalog=${catalog} />`]
+  if (section === 'catalog' && mayEditCatalog(user))
+    return [t('Catalog'), html`<${Catalog} catalog=${catalog} user=${user} section=${id} onCatalogChange=${reloadCatalog} />`]
+  if (section === 'upload') return [t('Upload'), html`<${Upload} catalog=${catalog} user=${user} documentId=${id} jobId=${params.job} />`]
+  if (section === 'admin' && user.is_superuser)
+    return [t('Administration'), html`<${Admin} catalog=${catalog} user=${user} onCatalogChange=${reloadCatalog} />`]
   if (section === 'account') return [t('Your account'), html`<${Account} user=${user} />`]
   return [t('Dashboards'), html`<${DashboardList} navigate=${navigate} />`]
 }
@@ -89,7 +115,11 @@ const SECTIONS = [
   ['#/', () => t('Dashboards')],
   ['#/data', () => t('Data')],
   ['#/upload', () => t('Upload')],
+  ['#/entry', () => t('Data entry')],
 ]
+
+/** Who manages indicators, campaigns and locations in the app: superusers and metadata editors. */
+const mayEditCatalog = (user) => Boolean(user.is_superuser || user.metadata_editor)
 
 function Shell({ user, onSignedOut }) {
   const hash = useRoute()
@@ -100,6 +130,7 @@ function Shell({ user, onSignedOut }) {
   }, [user.id])
   const signOut = async () => {
     await api('DELETE', '/session/')
+    await forgetOffline()
     onSignedOut()
   }
   const reloadCatalog = () => loadCatalog().then(setCatalog)
@@ -110,9 +141,10 @@ function Shell({ user, onSignedOut }) {
   // A new page (not a new view of the same one) moves focus to its heading, as a page load would.
   const { path } = parseRoute(hash)
   useEffect(() => focusHeading(), [path, Boolean(catalog)])
-  /** @type {Array<[string, () => string]>} */
-  const sections = user.is_superuser ? [...SECTIONS, ['#/admin', () => t('Administration')]] : SECTIONS
-  const current = (target) => (target === '#/' ? !/^#\/(data|upload|admin|account)/.test(hash) : hash.startsWith(target))
+  const sections = [...SECTIONS]
+  if (mayEditCatalog(user)) sections.push(['#/catalog', () => t('Catalog')])
+  if (user.is_superuser) sections.push(['#/admin', () => t('Administration')])
+  const current = (target) => (target === '#/' ? !/^#\/(data|upload|entry|catalog|admin|account)/.test(hash) : hash.startsWith(target))
   return html`<a class="skip" href="#content" onClick=${(e) => {
     e.preventDefault()
     document.getElementById('content')?.focus()

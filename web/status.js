@@ -10,8 +10,14 @@ const NAMED = {
   ok: { fill: '#e0a800' },
   bad: { fill: '#d7191c' },
 }
-/** Colours of an indicator's own ranges, by their order in its bound_json. */
-const RANGES = [{ fill: '#2c7bb6' }, { fill: '#7b3294' }, { fill: '#fdae61' }, { fill: '#d7191c' }, { fill: '#1a9641' }]
+/**
+ * Colours of an indicator's own ranges, by their order in its bound_json; none of them the bars'
+ * default blue, so a range never reads as "no status". A range named as a status (good, ok, bad, or
+ * their usual words) takes that status's colour instead (statusClass).
+ */
+const RANGES = [{ fill: '#7b3294' }, { fill: '#e66101' }, { fill: '#01665e' }, { fill: '#8c510a' }, { fill: '#c51b7d' }]
+/** Words a programme names its ranges with, and the status colour each means. */
+const MEANS = { good: 'good', pass: 'good', ok: 'ok', moderate: 'ok', warning: 'ok', bad: 'bad', fail: 'bad', critical: 'bad', severe: 'bad' }
 
 /**
  * The bounds of the catalog's indicators that have any, by id.
@@ -34,6 +40,8 @@ export const statusWord = (status) => (status === 'good' ? t('good') : status ==
 export function statusClass(status, bounds) {
   if (status === null || status === undefined) return ''
   const range = bounds?.ranges.findIndex((r) => r.bound_name === status) ?? -1
+  const meaning = MEANS[String(status).trim().toLowerCase()]
+  if (range >= 0 && meaning) return `status-${meaning}`
   return range >= 0 ? `status-range-${range % RANGES.length}` : NAMED[status] ? `status-${status}` : ''
 }
 
@@ -41,12 +49,13 @@ export function statusClass(status, bounds) {
 export function statusFill(status, bounds) {
   const name = statusClass(status, bounds)
   if (!name) return undefined
-  return name.startsWith('status-range-') ? RANGES[Number(name.slice('status-range-'.length))].fill : NAMED[status].fill
+  return name.startsWith('status-range-') ? RANGES[Number(name.slice('status-range-'.length))].fill : NAMED[name.slice('status-'.length)].fill
 }
 
 /**
- * The legend of an indicator's statuses: its ranges with their limits, then good / ok / bad from its
- * good and bad bounds (higher or lower being better as their order says).
+ * The legend of an indicator's statuses: its ranges with their limits (and level, for a range of one
+ * level), then good / ok / bad from its good and bad bounds (higher or lower being better as their
+ * order says).
  */
 export function statusLegend(bounds, format) {
   if (!bounds) return []
@@ -60,7 +69,9 @@ export function statusLegend(bounds, format) {
           : r.mx_val != null
             ? t('to {max}', { max: f(r.mx_val) })
             : ''
-    return { status: r.bound_name, className: statusClass(r.bound_name, bounds), label: limits ? `${r.bound_name}: ${limits}` : r.bound_name }
+    // A range of one location level says which (indicator.bound_json carries its name).
+    const name = r.location_type ? t('{name} ({level} only)', { name: r.bound_name, level: r.location_type }) : r.bound_name
+    return { status: r.bound_name, className: statusClass(r.bound_name, bounds), label: limits ? `${name}: ${limits}` : name }
   })
   if (bounds.pair) {
     const higherIsBetter = bounds.good > bounds.bad

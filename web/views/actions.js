@@ -1,13 +1,31 @@
 // A page's changes through the API: each runs from a form or a button, says what happened (or what
-// went wrong) in a live message, and bumps `version` so the page reads its lists again.
+// went wrong) in a live message, and bumps `version` so the page reads its lists again. One message at
+// a time on a page: a section's new message clears the others' (they do not pile up), and each can be
+// dismissed.
 import { useEffect, useState } from 'preact/hooks'
 import { list } from '../api.js'
 import { html } from '../html.js'
+import { useRead } from './use-read.js'
+import { t } from '../i18n.js'
+
+/** The message setters of the sections drawn now: a new message clears the others'. */
+const sections = new Set()
+const NONE = { text: '', error: false }
 
 /** `act(done, work)`: an event handler running `work(form data or null)`, then `after()`. */
 export function useActions(after = async () => {}) {
-  const [message, setMessage] = useState({ text: '', error: false })
+  const [message, setOwn] = useState(NONE)
   const [version, setVersion] = useState(0)
+  useEffect(() => {
+    sections.add(setOwn)
+    return () => {
+      sections.delete(setOwn)
+    }
+  }, [])
+  const setMessage = (next) => {
+    if (next.text) for (const other of sections) if (other !== setOwn) other(NONE)
+    setOwn(next)
+  }
   const act = (done, work) => async (event) => {
     event.preventDefault()
     const form = event.target instanceof HTMLFormElement ? event.target : null
@@ -27,7 +45,12 @@ export function useActions(after = async () => {}) {
 
 /** The message of the last change: announced politely when done, at once when it failed. */
 export function ActionMessage({ message }) {
-  return message.text ? html`<p class=${message.error ? 'error' : 'notice'} role=${message.error ? 'alert' : 'status'}>${message.text}</p>` : null
+  const [dismissed, setDismissed] = useState(null)
+  if (!message.text || dismissed === message) return null
+  return html`<div class="action-message">
+    <p class=${message.error ? 'error' : 'notice'} role=${message.error ? 'alert' : 'status'}>${message.text}</p>
+    <button type="button" class="secondary dismiss" onClick=${() => setDismissed(message)}>${t('Dismiss')}</button>
+  </div>`
 }
 
 /**
@@ -35,17 +58,9 @@ export function ActionMessage({ message }) {
  * when another path is chosen meanwhile: only the latest path's is kept.
  */
 export function useRows(path, version, onError) {
-  const [rows, setRows] = useState([])
+  const { value: rows, error } = useRead(() => (path === null ? undefined : list(path)), [path, version], [])
   useEffect(() => {
-    if (path === null) return
-    let latest = true
-    list(path).then(
-      (found) => latest && setRows(found),
-      (e) => latest && onError(e),
-    )
-    return () => {
-      latest = false
-    }
-  }, [path, version])
+    if (error) onError(error)
+  }, [error])
   return rows
 }

@@ -10,7 +10,7 @@ import { ClassLabels } from './class-labels.js'
 import { LocationSearch } from './location-search.js'
 import { ActionMessage, useActions } from './actions.js'
 
-export function Admin({ catalog, onCatalogChange }) {
+export function Admin({ catalog, user, onCatalogChange }) {
   const [users, setUsers] = useState([])
   const [keys, setKeys] = useState([])
   const [responsibilities, setResponsibilities] = useState(new Map())
@@ -78,8 +78,12 @@ export function Admin({ catalog, onCatalogChange }) {
               <button type="submit" class="secondary" aria-label=${t('Save responsibility of {username}', { username: u.username })}>${t('Save')}</button>
             </form></td>
             <td><button class="secondary" onClick=${issueResetLink(u)} aria-label=${t('Reset link for {username}', { username: u.username })}>${t('Reset link')}</button></td>
-            <td>${u.is_active === false ? `${t('disabled')} ` : ''}<button class="secondary" onClick=${setActive(u, u.is_active === false)} aria-label=${u.is_active === false ? t('Enable {username}', { username: u.username }) : t('Disable {username}', { username: u.username })}>
-              ${u.is_active === false ? t('Enable') : t('Disable')}</button></td>
+            <td>${
+              u.id === user?.id
+                ? html`<span class="hint">${t('You cannot disable yourself')}</span>`
+                : html`${u.is_active === false ? `${t('disabled')} ` : ''}<button class="secondary" onClick=${setActive(u, u.is_active === false)} aria-label=${u.is_active === false ? t('Enable {username}', { username: u.username }) : t('Disable {username}', { username: u.username })}>
+              ${u.is_active === false ? t('Enable') : t('Disable')}</button>`
+            }</td>
           </tr>`,
         )}</tbody>
       </table></div>
@@ -94,20 +98,25 @@ export function Admin({ catalog, onCatalogChange }) {
       resetLink &&
       html`<p class="notice">${t('A link for {username} to set their password, once, until {expires}:', { username: resetLink.username, expires: resetLink.expires })} <code class="reset-link">${resetLink.url}</code></p>`
     }
-    <section aria-labelledby="keys-heading">
+    <${ApiKeys} keys=${keys} users=${users} newKey=${newKey} onCreate=${createKey} onRevoke=${revokeKey} />
+    <${IndicatorBounds} catalog=${catalog} onChange=${onCatalogChange} />
+    <${ClassLabels} catalog=${catalog} />`
+}
+
+/** The API keys: each with when it was made and last used, a revoke button; a new one shown once. */
+function ApiKeys({ keys, users, newKey, onCreate, onRevoke }) {
+  return html`<section aria-labelledby="keys-heading">
       <h2 id="keys-heading">${t('API keys')}</h2>
       ${newKey && html`<p class="notice">${t('New key (send it as Authorization: ApiKey and the key):')} <code class="new-key">${newKey.text}</code></p>`}
       <ul class="cards">${keys.map(
         (
           k,
         ) => html`<li key=${k.id} class="chart-item"><span>${t('Key {id} of {username}, made {made}, last used {used}', { id: k.id, username: k.user__username, made: formatTime(k.created_at), used: k.last_used_at ? formatTime(k.last_used_at) : t('never') })}</span>
-          <button class="secondary" onClick=${revokeKey(k)} aria-label=${t('Revoke key {id}', { id: k.id })}>${t('Revoke')}</button></li>`,
+          <button class="secondary" onClick=${onRevoke(k)} aria-label=${t('Revoke key {id}', { id: k.id })}>${t('Revoke')}</button></li>`,
       )}</ul>
-      <form class="inline" onSubmit=${createKey}>
+      <form class="inline" onSubmit=${onCreate}>
         <label>${t('Key for')} <select name="user">${users.map((u) => html`<option key=${u.id} value=${u.id}>${u.username}</option>`)}</select></label>
         <button type="submit">${t('Create key')}</button>
       </form>
-    </section>
-    <${IndicatorBounds} catalog=${catalog} onChange=${onCatalogChange} />
-    <${ClassLabels} catalog=${catalog} />`
+    </section>`
 }

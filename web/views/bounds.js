@@ -6,11 +6,24 @@ import { change } from '../api.js'
 import { html } from '../html.js'
 import { t } from '../i18n.js'
 import { statusLegend } from '../status.js'
+import { formatValue } from '../format.js'
 import { ActionMessage, useActions, useRows } from './actions.js'
 
 /** A number input's value: empty is none. */
 const numberOf = (form, name) => (form.get(name) === '' ? null : Number(form.get(name)))
 
+/**
+ * Bounds are typed and shown in the indicator's unit: a percent indicator's as percents ("3" for 3 %),
+ * stored as the fraction its values are (0.03), the one form the API keeps.
+ */
+const unitOf = (indicator) => (indicator?.data_format === 'pct' ? 100 : 1)
+/** A stored bound as typed (3 for 0.03), without the float noise of × 100. */
+const typed = (value, unit) => (value == null ? '' : Number((value * unit).toPrecision(12)))
+/** A typed bound as stored. */
+const stored = (form, name, unit) => {
+  const value = numberOf(form, name)
+  return value === null ? null : Number((value / unit).toPrecision(12))
+}
 export function IndicatorBounds({ catalog, onChange }) {
   const [indicatorId, setIndicatorId] = useState(catalog.indicators[0]?.id ?? null)
   const { message, setMessage, version, act } = useActions(onChange)
@@ -18,11 +31,13 @@ export function IndicatorBounds({ catalog, onChange }) {
   const ranges = useRows(indicatorId === null ? null : `/indicator_bound/?indicator_id=${indicatorId}&limit=0`, version, (e) =>
     setMessage({ text: e.message, error: true }),
   )
+  const unit = unitOf(indicator)
+  const inUnit = (label) => (unit === 100 ? `${label} (%)` : label)
   const saveBounds = act(t('Bounds saved'), (form) => {
     const percent = numberOf(form, 'coverage_percent')
     return change('PATCH', `/indicator/${indicatorId}/`, {
-      good_bound: numberOf(form, 'good_bound'),
-      bad_bound: numberOf(form, 'bad_bound'),
+      good_bound: stored(form, 'good_bound', unit),
+      bad_bound: stored(form, 'bad_bound', unit),
       coverage_threshold: percent === null ? null : percent / 100,
     })
   })
@@ -30,16 +45,30 @@ export function IndicatorBounds({ catalog, onChange }) {
     change('POST', '/indicator_bound/', {
       indicator_id: indicatorId,
       bound_name: form.get('bound_name'),
-      mn_val: numberOf(form, 'mn_val'),
-      mx_val: numberOf(form, 'mx_val'),
+      mn_val: stored(form, 'mn_val', unit),
+      mx_val: stored(form, 'mx_val', unit),
       direction: Number(form.get('direction')),
+      location_type_id: form.get('location_type_id') === '' ? null : Number(form.get('location_type_id')),
     }),
   )
   const removeRange = (range) => act(t('Range “{name}” removed', { name: range.bound_name }), () => change('DELETE', `/indicator_bound/${range.id}/`))
+  // A range's limits as the legend writes them (3 %), an open end as infinity.
+  const limit = (value, open) => (value == null ? open : formatValue(value, indicator?.data_format))
   const legend = statusLegend(catalog.indicatorBounds.get(indicatorId), indicator?.data_format)
+  // Levels from the country down; a range of one level grades only the locations of that type.
+  const levels = [...(catalog.types ?? [])].sort((a, b) => a.admin_level - b.admin_level)
+  const levelOf = (range) => levels.find((l) => l.id === range.location_type_id)?.name
+  const rangeText = (r) => {
+    const limits = { name: r.bound_name, min: limit(r.mn_val, '−∞'), max: limit(r.mx_val, '∞') }
+    const text = r.direction < 0 ? t('{name}: {min} to {max}, holding its upper limit', limits) : t('{name}: {min} to {max}, holding its lower limit', limits)
+    return r.location_type_id == null
+      ? `${text}, ${t('at every level')}`
+      : `${text}, ${t('at {level} level only', { level: levelOf(r) ?? r.location_type_id })}`
+  }
   return html`<section aria-labelledby="bounds-heading">
     <h2 id="bounds-heading">${t('Indicator bounds')}</h2>
     <p class="hint">${t('Dashboards colour a value by its status: the first range holding it, else good, ok or bad from the two bounds.')}</p>
+    <p class="hint">${t('A range of one level grades only the locations of that level, before the ranges of every level.')}</p>
     <${ActionMessage} message=${message} />
     <label>${t('Indicator')}
       <select value=${indicatorId ?? ''} onChange=${(e) => setIndicatorId(Number(e.target.value))}>
@@ -49,8 +78,8 @@ export function IndicatorBounds({ catalog, onChange }) {
     ${
       indicator &&
       html`<form class="inline" key=${`bounds-${indicatorId}-${version}`} onSubmit=${saveBounds}>
-        <label>${t('Good bound')} <input name="good_bound" type="number" step="any" defaultValue=${indicator.good_bound ?? ''} /></label>
-        <label>${t('Bad bound')} <input name="bad_bound" type="number" step="any" defaultValue=${indicator.bad_bound ?? ''} /></label>
+        <label>${inUnit(t('Good bound'))} <input name="good_bound" type="number" step="any" defaultValue=${typed(indicator.good_bound, unit)} /></label>
+        <label>${inUnit(t('Bad bound'))} <input name="bad_bound" type="number" step="any" defaultValue=${typed(indicator.bad_bound, unit)} /></label>
         <label>${t('Flag a sum reported by under (% of children)')}
           <input name="coverage_percent" type="number" min="0" max="100" step="any" defaultValue=${indicator.coverage_threshold == null ? '' : indicator.coverage_threshold * 100} /></label>
         <button type="submit">${t('Save bounds')}</button>
@@ -61,21 +90,25 @@ export function IndicatorBounds({ catalog, onChange }) {
       ranges.length === 0
         ? html`<p>${t('No ranges.')}</p>`
         : html`<ul class="cards">${ranges.map(
-            (
-              r,
-            ) => html`<li key=${r.id} class="chart-item"><span>${r.direction < 0 ? t('{name}: {min} to {max}, holding its upper limit', { name: r.bound_name, min: r.mn_val ?? '−∞', max: r.mx_val ?? '∞' }) : t('{name}: {min} to {max}, holding its lower limit', { name: r.bound_name, min: r.mn_val ?? '−∞', max: r.mx_val ?? '∞' })}</span>
+            (r) => html`<li key=${r.id} class="chart-item"><span>${rangeText(r)}</span>
               <button class="secondary" onClick=${removeRange(r)} aria-label=${t('Remove range {name}', { name: r.bound_name })}>${t('Remove')}</button></li>`,
           )}</ul>`
     }
     <form class="inline new-range" onSubmit=${addRange}>
       <label>${t('Range name')} <input name="bound_name" required maxlength="255" /></label>
-      <label>${t('From')} <input name="mn_val" type="number" step="any" /></label>
-      <label>${t('To')} <input name="mx_val" type="number" step="any" /></label>
+      <label>${inUnit(t('From'))} <input name="mn_val" type="number" step="any" /></label>
+      <label>${inUnit(t('To'))} <input name="mx_val" type="number" step="any" /></label>
       <label>${t('Holds')}
         <select name="direction"><option value="1">${t('its lower limit')}</option><option value="-1">${t('its upper limit')}</option></select>
       </label>
+      <label>${t('Level')}
+        <select name="location_type_id">
+          <option value="">${t('Every level')}</option>
+          ${levels.map((l) => html`<option key=${l.id} value=${l.id}>${l.name}</option>`)}
+        </select>
+      </label>
       <button type="submit">${t('Add range')}</button>
     </form>
-    ${legend.length > 0 && html`<ul class="status-legend" aria-label=${t('Statuses of this indicator')}>${legend.map((item) => html`<li key=${item.status}><span class=${`swatch ${item.className}`} aria-hidden="true"></span>${item.label}</li>`)}</ul>`}
+    ${legend.length > 0 && html`<ul class="status-legend" aria-label=${t('Statuses of this indicator')}>${legend.map((item, i) => html`<li key=${i}><span class=${`swatch ${item.className}`} aria-hidden="true"></span>${item.label}</li>`)}</ul>`}
   </section>`
 }

@@ -4,15 +4,18 @@
 // copy of it instead.
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import { change, freeTitle, mayChange } from '../api.js'
-import { CHART_TYPES, chartSpec, DATE_GROUPINGS, isTimeChart } from '../chart-data.js'
+import { chartSpec, chartTypes, DATE_GROUPINGS, drawsOneKey, isRelative, isTimeChart } from '../chart-data.js'
 import { html } from '../html.js'
 import { t } from '../i18n.js'
 import { loadDraft, saveDraft } from '../drafts.js'
 import { ChartCard } from './chart-card.js'
-import { addToDraft } from './dashboards.js'
+import { addToDraft } from './dashboard-editor.js'
 import { Checkboxes, LocationPicker } from './fields.js'
 
 const NO_VIEW = { campaignId: null, locationId: null }
+
+/** The builder's chart types, in the registry's order (web/charts/types.js), as people name them. */
+export const typeChoices = () => chartTypes().map((type) => ({ value: type.type, label: type.label() }))
 
 /** A first indicator worth charting: a count or a rate of campaign data, not a yes/no flag. */
 export const firstIndicator = (catalog) =>
@@ -47,6 +50,13 @@ export function ChartBuilder({ chartId, dashboardId, catalog, user, navigate }) 
   if (!spec) return error.text ? html`<p class="error" role="alert">${error.text}</p>` : html`<p>${t('Loading…')}</p>`
 
   const set = (patch) => setSpec({ ...spec, ...patch })
+  // A pie or a map draws one indicator and one campaign: choosing another replaces the one chosen.
+  const single = drawsOneKey(spec)
+  const oneOf = (ids) => (single ? ids.slice(-1) : ids)
+  const setType = (type) =>
+    drawsOneKey({ type })
+      ? set({ type, indicator_ids: (spec.indicator_ids ?? []).slice(0, 1), campaign_ids: (spec.campaign_ids ?? []).slice(-1) })
+      : set({ type })
   const overTime = isTimeChart(spec)
   const own = !saved || mayChange(user, saved)
   const back = dashboardId ? `#/dashboard/${dashboardId}/edit` : '#/'
@@ -91,41 +101,19 @@ export function ChartBuilder({ chartId, dashboardId, catalog, user, navigate }) 
     <div class="builder">
       <form class="stack" onSubmit=${save}>
         <label>${t('Title')} <input value=${title} required maxlength="255" onInput=${(e) => setTitle(e.target.value)} /></label>
-        <label>${t('Chart type')}
-          <select value=${spec.type} onChange=${(e) => set({ type: e.target.value })}>
-            ${CHART_TYPES.map((type) => html`<option key=${type} value=${type}>${type}</option>`)}
-          </select>
-        </label>
-        <${Checkboxes} legend=${t('Indicators')} options=${catalog.indicators.map((i) => ({ id: i.id, label: i.short_name }))} selected=${spec.indicator_ids ?? []} onChange=${(ids) => set({ indicator_ids: ids })} />
-        <fieldset><legend>${t('Values over')}</legend>
-          <label class="choice"><input type="radio" name="over" checked=${!overTime} onChange=${() => overDates(false)} /> ${t('Campaigns')}</label>
-          <label class="choice"><input type="radio" name="over" checked=${overTime} onChange=${() => overDates(true)} /> ${t('Dates')}</label>
-        </fieldset>
-        ${
-          overTime
-            ? html`<label>${t('From')} <input type="date" value=${spec.start_date ?? ''} onInput=${(e) => set({ start_date: e.target.value })} /></label>
-              <label>${t('To')} <input type="date" value=${spec.end_date ?? ''} onInput=${(e) => set({ end_date: e.target.value })} /></label>
-              <label>${t('Group by time')}
-                <select value=${spec.groupByTime} onChange=${(e) => set({ groupByTime: e.target.value })}>${DATE_GROUPINGS.map(([g, label]) => html`<option key=${g} value=${g}>${label()}</option>`)}</select>
-              </label>`
-            : html`<${Checkboxes} legend=${t('Campaigns')} options=${catalog.campaigns.map((c) => ({ id: c.id, label: c.name }))} selected=${spec.campaign_ids ?? []} onChange=${(ids) => set({ campaign_ids: ids })} />`
-        }
+        <${TypeChoice} type=${spec.type} single=${single} onChange=${setType} />
+        <${Checkboxes} legend=${t('Indicators')} options=${catalog.indicators.map((i) => ({ id: i.id, label: i.short_name }))} selected=${spec.indicator_ids ?? []} onChange=${(ids) => set({ indicator_ids: oneOf(ids) })} />
+        <${ValuesOver} spec=${spec} catalog=${catalog} overTime=${overTime} onOver=${overDates} set=${set} oneOf=${oneOf} />
         <${LocationPicker} catalog=${catalog} locationId=${spec.location_ids?.[0]} depth=${spec.location_depth ?? 0}
           onChange=${({ locationId, depth }) => set({ location_ids: [locationId], location_depth: depth })} />
+        <label class="choice"><input type="checkbox" checked=${isRelative(spec)} onChange=${(e) => set({ relative_location: e.target.checked ? 'viewer' : undefined })} /> ${t("Each reader's own location instead, at this depth below it (a provincial officer: her province's)")}</label>
         <label class="choice"><input type="checkbox" checked=${Boolean(spec.pinned)} onChange=${(e) => set({ pinned: e.target.checked || undefined })} /> ${t("On a dashboard, keep this chart's own campaigns, dates and locations")}</label>
         <label>${t('Group by')}
           <select value=${spec.groupBy ?? 'indicator'} onChange=${(e) => set({ groupBy: e.target.value })}>
             <option value="indicator">${t('Indicator')}</option><option value="location">${t('Location')}</option>
           </select>
         </label>
-        ${error.text && html`<p class="error" role="alert">${error.text}</p>`}
-        ${
-          error.freeTitle &&
-          html`<button type="button" class="secondary" onClick=${() => {
-            setTitle(error.freeTitle)
-            setError({ text: '', freeTitle: '' })
-          }}>${t('Use “{title}”', { title: error.freeTitle })}</button>`
-        }
+        <${SaveError} error=${error} onUseTitle=${(free) => (setTitle(free), setError({ text: '', freeTitle: '' }))} />
         <div class="inline">
           <button type="submit">${own ? t('Save chart') : t('Save as my chart')}</button>
           <a href=${back}>${t('Cancel')}</a>
@@ -136,4 +124,37 @@ export function ChartBuilder({ chartId, dashboardId, catalog, user, navigate }) 
         ${ready ? html`<${ChartCard} chart=${preview} view=${NO_VIEW} catalog=${catalog} />` : html`<p>${t('Choose at least one indicator to see a preview.')}</p>`}
       </section>
     </div>`
+}
+
+/** The chart type, and what the chosen one takes. */
+function TypeChoice({ type, single, onChange }) {
+  return html`<label>${t('Chart type')}
+          <select value=${type} onChange=${(e) => onChange(e.target.value)} aria-describedby="type-takes">
+            ${typeChoices().map(({ value, label }) => html`<option key=${value} value=${value}>${label}</option>`)}
+          </select>
+        </label>
+        <p class="hint" id="type-takes">${single ? t('A pie or a map shows one indicator and one campaign: choosing another replaces the one chosen.') : t('Each indicator is a series; counts and percents get an axis each.')}</p>`
+}
+
+/** Over campaigns (which ones) or over dates (the range, and the buckets). */
+function ValuesOver({ spec, catalog, overTime, onOver, set, oneOf }) {
+  return html`<fieldset><legend>${t('Values over')}</legend>
+          <label class="choice"><input type="radio" name="over" checked=${!overTime} onChange=${() => onOver(false)} /> ${t('Campaigns')}</label>
+          <label class="choice"><input type="radio" name="over" checked=${overTime} onChange=${() => onOver(true)} /> ${t('Dates')}</label>
+        </fieldset>
+        ${
+          overTime
+            ? html`<label>${t('From')} <input type="date" value=${spec.start_date ?? ''} onInput=${(e) => set({ start_date: e.target.value })} /></label>
+              <label>${t('To')} <input type="date" value=${spec.end_date ?? ''} onInput=${(e) => set({ end_date: e.target.value })} /></label>
+              <label>${t('Group by time')}
+                <select value=${spec.groupByTime} onChange=${(e) => set({ groupByTime: e.target.value })}>${DATE_GROUPINGS.map(([g, label]) => html`<option key=${g} value=${g}>${label()}</option>`)}</select>
+              </label>`
+            : html`<${Checkboxes} legend=${t('Campaigns')} options=${catalog.campaigns.map((c) => ({ id: c.id, label: c.name }))} selected=${spec.campaign_ids ?? []} onChange=${(ids) => set({ campaign_ids: oneOf(ids) })} />`
+        }`
+}
+
+/** Why the chart was not saved; a title already taken comes with a free one to use instead. */
+function SaveError({ error, onUseTitle }) {
+  return html`${error.text && html`<p class="error" role="alert">${error.text}</p>`}
+    ${error.freeTitle && html`<button type="button" class="secondary" onClick=${() => onUseTitle(error.freeTitle)}>${t('Use “{title}”', { title: error.freeTitle })}</button>`}`
 }

@@ -2,13 +2,17 @@
 // whose location names drill down. It marks itself drawn (data-drawn and a performance mark), which is
 // what the browser tests time.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
-import { chartOption, chartSpec, csvName, isMap, isTable, tableRows } from '../chart-data.js'
+import { chartOption, chartSpec, isMap, isTable, tableRows, typeName } from '../chart-data.js'
+import { csvFileName, downloadCsv } from '../csv-download.js'
 import { draw, readChartFor, registerPolygons, tooltipElement } from '../charts.js'
+import { chartSubtitle, drawnOnly } from '../chart-parts.js'
 import { formatCount } from '../format.js'
 import { statusClass, statusLegend, statusWord } from '../status.js'
 import { t, tn } from '../i18n.js'
 import { html } from '../html.js'
+import { useRead } from './use-read.js'
 import { ExportLinks } from './export-links.js'
+import { ScrollCue, useScrollCue } from './scroll-cue.js'
 
 /** Below this width (px) a chart drops its labels for a legend and tooltips. */
 const NARROW = 480
@@ -21,30 +25,25 @@ const NARROW = 480
  */
 export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null, exportBase = undefined, read = undefined }) {
   const spec = useMemo(() => chartSpec(chart.chart_json), [chart])
-  const [state, setState] = useState({ data: null, error: null, mapName: '', polygons: 0, aimedAbove: false })
   const [drawn, setDrawn] = useState(false)
   const drawing = useRef(null)
+  const deps = [spec, view.campaignId, view.locationId, view.startDate, view.endDate, catalog, dashboardData]
+  // Its rows (from the dashboard's data when it holds them), and a map's shapes; a failure said on the card.
+  const readChart = async () => {
+    try {
+      const prefetched = await dashboardData?.then((d) => d?.charts?.[chart.id])
+      const { data, aimedAbove } = await readChartFor(spec, view, catalog, prefetched, read)
+      const map = isMap(spec) && data.points.length ? await registerPolygons(data, catalog, { read }) : null
+      if (map) data.centres = map.centres
+      return { data, mapName: map?.mapName ?? '', polygons: map?.polygons ?? 0, aimedAbove, error: null }
+    } catch (error) {
+      return { data: null, error: error.message, mapName: '', polygons: 0, aimedAbove: false }
+    }
+  }
+  const { value: state } = useRead(readChart, deps, { data: null, error: null, mapName: '', polygons: 0, aimedAbove: false })
+  useEffect(() => setDrawn(false), deps)
   // A map with no polygon has nothing to draw (ECharts cannot lay out an empty map).
   const noShapes = isMap(spec) && state.polygons === 0
-
-  useEffect(() => {
-    let live = true
-    setDrawn(false)
-    ;(async () => {
-      try {
-        const prefetched = await dashboardData?.then((d) => d?.charts?.[chart.id])
-        const { data, aimedAbove } = await readChartFor(spec, view, catalog, prefetched, read)
-        const map = isMap(spec) && data.points.length ? await registerPolygons(data, catalog, { read }) : null
-        if (map) data.centres = map.centres
-        if (live) setState({ data, mapName: map?.mapName ?? '', polygons: map?.polygons ?? 0, aimedAbove, error: null })
-      } catch (error) {
-        if (live) setState({ data: null, error: error.message, mapName: '', polygons: 0, aimedAbove: false })
-      }
-    })()
-    return () => {
-      live = false
-    }
-  }, [spec, view.campaignId, view.locationId, view.startDate, view.endDate, catalog, dashboardData])
 
   useEffect(() => {
     if (!state.data) return
@@ -64,7 +63,8 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
       const nowNarrow = element.clientWidth < NARROW
       if (instance && nowNarrow === narrow) return instance.resize()
       narrow = nowNarrow
-      const option = chartOption(spec, state.data, catalog, { mapName: state.mapName, tooltip: tooltipElement, narrow })
+      // Framed: the card shows the subtitle and the status legend around the drawing, as text.
+      const option = chartOption(spec, state.data, catalog, { mapName: state.mapName, tooltip: tooltipElement, narrow, framed: true })
       if (instance) {
         instance.resize()
         return instance.setOption(option, true)
@@ -96,14 +96,18 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
           ? table()
           : noShapes
             ? html`<p>${t('No map shapes for these locations: their numbers follow.')}</p>${table()}`
-            : html`<div class="drawing" ref=${drawing} role="img" aria-label=${`${spec.type}: ${title}`}></div>
+            : html`<div class="drawing" ref=${drawing} role="img" aria-label=${`${typeName(spec.type)}: ${title}`}></div>
               <details class="numbers"><summary aria-label=${t('Numbers of {title}', { title })}>${t('Numbers')}</summary>${table()}</details>`
+  // Where and when its values are, from what was read (a drill-down or a picked campaign changes it).
+  const subtitle = state.data?.points.length > 0 ? chartSubtitle(spec, state.data, catalog) : ''
+  const only = state.data?.points.length > 0 ? drawnOnly(spec, state.data, catalog) : ''
   return html`<figure class="chart" data-type=${spec.type} data-drawn=${drawn ? 'true' : 'false'} data-polygons=${state.polygons ?? 0}>
-    <figcaption>${title}</figcaption>
+    <figcaption>${title}${subtitle && html`<span class="subtitle">${subtitle}</span>`}</figcaption>
     ${scope}
+    ${only && html`<p class="hint drawn-only">${only}</p>`}
     ${body}
     ${state.data?.points.length > 0 && html`<${StatusLegend} indicatorIds=${spec.indicator_ids ?? []} catalog=${catalog} />`}
-    ${chart.id && state.data?.points.length > 0 && html`<${ExportLinks} target=${{ chart_id: chart.id }} view=${view} label=${title} csv=${exportBase ? undefined : state.data.csv} base=${exportBase} />`}
+    ${chart.id && state.data?.points.length > 0 && html`<${ExportLinks} target=${{ chart_id: chart.id }} view=${view} label=${title} csv=${exportBase ? undefined : state.data.csv} catalog=${catalog} base=${exportBase} />`}
   </figure>`
 }
 
@@ -115,7 +119,7 @@ function StatusLegend({ indicatorIds, catalog }) {
     (id) => html`<ul class="status-legend" key=${id} aria-label=${t('Statuses of {indicator}', { indicator: catalog.indicatorName.get(id) })}>
       ${bounded.length > 1 && html`<li>${catalog.indicatorName.get(id)}:</li>`}
       ${statusLegend(catalog.indicatorBounds.get(id), catalog.indicatorFormat.get(id)).map(
-        (item) => html`<li key=${item.status}><span class=${`swatch ${item.className}`} aria-hidden="true"></span>${item.label}</li>`,
+        (item, i) => html`<li key=${i}><span class=${`swatch ${item.className}`} aria-hidden="true"></span>${item.label}</li>`,
       )}
     </ul>`,
   )
@@ -136,6 +140,7 @@ function ValuesTable({ spec, data, catalog, onDrill, caption, csv }) {
   useEffect(() => setOffset(0), [data])
   const rows = useMemo(() => tableRows(data, indicatorIds, catalog, sort), [data, sort])
   const shown = rows.slice(offset, offset + PAGE)
+  const [scroller, more] = useScrollCue()
   const heading = (label, column) => {
     const sorted = sort.column === column
     const next = () => {
@@ -146,7 +151,7 @@ function ValuesTable({ spec, data, catalog, onDrill, caption, csv }) {
       <button class="sort" onClick=${next}>${label}<span aria-hidden="true">${sorted ? (sort.descending ? ' ▼' : ' ▲') : ''}</span></button>
     </th>`
   }
-  return html`<div class="table-scroll" tabindex="0" role="region" aria-label=${t('Numbers: {caption}', { caption })}><table>
+  return html`<${ScrollCue} more=${more} /><div class="table-scroll" ref=${scroller} tabindex="0" role="region" aria-label=${t('Numbers: {caption}', { caption })}><table>
       <caption class="visually-hidden">${caption}</caption>
       <thead><tr>${heading(t('Location'), 0)}${heading(data.over === 'time' ? t('Period') : data.over === 'classes' ? t('Class') : t('Campaign'), 1)}
         ${indicatorIds.map((id, i) => heading(catalog.indicatorName.get(id) ?? t('Indicator {id}', { id }), 2 + i))}</tr></thead>
@@ -171,6 +176,6 @@ function ValuesTable({ spec, data, catalog, onDrill, caption, csv }) {
         html`<button class="secondary" disabled=${offset === 0} onClick=${() => setOffset(Math.max(0, offset - PAGE))} aria-label=${t('Previous rows of {caption}', { caption })}>${t('Previous')}</button>
         <button class="secondary" disabled=${offset + PAGE >= rows.length} onClick=${() => setOffset(offset + PAGE)} aria-label=${t('Next rows of {caption}', { caption })}>${t('Next')}</button>`
       }
-      <a href=${`/api/v1${csv}`} download=${csvName(csv)}>${t('CSV of every row')}</a>
+      <a href=${`/api/v1${csv}`} download=${csvFileName(csv, catalog)} onClick=${(e) => downloadCsv(e, csv, catalog)}>${t('CSV of every row')}</a>
     </div>`
 }

@@ -1,13 +1,18 @@
-// The data browser: indicators × campaigns (or dates) × a location selection → a paged table, and the
-// CSV export of exactly that selection (the same API read as a wide CSV: names beside the ids).
-import { useEffect, useState } from 'preact/hooks'
-import { api, query } from '../api.js'
-import { csvName, DATE_GROUPINGS } from '../chart-data.js'
+// The data browser: indicators × campaigns (or dates) × a location selection → a table of a line per
+// location and campaign (or date), a column per indicator (so every indicator chosen is on every page),
+// sorted by any column and paged in the page; and the CSV of exactly that selection (the API's wide
+// CSV, its percents and yes/no written for people: web/csv-download.js).
+import { useMemo, useState } from 'preact/hooks'
+import { change, query } from '../api.js'
+import { chartData, DATE_GROUPINGS, tableRows } from '../chart-data.js'
+import { csvFileName, downloadCsv } from '../csv-download.js'
 import { firstIndicator } from './chart-builder.js'
-import { formatCount, formatPeriod, formatValue } from '../format.js'
+import { formatCount } from '../format.js'
 import { html } from '../html.js'
-import { t } from '../i18n.js'
+import { useRead } from './use-read.js'
+import { t, tn } from '../i18n.js'
 import { Checkboxes, LocationPicker } from './fields.js'
+import { ScrollCue, useScrollCue } from './scroll-cue.js'
 
 const PAGE = 50
 
@@ -34,34 +39,81 @@ export function DataBrowser({ catalog }) {
     depth: 1,
   })
   const [offset, setOffset] = useState(0)
-  const [page, setPage] = useState(null)
-  const [error, setError] = useState('')
+  const [sort, setSort] = useState({ column: -1, descending: false })
   const set = (patch) => {
     setSelection({ ...selection, ...patch })
     setOffset(0)
   }
   const read = selectionRead(selection)
   const ready = selection.indicatorIds.length > 0
-  useEffect(() => {
-    if (!ready) return setPage(null)
-    // Answers can arrive out of order while boxes are being ticked: only the latest selection's counts.
-    let latest = true
-    api('GET', withParams(read, { limit: PAGE, offset })).then((res) => {
-      if (!latest) return
-      if (res.status === 200) {
-        setPage(res.body)
-        setError('')
-      } else setError(res.body?.message ?? String(res.status))
-    })
-    return () => {
-      latest = false
+  // The selection the values were read for: the columns change when its values arrive.
+  const readPage = () => (ready ? change('GET', withParams(read, { limit: 0 })).then((body) => ({ ...body, asked: selection })) : Promise.resolve(null))
+  const { value: page, error: failed } = useRead(readPage, [read], null)
+  const error = failed?.message ?? ''
+  // The whole selection read once, as a table chart's: a line per location and campaign (or date).
+  const indicatorIds = page ? page.asked.indicatorIds : []
+  const rows = useMemo(() => {
+    if (!page) return []
+    const over = page.asked.over === 'dates' ? 'time' : 'campaigns'
+    const objects = page.objects.map((o) => (o.data_date ? { ...o, time_grouping: o.data_date } : o))
+    return tableRows(chartData({ groupByTime: page.asked.groupByTime }, { over, path: read, where: {} }, objects, catalog), indicatorIds, catalog, sort)
+  }, [page, sort])
+  const total = rows.length
+  const shown = rows.slice(offset, offset + PAGE)
+  const heading = (label, column) => {
+    const sorted = sort.column === column
+    const next = () => {
+      setSort({ column, descending: sorted ? !sort.descending : column >= 2 })
+      setOffset(0)
     }
-  }, [read, offset])
-  const total = page?.meta.total_count ?? 0
-  const when = (row) =>
-    row.campaign_id
-      ? catalog.campaignName.get(row.campaign_id)
-      : formatPeriod(row.data_date ?? row.time_grouping, row.data_date ? undefined : selection.groupByTime)
+    return html`<th scope="col" key=${column} aria-sort=${sorted ? (sort.descending ? 'descending' : 'ascending') : undefined}>
+      <button type="button" class="sort" onClick=${next}>${label}<span aria-hidden="true">${sorted ? (sort.descending ? ' ▼' : ' ▲') : ''}</span></button>
+    </th>`
+  }
+  const [scroller, more] = useScrollCue()
+  // On a phone the selection starts folded, so the values are on the first screen.
+  const [unfolded] = useState(() => !window.matchMedia('(max-width: 48rem)').matches)
+  const csv = withParams(read, { format: 'csv', shape: 'wide' })
+  const file = csvFileName(csv, catalog)
+  const otherKind = selection.indicatorIds.some((id) => {
+    const indicator = catalog.indicators.find((i) => i.id === id)
+    return indicator && (indicator.resource_name === 'date') !== (selection.over === 'dates')
+  })
+  return html`<h1>${t('Data')}</h1>
+    <div class="browser">
+      <${Selection} catalog=${catalog} selection=${selection} set=${set} unfolded=${unfolded} />
+      <section aria-label=${t('Values')}>
+        ${error && html`<p class="error" role="alert">${error}</p>`}
+        ${!ready && html`<p>${t('Choose at least one indicator.')}</p>`}
+        ${
+          page &&
+          html`<div class="inline">
+            <p aria-live="polite">${total === 0 ? t('No values') : t('Rows {first}–{last} of {total}', { first: formatCount(offset + 1), last: formatCount(Math.min(offset + PAGE, total)), total: formatCount(total) })}</p>
+            <a class="button secondary" href=${`/api/v1${csv}`} download=${file} onClick=${(e) => downloadCsv(e, csv, catalog)}>${t('Download {file}', { file })}</a>
+          </div>
+          <p class="hint">${selection.over === 'dates' ? t('The download has a line per location and date, their names beside their ids, and a column per indicator.') : t('The download has a line per location and campaign, their names beside their ids, and a column per indicator.')}</p>
+          ${
+            total === 0 &&
+            otherKind &&
+            html`<p class="hint">${selection.over === 'dates' ? t('Some of the indicators chosen hold campaign values: read them over campaigns.') : t('Some of the indicators chosen hold dated values: read them over dates.')}</p>`
+          }
+          <${ScrollCue} more=${more} />
+          <div class="table-scroll" ref=${scroller} tabindex="0" role="region" aria-label=${t('Values of the selection')}><table>
+            <caption class="visually-hidden">${t('Values of the selection')}</caption>
+            <thead><tr>${heading(t('Location'), 0)}${heading(t('Campaign or date'), 1)}${indicatorIds.map((id, i) => heading(catalog.indicatorName.get(id) ?? String(id), 2 + i))}</tr></thead>
+            <tbody>${shown.map(
+              (row) => html`<tr key=${`${row.locationId}-${row.key.id}`}><th scope="row">${row.location}</th><td>${row.key.label}</td>
+                ${row.shown.map((value, i) => html`<td class="number" key=${i}>${value}</td>`)}</tr>`,
+            )}</tbody>
+          </table></div>
+          <${Pages} offset=${offset} total=${total} onOffset=${setOffset} />`
+        }
+      </section>
+    </div>`
+}
+
+/** What the table reads: the indicators, over campaigns or dates, and where. */
+function Selection({ catalog, selection, set, unfolded }) {
   /** Dates and campaigns hold different indicators: switching keeps those that have values of the other kind. */
   const switchOver = (over) => {
     const kind = (i) => (i.resource_name === 'date') === (over === 'dates')
@@ -76,12 +128,8 @@ export function DataBrowser({ catalog }) {
             .map((i) => i.id),
     })
   }
-  const otherKind = selection.indicatorIds.some((id) => {
-    const indicator = catalog.indicators.find((i) => i.id === id)
-    return indicator && (indicator.resource_name === 'date') !== (selection.over === 'dates')
-  })
-  return html`<h1>${t('Data')}</h1>
-    <div class="browser">
+  return html`<details class="selection" open=${unfolded}>
+      <summary>${t('Selection')} (${tn(selection.indicatorIds.length, '{n} indicator', '{n} indicators')})</summary>
       <form class="stack" onSubmit=${(e) => e.preventDefault()}>
         <${Checkboxes} legend=${t('Indicators')} options=${catalog.indicators.map((i) => ({ id: i.id, label: i.short_name }))} selected=${selection.indicatorIds} onChange=${(ids) => set({ indicatorIds: ids })} />
         <label>${t('Values over')}
@@ -102,34 +150,13 @@ export function DataBrowser({ catalog }) {
         }
         <${LocationPicker} catalog=${catalog} locationId=${selection.locationId} depth=${selection.depth} onChange=${({ locationId, depth }) => set({ locationId, depth })} />
       </form>
-      <section aria-label=${t('Values')}>
-        ${error && html`<p class="error" role="alert">${error}</p>`}
-        ${!ready && html`<p>${t('Choose at least one indicator.')}</p>`}
-        ${
-          page &&
-          html`<div class="inline">
-            <p aria-live="polite">${total === 0 ? t('No values') : t('Values {first}–{last} of {total}', { first: offset + 1, last: Math.min(offset + PAGE, total), total: formatCount(total) })}</p>
-            <a class="button secondary" href=${`/api/v1${withParams(read, { format: 'csv', shape: 'wide' })}`} download=${csvName(read)}>${t('Download {file}', { file: csvName(read) })}</a>
-          </div>
-          <p class="hint">${selection.over === 'dates' ? t('The download has a line per location and date, their names beside their ids, and a column per indicator.') : t('The download has a line per location and campaign, their names beside their ids, and a column per indicator.')}</p>
-          ${
-            total === 0 &&
-            otherKind &&
-            html`<p class="hint">${selection.over === 'dates' ? t('Some of the indicators chosen hold campaign values: read them over campaigns.') : t('Some of the indicators chosen hold dated values: read them over dates.')}</p>`
-          }
-          <div class="table-scroll" tabindex="0" role="region" aria-label=${t('Values of the selection')}><table>
-            <caption class="visually-hidden">${t('Values of the selection')}</caption>
-            <thead><tr><th scope="col">${t('Location')}</th><th scope="col">${t('Campaign or date')}</th><th scope="col">${t('Indicator')}</th><th scope="col">${t('Value')}</th></tr></thead>
-            <tbody>${page.objects.map(
-              (row, i) => html`<tr key=${i}><td>${catalog.locationName.get(row.location_id) ?? row.location_id}</td><td>${when(row)}</td>
-                <td>${catalog.indicatorName.get(row.indicator_id) ?? row.indicator_id}</td><td class="number">${formatValue(row.value, catalog.indicatorFormat.get(row.indicator_id))}</td></tr>`,
-            )}</tbody>
-          </table></div>
-          <div class="inline">
-            <button type="button" class="secondary" disabled=${offset === 0} onClick=${() => setOffset(Math.max(0, offset - PAGE))}>${t('Previous page')}</button>
-            <button type="button" class="secondary" disabled=${offset + PAGE >= total} onClick=${() => setOffset(offset + PAGE)}>${t('Next page')}</button>
-          </div>`
-        }
-      </section>
-    </div>`
+      </details>`
+}
+
+/** The previous and next pages of the table. */
+function Pages({ offset, total, onOffset }) {
+  return html`<div class="inline">
+    <button type="button" class="secondary" disabled=${offset === 0} onClick=${() => onOffset(Math.max(0, offset - PAGE))}>${t('Previous page')}</button>
+    <button type="button" class="secondary" disabled=${offset + PAGE >= total} onClick=${() => onOffset(offset + PAGE)}>${t('Next page')}</button>
+  </div>`
 }

@@ -1,6 +1,7 @@
 // "Share": read-only links to a dashboard for people without an account, made by its owner (or a
 // superuser) for the view's location or the whole dashboard, with an optional end; listed with their
-// limits and revoked here. A link's address is shown once, when it is made.
+// limits and revoked here. A link keeps the view it is made from (campaign, location, dates) and opens
+// there. A link's address is shown once, when it is made, with a button that copies it.
 import { useEffect, useState } from 'preact/hooks'
 import { change, list } from '../api.js'
 import { formatTime } from '../format.js'
@@ -12,6 +13,7 @@ export function ShareLinks({ dashboardId, view, catalog }) {
   const [made, setMade] = useState('')
   const [error, setError] = useState('')
   const [expires, setExpires] = useState('')
+  const [copied, setCopied] = useState(false)
   const reload = () => list(`/dashboard_share/?dashboard_id=${dashboardId}&limit=0`).then(setLinks, (e) => setError(e.message))
   useEffect(() => {
     reload()
@@ -19,8 +21,14 @@ export function ShareLinks({ dashboardId, view, catalog }) {
   const create = async () => {
     setError('')
     try {
-      const body = { dashboard_id: Number(dashboardId), location_id: view.locationId ?? undefined, expires_at: expires ? `${expires}T23:59:59` : undefined }
+      const body = {
+        dashboard_id: Number(dashboardId),
+        location_id: view.locationId ?? undefined,
+        expires_at: expires ? `${expires}T23:59:59` : undefined,
+        view: { campaign: view.campaignId, location: view.locationId, start_date: view.startDate, end_date: view.endDate },
+      }
       const answer = await change('POST', '/dashboard_share/', body)
+      setCopied(false)
       setMade(`${window.location.origin}${answer.url}`)
       await reload()
     } catch (e) {
@@ -36,7 +44,26 @@ export function ShareLinks({ dashboardId, view, catalog }) {
       setError(e.message)
     }
   }
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(made)
+      setCopied(true)
+    } catch {
+      // No clipboard (an insecure origin, a refusal): the address stays selected for Ctrl+C.
+      const field = /** @type {HTMLInputElement | null} */ (document.querySelector('.share-url'))
+      field?.select()
+    }
+  }
   const place = view.locationId === null ? t('the whole dashboard') : catalog.locationName.get(view.locationId)
+  /** What a listed link shows: its location, then its view's campaign and dates, so that two links read apart. */
+  const shownAt = (link) =>
+    [
+      link.location_id === null ? t('whole dashboard') : (catalog.locationName.get(link.location_id) ?? t('Location {id}', { id: link.location_id })),
+      link.view?.campaign && catalog.campaignName.get(link.view.campaign),
+      (link.view?.start_date || link.view?.end_date) && `${link.view.start_date ?? '…'} – ${link.view.end_date ?? '…'}`,
+    ]
+      .filter(Boolean)
+      .join(' · ')
   return html`<details class="share">
     <summary>${t('Share this dashboard')}</summary>
     <div class="share-panel">
@@ -45,14 +72,18 @@ export function ShareLinks({ dashboardId, view, catalog }) {
         <label>${t('Ends on (optional)')} <input type="date" value=${expires} onInput=${(e) => setExpires(e.target.value)} /></label>
         <button onClick=${create}>${t('Create a link for {place}', { place })}</button>
       </div>
-      ${made && html`<label>${t('New link (copy it now: it is shown once)')} <input class="share-url" readonly value=${made} onFocus=${(e) => e.target.select()} /></label>`}
+      ${
+        made &&
+        html`<div class="inline"><label>${t('New link (copy it now: it is shown once)')} <input class="share-url" readonly value=${made} onFocus=${(e) => e.target.select()} /></label>
+          <button class="secondary" onClick=${copy}>${t('Copy')}</button><span role="status">${copied ? t('Copied') : ''}</span></div>`
+      }
       ${error && html`<p class="error" role="alert">${error}</p>`}
       ${
         links.length > 0 &&
         html`<ul class="share-list" aria-label=${t('Links to this dashboard')}>
           ${links.map(
             (link) => html`<li key=${link.id}>
-              ${t('Made {time}', { time: formatTime(link.created_at) })} · ${link.location_id === null ? t('whole dashboard') : (catalog.locationName.get(link.location_id) ?? t('Location {id}', { id: link.location_id }))}
+              ${t('Made {time}', { time: formatTime(link.created_at) })} · ${shownAt(link)}
               · ${link.expires_at ? t('ends {time}', { time: formatTime(link.expires_at) }) : t('no end')}
               <button class="secondary" onClick=${() => revoke(link.id)} aria-label=${t('Revoke the link made {time}', { time: formatTime(link.created_at) })}>${t('Revoke')}</button>
             </li>`,

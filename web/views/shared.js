@@ -1,46 +1,48 @@
 // A shared link's dashboard (`#/shared/<token>`), for people without an account: read-only, drawn from
 // one answer of `GET /shared/<token>/` (the dashboard, the names it shows and every read its charts
 // make), with its campaign and drill-down in the address and its files through the link's own export.
-import { useEffect, useMemo, useState } from 'preact/hooks'
+import { useEffect, useMemo } from 'preact/hooks'
 import { api, catalogOf, query } from '../api.js'
 import { html } from '../html.js'
+import { useRead } from './use-read.js'
 import { t } from '../i18n.js'
 import { routeHash } from '../route.js'
 import { ExportLinks } from './export-links.js'
 import { LanguagePicker } from './language-picker.js'
 import { ChartRows, DrillDown } from './dashboard-parts.js'
-import { DateRange, isDate, viewParams } from './view-filters.js'
+import { DateRange } from './view-filters.js'
+import { isDate, viewParams } from '../dashboard.js'
 
 export function SharedDashboard({ token, params }) {
-  const [answer, setAnswer] = useState(null)
-  const [error, setError] = useState('')
   const campaign = Number(params.campaign) || undefined
   const location = Number(params.location) || undefined
   const startDate = isDate(params.start_date) ? params.start_date : undefined
   const endDate = isDate(params.end_date) ? params.end_date : undefined
-  useEffect(() => {
-    let live = true
-    api('GET', `/shared/${encodeURIComponent(token)}/${query({ campaign, location, start_date: startDate, end_date: endDate })}`).then((res) => {
-      if (!live) return
-      if (res.status === 200) setAnswer(res.body)
-      else setError(res.body?.message ?? t('This link does not work ({status})', { status: res.status }))
+  const path = `/shared/${encodeURIComponent(token)}/${query({ campaign, location, start_date: startDate, end_date: endDate })}`
+  const readLink = () =>
+    api('GET', path).then((res) => {
+      if (res.status === 200) return res.body
+      throw new Error(res.body?.message ?? t('This link does not work ({status})', { status: res.status }))
     })
-    return () => {
-      live = false
-    }
-  }, [token, campaign, location, startDate, endDate])
+  const { value: answer, error: failed } = useRead(readLink, [token, campaign, location, startDate, endDate], null)
+  const error = failed?.message ?? ''
   const catalog = useMemo(() => answer && catalogOf(answer.catalog), [answer])
+  // An address without a view opens at the link's own (the view it was made from), as the server read it.
+  const own = !campaign && !location && !startDate && !endDate ? (answer?.view ?? {}) : null
   const dashboardData = useMemo(() => Promise.resolve(answer?.data ?? null), [answer])
   useEffect(() => {
     document.title = `${answer?.dashboard.title ?? t('Shared dashboard')} · rhizome`
   }, [answer])
   if (error) return html`<main id="content"><h1>${t('Shared dashboard')}</h1><p class="error" role="alert">${error}</p></main>`
   if (!answer || !catalog) return html`<main id="content"><p>${t('Loading…')}</p></main>`
+  const shown = own
+    ? { campaign: own.campaign, location: own.location, startDate: own.start_date, endDate: own.end_date }
+    : { campaign, location, startDate, endDate }
   const view = {
-    campaignId: catalog.campaignName.has(campaign) ? campaign : null,
-    locationId: catalog.locationName.has(location) ? location : null,
-    startDate: startDate ?? null,
-    endDate: endDate ?? null,
+    campaignId: catalog.campaignName.has(shown.campaign) ? shown.campaign : null,
+    locationId: catalog.locationName.has(shown.location) ? shown.location : null,
+    startDate: shown.startDate ?? null,
+    endDate: shown.endDate ?? null,
   }
   const go = (patch) => {
     window.location.hash = routeHash(`#/shared/${token}`, { ...viewParams(view), ...patch })

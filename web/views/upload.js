@@ -1,54 +1,42 @@
-// Uploads: what a file must hold and a template → a file and its document type → the document →
-// transform as a background job with a live progress bar → the ingest summary → the codes no mapping
-// knows, mapped here → applied as another job. Below, the jobs this user may see, with names and
-// local times.
+// Uploads: what a file must hold and a template of it → a file and its document type → the document →
+// transform as a background job with a live progress bar → its report → the codes no mapping knows,
+// mapped here → applied as another job, the report kept. A document's page (`#/upload/<id>`, opened
+// from the lists below) shows its report, its codes to map and a Revert button.
 import { useEffect, useState } from 'preact/hooks'
 import { change, list, query } from '../api.js'
-import { fileNameOf, formatCount, formatTime } from '../format.js'
+import { fileNameOf, formatCount } from '../format.js'
 import { html } from '../html.js'
 import { t, tn } from '../i18n.js'
 import { LocationSearch } from './location-search.js'
+import { mergedReport, Report } from './upload-report.js'
+import { STEP_NAMES, stateWord, UploadLists } from './upload-lists.js'
+
+export { STEP_NAMES }
 
 /** The fixed columns of each kind of file (ingestion §2.1); every other column is an indicator. */
 const FILE_KINDS = {
-  campaign: { label: () => t('Campaign file'), template: () => t('Download a campaign file template'), columns: ['geocode', 'campaign'], date: false },
-  date: { label: () => t('Date file'), template: () => t('Download a date file template'), columns: ['geocode', 'data_date', 'unique_key'], date: true },
+  campaign: { label: () => t('Campaign file'), template: () => t('Download a campaign file template'), columns: ['geocode', 'campaign'] },
+  date: { label: () => t('Date file'), template: () => t('Download a date file template'), columns: ['geocode', 'data_date', 'unique_key'] },
 }
 
-/** A CSV template of a kind of file: its fixed columns, the indicators of that kind, one example line. */
-export function templateCsv(kind, catalog) {
-  const { columns, date } = FILE_KINDS[kind]
-  const indicators = catalog.indicators.filter((i) => (i.resource_name === 'date') === date).slice(0, 6)
-  const quote = (cell) => (/[",\r\n]/.test(cell) ? `"${cell.replaceAll('"', '""')}"` : cell)
-  const place = catalog.locations.find((l) => l.location_code)?.location_code ?? 'CODE'
-  const example = date ? [place, '2016-03-15', `${place}-2016-03-15`] : [place, catalog.campaigns.at(-1)?.name ?? t('Campaign name')]
-  return `${[...columns, ...indicators.map((i) => i.short_name)].map(quote).join(',')}\r\n${[...example, ...indicators.map(() => '')].map(quote).join(',')}\r\n`
+/** A CSV cell: a leading ' on what a spreadsheet would run as a formula, quoted when it must be. */
+export function csvCell(value) {
+  const text = String(value ?? '')
+  const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text
+  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe
 }
 
-/** What each pipeline step is called here. */
-export const STEP_NAMES = {
-  transform_upload: () => t('Read the file'),
-  refresh_master: () => t('Apply mappings'),
-  agg_refresh: () => t('Aggregate a campaign'),
-  revert_document: () => t('Revert an upload'),
+/**
+ * The CSV of an `upload_template` answer: its header (codes the catalog maps), then a row per
+ * location with the indicator cells empty, to be filled in.
+ */
+export function templateCsv(template) {
+  const empty = template.header.length
+  const line = (cells) => [...cells, ...Array(empty - cells.length).fill('')].map(csvCell).join(',')
+  return `${[template.header, ...template.rows].map(line).join('\r\n')}\r\n`
 }
 
-/** A document's conflict policies, the app's choice first: people see what disagrees before it is saved. */
-const CONFLICT_CHOICES = {
-  reject: () => t('Save neither and list them'),
-  last: () => t('Keep the later line'),
-  first: () => t('Keep the earlier line'),
-}
-
-const FINISHED = new Set(['completed', 'failed', 'cancelled'])
-
-/** A job's state in words (the API's name otherwise). */
-function stateWord(state) {
-  const words = { created: t('waiting'), retry: t('waiting'), active: t('running'), completed: t('completed'), failed: t('failed'), cancelled: t('cancelled') }
-  return words[state] ?? state
-}
-
-/** A pipeline stage in words (lib/ingest reports these), the API's name otherwise. */
+/** What a pipeline stage is called here (lib/ingest reports these), the API's name otherwise. */
 function stageWord(stage) {
   const words = {
     'rows parsed': t('rows parsed'),
@@ -74,6 +62,7 @@ function kindWord(contentType) {
   return words[contentType] ?? contentType
 }
 const POLL_MS = 250
+const FINISHED = new Set(['completed', 'failed', 'cancelled'])
 
 /** Runs a pipeline step as a job (`Prefer: respond-async`) and reports it until it finishes. */
 async function runJob(step, documentId, onUpdate) {
@@ -103,26 +92,120 @@ export function percentOf(job) {
   return Math.min(99, Math.floor(100 * share))
 }
 
-export function Upload({ catalog, user }) {
+/** The report of the latest transform of a document, from its jobs (a refresh's report leaves its parts out). */
+async function transformReport(documentId) {
+  const jobs = await list(`/job/${query({ kind: 'transform_upload', state: 'completed', order_by: '-id', limit: 50, fields: 'id,params,result' })}`).catch(
+    () => [],
+  )
+  return jobs.find((j) => j.params?.document_id === documentId)?.result?.ingest_stats ?? null
+}
+
+/** A document's report: a job's own (`jobId`), else the document's latest, completed by its transform's. */
+async function openReport(documentId, jobId) {
+  const doc = await change('GET', `/document/${documentId}/`)
+  let latest = doc.ingest_stats ?? null
+  let reverted = null
+  if (jobId) {
+    const job = await change('GET', `/job/${jobId}/`)
+    if (job.kind === 'revert_document') reverted = job.result
+    else if (job.result?.ingest_stats) latest = job.result.ingest_stats
+  }
+  const report = latest?.action === 'refresh_master' ? mergedReport(await transformReport(documentId), latest) : latest
+  return { doc, report, reverted }
+}
+
+/** Downloads the template of a kind of file for the rows and campaign chosen (`upload_template`). */
+async function downloadTemplate(kind, locationId, campaignId) {
+  const [template] = await list(
+    `/upload_template/${query({ file_type: kind, location_id: locationId, campaign_id: kind === 'campaign' ? campaignId : undefined })}`,
+  )
+  const link = document.createElement('a')
+  link.href = URL.createObjectURL(new Blob([templateCsv(template)], { type: 'text/csv;charset=utf-8' }))
+  link.download = `${kind}-template.csv`
+  document.body.append(link)
+  link.click()
+  link.remove()
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000)
+  return template
+}
+
+function TemplateForm({ kind, catalog }) {
+  const [locationId, setLocationId] = useState(null)
+  const campaigns = [...catalog.campaigns].reverse()
+  const [campaignId, setCampaignId] = useState(campaigns[0]?.id ?? '')
+  const [made, setMade] = useState(null)
+  const [error, setError] = useState('')
+  const download = async () => {
+    setError('')
+    try {
+      setMade(await downloadTemplate(kind, locationId, campaignId))
+    } catch (e) {
+      setError(e.message)
+    }
+  }
+  return html`<div class="stack template">
+    <${LocationSearch} catalog=${catalog} label=${t('Template rows: the lowest locations under')} locationId=${locationId} allowNone=${true} noneLabel=${t('All your locations')} onChange=${setLocationId} />
+    ${
+      kind === 'campaign' &&
+      html`<label>${t('Template campaign')}
+        <select value=${campaignId} onChange=${(e) => setCampaignId(Number(e.target.value))}>
+          ${campaigns.map((c) => html`<option key=${c.id} value=${c.id}>${c.name}</option>`)}
+        </select></label>`
+    }
+    <button type="button" class="secondary" onClick=${download}>${FILE_KINDS[kind].template()}</button>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${
+      made &&
+      html`<p class="template-made" aria-live="polite">
+        ${tn(made.rows.length, 'The template has {n} row', 'The template has {n} rows', { n: formatCount(made.rows.length) })}
+        ${tn(made.indicators.length, ' and {n} indicator column.', ' and {n} indicator columns.', { n: formatCount(made.indicators.length) })}
+        ${made.calculated.length > 0 && ` ${t('Calculated by the system, so left out: {names}.', { names: made.calculated.map((i) => i.short_name).join(', ') })}`}
+      </p>`
+    }
+  </div>`
+}
+
+export function Upload({ catalog, user, documentId, jobId }) {
   // Mappings are metadata: superusers and metadata editors make them.
   const mayMap = Boolean(user.is_superuser || user.metadata_editor)
-  const [phase, setPhase] = useState('choose')
+  const [phase, setPhase] = useState(documentId ? 'loading' : 'choose')
   const [job, setJob] = useState(null)
   const [documentRow, setDocumentRow] = useState(null)
-  const [stats, setStats] = useState(null)
+  const [report, setReport] = useState(null)
+  const [reverted, setReverted] = useState(null)
   const [unmapped, setUnmapped] = useState([])
   const [error, setError] = useState('')
-  const [jobsShown, setJobsShown] = useState(0)
-  const [fileName, setFileName] = useState('')
+  const [listsShown, setListsShown] = useState(0)
   const [kind, setKind] = useState('campaign')
+
+  const showDocument = async (doc) => setUnmapped(await list(`/source_object_map/?document_id=${doc.id}&is_mapped=0&limit=0`))
+  useEffect(() => {
+    if (!documentId) return
+    setError('')
+    setJob(null)
+    openReport(Number(documentId), jobId).then(
+      async ({ doc, report, reverted }) => {
+        setDocumentRow(doc)
+        setReport(report)
+        setReverted(reverted)
+        await showDocument(doc)
+        setPhase('summary')
+      },
+      (e) => {
+        setError(e.message)
+        setPhase('choose')
+      },
+    )
+  }, [documentId, jobId])
 
   const process = async (step, doc) => {
     setPhase('running')
     const result = await runJob(step, doc.id, setJob)
-    setStats(result.ingest_stats)
-    setUnmapped(await list(`/source_object_map/?document_id=${doc.id}&is_mapped=0&limit=0`))
+    setReport((before) => mergedReport(before, result.ingest_stats))
+    setReverted(null)
+    await showDocument(doc)
     setPhase('summary')
-    setJobsShown((n) => n + 1)
+    setListsShown((n) => n + 1)
   }
   const upload = async (event) => {
     event.preventDefault()
@@ -130,10 +213,10 @@ export function Upload({ catalog, user }) {
     const form = new FormData(event.target)
     const file = /** @type {File} */ (form.get('docfile'))
     form.set('doc_title', file.name)
-    setFileName(file.name)
     try {
       const doc = await change('POST', '/document/', form)
       setDocumentRow(doc)
+      setReport(null)
       await process('transform_upload', doc)
     } catch (e) {
       setError(e.message)
@@ -154,105 +237,76 @@ export function Upload({ catalog, user }) {
       setError(e.message)
     }
   }
-  const percent = percentOf(job)
-  const { columns } = FILE_KINDS[kind]
-  const codesSaid =
-    kind === 'campaign'
-      ? t('A geocode is a location’s code; campaign is the campaign’s name.')
-      : t('A geocode is a location’s code; data_date is the day of the values (2016-03-15), unique_key names each line.')
-  return html`<h1>${t('Upload')}</h1>
-    <section aria-labelledby="format-heading" class="file-format">
-      <h2 id="format-heading">${t('What the file holds')}</h2>
-      <p>${t('A CSV or XLSX file, its first line the column names:')} <strong>${columns.join(', ')}</strong>${t(', then one column per indicator.')} ${codesSaid} ${t('A column the system does not know yet is offered for mapping after the upload.')}</p>
-      <a class="button secondary" download=${`${kind}-template.csv`} href=${`data:text/csv;charset=utf-8,${encodeURIComponent(templateCsv(kind, catalog))}`}>${FILE_KINDS[kind].template()}</a>
-    </section>
-    <form class="stack" onSubmit=${upload}>
-      <label>${t('File (CSV or XLSX)')} <input type="file" name="docfile" accept=".csv,.xlsx" required /></label>
-      <label>${t('Document type')}
-        <select name="file_type" value=${kind} onChange=${(e) => setKind(e.target.value)}>
-          ${Object.entries(FILE_KINDS).map(([value, k]) => html`<option key=${value} value=${value}>${k.label()}</option>`)}
-        </select>
-      </label>
-      <label>${t('When the file gives one cell two different values')}
-        <select name="conflict">
-          ${Object.entries(CONFLICT_CHOICES).map(([value, label]) => html`<option key=${value} value=${value}>${label()}</option>`)}
-        </select>
-      </label>
-      <button type="submit" disabled=${phase === 'running'}>${t('Upload')}</button>
-    </form>
-    ${error && html`<p class="error" role="alert">${error}</p>`}
-    ${
-      job &&
-      html`<section aria-label=${t('Progress')} class="progress">
-      <label>${job.kind === 'refresh_master' ? t('Applying mappings to {file}', { file: fileName }) : t('Reading {file}', { file: fileName })}
-        <progress max="100" value=${percent}>${percent} %</progress></label>
-      <p aria-live="polite"><span class="percent">${percent} %</span> ${progressWords(job, stats, unmapped, phase)}</p>
-    </section>`
+  const revert = async () => {
+    if (!confirm(revertQuestion(report, documentRow))) return
+    setError('')
+    try {
+      setPhase('running')
+      setReverted(await runJob('revert_document', documentRow.id, setJob))
+      setPhase('summary')
+      setListsShown((n) => n + 1)
+    } catch (e) {
+      setError(e.message)
+      setPhase('summary')
     }
-    ${phase === 'summary' && stats && html`<${Summary} stats=${stats} />`}
-    ${phase === 'summary' && stats?.duplicates?.count > 0 && html`<${Duplicates} duplicates=${stats.duplicates} policy=${documentRow?.conflict} />`}
-    ${phase === 'summary' && unmapped.length > 0 && html`<${Mapping} codes=${unmapped} catalog=${catalog} mayMap=${mayMap} onSubmit=${applyMappings} />`}
-    <${Jobs} refresh=${jobsShown} catalog=${catalog} />`
+  }
+  return html`<h1>${t('Upload')}</h1>
+    <${UploadForm} kind=${kind} onKind=${setKind} catalog=${catalog} onUpload=${upload} running=${phase === 'running'} />
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${job && html`<${Progress} job=${job} doc=${documentRow} report=${report} unmapped=${unmapped} phase=${phase} />`}
+    ${
+      phase === 'summary' &&
+      documentRow &&
+      html`<${DocumentReport} doc=${documentRow} report=${report} reverted=${reverted} unmapped=${unmapped} catalog=${catalog} mayMap=${mayMap} onMap=${applyMappings} onRevert=${revert} />`
+    }
+    <${UploadLists} refresh=${listsShown} catalog=${catalog} />`
+}
+
+/** A document's conflict policies, the app's choice first: people see what disagrees before it is saved. */
+const CONFLICT_CHOICES = {
+  reject: () => t('Save neither and list them'),
+  last: () => t('Keep the later line'),
+  first: () => t('Keep the earlier line'),
+}
+
+function progressLabel(job, doc) {
+  const file = doc ? fileNameOf(doc.doc_title) : ''
+  if (job.kind === 'refresh_master') return t('Applying mappings to {file}', { file })
+  if (job.kind === 'revert_document') return t('Reverting {file}', { file })
+  return t('Reading {file}', { file })
 }
 
 /** What the progress line says: the step at work, then, once done, what was saved and what waits. */
-function progressWords(job, stats, unmapped, phase) {
-  if (phase !== 'summary' || !stats) return job.state === 'completed' ? t('done') : `${job.progress ? stageWords(job.progress) : stateWord(job.state)}…`
-  const d = stats.datapoints ?? {}
-  const saved = (d.inserted ?? 0) + (d.updated ?? 0)
+function progressWords(job, report, unmapped, phase) {
+  if (phase !== 'summary' || !report || job.kind === 'revert_document')
+    return job.state === 'completed' ? t('done') : `${job.progress ? stageWords(job.progress) : stateWord(job.state)}…`
+  const d = report.datapoints ?? {}
+  // A value the file repeats is held by it as much as one it writes (counted unchanged, D26).
+  const saved = (d.inserted ?? 0) + (d.updated ?? 0) + (d.unchanged ?? 0)
   const done = tn(saved, 'Done: {n} value saved.', 'Done: {n} values saved.', { n: formatCount(saved) })
   return unmapped.length
     ? `${done} ${tn(unmapped.length, '{n} code waits for mapping below.', '{n} codes wait for mapping below.', { n: formatCount(unmapped.length) })}`
     : done
 }
 
-function Summary({ stats }) {
-  const d = stats.datapoints ?? {}
-  const rows = stats.rows ?? {}
-  const items = [
-    [t('Rows processed'), rows.processed],
-    [t('Rows outside your locations'), rows.location_forbidden],
-    [t('Rows without a known location'), rows.missing_location],
-    [t('Rows without a known campaign'), rows.missing_campaign],
-    [t('Values inserted'), d.inserted],
-    [t('Values updated'), d.updated],
-    [t('Values unchanged'), d.unchanged],
-    [t('Campaigns recomputed'), (stats.campaigns_recomputed ?? []).length],
-  ]
-  return html`<section aria-labelledby="summary-heading" class="summary">
-    <h2 id="summary-heading">${t('Summary')}</h2>
-    <dl>${items.map(([label, value]) => html`<div key=${label}><dt>${label}</dt><dd>${value ?? 0}</dd></div>`)}</dl>
-  </section>`
-}
-
-/** A file's line number for a data row (its 0-based index below the header line). */
-const lineOf = (rowNumber) => rowNumber + 2
-
-/**
- * What a cell's listed lines leave out: the report lists the first lines of a cell repeated on many
- * (a report kept from before `row_count` existed lists them all).
- */
-function unlisted({ row_count: rows, row_numbers: listed }) {
-  const more = (rows ?? listed.length) - listed.length
-  return more > 0 ? ` ${tn(more, '… and {n} more line', '… and {n} more lines', { n: formatCount(more) })}` : ''
-}
-
-/** The cells the file gives different values, with the lines and values, and what was saved. */
-function Duplicates({ duplicates, policy }) {
-  const outcome = { reject: t('None of these cells was saved.'), last: t('The later line’s value was saved.'), first: t('The earlier line’s value was saved.') }
-  const more = duplicates.count - duplicates.items.length
-  return html`<section aria-labelledby="duplicates-heading" class="duplicates">
-    <h2 id="duplicates-heading">${t('Cells given two different values')}</h2>
-    <p>${tn(duplicates.count, '{n} cell has different values on different lines of the file.', '{n} cells have different values on different lines of the file.', { n: formatCount(duplicates.count) })} ${outcome[policy] ?? ''}</p>
-    <div class="table-scroll" tabindex="0" role="region" aria-label=${t('Cells given two different values, scrollable')}><table>
-      <caption class="visually-hidden">${t('Cells given two different values')}</caption>
-      <thead><tr><th scope="col">${t('Row key')}</th><th scope="col">${t('Column')}</th><th scope="col">${t('Lines')}</th><th scope="col">${t('Values')}</th></tr></thead>
-      <tbody>${duplicates.items.map(
-        (d) =>
-          html`<tr key=${`${d.key} ${d.column}`}><td>${d.key}</td><td>${d.column}</td><td>${d.row_numbers.map(lineOf).join(', ')}${unlisted(d)}</td><td>${d.values.join(' · ')}${unlisted(d)}</td></tr>`,
-      )}</tbody>
-    </table></div>
-    ${more > 0 && html`<p>${t('and {n} more.', { n: formatCount(more) })}</p>`}
+/** A document's page: its report, what a revert did, its codes to map and the Revert button. */
+function DocumentReport({ doc, report, reverted, unmapped, catalog, mayMap, onMap, onRevert }) {
+  return html`<section aria-labelledby="report-heading" class="document-report">
+    <h2 id="report-heading">${t('Report of {file}', { file: fileNameOf(doc.doc_title) })}</h2>
+    ${report ? html`<${Report} report=${report} catalog=${catalog} policy=${doc.conflict} />` : html`<p>${t('This document has not been read yet.')}</p>`}
+    ${
+      reverted &&
+      html`<p class="reverted" role="status">${t(
+        'Reverted: {restored} values put back, {deleted} removed, {conflicts} changed since by another source and kept.',
+        {
+          restored: formatCount(reverted.restored?.count ?? 0),
+          deleted: formatCount(reverted.deleted?.count ?? 0),
+          conflicts: formatCount(reverted.conflicts?.count ?? 0),
+        },
+      )}</p>`
+    }
+    ${unmapped.length > 0 && html`<${Mapping} codes=${unmapped} catalog=${catalog} mayMap=${mayMap} onSubmit=${onMap} />`}
+    ${doc.docfile !== null && html`<p><button type="button" class="danger" onClick=${onRevert}>${t('Revert')}</button></p>`}
   </section>`
 }
 
@@ -280,7 +334,7 @@ function CodeChoice({ code, catalog, label }) {
 function Mapping({ codes, catalog, mayMap, onSubmit }) {
   const label = (code) => t('{kind} “{code}”', { kind: kindWord(code.content_type), code: code.source_object_code })
   return html`<section aria-labelledby="mapping-heading" class="mapping">
-    <h2 id="mapping-heading">${t('Codes to map')}</h2>
+    <h3 id="mapping-heading">${t('Codes to map')}</h3>
     ${
       mayMap
         ? html`<p>${t('These codes of the file match nothing yet. Choose what each one means, then apply.')}</p>
@@ -295,47 +349,49 @@ function Mapping({ codes, catalog, mayMap, onSubmit }) {
   </section>`
 }
 
-/** The titles of the documents some jobs worked on, by id. */
-async function documentTitles(jobs) {
-  const ids = [...new Set(jobs.map((j) => j.params?.document_id).filter((id) => id !== undefined))]
-  if (ids.length === 0) return new Map()
-  const found = await list(`/document/${query({ id__in: ids, fields: 'id,doc_title', limit: 0 })}`).catch(() => [])
-  return new Map(found.map((d) => [d.id, d.doc_title]))
+/** What a file holds (with its template), and the file chosen with its type and conflict rule. */
+function UploadForm({ kind, onKind, catalog, onUpload, running }) {
+  const { columns } = FILE_KINDS[kind]
+  const codesSaid =
+    kind === 'campaign'
+      ? t('A geocode is a location’s code; campaign is the campaign’s name.')
+      : t('A geocode is a location’s code; data_date is the day of the values (2016-03-15), unique_key names each line.')
+  return html`<section aria-labelledby="format-heading" class="file-format">
+      <h2 id="format-heading">${t('What the file holds')}</h2>
+      <p>${t('A CSV or XLSX file, its first line the column names:')} <strong>${columns.join(', ')}</strong>${t(', then one column per indicator.')} ${codesSaid} ${t('A column the system does not know yet is offered for mapping after the upload.')} ${t('The template’s columns and codes are ones the system knows: filled in, it is saved with nothing to map.')}</p>
+      <${TemplateForm} key=${kind} kind=${kind} catalog=${catalog} />
+    </section>
+    <form class="stack" onSubmit=${onUpload}>
+      <label>${t('File (CSV or XLSX)')} <input type="file" name="docfile" accept=".csv,.xlsx" required /></label>
+      <label>${t('Document type')}
+        <select name="file_type" value=${kind} onChange=${(e) => onKind(e.target.value)}>
+          ${Object.entries(FILE_KINDS).map(([value, k]) => html`<option key=${value} value=${value}>${k.label()}</option>`)}
+        </select>
+      </label>
+      <label>${t('When the file gives one cell two different values')}
+        <select name="conflict">
+          ${Object.entries(CONFLICT_CHOICES).map(([value, label]) => html`<option key=${value} value=${value}>${label()}</option>`)}
+        </select>
+      </label>
+      <button type="submit" disabled=${running}>${t('Upload file')}</button>
+    </form>`
 }
 
-function Jobs({ refresh, catalog }) {
-  const [jobs, setJobs] = useState([])
-  const [titles, setTitles] = useState(new Map())
-  useEffect(() => {
-    list('/job/?limit=20&order_by=-id').then(
-      async (found) => {
-        setTitles(await documentTitles(found))
-        setJobs(found)
-      },
-      () => setJobs([]),
-    )
-  }, [refresh])
-  const subject = (j) =>
-    j.params?.document_id !== undefined
-      ? titles.has(j.params.document_id)
-        ? fileNameOf(titles.get(j.params.document_id))
-        : t('Document {id}', { id: j.params.document_id })
-      : j.params?.campaign_id !== undefined
-        ? (catalog.campaignName.get(j.params.campaign_id) ?? t('Campaign {id}', { id: j.params.campaign_id }))
-        : ''
-  return html`<section aria-labelledby="jobs-heading">
-    <h2 id="jobs-heading">${t('Jobs')}</h2>
-    ${
-      jobs.length === 0
-        ? html`<p>${t('No jobs yet.')}</p>`
-        : html`<div class="table-scroll" tabindex="0" role="region" aria-label=${t('Jobs, scrollable')}><table>
-          <caption class="visually-hidden">${t('The latest jobs')}</caption>
-          <thead><tr><th scope="col">${t('Job')}</th><th scope="col">${t('Step')}</th><th scope="col">${t('Document or campaign')}</th><th scope="col">${t('State')}</th><th scope="col">${t('Finished')}</th></tr></thead>
-          <tbody>${jobs.map(
-            (j) =>
-              html`<tr key=${j.id}><td>${j.id}</td><td>${STEP_NAMES[j.kind]?.() ?? j.kind}</td><td>${subject(j)}</td><td>${stateWord(j.state)}</td><td>${j.finished_at ? formatTime(j.finished_at) : ''}</td></tr>`,
-          )}</tbody>
-        </table></div>`
-    }
-  </section>`
+/** How far the upload's job has come, in a bar and in words. */
+function Progress({ job, doc, report, unmapped, phase }) {
+  return html`<section aria-label=${t('Progress')} class="progress">
+      <label>${progressLabel(job, doc)}
+        <progress max="100" value=${percentOf(job)}>${percentOf(job)} %</progress></label>
+      <p aria-live="polite"><span class="percent">${percentOf(job)} %</span> ${progressWords(job, report, unmapped, phase)}</p>
+    </section>`
+}
+
+/** What a revert asks first: the file and how many of its values go back. */
+function revertQuestion(report, doc) {
+  const d = report?.datapoints ?? {}
+  const values = (d.inserted ?? 0) + (d.updated ?? 0) + (d.unchanged ?? 0)
+  return t('Revert “{file}”? Its {n} values go back to what they were before it, and its campaigns are recomputed.', {
+    file: fileNameOf(doc.doc_title),
+    n: formatCount(values),
+  })
 }

@@ -1,0 +1,108 @@
+// One cell of the data-entry grid (an enterable value, its state in words) and a cell's history.
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { list, query } from '../api.js'
+import { formatTime, formatValue } from '../format.js'
+import { html } from '../html.js'
+import { useRead } from './use-read.js'
+import { t } from '../i18n.js'
+import { inputText } from '../entry-values.js'
+
+/** A cell's state as it is said under its value. */
+function stateWords(state, format) {
+  if (!state) return ''
+  if (state.state === 'saving') return t('Saving…')
+  if (state.state === 'waiting') return t('Waiting to be sent')
+  if (state.state === 'invalid') return state.message
+  if (state.state === 'refused') return t('Refused: {reason}', { reason: state.message })
+  if (state.state === 'conflict') {
+    const theirs = state.current ? formatValue(state.current.value, format) : '?'
+    return t('Changed by someone else since the form was loaded: {value} there now', { value: theirs })
+  }
+  if (state.flags?.length) return t('Flagged: {rules}', { rules: state.flags.join('; ') })
+  if (state.state === 'saved') return t('Saved')
+  return ''
+}
+
+/**
+ * An enterable cell. `onCommit(text)` when the value is left changed (Tab, Enter, a click away);
+ * Enter also moves down (`onEnter`). A conflict offers to keep one's value or take the other's.
+ */
+export function EntryCell({ id, label, format, value, state, columnIndex, onDraft, onCommit, onEnter, onKeepMine, onTakeTheirs, onHistory }) {
+  const [text, setText] = useState(inputText(value, format))
+  // The text last committed: Enter commits, and leaving the cell then fires its change too; one edit is saved once.
+  const committed = useRef(null)
+  useEffect(() => {
+    setText(inputText(value, format))
+    committed.current = null
+  }, [value, format])
+  const commit = (typed) => {
+    if (typed === committed.current) return
+    committed.current = typed
+    onCommit(typed)
+  }
+  const words = stateWords(state, format)
+  const kind = state?.state === 'conflict' || state?.state === 'refused' || state?.state === 'invalid' ? 'error' : state?.flags?.length ? 'flag' : state?.state
+  return html`<td class=${`entry ${kind ? `entry-${kind}` : ''}`}>
+    <input
+      id=${id}
+      class="entry-value"
+      data-column=${columnIndex}
+      aria-label=${label}
+      aria-describedby=${`${id}-state`}
+      aria-invalid=${kind === 'error' ? 'true' : undefined}
+      inputmode=${format === 'bool' ? 'text' : 'decimal'}
+      autocomplete="off"
+      value=${text}
+      onInput=${(e) => {
+        setText(e.target.value)
+        onDraft(e.target.value)
+      }}
+      onChange=${(e) => commit(e.target.value)}
+      onKeyDown=${(e) => {
+        if (e.key !== 'Enter') return
+        e.preventDefault()
+        commit(e.target.value)
+        onEnter()
+      }}
+    />
+    <span id=${`${id}-state`} class="entry-state" data-state=${kind ?? ''}>${words}</span>
+    ${
+      state?.state === 'conflict' &&
+      html`<span class="actions">
+        <button type="button" class="secondary" onClick=${onKeepMine}>${t('Keep mine')}</button>
+        <button type="button" class="secondary" onClick=${onTakeTheirs}>${t('Take theirs')}</button>
+      </span>`
+    }
+    <button type="button" class="link entry-history" aria-label=${t('History of {cell}', { cell: label })} onClick=${onHistory}>${t('History')}</button>
+  </td>`
+}
+
+/** Who changed a value, when, from what to what, and through what (the API, an upload, a job), newest first. */
+export function CellHistory({ cell, format, users, onClose }) {
+  const keyField = cell.campaign_id != null ? { campaign_id: cell.campaign_id } : { data_date: cell.data_date }
+  const path = `/datapoint_history/${query({ location_id: cell.location_id, indicator_id: cell.indicator_id, ...keyField, limit: 0 })}`
+  const { value: rows, error: failed } = useRead(() => list(path).then((found) => [...found].sort((a, b) => b.id - a.id)), [cell.key], null)
+  const error = failed?.message ?? ''
+  const via = { api: t('entered'), job: t('a background job'), cli: t('the command line'), demo: t('the demo data'), sql: t('the database directly') }
+  return html`<section class="entry-history-panel" aria-labelledby="history-heading">
+    <h2 id="history-heading">${t('History of {cell}', { cell: cell.label })}</h2>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${rows && !rows.length && html`<p>${t('No change recorded yet.')}</p>`}
+    ${
+      rows?.length > 0 &&
+      html`<div class="table-scroll"><table>
+        <thead><tr><th scope="col">${t('When')}</th><th scope="col">${t('Who')}</th><th scope="col">${t('Before')}</th><th scope="col">${t('After')}</th><th scope="col">${t('Through')}</th></tr></thead>
+        <tbody>${rows.map(
+          (r) => html`<tr key=${r.id}>
+            <td>${formatTime(r.changed_at)}</td>
+            <td>${r.user_id == null ? '–' : (users.get(r.user_id) ?? t('user {id}', { id: r.user_id }))}</td>
+            <td class="number">${formatValue(r.value_before, format)}</td>
+            <td class="number">${formatValue(r.value_after, format)}</td>
+            <td>${r.document_id != null && r.via !== 'api' ? t('document {id}', { id: r.document_id }) : (via[r.via] ?? r.via)}</td>
+          </tr>`,
+        )}</tbody>
+      </table></div>`
+    }
+    <button type="button" class="secondary" onClick=${onClose}>${t('Close history')}</button>
+  </section>`
+}

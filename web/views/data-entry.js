@@ -1,0 +1,305 @@
+// Data entry: a campaign (or, for dated indicators, a day) and a location of the reader's own part of
+// the tree → a grid of its lowest locations × the indicators, raw ones typed in, calculated ones shown
+// as the server will compute them. Every value typed goes through the outbox (web/outbox.js): kept in
+// IndexedDB, sent in order once the network answers, a value changed by someone else since the form
+// was loaded kept as a conflict to settle. The page and its reads load from the service worker (web/sw.js).
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
+import { api, list, query } from '../api.js'
+import { calculatedValues, entryColumns, entryRows, flagsOf, parseEntered } from '../entry-values.js'
+import { formatValue } from '../format.js'
+import { html } from '../html.js'
+import { useRead } from './use-read.js'
+import { t, tn } from '../i18n.js'
+import { cellKey, enqueue, entries, flush, forget } from '../outbox.js'
+import { CellHistory, EntryCell } from './data-entry-cell.js'
+import { LocationSearch } from './location-search.js'
+import { keepForOffline } from '../offline.js'
+
+/** A row's ETag, from its detail GET (the version a typed value is sent over). */
+async function etagOf(resource, id) {
+  const response = await fetch(`/api/v1/${resource}/${id}/`, { credentials: 'same-origin' })
+  return response.ok ? response.headers.get('etag') : null
+}
+
+/** The stored values of a grid by cell key, with the row and ETag of each enterable one. */
+async function loadValues(selection, rows, columns) {
+  const { resource, campaignId, dataDate } = selection
+  const place = { indicator__in: columns.map((c) => c.id), location_id__in: rows.map((r) => r.id), limit: 0 }
+  const read = resource === 'date_datapoint' ? { ...place, start_date: dataDate, end_date: dataDate } : { ...place, campaign__in: campaignId }
+  const res = await api('GET', `/${resource}/${query(read)}`)
+  if (res.status !== 200) throw new Error(res.body?.message ?? String(res.status))
+  const enterable = new Set(columns.filter((c) => !c.calculated).map((c) => c.id))
+  const values = new Map()
+  await Promise.all(
+    res.body.objects.map(async (o) => {
+      const key = cellKey({ resource, location_id: o.location_id, indicator_id: o.indicator_id, campaign_id: o.campaign_id, data_date: o.data_date })
+      values.set(key, { value: o.value, rowId: o.id, etag: enterable.has(o.indicator_id) ? await etagOf(resource, o.id) : null })
+    }),
+  )
+  return values
+}
+
+/** The names of users for the history, when the reader may list them (superusers); else ids. */
+async function userNames() {
+  const res = await api('GET', '/user/?fields=id,username&limit=0')
+  return new Map(res.status === 200 ? res.body.objects.map((u) => [u.id, u.username]) : [])
+}
+
+export function DataEntry({ catalog }) {
+  const campaigns = [...catalog.campaigns].reverse()
+  const [selection, setSelection] = useState({ resource: 'campaign_datapoint', campaignId: campaigns[0]?.id, dataDate: '', locationId: catalog.roots[0]?.id })
+  const { value: components, error: noComponents } = useRead(() => list('/calculated_indicator_component/?limit=0'), [], null)
+  const [values, setValues] = useState(null)
+  const [drafts, setDrafts] = useState(new Map())
+  const [states, setStates] = useState(new Map())
+  const [history, setHistory] = useState(null)
+  const users = useRead(userNames, [], new Map()).value
+  const [valuesError, setError] = useState('')
+  const error = noComponents?.message ?? valuesError
+  // Whether the service worker holds what a reload without a network needs (the page says so to a test, on its section).
+  const [offlineReady, setOfflineReady] = useState(false)
+  const grid = useRef(null)
+  const over = selection.resource === 'date_datapoint' ? 'date' : 'campaign'
+  const columns = useMemo(() => (components ? entryColumns(catalog.indicators, components, over) : []), [components, over])
+  const rows = useMemo(() => (selection.locationId == null ? [] : entryRows(catalog, selection.locationId)), [selection.locationId])
+  const keyOf = (locationId, indicatorId) =>
+    cellKey({
+      resource: selection.resource,
+      location_id: locationId,
+      indicator_id: indicatorId,
+      campaign_id: over === 'campaign' ? selection.campaignId : null,
+      data_date: selection.dataDate,
+    })
+  const setState = (key, state) => setStates((before) => new Map(before).set(key, state))
+
+  const { waiting, showOutbox, send } = useOutbox({ keyOf, columns, setValues, setStates })
+  useEffect(() => {
+    if (!components || !rows.length || (over === 'date' ? !selection.dataDate : !selection.campaignId)) return setValues(null)
+    let latest = true
+    setValues(null)
+    setDrafts(new Map())
+    setStates(new Map())
+    loadValues(selection, rows, columns).then(
+      (loaded) => {
+        if (!latest) return
+        setValues(loaded)
+        setError('')
+        showOutbox()
+        keepForOffline().then((ready) => latest && setOfflineReady(ready))
+      },
+      (e) => latest && setError(e.message),
+    )
+    return () => {
+      latest = false
+    }
+  }, [selection, components])
+
+  const { commit, keepMine, takeTheirs } = cellWrites({ selection, over, rows, columns, keyOf, states, values, setValues, setState, showOutbox, send })
+  const shownValues = (row) => shownValuesOf(row, columns, keyOf, { drafts, states, values })
+  /** A cell to type in: its value, state, and what typing, a conflict or its history does. */
+  const cellOf = (row, c, rowIndex, columnIndex) => {
+    const key = keyOf(row.id, c.id)
+    const state = states.get(key)
+    const label = t('{indicator} at {location}', { indicator: c.short_name, location: row.name })
+    return html`<${EntryCell}
+      key=${c.id}
+      id=${`cell-${row.id}-${c.id}`}
+      label=${label}
+      format=${c.data_format}
+      value=${state?.value ?? values.get(key)?.value}
+      state=${state}
+      onDraft=${(text) => setDrafts((before) => new Map(before).set(key, text))}
+      onCommit=${(text) => commit(row, c, text)}
+      onEnter=${() => focusBelow(grid.current, rowIndex, columnIndex)}
+      onKeepMine=${() => keepMine(row, c)}
+      onTakeTheirs=${() => takeTheirs(row, c)}
+      onHistory=${() => setHistory({ key, label, location_id: row.id, indicator_id: c.id, campaign_id: over === 'campaign' ? selection.campaignId : null, data_date: selection.dataDate, format: c.data_format })}
+      columnIndex=${columnIndex}
+    />`
+  }
+  const set = (patch) => setSelection({ ...selection, ...patch })
+  return html`<section class="data-entry" data-offline-ready=${offlineReady ? 'true' : undefined}>
+    <h1>${t('Data entry')}</h1>
+    <${EntryControls} selection=${selection} over=${over} campaigns=${campaigns} catalog=${catalog} set=${set} />
+    <p class="entry-waiting" role="status">${waiting ? tn(waiting, '{n} value waits to be sent', '{n} values wait to be sent') : t('Every value is sent')}</p>
+    <p class="hint">${t('Type a value and press Enter or Tab: it is saved, and kept in this browser until the server has it. Calculated indicators are shown as they will be computed.')}</p>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${!values && !error && html`<p>${t('Loading…')}</p>`}
+    ${
+      values &&
+      html`<${EntryGrid} grid=${grid} rows=${rows} columns=${columns} components=${components} values=${values} keyOf=${keyOf} shownValues=${shownValues} cellOf=${cellOf} />`
+    }
+    ${history && html`<${CellHistory} cell=${history} format=${history.format} users=${users} onClose=${() => setHistory(null)} />`}
+  </section>`
+}
+
+/** What the form is of: a campaign or a day, and where. */
+function EntryControls({ selection, over, campaigns, catalog, set }) {
+  return html`<div class="controls">
+      <label>${t('Values of')}
+        <select value=${selection.resource} onChange=${(e) => set({ resource: e.target.value })}>
+          <option value="campaign_datapoint">${t('A campaign')}</option>
+          <option value="date_datapoint">${t('A day (dated indicators)')}</option>
+        </select>
+      </label>
+      ${
+        over === 'campaign'
+          ? html`<label>${t('Campaign')}
+              <select value=${selection.campaignId} onChange=${(e) => set({ campaignId: Number(e.target.value) })}>
+                ${campaigns.map((c) => html`<option key=${c.id} value=${c.id}>${c.name}</option>`)}
+              </select>
+            </label>`
+          : html`<label>${t('Day')} <input type="date" value=${selection.dataDate} onChange=${(e) => set({ dataDate: e.target.value })} /></label>`
+      }
+      <${LocationSearch} catalog=${catalog} label=${t('Location')} locationId=${selection.locationId} onChange=${(id) => set({ locationId: id })} />
+    </div>`
+}
+
+/**
+ * The grid: a line per location, a column per indicator; calculated indicators shown as they will be
+ * computed from the values stored, waiting and being typed (`shownValues`); `cellOf` draws a cell to type in.
+ */
+function EntryGrid({ grid, rows, columns, components, values, keyOf, shownValues, cellOf }) {
+  return html`<div class="table-scroll" ref=${grid}><table class="entry-grid">
+        <caption class="visually-hidden">${t('Values to enter')}</caption>
+        <thead><tr><th scope="col">${t('Location')}</th>${columns.map((c) => html`<th scope="col" key=${c.id}>${c.short_name}${c.calculated ? html` <span class="calculated-mark">(${t('calculated')})</span>` : ''}</th>`)}</tr></thead>
+        <tbody>${rows.map((row, rowIndex) => {
+          const known = shownValues(row)
+          const calculated = calculatedValues(components, known)
+          return html`<tr key=${row.id}>
+            <th scope="row">${row.name}</th>
+            ${columns.map((c, columnIndex) => {
+              if (c.calculated) {
+                const value = calculated.get(c.id) ?? values.get(keyOf(row.id, c.id))?.value
+                return html`<td key=${c.id} class="number calculated" data-cell=${`${row.name}/${c.short_name}`}>${formatValue(value, c.data_format)}</td>`
+              }
+              return cellOf(row, c, rowIndex, columnIndex)
+            })}
+          </tr>`
+        })}</tbody>
+      </table></div>`
+}
+
+/**
+ * The outbox (web/outbox.js) as the form sees it: how many values wait, its entries shown as cell
+ * states (a reload shows what still waits, and the conflicts), and `send`, made now, after a save,
+ * every 4 s and when the browser is online again; an answer updates its cell (its value, and the
+ * validation flags of its row).
+ */
+function useOutbox({ keyOf, columns, setValues, setStates }) {
+  const [waiting, setWaiting] = useState(0)
+  const showOutbox = async () => {
+    const kept = await entries()
+    setWaiting(kept.filter((e) => e.state === 'waiting').length)
+    setStates((before) => {
+      const next = new Map(before)
+      for (const e of kept) next.set(cellKey(e), { state: e.state, message: e.message, current: e.current, value: e.value })
+      return next
+    })
+  }
+  const onAnswer = (entry, status, body, etag) => {
+    const key = cellKey(entry)
+    if (status < 300) {
+      setValues((before) => new Map(before).set(key, { value: body.value, rowId: body.id, etag }))
+      // A write's validation covers its location and campaign: every cell of that row of the form shown gets its flags.
+      setStates((before) => {
+        const next = new Map(before).set(key, { state: 'saved', flags: flagsOf(body.validation, entry.indicator_id, entry.location_id) })
+        if (key !== keyOf(entry.location_id, entry.indicator_id)) return next
+        for (const c of columns) {
+          const other = keyOf(entry.location_id, c.id)
+          const flags = flagsOf(body.validation, c.id, entry.location_id)
+          if (other !== key && (next.get(other)?.state === 'saved' || flags.length)) next.set(other, { ...(next.get(other) ?? { state: 'saved' }), flags })
+        }
+        return next
+      })
+    }
+    showOutbox()
+  }
+  // The sends the timer and the browser's online event start answer to this render's form, not the first one's.
+  const answer = useRef(onAnswer)
+  answer.current = onAnswer
+  const send = () => flush((...args) => answer.current(...args)).then(showOutbox)
+
+  useEffect(() => {
+    send()
+    const again = setInterval(send, 4000)
+    addEventListener('online', send)
+    return () => {
+      clearInterval(again)
+      removeEventListener('online', send)
+    }
+  }, [])
+  return { waiting, showOutbox, send }
+}
+
+/** The values a row's calculations read: stored ones, what waits to be sent, what is being typed. */
+function shownValuesOf(row, columns, keyOf, { drafts, states, values }) {
+  const known = new Map()
+  for (const c of columns) {
+    if (c.calculated) continue
+    const key = keyOf(row.id, c.id)
+    const draft = drafts.has(key) ? parseEntered(drafts.get(key), c.data_format) : undefined
+    const value = draft && !draft.error && draft.value !== null ? draft.value : (states.get(key)?.value ?? values?.get(key)?.value)
+    if (value !== undefined && value !== null) known.set(c.id, value)
+  }
+  return known
+}
+
+/** Enter moves to the cell below, and from the last line to the next column's first. */
+function focusBelow(grid, rowIndex, columnIndex) {
+  const inputs = grid?.querySelectorAll(`input[data-column="${columnIndex}"]`)
+  const next = inputs?.[rowIndex + 1] ?? grid?.querySelector(`input[data-column="${columnIndex + 1}"]`)
+  next?.focus()
+}
+
+/**
+ * A cell's writes: a value typed and committed (checked, then queued in the outbox), and a conflict
+ * settled for one's own value (sent again over the version there now) or for the one there.
+ */
+function cellWrites({ selection, over, rows, columns, keyOf, states, values, setValues, setState, showOutbox, send }) {
+  const commit = (row, column, text) => {
+    const key = keyOf(row.id, column.id)
+    const parsed = parseEntered(text, column.data_format)
+    if (parsed.error) return setState(key, { state: 'invalid', message: parsed.error })
+    const pending = states.get(key)
+    if (parsed.value === null || parsed.value === (pending?.value ?? values.get(key)?.value)) return
+    return save(row, column, parsed.value, values.get(key))
+  }
+  /** Sends `value` over the row version `over` (none: a new value); any earlier refusal or conflict of the cell is settled by it. */
+  const save = async (row, column, value, base) => {
+    const key = keyOf(row.id, column.id)
+    await forget(key)
+    const keyFields = over === 'campaign' ? { campaign_id: selection.campaignId } : { data_date: selection.dataDate }
+    await enqueue({
+      resource: selection.resource,
+      location_id: row.id,
+      indicator_id: column.id,
+      ...keyFields,
+      value,
+      row_id: base?.rowId ?? null,
+      etag: base?.etag ?? null,
+    })
+    setState(key, { state: navigator.onLine ? 'saving' : 'waiting', value })
+    await showOutbox()
+    send()
+  }
+  /** A conflict settled for one's own value: sent again over the version there now. */
+  const keepMine = async (row, column) => {
+    const key = keyOf(row.id, column.id)
+    const mine = states.get(key)?.value
+    const now = await loadValues(selection, rows, columns)
+    setValues(now)
+    await save(row, column, mine, now.get(key))
+  }
+  /** A conflict settled for the value there: one's own forgotten, the form read again. */
+  const takeTheirs = async (row, column) => {
+    const key = keyOf(row.id, column.id)
+    const current = states.get(key)?.current
+    await forget(key)
+    if (current) setValues((before) => new Map(before).set(key, { value: current.value, rowId: current.id, etag: null }))
+    setValues(await loadValues(selection, rows, columns))
+    setState(key, { state: 'saved' })
+    showOutbox()
+  }
+  return { commit, keepMine, takeTheirs }
+}
