@@ -80,7 +80,7 @@ export async function untilSynchronous(primary: FormationNode, timeoutMs = 120_0
   throw new Error(`no synchronous standby of ${primary.url} within ${timeoutMs / 1000} s`)
 }
 
-/** The monitor and two nodes, the first the primary with the second its synchronous standby. */
+/** The monitor and two nodes, the first the primary with the second its synchronous standby; the role `rhizome` made. */
 export async function startFormation(t: Teardown) {
   const [monitorPort, ...ports] = await Promise.all([freePort(), freePort(), freePort()])
   const dir = postgresDir('rhizome-failover-')
@@ -101,6 +101,8 @@ export async function startFormation(t: Teardown) {
   await until(() => takesWrites(nodes[0].url), 'the first node as primary')
   nodes[1].start()
   await untilSynchronous(nodes[0])
+  // The servers' role, as docs/operations.md has it made: once, on the primary.
+  execFileSync(SCRIPT, ['role', String(ports[0])], { encoding: 'utf8' })
   const uri = execFileSync(SCRIPT, ['uri', join(dir, 'monitor')], { encoding: 'utf8' }).trim()
   return { uri, nodes }
 }

@@ -172,3 +172,63 @@ t.test('with_status in the ColumnChart mode, the CSV exports, date reads and Ope
     'with_status is documented',
   )
 })
+
+t.test('a range of one location level grades that level only; a level-specific range wins at its level', async (t) => {
+  const { app } = await build(t)
+  const api = client(app)
+  const province = await created(api.post('/location_type/', { name: 'Province', admin_level: 1 }))
+  const district = await created(api.post('/location_type/', { name: 'District', admin_level: 2 }))
+  const north = await created(api.post('/location/', { name: 'North', location_code: 'N', location_type_id: province }))
+  const east = await created(api.post('/location/', { name: 'East', location_code: 'E', location_type_id: district, parent_location_id: north }))
+  const campaignType = await created(api.post('/campaign_type/', { name: 'NID' }))
+  const campaign = await created(api.post('/campaign/', { name: 'C', campaign_type_id: campaignType, start_date: '2016-01-01', end_date: '2016-01-01' }))
+  const missed = await created(api.post('/indicator/', { name: 'missed', short_name: 'missed', data_format: 'int' }))
+  for (const [location, value] of [
+    [east, 150],
+    [north, 900],
+  ]) {
+    await created(api.post('/campaign_datapoint/', { indicator_id: missed, location_id: location, campaign_id: campaign, value }))
+  }
+  const byPlace = async (extra = '') => {
+    const res = await api.get(`/campaign_datapoint/?indicator__in=${missed}&with_status=1${extra}`)
+    t.equal(res.status, 200, res.text)
+    return Object.fromEntries(res.body.objects.map((o: { location_id: number; status: string | null }) => [o.location_id, o.status]))
+  }
+
+  // "critical" from 100 children missed, meant for districts: a province of 900 is not critical.
+  const critical = await created(api.post('/indicator_bound/', { indicator_id: missed, bound_name: 'critical', mn_val: 100, location_type_id: district }))
+  t.same(await byPlace(), { [east]: 'critical', [north]: null }, 'the province value is graded by no district range')
+  t.match((await api.get(`/indicator/${missed}/`)).body.bound_json, [{ bound_name: 'critical', location_type_id: district }], 'bound_json carries the level')
+
+  // A range without a level holds everywhere, after the ranges of the value's own level.
+  await created(api.post('/indicator_bound/', { indicator_id: missed, bound_name: 'many', mn_val: 100 }))
+  t.same(await byPlace(), { [east]: 'critical', [north]: 'many' }, 'the district range wins at its level, the range of every level elsewhere')
+  t.same(await byPlace('&chart_type=ColumnChart'), { [east]: 'critical', [north]: 'many' }, 'the ColumnChart mode too')
+  const wide = parse((await api.get(`/campaign_datapoint/?indicator__in=${missed}&with_status=1&format=csv&shape=wide`)).text, { columns: true }) as Array<
+    Record<string, string>
+  >
+  t.same(
+    wide.map((r) => [r.location, r['missed status']]),
+    [
+      ['East', 'critical'],
+      ['North', 'many'],
+    ],
+    'the wide CSV too',
+  )
+  const polio = await created(api.post('/indicator/', { name: 'cases', short_name: 'cases', data_format: 'int', resource_name: 'date' }))
+  await created(api.post('/indicator_bound/', { indicator_id: polio, bound_name: 'outbreak', mn_val: 1, location_type_id: district }))
+  await created(api.post('/date_datapoint/', { indicator_id: polio, location_id: east, data_date: '2016-01-05', value: 2 }))
+  const yearAt = async (location: number) =>
+    (await api.get(`/date_datapoint/?indicator__in=${polio}&location_id=${location}&group_by_time=year&with_status=1`)).body.objects.map(
+      (o: { value: number; status: string | null }) => [o.value, o.status],
+    )
+  t.same(await yearAt(east), [[2, 'outbreak']], "a date sum is graded at its location's level")
+  t.same(await yearAt(north), [[2, null]], 'the same sum at the province is not')
+
+  // The level is validated: an unknown one is a 4xx naming the field, never a 500.
+  const unknown = await api.patch(`/indicator_bound/${critical}/`, { location_type_id: 9999 })
+  t.ok(unknown.status >= 400 && unknown.status < 500, `an unknown level is refused (${unknown.status})`)
+  t.match(unknown.body.message, /location_type/)
+  const typeDelete = await api.delete(`/location_type/${district}/`)
+  t.ok(typeDelete.status >= 400 && typeDelete.status < 500, 'a level in use is not deleted')
+})

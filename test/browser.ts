@@ -83,8 +83,19 @@ export async function webApp(t: Test) {
   const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-web-'))
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
   const database = await postgresDatabase(t)
-  const server = await startServer(t, { DATA_DIR: dataDir, DATABASE_URL: database ?? '' })
+  let server = await startServer(t, { DATA_DIR: dataDir, DATABASE_URL: database ?? '' })
   await until200(server, '/health/ready')
+  /** Stops the server; `start()` starts it again on the same port, data and database, and waits until it is ready. */
+  const stopped = async () => {
+    await server.stop()
+    return {
+      start: async () => {
+        server = await startServer(t, { DATA_DIR: dataDir, DATABASE_URL: database ?? '', PORT: new URL(server.url).port })
+        await until200(server, '/health/ready')
+        return server
+      },
+    }
+  }
   if (database) t.equal((await cli(['demo'], { DATABASE_URL: database, DATA_DIR: dataDir })).code, 0, 'demo data loaded')
   const password = readFileSync(join(dataDir, 'admin-password'), 'utf8').trim()
   const read = async (path: string) => (await (await api(server, path)).json()) as { objects: Array<Record<string, unknown>> }
@@ -104,6 +115,7 @@ export async function webApp(t: Test) {
   const browser = await launch(t)
   return {
     server,
+    stopped,
     dataDir,
     password,
     browser,
@@ -213,4 +225,21 @@ export function campaignFile(dir: string, name: string, column: string, values: 
   const lines = Object.entries(values).map(([code, v]) => `${code},March 2016 - NID - OPV,${v}`)
   writeFileSync(path, `geocode,campaign,${column}\n${lines.join('\n')}\n`)
   return path
+}
+
+/**
+ * A chart's status legend as the page paints it: each status's name (the words before ":") → its
+ * swatch's computed colour as #rrggbb, which the test compares with what the drawing paints.
+ */
+export async function legendColours(chart: Locator): Promise<Record<string, string>> {
+  const items = await chart.locator('.status-legend li').evaluateAll((lis) =>
+    lis.flatMap((li) => {
+      const swatch = li.querySelector('.swatch')
+      if (!swatch) return []
+      const rgb = (getComputedStyle(swatch).backgroundColor.match(/\d+/g) ?? []).slice(0, 3).map(Number)
+      const hex = `#${rgb.map((n) => n.toString(16).padStart(2, '0')).join('')}`
+      return [[(li.textContent ?? '').split(':')[0].trim(), hex]]
+    }),
+  )
+  return Object.fromEntries(items)
 }

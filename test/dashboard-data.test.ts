@@ -4,36 +4,7 @@
 import t from 'tap'
 import { admin, alice, build } from './helper.js'
 import { client } from './api.js'
-import { world } from './world.js'
-
-type Api = ReturnType<typeof client>
-
-/** A dashboard of three charts over the world: provinces' n, districts' n (a table), cases by month. */
-async function dashboardOf(api: Api, w: Awaited<ReturnType<typeof world>>) {
-  const chart = async (uuid: string, chart_json: Record<string, unknown>) => {
-    const res = await api.post('/custom_chart/', { uuid, title: uuid, chart_json })
-    if (res.status !== 201) throw new Error(res.text)
-    return res.body.id as number
-  }
-  const provinces = await chart('provinces', { type: 'ColumnChart', indicator_ids: [w.n], campaign_ids: [w.C], location_ids: [w.R], location_depth: 1 })
-  const districts = await chart('districts', { type: 'TableChart', indicator_ids: [w.n], campaign_ids: [w.C], location_ids: [w.R], location_depth: 2 })
-  // Saved as the original front-end saved it: chart_json as a JSON string.
-  const cases = await chart(
-    'cases',
-    JSON.stringify({
-      type: 'LineChart',
-      indicator_ids: [w.cases],
-      location_ids: [w.R],
-      location_depth: 0,
-      start_date: '2015-01-01',
-      end_date: '2015-12-31',
-      groupByTime: 'month',
-    }) as never,
-  )
-  const dashboard = await api.post('/dashboard/', { title: 'Overview', rows: [{ charts: ['provinces', 'districts'] }, { charts: ['cases'] }] })
-  if (dashboard.status !== 201) throw new Error(dashboard.text)
-  return { id: dashboard.body.id as number, provinces, districts, cases }
-}
+import { dashboardOf, world } from './world.js'
 
 t.test("a dashboard's data: every chart's rows, each the chart's own read", async (t) => {
   const { app } = await build(t)
@@ -101,4 +72,31 @@ t.test("a restricted user's dashboard data holds only her part; bad views are 4x
   t.equal((await api.get('/dashboard/999999/data/')).status, 404)
   t.equal((await api.get('/dashboard/abc/data/')).status, 404)
   t.equal((await api.get(`/dashboard/${d.id}/data/`, {})).status, 401, 'no credentials: 401')
+})
+
+t.test("a chart saved for the viewer's location: the country's provinces for the admin, her districts for a provincial officer", async (t) => {
+  const { app, db, aliceId } = await build(t)
+  const { loadDemoData } = await import('../lib/engine/demo.js')
+  await loadDemoData(db)
+  const api = client(app)
+  const names = new Map(((await api.get('/location/?limit=0')).body.objects as Array<{ id: number; name: string }>).map((l) => [l.name, l.id]))
+  const dashboardId = (await api.get('/dashboard/?limit=0')).body.objects[0].id as number
+  const column = async (headers?: Record<string, string>) => {
+    const res = await api.get(`/dashboard/${dashboardId}/data/`, headers)
+    t.equal(res.status, 200)
+    const chart = Object.values(res.body.charts as Record<string, { uuid: string; objects: Array<{ location_id: number }> }>).find(
+      (c) => c.uuid === 'demo-missed-by-province',
+    )!
+    return chart.objects.map((o) => o.location_id).sort()
+  }
+  const ids = (...list: string[]) => list.map((name) => names.get(name)!).sort()
+  t.same(await column(), ids('Northmarch', 'Eastvale', 'Southreach'), 'the admin: the provinces')
+  t.equal((await api.post('/location_responsibility/', { user_id: aliceId, top_lvl_location_id: names.get('Northmarch') })).status, 201)
+  t.same(await column(alice), ids('Ashford', 'Brindle', 'Coldwater'), 'her: her three districts')
+  // A drill-down is still a drill-down: the view's location at the chart's depth.
+  const drilled = await api.get(`/dashboard/${dashboardId}/data/?location=${names.get('Brindle')}`, alice)
+  t.equal(drilled.status, 200)
+  // Another province's location is not hers: the API's own 403, carried as the chart's error.
+  const outside = await api.get(`/dashboard/${dashboardId}/data/?location=${names.get('Eastvale')}`, alice)
+  t.notOk(JSON.stringify(outside.body).includes(`"location_id":${names.get('Dunmore')}`), 'nothing of Eastvale')
 })

@@ -159,7 +159,7 @@ t.test('campaign_datapoint data entry: POST, PATCH and DELETE write raw values t
 
   const patched = await api.patch(`/campaign_datapoint/${id}/`, { value: 1071.012 })
   t.equal(patched.status, 200, patched.text)
-  t.same(patched.body, { id, indicator_id: 22, campaign_id: 99, location_id: 12910, value: 1071.012 })
+  t.same(patched.body, { id, indicator_id: 22, campaign_id: 99, location_id: 12910, value: 1071.012, validation: { count: 0, items: [] } })
   t.equal((await db.selectFrom('datapoint').select('value').where('unique_index', '=', '12910_22_99').executeTakeFirstOrThrow()).value, 1071.012)
   t.equal((await api.get('/agg_refresh/?campaign_id=99')).status, 200)
   const survived = await api.get(`/campaign_datapoint/${id}/`)

@@ -54,7 +54,7 @@ t.test('the demo dashboard as PDF, PNG, JPEG and SVG', async (t) => {
   const { pages, text } = await pdfText(pdf.rawPayload)
   t.equal(pages, 3, 'a page per row of charts')
   t.match(text, 'Campaign overview')
-  t.match(text, 'Missed children by province')
+  t.match(text, 'Missed children')
   for (const [province, value] of Object.entries(values)) {
     t.match(text, province)
     t.match(text, value, `${province}'s value ${value} in the PDF`)
@@ -84,10 +84,10 @@ t.test('the demo dashboard as PDF, PNG, JPEG and SVG', async (t) => {
 t.test('a chart alone, and the view: a campaign and a drill-down', async (t) => {
   const { get, dashboardId, location } = await demo(t)
   const charts = (await get('/custom_chart/?limit=0')).json().objects as Array<{ id: number; title: string }>
-  const column = charts.find((c) => c.title === 'Missed children by province')!
+  const column = charts.find((c) => c.title === 'Missed children')!
   const svg = await get(`/export_file/?chart_id=${column.id}&type=svg`)
   t.equal(svg.statusCode, 200)
-  t.match(svg.body, 'Missed children by province')
+  t.match(svg.body, 'Missed children')
   t.notMatch(svg.body, 'Polio cases', 'only that chart')
 
   // A drill-down into Northmarch: the column chart shows its districts.
@@ -143,12 +143,16 @@ t.test("a restricted user's export holds only her part", async (t) => {
     .execute()
   const hers = await missedByProvince(alice)
   t.same(Object.keys(hers), ['Northmarch'], 'the API reads her the one province')
+  // The demo's province charts read at the reader's own location: hers are her districts.
+  const districts = (
+    await db.selectFrom('location').select('name').where('parent_location_id', '=', location.get('Northmarch')!).orderBy('name').execute()
+  ).map((l) => l.name)
   for (const type of ['svg', 'pdf']) {
     const res = await get(`/export_file/?dashboard_id=${dashboardId}&type=${type}`, alice)
     t.equal(res.statusCode, 200)
     const text = type === 'pdf' ? (await pdfText(res.rawPayload)).text : res.body
     t.match(text, 'Northmarch')
-    t.match(text, hers.Northmarch)
+    for (const district of districts) t.match(text, district, `${type}: her district ${district}`)
     for (const other of ['Eastvale', 'Southreach', 'Dunmore', 'Glimmer']) t.notMatch(text, other, `${type}: nothing of ${other}`)
   }
 })
@@ -175,7 +179,7 @@ t.test('bad exports are 4xx naming the problem', async (t) => {
   t.equal((await get(`/export_file/?dashboard_id=${dashboardId}`, {})).statusCode, 401, 'credentials required')
   // A dashboard of many rows asked wide: a picture too large to hold is refused, naming a width that fits.
   const charts = (await get('/custom_chart/?limit=0')).json().objects as Array<{ id: number }>
-  const rows = Array.from({ length: 40 }, () => ({ charts: charts.slice(0, 2).map((c) => c.id) }))
+  const rows = Array.from({ length: 50 }, () => ({ charts: charts.slice(0, 1).map((c) => c.id) }))
   const tall = await harness.app.inject({ method: 'POST', url: '/api/v1/dashboard/', headers: admin, payload: { title: 'Tall', rows } })
   const tooLarge = await get(`/export_file/?dashboard_id=${tall.json().id}&type=png&width=4000`)
   t.equal(tooLarge.statusCode, 400)
@@ -199,4 +203,33 @@ t.test('kept in the read cache and honest on change', async (t) => {
   const after = await get(url)
   t.not(after.headers.etag, before.headers.etag, 'a change drops the kept file')
   t.match(after.body, /1,0\d\d,\d\d\d/, 'the new sum drawn')
+})
+
+t.test('an exported table tints each value by its status, in the colours of the status legend', async (t) => {
+  const { get, db, indicator, location } = await demo(t)
+  const chartId = async (title: string) => (await db.selectFrom('custom_chart').select('id').where('title', '=', title).executeTakeFirstOrThrow()).id
+  const table = (await get(`/export_file/?chart_id=${await chartId('Districts: targeted, missed, percent missed')}&type=svg`)).body
+  const tints = [...table.matchAll(/<rect [^>]*fill="(#[0-9a-fA-F]{6})" fill-opacity="0.22"/g)].map((m) => m[1].toLowerCase())
+  const first = (await get('/campaign/?limit=1&order_by=start_date')).json().objects[0].id as number
+  const statuses = (
+    await get(
+      `/campaign_datapoint/?indicator__in=${indicator.get('Percent missed')}&campaign__in=${first}&location_id=${location.get('Veridia')}&location_depth=2&with_status=1`,
+    )
+  ).json().objects as Array<{ status: string | null }>
+  t.equal(tints.length, statuses.filter((s) => s.status).length, 'a tinted cell for each value with a status')
+  // The map's export draws the status legend: every tint is one of its swatches' colours.
+  const map = (await get(`/export_file/?chart_id=${await chartId('Percent missed, on the map')}&type=svg`)).body
+  const swatches = new Set<string>()
+  let fill = ''
+  for (const [, tag, attributes, text] of map.matchAll(/<(path|rect|text)\b([^>]*)>([^<]*)/g)) {
+    if (tag !== 'text') fill = /fill="(#[0-9a-fA-F]{6})"/.exec(attributes)?.[1]?.toLowerCase() ?? fill
+    else if (/^(good|ok|bad): /.test(text.trim())) swatches.add(fill)
+  }
+  t.equal(swatches.size, 3, 'the legend has good, ok and bad')
+  t.same(
+    tints.filter((tint) => !swatches.has(tint)),
+    [],
+    'every tint is a legend colour',
+  )
+  t.ok(new Set(tints).size >= 2, 'and the statuses are told apart')
 })

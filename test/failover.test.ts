@@ -258,9 +258,10 @@ t.test(
     t.match(uri, /^postgres:\/\/127\.0\.0\.1:\d+,127\.0\.0\.1:\d+\/rhizome\?target_session_attrs=read-write/, 'the monitor names both nodes')
     const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-failover-data-'))
     t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
-    // The monitor's URI names no user (libpq takes the system user's name): the servers connect as postgres.
+    // The monitor's URI names no user (libpq takes the system user's name): the servers connect as the
+    // role the docs' step makes, which owns the database and nothing else.
     const server = await startServer(t, {
-      DATABASE_URL: uri.replace('postgres://', 'postgres://postgres@'),
+      DATABASE_URL: uri.replace('postgres://', 'postgres://rhizome@'),
       DATA_DIR: dataDir,
       JOB_CONCURRENCY: '2',
       JOB_MAX_QUEUED_PER_USER: '1000',

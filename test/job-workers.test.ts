@@ -26,7 +26,8 @@ const skip = !url && 'needs DATABASE_URL (a worker process needs PostgreSQL)'
 const ASYNC = { ...admin, prefer: 'respond-async' }
 // Small expiry (also the submitting API's, test below) and maintenance intervals, so that a lost job is
 // taken up again within seconds.
-const WORKER_ENV = { JOB_POLL_MS: '500', JOB_EXPIRE_SECONDS: '4', JOB_MAINTENANCE_SECONDS: '1', LOG_LEVEL: 'warn' }
+const EXPIRE_SECONDS = 10
+const WORKER_ENV = { JOB_POLL_MS: '500', JOB_EXPIRE_SECONDS: String(EXPIRE_SECONDS), JOB_MAINTENANCE_SECONDS: '1', LOG_LEVEL: 'warn' }
 
 /** A database of its own (the workers connect to it by URL), migrated, with `admin`; dropped after `t`. */
 async function ownDatabase(t: Test) {
@@ -52,7 +53,11 @@ async function ownDatabase(t: Test) {
 
 /** The API (no workers of its own) on `database`, uploads under `dataDir`. */
 async function apiServer(t: Test, database: Awaited<ReturnType<typeof ownDatabase>>['database'], dataDir: string) {
-  const app = await buildApp({ database, logger: false, config: { DATA_DIR: dataDir, JOB_CONCURRENCY: 0, MAX_EVENT_LOOP_DELAY_MS: 0, JOB_EXPIRE_SECONDS: 4 } })
+  const app = await buildApp({
+    database,
+    logger: false,
+    config: { DATA_DIR: dataDir, JOB_CONCURRENCY: 0, MAX_EVENT_LOOP_DELAY_MS: 0, JOB_EXPIRE_SECONDS: EXPIRE_SECONDS },
+  })
   await app.ready()
   t.teardown(() => app.close())
   return client(app)
@@ -186,7 +191,11 @@ t.test('a worker killed half-way through a job: another completes it, and the da
   startWorker(t, workerEnv)
   const job = await finished(api, accepted.body.id)
   t.equal(job.body.state, 'completed', job.body.error?.message ?? 'completed')
-  t.match(await queueRecord(database.db, jobsSchemaOf(database), accepted.body.id), { state: 'completed', retry_count: 1 }, 'taken up again after its expiry')
+  // At least once: on a loaded machine the second attempt may itself outlive the expiry and be
+  // taken up a third time; the database must still be as after one clean run.
+  const record = await queueRecord(database.db, jobsSchemaOf(database), accepted.body.id)
+  t.equal(record.state, 'completed')
+  t.ok(record.retry_count >= 1, `taken up again after its expiry (${record.retry_count} retries)`)
   const afterRetry = await contents(database.db)
 
   // The same upload run once, cleanly, on a database of its own.
@@ -210,10 +219,17 @@ t.test('a worker stopped during a job hands it back; another worker completes it
   t.equal(code, 0, `the worker exits cleanly${code === 0 ? '' : `: ${first.output()}`}`)
   t.ok(Date.now() - stopping < 10_000, 'it did not wait for the 30 s statement')
   t.match(await queueRecord(database.db, jobsSchemaOf(database), accepted.body.id), { state: 'retry' }, 'handed back to the queue')
+  const submissions = async () =>
+    Number((await sql<{ n: number }>`select count(*)::int as n from source_submission where document_id = ${doc}`.execute(database.db)).rows[0].n)
+  t.equal(await submissions(), 0, 'its attempt rolled back: nothing of it kept')
   startWorker(t, workerEnv)
   const job = await finished(api, accepted.body.id)
   t.equal(job.body.state, 'completed', job.body.error?.message ?? 'completed')
-  t.match(job.body.result.ingest_stats.submissions, { created: 3000 })
+  // The run that did the work created them; on a loaded machine a run past the expiry may be taken
+  // up again, and that last run finds them stored.
+  const { created, existing } = job.body.result.ingest_stats.submissions
+  t.equal(created + existing, 3000, `every row's submission, created or found (${created} created)`)
+  t.equal(await submissions(), 3000, 'each written once')
 })
 
 t.test('jobs of different campaigns run at the same time on different workers', { skip }, async (t) => {

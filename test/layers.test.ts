@@ -13,16 +13,33 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
  * schemas/ holds the tables and their column DSL; classifier/ is the detector, beside the data API.
  * lib/api is the generic machinery of every resource; lib/datapoints, the datapoint reads, sits on it.
  */
-const LAYERS = ['lib/core', 'schemas', 'lib/data', 'lib/engine', 'lib/ingest', 'lib/api', 'lib/datapoints', 'lib/export', 'resources', 'classifier', 'plugins']
+const LAYERS = [
+  'lib/core',
+  'schemas',
+  'lib/data',
+  'lib/engine',
+  'lib/ingest',
+  'lib/api',
+  'lib/datapoints',
+  'web',
+  'lib/export',
+  'resources',
+  'classifier',
+  'plugins',
+]
 const ALLOWED: Record<string, string[]> = Object.fromEntries(LAYERS.map((layer, i) => [layer, LAYERS.slice(0, i)]))
 // The detector depends on nothing of the data API.
 ALLOWED.classifier = ['lib/core']
+// The web app runs in the browser: it imports nothing of the server (the server's exports import its chart modules).
+ALLOWED.web = []
 
-function tsFiles(dir: string): string[] {
+function tsFiles(dir: string, extension = '.ts'): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? tsFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+    entry.isDirectory() ? tsFiles(join(dir, entry.name), extension) : entry.name.endsWith(extension) ? [join(dir, entry.name)] : [],
   )
 }
+/** A layer's source files: the web app's are JavaScript. */
+const layerFiles = (layer: string) => (layer === 'web' ? tsFiles(layer, '.js') : tsFiles(layer))
 
 const layerOf = (file: string) => Object.keys(ALLOWED).find((layer) => file === layer || file.startsWith(`${layer}/`))
 
@@ -36,7 +53,7 @@ t.test('no import cycle, type imports included (dpdm)', async (t) => {
 
 t.test('imports go one way between the layers', async (t) => {
   let imports = 0
-  for (const file of LAYERS.flatMap((layer) => tsFiles(layer))) {
+  for (const file of LAYERS.flatMap(layerFiles)) {
     const layer = layerOf(file)!
     t.ok(layer, `${file} lies in a layer`)
     for (const [, spec] of readFileSync(join(ROOT, file), 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) {
@@ -55,4 +72,26 @@ t.test('the generic API layer knows nothing of datapoints', async (t) => {
   const offending = tsFiles('lib/api').filter((file) => /from '\.\.\/datapoints\//.test(readFileSync(join(ROOT, file), 'utf8')))
   t.same(offending, [], 'no file of lib/api imports lib/datapoints')
   t.ok(tsFiles('lib/datapoints').length >= 4, 'the datapoint reads live in lib/datapoints')
+})
+
+t.test('a read made of other reads calls the read service: no request into the server from its own code', async (t) => {
+  const sources = ['app.ts', 'server.ts', ...LAYERS.flatMap(layerFiles)]
+  const injecting = sources.filter((file) => /\.inject\(/.test(readFileSync(join(ROOT, file), 'utf8')))
+  t.same(injecting, [], 'no app.inject outside the tests')
+  const identities = sources.filter((file) => /x-rhizome-inner/i.test(readFileSync(join(ROOT, file), 'utf8')))
+  t.same(identities, [], 'no header carries an identity between reads')
+  t.ok(sources.length > 150, `${sources.length} files read`)
+})
+
+t.test("the server reaches the web app's modules by imports this test reads, never by a computed path", async (t) => {
+  const server = LAYERS.filter((layer) => layer !== 'web').flatMap(layerFiles)
+  const computed = server.filter((file) => /\bimport\(\s*(?!['"])/.test(readFileSync(join(ROOT, file), 'utf8')))
+  t.same(computed, [], 'every import() names its module')
+  const webImports = server.filter((file) => /(?:from|import)\s*\(?\s*'(?:\.\.\/)+web\//.test(readFileSync(join(ROOT, file), 'utf8')))
+  t.ok(webImports.includes('lib/export/web-modules.ts'), "the web app's chart modules are imported where this test sees them")
+  t.same(
+    webImports.filter((file) => !file.startsWith('lib/export/')),
+    [],
+    'only lib/export imports the web app',
+  )
 })

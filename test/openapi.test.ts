@@ -166,19 +166,28 @@ t.test('every read mode and export: grouped dates, ColumnChart, CSV, and every e
   t.ok(checked() >= 18, `${checked()} answers validated`)
 })
 
-t.test('429 (a locked-out client) and 503 (a saturated process) validate too', async (t) => {
-  const { app, conforms, checked } = await setup(t, { MAX_EVENT_LOOP_DELAY_MS: 50, PRESSURE_WINDOW_MS: 600 })
-  const asResponse = (res: Awaited<ReturnType<typeof app.inject>>): Response => ({
-    status: res.statusCode,
-    headers: res.headers,
-    body: res.json(),
-    text: res.body,
-  })
+/** An injected answer as the conformance check reads it. */
+const asResponse = (res: Awaited<ReturnType<Awaited<ReturnType<typeof setup>>['app']['inject']>>): Response => ({
+  status: res.statusCode,
+  headers: res.headers,
+  body: res.json(),
+  text: res.body,
+})
+
+t.test('429 (a locked-out client) validates too', async (t) => {
+  // Load shedding off (the harness's default): wrong keys guessed on a busy machine lag the event loop,
+  // and a 503 for that would stand where the lock-out's 429 is checked.
+  const { app, conforms, checked } = await setup(t)
   const guess = () => app.inject({ url: '/api/v1/campaign/', headers: { authorization: `ApiKey mallory:${'f'.repeat(40)}` }, remoteAddress: '198.51.100.77' })
   let locked = await guess()
   for (let i = 0; i < 1001 && locked.statusCode !== 429; i++) locked = await guess()
   t.equal(locked.statusCode, 429)
   conforms(t, '/api/v1/campaign/', 'get', asResponse(locked), 'a locked-out client')
+  t.ok(checked() >= 1)
+})
+
+t.test('503 (a saturated process) validates too', async (t) => {
+  const { app, conforms, checked } = await setup(t, { MAX_EVENT_LOOP_DELAY_MS: 50, PRESSURE_WINDOW_MS: 600 })
   // Sustained lag over the window: load is shed. The monitor samples after each 120 ms burst and needs
   // three late samples in the window: 600 ms holds three even when a busy machine delays each yield by
   // over 100 ms (a window of 300 ms holds two once a yield is 30 ms late).
@@ -193,7 +202,7 @@ t.test('429 (a locked-out client) and 503 (a saturated process) validate too', a
   const shed = await app.inject({ url: '/api/v1/campaign/', headers: { authorization: `ApiKey admin:${'a'.repeat(40)}` } })
   t.equal(shed.statusCode, 503)
   conforms(t, '/api/v1/campaign/', 'get', asResponse(shed), 'a saturated process')
-  t.ok(checked() >= 2)
+  t.ok(checked() >= 1)
 })
 
 t.test('the document passes redocly lint (redocly.yaml: the recommended rules)', async (t) => {
@@ -207,6 +216,7 @@ t.test('the document passes redocly lint (redocly.yaml: the recommended rules)',
   )
   t.equal(lint.status, 0, 'no error', { output: `${lint.stdout}${lint.stderr}`.slice(-3000) })
   t.match(lint.stdout + lint.stderr, /valid/)
+  t.notMatch(lint.stdout + lint.stderr, /^warning |You have \d+ warning/m, 'and no warning', { output: `${lint.stdout}${lint.stderr}`.slice(-3000) })
 })
 
 t.test('every error response refers to the one Error component, which lists what every error carries', async (t) => {
@@ -226,4 +236,51 @@ t.test('every error response refers to the one Error component, which lists what
   }
   t.ok(errors > 1000, `${errors} error responses, each a $ref`)
   t.notOk(JSON.stringify(document).includes('"format":"date-time"'), 'no timestamp claims an offset it does not have')
+})
+
+t.test('every object an answer describes says which of its properties it always has (required)', async (t) => {
+  const { document } = await setup(t)
+  const unlisted: string[] = []
+  const walk = (node: unknown, at: string): void => {
+    if (!node || typeof node !== 'object') return
+    const schema = node as { type?: string; properties?: object; required?: string[] }
+    if (schema.type === 'object' && schema.properties && Object.keys(schema.properties).length && !schema.required) unlisted.push(at)
+    for (const [key, child] of Object.entries(node)) walk(child, `${at}/${key}`)
+  }
+  for (const [path, operations] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(operations)) walk(operation.responses, `${method.toUpperCase()} ${path}`)
+  }
+  t.same(unlisted, [], 'none without a required list')
+})
+
+t.test('retried and conditional data writes: their headers, 412 and 422 are in the document', async (t) => {
+  const { api, conforms, document } = await setup(t)
+  const row = (await api.get('/campaign_datapoint/?indicator__in=1&limit=1')).body.objects[0]
+  const key = { ...admin, 'idempotency-key': '"openapi-1"' }
+  const post = await api.post('/campaign_datapoint/', { indicator_id: row.indicator_id, location_id: 1, campaign_id: row.campaign_id, value: 1 }, key)
+  conforms(t, '/api/v1/campaign_datapoint/', 'post', post, 'a POST with a key')
+  conforms(
+    t,
+    '/api/v1/campaign_datapoint/',
+    'post',
+    await api.post('/campaign_datapoint/', { indicator_id: row.indicator_id, value: 2 }, key),
+    'the key reused',
+  )
+  const etag = (await api.get(`/campaign_datapoint/${row.id}/`)).headers.etag as string
+  conforms(
+    t,
+    '/api/v1/campaign_datapoint/{id}/',
+    'patch',
+    await api.patch(`/campaign_datapoint/${row.id}/`, { value: 5 }, { ...admin, 'if-match': etag }),
+    'PATCH',
+  )
+  const stale = await api.patch(`/campaign_datapoint/${row.id}/`, { value: 6 }, { ...admin, 'if-match': etag })
+  t.equal(stale.status, 412)
+  conforms(t, '/api/v1/campaign_datapoint/{id}/', 'patch', stale, 'a stale If-Match')
+  const patch = document.paths['/api/v1/date_datapoint/{id}/'].patch as unknown as { parameters: Array<{ in: string; name: string }> }
+  t.same(
+    patch.parameters.filter((p) => p.in === 'header').map((p) => p.name),
+    ['idempotency-key', 'if-match'],
+    'date_datapoint PATCH documents both headers',
+  )
 })

@@ -101,6 +101,7 @@ t.test('a reset link: issued by a superuser, shown once, works once, ends the us
   await app.inject({ method: 'PATCH', url: `/api/v1/user/${aliceId}/`, payload: { is_active: false }, headers: admin })
   t.equal((await use(forDisabled.token)).statusCode, 404, 'a disabled user’s link: 404')
   await app.inject({ method: 'PATCH', url: `/api/v1/user/${aliceId}/`, payload: { is_active: true }, headers: admin })
+  t.equal((await use(forDisabled.token)).statusCode, 404, 'and still 404 once she is reactivated: deactivation ended it')
   const superseded = (await post(app, `/api/v1/user/${aliceId}/password_reset/`, {}, admin)).json()
   await app.inject({ method: 'PATCH', url: `/api/v1/user/${aliceId}/`, payload: { password: PASSWORD }, headers: admin })
   t.equal((await use(superseded.token)).statusCode, 404, 'a password set otherwise ends her open links')

@@ -46,9 +46,12 @@ export interface Server {
   stop: () => Promise<void>
 }
 
-/** `nodeArgs` go to the server's own node (`--max-old-space-size=256`), not to the compiler it may run first. */
+/**
+ * `nodeArgs` go to the server's own node (`--max-old-space-size=256`), not to the compiler it may run first;
+ * `env.PORT` starts it on that port (a restart on the port a browser knows), else on a free one.
+ */
 export async function startServer(t: Test, env: Record<string, string>, nodeArgs: string[] = []): Promise<Server> {
-  const port = await freePort()
+  const port = env.PORT ? Number(env.PORT) : await freePort()
   let output = ''
   const child = spawn(process.execPath, [...TEST_V8_FLAGS, ...nodeArgs, 'cli/start.mjs'], {
     cwd: ROOT,

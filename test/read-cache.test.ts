@@ -56,7 +56,7 @@ t.test('a list read is answered from memory with the same bytes and ETag, 304 wh
   t.equal(hit.headers.etag, first.headers.etag, 'and ETag')
   t.match(hit.headers.etag, /^"[\w-]{27}"$/, 'a strong ETag: the hash of the bytes')
   t.equal(hit.headers['cache-control'], 'private, no-cache')
-  t.equal(hit.headers.vary, 'Authorization, Accept, Accept-Encoding')
+  t.equal(hit.headers.vary, 'Authorization, Cookie, Accept, Accept-Encoding')
 
   const forced = await read(api, path, { ...admin, 'cache-control': 'no-cache' })
   t.notOk(forced.hit, 'a request with Cache-Control: no-cache is computed afresh')

@@ -187,8 +187,8 @@ t.test('indicator tag and bound caches follow every change; cache_meta rebuilds 
   t.match(cache.body.objects[0], { location_tree_rows: 0, indicators_updated: 1 })
   const indicator = (await api.get(`/indicator/${i}/`)).body
   t.same(indicator.bound_json, [
-    { indicator_id: i, bound_name: 'Good', mn_val: 10, mx_val: 20 },
-    { indicator_id: i, bound_name: 'Bad', mn_val: 20, mx_val: 30 },
+    { indicator_id: i, bound_name: 'Good', mn_val: 10, mx_val: 20, location_type_id: null, location_type: null },
+    { indicator_id: i, bound_name: 'Bad', mn_val: 20, mx_val: 30, location_type_id: null, location_type: null },
   ])
   t.same(indicator.tag_json, [t1, t2])
 })

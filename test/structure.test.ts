@@ -1,4 +1,4 @@
-// Readable code by measure: no function in plugins/, lib/ or resources/ longer than 100 lines, no
+// Readable code by measure: no function in plugins/, lib/, resources/, classifier/ or the web app longer than 100 lines, no
 // plugin body longer than 80, and the dispatcher a thin loop (docs/architecture.md). Demo data
 // loaders are data, not code, and are left out.
 import { readFileSync, readdirSync } from 'node:fs'
@@ -10,11 +10,12 @@ import t from 'tap'
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const DATA_LOADERS = new Set(['lib/engine/demo.ts'])
 
-function tsFiles(dir: string): string[] {
+function sourceFiles(dir: string, extension: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? tsFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+    entry.isDirectory() ? sourceFiles(join(dir, entry.name), extension) : entry.name.endsWith(extension) ? [join(dir, entry.name)] : [],
   )
 }
+const tsFiles = (dir: string) => sourceFiles(dir, '.ts')
 
 interface Measured {
   file: string
@@ -38,10 +39,11 @@ function functionsOf(file: string): Measured[] {
   return found
 }
 
-t.test('no function in plugins/, lib/ or resources/ is longer than 100 lines', async (t) => {
-  const files = ['plugins', 'lib', 'resources'].flatMap(tsFiles).filter((f) => !DATA_LOADERS.has(f))
+t.test('no function in plugins/, lib/, resources/, classifier/ or web/ is longer than 100 lines', async (t) => {
+  const files = [...['plugins', 'lib', 'resources', 'classifier'].flatMap(tsFiles), ...sourceFiles('web', '.js')].filter((f) => !DATA_LOADERS.has(f))
   const functions = files.flatMap(functionsOf)
-  t.ok(functions.length > 300, `${functions.length} functions measured`)
+  t.ok(functions.length > 900, `${functions.length} functions measured`)
+  t.ok(files.filter((f) => f.startsWith('web/')).length > 40, 'the web app is measured')
   t.same(
     functions.filter((f) => f.lines > 100).map((f) => `${f.file} ${f.name}: ${f.lines} lines`),
     [],
@@ -70,8 +72,13 @@ t.test('plugins/errors.ts imports nothing from another plugin', async (t) => {
 
 t.test('each hook of a declaration says whether it wraps the generic step or replaces it', async (t) => {
   const source = readFileSync(join(ROOT, 'lib/api/resource.ts'), 'utf8')
-  const hooks = source.slice(source.indexOf('export interface Hooks {'), source.indexOf('\n}\n', source.indexOf('export interface Hooks {')))
+  const hooks = source.slice(source.indexOf('export interface Hooks<'), source.indexOf('\n}\n', source.indexOf('export interface Hooks<')))
   const members = [...hooks.matchAll(/\/\*\*([\s\S]*?)\*\/\s*(?:\/\/[^\n]*\n\s*)?(\w+)\?:/g)]
   t.ok(members.length >= 10, `${members.length} hooks`)
   for (const [, doc, name] of members) t.match(doc.replace(/^\s*\*?\s*/, ''), /^(Wraps|Replaces) /, `${name}: wraps or replaces`)
+})
+
+t.test('hand-written routes read their query and body through lib/api/route-schemas.ts: no plugin sets a validator of its own', async (t) => {
+  const own = tsFiles('plugins').filter((file) => /validatorCompiler\s*:/.test(readFileSync(join(ROOT, file), 'utf8')))
+  t.same(own, [], 'routeQuery, queryValidation and bodyValidation are the only validators')
 })

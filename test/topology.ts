@@ -57,9 +57,16 @@ const BIN = (() => {
   }
 })()
 
+/** Whether a PostgreSQL server of the test's own can be started here (its binaries), or what is missing. */
+export function missingPostgres(): string | undefined {
+  if (!BIN || !existsSync(join(BIN, 'initdb'))) return 'needs the PostgreSQL server binaries (pg_config --bindir)'
+  return undefined
+}
+
 /** What the topology needs that this machine may lack, or undefined when it has everything. */
 export function missingTools(): string | undefined {
-  if (!BIN || !existsSync(join(BIN, 'initdb'))) return 'needs the PostgreSQL server binaries (pg_config --bindir)'
+  const postgres = missingPostgres()
+  if (postgres) return postgres
   if (spawnSync('nginx', ['-v']).error) return 'needs nginx (Debian package nginx-light or nginx; .ci/run installs it)'
   return undefined
 }

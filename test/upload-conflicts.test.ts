@@ -58,7 +58,7 @@ for (const [policy, expected] of [
     t.equal(document.conflict, policy ?? 'last', 'the policy is kept on the document')
     t.same(
       stats.duplicates,
-      { count: 1, items: [{ key: 'G1C', row_numbers: [0, 2], column: 'n', values: [5, 7], row_count: 2 }] },
+      { count: 1, items: [{ key: 'G1C', row_numbers: [0, 2], column: 'n', values: [5, 7], row_count: 2, location_code: 'G1', campaign_code: 'C' }] },
       'the disagreement, with both rows and values',
     )
     t.match(stats.submissions, { created: 2, duplicate_keys: 1 })
@@ -82,6 +82,8 @@ t.test('a cell repeated on many lines lists its first 20 rows and values, and co
         column: 'n',
         values: values.slice(0, 20),
         row_count: 250,
+        location_code: 'G1',
+        campaign_code: 'C',
       },
     ],
   })
@@ -128,8 +130,22 @@ t.test('more keys written twice than the report lists: all counted, the first 10
       { row_number: i, column: 'n', value: i },
       { row_number: i, column: 'n again', value: i + 1000 },
     ],
+    dropped_count: 2,
   })
   t.match(stats.datapoints, { inserted: 0 })
+})
+
+t.test('a key written by thousands of rows: the first 100 cells dropped are listed, all counted', async (t) => {
+  const { app } = await build(t)
+  const api = client(app)
+  await mappedWorld(api)
+  // 3,000 row keys (unique_key), one location and campaign: 3,000 cells for one datapoint key.
+  const rows = Array.from({ length: 3000 }, (_, i) => `k${i},G1,C,${i}`)
+  const { conflicts } = (await ingest(api, `unique_key,geocode,campaign,n\n${rows.join('\n')}\n`)).stats
+  t.equal(conflicts.count, 1)
+  t.equal(conflicts.items[0].dropped_count, 2999, 'every dropped cell counted')
+  t.equal(conflicts.items[0].dropped.length, 100, 'the first 100 listed: the report stays the size of what a person reads')
+  t.same(conflicts.items[0].kept, { row_number: 2999, column: 'n' }, 'the last row kept')
 })
 
 t.test('a refresh under first keeps the earlier of two rows mapped to one cell', async (t) => {

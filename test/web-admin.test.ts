@@ -5,6 +5,7 @@
 // nothing outside her province. axe at 1280 and 375 px.
 import t from 'tap'
 import {
+  legendColours,
   campaignFile,
   chartsDrawn,
   figure,
@@ -73,6 +74,16 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
       await page.reload()
       await page.getByRole('button', { name: 'Disable leaver' }).click()
       await page.getByRole('status').getByText('leaver is disabled: no sign-in, no key').waitFor()
+      // The administrator cannot disable himself: his own row says so instead of offering it.
+      const own = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'admin', exact: true }) })
+      t.equal(await own.getByRole('button', { name: /^(Disable|Enable) / }).count(), 0, 'no Disable button on his own row')
+      t.ok(await own.getByText('You cannot disable yourself').isVisible(), 'his row says why')
+      // One message at a time: a section's new message replaces another's, and each can be dismissed.
+      await page.getByRole('button', { name: 'Save bounds' }).click()
+      await page.getByRole('status').getByText('Bounds saved').waitFor()
+      t.equal(await page.locator('.action-message').count(), 1, 'the users’ message gave way to the bounds’ one')
+      await page.locator('.action-message').getByRole('button', { name: 'Dismiss' }).click()
+      t.equal(await page.locator('.action-message').count(), 0, 'dismissed')
       const signInAs = (username: string, pass: string) =>
         fetch(`${server.url}/api/v1/session/`, {
           method: 'POST',
@@ -106,10 +117,25 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
       ['good: 200 or less', 'ok: between 200 and 400', 'bad: 400 or more'],
       'the legend: lower is better, as the bounds’ order says',
     )
+    // A percent's bounds are typed and shown in percent: "3" and "4" are 3 % and 4 %, stored as 0.03 and 0.04.
+    const percentId = indicator.get('Percent missed')!
+    await bounds.locator('select').first().selectOption({ label: 'Percent missed' })
+    t.equal(await bounds.getByLabel('Good bound (%)').inputValue(), '3', 'the demo’s 0.03 shown as 3 (%)')
+    await bounds.getByLabel('Good bound (%)').fill('3')
+    await bounds.getByLabel('Bad bound (%)').fill('4')
+    await bounds.getByRole('button', { name: 'Save bounds' }).click()
+    await bounds.getByRole('status').getByText('Bounds saved').waitFor()
+    t.match((await read(`/indicator/${percentId}/`)) as object, { good_bound: 0.03, bad_bound: 0.04 }, 'stored as fractions, the one form of the API')
+    t.same(
+      await bounds.locator('.status-legend li').allTextContents(),
+      ['good: 3 % or less', 'ok: between 3 % and 4 %', 'bad: 4 % or more'],
+      '3 % and 4 % in the legend',
+    )
+    await bounds.locator('select').first().selectOption({ label: 'Children missed' })
     await bounds.getByLabel('Range name').fill('Outbreak risk')
     await bounds.getByLabel('From').fill('1000')
     await bounds.getByRole('button', { name: 'Add range' }).click()
-    await bounds.getByText('Outbreak risk: 1000 to ∞, holding its lower limit').waitFor()
+    await bounds.getByText('Outbreak risk: 1,000 to ∞, holding its lower limit').waitFor()
     t.match((await read(`/indicator_bound/?indicator_id=${missedId}`)).objects, [{ bound_name: 'Outbreak risk', mn_val: 1000, mx_val: null, direction: 1 }])
     t.same(await violationsAtBothWidths(page), [], 'axe: the bounds editor at 1280 and 375 px')
 
@@ -119,12 +145,45 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     const statuses = (
       await read(`/campaign_datapoint/?indicator__in=${missedId}&campaign__in=${march}&location_id=${location.get('Veridia')}&location_depth=1&with_status=1`)
     ).objects.map((o) => o.status as string)
-    const FILL: Record<string, string> = { good: '#1a9641', ok: '#e0a800', bad: '#d7191c', 'Outbreak risk': '#2c7bb6' }
+    // Each status's colour as its legend swatch shows it.
+    const FILL = await legendColours(figure(page, 'ColumnChart'))
     const fills = await figure(page, 'ColumnChart')
       .locator('svg path')
       .evaluateAll((paths) => paths.map((p) => p.getAttribute('fill')))
     for (const status of statuses) t.ok(fills.includes(FILL[status]), `a bar in ${status}’s colour`)
     t.match(await figure(page, 'ColumnChart').locator('.status-legend').textContent(), /Outbreak risk: from 1,000/)
+
+    // A range meant for districts grades districts only: the province bars keep their own statuses.
+    await page.goto(`${server.url}/app/#/admin`)
+    await bounds.getByLabel('Indicator').selectOption({ label: 'Children missed' })
+    await bounds.getByLabel('Range name').fill('District alert')
+    await bounds.getByLabel('From').fill('1')
+    await bounds.getByLabel('Level').selectOption({ label: 'District' })
+    await bounds.getByRole('button', { name: 'Add range' }).click()
+    await bounds.getByText('District alert: 1 to ∞, holding its lower limit, at District level only').waitFor()
+    const alert = (
+      (await read(`/indicator_bound/?indicator_id=${missedId}`)).objects as Array<{ id: number; bound_name: string; location_type_id: number }>
+    ).find((r) => r.bound_name === 'District alert')!
+    t.ok(alert?.location_type_id, 'saved with its level')
+    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+    await chartsDrawn(page, 5)
+    const provinceStatuses = (
+      await read(`/campaign_datapoint/?indicator__in=${missedId}&campaign__in=${march}&location_id=${location.get('Veridia')}&location_depth=1&with_status=1`)
+    ).objects.map((o) => o.status as string)
+    t.same(provinceStatuses, statuses, 'no province is graded by the district range')
+    const districtStatuses = (
+      await read(`/campaign_datapoint/?indicator__in=${missedId}&campaign__in=${march}&location_id=${location.get('Veridia')}&location_depth=2&with_status=1`)
+    ).objects.map((o) => o.status as string)
+    t.ok(districtStatuses.includes('District alert'), 'the districts are')
+    const alertFill = (await legendColours(figure(page, 'ColumnChart')))['District alert (District only)']
+    t.ok(alertFill, 'the legend names the district range')
+    t.match(await figure(page, 'ColumnChart').locator('.status-legend').textContent(), /District alert \(District only\): from 1/)
+    const provinceFills = await figure(page, 'ColumnChart')
+      .locator('svg path')
+      .evaluateAll((paths) => paths.map((p) => p.getAttribute('fill')))
+    t.notOk(provinceFills.includes(alertFill), 'no province bar in the district range’s colour')
+    for (const status of statuses) t.ok(provinceFills.includes(FILL[status]), `a province bar still in ${status}’s colour`)
+    t.equal((await api(server, `/indicator_bound/${alert.id}/`, { method: 'DELETE' })).status, 204)
 
     // The ranges of the indicator shown first answer late, after those of the one chosen: the page
     // keeps the chosen one's (answers out of order once emptied its list).
@@ -135,9 +194,9 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     })
     await page.goto(`${server.url}/app/#/admin`)
     await bounds.getByLabel('Indicator').selectOption({ label: 'Children missed' })
-    await bounds.getByText('Outbreak risk: 1000 to ∞').waitFor()
+    await bounds.getByText('Outbreak risk: 1,000 to ∞').waitFor()
     await page.waitForTimeout(2000)
-    t.ok(await bounds.getByText('Outbreak risk: 1000 to ∞').isVisible(), 'a late answer for another indicator does not replace the chosen one’s ranges')
+    t.ok(await bounds.getByText('Outbreak risk: 1,000 to ∞').isVisible(), 'a late answer for another indicator does not replace the chosen one’s ranges')
     await bounds.getByRole('button', { name: 'Remove range Outbreak risk' }).click()
     await bounds.getByRole('status').getByText('Range “Outbreak risk” removed').waitFor()
     t.equal((await read(`/indicator_bound/?indicator_id=${missedId}`)).objects.length, 0)
@@ -185,7 +244,7 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     await second.page.getByLabel('Current password').fill('north-march-2016')
     await second.page.getByRole('button', { name: 'Change password' }).click()
     await second.page.getByRole('status').getByText('Password changed. Your other sessions have ended; this one goes on.').waitFor()
-    await second.page.getByRole('link', { name: 'Data' }).click()
+    await second.page.getByRole('link', { name: 'Data', exact: true }).click()
     await second.page.getByRole('heading', { name: 'Data' }).waitFor()
     t.pass('this browser stays signed in')
     const other = await first.page.evaluate(() => fetch('/api/v1/session/').then((r) => r.status))
@@ -194,15 +253,20 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     await second.page.context().close()
   })
 
-  await t.test('a restricted user: her province in every chart, a country chart drawn for her part, no editing others’ dashboards', async (t) => {
+  await t.test('a restricted user: her districts in the province charts, a country chart drawn for her part, no editing others’ dashboards', async (t) => {
     const { page, problems } = await watchedPage(browser)
     await signIn(page, server.url, 'fieldworker', 'north-march-2017')
     t.notOk(await page.getByRole('link', { name: 'Administration' }).count(), 'no administration for her')
     await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
     await chartsDrawn(page, 5)
-    t.same(Object.keys(tableValues(await numbersOf(figure(page, 'ColumnChart')))), ['Northmarch'], 'the column chart: her province only')
+    // The province charts are saved for the viewer's location: for her, Northmarch's districts.
+    const hers = await apiValues(indicator.get('Children missed')!, march, `location_id=${location.get('Northmarch')}&location_depth=1`)
+    t.same(Object.keys(hers).sort(), ['Ashford', 'Brindle', 'Coldwater'])
+    t.same(tableValues(await numbersOf(figure(page, 'ColumnChart'))), hers, 'the column chart: her three districts, the API’s numbers')
+    t.equal(await figure(page, 'ColumnChart').locator('.subtitle').textContent(), 'March 2016 - NID - OPV · Districts of Northmarch', 'and says so')
+    t.same(Object.keys(tableValues(await numbersOf(figure(page, 'PieChart')))).sort(), ['Ashford', 'Brindle', 'Coldwater'], 'the pie: her districts')
     t.same(Object.keys(tableValues(await numbersOf(figure(page, 'TableChart')))).sort(), ['Ashford', 'Brindle', 'Coldwater'], 'the table: her districts only')
-    t.equal(await figure(page, 'ChoroplethMap').getAttribute('data-polygons'), '1', 'the map: her province’s polygon only')
+    t.equal(await figure(page, 'ChoroplethMap').getAttribute('data-polygons'), '3', 'the map: her districts’ polygons')
     // The polio chart reads the country itself (depth 0): for her, Northmarch's months.
     const line = figure(page, 'LineChart')
     const months = (await read(`/date_datapoint/?indicator__in=${indicator.get('Polio cases')}&group_by_time=month&location_id=${location.get('Northmarch')}`))
@@ -219,7 +283,7 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     t.equal(await page.getByRole('button', { name: 'Duplicate to edit' }).count(), 1, '"Duplicate to edit" instead')
     t.same(await violationsAtBothWidths(page), [], 'axe: her dashboard at 1280 and 375 px')
 
-    await page.getByRole('link', { name: 'Data' }).click()
+    await page.getByRole('link', { name: 'Data', exact: true }).click()
     await page.getByRole('heading', { name: 'Data' }).waitFor()
     await page.getByRole('combobox', { name: 'Location' }).fill('')
     const offered = await page.getByRole('listbox', { name: 'Location: matches' }).getByRole('option').allTextContents()

@@ -1,25 +1,39 @@
 // The data browser in Chromium against the real server (either engine): the API's values in its
-// table, a CSV download with names beside the ids and named as its link says, dates and campaigns
-// holding different indicators, an empty selection said in words, axe at 1280 and 375 px.
+// table, a line per location and campaign with every indicator chosen, sorted by a column, a CSV
+// download with names beside the ids, named after what it holds, its percents and yes/no as people
+// read them, dates and campaigns holding different indicators, an empty selection said in words, the
+// selection folded on a phone and a wide table's scroll cue, axe at 1280 and 375 px.
 import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { checkOnly, noChromium, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
+import { axeViolations, checkOnly, noChromium, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
 import { api } from './processes.js'
 
 t.test('the data browser in Chromium', { skip: noChromium }, async (t) => {
-  const { server, password, browser, read, indicator, location, march, apiValues } = await webApp(t)
+  const { server, password, browser, read, indicator, location, march, apiValues, dashboard } = await webApp(t)
   const { page, problems, consoleErrors } = await watchedPage(browser)
   await signIn(page, server.url, 'admin', password)
-  await page.getByRole('link', { name: 'Data' }).click()
+  await page.getByRole('link', { name: 'Data', exact: true }).click()
   await checkOnly(page, 'Indicators', 'Children missed')
   await checkOnly(page, 'Campaigns', 'March 2016 - NID - OPV')
   await page.getByRole('combobox', { name: /^Depth/ }).selectOption('2')
-  await page.getByText('Values 1–9 of 9').waitFor()
-  await page.waitForFunction(() => document.querySelector('section[aria-label="Values"] tbody td')?.textContent === 'Ashford')
-  const rows = await page.locator('section[aria-label="Values"] tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)))
+  await page.getByText('Rows 1–9 of 9').waitFor()
+  await page.waitForFunction(() => document.querySelector('section[aria-label="Values"] tbody th')?.textContent === 'Ashford')
+  const tableRows = () =>
+    page.locator('section[aria-label="Values"] tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent ?? '')))
+  const rows = await tableRows()
   const districts = await apiValues(indicator.get('Children missed')!, march, `location_id=${location.get('Veridia')}&location_depth=2`)
-  t.same(Object.fromEntries(rows.map((r) => [r[0], r[3]])), districts, 'a known demo value per district, as the API has it')
-  t.match(rows[0], ['Ashford', 'March 2016 - NID - OPV', 'Children missed', districts.Ashford])
+  t.same(Object.fromEntries(rows.map((r) => [r[0], r[2]])), districts, 'a known demo value per district, as the API has it')
+  t.match(rows[0], ['Ashford', 'March 2016 - NID - OPV', districts.Ashford])
+  // Sorted by a column: a value column's first click puts the largest first, a second the smallest.
+  const number = (text: string) => Number(text.replace(/[^0-9.]/g, ''))
+  const values = Object.values(districts).map((v) => number(String(v)))
+  await page.getByRole('button', { name: 'Children missed' }).click()
+  t.equal(await page.getByRole('columnheader', { name: 'Children missed' }).getAttribute('aria-sort'), 'descending')
+  t.equal(number((await tableRows())[0][2]), Math.max(...values), 'the largest first')
+  await page.getByRole('button', { name: 'Children missed' }).click()
+  t.equal(number((await tableRows())[0][2]), Math.min(...values), 'then the smallest')
+  await page.getByRole('button', { name: 'Location' }).click()
+  t.equal((await tableRows())[0][0], 'Ashford', 'by location, A to Z')
 
   const link = page.getByRole('link', { name: /^Download .*\.csv$/ })
   const [download] = await Promise.all([page.waitForEvent('download'), link.click()])
@@ -43,7 +57,58 @@ t.test('the data browser in Chromium', { skip: noChromium }, async (t) => {
     )
   ).text()
   t.equal(downloaded, fromApi, 'byte for byte the API’s wide CSV of the selection')
+  t.equal(download.suggestedFilename(), 'children-missed_march-2016-nid-opv_veridia.csv', 'named after what it holds')
+
+  // Three indicators: each is a column, on every page; the download writes percents and yes/no as people read them.
+  await page.getByRole('group', { name: 'Indicators' }).getByLabel('Percent missed', { exact: true }).check()
+  await page.getByRole('group', { name: 'Indicators' }).getByLabel('Access challenged', { exact: true }).check()
+  await page.getByRole('columnheader', { name: 'Access challenged' }).waitFor()
+  await page.getByText('Rows 1–9 of 9').waitFor()
+  const three = await tableRows()
+  t.ok(
+    three.every((r) => r.length === 5 && /%$/.test(r[3]) && /^(Yes|No)$/.test(r[4])),
+    'every line holds every indicator chosen: a count, a percent and yes or no',
+  )
+  const wideLink = page.getByRole('link', { name: /^Download .*\.csv$/ })
+  const [wide] = await Promise.all([page.waitForEvent('download'), wideLink.click()])
+  t.equal(wide.suggestedFilename(), 'children-missed_percent-missed_1-more_march-2016-nid-opv_veridia.csv')
+  const [wideHeader, ...wideLines] = readFileSync((await wide.path())!, 'utf8')
+    .trim()
+    .split('\r\n')
+  t.equal(wideHeader, 'location_id,location,campaign_id,campaign,Children missed,Percent missed,Access challenged')
+  const ashford = wideLines.find((l) => l.includes(',Ashford,'))!.split(',')
+  const shownAshford = three.find((r) => r[0] === 'Ashford')!
+  t.equal(ashford[5], shownAshford[3], `the percent as the table shows it (${ashford[5]}), not a fraction`)
+  t.match(ashford[6], /^(Yes|No)$/, 'yes or no in words')
+  const apiWide = await (await api(server, (await wideLink.getAttribute('href'))!.replace('/api/v1', ''))).text()
+  t.match(
+    apiWide.split('\r\n').find((l) => l.includes(',Ashford,')),
+    /,0\.\d+,[01]$/,
+    'the API’s own CSV (the link’s address) stays machine-readable',
+  )
   t.same(await violationsAtBothWidths(page), [], 'axe: the data browser at 1280 and 375 px')
+
+  // On a phone, the selection starts folded: the values are on the first screen; a wide table says it scrolls.
+  const phone = await watchedPage(browser, { width: 375, height: 740 })
+  await signIn(phone.page, server.url, 'admin', password)
+  await phone.page.goto(`${server.url}/app/#/data`)
+  await phone.page.getByText(/^Rows 1–/).waitFor()
+  t.equal(await phone.page.locator('details.selection').getAttribute('open'), null, 'the selection folded')
+  t.same(await axeViolations(phone.page), [], 'axe: the folded selection at 375 px')
+  const top = await phone.page.getByRole('region', { name: 'Values of the selection' }).evaluate((e) => e.getBoundingClientRect().top)
+  t.ok(top < 740, `the values start on the first screen (${Math.round(top)} px down)`)
+  await phone.page.getByText('Selection (1 indicator)').click()
+  t.ok(await phone.page.getByRole('group', { name: 'Indicators' }).isVisible(), 'unfolded on demand')
+  await phone.page.goto(`${server.url}/app/#/dashboard/${dashboard.get('Campaign overview')}`)
+  const table = phone.page.locator('figure.chart[data-type="TableChart"]')
+  await table.locator('table').waitFor()
+  const overflows = await table.locator('.table-scroll').evaluate((e) => e.scrollWidth > e.clientWidth)
+  t.ok(overflows, 'the traffic-light table is wider than a phone')
+  t.ok(await table.getByText('More columns: scroll the table sideways →').isVisible(), 'and says so in words')
+  await table.locator('.table-scroll').evaluate((e) => e.scrollTo({ left: e.scrollWidth }))
+  await table.getByText('More columns: scroll the table sideways →').waitFor({ state: 'detached' })
+  t.pass('scrolled to its end, the cue goes')
+  t.same(phone.problems, [])
 
   // Dates hold other indicators than campaigns: switching picks one that has dated values.
   await page.getByRole('combobox', { name: /^Values over/ }).selectOption('dates')
@@ -54,12 +119,12 @@ t.test('the data browser in Chromium', { skip: noChromium }, async (t) => {
   t.same(ticked, ['Polio cases'], 'switching to dates ticks a dated indicator instead of the campaign one')
   await page.getByRole('combobox', { name: /^Depth/ }).selectOption('0')
   await page.getByRole('combobox', { name: /^Group by time/ }).selectOption('quarter')
-  await page.getByText('Values 1–4 of 4').waitFor()
+  await page.getByText('Rows 1–4 of 4').waitFor()
   const quarters = (await read(`/date_datapoint/?indicator__in=${indicator.get('Polio cases')}&group_by_time=quarter&location_id=${location.get('Veridia')}`))
     .objects
   const shown = await page.locator('section[aria-label="Values"] tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)))
   t.same(
-    shown.map((r) => [r[0], r[1], r[3]]),
+    shown.map((r) => [r[0], r[1], r[2]]),
     quarters.map((q) => ['Veridia', `${String(q.time_grouping).slice(0, 4)} Q${String(q.time_grouping).slice(4)}`, String(q.value)]),
     'four quarters of cases as the API sums them, written "2016 Q1"',
   )

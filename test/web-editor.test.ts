@@ -44,7 +44,7 @@ t.test('the dashboard editor and the chart builder in Chromium', { skip: noChrom
     await page.getByRole('button', { name: 'Create dashboard' }).click()
     await page.getByRole('heading', { name: 'Edit dashboard' }).waitFor()
     await page.getByLabel('Description').fill('Numbers for the field review')
-    await page.getByLabel('Add a saved chart').selectOption({ label: 'Missed children by province' })
+    await page.getByLabel('Add a saved chart').selectOption({ label: 'Missed children' })
     await page.getByRole('button', { name: 'Add chart' }).click()
     await page.getByRole('status').getByText('Unsaved changes').waitFor()
     await page.getByRole('link', { name: 'Build a new chart' }).click()
@@ -59,7 +59,7 @@ t.test('the dashboard editor and the chart builder in Chromium', { skip: noChrom
 
     await page.getByRole('heading', { name: 'Edit dashboard' }).waitFor()
     const items = await page.locator('ol.cards li > span:first-child').allTextContents()
-    t.same(items, ['Missed children by province', 'Vaccinated by district, bars'], 'back in the editor: the added chart kept, the new one after it')
+    t.same(items, ['Missed children', 'Vaccinated by district, bars'], 'back in the editor: the added chart kept, the new one after it')
     t.equal(await page.getByLabel('Description').inputValue(), 'Numbers for the field review', 'the description kept')
     await page.reload()
     await page.getByRole('heading', { name: 'Edit dashboard' }).waitFor()
@@ -83,7 +83,7 @@ t.test('the dashboard editor and the chart builder in Chromium', { skip: noChrom
 
     await page.getByRole('link', { name: 'Edit dashboard' }).click()
     await page.getByRole('button', { name: 'Move Vaccinated by district, bars up' }).click()
-    await page.getByRole('button', { name: 'Remove Missed children by province' }).click()
+    await page.getByRole('button', { name: 'Remove Missed children' }).click()
     await page.getByRole('button', { name: 'Save dashboard' }).click()
     await page.getByRole('heading', { name: 'Field review' }).waitFor()
     t.same(await uuids(boardId), [saved.uuid], 'reordered and removed')
@@ -96,20 +96,17 @@ t.test('the dashboard editor and the chart builder in Chromium', { skip: noChrom
     const boardId = (await dashboardId('Field review'))!
     await page.goto(`${server.url}/app/#/chart/new/${boardId}`)
     await page.getByRole('heading', { name: 'New chart' }).waitFor()
-    await buildBars(page, 'Missed children by province')
+    await buildBars(page, 'Missed children')
     await page.getByRole('button', { name: 'Save chart' }).click()
     const alert = page.getByRole('alert')
     await alert.waitFor()
-    t.equal(
-      await alert.textContent(),
-      '“Missed children by province” is already the title of a chart (titles are shared by everyone). “Missed children by province (2)” is free.',
-    )
+    t.equal(await alert.textContent(), '“Missed children” is already the title of a chart (titles are shared by everyone). “Missed children (2)” is free.')
     t.notMatch(await page.locator('main').textContent(), /key: |already exists/, 'not the API’s raw message')
-    await page.getByRole('button', { name: 'Use “Missed children by province (2)”' }).click()
-    t.equal(await page.getByLabel('Title').inputValue(), 'Missed children by province (2)')
+    await page.getByRole('button', { name: 'Use “Missed children (2)”' }).click()
+    t.equal(await page.getByLabel('Title').inputValue(), 'Missed children (2)')
     await page.getByRole('button', { name: 'Save chart' }).click()
     await page.getByRole('heading', { name: 'Edit dashboard' }).waitFor()
-    t.equal((await read('/custom_chart/?title=Missed children by province (2)')).objects.length, 1, 'saved under the free title')
+    t.equal((await read('/custom_chart/?title=Missed children (2)')).objects.length, 1, 'saved under the free title')
     t.same(problems, [])
   })
 
@@ -130,7 +127,7 @@ t.test('the dashboard editor and the chart builder in Chromium', { skip: noChrom
     t.same(problems, [])
   })
 
-  await t.test('delete a chart; duplicate a dashboard; someone else’s dashboard is duplicated to edit', async (t) => {
+  await t.test('delete a chart; duplicate a dashboard with copies of its charts; someone else’s dashboard is duplicated to edit', async (t) => {
     await api(server, '/user/', { method: 'POST', body: JSON.stringify({ username: 'planner', password: 'planner-password-1' }) })
     const { page, problems } = await watchedPage(browser)
     await signIn(page, server.url, 'planner', 'planner-password-1')
@@ -143,18 +140,31 @@ t.test('the dashboard editor and the chart builder in Chromium', { skip: noChrom
     const copy = (await read('/dashboard/?title=Campaign overview (copy)')).objects[0]
     const planner = (await read('/user/?username=planner')).objects[0]
     t.equal(copy.owner_id, planner.id, 'hers')
-    t.same(await uuids(copy.id as number), await uuids((await dashboardId('Campaign overview'))!), 'with the same charts')
+    const originals = await uuids((await dashboardId('Campaign overview'))!)
+    const copies = await uuids(copy.id as number)
+    t.equal(copies.length, originals.length, 'as many charts')
+    t.notOk(
+      copies.some((uuid) => originals.includes(uuid)),
+      'copies of its charts, not the same ones: changing hers never changes the original',
+    )
 
-    // Editing a chart she does not own saves a copy of it in its place on her dashboard.
-    await page.getByRole('link', { name: 'Edit Missed children by province' }).click()
-    await page.getByRole('heading', { name: 'Copy of a chart' }).waitFor()
+    // Her copy of a chart is hers to edit: renamed, the original keeps its title.
+    await page.getByRole('link', { name: 'Edit Missed children (copy)' }).click()
+    await page.getByRole('heading', { name: 'Edit chart' }).waitFor()
     await page.getByLabel('Title').fill('Missed children, my copy')
-    await page.getByRole('button', { name: 'Save as my chart' }).click()
+    await page.getByRole('button', { name: 'Save chart' }).click()
     await page.getByRole('heading', { name: 'Edit dashboard' }).waitFor()
-    t.equal(await page.locator('ol.cards li > span:first-child').first().textContent(), 'Missed children, my copy', 'her copy in the original’s place')
+    t.equal(await page.locator('ol.cards li > span:first-child').first().textContent(), 'Missed children, my copy', 'renamed on her dashboard')
     await page.getByRole('button', { name: 'Save dashboard' }).click()
     await page.getByRole('heading', { name: 'Campaign overview (copy)' }).waitFor()
-    t.equal((await read('/custom_chart/?title=Missed children by province')).objects.length, 1, 'the original chart as it was')
+    t.equal((await read('/custom_chart/?title=Missed children')).objects.length, 1, 'the original chart as it was')
+
+    // The original's editor, opened by its address, says at once that it is not hers.
+    await page.goto(`${server.url}/app/#/dashboard/${await dashboardId('Campaign overview')}/edit`)
+    t.match(await page.getByRole('alert').textContent(), /someone else’s dashboard: open it and duplicate it/, 'not an editor that fails at save')
+    t.equal(await page.getByRole('button', { name: 'Save dashboard' }).count(), 0)
+    await page.goto(`${server.url}/app/#/dashboard/${copy.id}`)
+    await page.getByRole('heading', { name: 'Campaign overview (copy)' }).waitFor()
 
     // Her own chart she may delete: it leaves her dashboard too.
     await page.getByRole('link', { name: 'Edit dashboard' }).click()

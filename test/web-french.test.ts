@@ -39,6 +39,8 @@ t.test('the app in French', { skip: noChromium }, async (t) => {
     await page.goto(`${server.url}/app/${hash}`)
     await page.getByRole('heading', { level: 1, name: heading }).waitFor()
     t.same(await violationsAtBothWidths(page), [], `axe: ${hash} in French`)
+    // The page is an upload (a noun); its button uploads (a verb).
+    if (hash === '#/upload') t.ok(await page.getByRole('button', { name: 'Téléverser', exact: true }).isVisible(), 'the upload button: Téléverser')
   }
   await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
   await chartsDrawn(page, 5)

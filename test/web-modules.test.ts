@@ -9,6 +9,8 @@ import {
   chartRead,
   chartSpec,
   coverageWords,
+  isMap,
+  isTable,
   isTimeChart,
   quantileClasses,
   rootsFallback,
@@ -18,9 +20,13 @@ import {
 } from '../web/chart-data.js'
 import { fileNameOf, fold, formatPeriod, formatTime, formatValue } from '../web/format.js'
 import { parseRoute, routeHash } from '../web/route.js'
+import { csvCells, csvFileName, peoplesCsv } from '../web/csv-download.js'
 import { boundsById, statusClass, statusFill, statusLegend } from '../web/status.js'
+import { chartSubtitle, drawnOnly } from '../web/chart-parts.js'
+import { chartTypes, defineChartType } from '../web/charts/registry.js'
+import { typeChoices } from '../web/views/chart-builder.js'
 import { matchLocations } from '../web/views/location-search.js'
-import { percentOf, STEP_NAMES, templateCsv } from '../web/views/upload.js'
+import { csvCell, percentOf, STEP_NAMES, templateCsv } from '../web/views/upload.js'
 
 const catalog = {
   campaigns: [
@@ -177,9 +183,17 @@ t.test('hash routes with the view, and the query builder', async (t) => {
   t.equal(query({ a: [1, 2], b: '', c: undefined, d: 'x y' }), '?a=1%2C2&d=x%20y')
 })
 
-t.test('the upload template: the fixed columns, the indicators of that kind, an example line', async (t) => {
-  t.equal(templateCsv('campaign', catalog), 'geocode,campaign,Missed,Percent missed\r\nN,March,,\r\n')
-  t.equal(templateCsv('date', catalog), 'geocode,data_date,unique_key,Cases\r\nN,2016-03-15,N-2016-03-15,\r\n')
+t.test('the upload template: the header and rows the API gives, empty cells to fill, no formula', async (t) => {
+  const template = {
+    header: ['geocode', 'campaign', 'Missed', '=cmd', '@x'],
+    rows: [
+      ['N', 'March'],
+      ['-1', 'a,"b"'],
+    ],
+  }
+  t.equal(templateCsv(template), `geocode,campaign,Missed,'=cmd,'@x\r\nN,March,,,\r\n'-1,"a,""b""",,,\r\n`)
+  t.equal(csvCell('+1'), "'+1", 'a cell a spreadsheet would run gets a leading quote')
+  t.equal(csvCell("'=x"), "'=x", 'one already neutralised stays as it is')
 })
 
 t.test("an upload's progress moves forward through its stages, each an equal share", async (t) => {
@@ -288,7 +302,7 @@ t.test('statuses: the legend of an indicator’s bounds, the read that asks for 
   )
   t.equal(statusClass('bad', bounds.get(1)), 'status-bad')
   t.equal(statusClass(null, bounds.get(1)), '')
-  t.equal(statusFill('Low', bounds.get(2)), '#2c7bb6')
+  t.equal(statusFill('Low', bounds.get(2)), '#7b3294', 'a range of its own: never the bars’ blue')
   const withBounds = { ...catalog, indicatorBounds: bounds }
   const column = { type: 'ColumnChart', indicator_ids: [1], campaign_ids: [3], location_ids: [10, 11] }
   const read = chartRead(column, {}, withBounds)
@@ -400,4 +414,248 @@ t.test('a chart of class indicators counts each class per location: stacked shar
     tableRows(data, [5], classes).map((r: { key: { label: string }; shown: string[] }) => `${r.key.label} ${r.shown[0]}`),
     ['fail 2', 'pass 7', 'fail –', 'pass 4'],
   )
+})
+
+t.test('series that read: coloured by what varies, counts and percents on their own axes, legends never paged up to 12', async (t) => {
+  const three = {
+    ...catalog,
+    campaignName: new Map([
+      [3, 'March'],
+      [7, 'June'],
+    ]),
+    indicatorName: new Map([
+      [1, 'Missed'],
+      [2, 'Percent missed'],
+      [4, 'Vaccinated'],
+    ]),
+    indicatorFormat: new Map([
+      [1, 'int'],
+      [2, 'pct'],
+      [4, 'int'],
+    ]),
+    locationName: new Map([
+      [10, 'North'],
+      [11, 'South'],
+      [12, 'East'],
+    ]),
+  }
+  const column = { type: 'ColumnChart', indicator_ids: [1, 4, 2], campaign_ids: [3], location_ids: [10, 11, 12] }
+  const rows = [10, 11, 12].flatMap((l) => [
+    { indicator_id: 1, location_id: l, campaign_id: 3, value: 100 * l },
+    { indicator_id: 4, location_id: l, campaign_id: 3, value: 1000 * l },
+    { indicator_id: 2, location_id: l, campaign_id: 3, value: 0.01 * (l - 9) },
+  ])
+  const data = chartData(column, chartRead(column, {}, three), rows, three)
+  const option = chartOption(column, data, three, { framed: true })
+  const colours = option.series.map((s: { color: string }) => s.color)
+  t.equal(new Set(colours).size, 3, 'three indicators: three colours')
+  t.same(
+    option.series.map((s: { yAxisIndex?: number }) => s.yAxisIndex ?? 0),
+    [0, 0, 1],
+    'the percent on the second axis',
+  )
+  t.equal(option.yAxis.length, 2)
+  t.equal(option.yAxis[1].axisLabel.formatter(0.02), '2 %', 'which reads percents')
+  t.equal(option.yAxis[0].minInterval, 1, 'counts step by whole numbers')
+  t.equal(option.legend.type, 'plain', 'a legend of three is never paged')
+
+  // One indicator over two campaigns and three locations: a series per location, each its own colour.
+  const overTime = { type: 'ColumnChart', indicator_ids: [1], campaign_ids: [3, 7], location_ids: [10, 11, 12] }
+  const timed = chartData(
+    overTime,
+    chartRead(overTime, {}, three),
+    [3, 7].flatMap((c) => [10, 11, 12].map((l) => ({ indicator_id: 1, location_id: l, campaign_id: c, value: l + c }))),
+    three,
+  )
+  const byLocation = chartOption(overTime, timed, three, { framed: true }).series
+  t.same(
+    byLocation.map((s: { name: string }) => s.name),
+    ['North', 'South', 'East'],
+  )
+  t.equal(new Set(byLocation.map((s: { color: string }) => s.color)).size, 3, 'the locations vary: a colour per location')
+
+  // Twelve series: every one named on the legend's lines, none paged.
+  const many = { ...overTime, groupBy: 'location', indicator_ids: [1, 4, 2, 1] }
+  t.not(chartOption(many, timed, three, { framed: true }).legend.type, 'scroll')
+})
+
+t.test('a chart says where and when: its subtitle, and what a pie or a map given more draws', async (t) => {
+  const named = {
+    ...catalog,
+    campaignName: new Map([
+      [3, 'March'],
+      [7, 'June'],
+    ]),
+    locations: [
+      { id: 1, name: 'Veridia', location_type_id: 1 },
+      { id: 10, name: 'North', location_type_id: 2, parent_location_id: 1 },
+      { id: 11, name: 'South', location_type_id: 2, parent_location_id: 1 },
+    ],
+    types: [
+      { id: 1, name: 'Country' },
+      { id: 2, name: 'Province' },
+    ],
+    locationName: new Map([
+      [1, 'Veridia'],
+      [10, 'North'],
+      [11, 'South'],
+    ]),
+  }
+  const chart = { type: 'ColumnChart', indicator_ids: [1], campaign_ids: [3], location_ids: [1], location_depth: 1 }
+  const rows = [10, 11].map((l) => ({ indicator_id: 1, location_id: l, campaign_id: 3, value: l }))
+  const data = chartData(chart, chartRead(chart, {}, named), rows, named)
+  t.equal(chartSubtitle(chart, data, named), 'March · Provinces of Veridia')
+  const drilled = chartData(chart, chartRead(chart, { locationId: 10 }, named), [], named)
+  t.equal(chartSubtitle(chart, { ...drilled, locationIds: [] }, named), 'Below North', 'a drill-down changes it')
+  const two = { ...chart, type: 'PieChart', indicator_ids: [1, 2], campaign_ids: [3, 7] }
+  const both = chartData(two, chartRead(two, {}, named), [...rows, ...rows.map((r) => ({ ...r, campaign_id: 7 }))], named)
+  t.equal(drawnOnly(two, both, named), 'Draws Missed for June only: a pie shows one indicator and one campaign.')
+  t.equal(chartSubtitle(two, both, named), 'June · Provinces of Veridia', 'the one campaign it draws')
+  t.equal(drawnOnly(chart, data, named), '', 'a column chart draws all it is given')
+  // A file has nothing around the drawing: the subtitle is drawn into it, above the grid.
+  const drawn = chartOption(chart, data, named)
+  t.equal(drawn.graphic[0].style.text, 'March · Provinces of Veridia')
+  t.ok(drawn.grid.top > chartOption(chart, data, named, { framed: true }).grid.top, 'the grid below it')
+})
+
+t.test('campaign indicators grouped by time: the campaigns of each bucket, counts summed, percents averaged', async (t) => {
+  const timed = {
+    ...catalog,
+    campaigns: [
+      { id: 3, name: 'March', start_date: '2016-03-01' },
+      { id: 7, name: 'June', start_date: '2016-06-01' },
+      { id: 8, name: 'January', start_date: '2017-01-10' },
+    ],
+  }
+  const chart = {
+    type: 'ColumnChart',
+    indicator_ids: [1, 2],
+    location_ids: [10],
+    location_depth: 0,
+    start_date: '2016-01-01',
+    end_date: '2017-12-31',
+    groupByTime: 'year',
+  }
+  const read = chartRead(chart, {}, timed)
+  t.match(read.path, /^\/campaign_datapoint\/\?indicator__in=1%2C2&start_date=2016-01-01&end_date=2017-12-31&location_id=10/, 'read from the campaigns')
+  const rows = [
+    { indicator_id: 1, location_id: 10, campaign_id: 3, value: 5 },
+    { indicator_id: 1, location_id: 10, campaign_id: 7, value: 7 },
+    { indicator_id: 1, location_id: 10, campaign_id: 8, value: 2 },
+    { indicator_id: 2, location_id: 10, campaign_id: 3, value: 0.02 },
+    { indicator_id: 2, location_id: 10, campaign_id: 7, value: 0.04 },
+  ]
+  const data = chartData(chart, read, rows, timed)
+  t.same(
+    data.keys.map((k: { label: string }) => k.label),
+    ['2016', '2017'],
+  )
+  t.equal(valueAt(data, 1, 10, '2016'), 12, 'the counts of 2016 summed')
+  t.equal(valueAt(data, 2, 10, '2016'), 0.03, 'its percents averaged')
+  t.equal(valueAt(data, 1, 10, '2017'), 2)
+  const quarters = chartData({ ...chart, groupByTime: 'quarter' }, chartRead({ ...chart, groupByTime: 'quarter' }, {}, timed), rows, timed)
+  t.same(
+    quarters.keys.map((k: { label: string }) => k.label),
+    ['2016 Q1', '2016 Q2', '2017 Q1'],
+  )
+  t.notMatch(chartRead({ ...chart, indicator_ids: [9] }, {}, timed).path, /campaign_datapoint/, 'date indicators stay date reads')
+})
+
+t.test("csv-download: the API's CSV with percents and yes/no for people, every other cell as written; a name after what it holds", async (t) => {
+  const people = {
+    indicators: [
+      { id: 1, short_name: 'Missed', data_format: 'int' },
+      { id: 2, short_name: 'Percent, missed', data_format: 'pct' },
+      { id: 3, short_name: 'Access', data_format: 'bool' },
+    ],
+    indicatorName: new Map([
+      [1, 'Missed'],
+      [2, 'Percent, missed'],
+      [3, 'Access'],
+    ]),
+    campaignName: new Map([[7, 'March 2016 - NID']]),
+    locationName: new Map([[9, 'Ébène']]),
+  }
+  t.same(
+    csvCells('a,"b, ""c""",\r\n1,"x\ny",2\r\n'),
+    [
+      ['a', '"b, ""c"""', ''],
+      ['1', '"x\ny"', '2'],
+    ],
+    'quoted commas, quotes and line breaks; the last line break opens no line',
+  )
+  const wide = 'location_id,location,Missed,"Percent, missed",Access\r\n9,"Ébène, north",12,0.043799999999999999,1\r\n9,x,,,0\r\n'
+  t.equal(
+    peoplesCsv(wide, people),
+    'location_id,location,Missed,"Percent, missed",Access\r\n9,"Ébène, north",12,4.38 %,Yes\r\n9,x,,,No\r\n',
+    'the wide CSV: a percent column as a percent, yes/no in words, counts and empty cells as written',
+  )
+  t.equal(peoplesCsv('indicator_id,value\n2,0.5\n1,0.5\n', people), 'indicator_id,value\n2,50 %\n1,0.5\n', "the long CSV: by the line's indicator")
+  t.equal(
+    csvFileName('/campaign_datapoint/?indicator__in=1,2,3&campaign__in=7&location_id=9&format=csv', people),
+    'missed_percent-missed_1-more_march-2016-nid_ebene.csv',
+  )
+  t.equal(csvFileName('/date_datapoint/?format=csv', people), 'date_datapoint.csv', 'a read that says nothing: its resource')
+})
+
+t.test('a chart type is one entry: a toy type added in memory is offered by the builder, read and drawn by its entry', async (t) => {
+  const saved = [
+    'ColumnChart',
+    'StackedPercentColumnChart',
+    'BarChart',
+    'LineChart',
+    'PieChart',
+    'TableChart',
+    'RawData',
+    'ChoroplethMap',
+    'MapChart',
+    'BubbleMap',
+  ]
+  t.same(
+    chartTypes().map((type) => type.type),
+    saved,
+    "every type the original front-end saved, in the builder's order",
+  )
+  const remove = defineChartType({
+    type: 'ToyChart',
+    family: 'series',
+    label: () => 'Toy',
+    reads: { chart_type: 'ToyChart' },
+    option: (_chart, data, parts) => ({ toy: data.points.length, indicators: parts.indicatorIds }),
+  })
+  t.teardown(remove)
+  t.same(typeChoices().at(-1), { value: 'ToyChart', label: 'Toy' }, 'the builder offers it')
+  const toy = { type: 'ToyChart', indicator_ids: [1], campaign_ids: [3], location_ids: [10] }
+  const read = chartRead(toy, {})
+  t.match(read.path, /[?&]chart_type=ToyChart(&|$)/, 'its read carries what the entry adds')
+  const data = chartData(toy, read, [{ indicator_id: 1, location_id: 10, campaign_id: 3, value: 5 }], catalog)
+  t.same(chartOption(toy, data, catalog, { framed: true }), { toy: 1, indicators: [1] }, 'drawn by its own option')
+  t.notOk(isMap(toy) || isTable(toy), 'a series is neither a map nor a table')
+  remove()
+  t.notOk(
+    typeChoices().some((choice) => choice.value === 'ToyChart'),
+    'taken out, it is offered no more',
+  )
+})
+
+t.test("a dashboard's view and charts, read alike by the app and the server's exports (web/dashboard.js)", async (t) => {
+  const { chartRowsOf, chartsOf, viewQuery } = await import('../web/dashboard.js')
+  const server = await import('../lib/export/view.js')
+  const dashboard = {
+    rows: [
+      { charts: [{ id: 1, uuid: 'a', chart_json: {} }, 'unexpanded-uuid'] },
+      { charts: ['gone'] },
+      null,
+      { charts: [{ id: 2, uuid: 'b', chart_json: '{}' }] },
+    ],
+  }
+  t.same(
+    chartRowsOf(dashboard).map((row) => row.map((c) => c.id)),
+    [[1], [2]],
+    'expanded charts in order; a uuid the API could not expand and a row left empty are left out',
+  )
+  t.same(server.chartsOf(dashboard), chartsOf(dashboard), 'the server reads the same charts')
+  const view = { campaignId: 3, locationId: null, startDate: '2016-01-01', endDate: undefined }
+  t.equal(viewQuery(view), '?campaign=3&start_date=2016-01-01', 'a view as a query: empty parts left out')
+  t.equal(server.viewQuery(view), viewQuery(view), 'the server writes the same query')
 })

@@ -1,8 +1,9 @@
-// The web app's sign-in in Chromium against the real server (either engine): a wrong password, a
+// The web app's sign-in in Chromium against the real server (either engine): a wrong password, a busy button, a
 // session cookie that survives a reload and dies at sign-out, and cross-site requests refused.
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
+import type { Route } from 'playwright-core'
 import { noChromium, axeViolations, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
 
 t.test('sign-in and cross-site requests in Chromium', { skip: noChromium }, async (t) => {
@@ -28,9 +29,18 @@ t.test('sign-in and cross-site requests in Chromium', { skip: noChromium }, asyn
     )
     t.same(await violationsAtBothWidths(page), [], 'axe: the sign-in page at 1280 and 375 px')
 
+    // While the server checks the password, the button says so and takes no second click.
+    const slowly = async (route: Route) => {
+      if (route.request().method() === 'POST') await new Promise((resolve) => setTimeout(resolve, 1000))
+      await route.continue()
+    }
+    await page.route('**/api/v1/session/', slowly)
     await page.getByLabel('Password').fill(password)
     await page.getByRole('button', { name: 'Sign in' }).click()
+    t.ok(await page.getByRole('button', { name: 'Signing in…' }).isDisabled(), 'a busy state: the button says so and is disabled')
+    t.equal(await page.locator('form.sign-in').getAttribute('aria-busy'), 'true')
     await page.getByRole('link', { name: 'Campaign overview' }).waitFor()
+    await page.unroute('**/api/v1/session/', slowly)
     t.ok(await page.getByRole('heading', { name: 'Dashboards' }).isVisible(), 'the dashboards list, with the demo dashboard')
     const [cookie] = (await page.context().cookies()).filter((c) => c.name === 'rhizome_session')
     t.match(cookie, { httpOnly: true, sameSite: 'Lax', secure: false })
@@ -38,6 +48,17 @@ t.test('sign-in and cross-site requests in Chromium', { skip: noChromium }, asyn
     await page.reload()
     await page.getByRole('link', { name: 'Campaign overview' }).waitFor()
     t.pass('the session survives a reload')
+
+    // An address naming no page says so, in words a person reads, with a way back.
+    for (const hash of ['#/dashboard/abc', '#/chart/x1', '#/nowhere']) {
+      await page.goto(`${server.url}/app/${hash}`)
+      await page.getByRole('heading', { level: 1, name: 'Page not found' }).waitFor()
+      t.notMatch(await page.locator('main').textContent(), /Invalid id|null/, `${hash}: no API message`)
+      t.ok(await page.getByRole('link', { name: 'Back to the dashboards' }).isVisible())
+    }
+    t.same(await violationsAtBothWidths(page), [], 'axe: the not-found page at 1280 and 375 px')
+    await page.getByRole('link', { name: 'Back to the dashboards' }).click()
+    await page.getByRole('link', { name: 'Campaign overview' }).waitFor()
 
     await page.getByRole('button', { name: 'Sign out' }).click()
     await page.getByRole('heading', { name: 'Sign in' }).waitFor()

@@ -19,13 +19,29 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
     /per indicator\. A geocode is a location’s code; campaign is the campaign’s name\. A column/,
     'its sentences apart',
   )
-  const [template] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download a campaign file template' }).click()])
+  const [template] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download a campaign file template' }).click()])
   t.equal(template.suggestedFilename(), 'campaign-template.csv')
   const lines = readFileSync((await template.path())!, 'utf8')
     .trim()
     .split('\r\n')
-  t.match(lines[0], /^geocode,campaign,Access challenged,Children missed,/, 'the template: the fixed columns, then the catalog’s campaign indicators')
-  t.match(lines[1], /^VD,October 2016 - NID - bOPV,/, 'and an example line with a real code and campaign')
+  t.equal(
+    lines[0],
+    'geocode,campaign,Access challenged,Children missed,Children vaccinated',
+    'the fixed columns, then the indicators entered (calculated ones left out)',
+  )
+  t.equal(lines.length, 10, 'a row per district')
+  t.equal(lines[1], 'VD11,October 2016 - NID - bOPV,,,', 'a row: a district’s code and the latest campaign')
+  t.match(
+    await page.locator('.template-made').textContent(),
+    /9 rows and 3 indicator columns\. Calculated by the system, so left out: Children targeted, Percent missed\./,
+  )
+  // Filled in as it is and uploaded: every value saved, nothing to map.
+  const filledTemplate = join(dataDir, 'campaign-template.csv')
+  writeFileSync(filledTemplate, `${[lines[0], ...lines.slice(1).map((line, i) => line.replace(/,,,$/, `,${i % 2},${30 + i},${900 + i}`))].join('\r\n')}\r\n`)
+  await page.getByLabel('File (CSV or XLSX)').setInputFiles(filledTemplate)
+  await page.getByRole('button', { name: 'Upload' }).click()
+  await page.getByText('Done: 27 values saved.').waitFor()
+  t.equal(await page.getByRole('heading', { name: 'Codes to map' }).count(), 0, 'the filled template: nothing to map')
   await page.getByLabel('Document type').selectOption('date')
   t.match(await page.locator('.file-format').textContent(), /geocode, data_date, unique_key/, 'a date file’s columns')
   await page.getByLabel('Document type').selectOption('campaign')
@@ -87,25 +103,73 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
   t.equal(await page.getByLabel('When the file gives one cell two different values').inputValue(), 'reject', 'the app offers saving neither first')
   await page.getByRole('button', { name: 'Upload' }).click()
   await page.getByRole('heading', { name: 'Cells given two different values' }).waitFor()
+  const duplicatesPart = page.locator('section[aria-labelledby="duplicates-heading"]')
   t.match(
-    await page.locator('.duplicates p').first().textContent(),
+    await duplicatesPart.locator('p').first().textContent(),
     /^2 cells have different values on different lines of the file\. None of these cells was saved\.$/,
   )
   const vd13Lines = vd13.slice(0, 20).map((_, i) => i + 5)
   t.same(
-    await page.locator('.duplicates tbody tr').evaluateAll((rows) => rows.map((r) => [...r.children].map((c) => c.textContent))),
+    await duplicatesPart.locator('tbody tr').evaluateAll((rows) => rows.map((r) => [...r.children].map((c) => c.textContent))),
     [
-      ['VD11March 2016 - NID - OPV', 'Missed (field count)', '2, 4', '300 · 310'],
+      ['VD11', 'March 2016 - NID - OPV', 'Missed (field count)', '2, 4', '300 · 310'],
       [
-        'VD13March 2016 - NID - OPV',
+        'VD13',
+        'March 2016 - NID - OPV',
         'Missed (field count)',
         `${vd13Lines.join(', ')} … and 3 more lines`,
         `${vd13.slice(0, 20).join(' · ')} … and 3 more lines`,
       ],
     ],
-    'the row key, the column, the file’s lines and their values; of a cell on many lines, the first 20 and how many more',
+    'the location and campaign apart, the column, the file’s lines and their values; of a cell on many lines, the first 20 and how many more',
   )
   await page.getByText('Done: 1 value saved.').waitFor()
   t.same(await violationsAtBothWidths(page), [], 'axe: the upload page listing what disagrees, at 1280 and 375 px')
+
+  // A file with a bad number, an unknown location, a cell given twice and a column to map.
+  const messy = join(dataDir, 'messy.csv')
+  writeFileSync(
+    messy,
+    'geocode,campaign,Children missed,Mystery\nVD21,June 2016 - SNID - OPV,abc,1\nXX99,June 2016 - SNID - OPV,4,2\nVD22,June 2016 - SNID - OPV,5,3\nVD22,June 2016 - SNID - OPV,6,3\n',
+  )
+  await page.getByRole('link', { name: 'Upload' }).click()
+  await page.getByLabel('File (CSV or XLSX)').setInputFiles(messy)
+  await page.getByRole('button', { name: 'Upload' }).click()
+  await page.getByRole('heading', { name: 'Codes to map' }).waitFor()
+  const table = (heading: string) =>
+    page.locator(`section[aria-labelledby="${heading}"] tbody tr`).evaluateAll((rows) => rows.map((r) => [...r.children].map((c) => c.textContent)))
+  const expectReport = async (when: string) => {
+    t.same(await table('skipped-heading'), [['3', 'its location code is not mapped', 'XX99', 'June 2016 - SNID - OPV']], `${when}: the skipped line and why`)
+    t.same(await table('rejected-heading'), [['2', 'Children missed', 'abc', 'not a number']], `${when}: the refused cell, its line, column and value`)
+    t.same(await table('duplicates-heading'), [['VD22', 'June 2016 - SNID - OPV', 'Children missed', '4, 5', '5 · 6']], `${when}: the cell given twice`)
+  }
+  await expectReport('read')
+  await page.getByLabel('indicator “Mystery”').selectOption({ label: 'Children vaccinated' })
+  await page.getByRole('button', { name: 'Apply mappings' }).click()
+  await page.getByText('Applying mappings to messy.csv').waitFor()
+  await page.getByText('Done: 2 values saved.').waitFor()
+  await expectReport('after mapping')
+  t.same(await violationsAtBothWidths(page), [], 'axe: the report of a messy file, at 1280 and 375 px')
+  await page.screenshot({ path: join(screenshotsDir(t), 'upload-report.png'), fullPage: true })
+
+  // Found again from the jobs list after leaving the page.
+  await page.getByRole('link', { name: 'Dashboards' }).click()
+  await page.getByRole('link', { name: 'Upload' }).click()
+  const jobsTable = page.getByRole('region', { name: 'Jobs, scrollable' })
+  await jobsTable.getByRole('link', { name: 'messy.csv' }).first().click()
+  await page.getByRole('heading', { name: 'Report of messy.csv' }).waitFor()
+  await expectReport('reopened')
+  t.match(await page.getByRole('region', { name: 'Documents, scrollable' }).locator('tbody tr').first().textContent(), /messy\.csv.*Apply mappings: completed/)
+
+  // Revert: what it undoes said first.
+  let question = ''
+  page.once('dialog', (dialog) => {
+    question = dialog.message()
+    dialog.accept()
+  })
+  await page.getByRole('button', { name: 'Revert' }).click()
+  await page.getByText(/^Reverted: /).waitFor()
+  t.match(question, /^Revert “messy\.csv”\? Its \d+ values go back to what they were before it/)
+  t.match(await page.locator('.reverted').textContent(), /^Reverted: 2 values put back, 0 removed/, 'the values before it back')
   t.same(problems, [])
 })

@@ -107,3 +107,30 @@ export async function world(api: Api) {
   }
   return { R, A, B, a1, b1, C, n, lpd, cases, campaignDoc, dateDoc }
 }
+
+/** A dashboard of three charts over the world: provinces' n, districts' n (a table), cases by month. */
+export async function dashboardOf(api: Api, w: Awaited<ReturnType<typeof world>>) {
+  const chart = async (uuid: string, chart_json: Record<string, unknown>) => {
+    const res = await api.post('/custom_chart/', { uuid, title: uuid, chart_json })
+    if (res.status !== 201) throw new Error(res.text)
+    return res.body.id as number
+  }
+  const provinces = await chart('provinces', { type: 'ColumnChart', indicator_ids: [w.n], campaign_ids: [w.C], location_ids: [w.R], location_depth: 1 })
+  const districts = await chart('districts', { type: 'TableChart', indicator_ids: [w.n], campaign_ids: [w.C], location_ids: [w.R], location_depth: 2 })
+  // Saved as the original front-end saved it: chart_json as a JSON string.
+  const cases = await chart(
+    'cases',
+    JSON.stringify({
+      type: 'LineChart',
+      indicator_ids: [w.cases],
+      location_ids: [w.R],
+      location_depth: 0,
+      start_date: '2015-01-01',
+      end_date: '2015-12-31',
+      groupByTime: 'month',
+    }) as never,
+  )
+  const dashboard = await api.post('/dashboard/', { title: 'Overview', rows: [{ charts: ['provinces', 'districts'] }, { charts: ['cases'] }] })
+  if (dashboard.status !== 201) throw new Error(dashboard.text)
+  return { id: dashboard.body.id as number, provinces, districts, cases }
+}

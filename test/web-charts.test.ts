@@ -1,0 +1,223 @@
+// Charts that say what they show, in Chromium against the real server (either engine), at 1280 and
+// 375 px: a column chart of three indicators draws three colours told apart and the percent on an
+// axis of its own, with a legend that is not paged; a pie given two indicators says what it draws (the
+// builder keeps one); a hovered "bad" region keeps the legend's "bad" colour, in the page and in the
+// SVG and PNG exports; every chart says where and when in a subtitle; a share link opens at the view
+// it was made from. Writes the screenshots of a share and an export.
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+import { PNG } from 'pngjs'
+import type { Page } from 'playwright-core'
+import {
+  chartsDrawn,
+  figure,
+  legendColours,
+  noChromium,
+  numbersOf,
+  pickLocation,
+  screenshotsDir,
+  signIn,
+  tableValues,
+  violationsAtBothWidths,
+  watchedPage,
+  webApp,
+} from './browser.js'
+import { api } from './processes.js'
+
+const rgbOf = (hex: string) => [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16))
+/** How far apart two colours are (RGB, 0–441): under ~60, people take them for one. */
+const distance = (a: string, b: string) => Math.hypot(...rgbOf(a).map((v, i) => v - rgbOf(b)[i]))
+
+/** The fills a chart's drawing paints (bars, slices, regions, legend icons), grey, white and none aside. */
+async function paintedFills(page: Page, type: string) {
+  const fills = await figure(page, type)
+    .locator('.drawing svg path')
+    .evaluateAll((paths) => paths.map((p) => p.getAttribute('fill') ?? ''))
+  return [...new Set(fills.filter((f) => /^#[0-9a-f]{6}$/i.test(f) && !/^#(fff|ffffff|e8e8e8|ccc|cccccc)$/i.test(f)).map((f) => f.toLowerCase()))]
+}
+
+/** The texts an SVG export holds, in order, each with the fill of the shape drawn just before it. */
+function svgTextsAfterShapes(svg: string) {
+  const items: Array<{ text: string; fill: string }> = []
+  let fill = ''
+  for (const [, tag, attributes, body] of svg.matchAll(/<(path|rect|text)\b([^>]*)>([^<]*)/g)) {
+    if (tag === 'text') items.push({ text: body.trim(), fill })
+    else fill = /fill="(#[0-9a-fA-F]{6})"/.exec(attributes)?.[1]?.toLowerCase() ?? fill
+  }
+  return items
+}
+
+t.test('charts that say what they show, in Chromium', { skip: noChromium }, async (t) => {
+  const app = await webApp(t)
+  const { server, password, browser, indicator, campaign, location, march, apiValues, read } = app
+  const shots = screenshotsDir(t)
+  const october = campaign.get('October 2016 - NID - bOPV')!
+  const demoId = app.dashboard.get('Campaign overview')!
+  const post = async (path: string, body: unknown) => {
+    const res = await api(server, path, { method: 'POST', body: JSON.stringify(body) })
+    if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`)
+    return (await res.json()) as { id: number; uuid: string }
+  }
+  const byProvince = { campaign_ids: [march], location_ids: [location.get('Veridia')], location_depth: 1 }
+  const ids = (...names: string[]) => names.map((name) => indicator.get(name)!)
+  await post('/custom_chart/', {
+    uuid: 'three-indicators',
+    title: 'Three indicators by province',
+    chart_json: { type: 'ColumnChart', indicator_ids: ids('Children missed', 'Children vaccinated', 'Percent missed'), ...byProvince },
+  })
+  await post('/custom_chart/', {
+    uuid: 'two-indicator-pie',
+    title: 'A pie of two',
+    chart_json: { type: 'PieChart', indicator_ids: ids('Children missed', 'Children vaccinated'), ...byProvince },
+  })
+  const board = await post('/dashboard/', {
+    title: 'Series that read',
+    rows: [{ charts: ['three-indicators', 'two-indicator-pie'] }, { charts: ['demo-missed-map'] }],
+  })
+  const missedMap = ((await read('/custom_chart/?uuid=demo-missed-map')).objects[0] as { id: number }).id
+  // The provinces whose Percent missed is bad in March, as the API says.
+  const statuses = (
+    await read(
+      `/campaign_datapoint/?indicator__in=${indicator.get('Percent missed')}&campaign__in=${march}&location_id=${location.get('Veridia')}&location_depth=1&with_status=1`,
+    )
+  ).objects.map((o) => o.status as string)
+  const bad = statuses.filter((s) => s === 'bad').length
+  t.ok(bad > 0, 'the demo has a bad province in March')
+
+  for (const width of [1280, 375]) {
+    await t.test(`at ${width} px: three colours and a percent axis, a pie that says what it draws, a hovered bad region in the legend's bad`, async (t) => {
+      const { page, problems } = await watchedPage(browser, { width, height: 900 })
+      await signIn(page, server.url, 'admin', password)
+      await page.goto(`${server.url}/app/#/dashboard/${board.id}`)
+      await chartsDrawn(page, 3)
+
+      const column = figure(page, 'ColumnChart')
+      const fills = await paintedFills(page, 'ColumnChart')
+      t.equal(fills.length, 3, `three colours: ${fills.join(', ')}`)
+      for (const [i, a] of fills.entries()) for (const b of fills.slice(i + 1)) t.ok(distance(a, b) > 80, `${a} and ${b} told apart`)
+      const texts = await column
+        .locator('.drawing svg text')
+        .evaluateAll((nodes) => nodes.map((n) => ({ text: n.textContent ?? '', x: n.getBoundingClientRect().x - n.closest('svg')!.getBoundingClientRect().x })))
+      const svgWidth = (await column.locator('.drawing svg').boundingBox())!.width
+      t.ok(
+        texts.some((x) => /^\d+ %$/.test(x.text) && x.x > svgWidth * 0.75),
+        'a second axis, at the right, in percents',
+      )
+      t.ok(
+        texts.some((x) => /^\d{1,3}(,\d{3})+$/.test(x.text) && x.x < svgWidth * 0.25),
+        'the counts on the first, at the left',
+      )
+      t.notOk(
+        texts.some((x) => /^\d+\/\d+$/.test(x.text)),
+        'a legend of three is not paged',
+      )
+      for (const name of ['Children missed', 'Children vaccinated', 'Percent missed'])
+        t.ok(
+          texts.some((x) => x.text === name),
+          `the legend names ${name}`,
+        )
+      t.equal(await column.locator('.subtitle').textContent(), 'March 2016 - NID - OPV · Provinces of Veridia', 'where and when, under the title')
+
+      t.equal(
+        await figure(page, 'PieChart').locator('.drawn-only').textContent(),
+        'Draws Children missed for March 2016 - NID - OPV only: a pie shows one indicator and one campaign.',
+        'the pie of two indicators says what it draws',
+      )
+
+      // The map: the legend's "bad" colour is the bad regions' colour, hovered or not.
+      const map = figure(page, 'ChoroplethMap')
+      const legend = await legendColours(map)
+      const regions = map.locator(`.drawing svg path[fill="${legend.bad}"]`)
+      t.equal(await regions.count(), bad, `the ${bad} bad province(s) in the legend's bad (${legend.bad})`)
+      const region = await regions.first().elementHandle()
+      await region!.scrollIntoViewIfNeeded()
+      const box = (await region!.boundingBox())!
+      await page.mouse.move(1, 1)
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2)
+      await map.locator('.chart-tip').filter({ visible: true }).waitFor({ timeout: 3000 })
+      t.equal(await region!.getAttribute('stroke-width'), '2', 'hovered: outlined')
+      t.equal((await region!.getAttribute('fill'))?.toLowerCase(), legend.bad, "and still the legend's bad colour")
+      t.same(await violationsAtBothWidths(page), [], 'axe: no violation at 1280 and 375 px')
+      t.same(problems, [], 'no script error and no CSP refusal')
+      await page.context().close()
+    })
+  }
+
+  await t.test("exports: the map's legend drawn in, its bad swatch the bad regions' colour, in SVG and PNG", async (t) => {
+    const svg = await (await api(server, `/export_file/?chart_id=${missedMap}&type=svg`)).text()
+    const items = svgTextsAfterShapes(svg)
+    const badItem = items.find((item) => item.text.startsWith('bad: '))
+    t.ok(badItem, 'the status legend is in the file')
+    t.equal(badItem?.text, 'bad: 4 % or more')
+    t.ok(
+      items.some((item) => item.text === 'March 2016 - NID - OPV · Provinces of Veridia'),
+      'and the subtitle: where and when',
+    )
+    const regionFills = [...svg.matchAll(/<path [^>]*fill="(#[0-9a-fA-F]{6})"/g)].map((m) => m[1].toLowerCase())
+    // The bad regions and the swatch: one more than the bad provinces.
+    t.equal(regionFills.filter((f) => f === badItem?.fill).length, bad + 1, "the bad regions in the swatch's colour")
+    const png = PNG.sync.read(Buffer.from(await (await api(server, `/export_file/?chart_id=${missedMap}&type=png&width=800`)).arrayBuffer()))
+    const [r, g, b] = rgbOf(badItem!.fill)
+    let painted = 0
+    for (let i = 0; i < png.data.length; i += 4) if (png.data[i] === r && png.data[i + 1] === g && png.data[i + 2] === b) painted++
+    t.ok(painted > 2000, `the PNG paints ${painted} pixels in the legend's bad (a region, not only the swatch)`)
+  })
+
+  await t.test('a share link made at October and Eastvale opens at October and Eastvale; screenshots of a share and an export', async (t) => {
+    const { page, problems } = await watchedPage(browser)
+    await signIn(page, server.url, 'admin', password)
+    await page.goto(`${server.url}/app/#/dashboard/${demoId}?campaign=${october}`)
+    await chartsDrawn(page, 5)
+    await pickLocation(page, 'Location', 'Eastvale')
+    await page.waitForURL(new RegExp(`location=${location.get('Eastvale')}`))
+    const column = figure(page, 'ColumnChart')
+    await column.locator('.subtitle', { hasText: 'Eastvale' }).waitFor()
+    t.equal(await column.locator('.subtitle').textContent(), 'October 2016 - NID - bOPV · Districts of Eastvale', 'a drill-down changes the subtitle')
+    await page.getByText('Share this dashboard', { exact: true }).click()
+    await page.getByRole('button', { name: 'Create a link for Eastvale' }).click()
+    const url = await page.locator('.share-url').inputValue()
+    t.match(url, new RegExp(`#/shared/[\\w-]{43}\\?campaign=${october}&location=${location.get('Eastvale')}$`), 'the address holds the view')
+    t.match(
+      await page.getByRole('list', { name: 'Links to this dashboard' }).textContent(),
+      /Eastvale · October 2016 - NID - bOPV/,
+      'the link listed with its view',
+    )
+
+    // Opened with the view the API keeps (the token alone), as someone who cut the address short would.
+    const stranger = await watchedPage(browser)
+    await stranger.page.goto(url.replace(/\?.*$/, ''))
+    await chartsDrawn(stranger.page, 5)
+    t.equal(await stranger.page.getByLabel('Campaign').inputValue(), String(october), 'October picked')
+    const shared = figure(stranger.page, 'ColumnChart')
+    t.equal(await shared.locator('.subtitle').textContent(), 'October 2016 - NID - bOPV · Districts of Eastvale', 'at Eastvale')
+    const expected = await apiValues(indicator.get('Children missed')!, october, `location_id=${location.get('Eastvale')}&location_depth=1`)
+    t.same(tableValues(await numbersOf(shared)), expected, "October's values of Eastvale's districts")
+    await stranger.page.locator('h1').scrollIntoViewIfNeeded()
+    await stranger.page.screenshot({ path: join(shots, 'share.png'), fullPage: true })
+    t.same(stranger.problems, [], 'no script error and no CSP refusal')
+
+    // The export of the same view, as the dashboard's Export gives it.
+    const png = await api(server, `/export_file/?dashboard_id=${demoId}&type=png&width=1200&campaign=${october}&location=${location.get('Eastvale')}`)
+    t.equal(png.status, 200)
+    writeFileSync(join(shots, 'export.png'), Buffer.from(await png.arrayBuffer()))
+    t.same(problems, [], 'no script error and no CSP refusal')
+  })
+
+  await t.test('the builder: type names in words, a pie keeps one indicator and says why', async (t) => {
+    const { page, problems } = await watchedPage(browser)
+    await signIn(page, server.url, 'admin', password)
+    await page.goto(`${server.url}/app/#/chart/new/${board.id}`)
+    const type = page.getByLabel('Chart type')
+    await type.waitFor()
+    t.same((await type.locator('option').allTextContents()).slice(0, 2), ['Columns', 'Columns stacked to 100 %'], 'types named in words')
+    await type.selectOption('PieChart')
+    t.match(await page.locator('#type-takes').textContent(), /one indicator and one campaign/)
+    const indicators = page.getByRole('group', { name: 'Indicators' })
+    await indicators.getByLabel('Children vaccinated', { exact: true }).check()
+    await indicators.getByLabel('Children missed', { exact: true }).check()
+    const checked = await indicators.getByRole('checkbox', { checked: true }).count()
+    t.equal(checked, 1, 'a second indicator replaces the first')
+    t.same(problems, [])
+  })
+})

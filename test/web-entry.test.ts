@@ -1,0 +1,91 @@
+// The data-entry page in Chromium against the real server (either engine): a district officer limited
+// to Northmarch enters a campaign's values for her three districts by keyboard, sees the calculated
+// percent follow as she types, a value flagged by a bound, the values in the API and its province's
+// total, and on her dashboard; the page offers only her locations. axe at 1280 and 375 px, English and French.
+import t from 'tap'
+import { figure, noChromium, settledValues, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
+import { api } from './processes.js'
+
+t.test('data entry in Chromium', { skip: noChromium }, async (t) => {
+  const { server, browser, read, indicator, location, march, dashboard } = await webApp(t)
+  const post = async (path: string, body: unknown) => (await api(server, path, { method: 'POST', body: JSON.stringify(body) })).json()
+  const officer = (await post('/user/', { username: 'officer', password: 'north-march-2016' })) as { id: number }
+  await post('/location_responsibility/', { user_id: officer.id, top_lvl_location_id: location.get('Northmarch') })
+  // Children missed is plausible from 0 to 5,000: more is flagged.
+  await post('/indicator_bound/', { indicator_id: indicator.get('Children missed'), mn_val: 0, mx_val: 5000, bound_name: 'plausible' })
+
+  const { page, problems } = await watchedPage(browser)
+  await signIn(page, server.url, 'officer', 'north-march-2016')
+  await page.getByRole('link', { name: 'Data entry' }).click()
+  await page.getByRole('heading', { name: 'Data entry' }).waitFor()
+  await page.getByRole('combobox', { name: /^Campaign/ }).selectOption({ label: 'March 2016 - NID - OPV' })
+  const cell = (indicatorName: string, place: string) => page.getByLabel(`${indicatorName} at ${place}`, { exact: true })
+  await cell('Children vaccinated', 'Ashford').waitFor()
+  t.same(await page.locator('tbody th').allTextContents(), ['Ashford', 'Brindle', 'Coldwater'], 'her three districts, and nothing outside Northmarch')
+
+  // Keyboard only: type, Enter moves down the column; the percent follows what is typed.
+  await cell('Children vaccinated', 'Ashford').click()
+  const typed: Record<string, [number, number]> = { Ashford: [900, 100], Brindle: [1800, 200], Coldwater: [950, 50] }
+  for (const [place, [vaccinated]] of Object.entries(typed)) {
+    await page.keyboard.press('Control+A')
+    await page.keyboard.type(String(vaccinated))
+    await page.keyboard.press('Enter')
+    t.pass(`${place}: vaccinated typed`)
+  }
+  await cell('Children missed', 'Ashford').focus()
+  for (const [, [, missed]] of Object.entries(typed)) {
+    await page.keyboard.press('Control+A')
+    await page.keyboard.type(String(missed))
+    if (missed === 100) t.equal(await page.locator('[data-cell="Ashford/Percent missed"]').textContent(), '10 %', 'the percent computed as it is typed')
+    await page.keyboard.press('Enter')
+  }
+  await page.getByRole('status').filter({ hasText: 'Every value is sent' }).waitFor()
+  await page.locator('#content .entry-state', { hasText: 'Saved' }).first().waitFor()
+  const values = async () => {
+    const rows = (
+      await read(
+        `/campaign_datapoint/?indicator__in=${indicator.get('Children missed')}&campaign__in=${march}&location_id__in=${location.get('Ashford')},${location.get('Brindle')},${location.get('Coldwater')},${location.get('Northmarch')}`,
+      )
+    ).objects
+    return Object.fromEntries(rows.map((r) => [r.location_id, r.value]))
+  }
+  const saved = await values()
+  t.same(
+    [saved[location.get('Ashford')!], saved[location.get('Brindle')!], saved[location.get('Coldwater')!], saved[location.get('Northmarch')!]],
+    [100, 200, 50, 350],
+    'the values are saved, and the province totals them',
+  )
+
+  // Her dashboard shows them: the province chart reads her districts, the table their percents.
+  await page.goto(`${server.url}/app/#/dashboard/${dashboard.get('Campaign overview')}?campaign=${march}`)
+  const column = figure(page, 'ColumnChart')
+  t.same(
+    await settledValues(column, { Ashford: '100', Brindle: '200', Coldwater: '50' }),
+    { Ashford: '100', Brindle: '200', Coldwater: '50' },
+    'the dashboard draws what she entered',
+  )
+  await page.getByRole('link', { name: 'Data entry' }).click()
+  await page.getByRole('combobox', { name: /^Campaign/ }).selectOption({ label: 'March 2016 - NID - OPV' })
+  await cell('Children vaccinated', 'Ashford').waitFor()
+
+  // A value beyond the bounds is saved and flagged.
+  await cell('Children missed', 'Brindle').fill('9000')
+  await cell('Children missed', 'Brindle').press('Tab')
+  await page.locator('.entry-state', { hasText: 'Flagged: Children missed within its bounds' }).waitFor()
+  t.pass('a value beyond the bounds is flagged')
+
+  // Its history on demand.
+  await page.getByRole('button', { name: 'History of Children missed at Brindle' }).click()
+  await page.getByRole('heading', { name: 'History of Children missed at Brindle' }).waitFor()
+  await page.locator('.entry-history-panel tbody tr').nth(1).waitFor()
+  t.ok((await page.locator('.entry-history-panel tbody tr').count()) >= 2, 'who changed it, when, what')
+  t.same(await violationsAtBothWidths(page), [], 'axe: the data-entry page at 1280 and 375 px')
+  await page.evaluate(() => localStorage.setItem('rhizome-language', 'fr'))
+  await page.reload()
+  await page.getByRole('heading', { name: 'Saisie des données' }).waitFor()
+  await page.getByRole('combobox', { name: /^Campagne/ }).selectOption({ label: 'March 2016 - NID - OPV' })
+  await page.getByLabel('Children vaccinated à Ashford', { exact: true }).waitFor()
+  t.equal(await page.getByLabel('Children vaccinated à Ashford', { exact: true }).inputValue(), '900')
+  t.same(await violationsAtBothWidths(page), [], 'axe: in French')
+  t.same(problems, [], 'no script error, no CSP refusal')
+})
