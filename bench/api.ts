@@ -3,10 +3,8 @@
 // Fastify hello-world, all on loopback, each run 10 s.
 // PostgreSQL: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres); a scratch
 // database is created and dropped.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { round, scratchDatabase, startServer, stop, table, type Round } from './lib.js'
+import { rmSync } from 'node:fs'
+import { round, scratchDatabase, startServer, stop, table, type Round, scratchDir } from './lib.js'
 
 const KEY = 'e'.repeat(40)
 const auth = { authorization: `ApiKey admin:${KEY}` }
@@ -54,20 +52,20 @@ const hello = await startServer(['--import', 'tsx', 'bench/hello.ts'], {}, 3999)
 rounds.push(await round('hello-world (bare Fastify)', 'http://127.0.0.1:3999/', {}, seconds))
 await stop(hello)
 
-const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-bench-'))
+const dataDir = scratchDir('rhizome-bench-')
 rounds.push(...(await appRounds('PGlite', { DATA_DIR: dataDir, DATABASE_URL: '' }, 4001)))
 rmSync(dataDir, { recursive: true, force: true })
 
 const scratch = await scratchDatabase(adminUrl, 'rhizome_bench')
 try {
-  rounds.push(...(await appRounds('PostgreSQL', { DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-bench-')), DATABASE_URL: scratch.url }, 4002)))
+  rounds.push(...(await appRounds('PostgreSQL', { DATA_DIR: scratchDir('rhizome-bench-'), DATABASE_URL: scratch.url }, 4002)))
 } finally {
   await scratch.close()
 }
 // The same without the detail cache: every detail GET reads the database.
 const uncachedScratch = await scratchDatabase(adminUrl, 'rhizome_bench_uncached')
 try {
-  const env = { DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-bench-')), DATABASE_URL: uncachedScratch.url, DETAIL_CACHE_BYTES: '0' }
+  const env = { DATA_DIR: scratchDir('rhizome-bench-'), DATABASE_URL: uncachedScratch.url, DETAIL_CACHE_BYTES: '0' }
   rounds.push(...(await appRounds('PostgreSQL, DETAIL_CACHE_BYTES=0', env, 4003, { list: false })))
 } finally {
   await uncachedScratch.close()

@@ -4,7 +4,7 @@
 // the req/s of one round can swing by half minutes later, and a ratio of two rounds far apart measures
 // that swing, not the service. The median of the per-pass ratios is the figure; then the time left
 // for classification, model load time and memory.
-import { detectRound, median, round, startServer, stop, table, type Round } from './lib.js'
+import { detectRound, doing, median, round, scratchDir, startServer, stop, table, type Round } from './lib.js'
 import { initTf } from '../classifier/runtime.js'
 import { Detector } from '../classifier/detector.js'
 import { MODEL_DIR } from '../classifier/paths.js'
@@ -12,6 +12,7 @@ import { MODEL_DIR } from '../classifier/paths.js'
 const seconds = Number(process.env.BENCH_SECONDS ?? 6)
 const passes = Number(process.env.BENCH_PAIRS ?? 3)
 
+doing('loading the model')
 const rss0 = process.memoryUsage().rss
 const t0 = performance.now()
 await initTf('wasm')
@@ -21,7 +22,8 @@ const rssMb = (process.memoryUsage().rss - rss0) / 1e6
 
 const hello = await startServer(['--import', 'tsx', 'bench/hello.ts'], {}, 3999)
 // The default micro-batching window (2 ms, detect.md §5); the 0 ms window is one more round at the end.
-const app = await startServer(['dist/server.js'], { DEMO_DATA: '0', DATA_DIR: '/tmp/rhizome-bench-detect', DETECT_MICROBATCH_WAIT_MS: '2' }, 4003)
+const dataDir = scratchDir('rhizome-bench-detect-')
+const app = await startServer(['dist/server.js'], { DEMO_DATA: '0', DATA_DIR: dataDir, DETECT_MICROBATCH_WAIT_MS: '2' }, 4003)
 const rounds: Round[] = []
 const passRounds: Array<{ hello: Round; bare: Round; detect: Round }> = []
 for (let pass = 1; pass <= passes; pass++) {
@@ -35,7 +37,7 @@ await stop(app)
 await stop(hello)
 // No window: a batch is scored as soon as the event loop has read what arrived (the forward pass is
 // per window, so a batch saves no computation; bench/README.md, "Detection").
-const unbatched = await startServer(['dist/server.js'], { DEMO_DATA: '0', DATA_DIR: '/tmp/rhizome-bench-detect', DETECT_MICROBATCH_WAIT_MS: '0' }, 4003)
+const unbatched = await startServer(['dist/server.js'], { DEMO_DATA: '0', DATA_DIR: dataDir, DETECT_MICROBATCH_WAIT_MS: '0' }, 4003)
 rounds.push(await detectRound(4003, 'POST /detect (varied texts), DETECT_MICROBATCH_WAIT_MS=0', seconds))
 await stop(unbatched)
 

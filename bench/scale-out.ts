@@ -6,7 +6,7 @@
 // BENCH_SECONDS (default 10) of autocannon (50 connections) through nginx. On a machine of 2 cores,
 // the load generator, nginx, both PostgreSQL servers and the server processes share them.
 import pg from 'pg'
-import { cpuMicros, round, table, type Round } from './lib.js'
+import { cpuMicros, doing, onStop, round, table, type Round } from './lib.js'
 import { reads, seedReads } from './read-statements.js'
 import { allProcessesUp, missingTools, startNginx, startPrimary, startReplica, startServer, withChildren } from '../test/topology.js'
 
@@ -20,14 +20,33 @@ if (missing) {
   process.exit(2)
 }
 
-const cleanups: Array<() => unknown> = []
-const scope = { teardown: (fn: () => unknown) => void cleanups.unshift(fn) }
+/**
+ * What test/topology.ts starts, undone last first when the scope closes, or all at once on a stop
+ * (bench/scratch.ts): each cleanup runs once, whichever comes first.
+ */
+function scope() {
+  const cleanups: Array<() => unknown> = []
+  return {
+    teardown(cleanup: () => unknown) {
+      const forget = onStop(cleanup)
+      cleanups.unshift(() => forget() && cleanup())
+    },
+    async close() {
+      for (const cleanup of cleanups.splice(0)) await cleanup()
+    },
+  }
+}
+
+const deployment = scope()
 try {
-  const primary = await startPrimary(scope)
-  const replica = await startReplica(scope, primary)
+  doing('starting a primary and a replica')
+  const primary = await startPrimary(deployment)
+  const replica = await startReplica(deployment, primary)
   const env = { DATABASE_URL: primary.url, ADMIN_API_KEY: KEY, DEMO_DATA: '0', MAX_EVENT_LOOP_DELAY_MS: '0', TRUST_PROXY: '127.0.0.1', JOB_CONCURRENCY: '0' }
   // The first server migrates the database; then the data is seeded and the tree built.
-  const first = await startServer(scope, env)
+  doing(`starting the first server (the primary in ${primary.dir}, the replica in ${replica.dir})`)
+  const first = await startServer(deployment, env)
+  doing('seeding the data of bench:reads')
   const seeder = new pg.Client({ connectionString: primary.url })
   await seeder.connect()
   const started = Date.now()
@@ -42,8 +61,8 @@ try {
   const rounds: Round[] = []
   for (const processes of [1, 2]) {
     for (const source of ['replica', 'primary'] as const) {
-      const servers = { teardown: (fn: () => unknown) => void stoppers.push(fn) }
-      const stoppers: Array<() => unknown> = []
+      doing(`${processes} process(es), reads from the ${source}: starting`)
+      const servers = scope()
       const server = await startServer(servers, {
         ...env,
         WEB_CONCURRENCY: String(processes),
@@ -78,10 +97,10 @@ try {
       )
       console.log(table(rounds.slice(-1)))
       console.log(`CPU: ${shares.join(', ')}`)
-      for (const stop of stoppers.reverse()) await stop()
+      await servers.close()
     }
   }
   console.log(`\n${read.name}, through nginx, ${seconds} s per configuration:\n${table(rounds)}`)
 } finally {
-  for (const cleanup of cleanups) await cleanup()
+  await deployment.close()
 }

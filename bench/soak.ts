@@ -2,11 +2,9 @@
 // reads, writes, uploads with their transform, and /detect, from 50 concurrent clients (the
 // connection count of the other benchmarks; no search for the saturation point). It reports status counts,
 // latency, the server's RSS before and after, and checks afterwards that every 201 is in the database.
-import { mkdtempSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import pg from 'pg'
-import { scratchDatabase, startServer, stop } from './lib.js'
+import { doing, scratchDatabase, startServer, stop, scratchDir } from './lib.js'
 import { prng } from '../lib/core/prng.js'
 
 const KEY = 'e'.repeat(40)
@@ -122,14 +120,16 @@ async function operation(world: World, random: () => number, created: { campaign
 const scratch = await scratchDatabase(adminUrl, 'rhizome_soak')
 const server = await startServer(
   ['dist/server.js'],
-  { DATABASE_URL: scratch.url, DATA_DIR: mkdtempSync(join(tmpdir(), 'rhizome-soak-')), ADMIN_API_KEY: KEY, DEMO_DATA: '0' },
+  { DATABASE_URL: scratch.url, DATA_DIR: scratchDir('rhizome-soak-'), ADMIN_API_KEY: KEY, DEMO_DATA: '0' },
   PORT,
 )
 try {
+  doing('seeding')
   const world = await seed()
   const created = { campaignTypes: [] as number[], documents: [] as number[] }
   const outcomes: Outcome[] = []
   // Warm-up, then the RSS baseline.
+  doing(`${connections} clients: 5 s of warm-up, then ${seconds} s of mixed load`)
   const warmUntil = Date.now() + 5_000
   await Promise.all(
     Array.from({ length: connections }, async (_, c) => {
@@ -150,6 +150,7 @@ try {
   const rssAfter = rssKiB(server.pid!)
 
   // Every 201 is in the database.
+  doing('looking up every write in the database')
   const client = new pg.Client({ connectionString: scratch.url })
   await client.connect()
   const types = (await client.query('select count(*)::int as n from campaign_type where id = any($1)', [created.campaignTypes])).rows[0].n

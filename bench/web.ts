@@ -9,12 +9,11 @@
 // overlapping, axe-core at 1280 and 375 px. Debian's Chromium through playwright-core, as the tests.
 // BENCH_DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); a
 // scratch database is created and dropped (BENCH_KEEP=1 keeps it).
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Page } from 'playwright-core'
 import { CHROMIUM, axeViolations } from '../test/browser.js'
-import { scratchDatabase, startServer, stop } from './lib.js'
+import { doing, onStop, scratchDatabase, startServer, stop, scratchDir } from './lib.js'
 import { seedReadsThroughServer } from './read-statements.js'
 
 const KEY = 'd'.repeat(40)
@@ -90,13 +89,21 @@ const overlappingLabels = (page: Page, selector: string) =>
   })
 
 const scratch = await scratchDatabase(adminUrl, 'rhizome_web')
-const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-bench-web-'))
+const dataDir = scratchDir('rhizome-bench-web-')
 const server = await startServer(['dist/server.js'], { DATABASE_URL: scratch.url, DATA_DIR: dataDir, ADMIN_API_KEY: KEY, DEMO_DATA: '0' }, port)
+doing('starting Chromium')
+// Playwright's own SIGINT handler would close the browser and exit before bench/scratch.ts has dropped
+// the database: a stop closes the browser there instead.
 const browser = await chromium.launch({
   executablePath: CHROMIUM,
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+  handleSIGINT: false,
+  handleSIGTERM: false,
+  handleSIGHUP: false,
 })
+onStop(() => browser.close())
 try {
+  doing('seeding the data of bench:reads')
   await seedReadsThroughServer(scratch.url, port, { authorization: `ApiKey admin:${KEY}` })
   const admin = (await call('/user/?username=admin')).objects[0]
   await call(`/user/${admin.id}/`, { method: 'PATCH', body: JSON.stringify({ password: PASSWORD }) })
@@ -113,11 +120,13 @@ try {
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.getByRole('button', { name: 'Sign out' }).waitFor()
 
+  doing(`timing the dashboard, ${runs} run(s)`)
   await dashboardTimes(page, boardId, 4) // a first load, not counted: the browser's cache of the modules
   const times = []
   for (let run = 0; run < runs; run++) times.push(await dashboardTimes(page, boardId, 4))
   console.log(`four-chart dashboard: first chart ${figure(times.map((t) => t.first))}, last chart ${figure(times.map((t) => t.last))} after navigation`)
 
+  doing('checking the charts: sort, CSV, pie, labels, axe')
   const districts = page.locator('figure.chart[data-type="TableChart"]')
   console.log(`district table: ${await districts.locator('tbody tr').count()} rows in the page; ${await districts.locator('.table-pages p').textContent()}`)
   const sorting = Date.now()
@@ -153,6 +162,7 @@ try {
   )
   await page.setViewportSize({ width: 1280, height: 900 })
 
+  doing(`timing the data browser and the location search, ${runs} run(s)`)
   const browserTimes = []
   const searchTimes = []
   for (let run = 0; run < runs; run++) {
@@ -172,6 +182,7 @@ try {
   console.log(`data browser, first page: ${figure(browserTimes)} after navigation`)
   console.log(`location search, 3 letters typed to the match listed (through the protocol): ${figure(searchTimes)}`)
 
+  doing('uploading 1,000 unknown codes')
   const file = join(dataDir, 'unknown-codes.csv')
   writeFileSync(file, `geocode,campaign,i1\n${Array.from({ length: 1000 }, (_, i) => `X${i},C1,${i}`).join('\n')}\n`)
   await page.goto(`${base}/app/#/upload`)
