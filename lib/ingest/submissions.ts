@@ -121,20 +121,7 @@ async function withIds(db: Kysely<DB>, fresh: NewSubmission[]): Promise<CreatedS
   return fresh.map((submission, i) => ({ ...submission, id: ids[i] }))
 }
 
-/** Each submission with the status of the list its id is in: the created ones copied, the stored ones updated. */
-export async function writeSubmissions(
-  db: Kysely<DB>,
-  documentId: number,
-  { stored, created }: SubmissionBatch,
-  statuses: Statuses,
-  written: (done: number) => void,
-) {
-  const statusOf = new Map<number, string>()
-  for (const [name, ids] of Object.entries(statuses)) for (const id of ids) statusOf.set(id, STATUS_NAMES[name as keyof Statuses])
-  await copySubmissions(db, documentId, created, statusOf, written)
-  await updateStatuses(db, stored, statusOf)
-}
-
+/** What a new submission is written with; the rest are its defaults. */
 /** What a new submission is written with; the rest are its defaults. */
 const SUBMISSION_COLUMNS = [
   'id',
@@ -147,22 +134,24 @@ const SUBMISSION_COLUMNS = [
   'submission_json',
   'process_status',
 ] as const
-
 /**
- * The new submissions with their status, copied (lib/data/copy.ts): a row of a national file holds
- * every cell of the row, so at most 20,000 a statement.
+ * A batch's submissions as written: the new ones as the text of their COPY statements (a row of a
+ * national file holds every cell of the row, so at most 20,000 rows a statement, each reported as it is
+ * done), the stored ones' ids by the status they are given. Built before anything is sent, so the
+ * refresh builds the next batch while the server writes this one.
  */
-async function copySubmissions(
-  db: Kysely<DB>,
-  documentId: number,
-  created: CreatedSubmission[],
-  statusOf: Map<number, string>,
-  written: (done: number) => void,
-) {
-  if (!created.length) return
+export interface SubmissionWrites {
+  copies: Array<{ text: string; rowsBefore: number }>
+  updates: Map<string, number[]>
+}
+
+/** Each submission of `batch` with the status of the list its id is in, ready to be written. */
+export function submissionWrites(documentId: number, { stored, created }: SubmissionBatch, statuses: Statuses): SubmissionWrites {
+  const statusOf = new Map<number, string>()
+  for (const [name, ids] of Object.entries(statuses)) for (const id of ids) statusOf.set(id, STATUS_NAMES[name as keyof Statuses])
+  const copies: SubmissionWrites['copies'] = []
   const perStatement = rowsPerCopy(created.length, 20_000)
   for (let i = 0; i < created.length; i += perStatement) {
-    written(i)
     const text = created
       .slice(i, i + perStatement)
       .map((s) =>
@@ -179,19 +168,24 @@ async function copySubmissions(
         ]),
       )
       .join('')
-    await copyInto(db, 'source_submission', SUBMISSION_COLUMNS, new CopyRows([text]))
+    copies.push({ text, rowsBefore: i })
   }
-}
-
-/** The stored submissions' process status, one statement per status. */
-async function updateStatuses(db: Kysely<DB>, stored: Submission[], statusOf: Map<number, string>) {
-  const byStatus = new Map<string, number[]>()
+  const updates = new Map<string, number[]>()
   for (const { id } of stored) {
     const name = statusOf.get(id)!
-    if (!byStatus.has(name)) byStatus.set(name, [])
-    byStatus.get(name)!.push(id)
+    if (!updates.has(name)) updates.set(name, [])
+    updates.get(name)!.push(id)
   }
-  // The ids as one array parameter (a list of thousands of parameters is slow to parse and plan).
-  for (const [name, ids] of byStatus)
+  return { copies, updates }
+}
+
+/** What `submissionWrites` built, written: the new submissions copied (`written` told the rows done before each statement), the stored ones' status updated. */
+export async function writeSubmissions(db: Kysely<DB>, { copies, updates }: SubmissionWrites, written: (done: number) => void) {
+  for (const { text, rowsBefore } of copies) {
+    written(rowsBefore)
+    await copyInto(db, 'source_submission', SUBMISSION_COLUMNS, new CopyRows([text]))
+  }
+  // The ids as one array parameter, one statement per status (a list of thousands of parameters is slow to parse and plan).
+  for (const [name, ids] of updates)
     await db.updateTable('source_submission').set({ process_status: name }).where(sql<boolean>`id = any(${ids}::int4[])`).execute()
 }
