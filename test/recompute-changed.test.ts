@@ -6,7 +6,7 @@
 // some locations), every derived value equals a from-scratch recompute, and the history holds exactly
 // one row per value changed.
 import t, { type Test } from 'tap'
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { build, engine } from './helper.js'
 import { client } from './api.js'
 import { created, locationLevels } from './world.js'
@@ -14,6 +14,7 @@ import { recomputeCampaign } from '../lib/engine/recompute.js'
 import { syncChunks } from '../lib/ingest/sync.js'
 import { ingest } from '../lib/ingest/actions.js'
 import type { Document } from '../lib/ingest/transform.js'
+import { noProgress, type Progress } from '../lib/core/progress.js'
 import type { DB } from '../schemas/index.js'
 import { modelFinals } from './finals-model.js'
 
@@ -372,18 +373,21 @@ t.test('a sync is written in chunks, and reports its progress chunk by chunk, in
   t.equal(await rowsOf('datapoint'), 896)
   t.equal(await rowsOf('datapoint_history'), 896, 'one history row each')
 
-  // The same document refreshed, watched: the datapoints written grow chunk by chunk to every key.
+  // Every value changed behind the document's back, then the document refreshed, watched: it writes
+  // every key again, and the datapoints written grow chunk by chunk to every key.
+  await sql`update datapoint set value = value + 1`.execute(db)
   const reports: number[] = []
   const places = new Set<string>()
   const source = await db.selectFrom('source_doc').selectAll().where('id', '=', doc.body.id).executeTakeFirstOrThrow()
   const runner = { id: 1, username: 'admin', is_superuser: true, restricted: false, metadata_editor: true, top_lvl_location_id: null, key_id: 0 }
-  const refreshed = await db.transaction().execute((trx) =>
-    ingest(trx, source as unknown as Document, runner, '', false, (stage, done, total, place) => {
-      places.add(`${place?.step} of ${place?.steps}: ${stage}`)
-      if (stage === 'datapoints written') reports.push(done / total)
-    }),
-  )
-  t.match(refreshed.datapoints, { inserted: 0, updated: 0, unchanged: 896 }, 'a refresh of the same document changes nothing')
+  const refresh = (progress: Progress = noProgress) =>
+    db.transaction().execute((trx) => ingest(trx, source as unknown as Document, runner, '', false, progress))
+  const refreshed = await refresh((stage, done, total, place) => {
+    places.add(`${place?.step} of ${place?.steps}: ${stage}`)
+    if (stage === 'datapoints written') reports.push(done / total)
+  })
+  t.match(refreshed.datapoints, { inserted: 0, updated: 896, unchanged: 0 }, 'the refresh writes every key again')
+  t.match((await refresh()).datapoints, { inserted: 0, updated: 0, unchanged: 896 }, 'a refresh of the same document then changes nothing')
   t.same(
     [...places],
     ['1 of 4: cells staged', '2 of 4: cells written', '3 of 4: datapoints written', '4 of 4: campaigns recomputed'],

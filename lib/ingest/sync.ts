@@ -33,28 +33,39 @@ export async function syncDatapoints(db: Kysely<DB>, doc: Document, progress: Pr
   // A key a newer document holds by claim is made real first: the compare reads the holder from the row.
   await materializeClaims(db, sql`select p.* from datapoint p join rf_winners w on w.key = p.unique_index`, { newerThan: tD })
   await createChangedKeys(db)
-  // A first upload's keys are all new: they are not copied into CHANGED_KEYS, and its campaigns are
-  // recomputed whole. The `exists` says whether any key is stored already; it is evaluated once.
-  const counts = await sql<{ keys: number; existing: number; superseded: number; repeated: number; held: boolean; changed: number[] | null }>`
-    with compared as materialized (select w.campaign_id, w.location_id, w.indicator_id, p.id is not null as existing,
+  await sql`drop table if exists rf_offered`.execute(db)
+  await sql`create temp table rf_offered (like rf_winners) on commit drop`.execute(db)
+  // A first upload's keys are all new: they are not copied into CHANGED_KEYS nor into `rf_offered`,
+  // its campaigns are recomputed whole. The `exists` says whether any key is stored already; it is
+  // evaluated once. Otherwise the winners the upsert is offered (new keys, and keys this document
+  // takes) are copied into `rf_offered` here, where each key's row is read anyway: an unchanged
+  // re-upload's upsert then reads nothing.
+  const counts = await sql<{ keys: number; existing: number; superseded: number; repeated: number; offered: number; held: boolean; changed: number[] | null }>`
+    with compared as materialized (select w.ctid as winner, w.campaign_id, w.location_id, w.indicator_id, p.id is not null as existing,
+        p.id is null or (${takes('p', 'w', tD, own)}) as offered,
         p.precedence_at > ${tD} and p.source_submission_id not in ${own} as superseded,
         p.id is null or ((p.precedence_at <= ${tD} or p.source_submission_id in ${own}) and p.value is distinct from w.value) as changed,
         ${byClaim} and p.precedence_at <= ${tD} and p.source_submission_id not in ${own} and p.value is not distinct from w.value as repeated
       from rf_winners w left join datapoint p on p.unique_index = w.key),
     noted as (insert into ${CHANGED_KEYS} select campaign_id, location_id, indicator_id from compared
-      where changed and campaign_id is not null and exists (select 1 from compared where existing))
-    select count(*)::int as keys, count(*) filter (where existing)::int as existing,
+      where changed and campaign_id is not null and exists (select 1 from compared where existing)),
+    copied as (insert into rf_offered select w.* from rf_winners w
+      where w.ctid = any (array(select winner from compared where offered)) and exists (select 1 from compared where existing))
+    select count(*)::int as keys, count(*) filter (where offered)::int as offered, count(*) filter (where existing)::int as existing,
       count(*) filter (where superseded)::int as superseded, count(*) filter (where repeated)::int as repeated,
       exists (select 1 from datapoint d where d.source_submission_id in ${own}) as held,
       array_agg(distinct campaign_id) filter (where changed and campaign_id is not null) as changed
     from compared`.execute(db)
-  const { keys, existing, superseded, repeated, held, changed } = counts.rows[0]
+  const { keys, existing, superseded, repeated, offered, held, changed } = counts.rows[0]
   let inserted = 0
   let updated = 0
-  const chunks = await chunksOf(db, keys)
+  const source = existing === 0 ? 'rf_winners' : 'rf_offered'
+  // Planned with its size known: a few offered rows probe datapoint's key, a whole file's are joined.
+  if (offered) await sql`analyze rf_offered`.execute(db)
+  const chunks = await chunksOf(db, source, existing === 0 ? keys : offered)
   for (const [done, chunk] of chunks.entries()) {
     progress('datapoints written', Math.round((keys * done) / chunks.length), keys)
-    const written = existing === 0 ? await insertFreshKeys(db, tD, own, chunk) : await upsertWinners(db, tD, own, chunk)
+    const written = existing === 0 ? await insertFreshKeys(db, tD, own, chunk) : await upsertWinners(db, tD, own, sql`${sql.table(source)} w where ${chunk}`)
     inserted += written.rows[0].inserted
     updated += written.rows[0].updated
   }
@@ -72,7 +83,7 @@ export async function syncDatapoints(db: Kysely<DB>, doc: Document, progress: Pr
     returning d.campaign_id, d.location_id, d.indicator_id),
     noted as (insert into ${CHANGED_KEYS} select campaign_id, location_id, indicator_id from d where campaign_id is not null)
     select count(*)::int as deleted, array_agg(distinct campaign_id) filter (where campaign_id is not null) as campaigns from d`.execute(db)
-  await sql`drop table rf_winners`.execute(db)
+  await sql`drop table rf_winners, rf_offered`.execute(db)
   const touched = new Set([...(changed ?? []), ...(deleted.rows[0].campaigns ?? [])])
   return {
     counts: { inserted, updated, unchanged: keys - inserted - updated - superseded, superseded, deleted: deleted.rows[0].deleted },
@@ -89,12 +100,15 @@ const countWritten = (w: RawBuilder<unknown>) => sql<Written['rows'][number]>`wi
   select count(*) filter (where inserted)::int as inserted, count(*) filter (where not inserted)::int as updated
   from w`
 
-/** The winners of `chunk` as datapoints of precedence `tD`; the caller adds what happens on a conflict and what is returned. */
+/**
+ * The winners `winners` selects (`<table> w where <condition>`) as datapoints of precedence `tD`; the
+ * caller adds what happens on a conflict and what is returned.
+ */
 const insertWinners = (
   tD: RawBuilder<unknown>,
-  chunk: RawBuilder<unknown>,
+  winners: RawBuilder<unknown>,
 ) => sql`insert into datapoint as p (indicator_id, location_id, campaign_id, data_date, value, source_submission_id, unique_index, precedence_at)
-  select w.indicator_id, w.location_id, w.campaign_id, w.data_date, w.value, w.source_submission_id, w.key, ${tD} from rf_winners w where ${chunk}`
+  select w.indicator_id, w.location_id, w.campaign_id, w.data_date, w.value, w.source_submission_id, w.key, ${tD} from ${winners}`
 
 /**
  * Whether datapoint `p` takes winner `w`: this document may write the key (§5.5) and the value differs,
@@ -108,13 +122,13 @@ const takes = (p: string, w: string, tD: RawBuilder<unknown>, own: RawBuilder<un
 }
 
 /**
- * The winners where some keys already have a datapoint: an upsert of those a datapoint does not hold
- * already (new keys, and keys it takes). Winners it would leave are not offered to the upsert: a
- * conflicting row is locked even where the update's condition then leaves it, which would write every
- * row of an unchanged re-upload.
+ * The winners `winners` selects where some keys already have a datapoint: an upsert of those a
+ * datapoint does not hold already (new keys, and keys it takes), checked again as the statement runs.
+ * Winners it would leave are not offered to the upsert: a conflicting row is locked even where the
+ * update's condition then leaves it, which would write every row of an unchanged re-upload.
  */
-async function upsertWinners(db: Kysely<DB>, tD: RawBuilder<unknown>, own: RawBuilder<unknown>, chunk: RawBuilder<unknown>): Promise<Written> {
-  const offered = sql`${chunk} and not exists (select 1 from datapoint q where q.unique_index = w.key and not (${takes('q', 'w', tD, own)}))`
+async function upsertWinners(db: Kysely<DB>, tD: RawBuilder<unknown>, own: RawBuilder<unknown>, winners: RawBuilder<unknown>): Promise<Written> {
+  const offered = sql`${winners} and not exists (select 1 from datapoint q where q.unique_index = w.key and not (${takes('q', 'w', tD, own)}))`
   return countWritten(sql`${insertWinners(tD, offered)}
     on conflict (unique_index) do update set
       indicator_id = excluded.indicator_id, location_id = excluded.location_id, campaign_id = excluded.campaign_id,
@@ -134,25 +148,27 @@ async function upsertWinners(db: Kysely<DB>, tD: RawBuilder<unknown>, own: RawBu
 async function insertFreshKeys(db: Kysely<DB>, tD: RawBuilder<unknown>, own: RawBuilder<unknown>, chunk: RawBuilder<unknown>): Promise<Written> {
   await sql`savepoint fresh_keys`.execute(db)
   try {
-    const written = await countWritten(sql`${insertWinners(tD, chunk)} returning true as inserted`).execute(db)
+    const written = await countWritten(sql`${insertWinners(tD, sql`rf_winners w where ${chunk}`)} returning true as inserted`).execute(db)
     await sql`release savepoint fresh_keys`.execute(db)
     return written
   } catch (error) {
     if (!isUniqueViolation(error)) throw error
     await sql`rollback to savepoint fresh_keys`.execute(db)
-    return upsertWinners(db, tD, own, chunk)
+    return upsertWinners(db, tD, own, sql`rf_winners w where ${chunk}`)
   }
 }
 
 /**
- * `rf_winners` in chunks of about `syncChunks.rows` rows, each a condition on `w`: a range of the table's
- * blocks (a TID range scan reads only those). The table was written in key order, so each chunk is a
- * range of keys, written in order.
+ * `table` (`rf_winners` or `rf_offered`, of `rows` rows) in chunks of about `syncChunks.rows` rows, each
+ * a condition on `w`: a range of the table's blocks (a TID range scan reads only those). The tables
+ * were written in key order, so each chunk is a range of keys, written in order.
  */
-async function chunksOf(db: Kysely<DB>, rows: number): Promise<RawBuilder<unknown>[]> {
+async function chunksOf(db: Kysely<DB>, table: 'rf_winners' | 'rf_offered', rows: number): Promise<RawBuilder<unknown>[]> {
   const count = Math.ceil(rows / syncChunks.rows)
   if (count <= 1) return [sql`true`]
-  const { rows: size } = await sql<{ blocks: number }>`select (pg_relation_size('rf_winners') / current_setting('block_size')::int)::int as blocks`.execute(db)
+  const { rows: size } = await sql<{
+    blocks: number
+  }>`select (pg_relation_size(${sql.lit(table)}) / current_setting('block_size')::int)::int as blocks`.execute(db)
   const step = Math.max(1, Math.ceil(size[0].blocks / count))
   const block = (k: number) => sql`${sql.lit(`(${k * step},0)`)}::tid`
   return Array.from({ length: count }, (_, k) => (k === count - 1 ? sql`w.ctid >= ${block(k)}` : sql`w.ctid >= ${block(k)} and w.ctid < ${block(k + 1)}`))
