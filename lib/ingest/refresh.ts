@@ -10,8 +10,8 @@ import type { ConflictPolicy } from './upload.js'
 import { noProgress, type Progress } from '../core/progress.js'
 import { syncDatapoints } from './sync.js'
 import { releaseClaims } from './claims.js'
-import { copyInto, copyLine, CopyRows } from '../data/copy.js'
-import { type Statuses, type Submission, type SubmissionWrites, submissionBatches, submissionCount, submissionWrites, writeSubmissions } from './submissions.js'
+import { copyField, copyInto, CopyRows } from '../data/copy.js'
+import { type Statuses, type Submission, submissionBatches, submissionCount, submissionWrites, writeSubmissions } from './submissions.js'
 import { chooseWinners } from './winners.js'
 
 type ContentType = 'indicator' | 'location' | 'campaign'
@@ -71,43 +71,35 @@ export async function refreshMaster(
   const totals = newTotals()
   const freshRows = { count: fresh?.count ?? 0, slice: (from: number, to: number) => (fresh ? freshSlice(fresh, from, to) : []) }
   const rowCount = await submissionCount(db, doc.id, freshRows.count)
-  /** A prepared batch written: its submissions with their status (reported as each tenth is copied), then its cells. */
-  const writeBatch = async ({ created, submissions, cells }: PreparedBatch) => {
-    const written = (done: number) => progress('submissions written', totals.created + done, freshRows.count)
-    await writeSubmissions(db, submissions, written)
-    totals.created += created
-    if (created) written(0)
-    await copyInto(db, 'doc_datapoint', STAGED_COLUMNS, new CopyRows([cells.text]))
-    totals.cells += cells.count
-    progress('cells written', totals.cells, totals.cells)
-  }
   // A batch at a time: staged, its submissions written with their status, its cells copied. Staged in
-  // (row, column) order across batches, so within a key the highest id is the winner (§5.4). While the
-  // server writes one batch, the next is read, staged and its COPY text built: the two cores work at
-  // once (bench/README.md, "A corrected re-upload").
+  // (row, column) order across batches, so within a key the highest id is the winner (§5.4). The server
+  // copies one batch's cells while the next is staged (which yields now and then, so the COPY's bytes
+  // keep flowing): the two cores work at once (bench/README.md, "A corrected re-upload").
   const batches = submissionBatches(db, doc.id, freshRows)[Symbol.asyncIterator]()
-  let writing: Promise<void> = Promise.resolve()
+  let copyingCells: Promise<void> = Promise.resolve()
   for (let next = await batches.next(); !next.done; ) {
     const batch = next.value
-    const staged = stageSubmissions(staging, batch.all, totals)
-    const prepared = {
-      created: batch.created.length,
-      submissions: submissionWrites(doc.id, batch, totals.batchStatus),
-      cells: { text: staged.map((cell) => copyLine(STAGED_COLUMNS.map((name) => cell[name]))).join(''), count: staged.length },
-    }
+    const cells = await stageSubmissions(staging, batch.all, totals)
+    const submissions = submissionWrites(doc.id, batch, totals.batchStatus)
     totals.rows += batch.all.length
     progress('cells staged', totals.rows, rowCount)
-    // Sent before this batch's writes, so the next batch is read as soon as they are done. Each promise
-    // is awaited later, after another; one failing meanwhile (a failed write aborts the transaction, and
-    // the read queued behind it with it) is not an unhandled rejection.
+    await copyingCells
+    // The next batch's read (ids drawn for new rows) goes before this batch's writes on the session.
+    // Each promise here is awaited after another: one failing meanwhile (a failed write aborts the
+    // transaction, and what is queued behind it) is not an unhandled rejection.
     const following = batches.next()
     following.catch(() => {})
-    await writing
-    writing = writeBatch(prepared)
-    writing.catch(() => {})
+    await writeSubmissions(db, submissions, (done) => progress('submissions written', totals.created + done, freshRows.count))
+    totals.created += batch.created.length
+    if (batch.created.length) progress('submissions written', totals.created, freshRows.count)
+    copyingCells = copyInto(db, 'doc_datapoint', STAGED_COLUMNS, new CopyRows([cells.text])).then(() => {
+      totals.cells += cells.count
+      progress('cells written', totals.cells, totals.cells)
+    })
+    copyingCells.catch(() => {})
     next = await following
   }
-  await writing
+  await copyingCells
   ingestCells.inc(totals.cells)
   for (const reason of ['missing_location', 'missing_campaign', 'missing_date', 'location_forbidden'] as const) {
     if (totals.status[reason]) ingestRejectedRows.inc({ reason }, totals.status[reason])
@@ -191,20 +183,29 @@ interface Staging {
   permitted: Set<number> | null
 }
 
+/** Submissions staged between two turns of the event loop, in which the COPY under way is sent on. */
+const STAGED_BETWEEN_TURNS = 2_000
+
 /**
- * §5: each submission's cells as staged datapoints, in (row, column) order; rows without a mapped
- * location, campaign or date, and rows outside `permitted`, counted by reason instead (into `totals`,
- * with the batch's statuses in `totals.batchStatus`).
+ * §5: each submission's cells as staged datapoints, in (row, column) order, as the text of their COPY
+ * (STAGED_COLUMNS); rows without a mapped location, campaign or date, and rows outside `permitted`,
+ * counted by reason instead (into `totals`, with the batch's statuses in `totals.batchStatus`).
  */
-function stageSubmissions({ doc, maps, classes, indicatorColumns, permitted }: Staging, submissions: Submission[], totals: Totals) {
+async function stageSubmissions({ doc, maps, classes, indicatorColumns, permitted }: Staging, submissions: Submission[], totals: Totals) {
   const status = emptyStatuses()
   totals.batchStatus = status
   const counted = (reason: keyof Statuses, id: number) => {
     status[reason].push(id)
     totals.status[reason]++
   }
-  const staged: Array<Record<string, unknown>> = []
-  for (const s of submissions) {
+  // What each column's cells start with after the document and submission: its name and indicator.
+  const columns = indicatorColumns.map((column) => {
+    const indicator = maps.indicator.get(column)!
+    return { column, labels: classes.get(indicator), fields: `${copyField(column)}\t${indicator}\t` }
+  })
+  const lines: string[] = []
+  for (const [n, s] of submissions.entries()) {
+    if (n > 0 && n % STAGED_BETWEEN_TURNS === 0) await new Promise((resolve) => setImmediate(resolve))
     const campaign = doc.file_type === 'campaign' ? maps.campaign.get(s.campaign_code) : undefined
     if (doc.file_type === 'campaign' && campaign === undefined) {
       counted('missing_campaign', s.id)
@@ -226,28 +227,20 @@ function stageSubmissions({ doc, maps, classes, indicatorColumns, permitted }: S
     }
     counted('processed', s.id)
     const cells = s.submission_json as Record<string, Cell>
+    const head = `${doc.id}\t${s.id}\t`
+    const tail = `${location}\t${copyField(campaign)}\t${copyField(doc.file_type === 'date' ? s.data_date : null)}\t`
     // File order, so a later column of the same row comes later (the rightmost wins, §5.4).
-    for (const column of indicatorColumns) {
-      const labels = classes.get(maps.indicator.get(column)!)
+    for (const { column, labels, fields } of columns) {
       const cleaned = labels ? classValue(cells[column] ?? null, labels) : cleanValue(cells[column] ?? null)
       if (cleaned === undefined) continue
       if (cleaned === 'reject' || typeof cleaned === 'object') {
         listed(totals.rejectedCells, { row_number: s.row_number, column, value: cells[column], reason: cleaned === 'reject' ? 'not a number' : cleaned.reason })
         continue
       }
-      staged.push({
-        document_id: doc.id,
-        source_submission_id: s.id,
-        column_name: column,
-        indicator_id: maps.indicator.get(column)!,
-        location_id: location,
-        campaign_id: campaign ?? null,
-        data_date: doc.file_type === 'date' ? s.data_date : null,
-        value: cleaned,
-      })
+      lines.push(`${head}${fields}${tail}${cleaned}\n`)
     }
   }
-  return staged
+  return { text: lines.join(''), count: lines.length }
 }
 
 /**
@@ -256,10 +249,3 @@ function stageSubmissions({ doc, maps, classes, indicatorColumns, permitted }: S
  * bench/README.md, "Ingestion".
  */
 const STAGED_COLUMNS = ['document_id', 'source_submission_id', 'column_name', 'indicator_id', 'location_id', 'campaign_id', 'data_date', 'value'] as const
-
-/** A batch staged and ready to send: its new submissions' count, its submissions' writes, its cells' COPY text. */
-interface PreparedBatch {
-  created: number
-  submissions: SubmissionWrites
-  cells: { text: string; count: number }
-}
