@@ -89,14 +89,27 @@ export async function refreshMaster(
     // transaction, and what is queued behind it) is not an unhandled rejection.
     const following = batches.next()
     following.catch(() => {})
-    await writeSubmissions(db, submissions, (done) => progress('submissions written', totals.created + done, freshRows.count))
+    try {
+      await writeSubmissions(db, submissions, (done) => progress('submissions written', totals.created + done, freshRows.count))
+    } catch (error) {
+      // The read went first: if it failed (a cancelled statement, a lock timeout), the writes' "current
+      // transaction is aborted" is its consequence, and its own error is the one to answer with.
+      throw (
+        (await following.then(
+          () => undefined,
+          (readError: unknown) => readError,
+        )) ?? error
+      )
+    }
     totals.created += batch.created.length
     if (batch.created.length) progress('submissions written', totals.created, freshRows.count)
-    copyingCells = copyInto(db, 'doc_datapoint', STAGED_COLUMNS, new CopyRows([cells.text])).then(() => {
-      totals.cells += cells.count
-      progress('cells written', totals.cells, totals.cells)
-    })
-    copyingCells.catch(() => {})
+    if (cells.count) {
+      copyingCells = copyInto(db, 'doc_datapoint', STAGED_COLUMNS, new CopyRows([cells.text])).then(() => {
+        totals.cells += cells.count
+        progress('cells written', totals.cells, totals.cells)
+      })
+      copyingCells.catch(() => {})
+    } else progress('cells written', totals.cells, totals.cells)
     next = await following
   }
   await copyingCells

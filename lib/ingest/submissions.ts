@@ -122,7 +122,6 @@ async function withIds(db: Kysely<DB>, fresh: NewSubmission[]): Promise<CreatedS
 }
 
 /** What a new submission is written with; the rest are its defaults. */
-/** What a new submission is written with; the rest are its defaults. */
 const SUBMISSION_COLUMNS = [
   'id',
   'document_id',

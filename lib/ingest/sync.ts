@@ -61,7 +61,7 @@ export async function syncDatapoints(db: Kysely<DB>, doc: Document, progress: Pr
   let updated = 0
   const source = existing === 0 ? 'rf_winners' : 'rf_offered'
   // Planned with its size known: a few offered rows probe datapoint's key, a whole file's are joined.
-  if (offered) await sql`analyze rf_offered`.execute(db)
+  if (existing && offered) await sql`analyze rf_offered`.execute(db)
   const chunks = await chunksOf(db, source, existing === 0 ? keys : offered)
   for (const [done, chunk] of chunks.entries()) {
     progress('datapoints written', Math.round((keys * done) / chunks.length), keys)
