@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import cookie from '@fastify/cookie'
 import cors from '@fastify/cors'
+import sensible from '@fastify/sensible'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { ERROR_ENVELOPE, equivalentPaths } from '../lib/api/openapi.js'
@@ -13,6 +14,9 @@ export default fp(
     // https://github.com/fastify/fastify-cors — preflight answered with 204, no credentials needed.
     const origin = app.config.CORS_ORIGIN === '*' ? '*' : app.config.CORS_ORIGIN.split(',').map((o) => o.trim())
     await app.register(cors, { origin, strictPreflight: false, methods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'] })
+    // https://github.com/fastify/fastify-sensible — reply.vary, which the HTTP cache's answers use: it
+    // appends to Vary, where a header() would replace the Origin that CORS set.
+    await app.register(sensible)
     // https://github.com/fastify/fastify-cookie — the session cookie of people signed in (plugins/session.ts).
     await app.register(cookie)
     // https://github.com/fastify/fastify-swagger — OpenAPI generated from the route schemas. Shared

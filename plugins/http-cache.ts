@@ -80,9 +80,13 @@ export default fp(
       // a session cookie) and what they accept decide the answer.
       if (api) reply.header('cache-control', 'private, no-cache')
       if (!readable || reply.statusCode !== 200 || !(api || anonymous || PUBLIC_ROUTES.has(request.routeOptions.url ?? ''))) return done(null, payload)
-      if (api) reply.header('vary', 'Authorization, Cookie, Accept, Accept-Encoding')
+      // Appended to what is there already (@fastify/cors's Origin, where CORS_ORIGIN lists origins).
+      if (api) reply.vary(['Authorization', 'Cookie', 'Accept', 'Accept-Encoding'])
       // Public: a shared cache may keep it, and asks again at every use (a revoked link stops at once).
-      else reply.header('cache-control', 'public, no-cache').header('vary', 'Accept-Encoding')
+      else {
+        reply.header('cache-control', 'public, no-cache')
+        reply.vary('Accept-Encoding')
+      }
       const served = servedFor(request)
       const pending = served ? undefined : reads.pendingFor(request)
       const short = !served && !pending && typeof payload === 'string' && payload.length < COMPRESS_MIN_BYTES
@@ -94,5 +98,5 @@ export default fp(
       )
     })
   },
-  { name: 'http-cache', dependencies: ['config', 'db'] },
+  { name: 'http-cache', dependencies: ['config', 'db', 'external'] },
 )

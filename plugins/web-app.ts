@@ -54,12 +54,13 @@ export default fp(
     app.get('/app/vendor/:file', { schema: { hide: true } }, async (request, reply) => {
       const file = vendor.get((request.params as { file: string }).file)
       if (file === undefined) return reply.callNotFound()
-      reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').header('vary', 'Accept-Encoding')
+      reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600')
+      reply.vary('Accept-Encoding')
       if (/\bbr\b/.test(String(request.headers['accept-encoding'] ?? ''))) return reply.header('content-encoding', 'br').send(file.br())
       return reply.send(file.text)
     })
     app.get('/app/', { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(page))
     await app.register(fastifyStatic, { root: join(PROJECT_ROOT, 'web'), prefix: '/app/', decorateReply: false, index: false })
   },
-  { name: 'web-app', dependencies: ['protection'] },
+  { name: 'web-app', dependencies: ['protection', 'external'] },
 )

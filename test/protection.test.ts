@@ -28,6 +28,11 @@ t.test('CORS_ORIGIN restricts the allowed origins', async (t) => {
   const preflight = (origin: string) => app.inject({ method: 'OPTIONS', url: '/api/v1/campaign/', headers: { origin, 'access-control-request-method': 'GET' } })
   t.equal((await preflight('https://ops.example')).headers['access-control-allow-origin'], 'https://ops.example')
   t.equal((await preflight('https://evil.example')).headers['access-control-allow-origin'], undefined)
+  // The answer names the origin it allows, so a shared cache must key it by Origin as well.
+  const read = await app.inject({ method: 'GET', url: '/api/v1/campaign/', headers: { ...admin, origin: 'https://ops.example' } })
+  t.equal(read.statusCode, 200)
+  t.equal(read.headers['access-control-allow-origin'], 'https://ops.example')
+  t.equal(read.headers.vary, 'Origin, Authorization, Cookie, Accept, Accept-Encoding', 'Vary keeps Origin beside what the API adds')
 })
 
 t.test('/detect is rate limited per client; loopback is allow-listed by default', async (t) => {
