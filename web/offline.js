@@ -4,15 +4,18 @@
 const CACHE = 'rhizome-offline'
 
 /**
- * Registers the worker; once it runs, hands it every app file and API read this page has made so far.
- * Resolves true once the worker has kept them (a reload then works without a network), false without a worker.
+ * Registers the worker; once it runs, hands it every app file and API read this page has made so far,
+ * and `paths`: the reads a view needs named by it, since a read whose body was not consumed (only its
+ * headers were) may not be among the page's resource timings yet. Resolves true once the worker has
+ * kept them (a reload then works without a network), false without a worker.
+ * @param {string[]} [paths]
  * @returns {Promise<boolean>}
  */
-export async function keepForOffline() {
+export async function keepForOffline(paths = []) {
   if (!navigator.serviceWorker) return false
   await navigator.serviceWorker.register('/app/sw.js', { scope: '/app/' }).catch(() => null)
   const registration = await navigator.serviceWorker.ready
-  const loaded = performance.getEntriesByType('resource').map((e) => e.name)
+  const loaded = [...performance.getEntriesByType('resource').map((e) => e.name), ...paths.map((p) => new URL(p, location.href).href)]
   const channel = new MessageChannel()
   const kept = new Promise((resolve) => {
     channel.port1.onmessage = () => resolve(true)

@@ -15,28 +15,36 @@ import { CellHistory, EntryCell } from './data-entry-cell.js'
 import { LocationSearch } from './location-search.js'
 import { keepForOffline } from '../offline.js'
 
-/** A row's ETag, from its detail GET (the version a typed value is sent over). */
+/** A stored value's ETag, read from its detail (null when the reader cannot read it). */
 async function etagOf(resource, id) {
-  const response = await fetch(`/api/v1/${resource}/${id}/`, { credentials: 'same-origin' })
+  const response = await fetch(detailPath(resource, id), { credentials: 'same-origin' })
   return response.ok ? response.headers.get('etag') : null
 }
 
-/** The stored values of a grid by cell key, with the row and ETag of each enterable one. */
+const detailPath = (resource, id) => `/api/v1/${resource}/${id}/`
+
+/**
+ * The stored values of a grid by cell key, with the row and ETag of each enterable one, and the API
+ * paths read for them (kept for a reload without a network: web/offline.js).
+ */
 async function loadValues(selection, rows, columns) {
   const { resource, campaignId, dataDate } = selection
   const place = { indicator__in: columns.map((c) => c.id), location_id__in: rows.map((r) => r.id), limit: 0 }
   const read = resource === 'date_datapoint' ? { ...place, start_date: dataDate, end_date: dataDate } : { ...place, campaign__in: campaignId }
-  const res = await api('GET', `/${resource}/${query(read)}`)
+  const listPath = `/${resource}/${query(read)}`
+  const res = await api('GET', listPath)
   if (res.status !== 200) throw new Error(res.body?.message ?? String(res.status))
   const enterable = new Set(columns.filter((c) => !c.calculated).map((c) => c.id))
   const values = new Map()
+  const paths = [`/api/v1${listPath}`]
   await Promise.all(
     res.body.objects.map(async (o) => {
       const key = cellKey({ resource, location_id: o.location_id, indicator_id: o.indicator_id, campaign_id: o.campaign_id, data_date: o.data_date })
+      if (enterable.has(o.indicator_id)) paths.push(detailPath(resource, o.id))
       values.set(key, { value: o.value, rowId: o.id, etag: enterable.has(o.indicator_id) ? await etagOf(resource, o.id) : null })
     }),
   )
-  return values
+  return { values, paths }
 }
 
 /** The names of users for the history, when the reader may list them (superusers); else ids. */
@@ -80,12 +88,12 @@ export function DataEntry({ catalog }) {
     setDrafts(new Map())
     setStates(new Map())
     loadValues(selection, rows, columns).then(
-      (loaded) => {
+      ({ values: loaded, paths }) => {
         if (!latest) return
         setValues(loaded)
         setError('')
         showOutbox()
-        keepForOffline().then((ready) => latest && setOfflineReady(ready))
+        keepForOffline(paths).then((ready) => latest && setOfflineReady(ready))
       },
       (e) => latest && setError(e.message),
     )
@@ -287,7 +295,7 @@ function cellWrites({ selection, over, rows, columns, keyOf, states, values, set
   const keepMine = async (row, column) => {
     const key = keyOf(row.id, column.id)
     const mine = states.get(key)?.value
-    const now = await loadValues(selection, rows, columns)
+    const { values: now } = await loadValues(selection, rows, columns)
     setValues(now)
     await save(row, column, mine, now.get(key))
   }
@@ -297,7 +305,7 @@ function cellWrites({ selection, over, rows, columns, keyOf, states, values, set
     const current = states.get(key)?.current
     await forget(key)
     if (current) setValues((before) => new Map(before).set(key, { value: current.value, rowId: current.id, etag: null }))
-    setValues(await loadValues(selection, rows, columns))
+    setValues((await loadValues(selection, rows, columns)).values)
     setState(key, { state: 'saved' })
     showOutbox()
   }
