@@ -80,13 +80,20 @@ async function psql<T = Record<string, unknown>>(primary: Cluster, text: string)
 }
 
 function signal(primary: Cluster, name: NodeJS.Signals) {
-  for (const pid of primary.pids()) {
+  const send = (pid: number) => {
     try {
       process.kill(pid, name)
     } catch {
       // gone already
     }
   }
+  // The postmaster first, then its children as they are once it is signalled: a backend it forked
+  // between the list and its stop (the server's first ping, a new pool connection) would otherwise
+  // run on, answer the ping, and the host would never look hung.
+  const [postmaster, ...before] = primary.pids()
+  if (postmaster === undefined) return
+  send(postmaster)
+  for (const pid of new Set([...before, ...primary.pids().slice(1)])) send(pid)
 }
 
 async function waitFor<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, what: string): Promise<T> {

@@ -1,6 +1,7 @@
 // lib/data/hang-guard.ts against a real PostgreSQL: a ping answered while this process's event loop
 // was blocked (a long synchronous step) is an answer, not a hang. Timers run before I/O, so the
 // guard's deadline would otherwise fire first and cut every connection in use.
+import { createServer, type Socket } from 'node:net'
 import t from 'tap'
 import pg from 'pg'
 import { HangGuard } from '../lib/data/hang-guard.js'
@@ -37,4 +38,34 @@ t.test('a ping answered during a blocked event loop is not a hang', { skip: !url
   t.ok(blocked > 0, 'the loop was held while a ping was out')
   t.same(changes, [], 'never taken for hung')
   t.notOk(guard.hung)
+})
+
+t.test('a host that takes the connection and never answers is hung from the first ping; a refused one is not', async (t) => {
+  // Accepts and holds every connection, says nothing: a database stopped before the ping's connection was made.
+  const held = new Set<Socket>()
+  const silent = createServer((socket) => held.add(socket))
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+  const { port } = silent.address() as { port: number }
+  t.teardown(() => {
+    for (const socket of held) socket.destroy()
+    silent.close()
+  })
+  const changes: boolean[] = []
+  const guard = new HangGuard({ url: () => `postgres://nobody@127.0.0.1:${port}/none`, hangMs: 300, onChange: (hung) => changes.push(hung) })
+  t.teardown(() => guard.stop())
+  guard.start()
+  await new Promise((resolve) => setTimeout(resolve, 2_000)) // the first ping at 1 s, late at 1.3 s
+  t.ok(guard.hung, 'hung')
+  t.same(changes, [true], 'told once')
+
+  // Nothing listening: connections are refused at once, which requests see by themselves.
+  const closed = createServer()
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+  const refusedPort = (closed.address() as { port: number }).port
+  await new Promise((resolve) => closed.close(resolve))
+  const refused = new HangGuard({ url: () => `postgres://nobody@127.0.0.1:${refusedPort}/none`, hangMs: 300 })
+  t.teardown(() => refused.stop())
+  refused.start()
+  await new Promise((resolve) => setTimeout(resolve, 2_000))
+  t.notOk(refused.hung, 'a refused connection is not a hang')
 })

@@ -136,7 +136,10 @@ export class HangGuard {
   async #answer(url: string): Promise<void> {
     if (!this.#ping || this.#pingUrl !== url) {
       this.#dropPing()
-      const client = new pg.Client({ ...this.options.client, connectionString: url, connectionTimeoutMillis: this.options.hangMs })
+      // No connect timeout of its own: a host that takes the connection and never answers (stopped just
+      // before the ping's connection was made) is hung, and `late` says so; pg's timeout, firing at the
+      // same moment, could settle first as an error, which reads as a refusal, not a hang.
+      const client = new pg.Client({ ...this.options.client, connectionString: url })
       client.on('error', () => {
         if (this.#ping === client) this.#dropPing()
       })
