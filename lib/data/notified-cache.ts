@@ -31,8 +31,11 @@ interface Entry<V> {
 export type Generation = number
 
 export class NotifiedCache<V> {
-  // Bounds, recency and expiry are lru-cache's; what is ours is forgetting on notification.
-  readonly #entries: LRUCache<string, Entry<V>> | undefined
+  // Bounds, recency and expiry are lru-cache's; what is ours is forgetting on notification. Made at
+  // the first value kept: lru-cache preallocates maxEntries slots, which most processes' caches
+  // (a CLI run, a worker) never use.
+  #entries: LRUCache<string, Entry<V>> | undefined
+  readonly #makeEntries: (() => LRUCache<string, Entry<V>>) | undefined
   #listening = false
   // Moves on at every drop: a value computed across a change is not stored.
   #generation = 0
@@ -45,15 +48,16 @@ export class NotifiedCache<V> {
     this.#misses = cacheLookups.labels(name, 'miss')
     const evictions = cacheEvictions.labels(name)
     if (maxEntries > 0) {
-      this.#entries = new LRUCache<string, Entry<V>>({
-        max: maxEntries,
-        ttl: ttlMs,
-        // lru-cache takes only positive weights; a value heavier than maxSize is not stored.
-        ...(weigh && maxWeight !== undefined && { maxSize: maxWeight, sizeCalculation: (entry) => Math.max(1, weigh(entry.value)) }),
-        dispose: (_entry, _key, reason) => {
-          if (reason === 'evict') evictions.inc()
-        },
-      })
+      this.#makeEntries = () =>
+        new LRUCache<string, Entry<V>>({
+          max: maxEntries,
+          ttl: ttlMs,
+          // lru-cache takes only positive weights; a value heavier than maxSize is not stored.
+          ...(weigh && maxWeight !== undefined && { maxSize: maxWeight, sizeCalculation: (entry) => Math.max(1, weigh(entry.value)) }),
+          dispose: (_entry, _key, reason) => {
+            if (reason === 'evict') evictions.inc()
+          },
+        })
     }
     cacheBytes.register(name, this)
   }
@@ -89,7 +93,9 @@ export class NotifiedCache<V> {
   drop(table?: string): void {
     this.#generation++
     const entries = this.#entries
-    if (!entries) return
+    // Every write of this process and every NOTIFY lands here: lru-cache's clear() rewrites all of its
+    // preallocated slots (maxEntries of them) however few are in use, so an empty cache skips it.
+    if (!entries || entries.size === 0) return
     if (table === undefined) {
       entries.clear()
       return
@@ -117,8 +123,9 @@ export class NotifiedCache<V> {
 
   /** Keeps `value` unless a change was heard since `since` or the channel is not heard. */
   set(key: string, value: V, since: Generation, tables?: ReadonlySet<string>): void {
-    if (!this.#listening || this.#generation !== since) return
-    this.#entries?.set(key, { value, tables })
+    if (!this.#listening || this.#generation !== since || !this.#makeEntries) return
+    this.#entries ??= this.#makeEntries()
+    this.#entries.set(key, { value, tables })
   }
 
   /** The cached value of `key`, else `compute()`'s, stored unless a change raced with it. */
