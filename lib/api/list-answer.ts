@@ -87,8 +87,9 @@ async function answerCsv(ctx: Context, params: ListParams, filters: Filters, rep
 export async function answerList(ctx: Context, request: FastifyRequest, reply: FastifyReply, doors: ListDoors) {
   const { params, filters } = readListRequest(ctx, request.headers.accept)
   if (params.format === 'csv' || params.shape === 'wide') return answerCsv(ctx, params, filters, reply, doors)
-  if (doors.background && prefersAsync(request)) return submitJob(ctx, reply, doors.background, doors.transactions)
-  return reply.type(JSON_TYPE).send(await listText(ctx, doors))
+  // What is left is a JSON page asked for as a job: `answersJson` gave every other JSON page to the read service.
+  if (!doors.background) throw new Error(`${ctx.urlName}: answerList was given a JSON page (the read service answers those)`)
+  return submitJob(ctx, reply, doors.background, doors.transactions)
 }
 
 /** Whether a list GET is answered as a JSON page (else a CSV export or a job: `answerList`). */
