@@ -13,8 +13,9 @@ export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 /**
  * The V8 flags the suite runs with (package.json, tap's node-arg), passed on to the processes it starts:
  * short-lived processes spend less on compiling PGlite's WebAssembly than they would win from optimising it.
+ * A run with TEST_CPU_PROF (test/run.mjs) profiles them too.
  */
-export const TEST_V8_FLAGS = process.execArgv.filter((arg) => arg === '--liftoff-only' || arg === '--wasm-lazy-compilation')
+export const TEST_V8_FLAGS = process.execArgv.filter((arg) => arg === '--liftoff-only' || arg === '--wasm-lazy-compilation' || arg.startsWith('--cpu-prof'))
 export const ADMIN_KEY = 'd'.repeat(40)
 
 /** A database of its own on the PostgreSQL server (DATABASE_URL runs), dropped at the end. */

@@ -10,8 +10,10 @@ import { buildIfStale } from '../cli/build.mjs'
 const WORKERS = Number(process.env.TEST_JOBS ?? 3)
 // As the tap section of package.json runs a single file (`npx tap test/x.test.ts`): TypeScript through
 // tsx, and PGlite's WebAssembly compiled lazily by the baseline compiler (each worker would otherwise
-// compile and optimise all of it: seconds of CPU).
-const NODE_ARGS = ['--import=tsx', '--liftoff-only', '--wasm-lazy-compilation', '--enable-source-maps']
+// compile and optimise all of it: seconds of CPU). TEST_CPU_PROF=<dir>: every worker, and every server
+// and CLI run the tests start (test/processes.ts), writes a V8 CPU profile there.
+const CPU_PROFILE = process.env.TEST_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TEST_CPU_PROF}`] : []
+const NODE_ARGS = [...CPU_PROFILE, '--import=tsx', '--liftoff-only', '--wasm-lazy-compilation', '--enable-source-maps']
 
 const engine = process.env.DATABASE_URL ? 'postgres' : 'pglite'
 const TIMES = `.data/test-times-${engine}.json`
