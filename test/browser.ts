@@ -5,9 +5,14 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Test } from 'tap'
+import t, { type Test } from 'tap'
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
-import { api, cli, postgresDatabase, ROOT, startServer, until200 } from './processes.js'
+import { buildApp } from '../app.js'
+import { ensureAdmin } from '../lib/data/bootstrap.js'
+import type { Database } from '../lib/data/database.js'
+import { loadDemoData } from '../lib/engine/demo.js'
+import { migratedDatabase } from './helper.js'
+import { ADMIN_KEY, api, ROOT, type Server } from './processes.js'
 
 export const CHROMIUM = '/usr/bin/chromium'
 export const noChromium = !existsSync(CHROMIUM) && `needs Debian's chromium at ${CHROMIUM} (.ci/run installs it)`
@@ -24,9 +29,34 @@ const ARGS = [
   '--disable-sync',
 ]
 
-export async function launch(t: Test): Promise<Browser> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
-  t.teardown(() => browser.close())
+let shared: Promise<Browser> | undefined
+
+/**
+ * This test process's Chromium, started by the first page file it runs and shared by the next ones
+ * (a launch is ~1.6 CPU-s): the contexts a file opens are closed when it ends, the browser when the
+ * process's tests end.
+ */
+export async function launch(test: Test): Promise<Browser> {
+  if (!shared) {
+    const launching = chromium.launch({ executablePath: CHROMIUM, args: ARGS })
+    shared = launching
+    launching.then(
+      (browser) => {
+        browser.on('disconnected', () => {
+          if (shared === launching) shared = undefined
+        })
+        t.teardown(() => browser.close())
+      },
+      () => {
+        if (shared === launching) shared = undefined
+      },
+    )
+  }
+  const browser = await shared
+  const before = new Set(browser.contexts())
+  test.teardown(async () => {
+    for (const context of browser.contexts()) if (!before.has(context)) await context.close()
+  })
   return browser
 }
 
@@ -74,29 +104,53 @@ export async function axeViolations(page: Page): Promise<string[]> {
 /** The demo's names → ids of one resource, read through the API as the admin key. */
 export type Ids = Map<string, number>
 
+/** What a page's test knows of the server: its address and the superuser's key. */
+export type WebServer = Pick<Server, 'url' | 'admin'>
+
 /**
- * The real server (`node cli/start.mjs`) with the demo data on either engine, Chromium, and the demo's
- * ids by name: what every page's test starts from. PostgreSQL gets a database of its own, the demo
- * loaded by the CLI (the server loads it only when embedded).
+ * The server as `npm start` runs it (the whole app, listening on a loopback port, a superuser made as
+ * at a first start, the demo data loaded into the empty database), in this test process on its shared
+ * database: a page's test pays no process start, no engine start and no model load of its own. The
+ * start itself, as an operator runs it, is test/start.test.ts's.
+ */
+async function serveApp(database: Database, dataDir: string, port = 0) {
+  const app = await buildApp({ database, logger: false, config: { DATA_DIR: dataDir, ADMIN_API_KEY: ADMIN_KEY, MAX_EVENT_LOOP_DELAY_MS: 0 } })
+  await app.ready()
+  await ensureAdmin(app.db.db, app.config, () => undefined)
+  await loadDemoData(app.db.db)
+  await app.listen({ host: '127.0.0.1', port })
+  const address = app.server.address()
+  if (!address || typeof address !== 'object') throw new Error('the app is not listening on a port')
+  const server: WebServer = { url: `http://127.0.0.1:${address.port}`, admin: () => ({ authorization: `ApiKey admin:${ADMIN_KEY}` }) }
+  return { app, server, port: address.port }
+}
+
+/**
+ * The server with the demo data on either engine, Chromium, and the demo's ids by name: what every
+ * page's test starts from.
  */
 export async function webApp(t: Test) {
   const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-web-'))
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
-  const database = await postgresDatabase(t)
-  let server = await startServer(t, { DATA_DIR: dataDir, DATABASE_URL: database ?? '' })
-  await until200(server, '/health/ready')
-  /** Stops the server; `start()` starts it again on the same port, data and database, and waits until it is ready. */
+  const database = await migratedDatabase()
+  let running: Awaited<ReturnType<typeof serveApp>> | undefined = await serveApp(database, dataDir)
+  const stop = async () => {
+    const app = running?.app
+    running = undefined
+    await app?.close()
+  }
+  t.teardown(stop)
+  const { server, port } = running
+  /** Stops the server; `start()` starts it again on the same port and data, and waits until it is ready. */
   const stopped = async () => {
-    await server.stop()
+    await stop()
     return {
       start: async () => {
-        server = await startServer(t, { DATA_DIR: dataDir, DATABASE_URL: database ?? '', PORT: new URL(server.url).port })
-        await until200(server, '/health/ready')
-        return server
+        running = await serveApp(database, dataDir, port)
+        return running.server
       },
     }
   }
-  if (database) t.equal((await cli(['demo'], { DATABASE_URL: database, DATA_DIR: dataDir })).code, 0, 'demo data loaded')
   const password = readFileSync(join(dataDir, 'admin-password'), 'utf8').trim()
   const read = async (path: string) => (await (await api(server, path)).json()) as { objects: Array<Record<string, unknown>> }
   const idsByName = async (path: string, field: string): Promise<Ids> => new Map((await read(path)).objects.map((o) => [o[field] as string, o.id as number]))

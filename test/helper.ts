@@ -85,6 +85,16 @@ export function sharedDatabase() {
 
 /** Back to the freshly migrated state (acceptance.md §0), plus `admin` (superuser) and `alice`. */
 export async function resetDatabase(): Promise<{ database: Database; adminId: number; aliceId: number }> {
+  const database = await migratedDatabase()
+  const adminId = await createUser(database.db, { username: 'admin', is_superuser: true })
+  await createApiKey(database.db, adminId, ADMIN_KEY)
+  const aliceId = await createUser(database.db, { username: 'alice' })
+  await createApiKey(database.db, aliceId, ALICE_KEY)
+  return { database, adminId, aliceId }
+}
+
+/** The shared database back to the freshly migrated state: no user, no data, the rows migrations seed. */
+export async function migratedDatabase(): Promise<Database> {
   const { database, seed } = await sharedDatabase()
   const { db } = database
   const tables = await TABLES_IN_DELETE_ORDER(db)
@@ -97,11 +107,7 @@ export async function resetDatabase(): Promise<{ database: Database; adminId: nu
       .execute()
     if ('id' in rows[0]) await resetSequence(db, table)
   }
-  const adminId = await createUser(db, { username: 'admin', is_superuser: true })
-  await createApiKey(db, adminId, ADMIN_KEY)
-  const aliceId = await createUser(db, { username: 'alice' })
-  await createApiKey(db, aliceId, ALICE_KEY)
-  return { database, adminId, aliceId }
+  return database
 }
 
 function jsonSafe(row: Record<string, unknown>) {

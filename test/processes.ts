@@ -107,5 +107,5 @@ export function cli(args: string[], env: Record<string, string>): Promise<{ code
   })
 }
 
-export const api = (server: Server, path: string, init: RequestInit = {}) =>
+export const api = (server: Pick<Server, 'url' | 'admin'>, path: string, init: RequestInit = {}) =>
   fetch(`${server.url}/api/v1${path}`, { ...init, headers: { ...server.admin(), 'content-type': 'application/json', ...(init.headers ?? {}) } })
