@@ -115,10 +115,16 @@ export type WebServer = Pick<Server, 'url' | 'admin'>
  */
 async function serveApp(database: Database, dataDir: string, port = 0) {
   const app = await buildApp({ database, logger: false, config: { DATA_DIR: dataDir, ADMIN_API_KEY: ADMIN_KEY, MAX_EVENT_LOOP_DELAY_MS: 0 } })
-  await app.ready()
-  await ensureAdmin(app.db.db, app.config, () => undefined)
-  await loadDemoData(app.db.db)
-  await app.listen({ host: '127.0.0.1', port })
+  try {
+    await app.ready()
+    await ensureAdmin(app.db.db, app.config, () => undefined)
+    await loadDemoData(app.db.db)
+    await app.listen({ host: '127.0.0.1', port })
+  } catch (error) {
+    // Not left listening on the shared database, which the next file resets.
+    await app.close()
+    throw error
+  }
   const address = app.server.address()
   if (!address || typeof address !== 'object') throw new Error('the app is not listening on a port')
   const server: WebServer = { url: `http://127.0.0.1:${address.port}`, admin: () => ({ authorization: `ApiKey admin:${ADMIN_KEY}` }) }
