@@ -33,10 +33,10 @@ let shared: Promise<Browser> | undefined
 
 /**
  * This test process's Chromium, started by the first page file it runs and shared by the next ones
- * (a launch is ~1.6 CPU-s): the contexts a file opens are closed when it ends, the browser when the
+ * (a launch is about 2 CPU-s): the contexts a file opens are closed when it ends, the browser when the
  * process's tests end.
  */
-export async function launch(test: Test): Promise<Browser> {
+async function launch(test: Test): Promise<Browser> {
   if (!shared) {
     const launching = chromium.launch({ executablePath: CHROMIUM, args: ARGS })
     shared = launching
