@@ -1,7 +1,8 @@
 // A failure half-way through transform_upload leaves the database exactly as it was (ingestion §5.6).
 import t from 'tap'
-import { sql } from 'kysely'
-import { build, rowCounts } from './helper.js'
+import { sql, type KyselyPlugin } from 'kysely'
+import { build, rowCounts, tempDir } from './helper.js'
+import { buildApp } from '../app.js'
 import { client } from './api.js'
 import { atHalfWay, halfWayUpload } from './fixtures.js'
 import { submissionBatch } from '../lib/ingest/submissions.js'
@@ -58,4 +59,45 @@ t.test('a fault in one batch while the next is staged rolls the whole transform 
   const ids = await sql<{ ordered: boolean }>`select bool_and(row_number > previous) as ordered from (select row_number,
     lag(row_number) over (order by id) as previous from source_submission where document_id = ${doc}) s where previous is not null`.execute(db)
   t.equal(ids.rows[0].ordered, true, 'ids follow the rows across batches')
+})
+
+t.test("a failed read of the next batch answers as itself, not as the aborted transaction's next write", async (t) => {
+  const { app: setup, database, db } = await build(t)
+  const size = submissionBatch.rows
+  submissionBatch.rows = 500
+  t.teardown(() => {
+    submissionBatch.rows = size
+  })
+  const doc = await halfWayUpload(client(setup).post)
+  t.equal((await client(setup).get(`/transform_upload/?document_id=${doc}`)).status, 200)
+  // A refresh reads the stored submissions 500 at a time, each read sent before the last batch's writes.
+  // Its third read fails in the database as a lock timeout does: the transaction is aborted there, and
+  // the second batch's writes after it fail with "current transaction is aborted".
+  await sql
+    .raw(`create function lock_timeout_injected() returns int language plpgsql as $$
+    begin raise exception 'canceling statement due to lock timeout' using errcode = '55P03'; end $$`)
+    .execute(db)
+  t.teardown(() => sql.raw('drop function if exists lock_timeout_injected()').execute(db))
+  let reads = 0
+  const failingRead = db.selectNoFrom(sql<number>`lock_timeout_injected()`.as('failed')).toOperationNode()
+  const thirdReadFails: KyselyPlugin = {
+    transformQuery: ({ node }) => {
+      const batchRead = node.kind === 'SelectQueryNode' && node.limit && JSON.stringify(node.from).includes('"source_submission"')
+      return batchRead && ++reads === 3 ? failingRead : node
+    },
+    transformResult: async ({ result }) => result,
+  }
+  const app = await buildApp({
+    logger: false,
+    database: { ...database, db: database.db.withPlugin(thirdReadFails) },
+    config: { DATA_DIR: tempDir(t, 'rhizome-read-fault-'), MAX_EVENT_LOOP_DELAY_MS: 0 },
+  })
+  t.teardown(() => app.close())
+  const before = await rowCounts(db)
+  const failed = await client(app).get(`/refresh_master/?document_id=${doc}`)
+  t.equal(reads, 3, 'the third batch read was the one that failed')
+  t.equal(failed.status, 503, failed.text)
+  t.equal(failed.body.code, 'DATABASE_BUSY')
+  t.equal(failed.headers['retry-after'], '5')
+  t.same(await rowCounts(db), before, 'nothing was written')
 })
