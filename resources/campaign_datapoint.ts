@@ -18,6 +18,7 @@ import {
 } from '../lib/datapoints/campaign-reads.js'
 import { campaignKey, enterCampaignValue } from '../lib/engine/data-entry.js'
 import { recomputeCampaign } from '../lib/engine/recompute.js'
+import { lockCampaigns } from '../lib/engine/campaign-locks.js'
 import { assertNotBlocked, entryCheck, findViolations, reported } from '../lib/engine/validation.js'
 import { CAP } from '../lib/ingest/transform.js'
 import { VALIDATION_SCHEMA } from './validation_result.js'
@@ -61,6 +62,8 @@ export default defineResource({
       checkRequiredFields(ctx.resource, body)
       const entry = coerceBody(ctx.resource, body, encoding) as { indicator_id: number; location_id: number; campaign_id: number; value: number }
       await assertLocationPermitted(ctx, entry.location_id)
+      // The campaign's one writer until commit, before the read it decides on (lib/engine/campaign-locks.ts).
+      await lockCampaigns(dynamic(ctx), [entry.campaign_id])
       if (await rawOf(ctx, entry)) {
         throw new ApiError(
           409,
@@ -85,11 +88,13 @@ export default defineResource({
       const key = existing as { indicator_id: number; location_id: number; campaign_id: number }
       if (!('value' in values)) return validated(ctx, key)
       if (values.value === null) throw validationError('value', 'may not be null')
+      await lockCampaigns(dynamic(ctx), [key.campaign_id])
       await enterCampaignValue(dynamic(ctx), { ...key, value: values.value as number })
       await recomputeCampaign(dynamic(ctx), key.campaign_id)
       return validated(ctx, key)
     },
     async remove(ctx, existing) {
+      await lockCampaigns(dynamic(ctx), [existing.campaign_id as number])
       const raw = await rawOf(ctx, existing)
       if (!raw) {
         throw new ApiError(409, 'NOT_RAW', `campaign_datapoint ${existing.id} is aggregated or calculated: delete the values it is computed from`)

@@ -11,6 +11,7 @@ import { assertOwnDocument } from '../lib/engine/access.js'
 import { Param } from '../lib/api/query.js'
 import { dynamic } from '../lib/api/crud.js'
 import { materializeClaims, releaseClaims, rowsStoredBy } from '../lib/ingest/claims.js'
+import { lockCampaignsOf } from '../lib/engine/campaign-locks.js'
 
 /** A multipart file part, written to a spool file as it arrived (plugins/dispatcher.ts). */
 interface FilePart extends Partial<Spooled> {
@@ -92,7 +93,9 @@ export default defineResource({
     async beforeDelete(ctx, row) {
       if (row.guid === 'data-entry') throw new ApiError(409, 'PROTECTED', 'The Data Entry document cannot be deleted')
       // What it holds is read from the rows (lib/ingest/claims.ts): the keys it holds by claim become
-      // its rows (dependents, as its own are), those newer documents hold of its rows theirs.
+      // its rows (dependents, as its own are), those newer documents hold of its rows theirs. Its rows'
+      // campaigns have no other writer meanwhile (lib/engine/campaign-locks.ts).
+      await lockCampaignsOf(dynamic(ctx), rowsStoredBy(sql.lit(Math.trunc(row.id as number))))
       await releaseClaims(dynamic(ctx), row.id as number)
       await materializeClaims(dynamic(ctx), rowsStoredBy(sql.lit(Math.trunc(row.id as number))))
     },

@@ -5,7 +5,7 @@
 import { sql } from 'kysely'
 import t, { type Test } from 'tap'
 import { client } from './api.js'
-import { build } from './helper.js'
+import { build, engine, eventually, type Harness, heldOpen } from './helper.js'
 import { created, upload, world } from './world.js'
 
 async function setup(t: Test) {
@@ -179,4 +179,96 @@ t.test('what a document holds: its results and its deletion count the keys it ho
     ((await api.get(`/date_doc_result/?document_id=${document}`)).body.objects as Array<{ value: number }>).map((r) => r.value)
   t.same(await results(second), [4], 'the newer date document holds the repeated value')
   t.same(await results(first), [], 'the older holds it no more')
+})
+
+/** Another transaction holding campaign `campaign`'s lock (lib/engine/campaign-locks.ts), and how many wait for it. */
+async function campaignHeld(db: Harness['db'], campaign: number) {
+  const held = await heldOpen(db, (trx) => sql`select pg_advisory_xact_lock(2, ${campaign})`.execute(trx))
+  const waiting = async () =>
+    (
+      await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted and classid = 2
+        and objid = ${campaign} and database = (select oid from pg_database where datname = current_database())`.execute(db)
+    ).rows[0].n
+  /** Until `n` wait for it, or `answered()` says a request it waits for has answered meanwhile. */
+  const waited = (n: number, answered = () => false) =>
+    eventually(
+      async () => (answered() ? n : await waiting()),
+      (count) => count === n,
+      20_000,
+    )
+  return { waited, release: held.commit }
+}
+
+/** A request's answer, and whether it came yet. */
+function answering<T>(request: Promise<T>) {
+  let answered = false
+  const answer = request.finally(() => {
+    answered = true
+  })
+  return { answer, answered: () => answered }
+}
+
+const concurrent = { skip: engine === 'pglite' && 'PGlite runs one connection: no concurrent transactions' }
+
+t.test("a newer document's sync and the older one's deletion at once: the newer document's repeated value stays", concurrent, async (t) => {
+  const { db, api, w, K, send, key, value } = await setup(t)
+  const older = await send('older.csv', 'K,p,10\n')
+  const newer = await api.post('/document/', {
+    docfile: Buffer.from('campaign,geocode,n\nK,p,10\n').toString('base64'),
+    doc_title: 'newer.csv',
+    file_type: 'campaign',
+  })
+  t.equal(newer.status, 201, newer.text)
+  // Run one after the other, either order leaves the key at 10, held by the newer document: deleted
+  // first, the key is gone and the newer one writes it; synced first, the newer one holds it by claim
+  // and the deletion leaves it. Here both start while another transaction holds the campaign's lock, so
+  // each runs as far as the lock lets it before the other commits.
+  const campaign = await campaignHeld(db, K)
+  const deletion = api.delete(`/document/${older.id}/?cascade=true`)
+  t.equal(await campaign.waited(1), 1, 'the deletion waits for the campaign')
+  const sync = answering(api.get(`/transform_upload/?document_id=${newer.body.id}`))
+  await campaign.waited(2, sync.answered)
+  await campaign.release()
+  const [deleted, run] = await Promise.all([deletion, sync.answer])
+  t.equal(deleted.status, 204, deleted.text)
+  t.equal(run.status, 200, run.text)
+  t.equal(await value(w.a1), 10, 'the key keeps the value both documents carry')
+  const holder = await db
+    .selectFrom('datapoint as d')
+    .innerJoin('source_submission as s', 's.id', 'd.source_submission_id')
+    .select('s.document_id')
+    .where('d.unique_index', '=', key(w.a1))
+    .executeTakeFirst()
+  t.equal(holder?.document_id, newer.body.id, 'held by the newer document')
+})
+
+t.test('data entry on a key a waiting sync writes: each in turn, neither undone', concurrent, async (t) => {
+  const { db, api, w, K, send, value } = await setup(t)
+  await send('older.csv', 'K,p,10\n')
+  const newer = await api.post('/document/', {
+    docfile: Buffer.from('campaign,geocode,n\nK,p,11\n').toString('base64'),
+    doc_title: 'newer.csv',
+    file_type: 'campaign',
+  })
+  t.equal(newer.status, 201, newer.text)
+  const row = await db
+    .selectFrom('datapoint_with_computed')
+    .select('id')
+    .where('location_id', '=', w.a1)
+    .where('indicator_id', '=', w.n)
+    .where('campaign_id', '=', K)
+    .executeTakeFirstOrThrow()
+  // The sync waits for the campaign first, then the entry: had the entry written the key before
+  // waiting, the sync would wait for its row while holding the campaign it waits for, and the database
+  // would undo one of them.
+  const campaign = await campaignHeld(db, K)
+  const sync = api.get(`/transform_upload/?document_id=${newer.body.id}`)
+  t.equal(await campaign.waited(1), 1, 'the sync waits for the campaign')
+  const entry = answering(api.patch(`/campaign_datapoint/${row.id}/`, { value: 12 }))
+  t.equal(await campaign.waited(2, entry.answered), 2, 'the entry waits for the campaign')
+  await campaign.release()
+  const [run, entered] = await Promise.all([sync, entry.answer])
+  t.equal(run.status, 200, run.text)
+  t.equal(entered.status, 200, entered.text)
+  t.equal(await value(w.a1), 12, 'the entry came last')
 })

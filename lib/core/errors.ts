@@ -110,7 +110,8 @@ export function fromDatabaseError(error: unknown, { revealValues = true } = {}):
       return badRequest('VALIDATION_ERROR', 'a value has an invalid format')
   }
   if (code.startsWith('08') || CONNECTION_CODES.has(code)) return unavailable()
-  if (code === '55P03' || code === '57014') return busy()
+  // 40P01: two writers waited for each other (lib/engine/campaign-locks.ts says when); one is undone.
+  if (code === '55P03' || code === '57014' || code === '40P01') return busy()
   // A write reached a standby: the primary changed (a failover) and this connection was made before.
   if (code === '25006') return unavailable()
   return undefined

@@ -39,7 +39,7 @@ export async function recomputeChanged(db: Kysely<DB>, campaignId: number): Prom
   const endTimer = recomputeDuration.startTimer()
   try {
     const C = sql.lit(Math.trunc(campaignId))
-    await openWorkingSets(db, C)
+    await openWorkingSets(db, campaignId)
     const { rows } = await sql<{ changed: number; stored: number; unsafe: boolean; pending: boolean }>`select
       (select count(*)::int from ${CHANGED_KEYS} where campaign_id = ${C}) as changed,
       (select count(*)::int from agg_datapoint where campaign_id = ${C} and is_raw) as stored,

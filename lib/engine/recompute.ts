@@ -7,6 +7,7 @@ import { recomputeDuration } from '../core/metrics.js'
 import { isUniqueViolation } from '../core/errors.js'
 import { FINITE, FLOAT8, keyed, NUMERIC, SAFE_RANGE, workingTable } from './arithmetic.js'
 import { FINALS_TABLES, finalValues } from './finals.js'
+import { lockCampaigns } from './campaign-locks.js'
 
 // Working tables of every recompute, dropped at its end (and at commit in any case); finals.ts adds its own.
 const TEMP = ['rc_raw', 'rc_agg'] as const
@@ -30,7 +31,7 @@ export async function recompute(db: Kysely<DB>, campaignId: number): Promise<Rec
   // The id is an integer from the database. It is written as a literal so these statements are planned
   // for the temp tables' current contents, never from a cached generic plan.
   const C = sql.lit(Math.trunc(campaignId))
-  await openWorkingSets(db, C)
+  await openWorkingSets(db, campaignId)
   const { raw, aggregated, arithmetic } = await aggregateUp(db, C)
   const { final, calculated, tables } = await finalValues(db, C, arithmetic, 'campaign')
   await mergeResults(db, C, final, tables)
@@ -39,9 +40,9 @@ export async function recompute(db: Kysely<DB>, campaignId: number): Promise<Rec
   return { raw: count(raw), aggregated: count(aggregated), computed: count(raw) + count(aggregated) + calculated }
 }
 
-/** The campaign's lock, and empty working sets (temp tables dropped at commit). */
-export async function openWorkingSets(db: Kysely<DB>, C: RawBuilder<unknown>) {
-  await sql`select pg_advisory_xact_lock(2, ${C})`.execute(db)
+/** The campaign's lock (lib/engine/campaign-locks.ts), and empty working sets (temp tables dropped at commit). */
+export async function openWorkingSets(db: Kysely<DB>, campaignId: number) {
+  await lockCampaigns(db, [campaignId])
   // The working sets hold a campaign's every value (500,000 rows for 10,000 locations × 50
   // indicators): with the default 4 MB their hash joins spill to disk in batches. Until the end of
   // the caller's transaction.

@@ -4,6 +4,7 @@
 // so the rest of the pipeline reads the holder from the row as it always has.
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { DB } from '../../schemas/index.js'
+import { lockCampaignsOf } from '../engine/campaign-locks.js'
 
 /** Off only where a test compares with the rewrite of every repeated key (the original's §5.5). */
 export const repeatedValues = { heldByClaim: true }
@@ -29,6 +30,8 @@ export async function materializeClaims(
   if (!(await claimsExist(db, newerThan))) return 0
   await sql`drop table if exists claim_candidates`.execute(db)
   await sql`create temp table claim_candidates as ${candidates}`.execute(db)
+  // It writes their rows: their campaigns' writer (lib/engine/campaign-locks.ts), mostly held already.
+  await lockCampaignsOf(db, sql`select campaign_id from claim_candidates`)
   const { rows } = await sql<{ written: number }>`select materialize_datapoint_claims('claim_candidates',
     ${document === undefined ? null : Math.trunc(document)}::int, ${newerThan ?? sql`null`}::timestamptz) as written`.execute(db)
   await sql`drop table claim_candidates`.execute(db)

@@ -121,7 +121,7 @@ export async function refreshMaster(
 
   const conflicts = await chooseWinners(db, D, (doc.conflict ?? 'last') as ConflictPolicy, totals.cells)
   lap('refresh_conflicts')
-  const sync = await syncDatapoints(db, doc, progress)
+  const sync = await syncDatapoints(db, doc, totals.campaigns, progress)
   lap('refresh_sync')
   return {
     unmapped: { indicator: capped(unmapped.indicator), location: capped(unmapped.location), campaign: capped(unmapped.campaign) },
@@ -170,6 +170,8 @@ function newTotals() {
     rows: 0,
     created: 0,
     cells: 0,
+    /** The campaigns of the cells staged (null: a date file's), which the sync writes to. */
+    campaigns: new Set<number | null>(),
     status: { processed: 0, missing_location: 0, missing_campaign: 0, missing_date: 0, location_forbidden: 0 } as Record<keyof Statuses, number>,
     /** The status of each submission of the batch at hand, by the name it is counted under. */
     batchStatus: emptyStatuses(),
@@ -242,6 +244,7 @@ async function stageSubmissions({ doc, maps, classes, indicatorColumns, permitte
     const cells = s.submission_json as Record<string, Cell>
     const head = `${doc.id}\t${s.id}\t`
     const tail = `${location}\t${copyField(campaign)}\t${copyField(doc.file_type === 'date' ? s.data_date : null)}\t`
+    totals.campaigns.add(campaign ?? null)
     // File order, so a later column of the same row comes later (the rightmost wins, §5.4).
     for (const { column, labels, fields } of columns) {
       const cleaned = labels ? classValue(cells[column] ?? null, labels) : cleanValue(cells[column] ?? null)

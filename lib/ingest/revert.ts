@@ -6,6 +6,7 @@ import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { attributeRevert } from '../data/attribution.js'
 import { recomputeCampaign } from '../engine/recompute.js'
+import { lockCampaignsOf } from '../engine/campaign-locks.js'
 import { lockDocument } from './actions.js'
 import { materializeClaims, releaseClaims, rowsStoredBy } from './claims.js'
 import { CAP } from './transform.js'
@@ -86,6 +87,8 @@ export async function revertDocument(db: Kysely<DB>, documentId: number, force: 
   await lockDocument(db, documentId)
   progress = inStages(['values reverted', 'campaigns recomputed'], progress)
   const D = sql.lit(Math.trunc(documentId))
+  // The keys it wrote stay as the plan reads them until it commits (lib/engine/campaign-locks.ts).
+  await lockCampaignsOf(db, sql`select campaign_id from datapoint_history where document_id = ${D}`)
   // The plan reads who holds each key from the rows and the history: the keys this document holds by
   // claim become its rows (each takeover in the history), and those newer documents hold of its rows theirs.
   await releaseClaims(db, documentId)

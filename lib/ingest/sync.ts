@@ -4,6 +4,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { isUniqueViolation } from '../core/errors.js'
+import { lockCampaigns, lockCampaignsOf } from '../engine/campaign-locks.js'
 import type { Progress } from '../core/progress.js'
 import { createChangedKeys, CHANGED_KEYS } from '../engine/recompute-changed.js'
 import { materializeClaims, recordClaims, repeatedValues } from './claims.js'
@@ -25,11 +26,14 @@ export const syncChunks = { rows: 200_000 }
  * recompute; a value written again under this document's source changes no derived row, which hold
  * values only.
  */
-export async function syncDatapoints(db: Kysely<DB>, doc: Document, progress: Progress) {
+export async function syncDatapoints(db: Kysely<DB>, doc: Document, campaigns: Iterable<number | null>, progress: Progress) {
   const D = sql.lit(Math.trunc(doc.id))
   const own = sql`(select id from source_submission where document_id = ${D})`
   const tD = sql`(select created_at from source_doc where id = ${D})`
   const byClaim = sql.lit(repeatedValues.heldByClaim)
+  // What it compares stays as it read it until it commits: no other writer of the campaigns of its
+  // cells (`campaigns`, null for a date file's) meanwhile.
+  await lockCampaigns(db, campaigns)
   // A key a newer document holds by claim is made real first: the compare reads the holder from the row.
   await materializeClaims(db, sql`select p.* from datapoint p join rf_winners w on w.key = p.unique_index`, { newerThan: tD })
   await createChangedKeys(db)
@@ -72,18 +76,24 @@ export async function syncDatapoints(db: Kysely<DB>, doc: Document, progress: Pr
   progress('datapoints written', keys, keys)
   if (repeated) await recordClaims(db, doc.id)
   // The document's datapoints under keys it no longer makes; a document that held none (its first
-  // run) has none to delete, and the search would visit every row it just wrote. Those a newer
-  // document holds by claim are made real first: they are that document's, not this one's.
-  const vanished = sql`d.source_submission_id in ${own} and not exists (select 1 from rf_winners w where w.key = d.unique_index)`
-  if (held) await materializeClaims(db, sql`select d.* from datapoint d where ${vanished}`)
+  // run) has none to delete, and the search would visit every row it just wrote. Found once, their
+  // campaigns locked (a campaign it no longer writes to at all is not yet); those a newer document holds
+  // by claim are made real first (they are that document's, not this one's), the rest deleted.
+  if (held) {
+    await sql`drop table if exists rf_vanished`.execute(db)
+    await sql`create temp table rf_vanished on commit drop as select d.id, d.campaign_id from datapoint d
+      where d.source_submission_id in ${own} and not exists (select 1 from rf_winners w where w.key = d.unique_index)`.execute(db)
+    await lockCampaignsOf(db, sql`select campaign_id from rf_vanished`)
+    await materializeClaims(db, sql`select d.* from datapoint d join rf_vanished v on v.id = d.id`)
+  }
   const deleted = !held
     ? { rows: [{ deleted: 0, campaigns: null }] }
     : await sql<{ deleted: number; campaigns: number[] | null }>`
-    with d as (delete from datapoint d where ${vanished}
+    with d as (delete from datapoint d using rf_vanished v where v.id = d.id and d.source_submission_id in ${own}
     returning d.campaign_id, d.location_id, d.indicator_id),
     noted as (insert into ${CHANGED_KEYS} select campaign_id, location_id, indicator_id from d where campaign_id is not null)
     select count(*)::int as deleted, array_agg(distinct campaign_id) filter (where campaign_id is not null) as campaigns from d`.execute(db)
-  await sql`drop table rf_winners, rf_offered`.execute(db)
+  await sql`drop table if exists rf_winners, rf_offered, rf_vanished`.execute(db)
   const touched = new Set([...(changed ?? []), ...(deleted.rows[0].campaigns ?? [])])
   return {
     counts: { inserted, updated, unchanged: keys - inserted - updated - superseded, superseded, deleted: deleted.rows[0].deleted },
