@@ -1,10 +1,11 @@
-// `npm run bench:api`: req/s and p99 of GET /api/v1/campaign/<pk>/ and GET /api/v1/indicator/?id__in=<10 ids>
-// on PGlite and on PostgreSQL (and the detail GET once more with the detail cache off), next to a bare
-// Fastify hello-world, all on loopback, each run 10 s.
+// `npm run bench:api`: req/s and p99 of GET /api/v1/campaign/<pk>/, GET /api/v1/indicator/?id__in=<10 ids>
+// and POST /api/v1/campaign_type/ (a new row each) on PGlite and on PostgreSQL (and the detail GET once
+// more with the detail cache off), next to a bare Fastify hello-world, all on loopback, each run 10 s.
+// The write comes last: each one empties the read caches, which the reads before it have filled.
 // PostgreSQL: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres); a scratch
 // database is created and dropped.
 import { rmSync } from 'node:fs'
-import { round, scratchDatabase, startServer, stop, table, type Round, scratchDir } from './lib.js'
+import { round, scratchDatabase, startServer, stop, table, type Round, scratchDir, writeRound } from './lib.js'
 
 const KEY = 'e'.repeat(40)
 const auth = { authorization: `ApiKey admin:${KEY}` }
@@ -27,7 +28,7 @@ async function seed(port: number) {
   return { campaign: campaign.id, indicators: indicators.slice(10, 20) }
 }
 
-async function appRounds(label: string, env: Record<string, string | undefined>, port: number, { list = true } = {}): Promise<Round[]> {
+async function appRounds(label: string, env: Record<string, string | undefined>, port: number, { list = true, write = true } = {}): Promise<Round[]> {
   const server = await startServer(['dist/server.js'], { ...env, ADMIN_API_KEY: KEY, DEMO_DATA: '0' }, port)
   try {
     const { campaign, indicators } = await seed(port)
@@ -40,6 +41,10 @@ async function appRounds(label: string, env: Record<string, string | undefined>,
           auth,
           seconds,
         ),
+      )
+    if (write)
+      rounds.push(
+        await writeRound(`${label}: POST /api/v1/campaign_type/`, `http://127.0.0.1:${port}/api/v1/campaign_type/`, { name: 'Type [<id>]' }, auth, seconds),
       )
     return rounds
   } finally {
@@ -66,7 +71,7 @@ try {
 const uncachedScratch = await scratchDatabase(adminUrl, 'rhizome_bench_uncached')
 try {
   const env = { DATA_DIR: scratchDir('rhizome-bench-'), DATABASE_URL: uncachedScratch.url, DETAIL_CACHE_BYTES: '0' }
-  rounds.push(...(await appRounds('PostgreSQL, DETAIL_CACHE_BYTES=0', env, 4003, { list: false })))
+  rounds.push(...(await appRounds('PostgreSQL, DETAIL_CACHE_BYTES=0', env, 4003, { list: false, write: false })))
 } finally {
   await uncachedScratch.close()
 }

@@ -41,7 +41,6 @@ export function stop(child: ChildProcess): Promise<void> {
   })
 }
 
-/** A warm-up, then one bounded run (50 connections, `seconds` long). */
 /** One autocannon run as a table row. */
 function summary(name: string, result: autocannon.Result): Round {
   return {
@@ -54,11 +53,23 @@ function summary(name: string, result: autocannon.Result): Round {
   }
 }
 
+/** A warm-up, then one bounded run (50 connections, `seconds` long) of `GET url`. */
 export async function round(name: string, url: string, headers: Record<string, string> = {}, seconds = 10): Promise<Round> {
   doing(`${name}: 2 s of warm-up, then ${seconds} s of load`)
   await autocannon({ url, connections: 50, duration: 2, headers })
   const result = await autocannon({ url, connections: 50, duration: seconds, headers })
   return summary(name, result)
+}
+
+/**
+ * The same for a write: `POST url` of the JSON `body`, where autocannon replaces each `[<id>]` with a
+ * new id per request (a unique name, so every request creates a row).
+ */
+export async function writeRound(name: string, url: string, body: Record<string, unknown>, headers: Record<string, string> = {}, seconds = 10): Promise<Round> {
+  doing(`${name}: 2 s of warm-up, then ${seconds} s of load`)
+  const options = { url, method: 'POST' as const, body: JSON.stringify(body), idReplacement: true, headers: { ...headers, 'content-type': 'application/json' } }
+  await autocannon({ ...options, connections: 50, duration: 2 })
+  return summary(name, await autocannon({ ...options, connections: 50, duration: seconds }))
 }
 
 /** The middle value (of an even count, the upper of the two middle ones). */
