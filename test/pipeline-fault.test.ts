@@ -71,15 +71,11 @@ t.test("a failed read of the next batch answers as itself, not as the aborted tr
   const doc = await halfWayUpload(client(setup).post)
   t.equal((await client(setup).get(`/transform_upload/?document_id=${doc}`)).status, 200)
   // A refresh reads the stored submissions 500 at a time, each read sent before the last batch's writes.
-  // Its third read fails in the database as a lock timeout does: the transaction is aborted there, and
-  // the second batch's writes after it fail with "current transaction is aborted".
-  await sql
-    .raw(`create function lock_timeout_injected() returns int language plpgsql as $$
-    begin raise exception 'canceling statement due to lock timeout' using errcode = '55P03'; end $$`)
-    .execute(db)
-  t.teardown(() => sql.raw('drop function if exists lock_timeout_injected()').execute(db))
+  // Its third read fails in the database (a lock timeout, a cancelled statement, a deadlock): the
+  // transaction is aborted there, and the second batch's writes after it fail with "current
+  // transaction is aborted". Each of those failures is a retry's business: 503 with Retry-After.
   let reads = 0
-  const failingRead = db.selectNoFrom(sql<number>`lock_timeout_injected()`.as('failed')).toOperationNode()
+  const failingRead = db.selectNoFrom(sql<number>`read_failure_injected()`.as('failed')).toOperationNode()
   const thirdReadFails: KyselyPlugin = {
     transformQuery: ({ node }) => {
       const batchRead = node.kind === 'SelectQueryNode' && node.limit && JSON.stringify(node.from).includes('"source_submission"')
@@ -93,11 +89,23 @@ t.test("a failed read of the next batch answers as itself, not as the aborted tr
     config: { DATA_DIR: tempDir(t, 'rhizome-read-fault-'), MAX_EVENT_LOOP_DELAY_MS: 0 },
   })
   t.teardown(() => app.close())
+  t.teardown(() => sql.raw('drop function if exists read_failure_injected()').execute(db))
   const before = await rowCounts(db)
-  const failed = await client(app).get(`/refresh_master/?document_id=${doc}`)
-  t.equal(reads, 3, 'the third batch read was the one that failed')
-  t.equal(failed.status, 503, failed.text)
-  t.equal(failed.body.code, 'DATABASE_BUSY')
-  t.equal(failed.headers['retry-after'], '5')
+  for (const [code, message] of [
+    ['55P03', 'canceling statement due to lock timeout'],
+    ['57014', 'canceling statement due to statement timeout'],
+    ['40P01', 'deadlock detected'],
+  ]) {
+    await sql
+      .raw(`create or replace function read_failure_injected() returns int language plpgsql as $$
+      begin raise exception '${message}' using errcode = '${code}'; end $$`)
+      .execute(db)
+    reads = 0
+    const failed = await client(app).get(`/refresh_master/?document_id=${doc}`)
+    t.equal(reads, 3, `${code}: the third batch read was the one that failed`)
+    t.equal(failed.status, 503, failed.text)
+    t.equal(failed.body.code, 'DATABASE_BUSY')
+    t.equal(failed.headers['retry-after'], '5')
+  }
   t.same(await rowCounts(db), before, 'nothing was written')
 })
