@@ -28,13 +28,27 @@ async function setup(t: Test) {
     if (run.status !== 200) throw new Error(run.text)
     return { id, stats: run.body.objects[0].ingest_stats }
   }
+  /** A document uploaded, not yet transformed. */
+  const uploaded = (title: string, rows: string) =>
+    created(api.post('/document/', { docfile: Buffer.from(`campaign,geocode,n\n${rows}`).toString('base64'), doc_title: title, file_type: 'campaign' }))
+  /** The id of the campaign_datapoint row (the final value) at `location`'s key, which data entry edits. */
+  const finalRow = async (location: number) =>
+    (
+      await db
+        .selectFrom('datapoint_with_computed')
+        .select('id')
+        .where('location_id', '=', location)
+        .where('indicator_id', '=', w.n)
+        .where('campaign_id', '=', K)
+        .executeTakeFirstOrThrow()
+    ).id
   const key = (location: number) => `${location}_${w.n}_${K}`
   const value = async (location: number) =>
     (await db.selectFrom('datapoint').select('value').where('unique_index', '=', key(location)).executeTakeFirst())?.value
   const rowVersion = async () =>
     (await sql<{ k: string; v: string }>`select unique_index as k, xmin::text || ':' || ctid::text as v from datapoint order by 1`.execute(db)).rows
   const historyCount = async () => Number((await sql<{ n: number }>`select count(*)::int as n from datapoint_history`.execute(db)).rows[0].n)
-  return { app, db, api, w, K, maps, send, key, value, rowVersion, historyCount }
+  return { app, db, api, w, K, maps, send, uploaded, finalRow, key, value, rowVersion, historyCount }
 }
 
 t.test('an unchanged re-upload writes no row and no history: its keys count as unchanged', async (t) => {
@@ -111,18 +125,11 @@ t.test('a refresh of a document whose time lies between the two does not take th
 })
 
 t.test('data entry between them, and on a key held by claim: the history says who held it', async (t) => {
-  const { api, db, w, K, send, value, key } = await setup(t)
+  const { api, db, w, send, finalRow, value, key } = await setup(t)
   const older = await send('older.csv', 'K,p,10\n')
   // Data entry edits the campaign_datapoint row (the final value) at the key.
   const enter = async (value: number) => {
-    const row = await db
-      .selectFrom('datapoint_with_computed')
-      .select('id')
-      .where('location_id', '=', w.a1)
-      .where('indicator_id', '=', w.n)
-      .where('campaign_id', '=', K)
-      .executeTakeFirstOrThrow()
-    const answer = await api.patch(`/campaign_datapoint/${row.id}/`, { value })
+    const answer = await api.patch(`/campaign_datapoint/${await finalRow(w.a1)}/`, { value })
     t.equal(answer.status, 200, answer.text)
   }
   await enter(10)
@@ -211,14 +218,9 @@ function answering<T>(request: Promise<T>) {
 const concurrent = { skip: engine === 'pglite' && 'PGlite runs one connection: no concurrent transactions' }
 
 t.test("a newer document's sync and the older one's deletion at once: the newer document's repeated value stays", concurrent, async (t) => {
-  const { db, api, w, K, send, key, value } = await setup(t)
+  const { db, api, w, K, send, uploaded, key, value } = await setup(t)
   const older = await send('older.csv', 'K,p,10\n')
-  const newer = await api.post('/document/', {
-    docfile: Buffer.from('campaign,geocode,n\nK,p,10\n').toString('base64'),
-    doc_title: 'newer.csv',
-    file_type: 'campaign',
-  })
-  t.equal(newer.status, 201, newer.text)
+  const newer = await uploaded('newer.csv', 'K,p,10\n')
   // Run one after the other, either order leaves the key at 10, held by the newer document: deleted
   // first, the key is gone and the newer one writes it; synced first, the newer one holds it by claim
   // and the deletion leaves it. Here both start while another transaction holds the campaign's lock, so
@@ -226,7 +228,7 @@ t.test("a newer document's sync and the older one's deletion at once: the newer 
   const campaign = await campaignHeld(db, K)
   const deletion = api.delete(`/document/${older.id}/?cascade=true`)
   t.equal(await campaign.waited(1), 1, 'the deletion waits for the campaign')
-  const sync = answering(api.get(`/transform_upload/?document_id=${newer.body.id}`))
+  const sync = answering(api.get(`/transform_upload/?document_id=${newer}`))
   await campaign.waited(2, sync.answered)
   await campaign.release()
   const [deleted, run] = await Promise.all([deletion, sync.answer])
@@ -239,32 +241,21 @@ t.test("a newer document's sync and the older one's deletion at once: the newer 
     .select('s.document_id')
     .where('d.unique_index', '=', key(w.a1))
     .executeTakeFirst()
-  t.equal(holder?.document_id, newer.body.id, 'held by the newer document')
+  t.equal(holder?.document_id, newer, 'held by the newer document')
 })
 
 t.test('data entry on a key a waiting sync writes: each in turn, neither undone', concurrent, async (t) => {
-  const { db, api, w, K, send, value } = await setup(t)
+  const { db, api, w, K, send, uploaded, finalRow, value } = await setup(t)
   await send('older.csv', 'K,p,10\n')
-  const newer = await api.post('/document/', {
-    docfile: Buffer.from('campaign,geocode,n\nK,p,11\n').toString('base64'),
-    doc_title: 'newer.csv',
-    file_type: 'campaign',
-  })
-  t.equal(newer.status, 201, newer.text)
-  const row = await db
-    .selectFrom('datapoint_with_computed')
-    .select('id')
-    .where('location_id', '=', w.a1)
-    .where('indicator_id', '=', w.n)
-    .where('campaign_id', '=', K)
-    .executeTakeFirstOrThrow()
+  const newer = await uploaded('newer.csv', 'K,p,11\n')
+  const row = await finalRow(w.a1)
   // The sync waits for the campaign first, then the entry: had the entry written the key before
   // waiting, the sync would wait for its row while holding the campaign it waits for, and the database
   // would undo one of them.
   const campaign = await campaignHeld(db, K)
-  const sync = api.get(`/transform_upload/?document_id=${newer.body.id}`)
+  const sync = api.get(`/transform_upload/?document_id=${newer}`)
   t.equal(await campaign.waited(1), 1, 'the sync waits for the campaign')
-  const entry = answering(api.patch(`/campaign_datapoint/${row.id}/`, { value: 12 }))
+  const entry = answering(api.patch(`/campaign_datapoint/${row}/`, { value: 12 }))
   t.equal(await campaign.waited(2, entry.answered), 2, 'the entry waits for the campaign')
   await campaign.release()
   const [run, entered] = await Promise.all([sync, entry.answer])
