@@ -8,11 +8,14 @@ import { ApiError } from '../lib/core/errors.js'
 import { dynamic } from '../lib/api/crud.js'
 import { DATE_DATAPOINT_META, DATE_DATAPOINT_PARAMS, grouped, rawSelection, rawWide } from '../lib/datapoints/date-reads.js'
 import { dataEntrySubmission, dateKey } from '../lib/engine/data-entry.js'
+import { lockCampaigns } from '../lib/engine/campaign-locks.js'
 
 /** ingestion §9.2: a written row is a data entry: its key follows its fields, its source is the Data Entry submission. */
 async function asDataEntry(ctx: Context, values: Row, existing?: Row): Promise<Row> {
   const row = { ...existing, ...values }
   if (values.location_id !== undefined) await assertLocationPermitted(ctx, row.location_id as number)
+  // The date datapoints' one writer until commit, before the read it decides on (lib/engine/campaign-locks.ts).
+  await lockCampaigns(dynamic(ctx), [null])
   const key = dateKey(row)
   const clash = await ctx.db.selectFrom('datapoint').select('id').where('unique_index', '=', key).executeTakeFirst()
   if (clash && clash.id !== existing?.id) {
@@ -54,5 +57,6 @@ export default defineResource({
     // The flat and discrete modes' export; the grouped mode has its own.
     wide: rawWide,
     beforeWrite: (ctx, values, existing) => asDataEntry(ctx, values, existing),
+    beforeDelete: async (ctx) => lockCampaigns(dynamic(ctx), [null]),
   },
 })

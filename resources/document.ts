@@ -12,6 +12,7 @@ import { Param } from '../lib/api/query.js'
 import { dynamic } from '../lib/api/crud.js'
 import { materializeClaims, releaseClaims, rowsStoredBy } from '../lib/ingest/claims.js'
 import { lockCampaignsOf } from '../lib/engine/campaign-locks.js'
+import { lockDocument } from '../lib/ingest/actions.js'
 
 /** A multipart file part, written to a spool file as it arrived (plugins/dispatcher.ts). */
 interface FilePart extends Partial<Spooled> {
@@ -94,7 +95,9 @@ export default defineResource({
       if (row.guid === 'data-entry') throw new ApiError(409, 'PROTECTED', 'The Data Entry document cannot be deleted')
       // What it holds is read from the rows (lib/ingest/claims.ts): the keys it holds by claim become
       // its rows (dependents, as its own are), those newer documents hold of its rows theirs. Its rows'
-      // campaigns have no other writer meanwhile (lib/engine/campaign-locks.ts).
+      // campaigns have no other writer meanwhile (lib/engine/campaign-locks.ts), and no step of its own
+      // runs (one that has already written would wait for the campaigns this deletion holds).
+      await lockDocument(dynamic(ctx), row.id as number)
       await lockCampaignsOf(dynamic(ctx), rowsStoredBy(sql.lit(Math.trunc(row.id as number))))
       await releaseClaims(dynamic(ctx), row.id as number)
       await materializeClaims(dynamic(ctx), rowsStoredBy(sql.lit(Math.trunc(row.id as number))))
