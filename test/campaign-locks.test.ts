@@ -137,3 +137,21 @@ t.test('data entry on a key a waiting sync writes: each in turn, neither undone'
   t.equal(entered.status, 200, entered.text)
   t.equal(await value(w.a1), 12, 'the entry came last')
 })
+
+t.test('a location deleted with its values waits for their campaign before it deletes them', concurrent, async (t) => {
+  const { db, api, w, K, send, key } = await setup(t)
+  await send('values.csv', 'K,p,10\n')
+  const campaign = await holding(t, db, (trx) => sql`select pg_advisory_xact_lock(2, ${K})`.execute(trx))
+  const deletion = answering(api.delete(`/location/${w.a1}/?cascade=true`))
+  t.equal(await until(() => campaignWaiters(db, K), 1, deletion.answered), 1, 'the deletion waits for the campaign')
+  // Waiting, it has not touched the campaign's values: another writer may still lock the row.
+  const free = await sql`select id from datapoint where unique_index = ${key(w.a1)} for update nowait`.execute(db).then(
+    () => 'free',
+    (error: { code?: string }) => `locked (${error.code})`,
+  )
+  t.equal(free, 'free', 'the value is not yet deleted')
+  await campaign.end()
+  const deleted = await deletion.answer
+  t.equal(deleted.status, 204, deleted.text)
+  t.equal((await db.selectFrom('datapoint').select('id').where('unique_index', '=', key(w.a1)).executeTakeFirst()) ?? null, null, 'then it is')
+})

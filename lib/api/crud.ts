@@ -17,6 +17,7 @@ import {
   type Row,
 } from './resource.js'
 import { RawJson } from '../core/raw-json.js'
+import { lockCampaignsOf } from '../engine/campaign-locks.js'
 import { coerceBody, checkRequiredFields, writeOnlyColumns } from './body.js'
 import { assertOwner, permittedLocations } from '../engine/access.js'
 
@@ -301,6 +302,8 @@ export async function deleteCascade(ctx: Context, table: string, ids: number[], 
       deleted,
     )
   }
+  // Raw datapoints have one writer per campaign (lib/engine/campaign-locks.ts), from before the delete.
+  if (table === 'datapoint') await lockCampaignsOf(dynamic(ctx), sql`select campaign_id from datapoint where id = any(${ids}::int4[])`)
   const rows = (await dynamic(ctx).deleteFrom(table).where('id', 'in', ids).returningAll().execute()) as Row[]
   deleted.set(table, [...(deleted.get(table) ?? []), ...rows])
   return deleted

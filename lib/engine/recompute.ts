@@ -186,5 +186,6 @@ export async function mergeCampaign(
 export async function recomputeAfterDelete(db: Kysely<DB>, table: string, rows: Array<Record<string, unknown>>): Promise<void> {
   if (table !== 'datapoint') return
   const campaigns = new Set(rows.map((r) => r.campaign_id).filter((c): c is number => typeof c === 'number'))
-  for (const campaign of campaigns) await recomputeCampaign(db, campaign)
+  // In ascending order, as their locks are taken (lib/engine/campaign-locks.ts).
+  for (const campaign of [...campaigns].sort((a, b) => a - b)) await recomputeCampaign(db, campaign)
 }
