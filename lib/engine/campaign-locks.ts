@@ -1,5 +1,5 @@
 // One writer of a campaign's raw datapoints at a time. Every step that writes them (an upload's sync,
-// data entry, a revert, a document's deletion, a claim made real) holds the campaign's lock, a
+// data entry, a revert, a document's deletion, a cascade, a claim made real) holds the campaign's lock, a
 // transaction-scoped advisory lock, from before its first write until it commits, and the recompute
 // that follows holds it too. A sync decides from what it reads which keys it writes, which it holds by
 // claim and which it deletes: another writer's change between that read and its commit would be lost

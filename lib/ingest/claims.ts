@@ -20,18 +20,19 @@ async function claimsExist(db: Kysely<DB>, newerThan?: RawBuilder<unknown>): Pro
  * The claims on the datapoint rows `candidates` selects (a query of datapoint's columns) made real:
  * each claimed row written with its holder's source and precedence, the history recording each
  * takeover before. Only rows where `document` took a turn (as the holder or before it) when given, and
- * only holders created after `newerThan` when given. Returns how many rows were written.
+ * only holders created after `newerThan` when given. It writes the rows: it takes their campaigns'
+ * locks (lib/engine/campaign-locks.ts) unless the caller holds them (`campaignsHeld`, as a sync does,
+ * where the candidates are a whole file's keys). Returns how many rows were written.
  */
 export async function materializeClaims(
   db: Kysely<DB>,
   candidates: RawBuilder<unknown>,
-  { document, newerThan }: { document?: number; newerThan?: RawBuilder<unknown> } = {},
+  { document, newerThan, campaignsHeld = false }: { document?: number; newerThan?: RawBuilder<unknown>; campaignsHeld?: boolean } = {},
 ): Promise<number> {
   if (!(await claimsExist(db, newerThan))) return 0
   await sql`drop table if exists claim_candidates`.execute(db)
   await sql`create temp table claim_candidates as ${candidates}`.execute(db)
-  // It writes their rows: their campaigns' writer (lib/engine/campaign-locks.ts), mostly held already.
-  await lockCampaignsOf(db, sql`select campaign_id from claim_candidates`)
+  if (!campaignsHeld) await lockCampaignsOf(db, sql`select campaign_id from claim_candidates`)
   const { rows } = await sql<{ written: number }>`select materialize_datapoint_claims('claim_candidates',
     ${document === undefined ? null : Math.trunc(document)}::int, ${newerThan ?? sql`null`}::timestamptz) as written`.execute(db)
   await sql`drop table claim_candidates`.execute(db)

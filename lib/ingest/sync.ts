@@ -35,7 +35,7 @@ export async function syncDatapoints(db: Kysely<DB>, doc: Document, campaigns: I
   // cells (`campaigns`, null for a date file's) meanwhile.
   await lockCampaigns(db, campaigns)
   // A key a newer document holds by claim is made real first: the compare reads the holder from the row.
-  await materializeClaims(db, sql`select p.* from datapoint p join rf_winners w on w.key = p.unique_index`, { newerThan: tD })
+  await materializeClaims(db, sql`select p.* from datapoint p join rf_winners w on w.key = p.unique_index`, { newerThan: tD, campaignsHeld: true })
   await createChangedKeys(db)
   await sql`drop table if exists rf_offered`.execute(db)
   await sql`create temp table rf_offered (like rf_winners) on commit drop`.execute(db)
@@ -84,7 +84,7 @@ export async function syncDatapoints(db: Kysely<DB>, doc: Document, campaigns: I
     await sql`create temp table rf_vanished on commit drop as select d.id, d.campaign_id from datapoint d
       where d.source_submission_id in ${own} and not exists (select 1 from rf_winners w where w.key = d.unique_index)`.execute(db)
     await lockCampaignsOf(db, sql`select campaign_id from rf_vanished`)
-    await materializeClaims(db, sql`select d.* from datapoint d join rf_vanished v on v.id = d.id`)
+    await materializeClaims(db, sql`select d.* from datapoint d join rf_vanished v on v.id = d.id`, { campaignsHeld: true })
   }
   const deleted = !held
     ? { rows: [{ deleted: 0, campaigns: null }] }
