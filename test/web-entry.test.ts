@@ -39,8 +39,11 @@ t.test('data entry in Chromium', { skip: noChromium }, async (t) => {
     if (missed === 100) t.equal(await page.locator('[data-cell="Ashford/Percent missed"]').textContent(), '10 %', 'the percent computed as it is typed')
     await page.keyboard.press('Enter')
   }
+  // The last value, the moment it is entered, is said to be on its way, not yet in the browser's outbox.
+  const lastState = page.locator(`#cell-${location.get('Coldwater')}-${indicator.get('Children missed')}-state`)
+  t.match(await lastState.textContent(), /^(Saving…|Waiting to be sent|Saved)$/, 'the last value entered is said to be on its way at once')
   await page.getByRole('status').filter({ hasText: 'Every value is sent' }).waitFor()
-  await page.locator('#content .entry-state', { hasText: 'Saved' }).first().waitFor()
+  t.equal(await lastState.textContent(), 'Saved', 'every value is sent only when the last one is saved')
   const values = async () => {
     const rows = (
       await read(

@@ -58,6 +58,11 @@ export function DataEntry({ catalog }) {
   const [selection, setSelection] = useState({ resource: 'campaign_datapoint', campaignId: campaigns[0]?.id, dataDate: '', locationId: catalog.roots[0]?.id })
   const { value: components, error: noComponents } = useRead(() => list('/calculated_indicator_component/?limit=0'), [], null)
   const [values, setValues] = useState(null)
+  // The selection the values were read for: a grid is shown only under its own campaign or day, never
+  // for a moment under the next one's name (a value typed there would be saved to the new selection).
+  const [valuesFor, setValuesFor] = useState(null)
+  const selectionKey = JSON.stringify([selection.resource, selection.campaignId, selection.dataDate, selection.locationId])
+  const current = valuesFor === selectionKey ? values : null
   const [drafts, setDrafts] = useState(new Map())
   const [states, setStates] = useState(new Map())
   const [history, setHistory] = useState(null)
@@ -80,7 +85,9 @@ export function DataEntry({ catalog }) {
     })
   const setState = (key, state) => setStates((before) => new Map(before).set(key, state))
 
-  const { waiting, showOutbox, send } = useOutbox({ keyOf, columns, setValues, setStates })
+  const { waiting: kept, showOutbox, send } = useOutbox({ keyOf, columns, setValues, setStates })
+  // What the outbox keeps, or more while a value just typed is on its way into it.
+  const waiting = Math.max(kept, [...states.values()].filter((s) => s.state === 'saving' || s.state === 'waiting').length)
   useEffect(() => {
     if (!components || !rows.length || (over === 'date' ? !selection.dataDate : !selection.campaignId)) return setValues(null)
     let latest = true
@@ -91,6 +98,7 @@ export function DataEntry({ catalog }) {
       ({ values: loaded, paths }) => {
         if (!latest) return
         setValues(loaded)
+        setValuesFor(selectionKey)
         setError('')
         showOutbox()
         keepForOffline(paths).then((ready) => latest && setOfflineReady(ready))
@@ -100,7 +108,7 @@ export function DataEntry({ catalog }) {
     return () => {
       latest = false
     }
-  }, [selection, components])
+  }, [selectionKey, components])
 
   const { commit, keepMine, takeTheirs } = cellWrites({ selection, over, rows, columns, keyOf, states, values, setValues, setState, showOutbox, send })
   const shownValues = (row) => shownValuesOf(row, columns, keyOf, { drafts, states, values })
@@ -132,10 +140,10 @@ export function DataEntry({ catalog }) {
     <p class="entry-waiting" role="status">${waiting ? tn(waiting, '{n} value waits to be sent', '{n} values wait to be sent') : t('Every value is sent')}</p>
     <p class="hint">${t('Type a value and press Enter or Tab: it is saved, and kept in this browser until the server has it. Calculated indicators are shown as they will be computed.')}</p>
     ${error && html`<p class="error" role="alert">${error}</p>`}
-    ${!values && !error && html`<p>${t('Loading…')}</p>`}
+    ${!current && !error && html`<p>${t('Loading…')}</p>`}
     ${
-      values &&
-      html`<${EntryGrid} grid=${grid} rows=${rows} columns=${columns} components=${components} values=${values} keyOf=${keyOf} shownValues=${shownValues} cellOf=${cellOf} />`
+      current &&
+      html`<${EntryGrid} grid=${grid} rows=${rows} columns=${columns} components=${components} values=${current} keyOf=${keyOf} shownValues=${shownValues} cellOf=${cellOf} />`
     }
     ${history && html`<${CellHistory} cell=${history} format=${history.format} users=${users} onClose=${() => setHistory(null)} />`}
   </section>`
@@ -276,6 +284,8 @@ function cellWrites({ selection, over, rows, columns, keyOf, states, values, set
   /** Sends `value` over the row version `over` (none: a new value); any earlier refusal or conflict of the cell is settled by it. */
   const save = async (row, column, value, base) => {
     const key = keyOf(row.id, column.id)
+    // Said at once, before the outbox has it (IndexedDB answers later): the page never says every value is sent while one is not.
+    setState(key, { state: navigator.onLine ? 'saving' : 'waiting', value })
     await forget(key)
     const keyFields = over === 'campaign' ? { campaign_id: selection.campaignId } : { data_date: selection.dataDate }
     await enqueue({
@@ -287,7 +297,6 @@ function cellWrites({ selection, over, rows, columns, keyOf, states, values, set
       row_id: base?.rowId ?? null,
       etag: base?.etag ?? null,
     })
-    setState(key, { state: navigator.onLine ? 'saving' : 'waiting', value })
     await showOutbox()
     send()
   }
