@@ -27,10 +27,15 @@ async function requireRow(ctx: Context, id: number, table: 'source_doc' | 'campa
   return row as unknown as Row
 }
 
-/** The `document_id` parameter's document, if the requester may process it (lib/engine/access.ts). */
+/**
+ * The `document_id` parameter's document, if the requester may process it (lib/engine/access.ts) and
+ * it is an upload. The Data Entry document has no file: a step run on it would find none of the typed
+ * values in its (empty) submissions and delete them all.
+ */
 async function requireDocument(ctx: Context<typeof documentParam>): Promise<Document> {
   const doc = (await requireRow(ctx, ctx.params.document_id, 'source_doc', 'document')) as unknown as Document
   assertOwnDocument(ctx.user, doc)
+  if (!doc.docfile) throw new ApiError(409, 'NOT_AN_UPLOAD', 'The Data Entry document is not an upload: change typed values through the datapoint resources')
   return doc
 }
 
@@ -105,7 +110,6 @@ export const revertDocumentResource = defineResource({
   action: async (ctx) => {
     const force = ctx.params.force ?? false
     const doc = await requireDocument(ctx)
-    if (!doc.docfile) throw new ApiError(409, 'NOT_AN_UPLOAD', 'The Data Entry document is not an upload: change typed values through the datapoint resources')
     const db = ctx.db as Kysely<DB>
     return [await revertDocument(db, doc.id, force, await documentLocations(db, doc, ctx.user), ctx.progress)]
   },

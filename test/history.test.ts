@@ -160,6 +160,25 @@ t.test('a revert as a background job; bad parameters; the Data Entry document', 
   t.equal(refused.body.code, 'NOT_AN_UPLOAD')
 })
 
+t.test('no pipeline step runs on the Data Entry document, at once or as a job: the typed values stay', async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  const w = await historyWorld(api)
+  const typed = await api.post('/campaign_datapoint/', { indicator_id: w.ids.v1, location_id: w.a1, campaign_id: w.C, value: 7 })
+  t.equal(typed.status, 201, typed.text)
+  const before = await values(db)
+  const dataEntry = (await sql<{ id: number }>`select id from source_doc where guid = 'data-entry'`.execute(db)).rows[0].id
+  for (const step of ['transform_upload', 'refresh_master', 'queue_process', 'revert_document']) {
+    for (const headers of [admin, { ...admin, prefer: 'respond-async' }]) {
+      const refused = await api.get(`/${step}/?document_id=${dataEntry}`, headers)
+      t.equal(refused.status, 409, `${step}${headers === admin ? '' : ' as a job'}: ${refused.text}`)
+      t.equal(refused.body.code, 'NOT_AN_UPLOAD')
+    }
+  }
+  t.same(await values(db), before, 'every typed value kept')
+  t.equal((await api.get('/job/')).body.objects.length, 0, 'no job queued')
+})
+
 t.test('nobody writes history through the API; a change made with SQL is in it', async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
