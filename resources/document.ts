@@ -63,6 +63,8 @@ export default defineResource({
       // Multipart: doc_title defaults to the file part's name.
       if (body.doc_title === undefined && part && typeof part === 'object') body = { ...body, doc_title: part.filename }
       checkRequiredFields(ctx.resource, body)
+      for (const field of ['doc_title', 'file_type', 'date_order', 'conflict'])
+        if (body[field] !== undefined && typeof body[field] !== 'string') throw validationError(field, 'must be a string')
       if (part === undefined || part === null || (typeof part !== 'string' && typeof part.path !== 'string'))
         throw validationError('docfile', 'must be base64 text or a file part')
       const { MAX_UPLOAD_BYTES, DATA_DIR } = ctx.config

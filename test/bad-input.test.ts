@@ -240,6 +240,7 @@ t.test('bad-input corpus: a 4xx naming the problem, no 5xx, no stack trace, noth
     ['limit=1e999', /Invalid value for limit/],
     ['offset=NaN', /Invalid value for offset/],
     ['offset=1.5', /Invalid value for offset/],
+    ['offset=99999999999999999999', /Invalid value for offset: "99999999999999999999" \(expected a non-negative integer up to 9007199254740991\)/],
     ['format=xml', /Invalid value for format/],
     ['order_by=nope', /Cannot order by 'nope'/],
     ['limit=1&limit=2', /Parameter limit is given more than once/],
@@ -497,6 +498,20 @@ t.test('bad-input corpus: a 4xx naming the problem, no 5xx, no stack trace, noth
   upload('path traversal in the title', '../../etc/passwd.csv', 'geocode,campaign\nG,C\n', /doc_title: must be a file name without path separators/, 400)
   upload('backslash traversal in the title', '..\\..\\boot.csv', 'geocode,campaign\nG,C\n', /doc_title: must be a file name/, 400)
   upload('control characters in the title', 'a\nb.csv', 'geocode,campaign\nG,C\n', /doc_title: must be a file name/, 400)
+  for (const [field, value] of [
+    ['doc_title', { a: 1 }],
+    ['file_type', ['campaign']],
+    ['date_order', 1],
+  ] as const)
+    add({
+      name: `upload: ${field} not a string`,
+      method: 'POST',
+      url: '/api/v1/document/',
+      body: json({ doc_title: 'a.csv', file_type: 'campaign', docfile: base64('geocode,campaign\nG,C\n'), [field]: value }),
+      headers: JSON_TYPE,
+      status: 400,
+      message: new RegExp(`${field}: must be a string`),
+    })
   upload('file too large', 'big.csv', 'x'.repeat(2_100_000), /too large \(limit 2000000 bytes\)/, 413)
   upload('unknown file type', 'a.csv', 'geocode,campaign\nG,C\n', /file_type: must be one of campaign, date/, 400, 'weekly')
   add({

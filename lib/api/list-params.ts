@@ -35,11 +35,14 @@ export function listParamsOf(resource: Resource) {
   return { ...always, format: { ...format, enum: formatsOf(resource) }, ...(shapes.length > 1 ? { shape: { ...shape, enum: shapes } } : {}) }
 }
 
-/** `limit` or `offset`: an integer of at least 0 (its schema's `minimum`), written in digits alone. */
+/**
+ * `limit` or `offset`: an integer of at least 0 (its schema's `minimum`), written in digits alone, and
+ * one a double holds exactly (a larger offset would reach the database as another number, or overflow).
+ */
 function integerParam(query: QueryParams, name: 'limit' | 'offset', fallback: number): number {
   const text = query.last(name)
   if (text === undefined || text === '') return fallback
-  if (!/^\d+$/.test(text)) throw invalidValue(name, text, 'a non-negative integer')
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw invalidValue(name, text, `a non-negative integer up to ${Number.MAX_SAFE_INTEGER}`)
   return Number(text)
 }
 
