@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely'
 import type { DB } from '../schemas/index.js'
 import { defineResource } from '../lib/api/resource.js'
 import { Param } from '../lib/api/query.js'
-import { validationError } from '../lib/core/errors.js'
+import { notFound, validationError } from '../lib/core/errors.js'
 import { assertLocationPermitted } from '../lib/datapoints/location-selection.js'
 import { uploadTemplate } from '../lib/ingest/template.js'
 
@@ -45,7 +45,11 @@ export default defineResource({
     const { params } = ctx
     const fileType = params.file_type ?? 'campaign'
     if (fileType !== 'campaign' && fileType !== 'date') throw validationError('file_type', 'must be one of campaign, date')
-    if (params.location_id !== undefined) await assertLocationPermitted(ctx, params.location_id)
+    if (params.location_id !== undefined) {
+      await assertLocationPermitted(ctx, params.location_id)
+      const location = await (ctx.db as Kysely<DB>).selectFrom('location').select('id').where('id', '=', params.location_id).executeTakeFirst()
+      if (!location) throw notFound('location', String(params.location_id))
+    }
     const dataDate = params.data_date ?? new Date().toISOString().slice(0, 10)
     const asked = { fileType, root: params.location_id ?? null, campaignId: params.campaign_id, dataDate } as const
     return [await uploadTemplate(ctx.db as Kysely<DB>, ctx.user, asked)]

@@ -62,6 +62,9 @@ t.test('a filled template is saved whole, with nothing to map', async (t) => {
   t.same(hers.body.objects[0].rows, [['a1', 'C']], 'a restricted user: her districts')
   t.equal((await api.get(`/upload_template/?location_id=${w.B}`, alice)).status, 403, 'another subtree is refused')
   t.equal((await api.get('/upload_template/?file_type=other')).status, 400, 'a bad file type is a 400')
+  const nowhere = await api.get('/upload_template/?location_id=999999')
+  t.equal(nowhere.status, 404, 'a location that does not exist is a 404, not an empty template')
+  t.equal(nowhere.body.code, 'NOT_FOUND')
   const dates = (await api.get('/upload_template/?file_type=date&data_date=2016-03-15')).body.objects[0]
   t.same(dates.header, ['geocode', 'data_date', 'unique_key', 'cases'])
   t.same(dates.rows[0], ['a1', '2016-03-15', 'a1-2016-03-15'])
