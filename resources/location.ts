@@ -26,7 +26,8 @@ export default defineResource({
       return { query: selection.length ? query.where('t.id', 'in', selection) : query.where(sql<boolean>`false`) }
     },
     async beforeWrite(ctx, values, existing) {
-      if (!('parent_location_id' in values) && existing) return
+      // No move (the parent not given, or given as it is): a read, edited and sent back whole is not refused for its parent.
+      if (existing && (!('parent_location_id' in values) || (values.parent_location_id ?? null) === (existing.parent_location_id ?? null))) return
       const parent = (values.parent_location_id ?? null) as number | null
       await assertLocationPermitted(ctx, parent)
       if (existing) await checkNoCycle(ctx.db, existing.id as number, parent)

@@ -112,6 +112,19 @@ t.test('a user responsible for province A gets nothing of province B or the root
   t.equal((await asAlice.post('/date_datapoint/', { indicator_id: w.cases, location_id: w.b1, data_date: '2016-01-01', value: 1 })).status, 403)
   const aDate = (await asAlice.get(`/date_datapoint/?indicator__in=${w.cases}&location_id__in=${w.a1}`)).body.objects[0]
   t.equal((await asAlice.patch(`/date_datapoint/${aDate.id}/`, { location_id: w.b1 })).status, 403, 'nor move a row out')
+  // Her province read and sent back whole: its parent, the root outside her reach, is given as it is, not moved to.
+  const province = (await asAlice.get(`/location/${w.A}/`)).body
+  const resent = await asAlice.patch(`/location/${w.A}/`, { name: province.name, parent_location_id: province.parent_location_id })
+  t.equal(resent.status, 200, `her province sent back unchanged: ${resent.text}`)
+  t.equal((await asAlice.patch(`/location/${w.A}/`, { parent_location_id: w.B })).status, 403, 'a move out of her reach is still refused')
+  const newRoot = await asAlice.post('/location/', {
+    name: 'Elsewhere',
+    location_code: 'ELSEWHERE',
+    location_type_id: province.location_type_id,
+    parent_location_id: null,
+  })
+  t.equal(newRoot.status, 403)
+  t.equal(newRoot.body.message, 'The top of the tree (no parent) is outside your responsibility', 'never a new root, said so')
   t.equal((await asAlice.post('/date_datapoint/', { indicator_id: w.cases, location_id: w.a1, data_date: '2016-01-01', value: 1 })).status, 201)
   t.equal((await asAlice.delete(`/date_datapoint/${aDate.id}/`)).status, 403, 'only superusers delete')
 })

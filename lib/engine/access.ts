@@ -88,7 +88,11 @@ export async function assertLocationInReach(db: Kysely<DB>, user: AuthUser, loca
       .where('parent_location_id', '=', user.top_lvl_location_id!)
       .where('location_id', '=', location)
       .executeTakeFirst())
-  if (!inside) throw forbidden(`Location ${String(location ?? 'null')} is outside your responsibility`, 'LOCATION_FORBIDDEN')
+  if (!inside)
+    throw forbidden(
+      location == null ? 'The top of the tree (no parent) is outside your responsibility' : `Location ${String(location)} is outside your responsibility`,
+      'LOCATION_FORBIDDEN',
+    )
 }
 
 /**
