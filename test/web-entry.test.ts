@@ -23,18 +23,18 @@ t.test('data entry in Chromium', { skip: noChromium }, async (t) => {
   await cell('Children vaccinated', 'Ashford').waitFor()
   t.same(await page.locator('tbody th').allTextContents(), ['Ashford', 'Brindle', 'Coldwater'], 'her three districts, and nothing outside Northmarch')
 
-  // Keyboard only: type, Enter moves down the column; the percent follows what is typed.
+  // Keyboard only: type, Enter moves down the column and selects the value there, so what is typed
+  // replaces it (each district holds the demo's values); the percent follows what is typed.
   await cell('Children vaccinated', 'Ashford').click()
+  await page.keyboard.press('Control+A')
   const typed: Record<string, [number, number]> = { Ashford: [900, 100], Brindle: [1800, 200], Coldwater: [950, 50] }
   for (const [place, [vaccinated]] of Object.entries(typed)) {
-    await page.keyboard.press('Control+A')
     await page.keyboard.type(String(vaccinated))
     await page.keyboard.press('Enter')
     t.pass(`${place}: vaccinated typed`)
   }
   await cell('Children missed', 'Ashford').focus()
   for (const [, [, missed]] of Object.entries(typed)) {
-    await page.keyboard.press('Control+A')
     await page.keyboard.type(String(missed))
     if (missed === 100) t.equal(await page.locator('[data-cell="Ashford/Percent missed"]').textContent(), '10 %', 'the percent computed as it is typed')
     await page.keyboard.press('Enter')

@@ -58,6 +58,7 @@ export function EntryCell({ id, label, format, value, state, columnIndex, onDraf
         onDraft(e.target.value)
       }}
       onChange=${(e) => commit(e.target.value)}
+      onFocus=${(e) => e.target.select()}
       onKeyDown=${(e) => {
         if (e.key !== 'Enter') return
         e.preventDefault()
