@@ -193,9 +193,23 @@ export async function webApp(t: Test) {
 /** A chart's figure on the page, by its type. */
 export const figure = (page: Page, type: string) => page.locator(`figure.chart[data-type="${type}"]`)
 
-/** Waits until `count` charts say they are drawn. */
-export const chartsDrawn = (page: Page, count: number) =>
-  page.waitForFunction((n) => document.querySelectorAll('figure.chart[data-drawn="true"]').length === n, count)
+/**
+ * Waits until `count` charts say they are drawn (a minute: a loaded 2-core machine draws five charts in
+ * seconds, and more than 30 s was seen once); when they do not, says what each chart on the page shows.
+ */
+export async function chartsDrawn(page: Page, count: number) {
+  try {
+    await page.waitForFunction((n) => document.querySelectorAll('figure.chart[data-drawn="true"]').length === n, count, { timeout: 60_000 })
+  } catch (error) {
+    const figures = await page
+      .locator('figure.chart')
+      .evaluateAll((all) =>
+        all.map((f) => `${(f as HTMLElement).dataset.type} drawn=${(f as HTMLElement).dataset.drawn}: ${f.textContent?.trim().slice(0, 120)}`),
+      )
+      .catch(() => [])
+    throw new Error(`${count} charts drawn expected; on the page: ${figures.join(' | ') || 'none'}`, { cause: error })
+  }
+}
 
 /** The rows of a chart's table view (opened if it is folded), as cell texts. */
 export async function numbersOf(chart: Locator): Promise<string[][]> {
