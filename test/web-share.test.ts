@@ -92,6 +92,14 @@ t.test('export and share a dashboard in Chromium', { skip: noChromium }, async (
     await stranger.page.locator('details.export a', { hasText: 'PDF' }).first().getAttribute('href'),
     /^\/api\/v1\/shared\/[\w-]{43}\/export_file\/\?type=pdf$/,
   )
+  // Every file the page offers comes through the link: the API's own routes would ask the stranger to sign in.
+  const offered = await stranger.page.locator('#content a[href^="/api/"]').evaluateAll((links) => links.map((a) => a.getAttribute('href')!))
+  t.ok(offered.length > 0, 'files offered')
+  t.same(
+    offered.filter((href) => !href.startsWith('/api/v1/shared/')),
+    [],
+    'each through the link (no "CSV of every row" from the API itself)',
+  )
   t.same(await violationsAtBothWidths(stranger.page), [], 'axe: no violation at 1280 and 375 px')
   // A drill-down works through the link as well.
   await figure(stranger.page, 'ColumnChart').locator('details.numbers').getByRole('button', { name: 'Eastvale' }).click()

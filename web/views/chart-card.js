@@ -82,7 +82,9 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
   }, [state])
 
   const title = chart.title ?? t('Chart')
-  const table = () => html`<${ValuesTable} spec=${spec} data=${state.data} catalog=${catalog} onDrill=${onDrill} caption=${title} csv=${state.data.csv} />`
+  // Through a shared link the API's own CSV would ask for credentials: its exports come through the link (ExportLinks).
+  const table = () =>
+    html`<${ValuesTable} spec=${spec} data=${state.data} catalog=${catalog} onDrill=${onDrill} caption=${title} csv=${exportBase ? undefined : state.data.csv} />`
   const scope =
     state.aimedAbove &&
     html`<p class="hint scope">${t('Shown for {places}: the part of the country you can see.', { places: catalog.roots.map((r) => r.name).join(', ') })}</p>`
@@ -176,6 +178,6 @@ function ValuesTable({ spec, data, catalog, onDrill, caption, csv }) {
         html`<button class="secondary" disabled=${offset === 0} onClick=${() => setOffset(Math.max(0, offset - PAGE))} aria-label=${t('Previous rows of {caption}', { caption })}>${t('Previous')}</button>
         <button class="secondary" disabled=${offset + PAGE >= rows.length} onClick=${() => setOffset(offset + PAGE)} aria-label=${t('Next rows of {caption}', { caption })}>${t('Next')}</button>`
       }
-      <a href=${`/api/v1${csv}`} download=${csvFileName(csv, catalog)} onClick=${(e) => downloadCsv(e, csv, catalog)}>${t('CSV of every row')}</a>
+      ${csv && html`<a href=${`/api/v1${csv}`} download=${csvFileName(csv, catalog)} onClick=${(e) => downloadCsv(e, csv, catalog)}>${t('CSV of every row')}</a>`}
     </div>`
 }
