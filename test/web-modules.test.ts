@@ -130,7 +130,11 @@ t.test('a chart’s read: chart_json as an object or the original’s string, ca
   )
   t.equal(rootsFallback(saved, catalog), undefined, 'a visible location: as saved')
   const hidden = rootsFallback({ ...saved, location_ids: [1] }, catalog)
-  t.same([hidden?.location_ids, hidden?.location_depth, hidden?.type], [[10], 0, 'ColumnChart'], 'a location above hers: her roots, the rest as saved')
+  t.same(
+    [hidden?.location_ids, hidden?.location_depth, hidden?.type],
+    [[10], 1, 'ColumnChart'],
+    'a location outside hers: her roots, at its depth, the rest as saved',
+  )
 })
 
 t.test('a chart’s values: indexed by key, campaigns in time order, options with readable numbers', async (t) => {
@@ -512,6 +516,22 @@ t.test('a chart says where and when: its subtitle, and what a pie or a map given
   t.equal(drawnOnly(two, both, named), 'Draws Missed for June only: a pie shows one indicator and one campaign.')
   t.equal(chartSubtitle(two, both, named), 'June · Provinces of Veridia', 'the one campaign it draws')
   t.equal(drawnOnly(chart, data, named), '', 'a column chart draws all it is given')
+  // Read below the country by a reader who sees North alone: her part, by name, never "Location 1".
+  const hers = {
+    ...named,
+    locations: [...named.locations, { id: 20, name: 'Ashby', location_type_id: 3, parent_location_id: 10 }],
+    types: [...named.types, { id: 3, name: 'District' }],
+    roots: [{ id: 10, name: 'North' }],
+    locationName: new Map([
+      [10, 'North'],
+      [20, 'Ashby'],
+    ]),
+  }
+  const provinces = chartData(chart, chartRead(chart, {}, hers), rows.slice(0, 1), hers)
+  t.equal(chartSubtitle(chart, provinces, hers), 'March · North', 'the provinces of the country: hers alone, by name')
+  const deeper = { ...chart, location_depth: 2 }
+  const districts = chartData(deeper, chartRead(deeper, {}, hers), [{ indicator_id: 1, location_id: 20, campaign_id: 3, value: 5 }], hers)
+  t.equal(chartSubtitle(deeper, districts, hers), 'March · Districts of North', 'its districts: the districts of her part')
   // A file has nothing around the drawing: the subtitle is drawn into it, above the grid.
   const drawn = chartOption(chart, data, named)
   t.equal(drawn.graphic[0].style.text, 'March · Provinces of Veridia')

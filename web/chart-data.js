@@ -61,7 +61,8 @@ export function rootsFallback(chart, catalog) {
   if (isRelative(chart)) return undefined
   const hidden = (chart.location_ids ?? []).some((id) => !catalog.locationName.has(id))
   if (!hidden || catalog.roots.length === 0) return undefined
-  return { ...chart, location_ids: catalog.roots.map((r) => r.id), location_depth: 0 }
+  // At the chart's own depth: a chart of another province's districts shows hers, not her province alone.
+  return { ...chart, location_ids: catalog.roots.map((r) => r.id) }
 }
 
 /**

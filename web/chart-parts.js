@@ -38,14 +38,21 @@ function typeOf(catalog, locationId) {
   return catalog.types?.find((type) => type.id === location?.location_type_id)?.name
 }
 
-/** Where a chart's values are: "Districts of Eastvale", "Veridia", or the names read. */
+/**
+ * Where a chart's values are: "Districts of Eastvale", "Veridia", or the names read. A chart read below
+ * a location above the reader's part of the country (its values hers alone) is said to be below her
+ * part, by name: "Districts of Southreach", never "Districts of Location 1".
+ */
 function placeOf(data, catalog) {
   const name = (id) => catalog.locationName?.get(id) ?? t('Location {id}', { id })
   const where = data.where ?? {}
   if (where.location_id != null) {
-    if (!where.location_depth) return name(where.location_id)
+    const above = !catalog.locationName?.has(where.location_id) && catalog.roots?.length > 0
+    const place = above ? catalog.roots.map((r) => r.name).join(', ') : name(where.location_id)
+    const herRootsOnly = above && data.locationIds.every((id) => catalog.roots.some((r) => r.id === id))
+    if (!where.location_depth || herRootsOnly) return place
     const type = typeOf(catalog, data.locationIds[0])
-    return type ? t('{types} of {place}', { types: plural(type), place: name(where.location_id) }) : t('Below {place}', { place: name(where.location_id) })
+    return type ? t('{types} of {place}', { types: plural(type), place }) : t('Below {place}', { place })
   }
   const ids = data.locationIds ?? []
   return ids.length > 3 ? t('{first} and {n} more', { first: ids.slice(0, 2).map(name).join(', '), n: ids.length - 2 }) : ids.map(name).join(', ')
