@@ -58,6 +58,16 @@ t.test('data entry in Chromium', { skip: noChromium }, async (t) => {
     [100, 200, 50, 350],
     'the values are saved, and the province totals them',
   )
+  // A reload comes back to the campaign she chose (not the newest, the default): it is in the address.
+  t.match(page.url(), new RegExp(`#/entry\\?campaign=${march}&location=${location.get('Northmarch')}$`), 'the choice in the address')
+  await page.reload()
+  await cell('Children missed', 'Coldwater').waitFor()
+  t.equal(
+    await page.getByRole('combobox', { name: /^Campaign/ }).evaluate((select) => (select as HTMLSelectElement).selectedOptions[0]?.textContent),
+    'March 2016 - NID - OPV',
+    'reloaded: the campaign she chose',
+  )
+  t.equal(await cell('Children missed', 'Coldwater').inputValue(), '50', 'with the values she typed')
 
   // Her dashboard shows them: the province chart reads her districts, the table their percents.
   await page.goto(`${server.url}/app/#/dashboard/${dashboard.get('Campaign overview')}?campaign=${march}`)

@@ -87,7 +87,7 @@ function page(hash, user, catalog, reloadCatalog) {
   if (section === 'chart' && id)
     return [t('Edit chart'), html`<${ChartBuilder} key=${id} chartId=${id} dashboardId=${extra} catalog=${catalog} user=${user} navigate=${navigate} />`]
   if (section === 'data') return [t('Data'), html`<${DataBrowser} catalog=${catalog} />`]
-  if (section === 'entry') return [t('Data entry'), html`<${DataEntry} catalog=${catalog} />`]
+  if (section === 'entry') return [t('Data entry'), html`<${DataEntry} catalog=${catalog} params=${params} />`]
   if (section === 'catalog' && mayEditCatalog(user))
     return [t('Catalog'), html`<${Catalog} catalog=${catalog} user=${user} section=${id} onCatalogChange=${reloadCatalog} />`]
   if (section === 'upload') return [t('Upload'), html`<${Upload} catalog=${catalog} user=${user} documentId=${id} jobId=${params.job} />`]

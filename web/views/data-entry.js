@@ -14,6 +14,7 @@ import { cellKey, enqueue, entries, flush, forget } from '../outbox.js'
 import { CellHistory, EntryCell } from './data-entry-cell.js'
 import { LocationSearch } from './location-search.js'
 import { keepForOffline } from '../offline.js'
+import { routeHash } from '../route.js'
 
 /** A stored value's ETag, read from its detail (null when the reader cannot read it). */
 async function etagOf(resource, id) {
@@ -53,9 +54,33 @@ async function userNames() {
   return new Map(res.status === 200 ? res.body.objects.map((u) => [u.id, u.username]) : [])
 }
 
-export function DataEntry({ catalog }) {
+/**
+ * The form's selection from the address (`#/entry?campaign=3&location=7`, or `values=date&day=…`), each
+ * part checked against what the reader may see; the newest campaign and her first root by default.
+ */
+function selectionOf(params, catalog, campaigns) {
+  const campaignId = Number(params.campaign)
+  const locationId = Number(params.location)
+  return {
+    resource: params.values === 'date' ? 'date_datapoint' : 'campaign_datapoint',
+    campaignId: campaigns.some((c) => c.id === campaignId) ? campaignId : campaigns[0]?.id,
+    dataDate: /^\d{4}-\d{2}-\d{2}$/.test(params.day ?? '') ? params.day : '',
+    locationId: catalog.locationName.has(locationId) ? locationId : catalog.roots[0]?.id,
+  }
+}
+
+/** The address of a selection: a reload (even offline, from the service worker) comes back to it. */
+const addressOf = (selection) =>
+  routeHash('#/entry', {
+    values: selection.resource === 'date_datapoint' ? 'date' : undefined,
+    campaign: selection.resource === 'date_datapoint' ? undefined : selection.campaignId,
+    day: selection.resource === 'date_datapoint' ? selection.dataDate : undefined,
+    location: selection.locationId,
+  })
+
+export function DataEntry({ catalog, params = {} }) {
   const campaigns = [...catalog.campaigns].reverse()
-  const [selection, setSelection] = useState({ resource: 'campaign_datapoint', campaignId: campaigns[0]?.id, dataDate: '', locationId: catalog.roots[0]?.id })
+  const [selection, setSelection] = useState(() => selectionOf(params, catalog, campaigns))
   const { value: components, error: noComponents } = useRead(() => list('/calculated_indicator_component/?limit=0'), [], null)
   const [values, setValues] = useState(null)
   // The selection the values were read for: a grid is shown only under its own campaign or day, never
@@ -109,6 +134,12 @@ export function DataEntry({ catalog }) {
       latest = false
     }
   }, [selectionKey, components])
+  // A selection changed here is written into the address in place (no new history entry, no navigation).
+  const chosen = useRef(false)
+  useEffect(() => {
+    if (chosen.current) window.history.replaceState(window.history.state, '', addressOf(selection))
+    chosen.current = true
+  }, [selectionKey])
 
   const { commit, keepMine, takeTheirs } = cellWrites({ selection, over, rows, columns, keyOf, states, values, setValues, setState, showOutbox, send })
   const shownValues = (row) => shownValuesOf(row, columns, keyOf, { drafts, states, values })
