@@ -118,4 +118,18 @@ t.test('export and share a dashboard in Chromium', { skip: noChromium }, async (
   await stranger.page.getByRole('alert').waitFor()
   t.match(await stranger.page.getByRole('alert').textContent(), /does not exist, has expired or was revoked/)
   t.same(problems, [], 'no script error and no CSP refusal')
+
+  // A link that ends on a day ends at the end of that day where its maker is (Bogotá: UTC−5).
+  const west = await watchedPage(browser, undefined, 'America/Bogota')
+  await signIn(west.page, server.url, 'admin', password)
+  await west.page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+  await west.page.getByText('Share this dashboard', { exact: true }).click()
+  await west.page.getByLabel('Ends on (optional)').fill('2027-01-15')
+  await west.page.getByRole('button', { name: 'Create a link for the whole dashboard' }).click()
+  const listed = west.page.getByRole('list', { name: 'Links to this dashboard' }).getByRole('listitem')
+  await listed.first().waitFor()
+  t.match(await listed.first().textContent(), /· ends Jan 15, 2027, 11:59 PM GMT-5 Revoke$/, 'it ends at 11:59 PM where she is, words and button apart')
+  const kept = (await app.read(`/dashboard_share/?dashboard_id=${dashboardId}`)).objects.find((link) => link.expires_at)!
+  t.match(String(kept.expires_at), /^2027-01-16T04:59:59(\.0+)?$/, `kept in UTC: the next day at 04:59:59 (${kept.expires_at})`)
+  t.same(west.problems, [], 'no script error and no CSP refusal')
 })

@@ -8,6 +8,12 @@ import { formatTime } from '../format.js'
 import { html } from '../html.js'
 import { t } from '../i18n.js'
 
+/**
+ * The last second of `day` (YYYY-MM-DD) where the reader is, as the API's timestamps are written: UTC,
+ * without a zone designator. A link that ends on the 15th in Bogotá ends at 2027-01-16T04:59:59.
+ */
+const endOfDay = (day) => new Date(`${day}T23:59:59`).toISOString().slice(0, 19)
+
 export function ShareLinks({ dashboardId, view, catalog }) {
   const [links, setLinks] = useState([])
   const [made, setMade] = useState('')
@@ -24,7 +30,7 @@ export function ShareLinks({ dashboardId, view, catalog }) {
       const body = {
         dashboard_id: Number(dashboardId),
         location_id: view.locationId ?? undefined,
-        expires_at: expires ? `${expires}T23:59:59` : undefined,
+        expires_at: expires ? endOfDay(expires) : undefined,
         view: { campaign: view.campaignId, location: view.locationId, start_date: view.startDate, end_date: view.endDate },
       }
       const answer = await change('POST', '/dashboard_share/', body)
@@ -83,8 +89,7 @@ export function ShareLinks({ dashboardId, view, catalog }) {
         html`<ul class="share-list" aria-label=${t('Links to this dashboard')}>
           ${links.map(
             (link) => html`<li key=${link.id}>
-              ${t('Made {time}', { time: formatTime(link.created_at) })} · ${shownAt(link)}
-              · ${link.expires_at ? t('ends {time}', { time: formatTime(link.expires_at) }) : t('no end')}
+              ${t('Made {time}', { time: formatTime(link.created_at) })} · ${shownAt(link)} · ${link.expires_at ? t('ends {time}', { time: formatTime(link.expires_at) }) : t('no end')}${' '}
               <button class="secondary" onClick=${() => revoke(link.id)} aria-label=${t('Revoke the link made {time}', { time: formatTime(link.created_at) })}>${t('Revoke')}</button>
             </li>`,
           )}
