@@ -462,6 +462,23 @@ t.test('series that read: coloured by what varies, counts and percents on their 
   t.equal(option.yAxis[1].axisLabel.formatter(0.02), '2 %', 'which reads percents')
   t.equal(option.yAxis[0].minInterval, 1, 'counts step by whole numbers')
   t.equal(option.legend.type, 'plain', 'a legend of three is never paged')
+  // Grouped by location, the indicators would be the categories of one axis, the percent flat at 0
+  // beside the counts: with counts and percents together, the locations stay the categories.
+  const grouped = chartOption({ ...column, groupBy: 'location' }, data, three, { framed: true })
+  t.same(
+    [grouped.xAxis.data, grouped.series.map((s: { yAxisIndex?: number }) => s.yAxisIndex ?? 0)],
+    [
+      ['North', 'South', 'East'],
+      [0, 0, 1],
+    ],
+    'grouped by location, counts and a percent: the percent keeps an axis of its own',
+  )
+  const counts = { ...column, groupBy: 'location', indicator_ids: [1, 4] }
+  t.same(
+    chartOption(counts, chartData(counts, chartRead(counts, {}, three), rows, three), three).xAxis.data,
+    ['Missed', 'Vaccinated'],
+    'counts alone: the indicators as categories',
+  )
 
   // One indicator over two campaigns and three locations: a series per location, each its own colour.
   const overTime = { type: 'ColumnChart', indicator_ids: [1], campaign_ids: [3, 7], location_ids: [10, 11, 12] }

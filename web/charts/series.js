@@ -15,6 +15,10 @@ const VISIBLE_CATEGORIES = 30
 function seriesOf(chart, data, { indicatorIds, colorOf, locationName, indicatorName, formatOf, fillOf, coverageOf, lastKey, look }) {
   const overTime = data.over !== 'classes' && (look.line || data.keys.length > 1)
   const byLocation = chart.groupBy === 'location'
+  // With locations as the series, one campaign's indicators are the categories of one axis: counts and
+  // percents together would leave the percents flat at 0, so the locations stay the categories.
+  const isPercent = (i) => formatOf(i) === 'pct'
+  const indicatorsAsCategories = byLocation && !(indicatorIds.some(isPercent) && !indicatorIds.every(isPercent))
   const locations = data.locationIds.slice(0, 12)
   /** Each series: a name, a colour, and its value in each category. */
   let categories
@@ -52,7 +56,7 @@ function seriesOf(chart, data, { indicatorIds, colorOf, locationName, indicatorN
       shown: data.keys.map((k) => shownValue(data, i, l, k.id, formatOf(i))),
       formats: data.keys.map(() => formatOf(i)),
     }))
-  } else if (byLocation) {
+  } else if (indicatorsAsCategories) {
     categories = indicatorIds.map(indicatorName)
     series = locations.map((l, n) => ({
       name: locationName(l),
