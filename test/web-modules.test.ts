@@ -6,6 +6,7 @@ import { query } from '../web/api.js'
 import {
   chartData,
   chartOption,
+  drawsStatuses,
   chartRead,
   chartSpec,
   coverageWords,
@@ -337,6 +338,17 @@ t.test('statuses: the legend of an indicator’s bounds, the read that asks for 
     map.series[0].data.map((d: { itemStyle: { areaColor: string } }) => d.itemStyle.areaColor),
     ['#1a9641', '#d7191c'],
   )
+  // A legend only where its colours are drawn: one series of bars, a map, a table; not two series,
+  // each in a colour of its own, nor a pie.
+  const statusLegendOf = (option: { graphic: Array<{ style?: { text?: string } }> }) =>
+    option.graphic.filter((g) => /good: 90 or more/.test(g.style?.text ?? '')).length
+  t.ok(drawsStatuses(column, data, withBounds) && statusLegendOf(chartOption(column, data, withBounds)) === 1, 'one series in status colours: the legend')
+  t.ok(drawsStatuses({ ...column, type: 'TableChart' }, data, withBounds), 'a table: the legend')
+  const two = { ...column, indicator_ids: [1, 9] }
+  const twoData = chartData(two, chartRead(two, {}, withBounds), [...data.points, { indicator_id: 9, location_id: 10, campaign_id: 3, value: 4 }], withBounds)
+  t.notOk(drawsStatuses(two, twoData, withBounds), 'two series, a colour each: no status legend on the card')
+  t.equal(statusLegendOf(chartOption(two, twoData, withBounds)), 0, 'nor in a file')
+  t.notOk(drawsStatuses({ ...column, type: 'PieChart' }, data, withBounds), 'a pie: none')
 })
 
 t.test('coverage in words: the children by their type, incomplete below the threshold', async (t) => {

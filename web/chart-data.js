@@ -8,7 +8,7 @@ import { statusFill } from './status.js'
 import { t } from './i18n.js'
 import { chartSubtitle, SERIES_COLOURS, statusGraphic } from './chart-parts.js'
 import { coverageAt, coverageWords, keyOf, shownValue, statusAt, valueAt } from './chart-values.js'
-import { chartTypeOf, isMap } from './charts/registry.js'
+import { chartTypeOf, isMap, isTable } from './charts/registry.js'
 import './charts/types.js'
 
 // What the app's views and the server's exports take from here besides what is defined below.
@@ -300,7 +300,7 @@ export function chartOption(chart, data, catalog, options = {}) {
   if (framed) return option
   // The subtitle above the drawing, the status legend below it: room made by moving what is drawn.
   const subtitle = chartSubtitle(chart, data, catalog)
-  const legend = statusGraphic(chart.indicator_ids ?? [], catalog, { fontFamily, narrow })
+  const legend = hasStatusColours(chart, option) ? statusGraphic(chart.indicator_ids ?? [], catalog, { fontFamily, narrow }) : { elements: [], height: 0 }
   const top = subtitle ? 22 : 0
   const text = { type: 'text', left: 0, top: 2, style: { text: subtitle, fill: '#444', font: `12px ${fontFamily}` }, silent: true }
   const shift = (component) =>
@@ -317,6 +317,15 @@ export function chartOption(chart, data, catalog, options = {}) {
     graphic: [...(subtitle ? [text] : []), ...legend.elements],
   }
 }
+
+/**
+ * Whether a chart shows values in their statuses' colours, and so has a status legend: a table's cells,
+ * a map's regions and the bars of a single series are; several series keep a colour each, and a pie's
+ * slices and a map's bubbles are never.
+ */
+export const drawsStatuses = (chart, data, catalog) => isTable(chart) || hasStatusColours(chart, drawnOption(chart, data, catalog))
+
+const hasStatusColours = (chart, option) => isTable(chart) || (option.series ?? []).some((s) => Array.isArray(s.data) && s.data.some((item) => item?.itemStyle))
 
 function drawnOption(chart, data, catalog, { mapName = '', tooltip = (lines) => lines.join('\n'), narrow = false, fontFamily = 'system-ui, sans-serif' } = {}) {
   const indicatorIds = chart.indicator_ids ?? []

@@ -2,7 +2,7 @@
 // whose location names drill down. It marks itself drawn (data-drawn and a performance mark), which is
 // what the browser tests time.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
-import { chartOption, chartSpec, isMap, isTable, tableRows, typeName } from '../chart-data.js'
+import { chartOption, chartSpec, drawsStatuses, isMap, isTable, tableRows, typeName } from '../chart-data.js'
 import { csvFileName, downloadCsv } from '../csv-download.js'
 import { draw, readChartFor, registerPolygons, tooltipElement } from '../charts.js'
 import { chartSubtitle, drawnOnly } from '../chart-parts.js'
@@ -108,7 +108,7 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
     ${scope}
     ${only && html`<p class="hint drawn-only">${only}</p>`}
     ${body}
-    ${state.data?.points.length > 0 && html`<${StatusLegend} indicatorIds=${spec.indicator_ids ?? []} catalog=${catalog} />`}
+    ${state.data?.points.length > 0 && drawsStatuses(spec, state.data, catalog) && html`<${StatusLegend} indicatorIds=${spec.indicator_ids ?? []} catalog=${catalog} />`}
     ${chart.id && state.data?.points.length > 0 && html`<${ExportLinks} target=${{ chart_id: chart.id }} view=${view} label=${title} csv=${exportBase ? undefined : state.data.csv} catalog=${catalog} base=${exportBase} />`}
   </figure>`
 }
