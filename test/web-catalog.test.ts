@@ -69,7 +69,8 @@ t.test('the catalog in Chromium: a metadata editor', { skip: noChromium }, async
     await indicatorForm.getByLabel('Short name').fill(short)
     await indicatorForm.getByLabel('Data format').selectOption(format)
     await indicatorForm.getByRole('button', { name: 'Create indicator' }).click()
-    await page.locator('li.chart-item', { hasText: `${short} (${format})` }).waitFor()
+    // Its format in words, the API's code beside it: "LQAS result (Class (class))".
+    await page.locator('li.chart-item', { hasText: `${short} (` }).filter({ hasText: `(${format}))` }).waitFor()
   }
   await createIndicator('LQAS lot result', 'LQAS result', 'class')
   await createIndicator('Doses given in the lot', 'Doses given', 'int')
@@ -111,7 +112,7 @@ t.test('the catalog in Chromium: a metadata editor', { skip: noChromium }, async
   await addComponent('Dose ratio', 'Doses given', 'NUMERATOR')
   await said('Component added')
   await addComponent('Dose ratio', 'Doses planned', 'DENOMINATOR')
-  await page.getByText('Dose ratio ← Doses planned (DENOMINATOR)').waitFor()
+  await page.getByText('Dose ratio ← Doses planned (Denominator (DENOMINATOR))').waitFor()
   t.pass('the ratio’s numerator and denominator listed')
 
   // A cycle is refused with the API's message.

@@ -42,6 +42,19 @@ t.test('the app in French', { skip: noChromium }, async (t) => {
     // The page is an upload (a noun); its button uploads (a verb).
     if (hash === '#/upload') t.ok(await page.getByRole('button', { name: 'Téléverser', exact: true }).isVisible(), 'the upload button: Téléverser')
   }
+  // The catalog says data formats and calculations in words, the API's code beside them.
+  await page.goto(`${server.url}/app/#/catalog`)
+  await page.getByRole('heading', { level: 1, name: 'Catalogue' }).waitFor()
+  t.same(
+    await page.getByLabel('Format des données').locator('option').allTextContents(),
+    ['Nombre (int)', 'Pourcentage (pct)', 'Oui ou non (bool)', 'Classe (class)', 'Nombre par date (date_int)'],
+    'data formats in French',
+  )
+  t.match(
+    await page.locator('ul.cards').first().textContent(),
+    /\((Numérateur \(NUMERATOR\)|Dénominateur \(DENOMINATOR\)|Partie additionnée \(PART_TO_BE_SUMMED\))\)/,
+    'a component’s calculation in words',
+  )
   await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
   await chartsDrawn(page, 5)
 

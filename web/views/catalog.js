@@ -14,8 +14,23 @@ import { CreateForm, DeleteButton } from './catalog-parts.js'
 import { ClassLabels } from './class-labels.js'
 import { LocationSearch } from './location-search.js'
 
-const FORMATS = ['int', 'pct', 'bool', 'class', 'date_int']
-const CALCULATIONS = ['PART_TO_BE_SUMMED', 'NUMERATOR', 'DENOMINATOR', 'WHOLE_OF_DIFFERENCE', 'PART_OF_DIFFERENCE']
+/** Data formats and calculations in words, the API's code beside them (what an API user writes). */
+const FORMATS = {
+  int: () => t('Count'),
+  pct: () => t('Percent'),
+  bool: () => t('Yes or no'),
+  class: () => t('Class'),
+  date_int: () => t('Count by date'),
+}
+const CALCULATIONS = {
+  PART_TO_BE_SUMMED: () => t('Part summed'),
+  NUMERATOR: () => t('Numerator'),
+  DENOMINATOR: () => t('Denominator'),
+  WHOLE_OF_DIFFERENCE: () => t('Whole of a difference'),
+  PART_OF_DIFFERENCE: () => t('Part of a difference'),
+}
+const inWords = (words, code) => (words[code] ? `${words[code]()} (${code})` : code)
+const choices = (words) => Object.keys(words).map((code) => html`<option key=${code} value=${code}>${inWords(words, code)}</option>`)
 /** @type {Array<[string, () => string]>} */
 const SECTIONS = [
   ['indicators', () => t('Indicators')],
@@ -35,7 +50,7 @@ function Indicators({ catalog, user, done, say, version }) {
       fields=${[['name'], ['short_name'], ['data_format'], ['resource_name'], ['good_bound', 'number'], ['bad_bound', 'number']]}>
       <label>${t('Name')} <input name="name" required maxlength="255" /></label>
       <label>${t('Short name')} <input name="short_name" required maxlength="255" /></label>
-      <label>${t('Data format')} <select name="data_format">${FORMATS.map((f) => html`<option key=${f} value=${f}>${f}</option>`)}</select></label>
+      <label>${t('Data format')} <select name="data_format">${choices(FORMATS)}</select></label>
       <label>${t('Values of')} <select name="resource_name"><option value="campaign">${t('Campaigns')}</option><option value="date">${t('Dates')}</option></select></label>
       <label>${t('Good bound')} <input name="good_bound" inputmode="decimal" /></label>
       <label>${t('Bad bound')} <input name="bad_bound" inputmode="decimal" /></label>
@@ -43,14 +58,16 @@ function Indicators({ catalog, user, done, say, version }) {
     <h2>${t('Calculated indicators')}</h2>
     <p class="hint">${t('A calculated indicator is made of components: parts summed, a numerator over a denominator, or a part of a difference.')}</p>
     <ul class="cards">${components.map(
-      (c) => html`<li key=${c.id} class="chart-item"><span>${name(c.indicator_id)} ← ${name(c.indicator_component_id)} (${c.calculation})</span>
+      (
+        c,
+      ) => html`<li key=${c.id} class="chart-item"><span>${name(c.indicator_id)} ← ${name(c.indicator_component_id)} (${inWords(CALCULATIONS, c.calculation)})</span>
         <${DeleteButton} resource="calculated_indicator_component" row=${c} name=${t('component {id}', { id: c.id })} user=${user} onDeleted=${() => done('')} onMessage=${say} /></li>`,
     )}</ul>
     <${CreateForm} resource="calculated_indicator_component" submit=${t('Add component')} onCreated=${() => done(t('Component added'))} onMessage=${say}
       fields=${[['indicator_id', 'number'], ['indicator_component_id', 'number'], ['calculation']]}>
       <label>${t('Calculated indicator')} <select name="indicator_id">${options(catalog.indicators, (i) => i.short_name)}</select></label>
       <label>${t('Component')} <select name="indicator_component_id">${options(catalog.indicators, (i) => i.short_name)}</select></label>
-      <label>${t('Calculation')} <select name="calculation">${CALCULATIONS.map((c) => html`<option key=${c} value=${c}>${c}</option>`)}</select></label>
+      <label>${t('Calculation')} <select name="calculation">${choices(CALCULATIONS)}</select></label>
     <//>
     <h2>${t('Tags')}</h2>
     <${CreateForm} resource="indicator_to_tag" submit=${t('Tag indicator')} onCreated=${() => done(t('Indicator tagged'))} onMessage=${say}
@@ -62,7 +79,7 @@ function Indicators({ catalog, user, done, say, version }) {
     <${IndicatorBounds} key=${`b${catalog.indicators.length}`} catalog=${catalog} onChange=${() => done('')} />
     <h2>${t('Indicators')}</h2>
     <ul class="cards">${catalog.indicators.map(
-      (i) => html`<li key=${i.id} class="chart-item"><span>${i.short_name} (${i.data_format})</span>
+      (i) => html`<li key=${i.id} class="chart-item"><span>${i.short_name} (${inWords(FORMATS, i.data_format)})</span>
         <${DeleteButton} resource="indicator" row=${i} name=${i.short_name} user=${user} onDeleted=${() => done('')} onMessage=${say} /></li>`,
     )}</ul>`
 }
