@@ -164,6 +164,16 @@ t.test('French through the modules the browser runs: words, percents, periods, p
     inFrench(() => tn(2, '{n} row', '{n} rows')),
     '2 lignes',
   )
+  t.equal(
+    inFrench(() => words('{types} of {place}', { types: 'Districts', place: 'Eastvale' })),
+    'Districts d’Eastvale',
+    'de elided before a vowel',
+  )
+  t.equal(
+    inFrench(() => words('{types} of {place}', { types: 'Districts', place: 'Northmarch' })),
+    'Districts de Northmarch',
+    'and only there',
+  )
   t.equal(words('Sign in'), 'Sign in', 'English outside a drawing')
   t.equal(formatValue(0.0438, 'pct'), '4.38 %')
   t.equal(tn(0, '{n} row', '{n} rows'), '0 rows')

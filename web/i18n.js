@@ -50,9 +50,15 @@ export function pickLanguage(code) {
  */
 export function t(text, values) {
   const code = current()
-  const words = code === 'en' ? text : (CATALOGS[code]?.[text] ?? text)
-  return values ? words.replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole)) : words
+  let words = code === 'en' ? text : (CATALOGS[code]?.[text] ?? text)
+  if (!values) return words
+  // French elides "de" before a name that starts with a vowel: "Districts d’Eastvale", never "de Eastvale".
+  if (code === 'fr') words = words.replace(/\bde \{(\w+)\}/g, (whole, name) => (ELIDED.test(String(values[name] ?? '')) ? `d’{${name}}` : whole))
+  return words.replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole))
 }
+
+/** A word French elides "de" before: one starting with a vowel (an "h" may be aspirated: left alone). */
+const ELIDED = /^[aeiouyàâäéèêëîïôöûü]/i
 
 /**
  * A count's words: `one` or `other` as the language's plural rules say for `count` (French says "1
