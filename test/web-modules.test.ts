@@ -333,6 +333,10 @@ t.test('statuses: the legend of an indicator’s bounds, the read that asks for 
     ['good', 'bad'],
   )
   const map = chartOption({ ...column, type: 'ChoroplethMap' }, data, withBounds, { mapName: 'm' })
+  t.ok(
+    chartOption({ ...column, type: 'ChoroplethMap' }, data, withBounds, { mapName: 'm', narrow: true }).series[0].label.show,
+    'two regions on a phone: named on the map',
+  )
   t.equal(map.visualMap, undefined, 'a map by status has no scale of its own')
   t.same(
     map.series[0].data.map((d: { itemStyle: { areaColor: string } }) => d.itemStyle.areaColor),

@@ -50,6 +50,9 @@ function valueLegend(numbers, format, color) {
       }
 }
 
+/** Regions a phone's map still names on the map itself. */
+const FEW_REGIONS = 6
+
 /** A map's ECharts option (`parts`: web/chart-data.js, chartOption). */
 export function mapOption(
   _chart,
@@ -73,8 +76,16 @@ export function mapOption(
         ...(reported.get(p.name) ? [[t('Reported'), reported.get(p.name)]] : []),
       ]),
     )
-  // Dark text with a white outline: readable on the palest and the darkest fill alike.
-  const label = { show: !narrow, fontSize: 11, color: '#1b1f23', textBorderColor: '#fff', textBorderWidth: 2, formatter: (p) => p.name }
+  // Dark text with a white outline: readable on the palest and the darkest fill alike. On a phone, names
+  // only when few regions share it (more would cover the shapes; hovering still names each).
+  const label = {
+    show: !narrow || data.locationIds.length <= FEW_REGIONS,
+    fontSize: 11,
+    color: '#1b1f23',
+    textBorderColor: '#fff',
+    textBorderWidth: 2,
+    formatter: (p) => p.name,
+  }
   if (look.bubbles) {
     // Polygons in grey and a circle per location, its area proportional to the value.
     const scale = (v) => (max > 0 ? 6 + 30 * Math.sqrt(Math.max(0, v) / max) : 6)
