@@ -70,7 +70,10 @@ t.test('the catalog in Chromium: a metadata editor', { skip: noChromium }, async
     await indicatorForm.getByLabel('Data format').selectOption(format)
     await indicatorForm.getByRole('button', { name: 'Create indicator' }).click()
     // Its format in words, the API's code beside it: "LQAS result (Class (class))".
-    await page.locator('li.chart-item', { hasText: `${short} (` }).filter({ hasText: `(${format}))` }).waitFor()
+    await page
+      .locator('li.chart-item', { hasText: `${short} (` })
+      .filter({ hasText: `(${format}))` })
+      .waitFor()
   }
   await createIndicator('LQAS lot result', 'LQAS result', 'class')
   await createIndicator('Doses given in the lot', 'Doses given', 'int')
