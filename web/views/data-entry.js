@@ -78,6 +78,15 @@ const addressOf = (selection) =>
     location: selection.locationId,
   })
 
+/** A selection changed on the page, written into the address in place (no new history entry, no navigation). */
+function useSelectionInAddress(selection, selectionKey) {
+  const chosen = useRef(false)
+  useEffect(() => {
+    if (chosen.current) window.history.replaceState(window.history.state, '', addressOf(selection))
+    chosen.current = true
+  }, [selectionKey])
+}
+
 export function DataEntry({ catalog, params = {} }) {
   const campaigns = [...catalog.campaigns].reverse()
   const [selection, setSelection] = useState(() => selectionOf(params, catalog, campaigns))
@@ -134,12 +143,7 @@ export function DataEntry({ catalog, params = {} }) {
       latest = false
     }
   }, [selectionKey, components])
-  // A selection changed here is written into the address in place (no new history entry, no navigation).
-  const chosen = useRef(false)
-  useEffect(() => {
-    if (chosen.current) window.history.replaceState(window.history.state, '', addressOf(selection))
-    chosen.current = true
-  }, [selectionKey])
+  useSelectionInAddress(selection, selectionKey)
 
   const { commit, keepMine, takeTheirs } = cellWrites({ selection, over, rows, columns, keyOf, states, values, setValues, setState, showOutbox, send })
   const shownValues = (row) => shownValuesOf(row, columns, keyOf, { drafts, states, values })
