@@ -35,6 +35,10 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
       await page.getByRole('status').getByText('User created: send them the link below to set their password').waitFor()
       const link = (await page.locator('code.reset-link').textContent())!
       t.match(link, new RegExp(`^${server.url}/app/#/reset/[\\w-]{43}$`), 'a link to set her password, no password shown')
+      await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url })
+      await page.locator('p.notice').getByRole('button', { name: 'Copy' }).click()
+      await page.locator('p.notice').getByRole('status').getByText('Copied').waitFor()
+      t.equal(await page.evaluate(() => navigator.clipboard.readText()), link, 'copied with one click')
 
       // She opens it in her own browser, sets her password, and signs in with it; the link works once.
       const hers = await watchedPage(browser)

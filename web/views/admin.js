@@ -9,6 +9,7 @@ import { IndicatorBounds } from './bounds.js'
 import { ClassLabels } from './class-labels.js'
 import { LocationSearch } from './location-search.js'
 import { ActionMessage, useActions } from './actions.js'
+import { CopyButton } from './copy-button.js'
 
 export function Admin({ catalog, user, onCatalogChange }) {
   const [users, setUsers] = useState([])
@@ -96,7 +97,8 @@ export function Admin({ catalog, user, onCatalogChange }) {
     </section>
     ${
       resetLink &&
-      html`<p class="notice">${t('A link for {username} to set their password, once, until {expires}:', { username: resetLink.username, expires: resetLink.expires })} <code class="reset-link">${resetLink.url}</code></p>`
+      html`<p class="notice">${t('A link for {username} to set their password, once, until {expires}:', { username: resetLink.username, expires: resetLink.expires })} <code class="reset-link">${resetLink.url}</code>
+        <${CopyButton} text=${resetLink.url} selector="code.reset-link" /></p>`
     }
     <${ApiKeys} keys=${keys} users=${users} newKey=${newKey} onCreate=${createKey} onRevoke=${revokeKey} />
     <${IndicatorBounds} catalog=${catalog} onChange=${onCatalogChange} />

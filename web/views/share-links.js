@@ -7,6 +7,7 @@ import { change, list } from '../api.js'
 import { formatTime } from '../format.js'
 import { html } from '../html.js'
 import { t } from '../i18n.js'
+import { CopyButton } from './copy-button.js'
 
 /**
  * The last second of `day` (YYYY-MM-DD) where the reader is, as the API's timestamps are written: UTC,
@@ -19,7 +20,6 @@ export function ShareLinks({ dashboardId, view, catalog }) {
   const [made, setMade] = useState('')
   const [error, setError] = useState('')
   const [expires, setExpires] = useState('')
-  const [copied, setCopied] = useState(false)
   const reload = () => list(`/dashboard_share/?dashboard_id=${dashboardId}&limit=0`).then(setLinks, (e) => setError(e.message))
   useEffect(() => {
     reload()
@@ -34,7 +34,6 @@ export function ShareLinks({ dashboardId, view, catalog }) {
         view: { campaign: view.campaignId, location: view.locationId, start_date: view.startDate, end_date: view.endDate },
       }
       const answer = await change('POST', '/dashboard_share/', body)
-      setCopied(false)
       setMade(`${window.location.origin}${answer.url}`)
       await reload()
     } catch (e) {
@@ -48,16 +47,6 @@ export function ShareLinks({ dashboardId, view, catalog }) {
       await reload()
     } catch (e) {
       setError(e.message)
-    }
-  }
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(made)
-      setCopied(true)
-    } catch {
-      // No clipboard (an insecure origin, a refusal): the address stays selected for Ctrl+C.
-      const field = /** @type {HTMLInputElement | null} */ (document.querySelector('.share-url'))
-      field?.select()
     }
   }
   const place = view.locationId === null ? t('the whole dashboard') : catalog.locationName.get(view.locationId)
@@ -81,7 +70,7 @@ export function ShareLinks({ dashboardId, view, catalog }) {
       ${
         made &&
         html`<div class="inline"><label>${t('New link (copy it now: it is shown once)')} <input class="share-url" readonly value=${made} onFocus=${(e) => e.target.select()} /></label>
-          <button class="secondary" onClick=${copy}>${t('Copy')}</button><span role="status">${copied ? t('Copied') : ''}</span></div>`
+          <${CopyButton} text=${made} selector=".share-url" /></div>`
       }
       ${error && html`<p class="error" role="alert">${error}</p>`}
       ${
