@@ -300,7 +300,7 @@ export function chartOption(chart, data, catalog, options = {}) {
   if (framed) return option
   // The subtitle above the drawing, the status legend below it: room made by moving what is drawn.
   const subtitle = chartSubtitle(chart, data, catalog)
-  const legend = hasStatusColours(chart, option) ? statusGraphic(chart.indicator_ids ?? [], catalog, { fontFamily, narrow }) : { elements: [], height: 0 }
+  const legend = hasStatusColours(option) ? statusGraphic(chart.indicator_ids ?? [], catalog, { fontFamily, narrow }) : { elements: [], height: 0 }
   const top = subtitle ? 22 : 0
   const text = { type: 'text', left: 0, top: 2, style: { text: subtitle, fill: '#444', font: `12px ${fontFamily}` }, silent: true }
   const shift = (component) =>
@@ -323,9 +323,10 @@ export function chartOption(chart, data, catalog, options = {}) {
  * a map's regions and the bars of a single series are; several series keep a colour each, and a pie's
  * slices and a map's bubbles are never.
  */
-export const drawsStatuses = (chart, data, catalog) => isTable(chart) || hasStatusColours(chart, drawnOption(chart, data, catalog))
+export const drawsStatuses = (chart, data, catalog) => isTable(chart) || hasStatusColours(drawnOption(chart, data, catalog))
 
-const hasStatusColours = (chart, option) => isTable(chart) || (option.series ?? []).some((s) => Array.isArray(s.data) && s.data.some((item) => item?.itemStyle))
+/** Whether a drawn option (never a table's) gives any of its items a colour of its own: a status's. */
+const hasStatusColours = (option) => (option.series ?? []).some((s) => Array.isArray(s.data) && s.data.some((item) => item?.itemStyle))
 
 function drawnOption(chart, data, catalog, { mapName = '', tooltip = (lines) => lines.join('\n'), narrow = false, fontFamily = 'system-ui, sans-serif' } = {}) {
   const indicatorIds = chart.indicator_ids ?? []
