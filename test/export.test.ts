@@ -87,7 +87,7 @@ t.test('a chart alone, and the view: a campaign and a drill-down', async (t) => 
   const column = charts.find((c) => c.title === 'Missed children')!
   const svg = await get(`/export_file/?chart_id=${column.id}&type=svg`)
   t.equal(svg.statusCode, 200)
-  t.match(svg.body, 'Missed children')
+  t.equal(svg.body.split('>Missed children</text>').length - 1, 1, 'its title once: the file’s, not again above the drawing')
   t.notMatch(svg.body, 'Polio cases', 'only that chart')
 
   // A drill-down into Northmarch: the column chart shows its districts.

@@ -37,6 +37,9 @@ const LINE = 18
 const CAPTION = 24
 export const CHART_HEIGHT = 360
 
+/** Whether a chart's title goes above its drawing: not in a file of that chart alone, headed by the same title. */
+const captioned = (layout: Layout, chart: DrawnChart) => !(layout.rows.flat().length === 1 && chart.title === layout.title)
+
 const escapeXml = (text: string) => text.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&#39;' })[c]!)
 
 /** ECharts' SVG of an option, rendered without a DOM. */
@@ -116,7 +119,7 @@ export function layoutSvg(layout: Layout, width: number): string {
   for (const row of layout.rows) {
     let x = GAP
     for (const chart of row) {
-      parts.push(`<text x="${x}" y="${y + 16}" font-size="15" font-weight="bold">${escapeXml(chart.title)}</text>`)
+      if (captioned(layout, chart)) parts.push(`<text x="${x}" y="${y + 16}" font-size="15" font-weight="bold">${escapeXml(chart.title)}</text>`)
       // The chart's own document, placed: a nested <svg> keeps its coordinates.
       parts.push(chart.svg.replace(/^<svg /, `<svg x="${x}" y="${y + CAPTION}" `))
       x += chart.width + GAP
@@ -196,11 +199,12 @@ export async function pdfOf(layout: Layout, made: Date): Promise<Buffer> {
     const scale = Math.min(1, usable / Math.max(1, natural), (PAGE.height - PAGE.margin - top - CAPTION) / Math.max(1, ...row.map((c) => c.height)))
     let x = PAGE.margin
     for (const chart of row) {
-      doc
-        .font('bold')
-        .fontSize(12)
-        .fillColor('#1b1f23')
-        .text(chart.title, x, top, { width: chart.width * scale, lineBreak: false, ellipsis: true })
+      if (captioned(layout, chart))
+        doc
+          .font('bold')
+          .fontSize(12)
+          .fillColor('#1b1f23')
+          .text(chart.title, x, top, { width: chart.width * scale, lineBreak: false, ellipsis: true })
       SVGtoPDF(doc, chart.svg, x, top + CAPTION * 0.8, {
         width: chart.width * scale,
         height: chart.height * scale,
