@@ -41,6 +41,8 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
     }
   }
   const { value: state } = useRead(readChart, deps, { data: null, error: null, mapName: '', polygons: 0, aimedAbove: false })
+  // Whether its drawing uses status colours (and so shows their legend): once per read, not per render.
+  const statusColours = useMemo(() => state.data?.points.length > 0 && drawsStatuses(spec, state.data, catalog), [state])
   useEffect(() => setDrawn(false), deps)
   // A map with no polygon has nothing to draw (ECharts cannot lay out an empty map).
   const noShapes = isMap(spec) && state.polygons === 0
@@ -108,7 +110,7 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
     ${scope}
     ${only && html`<p class="hint drawn-only">${only}</p>`}
     ${body}
-    ${state.data?.points.length > 0 && drawsStatuses(spec, state.data, catalog) && html`<${StatusLegend} indicatorIds=${spec.indicator_ids ?? []} catalog=${catalog} />`}
+    ${statusColours && html`<${StatusLegend} indicatorIds=${spec.indicator_ids ?? []} catalog=${catalog} />`}
     ${chart.id && state.data?.points.length > 0 && html`<${ExportLinks} target=${{ chart_id: chart.id }} view=${view} label=${title} csv=${exportBase ? undefined : state.data.csv} catalog=${catalog} base=${exportBase} />`}
   </figure>`
 }
