@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import fp from 'fastify-plugin'
 import multipart, { type MultipartFile } from '@fastify/multipart'
 import { discard, removeSpoolFolder, type Spooled, spoolStream } from '../lib/ingest/spool.js'
+import { UploadGate } from '../lib/api/upload-gate.js'
 import { ApiError } from '../lib/core/errors.js'
 import { describeResource } from '../lib/api/schema-doc.js'
 import { allowedMethods, documentOnly, queryValidation, routeSchema, type UrlKind } from '../lib/api/route-schemas.js'
@@ -78,7 +79,7 @@ type Handler = (request: FastifyRequest, reply: FastifyReply, resource: Resource
  * that take files, in a context of their own: it adds three async hooks to each request of its context.
  */
 async function registerAll(app: FastifyInstance, handle: Handler) {
-  const { MAX_UPLOAD_BYTES, DATA_DIR } = app.config
+  const { MAX_UPLOAD_BYTES, DATA_DIR, WORK_QUEUE_PER_USER } = app.config
   const takesFiles = resources.filter((r) => r.multipart)
   await app.register(async (uploads) => {
     // A file part goes to a spool file as it arrives, never into memory whole; removed after the answer
@@ -86,6 +87,9 @@ async function registerAll(app: FastifyInstance, handle: Handler) {
     const onFile = async (part: MultipartFile) => {
       ;(part as MultipartFile & { spooled: Spooled }).spooled = await spoolStream(DATA_DIR, part.file, MAX_UPLOAD_BYTES)
     }
+    // The user's uploads in progress are counted before a byte of the body is read: past the limit, 429.
+    const gate = new UploadGate(WORK_QUEUE_PER_USER)
+    uploads.addHook('onRequest', async (request, reply) => gate.enter(request, reply))
     await uploads.register(multipart, { attachFieldsToBody: true, onFile, limits: { fileSize: MAX_UPLOAD_BYTES, files: 2 } })
     uploads.addHook('onResponse', async (request) => {
       await Promise.all(spooledFiles(request.body).map(discard))
@@ -111,14 +115,14 @@ function registerRoutes(app: FastifyInstance, handle: Handler, declared: Resourc
         const handler = (request: FastifyRequest, reply: FastifyReply) => handle(request, reply, resource, urlName, kind)
         const documented = kind === 'detail' && resource.kind === 'non_model' ? [] : allowedMethods(resource, kind)
         for (const method of documented) {
-          const bodyLimit = method !== 'GET' && resource.body_limit ? resource.body_limit(app.config) : undefined
           const validated = kind === 'list' && method === 'GET' && resource.declares_query
           app.route({
             method,
             url,
             handler,
             ...(validated ? queryValidation(resource.readQuery, (request) => assertMayCall(request.user!, resource, 'GET')) : documentOnly),
-            ...(bodyLimit ? { bodyLimit } : {}),
+            // A body too large for JSON is answered with where a file of that size goes (plugins/errors.ts).
+            ...(resource.multipart && method !== 'GET' ? { config: { takesFiles: true } } : {}),
             schema: routeSchema(resource, kind, method, hide, jobOf(resource.name) && jobResource),
           } as RouteOptions)
         }

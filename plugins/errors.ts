@@ -10,10 +10,27 @@ import { byName } from '../resources/registry.js'
 /** The schemes the API takes (README, "Authentication"): an API key, or the key alone as a bearer token. */
 export const AUTHENTICATE = 'ApiKey realm="rhizome-api", Bearer realm="rhizome-api"'
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route takes a file (an upload): a body too large for JSON is told to come as multipart. */
+    takesFiles?: boolean
+  }
+}
+
+/** A JSON body is parsed whole on the heap, so a file larger than the body limit comes as a streamed part. */
+const asMultipart = (api: ApiError, error: FastifyError, request: FastifyRequest) =>
+  error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' && request.routeOptions.config?.takesFiles
+    ? new ApiError(413, api.code, `${api.message}: send a larger file as multipart/form-data, its docfile a file part`)
+    : api
+
 export default fp(
   async function errors(app: FastifyInstance) {
     app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-      const api = toApiError(error, request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit, request.headers['content-type'], !request.user?.restricted)
+      const api = asMultipart(
+        toApiError(error, request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit, request.headers['content-type'], !request.user?.restricted),
+        error,
+        request,
+      )
       if (api.statusCode >= 500) request.log.error({ err: error }, 'request failed')
       // A 401 names the schemes that would be accepted (RFC 9110 §11.6.1), unless its error names its own.
       if (api.statusCode === 401) reply.header('www-authenticate', AUTHENTICATE)

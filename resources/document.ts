@@ -48,9 +48,9 @@ export default defineResource({
   required_fields_for_post: ['docfile', 'doc_title', 'file_type'],
   ordering: ['-created_at'],
   params: PARAMS,
+  // A file above BODY_LIMIT_BYTES comes as a multipart part, streamed to disk: a JSON body is parsed
+  // whole on the heap, so its base64 docfile is bounded by the body limit (413 saying so).
   multipart: true,
-  // Room for a base64 body of MAX_UPLOAD_BYTES (ingestion §1).
-  body_limit: (config) => Math.ceil((config.MAX_UPLOAD_BYTES * 4) / 3) + 1024 * 1024,
   hooks: {
     async list(ctx, query) {
       const id = ctx.params.document_id

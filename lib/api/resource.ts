@@ -179,8 +179,6 @@ export interface ResourceDeclaration<P extends QuerySchema = QuerySchema> {
   /** Body fields that are no column and never read back (a user's password): each turned into column values. */
   write_only?: Record<string, WriteOnly>
   hooks?: Hooks<NoInfer<P>>
-  /** Request body limit of POST/PATCH on this resource, when it differs from BODY_LIMIT_BYTES. */
-  body_limit?: (config: Config) => number
   /** Accepts multipart/form-data bodies (uploads). */
   multipart?: boolean
   /** Non-model resources: run the action, return the result set. */
@@ -264,7 +262,6 @@ export interface Resource
       | 'owner_column'
       | 'row_filter'
       | 'description'
-      | 'body_limit'
       | 'multipart'
       | 'scope'
       | 'detail_fields'
@@ -293,7 +290,6 @@ export interface Resource
   detail_fields: string[]
   writable?: string[]
   write_only: Record<string, WriteOnly>
-  body_limit?: ResourceDeclaration['body_limit']
   multipart: boolean
   schema?: TObject
   table?: string
@@ -399,7 +395,6 @@ export function defineResource<P extends QuerySchema = NoParams>(declaration: Re
     detail_fields: decl.detail_fields ?? Object.keys(columns),
     writable: decl.writable,
     write_only: decl.write_only ?? {},
-    body_limit: decl.body_limit,
     multipart: decl.multipart ?? false,
     hooks: decl.hooks ?? {},
     action: decl.action,

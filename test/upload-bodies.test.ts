@@ -1,0 +1,139 @@
+// Concurrent uploads do not end the server: a JSON body is parsed whole on the heap, so one above
+// BODY_LIMIT_BYTES is refused (413, told to send the file as multipart) before it is read, whether it
+// says its length or comes in chunks; and a user's uploads in progress are counted before their bodies
+// are read (429 past WORK_QUEUE_PER_USER). A real server process under a 256 MB heap, as an operator
+// runs it, sent 66 MB JSON bodies four at a time by the superuser and three by a restricted officer.
+import { request as httpRequest } from 'node:http'
+import t from 'tap'
+import { tempDir } from './helper.js'
+import { api, cli, postgresDatabase, type Server, startServer, until200 } from './processes.js'
+
+const BODY_BYTES = 66_000_000
+
+/** A JSON upload body of about BODY_BYTES: its base64 docfile a CSV that repeats one line. */
+function bigJsonBody(): Buffer {
+  const line = 'LOC-0001,CAMP-1,5,7\n'
+  const csv = `geocode,campaign,missed,vaccinated\n${line.repeat(Math.ceil((BODY_BYTES * 3) / 4 / line.length))}`
+  return Buffer.from(JSON.stringify({ doc_title: 'big.csv', file_type: 'campaign', docfile: Buffer.from(csv).toString('base64') }))
+}
+
+/**
+ * POSTs `body` to /api/v1/document/ with `headers`, 256 KB at a time; `chunked`: no Content-Length.
+ * Fastify closes the connection after refusing a body (the client might send more), so a write after
+ * the answer fails and Node's client then drops the answer it had not read: the body is sent as a
+ * careful client does. With a length, only if no answer came to the headers within 3 s (as one waiting
+ * for 100-continue); in chunks, each after the socket was read (an answer stops the sending).
+ */
+function post(server: Server, body: Buffer, headers: Record<string, string>, chunked: boolean) {
+  return new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
+    const url = new URL('/api/v1/document/', server.url)
+    const req = httpRequest(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': String(body.length) }) },
+    })
+    let answered = false
+    req.on('response', (res) => {
+      answered = true
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk) => (text += chunk))
+      res.on('end', () => {
+        resolve({ status: res.statusCode!, body: JSON.parse(text || '{}') })
+        req.destroy()
+      })
+    })
+    req.on('error', (error) => setTimeout(() => answered || reject(error), 2000))
+    const step = 256 * 1024
+    let at = 0
+    const writeNext = () => {
+      if (answered || req.destroyed) return
+      if (at >= body.length) return void req.end()
+      const chunk = body.subarray(at, at + step)
+      at += step
+      // The next chunk after the write was handed over and the loop has polled the socket again.
+      req.write(chunk, () => setImmediate(writeNext))
+    }
+    if (chunked) return writeNext()
+    req.flushHeaders()
+    setTimeout(writeNext, 3000)
+  })
+}
+
+const skip = process.platform !== 'linux' && 'reads process state from /proc: Linux only'
+
+t.test('66 MB JSON uploads four at a time under a 256 MB heap: each refused or stored, the process lives', { skip }, async (t) => {
+  const dataDir = tempDir(t)
+  const databaseUrl = await postgresDatabase(t)
+  const env = { DATA_DIR: dataDir, DEMO_DATA: '1', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }
+  const server = await startServer(t, env, ['--max-old-space-size=256'])
+  await until200(server, '/health/ready')
+  if (databaseUrl) t.equal((await cli(['demo'], env)).code, 0, 'demo data loaded')
+
+  // A restricted officer of one province, with a key of her own.
+  const province = (await (await api(server, '/location/?name=Eastvale')).json()).objects[0]
+  const officer = await (await api(server, '/user/', { method: 'POST', body: JSON.stringify({ username: 'officer' }) })).json()
+  t.equal(
+    (await api(server, '/location_responsibility/', { method: 'POST', body: JSON.stringify({ user_id: officer.id, top_lvl_location_id: province.id }) }))
+      .status,
+    201,
+  )
+  const officerKey = (await (await api(server, '/api_key/', { method: 'POST', body: JSON.stringify({ user_id: officer.id }) })).json()).key
+  const asOfficer = { authorization: `ApiKey officer:${officerKey}` }
+
+  const body = bigJsonBody()
+  for (const [who, headers, count] of [
+    ['the superuser', server.admin(), 4],
+    ['the officer', asOfficer, 3],
+  ] as const) {
+    for (const chunked of [false, true]) {
+      const answers = await Promise.all(Array.from({ length: count }, () => post(server, body, headers, chunked)))
+      const how = chunked ? 'in chunks' : 'with Content-Length'
+      t.same(
+        answers.map((a) => a.status),
+        Array(count).fill(413),
+        `${who}'s ${count} bodies ${how}: each 413 (${answers.map((a) => a.status).join(' ')})`,
+      )
+      t.match(answers[0].body, { code: 'PAYLOAD_TOO_LARGE', message: /multipart\/form-data/, request_id: String }, 'the refusal says to send it as multipart')
+      t.equal(server.child.exitCode, null, `the process lives after ${who}'s bodies ${how}`)
+    }
+  }
+
+  // The same file as a multipart part is stored: the limit is on JSON, not on files.
+  const csv = JSON.parse(body.toString()).docfile as string
+  const form = new FormData()
+  form.set('file_type', 'campaign')
+  form.set('docfile', new Blob([Buffer.from(csv, 'base64').subarray(0, 20_000_000)]), 'part.csv')
+  const stored = await fetch(`${server.url}/api/v1/document/`, { method: 'POST', headers: server.admin(), body: form })
+  t.equal(stored.status, 201, 'a 20 MB file as a multipart part is stored')
+  t.equal((await until200(server, '/health/live')) < 5, true, 'the server answers')
+})
+
+t.test("a user's uploads are counted before their bodies are read", { skip }, async (t) => {
+  const dataDir = tempDir(t)
+  const databaseUrl = await postgresDatabase(t)
+  const env = { DATA_DIR: dataDir, DEMO_DATA: '0', WORK_QUEUE_PER_USER: '2', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }
+  const server = await startServer(t, env)
+  await until200(server, '/health/ready')
+  // Two uploads whose bodies have not arrived yet hold her two places; a third is refused at once.
+  const held = [0, 1].map(() => {
+    const req = httpRequest(new URL('/api/v1/document/', server.url), {
+      method: 'POST',
+      headers: { ...server.admin(), 'content-type': 'application/json', 'content-length': '1000' },
+    })
+    req.on('error', () => {})
+    req.write('{"doc_title":')
+    return req
+  })
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  const third = await post(server, Buffer.from('{}'), server.admin(), false)
+  t.equal(third.status, 429, 'the third upload in progress is refused')
+  t.match(third.body, { code: 'TOO_MANY_UPLOADS', details: { limit: 2 } })
+  for (const req of held) req.destroy()
+  // Places are given back when a request ends, answered or abandoned.
+  let status = 429
+  for (let i = 0; i < 50 && status === 429; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    status = (await post(server, Buffer.from('{}'), server.admin(), false)).status
+  }
+  t.equal(status, 400, 'once the two were abandoned, an upload is read again (400: no docfile)')
+})
