@@ -42,6 +42,22 @@ const tooManyFailures = (seconds: number) =>
     'retry-after': String(seconds),
   })
 
+/**
+ * A request made for one user (`X-Expected-User-Id`: the web app's queued values, typed by her) is
+ * refused when its credentials are another's, before anything is written: on a shared browser the
+ * session cookie may have changed hands since the value was typed.
+ */
+function assertExpectedUser(request: FastifyRequest, user: AuthUser) {
+  const expected = request.headers['x-expected-user-id']
+  if (expected === undefined) return
+  if (typeof expected !== 'string' || !/^[1-9][0-9]{0,9}$/.test(expected)) {
+    throw new ApiError(400, 'INVALID_HEADER', 'X-Expected-User-Id must be one user id')
+  }
+  if (Number(expected) !== user.id) {
+    throw new ApiError(409, 'OTHER_USER', `This request is user ${expected}'s, and the credentials are another user's: sign in as that user to send it`)
+  }
+}
+
 export default fp(
   async function auth(app: FastifyInstance) {
     const cache = new NotifiedCache<AuthUser>({ name: 'auth', maxEntries: 10_000, ttlMs: CACHE_TTL_MS })
@@ -75,6 +91,7 @@ export default fp(
         if (!user) throw new ApiError(401, 'SESSION_ENDED', 'Your session has ended: sign in again')
         assertNotCrossSite(request)
         assertSameOrigin(request)
+        assertExpectedUser(request, user)
         request.user = user
         return
       }
@@ -90,6 +107,7 @@ export default fp(
         await app.authFailures.record(request)
         throw new ApiError(401, 'UNAUTHENTICATED', 'Invalid API key')
       }
+      assertExpectedUser(request, user)
       request.user = user
       // Bookkeeping: while no host takes writes (a failover), a read goes on without it.
       await touchKey(app.db.db, user).catch((error) => {

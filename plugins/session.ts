@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError, badRequest } from '../lib/core/errors.js'
 import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
-import { endSession, openSession, sessionLimits, type SessionLimits } from '../lib/data/sessions.js'
+import { endSession, findUserBySession, openSession, sessionFacts, sessionLimits, type SessionLimits } from '../lib/data/sessions.js'
 import { findUserById } from '../lib/data/auth.js'
 import { PASSWORD_MAX, verifyPassword } from '../lib/data/passwords.js'
 import { HashGate, PASSWORD_BODY_LIMIT, SignInGuard } from '../lib/api/sign-in-guard.js'
@@ -38,6 +38,15 @@ const SignedIn = {
     restricted: { type: 'boolean', description: 'reads and writes are limited to the subtree of top_lvl_location_id' },
     top_lvl_location_id: { type: 'integer', nullable: true },
     via: { type: 'string', enum: ['session', 'key'], description: 'how this request authenticated' },
+    session_expires_in_s: {
+      type: 'integer',
+      description: 'a session: the seconds it lasts from now if unused (idle or absolute end, the sooner)',
+    },
+    outbox_key: {
+      type: 'string',
+      description:
+        "a session: the user's key (hex) with which the web app seals the values it queues offline, so that none is sent under another person's session; the same in each of her sessions, new with a new password",
+    },
   },
 }
 
@@ -108,7 +117,8 @@ function signInRoute(app: FastifyInstance, limits: SessionLimits, tags: string[]
       const token = await openSession(app.db.db, user.id, limits)
       setSessionCookie(request, reply, token, limits.absoluteMs)
       const signedIn = (await findUserById(app.db.db, user.id))!
-      return { ...signedIn, via: 'session' }
+      const sessionId = (await findUserBySession(app.db.db, token, limits))?.session_id
+      return { ...signedIn, via: 'session', ...(sessionId ? await sessionFacts(app.db.db, sessionId, limits) : {}) }
     },
   )
 }
@@ -134,7 +144,8 @@ export default fp(
       // A page asks this before anyone has signed in: "nobody" is an answer, not an error (a 401 here
       // was logged in every browser's console). A wrong key is still 401 (plugins/auth.ts).
       async (request, reply) => {
-        if (request.user) return { ...request.user, via: request.user.session_id ? 'session' : 'key' }
+        const sessionId = request.user?.session_id
+        if (request.user) return { ...request.user, via: sessionId ? 'session' : 'key', ...(sessionId ? await sessionFacts(app.db.db, sessionId, limits) : {}) }
         if (sessionToken(request)) clearSessionCookie(request, reply)
         return reply.code(204).send()
       },

@@ -299,3 +299,35 @@ t.test('HEAD answers like GET without a body, on lists, details and the API inde
     t.equal(head.statusCode, get.statusCode, `a plain user's HEAD ${url}: ${get.statusCode}, as GET`)
   }
 })
+
+t.test('a session says how long it lasts unused and gives its user a stable outbox key; a request for another user is refused', async (t) => {
+  const { app, aliceId } = await build(t, { SESSION_IDLE_MS: 600_000 })
+  const api = client(app)
+  t.equal((await api.patch(`/user/${aliceId}/`, { password: PASSWORD })).status, 200)
+  const first = (await signIn(app, 'alice', PASSWORD)).json()
+  t.ok(first.session_expires_in_s > 590 && first.session_expires_in_s <= 600, `about SESSION_IDLE_MS from now (${first.session_expires_in_s} s)`)
+  t.match(first.outbox_key, /^[0-9a-f]{64}$/, 'an outbox key')
+  const second = await signIn(app, 'alice', PASSWORD)
+  const cookie = cookieOf(second)
+  t.equal(second.json().outbox_key, first.outbox_key, 'the same key in each of her sessions')
+  t.equal((await app.inject({ url: '/api/v1/session/', headers: { cookie } })).json().outbox_key, first.outbox_key, 'and when asked who is signed in')
+  t.notOk('outbox_key' in (await app.inject({ url: '/api/v1/session/', headers: admin })).json(), 'no key for a key-authenticated call')
+  t.equal((await api.patch(`/user/${aliceId}/`, { password: `${PASSWORD} 2` })).status, 200)
+  t.not((await signIn(app, 'alice', `${PASSWORD} 2`)).json().outbox_key, first.outbox_key, 'a new password, a new key')
+
+  // A queued value names its author: sent under someone else's credentials, nothing is written.
+  const before = (await api.get('/campaign_type/?limit=0')).body.meta.total_count
+  const asAdmin = await app.inject({
+    method: 'POST',
+    url: '/api/v1/campaign_type/',
+    headers: { ...admin, 'x-expected-user-id': String(aliceId) },
+    payload: { name: 'Never made' },
+  })
+  t.equal(asAdmin.statusCode, 409)
+  t.match(asAdmin.json(), { code: 'OTHER_USER', message: new RegExp(`user ${aliceId}'s`) })
+  t.equal((await api.get('/campaign_type/?limit=0')).body.meta.total_count, before, 'nothing written')
+  const bad = await app.inject({ url: '/api/v1/campaign/', headers: { ...admin, 'x-expected-user-id': 'x' } })
+  t.match(bad.json(), { code: 'INVALID_HEADER' }, 'a header that is no id is a 400')
+  const adminId = (await app.inject({ url: '/api/v1/session/', headers: admin })).json().id
+  t.equal((await app.inject({ url: '/api/v1/campaign/', headers: { ...admin, 'x-expected-user-id': String(adminId) } })).statusCode, 200, 'her own: answered')
+})

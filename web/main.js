@@ -6,7 +6,7 @@ import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { api, loadCatalog } from './api.js'
 import { html } from './html.js'
-import { language, t } from './i18n.js'
+import { language, t, tn } from './i18n.js'
 import { LanguagePicker } from './views/language-picker.js'
 import { Account, ResetPassword } from './views/account.js'
 import { Admin } from './views/admin.js'
@@ -18,7 +18,8 @@ import { parseRoute } from './route.js'
 import { DataBrowser } from './views/data-browser.js'
 import { DataEntry } from './views/data-entry.js'
 import { Catalog } from './views/catalog.js'
-import { forgetOffline } from './offline.js'
+import { forgetOffline, signedInNow, signedInOffline } from './offline.js'
+import { bindOutbox, discardMine, entries, flush } from './outbox.js'
 import { SharedDashboard } from './views/shared.js'
 import { Upload } from './views/upload.js'
 
@@ -32,8 +33,11 @@ function SignIn({ onSignedIn }) {
     const form = new FormData(event.target)
     setBusy(true)
     setError('')
-    const res = await api('POST', '/session/', { username: form.get('username'), password: form.get('password') }).finally(() => setBusy(false))
-    if (res.status === 200) onSignedIn(res.body)
+    const res = await api('POST', '/session/', { username: form.get('username'), password: form.get('password') })
+      .catch(() => null)
+      .finally(() => setBusy(false))
+    if (!res) setError(t('No network: sign in once it is back.'))
+    else if (res.status === 200) onSignedIn(res.body)
     else setError(res.body?.message ?? t('Sign-in failed ({status})', { status: res.status }))
   }
   return html`<main id="content">
@@ -121,6 +125,55 @@ const SECTIONS = [
 /** Who manages indicators, campaigns and locations in the app: superusers and metadata editors. */
 const mayEditCatalog = (user) => Boolean(user.is_superuser || user.metadata_editor)
 
+/**
+ * Signing out, with what the outbox still holds of this user's typed values: she is told, and sends them
+ * first or discards them (never left for the next person on this browser, who could not send them
+ * anyway: web/outbox.js). `leaving`: the count shown while she chooses.
+ */
+function useSignOut(onSignedOut) {
+  const [leaving, setLeaving] = useState(null)
+  const [problem, setProblem] = useState('')
+  const signOutNow = async () => {
+    const res = await api('DELETE', '/session/').catch(() => null)
+    if (!res) return setProblem(t('No network: sign out once it is back.'))
+    await bindOutbox(null)
+    await forgetOffline()
+    onSignedOut()
+  }
+  const signOut = async () => {
+    setProblem('')
+    const queued = (await entries()).length
+    if (queued) return setLeaving(queued)
+    await signOutNow()
+  }
+  const sendFirst = async () => {
+    await flush(() => {})
+    const queued = (await entries()).length
+    if (queued) {
+      setLeaving(queued)
+      return setProblem(t('Some values could not be sent (no network, or a conflict to settle on the data entry page).'))
+    }
+    setLeaving(null)
+    await signOutNow()
+  }
+  const discard = async () => {
+    await discardMine()
+    setLeaving(null)
+    await signOutNow()
+  }
+  const dialog =
+    leaving &&
+    html`<section class="sign-out-queued" role="alertdialog" aria-labelledby="queued-title">
+      <h2 id="queued-title">${tn(leaving, '{n} value you typed has not reached the server', '{n} values you typed have not reached the server')}</h2>
+      <p>${t('Once you sign out, nobody else on this browser can send them. Send them first, or discard them.')}</p>
+      ${problem && html`<p class="error" role="alert">${problem}</p>`}
+      <button onClick=${sendFirst}>${t('Send them, then sign out')}</button>
+      <button class="secondary" onClick=${discard}>${t('Discard them and sign out')}</button>
+      <button class="secondary" onClick=${() => setLeaving(null)}>${t('Stay signed in')}</button>
+    </section>`
+  return { signOut, dialog, problem: leaving ? '' : problem }
+}
+
 function Shell({ user, onSignedOut }) {
   const hash = useRoute()
   const [catalog, setCatalog] = useState(null)
@@ -128,11 +181,7 @@ function Shell({ user, onSignedOut }) {
   useEffect(() => {
     loadCatalog().then(setCatalog, (e) => setError(e.message))
   }, [user.id])
-  const signOut = async () => {
-    await api('DELETE', '/session/')
-    await forgetOffline()
-    onSignedOut()
-  }
+  const { signOut, dialog, problem } = useSignOut(onSignedOut)
   const reloadCatalog = () => loadCatalog().then(setCatalog)
   const [title, view] = catalog ? page(hash, user, catalog, reloadCatalog) : [t('Loading'), html`<p>${error || t('Loading…')}</p>`]
   useEffect(() => {
@@ -154,30 +203,60 @@ function Shell({ user, onSignedOut }) {
       <nav aria-label=${t('Main')}>
         ${sections.map(([target, label]) => html`<a key=${target} href=${target} aria-current=${current(target) ? 'page' : undefined}>${label()}</a>`)}
       </nav>
-      <p class="who">${t('Signed in as')} <strong>${user.username}</strong> <a href="#/account" aria-current=${hash.startsWith('#/account') ? 'page' : undefined}>${t('Account')}</a> <button class="secondary" onClick=${signOut}>${t('Sign out')}</button> <${LanguagePicker} /></p>
+      <p class="who">${t('Signed in as')} <strong>${user.username}</strong>${user.offline ? html` <span class="offline-note">${t('(offline)')}</span>` : ''} <a href="#/account" aria-current=${hash.startsWith('#/account') ? 'page' : undefined}>${t('Account')}</a> <button class="secondary" onClick=${signOut}>${t('Sign out')}</button> <${LanguagePicker} /></p>
     </header>
+    ${dialog}${problem && html`<p class="error" role="alert">${problem}</p>`}
     <main id="content" tabindex="-1">${view}</main>`
 }
+
+/**
+ * Who is signed in: the server's answer, remembered for a reload without a network (web/offline.js);
+ * without a network, the user remembered while her session may still be alive, else nobody. The
+ * outbox is bound to that user (web/outbox.js).
+ */
+async function whoIsSignedIn() {
+  const res = await api('GET', '/session/').catch(() => null)
+  if (!res) {
+    const remembered = signedInOffline()
+    if (!remembered) await forgetOffline()
+    await bindOutbox(remembered)
+    return remembered && { ...remembered, offline: true }
+  }
+  const user = res.status === 200 ? res.body : null
+  await signedInNow(user)
+  await bindOutbox(user)
+  return user
+}
+
+/** How often a page online asks the server again, so what is remembered of the session stays near its end. */
+const SESSION_CHECK_MS = 5 * 60_000
 
 function App() {
   const [user, setUser] = useState(undefined)
   const hash = useRoute()
-  const whoIsSignedIn = () => api('GET', '/session/').then((res) => setUser(res.status === 200 ? res.body : null))
+  const check = () => whoIsSignedIn().then(setUser)
   useEffect(() => {
-    whoIsSignedIn()
+    check()
+    const again = setInterval(() => navigator.onLine && check(), SESSION_CHECK_MS)
+    return () => clearInterval(again)
   }, [])
+  const signedIn = async (answer) => {
+    await signedInNow(answer)
+    await bindOutbox(answer)
+    setUser(answer)
+  }
   // A reset link's page works signed in or not: it sets the password of the user it was made for.
   const { parts, params } = parseRoute(hash)
   if (parts[0] === 'reset' && parts[1]) {
     return html`<${ResetPassword} token=${parts[1]} onDone=${() => {
       location.hash = '#/'
-      whoIsSignedIn()
+      check()
     }} />`
   }
   // A shared link's dashboard is for anyone holding the link, signed in or not.
   if (parts[0] === 'shared' && parts[1]) return html`<${SharedDashboard} key=${parts[1]} token=${parts[1]} params=${params} />`
   if (user === undefined) return html`<main id="content"><p>${t('Loading…')}</p></main>`
-  return user ? html`<${Shell} user=${user} onSignedOut=${() => setUser(null)} />` : html`<${SignIn} onSignedIn=${setUser} />`
+  return user ? html`<${Shell} user=${user} onSignedOut=${() => setUser(null)} />` : html`<${SignIn} onSignedIn=${signedIn} />`
 }
 
 document.documentElement.lang = language()

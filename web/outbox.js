@@ -4,9 +4,69 @@
 // after a lost answer writes nothing twice) and, for a value that existed when the form was loaded,
 // the If-Match of the version it was typed over (changed since: 412, kept as a conflict for the
 // person to settle, never overwritten). docs/decisions.md, "Retried writes".
+//
+// A browser is shared (docs/decisions.md, "A shared browser"): each entry belongs to the user who
+// typed it and is sealed with her outbox key (an HMAC the server derives for her alone, given with her
+// session and kept only in this tab's memory and session storage). The page sees and sends only the
+// entries of the user signed in whose seal holds: one person's values are never sent under another's
+// session, and an entry written into the store by hand (without the key) is never sent at all.
 
 const DATABASE = 'rhizome-entry'
 const STORE = 'outbox'
+const KEY_ITEM = 'rhizome-outbox-key'
+
+/** The signed-in user's id and HMAC key, once bound. @type {{ userId: number, key: CryptoKey } | null} */
+let owner = null
+
+const hexBytes = (hex) => new Uint8Array(hex.match(/../g).map((b) => parseInt(b, 16)))
+
+/**
+ * Binds the outbox to the user signed in: `user.outbox_key` from her session's answer, or (a reload
+ * without a network) the one this tab kept for the same user. Without a key, nothing can be queued
+ * or sent. `null`: signed out, the key forgotten.
+ * @param {{ id: number, outbox_key?: string } | null} user
+ */
+export async function bindOutbox(user) {
+  owner = null
+  if (!user) return sessionStorage.removeItem(KEY_ITEM)
+  let hex = user.outbox_key
+  const kept = JSON.parse(sessionStorage.getItem(KEY_ITEM) ?? 'null')
+  if (hex) sessionStorage.setItem(KEY_ITEM, JSON.stringify({ userId: user.id, hex }))
+  else if (kept?.userId === user.id) hex = kept.hex
+  else sessionStorage.removeItem(KEY_ITEM)
+  if (!hex || !globalThis.crypto?.subtle) return
+  const key = await crypto.subtle.importKey('raw', hexBytes(hex), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])
+  owner = { userId: user.id, key }
+}
+
+/** Whether values can be queued now: a user is bound with her key. */
+export const outboxReady = () => owner !== null
+
+/** What a seal covers: who typed it, where it goes, what it writes and over which version. */
+const sealedText = (e) =>
+  JSON.stringify([
+    e.user_id,
+    e.key,
+    e.resource,
+    e.location_id,
+    e.indicator_id,
+    e.campaign_id ?? null,
+    e.data_date ?? null,
+    e.value,
+    e.row_id ?? null,
+    e.etag ?? null,
+  ])
+
+async function sealed(entry) {
+  const signature = await crypto.subtle.sign('HMAC', owner.key, new TextEncoder().encode(sealedText(entry)))
+  return { ...entry, seal: [...new Uint8Array(signature)].map((b) => b.toString(16).padStart(2, '0')).join('') }
+}
+
+/** Whether an entry is the bound user's and its seal holds. */
+async function isMine(entry) {
+  if (!owner || entry.user_id !== owner.userId || typeof entry.seal !== 'string' || !/^([0-9a-f]{2})+$/.test(entry.seal)) return false
+  return crypto.subtle.verify('HMAC', owner.key, hexBytes(entry.seal), new TextEncoder().encode(sealedText(entry)))
+}
 
 /** @returns {Promise<IDBDatabase>} */
 function open() {
@@ -32,8 +92,14 @@ async function inStore(mode, work) {
   })
 }
 
-/** Every entry, in the order typed. @returns {Promise<Array<any>>} */
-export const entries = () => inStore('readonly', (store) => store.getAll())
+const everyEntry = () => inStore('readonly', (store) => store.getAll())
+
+/** The signed-in user's entries, in the order typed (nobody's without a bound user). @returns {Promise<Array<any>>} */
+export async function entries() {
+  const all = await everyEntry()
+  const mine = await Promise.all(all.map(isMine))
+  return all.filter((_, i) => mine[i])
+}
 
 /** The cell an entry writes: resource, location, indicator, campaign or day. */
 export const cellKey = (e) => `${e.resource}:${e.location_id}:${e.indicator_id}:${e.campaign_id ?? e.data_date}`
@@ -42,12 +108,23 @@ export const cellKey = (e) => `${e.resource}:${e.location_id}:${e.indicator_id}:
  * Keeps a typed value to be sent: `entry` holds the resource, the key fields, the value, and the row
  * it changes with that row's ETag (none: a new value).
  */
-export function enqueue(entry) {
-  return inStore('readwrite', (store) => store.add({ ...entry, key: crypto.randomUUID(), state: 'waiting' }))
+export async function enqueue(entry) {
+  if (!owner) throw new Error('no user is bound to the outbox')
+  const kept = await sealed({ ...entry, user_id: owner.userId, key: crypto.randomUUID(), state: 'waiting' })
+  return inStore('readwrite', (store) => store.add(kept))
 }
 
-const put = (entry) => inStore('readwrite', (store) => store.put(entry))
+/** Stores a changed entry of the bound user, sealed again (its row and version may have changed). */
+const put = async (entry) => {
+  const kept = await sealed(entry)
+  return inStore('readwrite', (store) => store.put(kept))
+}
 const remove = (seq) => inStore('readwrite', (store) => store.delete(seq))
+
+/** Forgets every entry of the signed-in user (she chose to discard them at sign-out). */
+export async function discardMine() {
+  for (const e of await entries()) await remove(e.seq)
+}
 
 /** Forgets the entries of a cell that are not waiting (a settled conflict or refusal). @param {string} cell */
 export async function forget(cell) {
@@ -59,7 +136,9 @@ export async function forget(cell) {
  * @returns {[string, RequestInit]}
  */
 function requestOf(entry) {
-  const headers = { 'content-type': 'application/json', 'idempotency-key': `"${entry.key}"` }
+  // The server refuses it (409 OTHER_USER) when the session is no longer the author's: another tab
+  // of this browser may have signed someone else in since.
+  const headers = { 'content-type': 'application/json', 'idempotency-key': `"${entry.key}"`, 'x-expected-user-id': String(entry.user_id) }
   const keyFields = entry.campaign_id != null ? { campaign_id: entry.campaign_id } : { data_date: entry.data_date }
   if (entry.row_id != null) {
     return [
@@ -99,6 +178,8 @@ async function sendWaiting(onAnswer) {
     // Not signed in any more, or the server not answering yet: tried again later, in the same order.
     if (response.status === 401 || (response.status >= 502 && response.status <= 504)) return false
     const body = await response.json().catch(() => null)
+    // Signed in as someone else: kept for its author's next session.
+    if (response.status === 409 && body?.code === 'OTHER_USER') return false
     const etag = response.headers.get('etag')
     if (response.ok) {
       await remove(entry.seq)

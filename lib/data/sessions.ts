@@ -1,7 +1,7 @@
 // Sessions of people signed in with a password (sql/013): the cookie holds a random token, the database
 // its SHA-256. A session ends when it has been idle too long, at its absolute end, on sign-out, when
 // the user's password changes or the user is deactivated (triggers delete them, sql/013 and sql/014).
-import { randomBytes } from 'node:crypto'
+import { createHmac, randomBytes } from 'node:crypto'
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { type AuthUser, authUser, hashKey, userQuery } from './auth.js'
@@ -70,4 +70,27 @@ export async function purgeEndedSessions(db: Kysely<DB>, limits: SessionLimits):
   if (!(await db.selectFrom('user_session').select('id').where(ended).limit(1).executeTakeFirst())) return 0
   const purged = await db.deleteFrom('user_session').where(ended).executeTakeFirst()
   return Number(purged.numDeletedRows)
+}
+
+/**
+ * What the web app keeps of a session on a shared browser (docs/decisions.md, "A shared browser"):
+ * how long it lasts at most from now if unused, and the user's outbox key, with which the page seals
+ * each value it queues, so that a queued value is only ever sent by its author. The key is derived from
+ * the password hash, which never leaves the server: it is the same in each of her sessions, and
+ * changes with her password.
+ */
+export async function sessionFacts(db: Kysely<DB>, sessionId: number, limits: SessionLimits) {
+  const row = await db
+    .selectFrom('user_session as s')
+    .innerJoin('auth_user as u', 'u.id', 's.user_id')
+    .select([
+      'u.id',
+      'u.password_hash',
+      sql<number>`extract(epoch from least(s.expires_at, s.last_seen_at + ${`${limits.idleMs} milliseconds`}::interval) - now())`.as('left_s'),
+    ])
+    .where('s.id', '=', sessionId)
+    .executeTakeFirst()
+  if (!row?.password_hash) return {}
+  const outboxKey = createHmac('sha256', row.password_hash).update(`outbox:${row.id}`).digest('hex')
+  return { session_expires_in_s: Math.max(0, Math.floor(Number(row.left_s))), outbox_key: outboxKey }
 }

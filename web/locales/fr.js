@@ -568,4 +568,17 @@ export const FRENCH = {
   '“{title}” is someone else’s dashboard: open it and duplicate it to edit your own copy.':
     '« {title} » est le tableau de bord de quelqu’un d’autre : ouvrez-le et dupliquez-le pour modifier votre propre copie.',
   'Open the dashboard': 'Ouvrir le tableau de bord',
+  'No network: sign out once it is back.': 'Pas de réseau : déconnectez-vous quand il sera revenu.',
+  'No network: sign in once it is back.': 'Pas de réseau : connectez-vous quand il sera revenu.',
+  'Some values could not be sent (no network, or a conflict to settle on the data entry page).':
+    'Des valeurs n’ont pas pu être envoyées (pas de réseau, ou un conflit à régler sur la page de saisie).',
+  '{n} value you typed has not reached the server': '{n} valeur que vous avez saisie n’est pas parvenue au serveur',
+  '{n} values you typed have not reached the server': '{n} valeurs que vous avez saisies ne sont pas parvenues au serveur',
+  'Once you sign out, nobody else on this browser can send them. Send them first, or discard them.':
+    'Une fois déconnecté, personne d’autre sur ce navigateur ne pourra les envoyer. Envoyez-les d’abord, ou abandonnez-les.',
+  'Send them, then sign out': 'Les envoyer, puis se déconnecter',
+  'Discard them and sign out': 'Les abandonner et se déconnecter',
+  'Stay signed in': 'Rester connecté',
+  '(offline)': '(hors ligne)',
+  'Sign in again with a network to type values on this browser.': 'Reconnectez-vous avec un réseau pour saisir des valeurs sur ce navigateur.',
 }

@@ -10,7 +10,7 @@ import { formatValue } from '../format.js'
 import { html } from '../html.js'
 import { useRead } from './use-read.js'
 import { t, tn } from '../i18n.js'
-import { cellKey, enqueue, entries, flush, forget } from '../outbox.js'
+import { cellKey, enqueue, entries, flush, forget, outboxReady } from '../outbox.js'
 import { CellHistory, EntryCell } from './data-entry-cell.js'
 import { LocationSearch } from './location-search.js'
 import { keepForOffline } from '../offline.js'
@@ -312,6 +312,8 @@ function cellWrites({ selection, over, rows, columns, keyOf, states, values, set
     const key = keyOf(row.id, column.id)
     const parsed = parseEntered(text, column.data_format)
     if (parsed.error) return setState(key, { state: 'invalid', message: parsed.error })
+    // A tab opened without a network holds no key to seal a value with (web/outbox.js).
+    if (!outboxReady()) return setState(key, { state: 'invalid', message: t('Sign in again with a network to type values on this browser.') })
     const pending = states.get(key)
     if (parsed.value === null || parsed.value === (pending?.value ?? values.get(key)?.value)) return
     return save(row, column, parsed.value, values.get(key))
