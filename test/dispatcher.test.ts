@@ -45,6 +45,11 @@ t.test('keys: Bearer and ApiKey forms accepted; wrong keys, inactive users and k
   t.equal((await api.get('/campaign/', alice)).status, 200)
   t.equal((await api.patch(`/user/${aliceId}/`, { is_active: false })).status, 200)
   t.equal((await api.get('/campaign/', alice)).status, 401, 'deactivation takes effect on the next request')
+  t.equal((await api.patch(`/user/${aliceId}/`, { is_active: true })).status, 200)
+  t.equal((await api.get('/campaign/', alice)).status, 401, 'reactivated: a key made before the deactivation stays refused')
+  t.equal((await api.get(`/api_key/?user_id=${aliceId}`)).body.meta.total_count, 0, 'her keys ended with the deactivation')
+  const fresh = (await api.post('/api_key/', { user_id: aliceId })).body.key
+  t.equal((await api.get('/campaign/', { authorization: `ApiKey alice:${fresh}` })).status, 200, 'a key made after it works')
   t.equal((await api.get(`/api/v1/campaign/?username=admin&api_key=${ADMIN_KEY}`, {})).status, 401)
   t.equal((await api.get('/campaign/', { authorization: 'Basic abc' })).status, 401)
 })

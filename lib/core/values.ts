@@ -29,19 +29,36 @@ export function parseDate(text: string): string | undefined {
 export const TIMESTAMP_PATTERN = '^\\d{4,}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}$'
 export const TIMESTAMP_DESCRIPTION = 'UTC, no zone designator: YYYY-MM-DDTHH:MM:SS.ffffff (ISO 8601, six fractional digits)'
 
-/** `YYYY-MM-DD` or an ISO 8601 date-time; no zone means UTC (the session time zone). */
-/** `Z`, or an offset PostgreSQL takes (at most ±15:59): `+99:00` passed the pattern and failed in the database, a 500. */
-function isOffset(zone: string): boolean {
-  const offset = /^[+-](\d{2}):?(\d{2})?$/.exec(zone)
-  return zone === 'Z' || (offset !== null && +offset[1] <= 15 && +(offset[2] ?? 0) <= 59)
+/** Minutes east of UTC of `Z` or an ISO 8601 offset (±HH, ±HHMM, ±HH:MM, at most ±23:59); undefined if none. */
+function offsetMinutes(zone: string): number | undefined {
+  if (zone === 'Z') return 0
+  const offset = /^([+-])(\d{2}):?(\d{2})?$/.exec(zone)
+  if (!offset || +offset[2] > 23 || +(offset[3] ?? 0) > 59) return undefined
+  return (offset[1] === '-' ? -1 : 1) * (+offset[2] * 60 + +(offset[3] ?? 0))
 }
 
+/**
+ * `YYYY-MM-DD` or an ISO 8601 date-time; no zone means UTC (the session time zone). A time with an
+ * offset is turned into UTC here: ISO 8601 and RFC 3339 allow offsets to ±23:59, PostgreSQL's
+ * `timestamptz` input only to ±15:59 (`+23:59` was refused, `+99:00` a 500 once).
+ */
 export function parseTimestamp(text: string): string | undefined {
   const m = TIMESTAMP.exec(text)
   if (!m || !isCalendarDate(+m[1], +m[2], +m[3])) return undefined
   if (m[5] !== undefined && (+m[5] > 23 || +m[6] > 59 || +(m[7] ?? 0) > 59)) return undefined
-  if (m[8] !== undefined && !isOffset(m[8])) return undefined
-  return `${m[1]}-${pad(m[2])}-${pad(m[3])}${m[4]}`
+  const date = `${m[1]}-${pad(m[2])}-${pad(m[3])}`
+  if (m[8] === undefined) return `${date}${m[4]}`
+  const minutes = offsetMinutes(m[8])
+  if (minutes === undefined) return undefined
+  const fraction = /\.\d+/.exec(m[4])?.[0] ?? ''
+  // setUTCFullYear, not Date.UTC, which reads the years 0–99 as 1900–1999.
+  const utc = new Date(0)
+  utc.setUTCFullYear(+m[1], +m[2] - 1, +m[3])
+  utc.setUTCHours(+m[5], +m[6] - minutes, +(m[7] ?? 0))
+  const iso = utc.toISOString()
+  // Shifted out of four-digit years (0000-01-01 minus an offset): no timestamp PostgreSQL keeps as given.
+  if (!/^\d{4}-/.test(iso)) return undefined
+  return `${iso.slice(0, 19)}${fraction}`
 }
 
 export function parseInteger(text: string): number | undefined {
