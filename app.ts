@@ -1,4 +1,6 @@
 // Builds the application: configuration, third-party plugins, then our own, in dependency order.
+import { maxHeaderSize } from 'node:http'
+import { clientErrorHandler, frameworkErrors } from './lib/api/framework-errors.js'
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
@@ -77,6 +79,9 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
     // X-Request-Id from a trusted proxy when it sends a sane one, else a new one (returned on every
     // answer and in every log line of the request, plugins/protection.ts).
     genReqId: requestIds(listSetting(config.TRUST_PROXY)),
+    // What is refused before a route runs answers in the API's error shape too.
+    clientErrorHandler: clientErrorHandler(maxHeaderSize),
+    frameworkErrors,
   })
   await app.register(configPlugin, { config })
   await app.register(errors)

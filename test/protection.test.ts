@@ -210,3 +210,31 @@ t.test('TRUST_PROXY: behind a named proxy, limits count each forwarded client ap
   for (let i = 0; i < 2; i++) await spoof(`203.0.113.${i}`)
   t.equal((await spoof('203.0.113.99')).statusCode, 429, 'without a trusted proxy, X-Forwarded-For cannot dodge the limit')
 })
+
+/** The raw answer of a request written as `text` on a new connection. */
+function rawAnswer(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let answer = ''
+    const socket = connect(port, '127.0.0.1', () => socket.write(text))
+    socket.on('data', (chunk) => (answer += chunk))
+    socket.on('close', () => resolve(answer))
+    socket.on('error', () => {})
+    setTimeout(() => reject(new Error(`no close after 5 s: ${answer}`)), 5000).unref()
+  })
+}
+
+t.test('what Node and Fastify refuse before a route runs answers in the API error shape', async (t) => {
+  const { app } = await build(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  const bodyOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))
+  const huge = await rawAnswer(port, `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
+  t.match(huge, /^HTTP\/1.1 431 /)
+  t.match(bodyOf(huge), { statusCode: 431, code: 'HEADERS_TOO_LARGE', message: /headers are too large \(limit \d+ bytes/, request_id: /^[\w-]{36}$/ })
+  t.match(huge, new RegExp(`X-Request-Id: ${bodyOf(huge).request_id}`), 'its request id in a header too')
+  const garbage = await rawAnswer(port, 'this is not HTTP\r\n\r\n')
+  t.match(bodyOf(garbage), { statusCode: 400, code: 'MALFORMED_REQUEST', request_id: String })
+  const badUrl = await client(app).get('/api/v1/campaign/%E0%A4%A/', admin)
+  t.equal(badUrl.status, 400)
+  t.match(badUrl.body, { code: 'INVALID_URL', request_id: String })
+})
