@@ -50,6 +50,8 @@ export async function once(ctx: Context, request: FastifyRequest, key: string, w
   const fingerprint = fingerprintOf(request)
   const mine = { user_id: ctx.user.id, key }
   await db.deleteFrom('idempotency_key').where('user_id', '=', mine.user_id).where('key', '=', key).where('expires_at', '<=', sql<string>`now()`).execute()
+  const known = await db.selectFrom('idempotency_key').select('id').where('user_id', '=', mine.user_id).where('key', '=', key).executeTakeFirst()
+  if (!known) await assertRoomForKey(db, mine.user_id, ctx.config.IDEMPOTENCY_KEYS_PER_USER)
   const claimed = await db
     .insertInto('idempotency_key')
     .values({ ...mine, fingerprint, status: 0, headers: '{}', answer: '', expires_at: sql<string>`now() + ${`${IDEMPOTENCY_KEY_HOURS} hours`}::interval` })
@@ -64,6 +66,29 @@ export async function once(ctx: Context, request: FastifyRequest, key: string, w
     .where('id', '=', claimed.id)
     .execute()
   return outcome
+}
+
+/**
+ * A user keeps at most `limit` keys at a time (each for IDEMPOTENCY_KEY_HOURS): a new one past that is
+ * 429, retried once her oldest has expired. Concurrent new keys may pass the count together, by the
+ * few that run at once; the table is bounded all the same.
+ */
+async function assertRoomForKey(db: Kysely<DB>, userId: number, limit: number) {
+  const row = await db
+    .selectFrom('idempotency_key')
+    .select([sql<string>`count(*)`.as('n'), sql<number | null>`ceil(extract(epoch from min(expires_at) - now()))`.as('free_in_s')])
+    .where('user_id', '=', userId)
+    .where('expires_at', '>', sql<string>`now()`)
+    .executeTakeFirstOrThrow()
+  if (Number(row.n) < limit) return
+  const seconds = Math.max(1, Number(row.free_in_s ?? 1))
+  throw new ApiError(
+    429,
+    'TOO_MANY_IDEMPOTENCY_KEYS',
+    `You have ${limit} Idempotency-Keys kept (IDEMPOTENCY_KEYS_PER_USER); the oldest expires in ${seconds} s`,
+    { limit },
+    { 'retry-after': String(seconds) },
+  )
 }
 
 /**

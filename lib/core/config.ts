@@ -84,6 +84,7 @@ export const ConfigSchema = Type.Object({
   JOB_SHUTDOWN_MS: Integer(30_000, 1_000),
   // Jobs one user may have queued or running at once; more is 429 until some have run.
   JOB_MAX_QUEUED_PER_USER: Integer(20, 1),
+  IDEMPOTENCY_KEYS_PER_USER: Integer(10_000, 1),
   // Heavy work off the event loop (lib/core/worker-pool.ts): threads of each pool (parsing, drawing),
   // tasks one user or shared link may have running or waiting in a pool, and all of them; past → 429.
   WORKER_THREADS: Integer(1, 1),
