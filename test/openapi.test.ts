@@ -283,4 +283,19 @@ t.test('retried and conditional data writes: their headers, 412 and 422 are in t
     ['idempotency-key', 'if-match'],
     'date_datapoint PATCH documents both headers',
   )
+  // Every write of every resource evaluates If-Match: documented with its 412.
+  type Operation = { parameters?: Array<{ in: string; name: string }>; responses: Record<string, unknown> }
+  const operations = document.paths as unknown as Record<string, Record<string, Operation>>
+  for (const [path, method] of [
+    ['/api/v1/location/{id}/', 'patch'],
+    ['/api/v1/location/{id}/', 'delete'],
+    ['/api/v1/campaign_datapoint/{id}/', 'delete'],
+    ['/api/v1/campaign_datapoint/', 'post'],
+    ['/api/v1/campaign_type/', 'post'],
+  ]) {
+    const operation = operations[path][method]
+    t.ok(operation.parameters?.some((p) => p.in === 'header' && p.name === 'if-match') && '412' in operation.responses, `${method} ${path}: If-Match and 412`)
+  }
+  const tagged = await api.delete(`/campaign_datapoint/${row.id}/`, { ...admin, 'if-match': '"not-its-tag"' })
+  conforms(t, '/api/v1/campaign_datapoint/{id}/', 'delete', tagged, 'a DELETE with a tag of another version')
 })

@@ -168,3 +168,30 @@ t.test('a user keeps at most IDEMPOTENCY_KEYS_PER_USER keys: a new one past it i
   await sql`update idempotency_key set expires_at = now() - interval '1 second' where key = 'a'`.execute(harness.db)
   t.equal((await api.patch(`/campaign_datapoint/${second.body.id}/`, { value: 5 }, { ...bob, ...key('c') })).status, 200, 'room again once one expired')
 })
+
+t.test('If-Match holds on every write of every resource: PATCH and DELETE compare, a create takes only *', async (t) => {
+  const { api, w } = await setup(t)
+  const match = (etag: string) => ({ ...admin, 'if-match': etag })
+  // A location: its detail's ETag; a stale one is 412 with the row as it is, nothing written.
+  const read = await api.get(`/location/${w.a1}/`)
+  const etag = read.headers.etag as string
+  t.match(etag, /^"[\w+/=-]+"$/, 'a location detail has an ETag')
+  t.equal((await api.patch(`/location/${w.a1}/`, { name: 'a1 renamed' }, match(etag))).status, 200, 'PATCH location with its ETag')
+  const stale = await api.patch(`/location/${w.a1}/`, { name: 'a1 again' }, match(etag))
+  t.equal(stale.status, 412, 'PATCH location with a stale ETag')
+  t.match(stale.body, { code: 'PRECONDITION_FAILED', details: { current: { name: 'a1 renamed' } } })
+  t.equal((await api.get(`/location/${w.a1}/`)).body.name, 'a1 renamed', 'nothing written')
+  // DELETE of a datapoint: compared too.
+  const row = (await api.get(`/campaign_datapoint/?location_id__in=${w.b1}&indicator__in=${w.n}&campaign__in=${w.C}`)).body.objects[0]
+  const rowTag = (await api.get(`/campaign_datapoint/${row.id}/`)).headers.etag as string
+  t.equal((await api.delete(`/campaign_datapoint/${row.id}/`, match('"not-its-tag"'))).status, 412, 'DELETE with a tag of no version of it')
+  t.equal((await api.get(`/campaign_datapoint/${row.id}/`)).status, 200, 'still there')
+  t.equal((await api.delete(`/campaign_datapoint/${row.id}/`, match(rowTag))).status, 204, 'DELETE with its ETag')
+  // A create has no version: If-Match names none of it (412), `*` holds.
+  const body = { indicator_id: w.n, location_id: w.b1, campaign_id: w.C, value: 9 }
+  const tagged = await api.post('/campaign_datapoint/', body, match(rowTag))
+  t.equal(tagged.status, 412, 'POST with an entity tag')
+  t.match(tagged.body.message, /only If-Match: \* holds/)
+  t.equal((await api.post('/campaign_datapoint/', body, match('*'))).status, 201, 'POST with If-Match: *')
+  t.equal((await api.post('/campaign_type/', { name: 'SNID' }, match('"x"'))).status, 412, 'on any resource')
+})

@@ -1,6 +1,8 @@
-// Conditional writes (RFC 9110 §13.1.1): a PATCH with If-Match changes the row only if it is still the
-// version the client read. A row's entity tag is the one its detail GET carries (the strong ETag of its
-// JSON, lib/api/representation.ts), so a client that read a row may send its ETag back as it came.
+// Conditional writes (RFC 9110 §13.1.1): a PATCH or DELETE with If-Match changes the row only if it is
+// still the version the client read, on every resource. A row's entity tag is the one its detail GET
+// carries (the strong ETag of its JSON, lib/api/representation.ts), so a client that read a row may
+// send its ETag back as it came. A write with no one row as its target (a POST that creates, a DELETE
+// of the rows matching a parameter) has no version to compare: If-Match there holds only as `*`.
 import { sql } from 'kysely'
 import type { FastifyRequest } from 'fastify'
 import { ApiError } from '../core/errors.js'
@@ -34,4 +36,18 @@ export async function assertIfMatch(ctx: Context, request: FastifyRequest, id: n
   const etag = etagOfRow(current)
   if (matches(header, etag)) return
   throw new ApiError(412, 'PRECONDITION_FAILED', `${ctx.urlName} ${id} changed since the version named by If-Match`, { current }, { etag })
+}
+
+/**
+ * If-Match on a write whose target is no one existing row: `*` holds (the collection is there), an
+ * entity tag cannot name a version of it, so it is 412 rather than ignored.
+ */
+export function assertNoRowTag(ctx: Context, request: FastifyRequest): void {
+  const header = request.headers['if-match']
+  if (header === undefined || header.trim() === '*') return
+  throw new ApiError(
+    412,
+    'PRECONDITION_FAILED',
+    `If-Match names a version of one ${ctx.urlName}, and this write has no one existing row to compare it with (only If-Match: * holds here)`,
+  )
 }

@@ -124,25 +124,32 @@ const IF_MATCH = {
   type: 'string',
   description: "The ETag of the row as read (its detail GET, or a write's answer): 412 with the current row when it changed since",
 }
+const IF_MATCH_NO_ROW = {
+  type: 'string',
+  description:
+    'A create, or a delete of the rows matching a parameter, has no one row to compare with: only `*` holds, an entity tag is 412 (a POST naming an existing row by `id` compares it with that row)',
+}
 const ETAG = { etag: { type: 'string', description: "The row's entity tag, for If-Match" } }
 
-/** The headers and extra answers of a retryable write, or of a GET of its row. */
-function retryable(resource: Resource, method: Method, answer: number, response: Record<number, unknown>) {
-  if (!resource.retryable_writes) return {}
+/**
+ * A GET of a retryable resource's row: its ETag. A write: If-Match on every resource (compared with the
+ * row's version where it has one row as its target, `onRow`, else only `*` holds: 412 either way), and
+ * where the resource takes retries, Idempotency-Key on POST and PATCH and the written row's ETag.
+ */
+function conditions(resource: Resource, method: Method, answer: number, response: Record<number, unknown>, onRow = false) {
+  const retries = Boolean(resource.retryable_writes) && method !== 'DELETE'
   const withTag = { ...(response[answer] as Record<string, unknown>), headers: ETAG }
-  if (method === 'GET') return { response: { ...response, [answer]: withTag } }
-  const properties = method === 'PATCH' ? { 'idempotency-key': IDEMPOTENCY_KEY, 'if-match': IF_MATCH } : { 'idempotency-key': IDEMPOTENCY_KEY }
-  const failed =
-    method === 'PATCH'
-      ? {
-          412: {
-            description: 'If-Match named another version: `details.current` is the row now, with its ETag',
-            headers: ETAG,
-            content: { 'application/json': { schema: errorSchema } },
-          },
-        }
-      : {}
-  return { headers: { type: 'object', properties }, response: { ...response, [answer]: withTag, ...failed, 422: errorSchema } }
+  if (method === 'GET') return resource.retryable_writes ? { response: { ...response, [answer]: withTag } } : {}
+  const properties = { ...(retries ? { 'idempotency-key': IDEMPOTENCY_KEY } : {}), 'if-match': onRow ? IF_MATCH : IF_MATCH_NO_ROW }
+  const failed = {
+    412: {
+      description: onRow ? 'If-Match named another version: `details.current` is the row now, with its ETag' : 'If-Match named an entity tag',
+      ...(onRow ? { headers: ETAG } : {}),
+      content: { 'application/json': { schema: errorSchema } },
+    },
+  }
+  const success = retries ? { [answer]: withTag, 422: errorSchema } : {}
+  return { headers: { type: 'object', properties }, response: { ...response, ...success, ...failed } }
 }
 
 /**
@@ -210,8 +217,7 @@ export function routeSchema(resource: Resource, kind: UrlKind, method: Method, h
         operationId: `create${name}`,
         summary: `Create ${resource.name}${update[200] ? ' (or update the row named by id)' : ''}`,
         body: bodyContent(resource, true),
-        response: { ...update, 201: writeAnswerSchema(resource), ...errors },
-        ...retryable(resource, method, 201, { ...update, 201: writeAnswerSchema(resource), ...errors }),
+        ...conditions(resource, method, 201, { ...update, 201: writeAnswerSchema(resource), ...errors }),
       }
     }
     const by = ['id', ...resource.list_delete_by]
@@ -220,13 +226,13 @@ export function routeSchema(resource: Resource, kind: UrlKind, method: Method, h
       operationId: `delete${pascal(plural(resource.name))}Where`,
       summary: `Delete ${resource.name} by ?${by.join(' or ?')} (superuser)`,
       querystring: { type: 'object', properties: Object.fromEntries(by.map((f) => [f, { type: f === 'id' ? 'integer' : 'string' }])) },
-      response: { 204: { type: 'null' }, ...errors },
+      ...conditions(resource, method, 204, { 204: { type: 'null' }, ...errors }),
     }
   }
   const params = { type: 'object', properties: { id: { type: 'integer' } } }
   if (method === 'GET') {
     const response = { 200: detailSchema(resource), ...errors }
-    return { ...base, operationId: `get${name}`, summary: `Read one ${resource.name}`, params, response, ...retryable(resource, method, 200, response) }
+    return { ...base, operationId: `get${name}`, summary: `Read one ${resource.name}`, params, response, ...conditions(resource, method, 200, response) }
   }
   if (method === 'PATCH')
     return {
@@ -235,14 +241,13 @@ export function routeSchema(resource: Resource, kind: UrlKind, method: Method, h
       summary: `Update one ${resource.name}`,
       params,
       body: bodyContent(resource, false),
-      response: { 200: writeAnswerSchema(resource), ...errors },
-      ...retryable(resource, method, 200, { 200: writeAnswerSchema(resource), ...errors }),
+      ...conditions(resource, method, 200, { 200: writeAnswerSchema(resource), ...errors }, true),
     }
   return {
     ...base,
     operationId: `delete${name}`,
     summary: `Delete one ${resource.name} (superuser; ?cascade=true)`,
     params,
-    response: { 204: { type: 'null' }, ...errors },
+    ...conditions(resource, method, 204, { 204: { type: 'null' }, ...errors }, true),
   }
 }

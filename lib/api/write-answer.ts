@@ -10,7 +10,7 @@ import { encodingOf, multipartBody, parseCascade, parsePk } from './request.js'
 import type { Context, Row } from './resource.js'
 import type { Transactions } from './transactions.js'
 import { idempotencyKeyOf, once, type WriteOutcome } from './idempotency.js'
-import { assertIfMatch, etagOfRow } from './preconditions.js'
+import { assertIfMatch, assertNoRowTag, etagOfRow } from './preconditions.js'
 
 /** What a write uses: the transactions service, and what the declarations do after a delete. */
 export interface WriteDoors {
@@ -31,13 +31,14 @@ async function post(ctx: Context, request: FastifyRequest): Promise<Outcome> {
     if (!isInt32(pk)) throw notFound(ctx.urlName, legacyId)
     return patch(ctx, request, pk, { ...body, id: undefined })
   }
+  assertNoRowTag(ctx, request)
   const created = await createRow(ctx, { ...body, id: undefined }, encoding)
   return { status: 201, headers: { location: `/api/v1/${ctx.urlName}/${created.id}/` }, row: created }
 }
 
-/** A PATCH's outcome (or the legacy POST's): 200 with the row, once its If-Match holds where the resource takes one. */
+/** A PATCH's outcome (or the legacy POST's): 200 with the row, once its If-Match (if any) holds. */
 async function patch(ctx: Context, request: FastifyRequest, id: number, body: Row): Promise<Outcome> {
-  if (ctx.resource.retryable_writes) await assertIfMatch(ctx, request, id)
+  await assertIfMatch(ctx, request, id)
   return { status: 200, headers: {}, row: await updateRow(ctx, id, body, encodingOf(request)) }
 }
 
@@ -64,16 +65,20 @@ async function retryable(ctx: Context, request: FastifyRequest, reply: FastifyRe
   return reply.code(outcome.status).headers(outcome.headers).type('application/json; charset=utf-8').send(outcome.body)
 }
 
-async function remove(ctx: Context, id: number | undefined, reply: FastifyReply, doors: WriteDoors) {
+async function remove(ctx: Context, id: number | undefined, request: FastifyRequest, reply: FastifyReply, doors: WriteDoors) {
   const cascade = parseCascade(ctx.query)
   const legacy = ctx.query.last('id')
   if (id !== undefined || (legacy !== undefined && legacy !== '')) {
     const pk = id ?? parsePk(ctx.urlName, legacy!)
-    await doors.transactions.run(ctx, (c) => deleteRow(c, pk, cascade, doors.afterDelete(c)))
+    await doors.transactions.run(ctx, async (c) => {
+      await assertIfMatch(c, request, pk)
+      return deleteRow(c, pk, cascade, doors.afterDelete(c))
+    })
     return reply.code(204).send()
   }
   const by = ctx.resource.list_delete_by.find((f) => ctx.query.has(f))
   if (!by) throw badRequest('LIST_DELETE_NOT_ALLOWED', 'Must Delete by ID only')
+  assertNoRowTag(ctx, request)
   await doors.transactions.run(ctx, async (c) => doors.afterDelete(c)(ctx.resource.table!, await deleteWhere(c, by, c.query.last(by)!)))
   return reply.code(204).send()
 }
@@ -81,7 +86,7 @@ async function remove(ctx: Context, id: number | undefined, reply: FastifyReply,
 /** The answer of POST, PATCH or DELETE; `detailId` is the row of a detail URL. */
 export async function answerWrite(ctx: Context, method: string, detailId: string | undefined, request: FastifyRequest, reply: FastifyReply, doors: WriteDoors) {
   const id = detailId === undefined ? undefined : parsePk(ctx.urlName, detailId)
-  if (method === 'DELETE') return remove(ctx, id, reply, doors)
+  if (method === 'DELETE') return remove(ctx, id, request, reply, doors)
   const write = (c: Context) => (method === 'PATCH' ? patch(c, request, id!, ensureObject(request.body)) : post(c, request))
   if (ctx.resource.retryable_writes) return retryable(ctx, request, reply, doors, write)
   const { status, headers, row } = await doors.transactions.run(ctx, write)
