@@ -19,7 +19,7 @@ interface FilePart extends Partial<Spooled> {
   filename?: string
 }
 
-const NOT_AFTER_UPLOAD = ['docfile', 'file_type', 'file_header', 'guid', 'created_by_id']
+const NOT_AFTER_UPLOAD = ['docfile', 'file_type', 'file_header', 'guid', 'created_by_id', 'encoding']
 
 const PARAMS = { document_id: Param.integer("the document's id (the original client's name for it)") }
 
@@ -32,11 +32,16 @@ async function storeChecked(ctx: Context, body: Row, spooled: Spooled, filename:
     fileType: String(body.file_type),
     dateOrder: body.date_order === undefined ? undefined : String(body.date_order),
     conflict: body.conflict === undefined ? undefined : String(body.conflict),
+    encoding: body.encoding === undefined ? undefined : String(body.encoding),
     filename,
     maxUncompressed: ctx.config.XLSX_MAX_UNCOMPRESSED_BYTES,
   }
   const upload = await checkUpload(input)
-  return storeUpload(ctx.db as never, ctx.config.DATA_DIR, input, upload, ctx.user.id)
+  try {
+    return await storeUpload(ctx.db as never, ctx.config.DATA_DIR, input, upload, ctx.user.id)
+  } finally {
+    if (upload.utf8Path) await discard(upload.utf8Path) // moved when stored
+  }
 }
 
 export default defineResource({
@@ -51,6 +56,18 @@ export default defineResource({
   // A file above BODY_LIMIT_BYTES comes as a multipart part, streamed to disk: a JSON body is parsed
   // whole on the heap, so its base64 docfile is bounded by the body limit (413 saying so).
   multipart: true,
+  // Read by the upload only (lib/ingest/upload.ts): the stored file is UTF-8 whatever it came in.
+  write_only: {
+    encoding: {
+      schema: {
+        type: 'string',
+        enum: ['utf-8', 'windows-1252'],
+        description:
+          "A CSV's text encoding: `utf-8` (default; a line that is not is 400 `INVALID_UTF8`, naming it) or `windows-1252` (also `cp1252`, `latin1`, `iso-8859-1`), stored as UTF-8",
+      },
+      columns: async () => ({}),
+    },
+  },
   hooks: {
     async list(ctx, query) {
       const id = ctx.params.document_id
@@ -63,7 +80,7 @@ export default defineResource({
       // Multipart: doc_title defaults to the file part's name.
       if (body.doc_title === undefined && part && typeof part === 'object') body = { ...body, doc_title: part.filename }
       checkRequiredFields(ctx.resource, body)
-      for (const field of ['doc_title', 'file_type', 'date_order', 'conflict'])
+      for (const field of ['doc_title', 'file_type', 'date_order', 'conflict', 'encoding'])
         if (body[field] !== undefined && typeof body[field] !== 'string') throw validationError(field, 'must be a string')
       if (part === undefined || part === null || (typeof part !== 'string' && typeof part.path !== 'string'))
         throw validationError('docfile', 'must be base64 text or a file part')

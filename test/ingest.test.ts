@@ -647,3 +647,32 @@ t.test('a re-upload recomputes only the campaigns whose values it changes', asyn
   t.same(changed.stats.campaigns_recomputed, [w.C])
   t.equal(await sumAtRoot(), rootBefore + 5, 'a1 counts 15 instead of 10')
 })
+
+t.test('a CSV that is not UTF-8 is refused by its line, unless the upload names its encoding', async (t) => {
+  const { app } = await build(t)
+  const api = client(app)
+  // "Bénin" and "Côte" in Windows-1252: é and ô are single bytes, which UTF-8 never has alone.
+  const latin = Buffer.from('geocode,campaign,note\nG1,C,plain\nG2,C,B\xe9nin\nG3,C,C\xf4te\n', 'latin1')
+  const post = (fields: Record<string, string>) =>
+    api.post('/document/', { doc_title: 'latin.csv', file_type: 'campaign', docfile: latin.toString('base64'), ...fields })
+  const before = (await api.get('/document/?limit=0')).body.meta.total_count
+  const refused = await post({})
+  t.equal(refused.status, 400)
+  t.match(refused.body, { code: 'INVALID_UTF8', message: /^Line 3 of the file is not valid UTF-8/, details: { line: 3 } })
+  t.equal((await api.get('/document/?limit=0')).body.meta.total_count, before, 'nothing stored')
+  t.match((await post({ encoding: 'ebcdic' })).body, { code: 'VALIDATION_ERROR', message: /encoding: must be one of utf-8, windows-1252/ })
+
+  const named = await post({ encoding: 'windows-1252' })
+  t.equal(named.status, 201, named.text)
+  const run = await api.get(`/transform_upload/?document_id=${named.body.id}`)
+  t.equal(run.status, 200, run.text)
+  const notes = (await api.get(`/source_submission/?document_id=${named.body.id}&limit=0`)).body.objects.map(
+    (s: { submission_json: { note: string } }) => s.submission_json.note,
+  )
+  t.same(notes.sort(), ['Bénin', 'Côte', 'plain'], 'read as Windows-1252 and stored as UTF-8')
+
+  // A line feed inside a long file: the line is counted across the reading's chunks.
+  const long = Buffer.concat([Buffer.from(`geocode,campaign\n${'G,C\n'.repeat(300_000)}`), Buffer.from('G,\xff\n', 'latin1')])
+  const far = await api.post('/document/', { doc_title: 'long.csv', file_type: 'campaign', docfile: long.toString('base64') })
+  t.match(far.body, { code: 'INVALID_UTF8', details: { line: 300_002 } }, 'the line after 1.2 MB of good lines')
+})

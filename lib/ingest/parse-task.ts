@@ -2,20 +2,51 @@
 // transform's in-memory phase, off the event loop that answers requests.
 import { ApiError } from '../core/errors.js'
 import type { FileKind } from './files.js'
-import { readRows } from './rows.js'
+import { firstNonUtf8Line, readRows, transcodeToUtf8 } from './rows.js'
 import { transformRows, type TransformRowsTask } from './transform-rows.js'
 import { checkColumns, type FileType } from './columns.js'
 
-export type ParseTask = { op: 'check'; path: string; kind: FileKind; fileType: FileType; maxUncompressed?: number } | ({ op: 'transform' } & TransformRowsTask)
+/** A CSV's text encoding as the upload names it: UTF-8 unless it says Windows-1252. */
+export type TextEncoding = 'utf-8' | 'windows-1252'
+
+export type ParseTask =
+  | { op: 'check'; path: string; kind: FileKind; fileType: FileType; maxUncompressed?: number; encoding?: TextEncoding }
+  | ({ op: 'transform' } & TransformRowsTask)
 
 /** The client's error as data: an error's own fields do not cross threads. */
 export type TaskError = { error: { statusCode: number; code: string; message: string; details?: Record<string, unknown> } }
 
-/** Every row read and checked (§2: header, columns, formulas), nothing kept: the header and the row count. */
+/**
+ * A CSV named UTF-8 (the default) must be UTF-8: a line that is not is refused by its number, never
+ * read as another encoding and stored as junk codes. One named Windows-1252 is written out as UTF-8
+ * (`utf8Path`, beside the spool file), which is what is then read and stored.
+ */
+async function utf8Csv(task: Extract<ParseTask, { op: 'check' }>): Promise<string | undefined> {
+  if (task.kind !== 'csv') return undefined
+  if (task.encoding === 'windows-1252') {
+    const utf8Path = `${task.path}.utf-8`
+    await transcodeToUtf8(task.path, utf8Path, 'windows-1252')
+    return utf8Path
+  }
+  const line = await firstNonUtf8Line(task.path)
+  if (line === undefined) return undefined
+  throw new ApiError(
+    400,
+    'INVALID_UTF8',
+    `Line ${line} of the file is not valid UTF-8: save the file as UTF-8, or name its encoding in the upload (encoding: windows-1252)`,
+    { line },
+  )
+}
+
+/**
+ * Every row read and checked (§2: header, columns, formulas), nothing kept: the header, the row count,
+ * and the file's UTF-8 copy when it was written out in another encoding.
+ */
 async function check(task: Extract<ParseTask, { op: 'check' }>) {
   let header: string[] = []
+  const utf8Path = await utf8Csv(task)
   const rows = await readRows(
-    task.path,
+    utf8Path ?? task.path,
     task.kind,
     {
       header(names) {
@@ -26,7 +57,7 @@ async function check(task: Extract<ParseTask, { op: 'check' }>) {
     },
     task.maxUncompressed,
   )
-  return { header, rows }
+  return { header, rows, utf8Path }
 }
 
 export default async function parse(task: ParseTask) {

@@ -35,7 +35,7 @@ async function run<T>(owner: string, task: ParseTask, wait: boolean): Promise<T>
 
 /** An upload's file read through and checked; its header and data rows. */
 export const checkFile = (owner: string, task: Omit<Extract<ParseTask, { op: 'check' }>, 'op'>) =>
-  run<{ header: string[]; rows: number }>(owner, { op: 'check', ...task }, false)
+  run<{ header: string[]; rows: number; utf8Path?: string }>(owner, { op: 'check', ...task }, false)
 
 /** The transform's in-memory phase of a stored file. */
 export const transformFile = (owner: string, task: Omit<Extract<ParseTask, { op: 'transform' }>, 'op'>) =>

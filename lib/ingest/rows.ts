@@ -2,7 +2,8 @@
 // memory"): a CSV is decoded and parsed as a stream, so a file is never held whole, nor twice; what
 // is kept of it is the caller's choice. An XLSX file (a zip archive, its cells spread over parts) is
 // read whole, after the zip-bomb check, inside the worker thread's own heap.
-import { createReadStream } from 'node:fs'
+import { isUtf8 } from 'node:buffer'
+import { createReadStream, createWriteStream } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -28,6 +29,47 @@ async function isUtf8File(path: string): Promise<boolean> {
     if (error instanceof TypeError) return false
     throw error
   }
+}
+
+/**
+ * The first line (1-based) of the file at `path` that is not UTF-8, or undefined when all of it is.
+ * Read a chunk at a time and checked a whole line at a time (a line feed byte is never inside a
+ * multi-byte character); only the line cut at a chunk's end is carried to the next.
+ */
+export async function firstNonUtf8Line(path: string): Promise<number | undefined> {
+  let carried = Buffer.alloc(0)
+  let line = 1
+  const badLineIn = (bytes: Buffer): number | undefined => {
+    if (isUtf8(bytes)) {
+      for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) line++
+      return undefined
+    }
+    let start = 0
+    for (let end = bytes.indexOf(10); ; end = bytes.indexOf(10, start)) {
+      if (!isUtf8(bytes.subarray(start, end === -1 ? bytes.length : end))) return line
+      if (end === -1) return undefined
+      line++
+      start = end + 1
+    }
+  }
+  for await (const chunk of createReadStream(path, { highWaterMark: CHUNK })) {
+    const bytes = carried.length ? Buffer.concat([carried, chunk as Buffer]) : (chunk as Buffer)
+    const lastFeed = bytes.lastIndexOf(10)
+    const bad = badLineIn(bytes.subarray(0, lastFeed + 1))
+    if (bad !== undefined) return bad
+    carried = Buffer.from(bytes.subarray(lastFeed + 1))
+  }
+  return badLineIn(carried)
+}
+
+/** Writes the text of the file at `path`, read as `encoding` (a WHATWG label), to `target` as UTF-8. */
+export async function transcodeToUtf8(path: string, target: string, encoding: string): Promise<void> {
+  const decoder = new TextDecoder(encoding)
+  const decode = new Transform({
+    transform: (chunk: Buffer, _encoding, done) => done(null, Buffer.from(decoder.decode(chunk, { stream: true }))),
+    flush: (done) => done(null, Buffer.from(decoder.decode())),
+  })
+  await pipeline(createReadStream(path, { highWaterMark: CHUNK }), decode, createWriteStream(target))
 }
 
 /** Header and rows from raw records: blank records skipped, the first kept one the header (§2.4). */

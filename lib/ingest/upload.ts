@@ -10,6 +10,7 @@ import type { ConflictPolicy, FileType } from './columns.js'
 import { CONFLICT_POLICIES } from '../../schemas/source_doc.js'
 import { emptyFile, fileKind, type FileKind } from './files.js'
 import { checkFile } from './parse.js'
+import type { TextEncoding } from './parse-task.js'
 
 export { checkColumns, REQUIRED_COLUMNS, type ConflictPolicy, type FileType } from './columns.js'
 
@@ -30,6 +31,8 @@ export interface UploadInput {
   filename?: string
   /** XLSX_MAX_UNCOMPRESSED_BYTES (zip bombs). */
   maxUncompressed?: number
+  /** A CSV's text encoding as named by the upload: `utf-8` (default) or `windows-1252`. */
+  encoding?: string
 }
 
 export interface Upload {
@@ -38,6 +41,18 @@ export interface Upload {
   fileType: FileType
   dateOrder: string
   conflict: ConflictPolicy
+  /** A CSV named in another encoding, written out as UTF-8: this file is the one stored (it is ours to move). */
+  utf8Path?: string
+}
+
+/** The labels an upload may name its encoding by (WHATWG's for Windows-1252 include latin1 and iso-8859-1). */
+const ENCODINGS: Record<string, TextEncoding> = {
+  'utf-8': 'utf-8',
+  utf8: 'utf-8',
+  'windows-1252': 'windows-1252',
+  cp1252: 'windows-1252',
+  latin1: 'windows-1252',
+  'iso-8859-1': 'windows-1252',
 }
 
 /** Everything that can be refused before anything is stored. */
@@ -52,10 +67,18 @@ export async function checkUpload(input: UploadInput): Promise<Upload> {
   if (/[/\\\u0000-\u001f\u007f]/.test(input.title)) {
     throw validationError('doc_title', 'must be a file name without path separators or control characters')
   }
+  const encoding = input.encoding === undefined ? 'utf-8' : ENCODINGS[input.encoding.toLowerCase()]
+  if (!encoding) throw validationError('encoding', 'must be one of utf-8, windows-1252')
   const kind = fileKind(input.title, input.filename)
   if (!input.size) throw emptyFile()
-  const { header } = await checkFile(input.owner, { path: input.path, kind, fileType: input.fileType, maxUncompressed: input.maxUncompressed })
-  return { kind, header, fileType: input.fileType, dateOrder, conflict }
+  const { header, utf8Path } = await checkFile(input.owner, {
+    path: input.path,
+    kind,
+    fileType: input.fileType,
+    maxUncompressed: input.maxUncompressed,
+    encoding,
+  })
+  return { kind, header, fileType: input.fileType, dateOrder, conflict, utf8Path }
 }
 
 /** Stores the file under DATA_DIR and the document row; returns the new id. */
@@ -93,7 +116,8 @@ export async function storeUpload(db: Kysely<DB>, dataDir: string, input: Upload
     .executeTakeFirstOrThrow()
   const path = join(dataDir, docfile)
   await mkdir(dirname(path), { recursive: true })
-  if (input.keep) await copyFile(input.path, path)
+  if (upload.utf8Path) await rename(upload.utf8Path, path)
+  else if (input.keep) await copyFile(input.path, path)
   else await rename(input.path, path)
   return id
 }
