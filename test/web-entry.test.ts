@@ -36,7 +36,8 @@ t.test('data entry in Chromium', { skip: noChromium }, async (t) => {
   await cell('Children missed', 'Ashford').focus()
   for (const [, [, missed]] of Object.entries(typed)) {
     await page.keyboard.type(String(missed))
-    if (missed === 100) t.equal(await page.locator('[data-cell="Ashford/Percent missed"]').textContent(), '10 %', 'the percent computed as it is typed')
+    if (missed === 100)
+      t.equal(await page.locator('[data-cell="Ashford/Percent missed"]').textContent(), '…', 'while a value is typed, its line’s percent waits for the server')
     await page.keyboard.press('Enter')
   }
   // The last value, the moment it is entered, is said to be on its way, not yet in the browser's outbox.
@@ -44,6 +45,47 @@ t.test('data entry in Chromium', { skip: noChromium }, async (t) => {
   t.match(await lastState.textContent(), /^(Saving…|Waiting to be sent|Saved)$/, 'the last value entered is said to be on its way at once')
   await page.getByRole('status').filter({ hasText: 'Every value is sent' }).waitFor()
   t.equal(await lastState.textContent(), 'Saved', 'every value is sent only when the last one is saved')
+  const calculatedCell = (place: string, name: string) => page.locator(`[data-cell="${place}/${name}"]`)
+  /** What a calculated cell shows once it shows `text` (or after 10 s). */
+  const shows = async (place: string, name: string, text: string) => {
+    await calculatedCell(place, name)
+      .filter({ hasText: text })
+      .waitFor({ timeout: 10_000 })
+      .catch(() => {})
+    return calculatedCell(place, name).textContent()
+  }
+  t.equal(await shows('Ashford', 'Percent missed', '10 %'), '10 %', 'saved: the server’s percent, read again')
+
+  // Brindle holds its own Children targeted (4,000, not the 2,000 its parts sum to): the page shows
+  // the server's values, not a sum of its own, before and after Brindle's next value.
+  const targeted = await api(server, '/campaign_datapoint/', {
+    method: 'POST',
+    body: JSON.stringify({ indicator_id: indicator.get('Children targeted'), location_id: location.get('Brindle'), campaign_id: march, value: 4000 }),
+  })
+  t.equal(targeted.status, 201, 'Brindle’s own targeted children stored')
+  await page.reload()
+  t.equal(await shows('Brindle', 'Children targeted', '4,000'), '4,000', 'the form shows Brindle’s own targeted, as the server does')
+  t.equal(await shows('Brindle', 'Percent missed', '5 %'), '5 %', 'and the percent the server computes from it (200 of 4,000)')
+  await cell('Children missed', 'Brindle').click()
+  await page.keyboard.press('Control+A')
+  await page.keyboard.type('400')
+  await page.keyboard.press('Enter')
+  t.equal(await shows('Brindle', 'Percent missed', '10 %'), '10 %', 'after a new value: the server’s 400 of 4,000, not a sum of the form’s own')
+  t.equal(await calculatedCell('Brindle', 'Children targeted').textContent(), '4,000', 'her own targeted still shown')
+  const server10 = (
+    await read(`/campaign_datapoint/?indicator__in=${indicator.get('Percent missed')}&campaign__in=${march}&location_id__in=${location.get('Brindle')}`)
+  ).objects[0].value
+  t.equal(server10, 0.1, 'the API says the same')
+  await cell('Children missed', 'Brindle').click()
+  await page.keyboard.press('Control+A')
+  await page.keyboard.type('200')
+  await page.keyboard.press('Enter')
+  await page.getByRole('status').filter({ hasText: 'Every value is sent' }).waitFor()
+  t.equal(await shows('Brindle', 'Percent missed', '5 %'), '5 %', 'Brindle’s 200 back')
+  const own = (await targeted.json()) as { id: number }
+  t.equal((await api(server, `/campaign_datapoint/${own.id}/`, { method: 'DELETE' })).status, 204, 'her own targeted removed: the engine sums the parts again')
+  await page.reload()
+  t.equal(await shows('Brindle', 'Percent missed', '10 %'), '10 %', 'the server’s 200 of 2,000 again')
   const values = async () => {
     const rows = (
       await read(

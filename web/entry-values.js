@@ -94,51 +94,6 @@ export function inputText(value, format) {
 }
 
 /**
- * The calculated indicators' values at one location from the values of its other indicators, as the
- * server computes them: a part of a difference first ((whole − part) / whole), then a ratio (sum of
- * numerators / sum of denominators), then a sum of parts (recursively: a part without a value is its
- * own parts' sum). A stored value of a calculated indicator wins; nothing over zero.
- * @param {Array<{ indicator_id: number, indicator_component_id: number, calculation: string }>} components
- * @param {Map<number, number>} stored values by indicator, raw ones
- * @returns {Map<number, number>} the calculated values by indicator
- */
-export function calculatedValues(components, stored) {
-  const parts = (id, kind) => components.filter((c) => c.indicator_id === id && c.calculation === kind).map((c) => c.indicator_component_id)
-  const sums = new Map()
-  const sumOf = (id, seen = new Set()) => {
-    if (sums.has(id)) return sums.get(id)
-    let total
-    for (const part of parts(id, 'PART_TO_BE_SUMMED')) {
-      if (seen.has(part)) continue
-      const value = stored.get(part) ?? sumOf(part, new Set([...seen, id]))
-      if (value !== undefined) total = (total ?? 0) + value
-    }
-    sums.set(id, total)
-    return total
-  }
-  const val = (id) => stored.get(id) ?? sumOf(id)
-  const result = new Map()
-  for (const id of new Set(components.map((c) => c.indicator_id))) {
-    if (stored.has(id)) continue
-    const [whole, part] = [parts(id, 'WHOLE_OF_DIFFERENCE').map(val)[0], parts(id, 'PART_OF_DIFFERENCE').map(val)[0]]
-    const numerators = parts(id, 'NUMERATOR')
-      .map(val)
-      .filter((v) => v !== undefined)
-    const denominators = parts(id, 'DENOMINATOR')
-      .map(val)
-      .filter((v) => v !== undefined)
-    const sum = sumOf(id)
-    let value
-    if (whole !== undefined && part !== undefined && whole !== 0) value = (whole - part) / whole
-    else if (numerators.length && denominators.length && denominators.reduce((a, b) => a + b, 0) !== 0)
-      value = numerators.reduce((a, b) => a + b, 0) / denominators.reduce((a, b) => a + b, 0)
-    else value = sum
-    if (value !== undefined && Number.isFinite(value)) result.set(id, value)
-  }
-  return result
-}
-
-/**
  * What a write's `validation` says of one cell: the rules and bounds broken by its indicator at its
  * location (`rule.name`), flags and blocks alike.
  * @param {{ items?: Array<any> } | undefined} validation

@@ -11,6 +11,8 @@
 // entries of the user signed in whose seal holds: one person's values are never sent under another's
 // session, and an entry written into the store by hand (without the key) is never sent at all.
 
+import { t } from './i18n.js'
+
 const DATABASE = 'rhizome-entry'
 const STORE = 'outbox'
 const KEY_ITEM = 'rhizome-outbox-key'
@@ -109,7 +111,7 @@ export const cellKey = (e) => `${e.resource}:${e.location_id}:${e.indicator_id}:
  * it changes with that row's ETag (none: a new value).
  */
 export async function enqueue(entry) {
-  if (!owner) throw new Error('no user is bound to the outbox')
+  if (!owner) throw new Error(t('Sign in again with a network to type values on this browser.'))
   const kept = await sealed({ ...entry, user_id: owner.userId, key: crypto.randomUUID(), state: 'waiting' })
   return inStore('readwrite', (store) => store.add(kept))
 }

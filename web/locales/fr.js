@@ -581,4 +581,5 @@ export const FRENCH = {
   'Stay signed in': 'Rester connecté',
   '(offline)': '(hors ligne)',
   'Sign in again with a network to type values on this browser.': 'Reconnectez-vous avec un réseau pour saisir des valeurs sur ce navigateur.',
+  'Calculated by the server once the values of this line are sent': 'Calculé par le serveur une fois les valeurs de cette ligne envoyées',
 }

@@ -5,7 +5,7 @@
 // was loaded kept as a conflict to settle. The page and its reads load from the service worker (web/sw.js).
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { api, list, query } from '../api.js'
-import { calculatedValues, entryColumns, entryRows, flagsOf, parseEntered } from '../entry-values.js'
+import { entryColumns, entryRows, flagsOf, parseEntered } from '../entry-values.js'
 import { formatValue } from '../format.js'
 import { html } from '../html.js'
 import { useRead } from './use-read.js'
@@ -46,6 +46,16 @@ async function loadValues(selection, rows, columns) {
     }),
   )
   return { values, paths }
+}
+
+/** The server's values of the calculated `columns` at one location of the selection. */
+function readFinals(selection, locationId, columns) {
+  const place = { indicator__in: columns.map((c) => c.id), location_id__in: locationId, limit: 0 }
+  const read =
+    selection.resource === 'date_datapoint'
+      ? { ...place, start_date: selection.dataDate, end_date: selection.dataDate }
+      : { ...place, campaign__in: selection.campaignId }
+  return list(`/${selection.resource}/${query(read)}`)
 }
 
 /** The names of users for the history, when the reader may list them (superusers); else ids. */
@@ -119,7 +129,7 @@ export function DataEntry({ catalog, params = {} }) {
     })
   const setState = (key, state) => setStates((before) => new Map(before).set(key, state))
 
-  const { waiting: kept, showOutbox, send } = useOutbox({ keyOf, columns, setValues, setStates })
+  const { waiting: kept, showOutbox, send } = useOutbox({ selection, keyOf, columns, setValues, setStates })
   // What the outbox keeps, or more while a value just typed is on its way into it.
   const waiting = Math.max(kept, [...states.values()].filter((s) => s.state === 'saving' || s.state === 'waiting').length)
   useEffect(() => {
@@ -146,7 +156,7 @@ export function DataEntry({ catalog, params = {} }) {
   useSelectionInAddress(selection, selectionKey)
 
   const { commit, keepMine, takeTheirs } = cellWrites({ selection, over, rows, columns, keyOf, states, values, setValues, setState, showOutbox, send })
-  const shownValues = (row) => shownValuesOf(row, columns, keyOf, { drafts, states, values })
+  const unsent = (row) => hasUnsentValues(row, columns, keyOf, { drafts, states })
   /** A cell to type in: its value, state, and what typing, a conflict or its history does. */
   const cellOf = (row, c, rowIndex, columnIndex) => {
     const key = keyOf(row.id, c.id)
@@ -160,7 +170,14 @@ export function DataEntry({ catalog, params = {} }) {
       value=${state?.value ?? values.get(key)?.value}
       state=${state}
       onDraft=${(text) => setDrafts((before) => new Map(before).set(key, text))}
-      onCommit=${(text) => commit(row, c, text)}
+      onCommit=${(text) => {
+        setDrafts((before) => {
+          const next = new Map(before)
+          next.delete(key)
+          return next
+        })
+        commit(row, c, text)
+      }}
       onEnter=${() => focusBelow(grid.current, rowIndex, columnIndex)}
       onKeepMine=${() => keepMine(row, c)}
       onTakeTheirs=${() => takeTheirs(row, c)}
@@ -178,7 +195,7 @@ export function DataEntry({ catalog, params = {} }) {
     ${!current && !error && html`<p>${t('Loading…')}</p>`}
     ${
       current &&
-      html`<${EntryGrid} grid=${grid} rows=${rows} columns=${columns} components=${components} values=${current} keyOf=${keyOf} shownValues=${shownValues} cellOf=${cellOf} />`
+      html`<${EntryGrid} grid=${grid} rows=${rows} columns=${columns} components=${components} values=${current} keyOf=${keyOf} unsent=${unsent} cellOf=${cellOf} />`
     }
     ${history && html`<${CellHistory} cell=${history} format=${history.format} users=${users} onClose=${() => setHistory(null)} />`}
   </section>`
@@ -207,24 +224,26 @@ function EntryControls({ selection, over, campaigns, catalog, set }) {
 }
 
 /**
- * The grid: a line per location, a column per indicator; calculated indicators shown as they will be
- * computed from the values stored, waiting and being typed (`shownValues`); `cellOf` draws a cell to type in.
+ * The grid: a line per location, a column per indicator; `cellOf` draws a cell to type in. Calculated
+ * indicators show the server's value (the engine computes them, and a location may hold its own value
+ * of one), read again after each save; while a line has values the server does not have yet (typed,
+ * being sent, waiting for a network), its calculated cells say so instead of guessing.
  */
-function EntryGrid({ grid, rows, columns, components, values, keyOf, shownValues, cellOf }) {
+function EntryGrid({ grid, rows, columns, values, keyOf, unsent, cellOf }) {
   return html`<div class="table-scroll" ref=${grid}><table class="entry-grid">
         <caption class="visually-hidden">${t('Values to enter')}</caption>
         <thead><tr><th scope="col">${t('Location')}</th>${columns.map((c) => html`<th scope="col" key=${c.id}>${c.short_name}${c.calculated ? html` <span class="calculated-mark">(${t('calculated')})</span>` : ''}</th>`)}</tr></thead>
         <tbody>${rows.map((row, rowIndex) => {
-          const known = shownValues(row)
-          const calculated = calculatedValues(components, known)
+          const pending = unsent(row)
           return html`<tr key=${row.id}>
             <th scope="row">${row.name}</th>
             ${columns.map((c, columnIndex) => {
-              if (c.calculated) {
-                const value = calculated.get(c.id) ?? values.get(keyOf(row.id, c.id))?.value
-                return html`<td key=${c.id} class="number calculated" data-cell=${`${row.name}/${c.short_name}`}>${formatValue(value, c.data_format)}</td>`
+              if (!c.calculated) return cellOf(row, c, rowIndex, columnIndex)
+              const cell = `${row.name}/${c.short_name}`
+              if (pending) {
+                return html`<td key=${c.id} class="number calculated pending" data-cell=${cell} title=${t('Calculated by the server once the values of this line are sent')}>…</td>`
               }
-              return cellOf(row, c, rowIndex, columnIndex)
+              return html`<td key=${c.id} class="number calculated" data-cell=${cell}>${formatValue(values.get(keyOf(row.id, c.id))?.value, c.data_format)}</td>`
             })}
           </tr>`
         })}</tbody>
@@ -237,7 +256,7 @@ function EntryGrid({ grid, rows, columns, components, values, keyOf, shownValues
  * every 4 s and when the browser is online again; an answer updates its cell (its value, and the
  * validation flags of its row).
  */
-function useOutbox({ keyOf, columns, setValues, setStates }) {
+function useOutbox({ selection, keyOf, columns, setValues, setStates }) {
   const [waiting, setWaiting] = useState(0)
   const showOutbox = async () => {
     const kept = await entries()
@@ -251,7 +270,25 @@ function useOutbox({ keyOf, columns, setValues, setStates }) {
   const onAnswer = (entry, status, body, etag) => {
     const key = cellKey(entry)
     if (status < 300) {
-      setValues((before) => new Map(before).set(key, { value: body.value, rowId: body.id, etag }))
+      // The line's calculated values are the server's, read again now that it has this one (blank meanwhile, never stale).
+      const calculated = columns.filter((c) => c.calculated)
+      const calculatedKeys = calculated.map((c) => keyOf(entry.location_id, c.id))
+      setValues((before) => {
+        const next = new Map(before).set(key, { value: body.value, rowId: body.id, etag })
+        if (key === keyOf(entry.location_id, entry.indicator_id)) for (const k of calculatedKeys) next.delete(k)
+        return next
+      })
+      if (calculated.length && key === keyOf(entry.location_id, entry.indicator_id)) {
+        readFinals(selection, entry.location_id, calculated).then(
+          (finals) =>
+            setValues((before) => {
+              const next = new Map(before)
+              for (const o of finals) next.set(keyOf(o.location_id, o.indicator_id), { value: o.value, rowId: o.id, etag: null })
+              return next
+            }),
+          () => {},
+        )
+      }
       // A write's validation covers its location and campaign: every cell of that row of the form shown gets its flags.
       setStates((before) => {
         const next = new Map(before).set(key, { state: 'saved', flags: flagsOf(body.validation, entry.indicator_id, entry.location_id) })
@@ -283,17 +320,14 @@ function useOutbox({ keyOf, columns, setValues, setStates }) {
   return { waiting, showOutbox, send }
 }
 
-/** The values a row's calculations read: stored ones, what waits to be sent, what is being typed. */
-function shownValuesOf(row, columns, keyOf, { drafts, states, values }) {
-  const known = new Map()
-  for (const c of columns) {
-    if (c.calculated) continue
+/** Whether a line has values the server does not have yet: typed in a cell, being sent, or waiting. */
+function hasUnsentValues(row, columns, keyOf, { drafts, states }) {
+  return columns.some((c) => {
+    if (c.calculated) return false
     const key = keyOf(row.id, c.id)
-    const draft = drafts.has(key) ? parseEntered(drafts.get(key), c.data_format) : undefined
-    const value = draft && !draft.error && draft.value !== null ? draft.value : (states.get(key)?.value ?? values?.get(key)?.value)
-    if (value !== undefined && value !== null) known.set(c.id, value)
-  }
-  return known
+    const state = states.get(key)?.state
+    return drafts.has(key) || state === 'saving' || state === 'waiting'
+  })
 }
 
 /** Enter moves to the cell below, and from the last line to the next column's first. */
