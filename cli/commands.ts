@@ -20,6 +20,8 @@ export interface Options {
   dateOrder?: string
   /** Two different values for one cell in the file: last (default), first or reject. */
   conflict?: string
+  /** A CSV's text encoding: utf-8 (default) or windows-1252. */
+  encoding?: string
   superuser?: boolean
   email?: string
   location?: string

@@ -88,6 +88,7 @@ export function program(run: (invocation: Invocation) => Promise<void>): Command
     .option('--map <file>', 'content_type,source_object_code,master_object_id lines: codes mapped, then refresh_master', readableFile)
     .addOption(new Option('--date-order <order>', 'how dates like 03/04/2016 read').choices(['MDY', 'DMY', 'YMD']))
     .addOption(new Option('--conflict <rule>', 'a cell the file gives two values: which one is written').choices(['last', 'first', 'reject']))
+    .addOption(new Option('--encoding <encoding>', "a CSV's text encoding (default utf-8)").choices(['utf-8', 'windows-1252']))
     .action(action('upload'))
   cli.command('demo').description('load the demo data set into an empty database').action(action('demo'))
   cli

@@ -1,6 +1,7 @@
 // The operator commands through a running server's API, as a superuser: what the CLI does when the
 // embedded database is held by a server (only that process may open it), or when `--server` is given.
 // An upload runs there as a background job, its progress drawn here.
+import { openAsBlob } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { parse } from 'csv-parse/sync'
@@ -37,10 +38,12 @@ export const authorizationOf = (key: string) => (key.includes(':') ? `ApiKey ${k
 export function apiClient(base: string, key: string) {
   const authorization = authorizationOf(key)
   return async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Row> {
+    // A form (an upload) goes as multipart, its file streamed to the server's spool; anything else as JSON.
+    const form = body instanceof FormData
     const response = await send(new URL(`/api/v1${path}`, base), {
       method,
-      headers: { authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: { authorization, ...(body === undefined || form ? {} : { 'content-type': 'application/json' }), ...headers },
+      body: body === undefined ? undefined : form ? body : JSON.stringify(body),
     })
     const text = await response.text()
     const json = text ? (JSON.parse(text) as Row) : {}
@@ -149,14 +152,15 @@ export async function runRemote(
     }
     case 'upload': {
       if (!arg) throw new UsageError('upload needs a file')
-      const bytes = await readFile(arg)
-      const doc = await call('POST', '/document/', {
-        docfile: bytes.toString('base64'),
-        doc_title: basename(arg),
-        file_type: options.type ?? '',
-        ...(options.dateOrder ? { date_order: options.dateOrder } : {}),
-        ...(options.conflict ? { conflict: options.conflict } : {}),
-      })
+      // Multipart: a JSON body is held to BODY_LIMIT_BYTES, a file part to MAX_UPLOAD_BYTES.
+      const form = new FormData()
+      form.set('doc_title', basename(arg))
+      form.set('file_type', options.type ?? '')
+      if (options.dateOrder) form.set('date_order', options.dateOrder)
+      if (options.conflict) form.set('conflict', options.conflict)
+      if (options.encoding) form.set('encoding', options.encoding)
+      form.set('docfile', await openAsBlob(arg), basename(arg))
+      const doc = await call('POST', '/document/', form)
       const id = doc.id as number
       let result = await runInBackground(call, 'transform_upload', id)
       if (options.map) {

@@ -41,7 +41,7 @@ export async function uploadCommand(
   db: Kysely<DB>,
   config: Config,
   file: string,
-  options: { type?: string; map?: string; dateOrder?: string; conflict?: string },
+  options: { type?: string; map?: string; dateOrder?: string; conflict?: string; encoding?: string },
   print: (line: string) => void,
 ) {
   const input = {
@@ -53,6 +53,7 @@ export async function uploadCommand(
     fileType: options.type ?? '',
     dateOrder: options.dateOrder,
     conflict: options.conflict,
+    encoding: options.encoding,
     maxUncompressed: config.XLSX_MAX_UNCOMPRESSED_BYTES,
   }
   const upload = await checkUpload(input)

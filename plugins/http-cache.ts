@@ -70,6 +70,8 @@ export default fp(
       return answerWith(request, reply, representation)
     }
 
+    // Who is signed in carries the outbox key (plugins/session.ts): never written to a browser's disk cache.
+    const NOT_STORED = new Set(['/api/v1/session/'])
     // Callback-style, and synchronous for a hit and a short answer (a detail): this runs on every GET.
     app.addHook('onSend', (request, reply, payload, done) => {
       const readable = request.method === 'GET' || request.method === 'HEAD'
@@ -78,7 +80,7 @@ export default fp(
       const api = isApiPath(request.url) && !anonymous
       // Authenticated answers: every use revalidated, never stored by a shared cache; who asks (a key or
       // a session cookie) and what they accept decide the answer.
-      if (api) reply.header('cache-control', 'private, no-cache')
+      if (api) reply.header('cache-control', NOT_STORED.has(request.routeOptions.url ?? '') ? 'no-store' : 'private, no-cache')
       if (!readable || reply.statusCode !== 200 || !(api || anonymous || PUBLIC_ROUTES.has(request.routeOptions.url ?? ''))) return done(null, payload)
       // Appended to what is there already (@fastify/cors's Origin, where CORS_ORIGIN lists origins).
       if (api) reply.vary(['Authorization', 'Cookie', 'Accept', 'Accept-Encoding'])

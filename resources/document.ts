@@ -61,9 +61,9 @@ export default defineResource({
     encoding: {
       schema: {
         type: 'string',
-        enum: ['utf-8', 'windows-1252'],
+        enum: ['utf-8', 'utf8', 'windows-1252', 'cp1252', 'latin1', 'iso-8859-1'],
         description:
-          "A CSV's text encoding: `utf-8` (default; a line that is not is 400 `INVALID_UTF8`, naming it) or `windows-1252` (also `cp1252`, `latin1`, `iso-8859-1`), stored as UTF-8",
+          "A CSV's text encoding: `utf-8` (default; a line that is not is 400 `INVALID_UTF8`, naming it) or `windows-1252` (also `cp1252`, `latin1`, `iso-8859-1`; any letter case), stored as UTF-8",
       },
       columns: async () => ({}),
     },

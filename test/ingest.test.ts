@@ -675,4 +675,7 @@ t.test('a CSV that is not UTF-8 is refused by its line, unless the upload names 
   const long = Buffer.concat([Buffer.from(`geocode,campaign\n${'G,C\n'.repeat(300_000)}`), Buffer.from('G,\xff\n', 'latin1')])
   const far = await api.post('/document/', { doc_title: 'long.csv', file_type: 'campaign', docfile: long.toString('base64') })
   t.match(far.body, { code: 'INVALID_UTF8', details: { line: 300_002 } }, 'the line after 1.2 MB of good lines')
+  const cr = Buffer.concat([Buffer.from(`geocode,campaign\r${'G,C\r'.repeat(300_000)}`), Buffer.from('G,\xff\r', 'latin1')])
+  const crOnly = await api.post('/document/', { doc_title: 'cr.csv', file_type: 'campaign', docfile: cr.toString('base64') })
+  t.match(crOnly.body, { code: 'INVALID_UTF8', details: { line: 300_002 } }, 'lines that end in CR alone are counted too')
 })

@@ -44,6 +44,23 @@ t.test('two people on one browser: the outbox and the offline reads are bound to
     await page.keyboard.type(value)
     await page.keyboard.press('Enter')
   }
+  /**
+   * Waits until the outbox in IndexedDB holds `count` entries: the page says a value waits as soon as
+   * it is typed, a moment before the outbox has it (a navigation in that moment would lose it).
+   */
+  const outboxHolds = (count: number) =>
+    page.waitForFunction(
+      (count) =>
+        new Promise<boolean>((resolve) => {
+          const request = indexedDB.open('rhizome-entry', 1)
+          request.onsuccess = () => {
+            const counted = request.result.transaction('outbox').objectStore('outbox').count()
+            counted.onsuccess = () => resolve(counted.result === count)
+          }
+          request.onerror = () => resolve(false)
+        }),
+      count,
+    )
   /** Two rounds of the page's sending (at once, then every 4 s) after the grid is shown. */
   const sendingRounds = () => page.waitForTimeout(9_000)
   const signOut = (p: Page) => p.getByRole('button', { name: 'Sign out' }).click()
@@ -54,6 +71,7 @@ t.test('two people on one browser: the outbox and the offline reads are bound to
   await context.setOffline(true)
   await type('Coldwater', '777')
   await waiting.filter({ hasText: '1 value waits to be sent' }).waitFor()
+  await outboxHolds(1)
   await context.clearCookies()
   await context.setOffline(false)
   await page.goto(`${server.url}/app/`)
@@ -113,6 +131,7 @@ t.test('two people on one browser: the outbox and the offline reads are bound to
   await context.setOffline(true)
   await type('Ashford', '4321')
   await waiting.filter({ hasText: '1 value waits to be sent' }).waitFor()
+  await outboxHolds(3) // hers, and the two planted that are never sent
   await signOut(page)
   const question = page.getByRole('alertdialog')
   t.equal(await question.getByRole('heading').textContent(), '1 value you typed has not reached the server', 'sign-out says what waits')
@@ -130,6 +149,7 @@ t.test('two people on one browser: the outbox and the offline reads are bound to
   await context.setOffline(true)
   await type('Brindle', '999')
   await waiting.filter({ hasText: '1 value waits to be sent' }).waitFor()
+  await outboxHolds(3)
   await signOut(page)
   await page.getByRole('button', { name: 'Discard them and sign out' }).click()
   await page.getByRole('alert').filter({ hasText: 'No network: sign out once it is back.' }).waitFor()
@@ -141,6 +161,17 @@ t.test('two people on one browser: the outbox and the offline reads are bound to
   await openEntry()
   await sendingRounds()
   t.same(await stored('Brindle'), { value: null, writers: [] }, 'a discarded value is never sent')
+
+  // Signed out in another tab: this tab asks again at once, and shows the sign-in form, not her grid.
+  const other = await context.newPage()
+  await other.goto(`${server.url}/app/`)
+  await other.getByRole('button', { name: 'Sign out' }).click()
+  await other.getByLabel('Username').waitFor()
+  await page.getByLabel('Username').waitFor({ timeout: 10_000 })
+  t.pass('a sign-out in another tab signs this one out')
+  await other.close()
+  await signIn(page, server.url, 'admin', password)
+  await openEntry()
 
   // 5. Offline while her session may still be alive: the page reloads as hers (data entry works on);
   // once it has surely ended (an hour unused), it shows nothing of hers, and no read of hers is answered.

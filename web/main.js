@@ -18,7 +18,7 @@ import { parseRoute } from './route.js'
 import { DataBrowser } from './views/data-browser.js'
 import { DataEntry } from './views/data-entry.js'
 import { Catalog } from './views/catalog.js'
-import { forgetOffline, signedInNow, signedInOffline } from './offline.js'
+import { forgetOffline, SIGNED_IN_ITEM, signedInNow, signedInOffline } from './offline.js'
 import { bindOutbox, discardMine, entries, flush } from './outbox.js'
 import { SharedDashboard } from './views/shared.js'
 import { Upload } from './views/upload.js'
@@ -216,7 +216,8 @@ function Shell({ user, onSignedOut }) {
  */
 async function whoIsSignedIn() {
   const res = await api('GET', '/session/').catch(() => null)
-  if (!res) {
+  // Only 204 says nobody is signed in; no answer, or a server that cannot tell now (502, 503, 429), is as offline.
+  if (!res || (res.status !== 200 && res.status !== 204 && res.status !== 401)) {
     const remembered = signedInOffline()
     if (!remembered) await forgetOffline()
     await bindOutbox(remembered)
@@ -238,7 +239,15 @@ function App() {
   useEffect(() => {
     check()
     const again = setInterval(() => navigator.onLine && check(), SESSION_CHECK_MS)
-    return () => clearInterval(again)
+    // Another tab signed someone else in, or signed out: this one asks again at once (web/offline.js
+    // keeps who is signed in). Only a change of person counts: each tab's own check rewrites the record.
+    const idIn = (text) => JSON.parse(text ?? 'null')?.user?.id ?? null
+    const otherTab = (event) => event.key === SIGNED_IN_ITEM && idIn(event.oldValue) !== idIn(event.newValue) && check()
+    addEventListener('storage', otherTab)
+    return () => {
+      clearInterval(again)
+      removeEventListener('storage', otherTab)
+    }
   }, [])
   const signedIn = async (answer) => {
     await signedInNow(answer)

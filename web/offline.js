@@ -3,7 +3,9 @@
 // answers that user's reads only), and remembering, for a reload without a network, who was signed in
 // and until when her session lasts unused. Past that, or once the server says nobody is signed in,
 // the page shows nothing of hers.
-const SIGNED_IN = 'rhizome-signed-in'
+/** Where who is signed in is remembered (local storage: every tab of the app sees it change). */
+export const SIGNED_IN_ITEM = 'rhizome-signed-in'
+const SIGNED_IN = SIGNED_IN_ITEM
 
 /** Sends `message` to the active worker and waits for its answer (undefined without a worker). */
 async function tellWorker(message) {

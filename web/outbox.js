@@ -29,16 +29,21 @@ const hexBytes = (hex) => new Uint8Array(hex.match(/../g).map((b) => parseInt(b,
  * @param {{ id: number, outbox_key?: string } | null} user
  */
 export async function bindOutbox(user) {
-  owner = null
-  if (!user) return sessionStorage.removeItem(KEY_ITEM)
+  verified.clear()
+  if (!user) {
+    owner = null
+    return sessionStorage.removeItem(KEY_ITEM)
+  }
   let hex = user.outbox_key
   const kept = JSON.parse(sessionStorage.getItem(KEY_ITEM) ?? 'null')
   if (hex) sessionStorage.setItem(KEY_ITEM, JSON.stringify({ userId: user.id, hex }))
   else if (kept?.userId === user.id) hex = kept.hex
   else sessionStorage.removeItem(KEY_ITEM)
-  if (!hex || !globalThis.crypto?.subtle) return
-  const key = await crypto.subtle.importKey('raw', hexBytes(hex), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])
-  owner = { userId: user.id, key }
+  // The new owner is set once, whole: never a moment without one while the key is imported.
+  owner =
+    hex && globalThis.crypto?.subtle
+      ? { userId: user.id, key: await crypto.subtle.importKey('raw', hexBytes(hex), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']) }
+      : null
 }
 
 /** Whether values can be queued now: a user is bound with her key. */
@@ -64,10 +69,16 @@ async function sealed(entry) {
   return { ...entry, seal: [...new Uint8Array(signature)].map((b) => b.toString(16).padStart(2, '0')).join('') }
 }
 
+/** The seals already found to hold for the bound user, by entry: each entry is verified once. */
+const verified = new Map()
+
 /** Whether an entry is the bound user's and its seal holds. */
 async function isMine(entry) {
   if (!owner || entry.user_id !== owner.userId || typeof entry.seal !== 'string' || !/^([0-9a-f]{2})+$/.test(entry.seal)) return false
-  return crypto.subtle.verify('HMAC', owner.key, hexBytes(entry.seal), new TextEncoder().encode(sealedText(entry)))
+  if (verified.get(entry.seq) === entry.seal) return true
+  const holds = await crypto.subtle.verify('HMAC', owner.key, hexBytes(entry.seal), new TextEncoder().encode(sealedText(entry)))
+  if (holds) verified.set(entry.seq, entry.seal)
+  return holds
 }
 
 /** @returns {Promise<IDBDatabase>} */
@@ -177,8 +188,14 @@ async function sendWaiting(onAnswer) {
     } catch {
       return false
     }
-    // Not signed in any more, or the server not answering yet: tried again later, in the same order.
-    if (response.status === 401 || (response.status >= 502 && response.status <= 504)) return false
+    // Not signed in any more: kept for its author's next session, and nothing more is queued in her
+    // name here (another tab may have signed her out).
+    if (response.status === 401) {
+      await bindOutbox(null)
+      return false
+    }
+    // The server not answering yet, or asking to come back later (429): tried again later, in the same order.
+    if (response.status === 429 || (response.status >= 502 && response.status <= 504)) return false
     const body = await response.json().catch(() => null)
     // Signed in as someone else: kept for its author's next session.
     if (response.status === 409 && body?.code === 'OTHER_USER') return false

@@ -49,8 +49,10 @@ worker.addEventListener('activate', (/** @type {any} */ event) =>
 async function networkFirst(request) {
   const url = new URL(request.url)
   try {
+    // Kept only if who is signed in did not change while it was fetched (the answer was made for them).
+    const before = isApi(url) ? await who() : null
     const response = await fetch(request)
-    const cache = response.ok ? await cacheOf(url) : null
+    const cache = response.ok && (!isApi(url) || (await who()) === before) ? await cacheOf(url) : null
     if (cache) await cache.put(request, response.clone())
     return response
   } catch (error) {

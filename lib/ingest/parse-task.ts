@@ -1,5 +1,8 @@
 // A worker thread's side of reading uploads (lib/ingest/parse.ts): the upload's check and the
 // transform's in-memory phase, off the event loop that answers requests.
+import { randomUUID } from 'node:crypto'
+import { unlink } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
 import { ApiError } from '../core/errors.js'
 import type { FileKind } from './files.js'
 import { firstNonUtf8Line, readRows, transcodeToUtf8 } from './rows.js'
@@ -10,7 +13,7 @@ import { checkColumns, type FileType } from './columns.js'
 export type TextEncoding = 'utf-8' | 'windows-1252'
 
 export type ParseTask =
-  | { op: 'check'; path: string; kind: FileKind; fileType: FileType; maxUncompressed?: number; encoding?: TextEncoding }
+  | { op: 'check'; path: string; kind: FileKind; fileType: FileType; maxUncompressed?: number; encoding?: TextEncoding; copyDir?: string }
   | ({ op: 'transform' } & TransformRowsTask)
 
 /** The client's error as data: an error's own fields do not cross threads. */
@@ -24,7 +27,7 @@ export type TaskError = { error: { statusCode: number; code: string; message: st
 async function utf8Csv(task: Extract<ParseTask, { op: 'check' }>): Promise<string | undefined> {
   if (task.kind !== 'csv') return undefined
   if (task.encoding === 'windows-1252') {
-    const utf8Path = `${task.path}.utf-8`
+    const utf8Path = join(task.copyDir ?? dirname(task.path), `${basename(task.path)}.${process.pid}.${randomUUID()}.utf-8`)
     await transcodeToUtf8(task.path, utf8Path, 'windows-1252')
     return utf8Path
   }
@@ -45,19 +48,25 @@ async function utf8Csv(task: Extract<ParseTask, { op: 'check' }>): Promise<strin
 async function check(task: Extract<ParseTask, { op: 'check' }>) {
   let header: string[] = []
   const utf8Path = await utf8Csv(task)
-  const rows = await readRows(
-    utf8Path ?? task.path,
-    task.kind,
-    {
-      header(names) {
-        header = names
-        checkColumns(task.fileType, names)
+  try {
+    const rows = await readRows(
+      utf8Path ?? task.path,
+      task.kind,
+      {
+        header(names) {
+          header = names
+          checkColumns(task.fileType, names)
+        },
+        row() {},
       },
-      row() {},
-    },
-    task.maxUncompressed,
-  )
-  return { header, rows, utf8Path }
+      task.maxUncompressed,
+    )
+    return { header, rows, utf8Path }
+  } catch (error) {
+    // A refused file leaves no copy behind (an accepted one is the caller's to move or remove).
+    if (utf8Path) await unlink(utf8Path).catch(() => {})
+    throw error
+  }
 }
 
 export default async function parse(task: ParseTask) {

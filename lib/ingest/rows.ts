@@ -33,33 +33,38 @@ async function isUtf8File(path: string): Promise<boolean> {
 
 /**
  * The first line (1-based) of the file at `path` that is not UTF-8, or undefined when all of it is.
- * Read a chunk at a time and checked a whole line at a time (a line feed byte is never inside a
- * multi-byte character); only the line cut at a chunk's end is carried to the next.
+ * Read a chunk at a time, up to its last line break (LF, CR or CRLF, as the CSV reader takes them: a
+ * break byte is never inside a multi-byte character), the rest carried to the next; a chunk that is
+ * UTF-8 whole only has its breaks counted, one that is not is checked a line at a time.
  */
 export async function firstNonUtf8Line(path: string): Promise<number | undefined> {
-  let carried = Buffer.alloc(0)
   let line = 1
-  const badLineIn = (bytes: Buffer): number | undefined => {
-    if (isUtf8(bytes)) {
-      for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) line++
-      return undefined
-    }
+  let afterCr = false
+  const scan = (bytes: Buffer): number | undefined => {
+    const whole = isUtf8(bytes)
     let start = 0
-    for (let end = bytes.indexOf(10); ; end = bytes.indexOf(10, start)) {
-      if (!isUtf8(bytes.subarray(start, end === -1 ? bytes.length : end))) return line
-      if (end === -1) return undefined
-      line++
-      start = end + 1
+    for (let i = 0; i < bytes.length; i++) {
+      const byte = bytes[i]
+      if (byte !== 10 && byte !== 13) {
+        afterCr = false
+        continue
+      }
+      if (!whole && !isUtf8(bytes.subarray(start, i))) return line
+      if (byte === 13 || !afterCr) line++ // the LF of a CRLF ends no line of its own
+      afterCr = byte === 13
+      start = i + 1
     }
+    return whole || isUtf8(bytes.subarray(start)) ? undefined : line
   }
+  let carried = Buffer.alloc(0)
   for await (const chunk of createReadStream(path, { highWaterMark: CHUNK })) {
     const bytes = carried.length ? Buffer.concat([carried, chunk as Buffer]) : (chunk as Buffer)
-    const lastFeed = bytes.lastIndexOf(10)
-    const bad = badLineIn(bytes.subarray(0, lastFeed + 1))
+    const cut = Math.max(bytes.lastIndexOf(10), bytes.lastIndexOf(13)) + 1
+    const bad = scan(bytes.subarray(0, cut))
     if (bad !== undefined) return bad
-    carried = Buffer.from(bytes.subarray(lastFeed + 1))
+    carried = Buffer.from(bytes.subarray(cut))
   }
-  return badLineIn(carried)
+  return scan(carried)
 }
 
 /** Writes the text of the file at `path`, read as `encoding` (a WHATWG label), to `target` as UTF-8. */

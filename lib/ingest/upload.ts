@@ -1,7 +1,8 @@
 // Document upload (ingestion §1): validate, read the whole file through (in a worker thread, from the
 // spool file it arrived in: lib/ingest/spool.ts), move it to its place, register it.
 import { randomBytes } from 'node:crypto'
-import { copyFile, mkdir, rename } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { copyFile, mkdir, rename, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
@@ -71,14 +72,28 @@ export async function checkUpload(input: UploadInput): Promise<Upload> {
   if (!encoding) throw validationError('encoding', 'must be one of utf-8, windows-1252')
   const kind = fileKind(input.title, input.filename)
   if (!input.size) throw emptyFile()
+  // A file of the caller's own (the CLI's) gets its UTF-8 copy in the temporary folder, never beside it.
+  const copyDir = input.keep ? tmpdir() : undefined
   const { header, utf8Path } = await checkFile(input.owner, {
     path: input.path,
     kind,
     fileType: input.fileType,
     maxUncompressed: input.maxUncompressed,
     encoding,
+    copyDir,
   })
   return { kind, header, fileType: input.fileType, dateOrder, conflict, utf8Path }
+}
+
+/** Moves a file, by a copy where a rename cannot (another file system: the temporary folder). */
+async function moveAcross(from: string, to: string) {
+  try {
+    await rename(from, to)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error
+    await copyFile(from, to)
+    await unlink(from)
+  }
 }
 
 /** Stores the file under DATA_DIR and the document row; returns the new id. */
@@ -116,7 +131,7 @@ export async function storeUpload(db: Kysely<DB>, dataDir: string, input: Upload
     .executeTakeFirstOrThrow()
   const path = join(dataDir, docfile)
   await mkdir(dirname(path), { recursive: true })
-  if (upload.utf8Path) await rename(upload.utf8Path, path)
+  if (upload.utf8Path) await moveAcross(upload.utf8Path, path)
   else if (input.keep) await copyFile(input.path, path)
   else await rename(input.path, path)
   return id

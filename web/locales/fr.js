@@ -582,4 +582,7 @@ export const FRENCH = {
   '(offline)': '(hors ligne)',
   'Sign in again with a network to type values on this browser.': 'Reconnectez-vous avec un réseau pour saisir des valeurs sur ce navigateur.',
   'Calculated by the server once the values of this line are sent': 'Calculé par le serveur une fois les valeurs de cette ligne envoyées',
+  'Text encoding of a CSV file': 'Encodage du texte d’un fichier CSV',
+  'UTF-8 (most files)': 'UTF-8 (la plupart des fichiers)',
+  'Windows-1252 (a CSV saved by an older Excel)': 'Windows-1252 (un CSV enregistré par un ancien Excel)',
 }

@@ -107,7 +107,7 @@ export function DataEntry({ catalog, params = {} }) {
   const [valuesFor, setValuesFor] = useState(null)
   const selectionKey = JSON.stringify([selection.resource, selection.campaignId, selection.dataDate, selection.locationId])
   const current = valuesFor === selectionKey ? values : null
-  const [drafts, setDrafts] = useState(new Map())
+  const drafts = useDrafts()
   const [states, setStates] = useState(new Map())
   const [history, setHistory] = useState(null)
   const users = useRead(userNames, [], new Map()).value
@@ -136,7 +136,7 @@ export function DataEntry({ catalog, params = {} }) {
     if (!components || !rows.length || (over === 'date' ? !selection.dataDate : !selection.campaignId)) return setValues(null)
     let latest = true
     setValues(null)
-    setDrafts(new Map())
+    drafts.clear()
     setStates(new Map())
     loadValues(selection, rows, columns).then(
       ({ values: loaded, paths }) => {
@@ -156,7 +156,7 @@ export function DataEntry({ catalog, params = {} }) {
   useSelectionInAddress(selection, selectionKey)
 
   const { commit, keepMine, takeTheirs } = cellWrites({ selection, over, rows, columns, keyOf, states, values, setValues, setState, showOutbox, send })
-  const unsent = (row) => hasUnsentValues(row, columns, keyOf, { drafts, states })
+  const unsent = (row) => hasUnsentValues(row, columns, keyOf, { drafts: drafts.texts, states })
   /** A cell to type in: its value, state, and what typing, a conflict or its history does. */
   const cellOf = (row, c, rowIndex, columnIndex) => {
     const key = keyOf(row.id, c.id)
@@ -169,13 +169,9 @@ export function DataEntry({ catalog, params = {} }) {
       format=${c.data_format}
       value=${state?.value ?? values.get(key)?.value}
       state=${state}
-      onDraft=${(text) => setDrafts((before) => new Map(before).set(key, text))}
+      onDraft=${(text) => drafts.set(key, text)}
       onCommit=${(text) => {
-        setDrafts((before) => {
-          const next = new Map(before)
-          next.delete(key)
-          return next
-        })
+        drafts.forget(key)
         commit(row, c, text)
       }}
       onEnter=${() => focusBelow(grid.current, rowIndex, columnIndex)}
@@ -320,6 +316,22 @@ function useOutbox({ selection, keyOf, columns, setValues, setStates }) {
   return { waiting, showOutbox, send }
 }
 
+/** What is typed in cells and not yet committed (left or entered), by cell key. */
+function useDrafts() {
+  const [texts, setTexts] = useState(new Map())
+  return {
+    texts,
+    set: (key, text) => setTexts((before) => new Map(before).set(key, text)),
+    forget: (key) =>
+      setTexts((before) => {
+        const next = new Map(before)
+        next.delete(key)
+        return next
+      }),
+    clear: () => setTexts(new Map()),
+  }
+}
+
 /** Whether a line has values the server does not have yet: typed in a cell, being sent, or waiting. */
 function hasUnsentValues(row, columns, keyOf, { drafts, states }) {
   return columns.some((c) => {
@@ -359,7 +371,7 @@ function cellWrites({ selection, over, rows, columns, keyOf, states, values, set
     setState(key, { state: navigator.onLine ? 'saving' : 'waiting', value })
     await forget(key)
     const keyFields = over === 'campaign' ? { campaign_id: selection.campaignId } : { data_date: selection.dataDate }
-    await enqueue({
+    const queued = await enqueue({
       resource: selection.resource,
       location_id: row.id,
       indicator_id: column.id,
@@ -367,7 +379,11 @@ function cellWrites({ selection, over, rows, columns, keyOf, states, values, set
       value,
       row_id: base?.rowId ?? null,
       etag: base?.etag ?? null,
-    })
+    }).then(
+      () => true,
+      (error) => setState(key, { state: 'invalid', message: error.message, value }),
+    )
+    if (queued !== true) return
     await showOutbox()
     send()
   }

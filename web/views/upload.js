@@ -373,6 +373,12 @@ function UploadForm({ kind, onKind, catalog, onUpload, running }) {
           ${Object.entries(CONFLICT_CHOICES).map(([value, label]) => html`<option key=${value} value=${value}>${label()}</option>`)}
         </select>
       </label>
+      <label>${t('Text encoding of a CSV file')}
+        <select name="encoding">
+          <option value="utf-8">${t('UTF-8 (most files)')}</option>
+          <option value="windows-1252">${t('Windows-1252 (a CSV saved by an older Excel)')}</option>
+        </select>
+      </label>
       <button type="submit" disabled=${running}>${t('Upload file')}</button>
     </form>`
 }
