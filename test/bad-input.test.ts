@@ -451,7 +451,8 @@ t.test('bad-input corpus: a 4xx naming the problem, no 5xx, no stack trace, noth
   upload('empty CSV', 'a.csv', '', /file is empty/)
   upload('only blank lines', 'a.csv', '\n\n\r\n', /file is empty/)
   upload('header only', 'a.csv', 'geocode,campaign,n\n', /file is empty/)
-  upload('binary junk as CSV', 'a.csv', junk, /Line 1 of the file is not valid UTF-8/, 400)
+  // Its first byte is a CR: an empty first line, then bytes that are no UTF-8.
+  upload('binary junk as CSV', 'a.csv', junk, /Line 2 of the file is not valid UTF-8/, 400)
   upload('binary junk as XLSX', 'a.xlsx', junk, /There was an error with your file/)
   upload('a zip that is not a workbook', 'a.xlsx', makeZip([{ name: 'hello.txt', data: Buffer.from('hi') }]), /There was an error with your file/)
   upload('zip bomb', 'bomb.xlsx', makeZip([{ name: 'xl/worksheets/sheet1.xml', data: Buffer.alloc(20_000_000) }]), /expands to more than 1000000 bytes/)

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import type { Test } from 'tap'
 import { freePort } from './topology.js'
+import { tempDir } from './helper.js'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -109,3 +110,18 @@ export function cli(args: string[], env: Record<string, string>): Promise<{ code
 
 export const api = (server: Pick<Server, 'url' | 'admin'>, path: string, init: RequestInit = {}) =>
   fetch(`${server.url}/api/v1${path}`, { ...init, headers: { ...server.admin(), 'content-type': 'application/json', ...(init.headers ?? {}) } })
+
+/**
+ * A server process with the demo data on either engine (`DATA_DIR` a temporary folder; on PostgreSQL a
+ * database of its own, the demo loaded by the CLI), ready: what the operator scenarios start from.
+ */
+export async function demoServer(t: Test, nodeArgs: string[] = [], extraEnv: Record<string, string> = {}) {
+  const dataDir = tempDir(t)
+  const databaseUrl = await postgresDatabase(t)
+  const env = { DATA_DIR: dataDir, DEMO_DATA: '1', ...extraEnv, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }
+  const server = await startServer(t, env, nodeArgs)
+  await until200(server, '/health/ready')
+  // The embedded database gets the demo at its first start, PostgreSQL from the CLI.
+  if (databaseUrl) t.equal((await cli(['demo'], env)).code, 0, 'demo data loaded')
+  return { server, env, dataDir }
+}

@@ -7,8 +7,7 @@
 import { createWriteStream, openAsBlob, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { tempDir } from './helper.js'
-import { api, cli, postgresDatabase, type Server, startServer, until200 } from './processes.js'
+import { api, demoServer, type Server } from './processes.js'
 
 const P99_BOUND_MS = process.env.DATABASE_URL ? 100 : 1_000
 
@@ -56,13 +55,8 @@ const peakRssMb = (pid: number) => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/p
 const skip = process.platform !== 'linux' && 'reads the peak RSS from /proc: Linux only'
 
 t.test('a 50 MB upload and 16 exports under a 256 MB heap: the process lives, /health/live answers', { skip }, async (t) => {
-  const dataDir = tempDir(t)
-  const databaseUrl = await postgresDatabase(t)
-  const env = { DATA_DIR: dataDir, DEMO_DATA: '1', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }
-  const server = await startServer(t, env, ['--max-old-space-size=256'])
-  await until200(server, '/health/ready')
-  // The demo's dashboard is what is exported: the embedded database gets it at its first start, PostgreSQL from the CLI.
-  if (databaseUrl) t.equal((await cli(['demo'], env)).code, 0, 'demo data loaded')
+  // The demo's dashboard is what is exported.
+  const { server, dataDir } = await demoServer(t, ['--max-old-space-size=256'])
   const file = join(dataDir, 'big.csv')
   const lines = await bigCsv(file)
 

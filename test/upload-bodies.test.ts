@@ -6,7 +6,7 @@
 import { request as httpRequest } from 'node:http'
 import t from 'tap'
 import { tempDir } from './helper.js'
-import { api, cli, postgresDatabase, type Server, startServer, until200 } from './processes.js'
+import { api, demoServer, postgresDatabase, type Server, startServer, until200 } from './processes.js'
 
 const BODY_BYTES = 66_000_000
 
@@ -22,7 +22,7 @@ function bigJsonBody(): Buffer {
  * Fastify closes the connection after refusing a body (the client might send more), so a write after
  * the answer fails and Node's client then drops the answer it had not read: the body is sent as a
  * careful client does. With a length, only if no answer came to the headers within 3 s (as one waiting
- * for 100-continue); in chunks, each after the socket was read (an answer stops the sending).
+ * for 100-continue); in chunks, each a moment after the last (an answer stops the sending).
  */
 function post(server: Server, body: Buffer, headers: Record<string, string>, chunked: boolean) {
   return new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
@@ -50,8 +50,9 @@ function post(server: Server, body: Buffer, headers: Record<string, string>, chu
       if (at >= body.length) return void req.end()
       const chunk = body.subarray(at, at + step)
       at += step
-      // The next chunk after the write was handed over and the loop has polled the socket again.
-      req.write(chunk, () => setImmediate(writeNext))
+      // The next chunk a moment after the write was handed over: the loop has read the socket meanwhile,
+      // so an answer that came is seen before more is written.
+      req.write(chunk, () => setTimeout(writeNext, 3))
     }
     if (chunked) return writeNext()
     req.flushHeaders()
@@ -59,15 +60,8 @@ function post(server: Server, body: Buffer, headers: Record<string, string>, chu
   })
 }
 
-const skip = process.platform !== 'linux' && 'reads process state from /proc: Linux only'
-
-t.test('66 MB JSON uploads four at a time under a 256 MB heap: each refused or stored, the process lives', { skip }, async (t) => {
-  const dataDir = tempDir(t)
-  const databaseUrl = await postgresDatabase(t)
-  const env = { DATA_DIR: dataDir, DEMO_DATA: '1', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }
-  const server = await startServer(t, env, ['--max-old-space-size=256'])
-  await until200(server, '/health/ready')
-  if (databaseUrl) t.equal((await cli(['demo'], env)).code, 0, 'demo data loaded')
+t.test('66 MB JSON uploads four at a time under a 256 MB heap: each refused or stored, the process lives', async (t) => {
+  const { server } = await demoServer(t, ['--max-old-space-size=256'])
 
   // A restricted officer of one province, with a key of her own.
   const province = (await (await api(server, '/location/?name=Eastvale')).json()).objects[0]
@@ -108,7 +102,7 @@ t.test('66 MB JSON uploads four at a time under a 256 MB heap: each refused or s
   t.equal((await until200(server, '/health/live')) < 5, true, 'the server answers')
 })
 
-t.test("a user's uploads are counted before their bodies are read", { skip }, async (t) => {
+t.test("a user's uploads are counted before their bodies are read", async (t) => {
   const dataDir = tempDir(t)
   const databaseUrl = await postgresDatabase(t)
   const env = { DATA_DIR: dataDir, DEMO_DATA: '0', WORK_QUEUE_PER_USER: '2', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }
