@@ -6,7 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { api, cli, postgresDatabase, startServer, until200 } from './processes.js'
+import { spawn } from 'node:child_process'
+import { api, cli, postgresDatabase, ROOT, startServer, until200 } from './processes.js'
+import { freePort } from './topology.js'
 
 const ERROR_KEYS = ['code', 'error', 'message', 'request_id', 'statusCode']
 
@@ -71,4 +73,33 @@ t.test('SIGTERM during an export, a job and a list read: they finish, new reques
     if (state !== 'completed') await new Promise((resolve) => setTimeout(resolve, 200))
   }
   t.equal(state, 'completed', 'the job, finished before the stop or after it')
+})
+
+// A container's or a supervisor's stop signals the process it started: `npm start`. npm passes the
+// signal to the shell of the script, which passed it to nobody, and the server lived on, re-parented.
+t.test('SIGTERM to the npm start process stops the server', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-npm-stop-'))
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+  const port = await freePort()
+  const npm = spawn('npm', ['start'], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dataDir, DEMO_DATA: '0', DATABASE_URL: '', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    stdio: 'ignore',
+  })
+  const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)))
+  const url = `http://127.0.0.1:${port}/health/live`
+  const answers = () =>
+    fetch(url, { signal: AbortSignal.timeout(2_000) }).then(
+      (r) => r.status === 200,
+      () => false,
+    )
+  let up = false
+  for (let i = 0; i < 600 && !up && npm.exitCode === null; i++) {
+    up = await answers()
+    if (!up) await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  t.ok(up, 'npm start answers')
+  npm.kill('SIGTERM')
+  t.equal(await exited, 0, 'npm exits 0')
+  t.notOk(await answers(), 'and nothing answers on the port any more: the server stopped with it')
 })
