@@ -81,11 +81,12 @@ export default fp(
       // Authenticated answers: every use revalidated, never stored by a shared cache; who asks (a key or
       // a session cookie) and what they accept decide the answer.
       if (api) reply.header('cache-control', NOT_STORED.has(request.routeOptions.url ?? '') ? 'no-store' : 'private, no-cache')
+      // Whatever its status (a 401, a 406, the cookie-less 204 of who is signed in): who asks and what
+      // they accept decide the answer. Appended to what is there already (@fastify/cors's Origin).
+      if (readable && api) reply.vary(['Authorization', 'Cookie', 'Accept', 'Accept-Encoding'])
       if (!readable || reply.statusCode !== 200 || !(api || anonymous || PUBLIC_ROUTES.has(request.routeOptions.url ?? ''))) return done(null, payload)
-      // Appended to what is there already (@fastify/cors's Origin, where CORS_ORIGIN lists origins).
-      if (api) reply.vary(['Authorization', 'Cookie', 'Accept', 'Accept-Encoding'])
       // Public: a shared cache may keep it, and asks again at every use (a revoked link stops at once).
-      else {
+      if (!api) {
         reply.header('cache-control', 'public, no-cache')
         reply.vary('Accept-Encoding')
       }

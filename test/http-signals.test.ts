@@ -56,6 +56,16 @@ t.test('an authenticated answer varies by Cookie as well as Authorization', asyn
   const res = await app.inject({ url: '/api/v1/campaign/', headers: admin })
   t.equal(res.statusCode, 200)
   t.same(String(res.headers.vary).split(/,\s*/).sort(), ['Accept', 'Accept-Encoding', 'Authorization', 'Cookie'])
+  // Whatever the status: who asks and what they accept decide a 401, a 406 and who is signed in too.
+  for (const [what, request, status] of [
+    ['no credentials', { url: '/api/v1/campaign/' }, 401],
+    ['a type the list is not', { url: '/api/v1/campaign/', headers: { ...admin, accept: 'image/png' } }, 406],
+    ['nobody signed in', { url: '/api/v1/session/' }, 204],
+  ] as const) {
+    const answer = await app.inject(request)
+    t.equal(answer.statusCode, status, what)
+    t.same(String(answer.headers.vary).split(/,\s*/).sort(), ['Accept', 'Accept-Encoding', 'Authorization', 'Cookie'], `${what}: ${status} varies`)
+  }
 })
 
 t.test('the OpenAPI document: /metrics, and a 4xx and a 2xx for every operation', async (t) => {
