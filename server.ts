@@ -29,10 +29,28 @@ try {
     const { superviseServers } = await import('./cluster.js')
     await superviseServers(processes)
   } else {
+    await assertPortFree(config)
     await serve()
   }
 } catch (error) {
   await failed(error)
+}
+
+/**
+ * The address is tried before anything is created (the data directory, the admin's key and password,
+ * the demo data): a port in use is said at once, not after a start that leaves all that behind. The
+ * server listens for good once ready; another process could take the port meanwhile, which that
+ * listen still reports.
+ */
+async function assertPortFree(config: Config) {
+  const { createServer } = await import('node:net')
+  const probe = createServer()
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject)
+    probe.listen({ host: config.HOST, port: config.PORT, exclusive: true }, () => probe.close(() => resolve()))
+  }).catch((error: Error) => {
+    throw new StepFailed(`listening on ${config.HOST}:${config.PORT} failed (HOST, PORT): ${error.message}`)
+  })
 }
 
 /** Says why the start failed, and exits: 2 for a setting, 1 for a step (with its stack when unforeseen). */

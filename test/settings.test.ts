@@ -2,7 +2,7 @@
 // 2, at once, before it creates a database or prints a key; a start-up step that fails exits 1 naming
 // it (never 7, the code Node gives when TF.js's wasm module rethrows from its own exception handler).
 import { execFileSync, spawn } from 'node:child_process'
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -86,4 +86,5 @@ t.test('a step that fails (the port is taken) exits 1 naming it, not 7', async (
   t.equal(code, 1, output)
   t.match(output, `listening on 127.0.0.1:${port} failed (HOST, PORT): listen EADDRINUSE`)
   t.notMatch(output, 'tfjs-backend-wasm')
+  t.notOk(existsSync(join(parent, 'data')), 'said before the data directory, the admin key or the demo data were made')
 })
