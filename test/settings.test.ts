@@ -40,6 +40,9 @@ const BAD: [string, string][] = [
   ['HOST', 'no-such-host.invalid'],
   ['DATA_DIR', '/etc/passwd/data'],
   ['DATA_DIR', '/proc/1/nonexistent'],
+  // Writable by their permission bits for root, yet they take no new directory (a hang, and an EPERM with a stack, before).
+  ['DATA_DIR', '/proc/x'],
+  ['DATA_DIR', '/sys/x'],
   ['TRUST_PROXY', 'garbage!!'],
   ['CORS_ORIGIN', 'example.org'],
   ['CORS_ORIGIN', 'https://example.org/path'],

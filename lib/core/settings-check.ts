@@ -3,10 +3,10 @@
 // stops the start with the variable's name (exit 2), where it used to surface later as an uncaught
 // ENOTFOUND or ENOTDIR, after a new database and admin key had been made, or as a hang.
 import { constants } from 'node:fs'
-import { access, stat } from 'node:fs/promises'
+import { access, mkdtemp, rmdir, stat } from 'node:fs/promises'
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
-import { dirname, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { badSetting, type Config } from './config.js'
 
 /** How long one check may take: a file system or resolver that does not answer is itself the fault. */
@@ -36,6 +36,12 @@ async function dataDirUsable(dataDir: string) {
   await access(path, constants.W_OK | constants.X_OK).catch((error: NodeJS.ErrnoException) => {
     throw badSetting('DATA_DIR', dataDir, `${path} is not writable by this user: ${error.code}`)
   })
+  // Permission bits do not say it all: root passes access() everywhere, and /proc or /sys refuse a new
+  // directory whatever they say. One is made there and removed at once.
+  const probe = await mkdtemp(join(path, '.rhizome-check-')).catch((error: NodeJS.ErrnoException) => {
+    throw badSetting('DATA_DIR', dataDir, `${path} takes no new directory: ${error.code}`)
+  })
+  await rmdir(probe)
 }
 
 function within<T>(name: string, value: string, work: Promise<T>, limitMs: number): Promise<T> {
