@@ -61,9 +61,16 @@ async function failed(error: unknown): Promise<never> {
   }
   const { DataDirInUseError } = await import('./lib/data/data-dir-lock.js')
   const { DataDirTooOld } = await import('./lib/data/database.js')
-  const { StartupTimeout } = await import('./plugins/db.js')
+  const { lastStartupStep, StartupTimeout } = await import('./plugins/db.js')
   const foreseen = error instanceof StepFailed || error instanceof DataDirInUseError || error instanceof DataDirTooOld || error instanceof StartupTimeout
-  console.error(foreseen ? (error as Error).message : `the start failed: ${(error as Error)?.stack ?? String(error)}`)
+  // A refusal of the database or the system (a SQLSTATE or an errno code: a database that does not
+  // exist, a connection refused) is said with the step it stopped, without a stack; anything else
+  // keeps its stack, for a bug report.
+  const code = (error as { code?: unknown })?.code
+  const step = lastStartupStep() ?? 'starting'
+  if (foreseen) console.error((error as Error).message)
+  else if (typeof code === 'string') console.error(`${step} failed: ${(error as Error).message} (${code})`)
+  else console.error(`${step} failed: ${(error as Error)?.stack ?? String(error)}`)
   process.exit(1)
 }
 

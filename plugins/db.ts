@@ -66,6 +66,11 @@ function inFlightRequests(app: FastifyInstance) {
   }
 }
 
+let stepRunning: string | undefined
+
+/** The start-up step begun last (a start that fails names it). */
+export const lastStartupStep = () => stepRunning
+
 /** A start-up step ran past STARTUP_TIMEOUT_MS: the process gives up, naming the step. */
 export class StartupTimeout extends Error {}
 
@@ -76,6 +81,7 @@ export class StartupTimeout extends Error {}
  */
 export function startupSteps(app: Pick<FastifyInstance, 'log' | 'config'>) {
   return async <T>(what: string, work: () => Promise<T>): Promise<T> => {
+    stepRunning = what
     app.log.info(`${what}…`)
     const started = performance.now()
     const limit = app.config.STARTUP_TIMEOUT_MS

@@ -91,3 +91,18 @@ t.test('a step that fails (the port is taken) exits 1 naming it, not 7', async (
   t.notMatch(output, 'tfjs-backend-wasm')
   t.notOk(existsSync(join(parent, 'data')), 'said before the data directory, the admin key or the demo data were made')
 })
+
+t.test(
+  'a database that refuses the start is said with the step it stopped, without a stack',
+  { skip: !process.env.DATABASE_URL && 'needs PostgreSQL (DATABASE_URL)' },
+  async (t) => {
+    const parent = mkdtempSync(join(tmpdir(), 'rhizome-settings-'))
+    t.teardown(() => rmSync(parent, { recursive: true, force: true }))
+    const missing = new URL(process.env.DATABASE_URL!)
+    missing.pathname = `/rhizome_missing_${process.pid}`
+    const { code, output } = await start({ DATA_DIR: join(parent, 'data'), DATABASE_URL: missing.toString(), PORT: String(await freePort()) })
+    t.equal(code, 1, output)
+    t.match(output, new RegExp(`\\w[^\\n]* failed: database "rhizome_missing_${process.pid}" does not exist \\(3D000\\)`), 'the step, the reason, its code')
+    t.notMatch(output, /at .+\.js:\d+/, 'no stack')
+  },
+)
