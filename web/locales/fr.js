@@ -530,8 +530,8 @@ export const FRENCH = {
   'A day (dated indicators)': 'Un jour (indicateurs datés)',
   Day: 'Jour',
   'Every value is sent': 'Toutes les valeurs sont envoyées',
-  'Type a value and press Enter or Tab: it is saved, and kept in this browser until the server has it. Calculated indicators are shown as they will be computed.':
-    'Tapez une valeur puis Entrée ou Tab : elle est enregistrée, et gardée dans ce navigateur jusqu’à ce que le serveur l’ait. Les indicateurs calculés sont montrés tels qu’ils seront calculés.',
+  'Type a value and press Enter or Tab: it is saved, and kept in this browser until the server has it. Calculated indicators show the server’s values, once it has the line’s.':
+    'Tapez une valeur puis Entrée ou Tab : elle est enregistrée, et gardée dans ce navigateur jusqu’à ce que le serveur l’ait. Les indicateurs calculés montrent les valeurs du serveur, une fois qu’il a celles de la ligne.',
   'Values to enter': 'Valeurs à saisir',
   calculated: 'calculé',
   '{indicator} at {location}': '{indicator} à {location}',

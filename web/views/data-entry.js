@@ -186,7 +186,7 @@ export function DataEntry({ catalog, params = {} }) {
     <h1>${t('Data entry')}</h1>
     <${EntryControls} selection=${selection} over=${over} campaigns=${campaigns} catalog=${catalog} set=${set} />
     <p class="entry-waiting" role="status">${waiting ? tn(waiting, '{n} value waits to be sent', '{n} values wait to be sent') : t('Every value is sent')}</p>
-    <p class="hint">${t('Type a value and press Enter or Tab: it is saved, and kept in this browser until the server has it. Calculated indicators are shown as they will be computed.')}</p>
+    <p class="hint">${t('Type a value and press Enter or Tab: it is saved, and kept in this browser until the server has it. Calculated indicators show the server’s values, once it has the line’s.')}</p>
     ${error && html`<p class="error" role="alert">${error}</p>`}
     ${!current && !error && html`<p>${t('Loading…')}</p>`}
     ${
