@@ -26,7 +26,7 @@ export default fp(
       },
       async (request, reply) => {
         if (!request.user!.is_superuser) throw forbidden('Only a superuser may take a backup')
-        if (!app.db.pglite) {
+        if (!app.db.embedded) {
           throw new ApiError(409, 'NOT_EMBEDDED', 'This server runs on PostgreSQL: back it up with pg_dump or a base backup (docs/operations.md)')
         }
         const stamp = new Date().toISOString().replace(/[:.]/g, '-')

@@ -114,7 +114,7 @@ export default fp<DbPluginOptions>(
         createDatabase(
           config.DATABASE_URL
             ? { url: config.DATABASE_URL, hangMs: config.DATABASE_HANG_MS, lockTimeoutMs: config.DATABASE_LOCK_TIMEOUT_MS, log: app.log }
-            : { dataDir: join(config.DATA_DIR, 'pglite'), template: readTemplate },
+            : { dataDir: join(config.DATA_DIR, 'pglite'), template: readTemplate, socketDir: config.DATA_DIR },
         ),
       ))
     const handling = inFlightRequests(app)

@@ -15,13 +15,9 @@ export class RestoreRefused extends Error {
  * is in the data files, and copies them: a snapshot of one moment.
  */
 export async function snapshot(database: Database): Promise<Buffer> {
-  const { pglite } = database
-  if (!pglite) throw new Error('a snapshot is of the embedded database; PostgreSQL is backed up with pg_dump (docs/operations.md)')
-  return database.db.connection().execute(async (connection) => {
-    await sql`checkpoint`.execute(connection)
-    const tar = await pglite.dumpDataDir('none')
-    return Buffer.from(await tar.arrayBuffer())
-  })
+  const { embedded } = database
+  if (!embedded) throw new Error('a snapshot is of the embedded database; PostgreSQL is backed up with pg_dump (docs/operations.md)')
+  return Buffer.from(await (await embedded.dump('none')).arrayBuffer())
 }
 
 /** Unpacks snapshot `bytes` into `dataDir`, which must be empty or absent; nothing is left there when it fails. */

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
+import type { PGlite } from '@electric-sql/pglite'
 import { Kysely, PostgresDialect, sql, type LogEvent } from 'kysely'
 import { PGliteDialect } from 'kysely-pglite-dialect'
 import pg from 'pg'
@@ -12,6 +12,7 @@ import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
 import { carriesCopy, copyingPGlite, copyWithPg } from './copy.js'
 import { type ConfirmOptions, Confirmations, listenWithReconnect, scopeOf } from './notifications.js'
 import { dbQueryDuration, poolReaders } from '../core/metrics.js'
+import { PGliteThread } from './pglite-thread.js'
 import { meansPrimaryLost, WritableHost } from './writable-host.js'
 import { HangGuard } from './hang-guard.js'
 
@@ -36,7 +37,9 @@ export interface Database {
    * process: none.
    */
   confirmHeard(channel: string, timeoutMs: number, options?: ConfirmOptions): Promise<string[]>
-  /** The embedded instance, when engine is pglite (tests dump it as a template). */
+  /** The embedded database's thread, when engine is pglite: its dumps, whether it is at work now. */
+  embedded?: PGliteThread
+  /** An older data directory opened in this process by the PGlite that wrote it (the upgrade reads it). */
   pglite?: PGlite
   /** PostgreSQL: the host taking writes, among DATABASE_URL's (lib/data/writable-host.ts). */
   writable?: WritableHost
@@ -70,8 +73,10 @@ export interface DatabaseOptions {
   /** PostgreSQL: the schema to work in (tests isolate each process in its own schema). */
   searchPath?: string
   poolSize?: number
-  /** PGlite: the engine to open it with (the upgrade of an older data directory opens it with the PGlite that wrote it). */
+  /** PGlite: the engine to open it with (the upgrade of an older data directory opens it with the PGlite that wrote it, in this thread). */
   engine?: typeof PGlite
+  /** PGlite: the directory its socket goes in (the server's DATA_DIR); absent: a private temporary one. */
+  socketDir?: string
   /** PostgreSQL: a host that answers no ping within this is hung (lib/data/hang-guard.ts); absent: not watched (the CLI, tests). */
   hangMs?: number
   /** PostgreSQL: a request's transaction waits at most this for a lock (0: no limit). */
@@ -157,20 +162,63 @@ async function createPGlite(options: DatabaseOptions): Promise<Database> {
     if (!loadDataDir && !existsSync(join(dataDir, 'PG_VERSION'))) loadDataDir = options.template?.()
     keepPrivate(dataDir)
   }
-  let pglite: PGlite
   try {
-    pglite = await (options.engine ?? PGlite).create({ dataDir, loadDataDir, parsers })
-    await pglite.exec(`SET TimeZone TO 'UTC'`)
+    return options.engine ? await openInThisThread(options.engine, dataDir, lock) : await openOnItsThread(options, loadDataDir, lock)
   } catch (error) {
     lock?.release()
     throw error
   }
+}
+
+/**
+ * PGlite on its own thread, reached through its socket as PostgreSQL is (lib/data/pglite-thread.ts):
+ * the same pool, statements and COPY as on PostgreSQL; notifications come from the thread.
+ */
+async function openOnItsThread(options: DatabaseOptions, loadDataDir: Blob | undefined, lock: DataDirLock | undefined): Promise<Database> {
+  const thread = await PGliteThread.start({ dataDir: options.dataDir, loadDataDir, socketDir: options.socketDir })
+  let database: Database
+  try {
+    database = await createPostgres(thread.url(), { ...options, hangMs: undefined, lockTimeoutMs: undefined, searchPath: undefined }, thread)
+  } catch (error) {
+    await thread.close()
+    throw error
+  }
+  return {
+    ...database,
+    engine: 'pglite',
+    close: async () => {
+      try {
+        await database.close()
+        await thread.close()
+      } finally {
+        lock?.release()
+      }
+    },
+    lock,
+    listen: async (channel, onNotify, onState) => {
+      const unlisten = await thread.listen(channel, onNotify)
+      onState(true)
+      return unlisten
+    },
+    // Every listener is in this process: once the thread's notifications so far are handed over, all have heard.
+    confirmHeard: async () => {
+      await thread.heard()
+      return []
+    },
+    // Its thread ended (PGlite failed): nothing answers any more.
+    hung: () => thread.ended,
+    embedded: thread,
+  }
+}
+
+/** An older data directory, read in this thread by the PGlite release that wrote it (the upgrade's source). */
+async function openInThisThread(engine: typeof PGlite, dataDir: string | undefined, lock: DataDirLock | undefined): Promise<Database> {
+  const pglite = await engine.create({ dataDir, parsers })
+  await pglite.exec(`SET TimeZone TO 'UTC'`)
   const db = new Kysely<DB>({ dialect: new PGliteDialect(copyingPGlite(pglite)), log: queryTimer('pglite') })
   return {
     db,
     engine: 'pglite',
-    // PGlite's query() speaks the extended protocol (one statement); exec() takes a script. PGlite is a
-    // single session, so the script runs inside whatever transaction `executor` holds.
     execScript: async (_executor, script) => {
       await pglite.exec(script)
     },
@@ -182,17 +230,13 @@ async function createPGlite(options: DatabaseOptions): Promise<Database> {
       }
     },
     lock,
-    listen: async (channel, onNotify, onState) => {
-      const unlisten = await pglite.listen(channel, onNotify)
-      onState(true)
-      return unlisten
-    },
+    listen: async (channel, onNotify) => pglite.listen(channel, onNotify),
     confirmHeard: async () => [],
     pglite,
   }
 }
 
-async function createPostgres(url: string, options: DatabaseOptions): Promise<Database> {
+async function createPostgres(url: string, options: DatabaseOptions, embedded?: PGliteThread): Promise<Database> {
   // Statements are prepared once per connection (parse and analysis cached), but always planned for
   // their actual parameters: a generic plan of a datapoint read ignores how many locations a selection
   // holds and was measured about 7× slower than the custom plan (bench/README.md, "Datapoint reads").
@@ -218,7 +262,10 @@ async function createPostgres(url: string, options: DatabaseOptions): Promise<Da
   if (writable.several) await writable.find()
   surviveLostConnections(pool, options.log)
   const guard = options.hangMs ? hangGuard(writable, options.hangMs, options.log) : undefined
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparedStatements(pool, writable, guard) }), log: queryTimer('postgres') })
+  // The embedded database is one session that its connections share: a statement prepared under a name by
+  // one would be there for the others, so its statements are not named.
+  const dialect = new PostgresDialect({ pool: embedded ? unnamedStatements(pool) : preparedStatements(pool, writable, guard) })
+  const db = new Kysely<DB>({ dialect, log: queryTimer(embedded ? 'pglite' : 'postgres') })
   const standby = writable.several ? standbyReader(writable, sessionOptions.join(' ')) : undefined
   const readPool = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount })
   poolReaders.push(readPool)
@@ -379,6 +426,25 @@ export function preparedStatements(pool: pg.Pool, writable?: WritableHost, guard
     connect: async () => {
       const client = await checkout()
       guard?.track(client)
+      let wrapper = wrappers.get(client)
+      if (!wrapper) wrappers.set(client, (wrapper = wrap(client)))
+      return wrapper
+    },
+    end: () => pool.end(),
+  } as unknown as pg.Pool
+}
+
+/** The pool for the embedded database: each query as it is (no names), COPY through pg-copy-streams. */
+function unnamedStatements(pool: pg.Pool) {
+  const wrappers = new WeakMap<pg.PoolClient, { query: (text: unknown, values?: unknown[]) => Promise<unknown>; release: (error?: Error | boolean) => void }>()
+  const wrap = (client: pg.PoolClient) => ({
+    query: (text: unknown, values?: unknown[]) =>
+      typeof text === 'string' && carriesCopy(values) ? copyWithPg(client, text, values[0]) : client.query(text as string, values),
+    release: (error?: Error | boolean) => client.release(error),
+  })
+  return {
+    connect: async () => {
+      const client = await pool.connect()
       let wrapper = wrappers.get(client)
       if (!wrapper) wrappers.set(client, (wrapper = wrap(client)))
       return wrapper

@@ -87,18 +87,10 @@ export interface JobError extends Error {
 // biome-ignore lint/suspicious/noExplicitAny: tables and columns chosen at run time, checked by the schemas
 type AnyKysely = Kysely<any>
 
-/** pg-boss's `db` option over a Kysely instance or transaction: its scripts need PGlite's exec(). */
-function executor(database: Database, db: AnyKysely) {
+/** pg-boss's `db` option over a Kysely instance or transaction (a script without parameters goes as one simple query). */
+function executor(db: AnyKysely) {
   return {
-    async executeSql(text: string, values: unknown[] = []) {
-      if (!values.length && database.pglite && /;\s*\S/.test(text)) {
-        // Several statements: PGlite's exec() runs them, on the connection Kysely hands out (nothing else runs in between).
-        const pglite = database.pglite
-        const results = await db.connection().execute(() => pglite.exec(text))
-        return { rows: results.at(-1)?.rows ?? [] }
-      }
-      return db.executeQuery(CompiledQuery.raw(text, values))
-    },
+    executeSql: (text: string, values: unknown[] = []) => db.executeQuery(CompiledQuery.raw(text, values)),
   }
 }
 
@@ -183,7 +175,7 @@ export class JobQueue {
     this.queues = [...new Set(kinds.map((spec) => spec.queue))]
     this.schema = jobsSchemaOf(database)
     this.boss = new PgBoss({
-      db: completionsSurvive(executor(database, database.db), this.schema, database.db, () => this.stopping, log),
+      db: completionsSurvive(executor(database.db), this.schema, database.db, () => this.stopping, log),
       schema: this.schema,
       maintenanceIntervalSeconds: settings.maintenanceSeconds,
       archiveCompletedAfterSeconds: 3600,
@@ -277,7 +269,7 @@ export class JobQueue {
       { job_id: id },
       {
         id: queueJobId,
-        db: executor(this.database, trx),
+        db: executor(trx),
         expireInSeconds: this.settings.expireSeconds,
         retryLimit: this.settings.retryLimit,
         priority: -pending.here,

@@ -32,7 +32,7 @@ export async function ensureTemplate(): Promise<Blob> {
   if (existing) return existing
   const database = await createDatabase({})
   await migrateToLatest(database)
-  const blob = await database.pglite!.dumpDataDir('none')
+  const blob = await database.embedded!.dump('none')
   await database.close()
   const file = templateFile()
   mkdirSync(CACHE_DIR, { recursive: true })

@@ -6,9 +6,10 @@
 // over (COPY), sequences included. The old directory is kept beside the new one, renamed.
 import { existsSync, renameSync, rmSync } from 'node:fs'
 import type { PGlite } from '@electric-sql/pglite'
-import { sql } from 'kysely'
+import { CompiledQuery, sql } from 'kysely'
 import { PGlite as PGlite17 } from 'pglite-pg17'
 import { PGLITE_POSTGRES_MAJOR, createDatabase, dataDirPostgresMajor, type Database } from './database.js'
+import { CopyRows } from './copy.js'
 import { jobsSchemaOf } from './job-queue.js'
 import { migrateToLatest } from './migrations.js'
 import { readTemplate } from './pglite-template.js'
@@ -92,22 +93,24 @@ async function copyRows(old: Database, target: Database, log: (line: string) => 
   const missing = tables.filter((t) => !inTarget.has(quoted(t)))
   if (missing.length) throw new UpgradeRefused(`tables this version does not have: ${missing.map(quoted).join(', ')}`)
   let copied = 0
-  await target.pglite!.transaction(async (trx) => {
+  const reader = old.pglite!
+  await target.db.transaction().execute(async (trx) => {
     // Rows arrive in any order: foreign keys and triggers are not run for them (they held in the old database).
-    await trx.exec(`set local session_replication_role = replica`)
-    await trx.exec(`truncate ${tables.map(quoted).join(', ')}`)
+    await sql`set local session_replication_role = replica`.execute(trx)
+    await sql.raw(`truncate ${tables.map(quoted).join(', ')}`).execute(trx)
     for (const table of tables) {
-      const out = await old.pglite!.query(`copy ${quoted(table)} (${columnList(table)}) to '/dev/blob'`)
+      const out = await reader.query(`copy ${quoted(table)} (${columnList(table)}) to '/dev/blob'`)
       if (!out.blob) continue
-      const result = await trx.query(`copy ${quoted(table)} (${columnList(table)}) from '/dev/blob'`, [], { blob: out.blob })
-      copied += result.affectedRows ?? 0
+      const rows = new CopyRows([await out.blob.text()])
+      const result = await trx.executeQuery<{ copied: number }>(CompiledQuery.raw(`copy ${quoted(table)} (${columnList(table)}) from stdin`, [rows]))
+      copied += result.rows[0]?.copied ?? 0
     }
-    const { rows } = await old.pglite!.query<{ name: string; value: string | null; called: boolean }>(
+    const { rows } = await reader.query<{ name: string; value: string | null; called: boolean }>(
       `select format('%I.%I', schemaname, sequencename) as name, last_value::text as value, last_value is not null as called from pg_sequences
        where schemaname in ('public', '${jobsSchemaOf(old)}')`,
     )
     for (const sequence of rows) {
-      if (sequence.value !== null) await trx.query(`select setval($1::regclass, $2::bigint, true)`, [sequence.name, sequence.value])
+      if (sequence.value !== null) await sql`select setval(${sequence.name}::regclass, ${sequence.value}::bigint, true)`.execute(trx)
     }
   })
   log(`${tables.length} tables copied`)

@@ -1,0 +1,140 @@
+// The embedded database on its own thread, reached through its socket (lib/data/pglite-thread.ts): the
+// server's event loop is free while a statement runs, psql connects to a running server's database,
+// and connections sharing PGlite's one session take turns without seeing into each other's transactions.
+import { execFile, spawn } from 'node:child_process'
+import { promisify } from 'node:util'
+import { sql } from 'kysely'
+import pg from 'pg'
+import copyStreams from 'pg-copy-streams'
+import t from 'tap'
+import { createDatabase } from '../lib/data/database.js'
+import { MessageReader, NotificationScanner } from '../lib/data/pg-wire.js'
+import { ensureTemplate } from '../lib/data/pglite-template.js'
+import { build, engine, tempDir } from './helper.js'
+import { startServer, until200 } from './processes.js'
+
+const run = promisify(execFile)
+// A statement of a few seconds on either engine.
+const LONG_SERIES = 10_000_000
+
+t.test('a long statement holds neither the event loop nor /health', async (t) => {
+  const { app, db } = await build(t)
+  // Seconds of work in the database (pg_sleep does not sleep in PGlite).
+  const began = performance.now()
+  const working = sql`select sum(i) from generate_series(1, ${LONG_SERIES}) i`.execute(db).then(() => performance.now() - began)
+  // A timer of 100 ms, and /health after it: on the loop the statement held, both came after it ended.
+  const timer = await new Promise<number>((resolve) => setTimeout(() => resolve(performance.now() - began), 100))
+  const health = await app.inject({ method: 'GET', url: '/health' })
+  const answered = performance.now() - began
+  const statement = await working
+  t.ok(statement > 400, `the statement ran ${statement.toFixed(0)} ms`)
+  t.ok(timer < statement / 4, `a 100 ms timer fired at ${timer.toFixed(0)} ms`)
+  t.equal(health.statusCode, 200)
+  t.equal(health.json().database, 'ok')
+  t.ok(answered < statement / 2, `/health answered at ${answered.toFixed(0)} ms`)
+})
+
+t.test('psql connects to a running server through the socket in DATA_DIR', { skip: engine !== 'pglite' && 'the embedded database only' }, async (t) => {
+  const dataDir = tempDir(t)
+  const server = await startServer(t, { DATA_DIR: dataDir, DATABASE_URL: '' })
+  await until200(server, '/health/ready')
+  const { stdout } = await run('psql', ['-h', dataDir, '-X', '-A', '-t', '-c', 'select username from auth_user where is_superuser order by id'])
+  t.same(stdout.trim().split('\n'), ['admin'])
+  // A statement psql runs is the server's database, not a copy: the API sees it at once.
+  await run('psql', ['-h', dataDir, '-X', '-c', `insert into campaign_type (name) values ('from psql')`])
+  const types = await fetch(`${server.url}/api/v1/campaign_type/?name=from%20psql`, { headers: server.admin() })
+  t.equal(((await types.json()) as { meta: { total_count: number } }).meta.total_count, 1)
+  // While psql holds a statement, the server answers.
+  const psql = spawn('psql', ['-h', dataDir, '-X', '-c', `select sum(i) from generate_series(1, ${LONG_SERIES}) i`], { stdio: 'ignore' })
+  const ended = new Promise((resolve) => psql.once('exit', resolve))
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  const started = performance.now()
+  const health = await fetch(`${server.url}/health`)
+  const waited = performance.now() - started
+  await ended
+  const statement = performance.now() - started
+  t.equal(health.status, 200)
+  t.ok(waited < statement / 4, `/health answered in ${waited.toFixed(0)} ms while psql's statement ran on for ${statement.toFixed(0)} ms`)
+})
+
+t.test(
+  'connections take turns on the one session: a transaction is seen whole or not at all',
+  { skip: engine !== 'pglite' && 'the embedded database only' },
+  async (t) => {
+    const database = await createDatabase({ loadDataDir: await ensureTemplate() })
+    t.teardown(() => database.close())
+    const url = database.embedded!.url()
+    const writer = new pg.Client({ connectionString: url })
+    const reader = new pg.Client({ connectionString: url })
+    await writer.connect()
+    await reader.connect()
+    t.teardown(() => Promise.all([writer.end(), reader.end()]))
+    await writer.query('create table turn (n int)')
+    await writer.query('begin')
+    await writer.query('insert into turn values (1)')
+    let read: number | undefined
+    const reading = reader.query('select count(*)::int as n from turn').then((r) => (read = r.rows[0].n))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    t.equal(read, undefined, 'a read waits while another connection is inside its transaction')
+    await writer.query('insert into turn values (2)')
+    await writer.query('commit')
+    await reading
+    t.equal(read, 2, 'and sees the transaction whole once committed')
+
+    // COPY FROM STDIN through the socket, and its error told as PostgreSQL tells it.
+    const stream = writer.query(copyStreams.from('copy turn (n) from stdin'))
+    stream.end('3\nfour\n')
+    const failure = await new Promise<Error & { code?: string }>((resolve) => stream.on('error', resolve))
+    t.equal(failure.code, '22P02', 'a bad row is refused with its SQLSTATE')
+    t.equal((await writer.query('select count(*)::int as n from turn')).rows[0].n, 2, 'and nothing of the COPY is written')
+
+    // A client gone inside its transaction: nothing of it stays, and the others go on.
+    const leaver = new pg.Client({ connectionString: url })
+    await leaver.connect()
+    leaver.on('error', () => {})
+    await leaver.query('begin')
+    await leaver.query('insert into turn values (99)')
+    const after = reader.query('select count(*)::int as n from turn')
+    ;(leaver as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy()
+    t.equal((await after).rows[0].n, 2)
+  },
+)
+
+t.test('notifications reach the process whichever connection commits them', { skip: engine !== 'pglite' && 'the embedded database only' }, async (t) => {
+  const database = await createDatabase({ loadDataDir: await ensureTemplate() })
+  t.teardown(() => database.close())
+  const heard: string[] = []
+  await database.listen(
+    'bench',
+    (payload) => heard.push(payload),
+    () => {},
+  )
+  const client = new pg.Client({ connectionString: database.embedded!.url() })
+  await client.connect()
+  t.teardown(() => client.end())
+  await client.query('begin')
+  await client.query(`notify bench, 'one'`)
+  t.same(heard, [], 'not before the commit')
+  await client.query('commit')
+  await client.query(`select pg_notify('bench', 'two')`)
+  t.same(await database.confirmHeard('bench', 1000), [])
+  t.same(heard, ['one', 'two'])
+})
+
+t.test('the protocol is read across any cut of the bytes', async (t) => {
+  const startup = Buffer.from([0, 0, 0, 8, 0, 3, 0, 0])
+  const query = Buffer.concat([Buffer.from('Q'), Buffer.from([0, 0, 0, 13]), Buffer.from('select 1\0')])
+  const bytes = Buffer.concat([startup, query, query])
+  const reader = new MessageReader()
+  const messages = [...bytes].flatMap((byte) => reader.push(Buffer.from([byte])))
+  t.same(
+    messages.map((m) => m.type),
+    [0, 81, 81],
+  )
+  const notification = Buffer.concat([Buffer.from('A'), Buffer.from([0, 0, 0, 15, 0, 0, 0, 1]), Buffer.from('ch\0hi!\0')])
+  const other = Buffer.concat([Buffer.from('C'), Buffer.from([0, 0, 0, 11]), Buffer.from('NOTIFY\0')])
+  const heard: string[] = []
+  const scanner = new NotificationScanner((channel, payload) => heard.push(`${channel}:${payload}`))
+  for (const byte of Buffer.concat([other, notification, other, notification])) scanner.feed(Buffer.from([byte]))
+  t.same(heard, ['ch:hi!', 'ch:hi!'])
+})
