@@ -2,6 +2,7 @@
 // dispatcher's routes and every read composed of other reads (a dashboard's data, shared links,
 // exports): one detail cache, one read routing, and the caches a write drops.
 import type { FastifyInstance } from 'fastify'
+import { tables } from '../schemas/index.js'
 import fp from 'fastify-plugin'
 import { DetailCache } from '../lib/api/detail-cache.js'
 import { ReadService } from '../lib/api/read-service.js'
@@ -23,7 +24,7 @@ declare module 'fastify' {
 
 export default fp(
   async function reads(app: FastifyInstance) {
-    const details = new DetailCache(app.config.DETAIL_CACHE_BYTES)
+    const details = new DetailCache(app.config.DETAIL_CACHE_BYTES, Object.keys(tables))
     const unlisten = await details.listen(app.db)
     app.addHook('onClose', () => unlisten())
     const transactions = new Transactions(app.db, [{ drop: () => app.dropAuthCache() }, details, app.readCache], app.replicas)

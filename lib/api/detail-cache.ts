@@ -1,9 +1,11 @@
 // Detail GETs answered from memory: the representation as sent, per resource, id and what the
-// requester may see. Any change to any table empties the cache (sql/004 notifies; this process's own
-// writes drop it before their response leaves), so a read never returns what a committed change
-// replaced once the notification has arrived (docs/decisions.md, "Detail cache").
+// requester may see. A change to a table a detail was read from drops it (sql/004 notifies, naming the
+// table; this process's own writes drop every entry before their response leaves), so a read never
+// returns what a committed change replaced once the notification has arrived, and a colleague's
+// upload does not send everyone's detail reads to the database (docs/decisions.md, "Detail cache").
 import type { Database } from '../data/database.js'
-import { DATA_CHANNEL, NotifiedCache } from '../data/notified-cache.js'
+import { changedTableIn, DATA_CHANNEL, NotifiedCache } from '../data/notified-cache.js'
+import { TableRecorder } from '../data/table-recorder.js'
 import { readDetail } from './crud.js'
 import type { Context } from './resource.js'
 import { type Representation, representationNow } from './representation.js'
@@ -16,9 +18,11 @@ const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' }
 
 export class DetailCache {
   readonly #cache: NotifiedCache<Representation>
+  readonly #knownTables: ReadonlySet<string>
 
-  /** `maxBytes`: the JSON kept at most, in bytes; 0 turns the cache off. */
-  constructor(maxBytes: number) {
+  /** `maxBytes`: the JSON kept at most, in bytes; 0 turns the cache off. `knownTables`: the schema's tables. */
+  constructor(maxBytes: number, knownTables: Iterable<string>) {
+    this.#knownTables = new Set(knownTables)
     this.#cache = new NotifiedCache<Representation>({
       name: 'detail',
       maxEntries: maxBytes > 0 ? MAX_ENTRIES : 0,
@@ -30,7 +34,7 @@ export class DetailCache {
 
   /** Starts hearing the database's change notifications; returns the function that stops. */
   listen(database: Database): Promise<() => Promise<void>> {
-    return this.#cache.listen(database, DATA_CHANNEL)
+    return this.#cache.listen(database, DATA_CHANNEL, changedTableIn(database))
   }
 
   /** This process wrote: its next read must see the change. */
@@ -41,11 +45,19 @@ export class DetailCache {
   /** Row `id`'s detail as it leaves, from memory when it is there (a volatile resource's: read each time). */
   async read(ctx: Context, id: number): Promise<Representation> {
     const { resource, user } = ctx
-    const detail = async () => representationNow(JSON.stringify(await readDetail(ctx, id)), JSON_TYPE)
-    if (resource.volatile) return detail()
+    const detail = async (context: Context) => representationNow(JSON.stringify(await readDetail(context, id)), JSON_TYPE)
+    if (resource.volatile) return detail(ctx)
     // What a requester may see of a row can depend on who they are (lib/engine/access.ts): a user whose
     // rows are limited gets entries of their own.
     const scope = user.is_superuser || (!user.restricted && !resource.row_filter) ? 'all' : `user ${user.id}`
-    return (await this.#cache.remember(`${resource.name} ${id} ${scope}`, detail))!
+    const key = `${resource.name} ${id} ${scope}`
+    const kept = this.#cache.get(key)
+    if (kept) return kept
+    const since = this.#cache.begin()
+    // The tables its statements name (joins and hooks included) are what can change it.
+    const recorder = new TableRecorder(this.#knownTables)
+    const representation = await detail({ ...ctx, db: ctx.db.withPlugin(recorder) })
+    this.#cache.set(key, representation, since, recorder.tables.size ? recorder.tables : undefined)
+    return representation
   }
 }

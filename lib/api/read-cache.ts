@@ -5,12 +5,11 @@
 // dropped when the database notifies a change to one of them (sql/011), whoever made it; this
 // process's own writes drop everything before their answer leaves.
 import type { FastifyRequest } from 'fastify'
-import { sql, type Kysely } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import type { AuthUser } from '../data/auth.js'
 import type { Database } from '../data/database.js'
-import { SYNC_PREFIX } from '../data/notifications.js'
-import { DATA_CHANNEL, type Generation, NotifiedCache } from '../data/notified-cache.js'
+import { changedTableIn, DATA_CHANNEL, type Generation, NotifiedCache } from '../data/notified-cache.js'
 import { TableRecorder } from '../data/table-recorder.js'
 import type { QueryParams } from './query-params.js'
 import { type Representation, sizeOf } from './representation.js'
@@ -68,22 +67,7 @@ export class ReadCache {
 
   /** Starts hearing the changes of the schema this process works in (sql/011: `schema.table`). */
   async listen(database: Database): Promise<() => Promise<void>> {
-    // Until the schema is known (it is read once the database answers), a change of that table in any
-    // schema drops the entries that read it.
-    let schema = database.searchPath?.split(',')[0].trim()
-    if (schema === undefined) {
-      sql<{ name: string }>`select current_schema() as name`.execute(database.db).then(
-        ({ rows }) => (schema = rows[0].name),
-        () => {},
-      )
-    }
-    return this.#cache.listen(database, DATA_CHANNEL, (payload) => {
-      const dot = payload.indexOf('.')
-      // Another schema's change concerns none of ours; a payload that names no table (a listener's
-      // sync, a notification of an older trigger) may concern any.
-      if (dot < 0) return payload.startsWith(SYNC_PREFIX) ? null : undefined
-      return schema === undefined || payload.slice(0, dot) === schema ? payload.slice(dot + 1) : null
-    })
+    return this.#cache.listen(database, DATA_CHANNEL, changedTableIn(database))
   }
 
   /** This process wrote: its next read must see the change. */

@@ -2,12 +2,35 @@
 // one on every change, naming the table, whoever makes it: this process, another instance, the CLI or
 // psql), and it caches nothing while that channel is not heard (before connecting, after a dropped
 // connection), since changes made then would go unnoticed.
+import { sql } from 'kysely'
 import { LRUCache } from 'lru-cache'
+import { SYNC_PREFIX } from './notifications.js'
 import type { Database } from './database.js'
 import { cacheBytes, cacheEvictions, cacheLookups } from '../core/metrics.js'
 
 /** The channel sql/004 and sql/011 notify on every change, with the table's name. */
 export const DATA_CHANNEL = 'rhizome_data'
+
+/**
+ * Reads a DATA_CHANNEL notification (sql/011: `schema.table`) for `listen`: the table of this process's
+ * schema it names, null when it concerns none of ours, undefined when it may concern any. Until the
+ * schema is known (read once the database answers), a change of that table in any schema counts.
+ */
+export function changedTableIn(database: Database): (payload: string) => string | undefined | null {
+  let schema = database.searchPath?.split(',')[0].trim()
+  if (schema === undefined) {
+    sql<{ name: string }>`select current_schema() as name`.execute(database.db).then(
+      ({ rows }) => (schema = rows[0].name),
+      () => {},
+    )
+  }
+  return (payload) => {
+    const dot = payload.indexOf('.')
+    // A payload that names no table (a listener's sync, a notification of an older trigger) may concern any.
+    if (dot < 0) return payload.startsWith(SYNC_PREFIX) ? null : undefined
+    return schema === undefined || payload.slice(0, dot) === schema ? payload.slice(dot + 1) : null
+  }
+}
 
 export interface NotifiedCacheOptions<V> {
   /** The cache's name in the metrics (`rhizome_cache_lookups_total{cache}`). */
