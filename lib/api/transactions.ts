@@ -26,12 +26,21 @@ export class Transactions {
   async run<T>(ctx: Context, work: (ctx: Context) => Promise<T>): Promise<T> {
     const attribution = { via: 'api' as const, userId: ctx.user.id, requestId: ctx.requestId, lockTimeoutMs: this.database.lockTimeoutMs }
     const result = await attributedTransaction(this.database.db, attribution, (trx) => work({ ...ctx, db: trx }))
-    // A write may change who a key authenticates as: the caches go before the response leaves.
-    for (const cache of this.caches) cache.drop()
-    // Read-your-writes through any process: the answer leaves once every other server has dropped what
-    // the change made stale (lib/data/notifications.ts; at most WRITE_CONFIRM_MS when one does not answer).
-    // The change is committed whatever happens here: a failure to confirm is not the write's.
-    await this.database.confirmHeard(DATA_CHANNEL, WRITE_CONFIRM_MS, { othersOnly: true }).catch(() => [])
+    // The change is committed whatever happens next: a failure to confirm is not the write's.
+    if (this.database.embedded) {
+      // The embedded database's notifications of this change are in this process once its thread is
+      // heard: each cache has then dropped what the change made stale (the tables it names, who a key
+      // authenticates as) and keeps the rest, so a colleague's upload does not send every cached read
+      // back to a database busy with that upload.
+      await this.database.confirmHeard(DATA_CHANNEL, WRITE_CONFIRM_MS).catch(() => [])
+    } else {
+      // PostgreSQL's notifications reach this process on their own connection, in their own time: its
+      // caches go whole before the answer leaves (a write may change who a key authenticates as). Then
+      // read-your-writes through any process: the answer leaves once every other server has dropped
+      // what the change made stale (lib/data/notifications.ts; at most WRITE_CONFIRM_MS).
+      for (const cache of this.caches) cache.drop()
+      await this.database.confirmHeard(DATA_CHANNEL, WRITE_CONFIRM_MS, { othersOnly: true }).catch(() => [])
+    }
     await this.caughtUp()
     return result
   }
