@@ -156,8 +156,12 @@ for (const engine of engines)
   }
 const ms = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en') : '–')
 const cell = (p: { p99: number; max: number; failures: number }) => `${ms(p.p99)} / ${ms(p.max)}${p.failures ? ` (${p.failures} not 200)` : ''}`
-console.log('\n| engine | build | /health p99 / max ms | cached detail p99 / max ms | uncached datapoint read p99 / max ms | server loop delay p99 / max ms | work s | outcome |')
+console.log(
+  '\n| engine | build | /health p99 / max ms | cached detail p99 / max ms | uncached datapoint read p99 / max ms | server loop delay p99 / max ms | work s | outcome |',
+)
 console.log('|---|---|---|---|---|---|---|---|')
 for (const r of rows)
-  console.log(`| ${r.engine} | ${r.label} | ${cell(r.health)} | ${cell(r.cached)} | ${cell(r.uncached)} | ${cell(r.loop)} | ${r.seconds.toFixed(1)} | ${r.outcome} |`)
+  console.log(
+    `| ${r.engine} | ${r.label} | ${cell(r.health)} | ${cell(r.cached)} | ${cell(r.uncached)} | ${cell(r.loop)} | ${r.seconds.toFixed(1)} | ${r.outcome} |`,
+  )
 process.exit(0)
