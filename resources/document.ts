@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { SourceDoc } from '../schemas/source_doc.js'
 import { type Context, defineResource, type Row } from '../lib/api/resource.js'
 import { ApiError, validationError } from '../lib/core/errors.js'
-import { checkUpload, storeUpload } from '../lib/ingest/upload.js'
+import { checkUpload, storeUpload, type Upload, type UploadInput } from '../lib/ingest/upload.js'
 import { discard, spoolBase64, type Spooled } from '../lib/ingest/spool.js'
 import { checkRequiredFields } from '../lib/api/body.js'
 import { assertOwnDocument } from '../lib/engine/access.js'
@@ -23,9 +23,17 @@ const NOT_AFTER_UPLOAD = ['docfile', 'file_type', 'file_header', 'guid', 'create
 
 const PARAMS = { document_id: Param.integer("the document's id (the original client's name for it)") }
 
-/** The upload checked in a worker thread, then its row written and its file moved into place. */
-async function storeChecked(ctx: Context, body: Row, spooled: Spooled, filename: string | undefined) {
-  const input = {
+/** An upload read and checked (in a worker thread, before the write's transaction), to be stored. */
+class CheckedUpload {
+  constructor(
+    readonly input: UploadInput,
+    readonly upload: Upload,
+  ) {}
+}
+
+/** Reads and checks the file of an upload's body; `spooled` is where it lies. */
+async function checkFile(ctx: Context, body: Row, spooled: Spooled, filename: string | undefined) {
+  const input: UploadInput = {
     ...spooled,
     owner: `user ${ctx.user.id}`,
     title: String(body.doc_title ?? ''),
@@ -36,12 +44,7 @@ async function storeChecked(ctx: Context, body: Row, spooled: Spooled, filename:
     filename,
     maxUncompressed: ctx.config.XLSX_MAX_UNCOMPRESSED_BYTES,
   }
-  const upload = await checkUpload(input)
-  try {
-    return await storeUpload(ctx.db as never, ctx.config.DATA_DIR, input, upload, ctx.user.id)
-  } finally {
-    if (upload.utf8Path) await discard(upload.utf8Path) // moved when stored
-  }
+  return new CheckedUpload(input, await checkUpload(input))
 }
 
 export default defineResource({
@@ -74,8 +77,9 @@ export default defineResource({
       return { query: id === undefined ? query : query.where('t.id', '=', id) }
     },
     // POST is the upload (ingestion §1): decode, parse, store the file and the row; never echo the file.
-    // The file is on disk from the start (a spool file) and read by a worker thread (lib/ingest/parse.ts).
-    async create(ctx, body) {
+    // The file is on disk from the start (a spool file) and read by a worker thread (lib/ingest/parse.ts)
+    // before the write's transaction opens: the reading takes seconds, and no database.
+    async prepareCreate(ctx, body) {
       const part = body.docfile as FilePart | string | undefined
       // Multipart: doc_title defaults to the file part's name.
       if (body.doc_title === undefined && part && typeof part === 'object') body = { ...body, doc_title: part.filename }
@@ -86,11 +90,24 @@ export default defineResource({
         throw validationError('docfile', 'must be base64 text or a file part')
       const { MAX_UPLOAD_BYTES, DATA_DIR } = ctx.config
       const spooled = typeof part === 'string' ? await spoolBase64(DATA_DIR, part, MAX_UPLOAD_BYTES) : (part as Spooled)
-      try {
-        return await storeChecked(ctx, body, spooled, typeof part === 'string' ? undefined : part.filename)
-      } finally {
-        await discard(spooled.path) // moved when stored
+      // Files are moved into place when stored; what is left (a failed write) goes.
+      const release = async () => {
+        if (checked?.upload.utf8Path) await discard(checked.upload.utf8Path)
+        await discard(spooled.path)
       }
+      let checked: CheckedUpload | undefined
+      try {
+        checked = await checkFile(ctx, body, spooled, typeof part === 'string' ? undefined : part.filename)
+      } catch (error) {
+        await release()
+        throw error
+      }
+      return { body: { ...body, docfile: checked }, release }
+    },
+    async create(ctx, body) {
+      const checked = body.docfile
+      if (!(checked instanceof CheckedUpload)) throw validationError('docfile', 'must be base64 text or a file part')
+      return storeUpload(ctx.db as never, ctx.config.DATA_DIR, checked.input, checked.upload, ctx.user.id)
     },
     async beforeWrite(ctx, values, existing) {
       if (!existing) return

@@ -19,12 +19,22 @@ export interface WriteDoors {
   afterDelete(ctx: Context): (table: string, rows: Row[]) => Promise<void>
 }
 
-/** A POST's outcome: 201 with the created row at its Location, or 200 for the legacy update. */
-async function post(ctx: Context, request: FastifyRequest): Promise<Outcome> {
+/** §11.3: a POST with a usable id is the legacy update. */
+const isLegacyUpdate = (body: Row) => body.id !== undefined && body.id !== null && body.id !== '' && String(body.id) !== '-1'
+
+/** The body of a POST, and its create's work done before the transaction (`prepareCreate`), if any. */
+async function prepare(ctx: Context, request: FastifyRequest): Promise<{ body: Row; release?: () => Promise<void> }> {
   const body = multipartBody(ctx.resource, request) ?? ensureObject(request.body)
+  const { prepareCreate } = ctx.resource.hooks
+  if (!prepareCreate || isLegacyUpdate(body)) return { body }
+  return prepareCreate(ctx, body)
+}
+
+/** A POST's outcome: 201 with the created row at its Location, or 200 for the legacy update. */
+async function post(ctx: Context, request: FastifyRequest, body: Row): Promise<Outcome> {
   const encoding = encodingOf(request)
   const legacyId = body.id
-  if (legacyId !== undefined && legacyId !== null && legacyId !== '' && String(legacyId) !== '-1') {
+  if (isLegacyUpdate(body)) {
     // §11.3: POST with a usable id is the legacy update.
     const pk = parseInteger(String(legacyId))
     if (pk === undefined) throw invalidValue('id', legacyId, 'integer')
@@ -87,8 +97,13 @@ async function remove(ctx: Context, id: number | undefined, request: FastifyRequ
 export async function answerWrite(ctx: Context, method: string, detailId: string | undefined, request: FastifyRequest, reply: FastifyReply, doors: WriteDoors) {
   const id = detailId === undefined ? undefined : parsePk(ctx.urlName, detailId)
   if (method === 'DELETE') return remove(ctx, id, request, reply, doors)
-  const write = (c: Context) => (method === 'PATCH' ? patch(c, request, id!, ensureObject(request.body)) : post(c, request))
-  if (ctx.resource.retryable_writes) return retryable(ctx, request, reply, doors, write)
-  const { status, headers, row } = await doors.transactions.run(ctx, write)
-  return reply.code(status).headers(headers).send(row)
+  const prepared = method === 'POST' ? await prepare(ctx, request) : undefined
+  try {
+    const write = (c: Context) => (prepared ? post(c, request, prepared.body) : patch(c, request, id!, ensureObject(request.body)))
+    if (ctx.resource.retryable_writes) return await retryable(ctx, request, reply, doors, write)
+    const { status, headers, row } = await doors.transactions.run(ctx, write)
+    return reply.code(status).headers(headers).send(row)
+  } finally {
+    await prepared?.release?.()
+  }
 }
