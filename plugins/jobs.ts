@@ -32,6 +32,15 @@ function jobError(code: string, message: string, final: boolean): JobError {
   return Object.assign(new Error(message), { code, final })
 }
 
+/** Starts `job`'s work that needs no transaction (its declaration's `prepare`), as its requester. */
+async function prepareJob(app: FastifyInstance, job: QueuedJob): Promise<() => void> {
+  const declaration = backgroundJobs.find((j) => j.kind === job.kind)
+  const user = declaration?.prepare && job.created_by_id !== null ? await findUserById(app.db.db, job.created_by_id) : undefined
+  if (!declaration?.prepare || !user) return () => {}
+  const query = QueryParams.fromUrl(`/?${new URLSearchParams(Object.entries(job.params).map(([k, v]) => [k, String(v)]))}`)
+  return declaration.prepare({ db: app.db.db, user, query, params: {}, config: app.config, resource: jobResource, urlName: job.kind, jobs: app.jobs })
+}
+
 /** Runs `job` in `trx` as its requester would have run the synchronous call; returns that call's object. */
 export async function runJob(app: FastifyInstance, job: QueuedJob, trx: Transaction<DB>, progress: Progress): Promise<unknown> {
   const declaration = backgroundJobs.find((j) => j.kind === job.kind)
@@ -72,7 +81,11 @@ export default fp(
     const begin = async () => {
       await queue.start()
       if (config.JOB_CONCURRENCY > 0) {
-        await queue.work(config.JOB_CONCURRENCY, (job, trx, progress) => runJob(app, job, trx, progress))
+        await queue.work(
+          config.JOB_CONCURRENCY,
+          (job, trx, progress) => runJob(app, job, trx, progress),
+          (job) => prepareJob(app, job),
+        )
         await queue.workScheduled()
       }
     }

@@ -17,6 +17,10 @@ import {
 const runAction = (resource: Resource) => async (ctx: Context) =>
   (await resource.action!({ ...ctx, resource, urlName: resource.name, params: resource.readQuery(ctx.query) }))[0]
 
+/** A step's preparation as a job's (its resource's `prepare`), its parameters read as the step's request reads them. */
+const prepareAction = (resource: Resource) =>
+  resource.prepare && ((ctx: Context) => resource.prepare!({ ...ctx, resource, urlName: resource.name, params: resource.readQuery(ctx.query) }))
+
 /** A step on one document: one at a time, and asking again while it waits or runs answers it. */
 const documentStep = (resource: Resource, check = documentJobParams): JobDeclaration => ({
   kind: resource.name,
@@ -25,6 +29,7 @@ const documentStep = (resource: Resource, check = documentJobParams): JobDeclara
   dedupe: 'waits or runs',
   check,
   run: runAction(resource),
+  prepare: prepareAction(resource),
 })
 
 export const backgroundJobs: JobDeclaration[] = [

@@ -7,7 +7,7 @@ import type { DB } from '../schemas/index.js'
 import { defineResource, type Context, type Row } from '../lib/api/resource.js'
 import { readDetail } from '../lib/api/crud.js'
 import { ingest, queueProcess } from '../lib/ingest/actions.js'
-import type { Document } from '../lib/ingest/transform.js'
+import { readFileAhead, type Document } from '../lib/ingest/transform.js'
 import { recomputeCampaign } from '../lib/engine/recompute.js'
 import { assertOwnDocument, documentLocations } from '../lib/engine/access.js'
 import { revertDocument } from '../lib/ingest/revert.js'
@@ -62,6 +62,8 @@ function ingestResource(name: string, description: string, withTransform: boolea
     params: documentParam,
     result_fields: { id: 'integer', doc_title: 'string', ingest_stats: 'json' },
     result_of: document,
+    // The file is read before the transaction opens (lib/ingest/transform.ts, readFileAhead).
+    prepare: async (ctx) => (withTransform ? readFileAhead(await requireDocument(ctx), ctx.config.DATA_DIR) : () => {}),
     action: async (ctx) => {
       await ingest(ctx.db as Kysely<DB>, await requireDocument(ctx), ctx.user, ctx.config.DATA_DIR, withTransform, ctx.progress)
       return [await documentDetail(ctx)]

@@ -7,7 +7,7 @@ import { sql } from 'kysely'
 import pg from 'pg'
 import copyStreams from 'pg-copy-streams'
 import t from 'tap'
-import { createDatabase } from '../lib/data/database.js'
+import { createDatabase, type Database } from '../lib/data/database.js'
 import { MessageReader, NotificationScanner } from '../lib/data/pg-wire.js'
 import { ensureTemplate } from '../lib/data/pglite-template.js'
 import { admin, build, engine, tempDir } from './helper.js'
@@ -121,6 +121,28 @@ t.test('notifications reach the process whichever connection commits them', { sk
   t.same(heard, ['one', 'two'])
 })
 
+/** The longest stretch the embedded session was held (by anyone) while `work` ran, and how long it ran. */
+async function sessionHeldDuring<T>(database: Database, work: () => Promise<T>) {
+  let longest = 0
+  let heldSince: number | undefined
+  let working = true
+  const watching = (async () => {
+    while (working) {
+      const now = performance.now()
+      if (database.embedded!.busy()) heldSince ??= now
+      else heldSince = undefined
+      if (heldSince !== undefined) longest = Math.max(longest, now - heldSince)
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+  })()
+  const started = performance.now()
+  const result = await work()
+  const took = performance.now() - started
+  working = false
+  await watching
+  return { result, took, longest }
+}
+
 t.test("an upload's file is read before its transaction opens", { skip: engine !== 'pglite' && 'the embedded database only' }, async (t) => {
   const { app, database } = await build(t)
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -131,27 +153,21 @@ t.test("an upload's file is read before its transaction opens", { skip: engine !
   const form = new FormData()
   form.set('file_type', 'campaign')
   form.set('docfile', new Blob([lines.join('\n')]), 'big.csv')
-  // The longest stretch the session was held (by anyone) while the upload ran.
-  let longest = 0
-  let heldSince: number | undefined
-  let uploading = true
-  const watching = (async () => {
-    while (uploading) {
-      const now = performance.now()
-      if (database.embedded!.busy()) heldSince ??= now
-      else heldSince = undefined
-      if (heldSince !== undefined) longest = Math.max(longest, now - heldSince)
-      await new Promise((resolve) => setTimeout(resolve, 5))
-    }
-  })()
-  const started = performance.now()
-  const answer = await fetch(`http://127.0.0.1:${address.port}/api/v1/document/`, { method: 'POST', headers: admin, body: form })
-  const took = performance.now() - started
-  uploading = false
-  await watching
-  t.equal(answer.status, 201)
-  t.ok(took > 500, `the upload took ${took.toFixed(0)} ms`)
-  t.ok(longest < took / 3, `the session was held ${longest.toFixed(0)} ms at most`)
+  const upload = await sessionHeldDuring(database, () =>
+    fetch(`http://127.0.0.1:${address.port}/api/v1/document/`, { method: 'POST', headers: admin, body: form }),
+  )
+  t.equal(upload.result.status, 201)
+  t.ok(upload.took > 500, `the upload took ${upload.took.toFixed(0)} ms`)
+  t.ok(upload.longest < upload.took / 3, `the session was held ${upload.longest.toFixed(0)} ms at most`)
+
+  // Its transform reads the file again, in the parse thread, before its own transaction opens.
+  const { id } = (await upload.result.json()) as { id: number }
+  const transform = await sessionHeldDuring(database, () =>
+    fetch(`http://127.0.0.1:${address.port}/api/v1/transform_upload/?document_id=${id}`, { headers: admin }),
+  )
+  t.equal(transform.result.status, 200)
+  const { timings_ms } = ((await transform.result.json()) as { objects: Array<{ ingest_stats: { timings_ms: Record<string, number> } }> }).objects[0].ingest_stats
+  t.ok(transform.longest < transform.took - timings_ms.transform / 2, `the transform took ${transform.took.toFixed(0)} ms and held the session ${transform.longest.toFixed(0)} ms at most`)
 })
 
 t.test('the protocol is read across any cut of the bytes', async (t) => {

@@ -28,10 +28,15 @@ export interface ListDoors {
  * A non-model action: one that only reads runs in a transaction of the request's database (a replica's,
  * its statements seen by the read cache); any other as a write, which drops the caches.
  */
-function runAction(ctx: Context, doors: ListDoors): Promise<Row[]> {
+async function runAction(ctx: Context, doors: ListDoors): Promise<Row[]> {
   const action = ctx.resource.action!
   if (ctx.resource.reads_only) return ctx.db.transaction().execute((trx) => action({ ...ctx, db: trx }))
-  return doors.transactions.run(ctx, action)
+  const forget = await ctx.resource.prepare?.(ctx)
+  try {
+    return await doors.transactions.run(ctx, action)
+  } finally {
+    forget?.()
+  }
 }
 
 /**

@@ -190,6 +190,12 @@ export interface ResourceDeclaration<P extends QuerySchema = QuerySchema> {
   multipart?: boolean
   /** Non-model resources: run the action, return the result set. */
   action?: (ctx: Context<NoInfer<P>>) => Promise<Row[]>
+  /**
+   * The action's work that needs no transaction, started before it opens (a document's file read in a
+   * thread): on the embedded database a transaction holds the one session. What it finds, the action
+   * takes; the function it returns forgets it, once the action is over.
+   */
+  prepare?: (ctx: Context<NoInfer<P>>) => Promise<() => void>
   /** Rows change without a notification (a job's state): details and lists are read afresh, never cached. */
   volatile?: boolean
   /**
@@ -265,6 +271,7 @@ export interface Resource
       | 'schema'
       | 'hooks'
       | 'action'
+      | 'prepare'
       | 'location_column'
       | 'owner_column'
       | 'row_filter'
@@ -302,6 +309,7 @@ export interface Resource
   table?: string
   hooks: Hooks
   action?: ResourceDeclaration['action']
+  prepare?: ResourceDeclaration['prepare']
   location_column?: string
   owner_column?: string
   row_filter?: ResourceDeclaration['row_filter']
@@ -405,6 +413,7 @@ export function defineResource<P extends QuerySchema = NoParams>(declaration: Re
     multipart: decl.multipart ?? false,
     hooks: decl.hooks ?? {},
     action: decl.action,
+    prepare: decl.prepare as ResourceDeclaration['prepare'],
     volatile: decl.volatile ?? false,
     retryable_writes: decl.retryable_writes ?? false,
     reads_only: decl.reads_only ?? false,
@@ -435,4 +444,6 @@ export interface JobDeclaration extends JobKindSpec {
   check(ctx: Context): Promise<Record<string, number>>
   /** Runs the job with its requester's rights in its transaction (`ctx.query` holds its parameters); returns its result. */
   run: (ctx: Context) => Promise<unknown>
+  /** Its work that needs no transaction, started before it opens (its resource's `prepare`). */
+  prepare?: (ctx: Context) => Promise<() => void>
 }

@@ -68,6 +68,8 @@ const tooManyJobs = (limit: number) =>
 
 /** Runs a job in `trx`, reporting to `progress`: what it returns is the job's result, what it throws its error. */
 type JobRunner = (job: QueuedJob, trx: Transaction<DB>, progress: Progress) => Promise<unknown>
+/** A job's work that needs no transaction, started before it opens; returns the function that forgets what it found. */
+type JobPreparer = (job: QueuedJob) => Promise<() => void>
 
 /** A job to run, as a worker receives it. */
 export interface QueuedJob {
@@ -291,11 +293,11 @@ export class JobQueue {
    * transaction it runs in (committed when it returns) and where to report progress. What it returns
    * is the job's result; what it throws, its error.
    */
-  async work(concurrency: number, run: JobRunner): Promise<void> {
+  async work(concurrency: number, run: JobRunner, prepare?: JobPreparer): Promise<void> {
     for (const queue of this.queues) {
       for (let i = 0; i < concurrency; i++) {
         const worker = await this.boss.work<{ job_id: number }>(queue, { batchSize: 1, pollingIntervalSeconds: this.settings.pollingSeconds }, ([queued]) =>
-          this.untilRun(queue, queued, run),
+          this.untilRun(queue, queued, run, prepare),
         )
         this.workers.push(worker)
       }
@@ -306,10 +308,10 @@ export class JobQueue {
    * Runs a job; when its connection is lost (the database went away, or hung), waits for the database
    * to answer and runs it again here: it rolled back whole, so the next run is a clean one.
    */
-  private async untilRun(queue: string, queued: PgBoss.Job<{ job_id: number }>, run: JobRunner): Promise<unknown> {
+  private async untilRun(queue: string, queued: PgBoss.Job<{ job_id: number }>, run: JobRunner, prepare?: JobPreparer): Promise<unknown> {
     for (let interruptions = 0; ; interruptions++) {
       try {
-        return await this.attempt(queue, queued, run)
+        return await this.attempt(queue, queued, run, prepare)
       } catch (error) {
         if (!lostConnection(error) || this.stopping || interruptions >= MAX_INTERRUPTIONS) throw error
         this.log?.warn({ job: queued.data.job_id, err: error }, 'job interrupted: the database connection was lost; it runs again once the database answers')
@@ -319,13 +321,15 @@ export class JobQueue {
   }
 
   /** One run of a job, in one transaction. */
-  private async attempt(queue: string, queued: PgBoss.Job<{ job_id: number }>, run: JobRunner): Promise<unknown> {
+  private async attempt(queue: string, queued: PgBoss.Job<{ job_id: number }>, run: JobRunner, prepare?: JobPreparer): Promise<unknown> {
     const job = await this.database.db
       .selectFrom('job')
       .select(['id', 'kind', 'params', 'created_by_id'])
       .where('id', '=', queued.data.job_id)
       .executeTakeFirst()
     if (!job) return null // its row is gone (a test reset): nothing to do
+    // What needs no transaction is started before it opens; a failure there is the run's to meet.
+    const forget = prepare ? await prepare(job as QueuedJob).catch(() => () => {}) : () => {}
     const progress = this.progressWriter(job.id)
     const running: RunningJob = { done: Promise.resolve() }
     const attempt = this.database.db.transaction().execute(async (trx) => {
@@ -351,6 +355,7 @@ export class JobQueue {
       }
       throw error
     } finally {
+      forget()
       this.running.delete(running)
       await progress.flush()
     }

@@ -39,6 +39,16 @@ export interface FreshSubmissions {
   count: number
 }
 
+/** `task`'s file read in the parse thread, once it is known to be there. */
+async function readNow(owner: string, task: Parameters<typeof transformFile>[1]): FileRead {
+  try {
+    await access(task.path)
+  } catch {
+    throw new ApiError(422, 'UNREADABLE_FILE', 'There was an error with your file. Please check the upload and try again')
+  }
+  return transformFile(owner, task)
+}
+
 /** New submissions `from` to `to` (excluded), in row order. */
 export function freshSlice(fresh: FreshSubmissions, from: number, to: number): NewSubmission[] {
   if (!fresh.indexes) return fresh.lines.slice(from, to)
@@ -98,18 +108,45 @@ async function rejectedDates(db: Kysely<DB>, documentId: number, lines: NdjsonLi
  * submissions are returned, not written: the refresh that follows in the same transaction writes them
  * once, with the status it gives each (instead of writing, reading back and updating them).
  */
-export async function transform(db: Kysely<DB>, doc: Document, dataDir: string, progress: Progress = noProgress) {
-  if (!doc.docfile) return undefined // the Data Entry document has no file
-  const path = join(dataDir, doc.docfile)
-  try {
-    await access(path)
-  } catch {
-    throw new ApiError(422, 'UNREADABLE_FILE', 'There was an error with your file. Please check the upload and try again')
-  }
+/** How `doc`'s file is read: the parse thread's task, and whose work it counts as. */
+function readingOf(doc: Document & { docfile: string }, dataDir: string) {
   const fileType = doc.file_type as FileType
   const conflict = (doc.conflict ?? 'last') as ConflictPolicy
-  const task = { path, kind: fileKind(doc.docfile), fileType, dateOrder: doc.date_order, conflict, listed: CAP }
-  const read = await transformFile(`user ${doc.created_by_id}`, task)
+  const task = { path: join(dataDir, doc.docfile), kind: fileKind(doc.docfile), fileType, dateOrder: doc.date_order, conflict, listed: CAP }
+  const owner = `user ${doc.created_by_id}`
+  return { owner, task, key: JSON.stringify([owner, task]) }
+}
+
+type FileRead = ReturnType<typeof transformFile>
+
+/** Files read ahead of their transform's transaction, by what was read and how; each taken once. */
+const readAhead = new Map<string, FileRead>()
+
+/**
+ * Reads `doc`'s file in the parse thread, before the transform's transaction opens: on the
+ * embedded database a transaction holds the one session, and the seconds of reading inside it held
+ * every other request's statements. The transform takes the result if it reads the same file the same
+ * way (the document's settings may change in between: then it reads again). Returns the function that
+ * forgets it, for when the transform did not run.
+ */
+export async function readFileAhead(doc: Document, dataDir: string): Promise<() => void> {
+  if (!doc.docfile) return () => {}
+  const { owner, task, key } = readingOf(doc as Document & { docfile: string }, dataDir)
+  const read = access(task.path).then(() => transformFile(owner, task))
+  readAhead.set(key, read)
+  // Read when the transaction opens; a failure is the transform's to report, when it reads the file itself.
+  await read.catch(() => {})
+  return () => {
+    if (readAhead.get(key) === read) readAhead.delete(key)
+  }
+}
+
+export async function transform(db: Kysely<DB>, doc: Document, dataDir: string, progress: Progress = noProgress) {
+  if (!doc.docfile) return undefined // the Data Entry document has no file
+  const { owner, task, key } = readingOf(doc as Document & { docfile: string }, dataDir)
+  const ahead = readAhead.get(key)
+  readAhead.delete(key)
+  const read = ahead ? await ahead.catch(() => readNow(owner, task)) : await readNow(owner, task)
   progress('rows parsed', read.rows, read.rows)
   const fresh = await freshSubmissions(db, doc.id, await NdjsonLines.of<NewSubmission>(read.submissions))
   const dateLines = await NdjsonLines.of<DateRejection>(read.rejectedDates)
