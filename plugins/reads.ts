@@ -27,7 +27,7 @@ export default fp(
     const details = new DetailCache(app.config.DETAIL_CACHE_BYTES, Object.keys(tables))
     const unlisten = await details.listen(app.db)
     app.addHook('onClose', () => unlisten())
-    const transactions = new Transactions(app.db, [{ drop: () => app.dropAuthCache() }, details, app.readCache], app.replicas)
+    const transactions = new Transactions(app.db, [details, app.readCache], () => app.dropAuthCache(), app.replicas)
     // A list's services: the transactions, and the resource's background form when it has one (resources/jobs.ts).
     const doorsOf = (resource: Resource, job = jobOf(resource.name)) => ({ transactions, background: job && { declaration: job, jobResource } })
     const service = new ReadService({

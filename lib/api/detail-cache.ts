@@ -1,6 +1,6 @@
 // Detail GETs answered from memory: the representation as sent, per resource, id and what the
 // requester may see. A change to a table a detail was read from drops it (sql/004 notifies, naming the
-// table; this process's own writes drop every entry before their response leaves), so a read never
+// table; this process's own writes drop what they changed before their response leaves), so a read never
 // returns what a committed change replaced once the notification has arrived, and a colleague's
 // upload does not send everyone's detail reads to the database (docs/decisions.md, "Detail cache").
 import type { Database } from '../data/database.js'
@@ -37,9 +37,9 @@ export class DetailCache {
     return this.#cache.listen(database, DATA_CHANNEL, changedTableIn(database))
   }
 
-  /** This process wrote: its next read must see the change. */
-  drop(): void {
-    this.#cache.drop()
+  /** This process wrote `table` (absent: anything): its next read must see the change. */
+  drop(table?: string): void {
+    this.#cache.drop(table)
   }
 
   /** Row `id`'s detail as it leaves, from memory when it is there (a volatile resource's: read each time). */

@@ -70,9 +70,9 @@ export class ReadCache {
     return this.#cache.listen(database, DATA_CHANNEL, changedTableIn(database))
   }
 
-  /** This process wrote: its next read must see the change. */
-  drop(): void {
-    this.#cache.drop()
+  /** This process wrote `table` (absent: anything): its next read must see the change. */
+  drop(table?: string): void {
+    this.#cache.drop(table)
   }
 
   /** The key of a list GET whose answer may be kept, else undefined. */

@@ -1,46 +1,73 @@
 // A write's transaction and what must hold before its answer leaves (resource-api §3 step 10): the
 // caches this process keeps dropped, every other server's too (NOTIFY, confirmed), and the replicas in
 // use caught up, so that the client's next request, wherever it lands, sees the change.
+import { sql, type Transaction } from 'kysely'
+import type { DB } from '../../schemas/index.js'
 import type { Database } from '../data/database.js'
 import { attributedTransaction } from '../data/attribution.js'
 import { DATA_CHANNEL } from '../data/notified-cache.js'
 import type { ReadReplicas } from '../data/replicas.js'
 import type { Context } from './resource.js'
 
-/** A cache a write makes stale. */
+/** A cache a write makes stale: it drops what was read from `table`. */
 export interface Droppable {
-  drop(): void
+  drop(table?: string): void
 }
 
 /** How long a write waits for the other servers to say they dropped what it made stale. */
 const WRITE_CONFIRM_MS = 2_000
 
+/** A table's count of rows written, and whether it decides who a key authenticates as (sql/002's trigger). */
+interface Written {
+  table: string
+  rows: number
+  auth: boolean
+}
+
+/**
+ * Rows written so far per table of this schema, as PostgreSQL's statistics count them (triggers'
+ * writes included). The count also holds earlier transactions of the session not yet flushed to the
+ * shared statistics (on PGlite, every one), so a transaction's own writes are the growth of the
+ * count from its start to its end.
+ */
+async function rowsWritten(trx: Transaction<DB>): Promise<Written[]> {
+  const { rows } = await sql<Written>`select s.relname as table, (s.n_tup_ins + s.n_tup_upd + s.n_tup_del)::float8 as rows, exists (
+      select 1 from pg_trigger g join pg_proc p on p.oid = g.tgfoid where g.tgrelid = s.relid and p.proname = 'rhizome_auth_changed') as auth
+    from pg_stat_xact_user_tables s
+    where s.schemaname = current_schema() and s.n_tup_ins + s.n_tup_upd + s.n_tup_del > 0`.execute(trx)
+  return rows
+}
+
+/** The tables `work` wrote in `trx`, its result with them. */
+async function noteWrites<T>(trx: Transaction<DB>, work: () => Promise<T>): Promise<{ result: T; changed: Written[] }> {
+  const before = new Map((await rowsWritten(trx)).map((w) => [w.table, w.rows]))
+  const result = await work()
+  const changed = (await rowsWritten(trx)).filter((w) => w.rows > (before.get(w.table) ?? 0))
+  return { result, changed }
+}
+
 export class Transactions {
   constructor(
     private readonly database: Database,
+    /** The caches of what was read from tables (details, lists). */
     private readonly caches: Droppable[],
+    /** Forgets every authentication kept (a write may change who a key authenticates as). */
+    private readonly dropAuthentications: () => void,
     private readonly replicas: ReadReplicas | undefined,
   ) {}
 
   /** Runs `work` in one transaction, recorded as the requester's (datapoint_history); then makes it seen. */
   async run<T>(ctx: Context, work: (ctx: Context) => Promise<T>): Promise<T> {
     const attribution = { via: 'api' as const, userId: ctx.user.id, requestId: ctx.requestId, lockTimeoutMs: this.database.lockTimeoutMs }
-    const result = await attributedTransaction(this.database.db, attribution, (trx) => work({ ...ctx, db: trx }))
-    // The change is committed whatever happens next: a failure to confirm is not the write's.
-    if (this.database.embedded) {
-      // The embedded database's notifications of this change are in this process once its thread is
-      // heard: each cache has then dropped what the change made stale (the tables it names, who a key
-      // authenticates as) and keeps the rest, so a colleague's upload does not send every cached read
-      // back to a database busy with that upload.
-      await this.database.confirmHeard(DATA_CHANNEL, WRITE_CONFIRM_MS).catch(() => [])
-    } else {
-      // PostgreSQL's notifications reach this process on their own connection, in their own time: its
-      // caches go whole before the answer leaves (a write may change who a key authenticates as). Then
-      // read-your-writes through any process: the answer leaves once every other server has dropped
-      // what the change made stale (lib/data/notifications.ts; at most WRITE_CONFIRM_MS).
-      for (const cache of this.caches) cache.drop()
-      await this.database.confirmHeard(DATA_CHANNEL, WRITE_CONFIRM_MS, { othersOnly: true }).catch(() => [])
-    }
+    const { result, changed } = await attributedTransaction(this.database.db, attribution, (trx) => noteWrites(trx, () => work({ ...ctx, db: trx })))
+    // Before the answer leaves, this process's caches drop what the change made stale, and keep the
+    // rest: a colleague's upload does not send every cached read (and API key) back to the database.
+    for (const { table } of changed) for (const cache of this.caches) cache.drop(table)
+    if (changed.some((c) => c.auth)) this.dropAuthentications()
+    // Read-your-writes through any process: the answer leaves once every other server has dropped what
+    // the change made stale (lib/data/notifications.ts; at most WRITE_CONFIRM_MS when one does not answer).
+    // The change is committed whatever happens here: a failure to confirm is not the write's.
+    await this.database.confirmHeard(DATA_CHANNEL, WRITE_CONFIRM_MS, { othersOnly: true }).catch(() => [])
     await this.caughtUp()
     return result
   }
