@@ -166,8 +166,12 @@ t.test("an upload's file is read before its transaction opens", { skip: engine !
     fetch(`http://127.0.0.1:${address.port}/api/v1/transform_upload/?document_id=${id}`, { headers: admin }),
   )
   t.equal(transform.result.status, 200)
-  const { timings_ms } = ((await transform.result.json()) as { objects: Array<{ ingest_stats: { timings_ms: Record<string, number> } }> }).objects[0].ingest_stats
-  t.ok(transform.longest < transform.took - timings_ms.transform / 2, `the transform took ${transform.took.toFixed(0)} ms and held the session ${transform.longest.toFixed(0)} ms at most`)
+  const { timings_ms } = ((await transform.result.json()) as { objects: Array<{ ingest_stats: { timings_ms: Record<string, number> } }> }).objects[0]
+    .ingest_stats
+  t.ok(
+    transform.longest < transform.took - timings_ms.transform / 2,
+    `the transform took ${transform.took.toFixed(0)} ms and held the session ${transform.longest.toFixed(0)} ms at most`,
+  )
 })
 
 t.test('the protocol is read across any cut of the bytes', async (t) => {
