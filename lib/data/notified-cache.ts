@@ -60,8 +60,12 @@ export class NotifiedCache<V> {
   #entries: LRUCache<string, Entry<V>> | undefined
   readonly #makeEntries: (() => LRUCache<string, Entry<V>>) | undefined
   #listening = false
-  // Moves on at every drop: a value computed across a change is not stored.
+  // Moves on at every drop: a value computed across a change of what it was read from is not stored.
   #generation = 0
+  /** The generation of the last drop of everything. */
+  #wholeDropAt = 0
+  /** Each table's last drop (a value read from it and computed across that drop is not stored). */
+  readonly #tableDropAt = new Map<string, Generation>()
   readonly #hits
   readonly #misses
 
@@ -115,6 +119,8 @@ export class NotifiedCache<V> {
    */
   drop(table?: string): void {
     this.#generation++
+    if (table === undefined) this.#wholeDropAt = this.#generation
+    else this.#tableDropAt.set(table, this.#generation)
     const entries = this.#entries
     // Every write of this process and every NOTIFY lands here: lru-cache's clear() rewrites all of its
     // preallocated slots (maxEntries of them) however few are in use, so an empty cache skips it.
@@ -144,11 +150,22 @@ export class NotifiedCache<V> {
     return this.#generation
   }
 
-  /** Keeps `value` unless a change was heard since `since` or the channel is not heard. */
+  /**
+   * Keeps `value` unless a change of what it was read from (`tables`; absent: anything) was heard since
+   * `since`, or the channel is not heard. A change of another table does not keep it out: under a
+   * steady stream of writes, a read would otherwise never be kept.
+   */
   set(key: string, value: V, since: Generation, tables?: ReadonlySet<string>): void {
-    if (!this.#listening || this.#generation !== since || !this.#makeEntries) return
+    if (!this.#listening || !this.#makeEntries || this.#changedSince(since, tables)) return
     this.#entries ??= this.#makeEntries()
     this.#entries.set(key, { value, tables })
+  }
+
+  #changedSince(since: Generation, tables: ReadonlySet<string> | undefined): boolean {
+    if (this.#generation === since) return false
+    if (!tables || this.#wholeDropAt > since) return true
+    for (const table of tables) if ((this.#tableDropAt.get(table) ?? 0) > since) return true
+    return false
   }
 
   /** The cached value of `key`, else `compute()`'s, stored unless a change raced with it. */
