@@ -104,10 +104,10 @@ export interface Hooks<P extends QuerySchema = QuerySchema> {
    */
   create?: (ctx: Context, body: Row, encoding: BodyEncoding) => Promise<number | { id: number; once: Row }>
   /**
-   * A create's work that needs no database, done before its transaction opens (an upload's file read
-   * in a thread): on the embedded database a transaction holds the one session, so everyone's reads
-   * would wait for that work too. Returns the body `create` gets, and what to clean up once the write
-   * is over, whatever its outcome.
+   * Wraps the create: its work that needs no database, done before its transaction opens (an upload's
+   * file read in a thread); on the embedded database a transaction holds the one session, so everyone's
+   * reads would wait for that work too. Returns the body `create` gets, and what to clean up once the
+   * write is over, whatever its outcome.
    */
   prepareCreate?: (ctx: Context, body: Row) => Promise<{ body: Row; release: () => Promise<void> }>
   /** Replaces the generic UPDATE (writes that land in another table, e.g. data entry); may return fields the answer carries once. */
