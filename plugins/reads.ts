@@ -35,7 +35,7 @@ export default fp(
       jobs: app.jobs,
       readCache: app.readCache,
       details,
-      routing: new ReadRouting(app.db.db, app.replicas, app.db.standby),
+      routing: new ReadRouting(app.db.reads ?? app.db.db, app.replicas, app.db.standby),
       resourceNamed: (name) => byName.get(name),
       doorsOf,
     })

@@ -45,6 +45,8 @@ export interface Database {
   writable?: WritableHost
   /** Several hosts: another one, for reads that find no primary while a failover is under way. */
   standby?: Kysely<DB>
+  /** PostgreSQL: the primary through a pool of its own for the API's GETs (READ_POOL_SIZE connections). */
+  reads?: Kysely<DB>
   /** An embedded database's data directory lock (lib/data/data-dir-lock.ts); absent in memory and on PostgreSQL. */
   lock?: DataDirLock
   /** PostgreSQL: the schema worked in, when not the server's default (tests). */
@@ -246,18 +248,20 @@ async function createPostgres(url: string, options: DatabaseOptions, embedded?: 
   if (options.searchPath) sessionOptions.push(`-c search_path=${options.searchPath}`)
   // Each new connection goes to the host taking writes now (one host, or the one found among several).
   const writable = new WritableHost(url)
-  const pool = new pg.Pool({
-    Client: class extends pg.Client {
-      constructor(config?: pg.ClientConfig) {
-        super({ ...config, connectionString: writable.url() })
-      }
-    },
-    max: options.poolSize ?? 10,
-    // A server that does not answer (rather than refusing) must not hold requests forever.
-    connectionTimeoutMillis: 5_000,
-    options: sessionOptions.join(' '),
-    types: PG_TYPES,
-  })
+  const poolOf = (max: number) =>
+    new pg.Pool({
+      Client: class extends pg.Client {
+        constructor(config?: pg.ClientConfig) {
+          super({ ...config, connectionString: writable.url() })
+        }
+      },
+      max,
+      // A server that does not answer (rather than refusing) must not hold requests forever.
+      connectionTimeoutMillis: 5_000,
+      options: sessionOptions.join(' '),
+      types: PG_TYPES,
+    })
+  const pool = poolOf(options.poolSize ?? 10)
   // Several hosts: start on the one taking writes now (the first may be a standby since a failover).
   if (writable.several) await writable.find()
   surviveLostConnections(pool, options.log)
@@ -266,6 +270,12 @@ async function createPostgres(url: string, options: DatabaseOptions, embedded?: 
   // one would be there for the others, so its statements are not named.
   const dialect = new PostgresDialect({ pool: embedded ? unnamedStatements(pool) : preparedStatements(pool, writable, guard) })
   const db = new Kysely<DB>({ dialect, log: queryTimer(embedded ? 'pglite' : 'postgres') })
+  // PostgreSQL: GETs have connections of their own, so a read never waits for one behind transforms and
+  // writes that hold theirs for seconds (MVCC lets it read beside them). The embedded database is one
+  // session whatever the connection: its reads share the pool.
+  const readers = embedded ? undefined : poolOf(READ_POOL_SIZE)
+  if (readers) surviveLostConnections(readers, options.log)
+  const reads = readers && new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparedStatements(readers, writable, guard) }), log: queryTimer('postgres') })
   const standby = writable.several ? standbyReader(writable, sessionOptions.join(' ')) : undefined
   const readPool = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount })
   poolReaders.push(readPool)
@@ -283,8 +293,10 @@ async function createPostgres(url: string, options: DatabaseOptions, embedded?: 
       await guard?.stop()
       await confirmations.close()
       await db.destroy()
+      await reads?.destroy()
       await standby?.destroy()
     },
+    reads,
     listen: (channel, onNotify, onState) => listenWithReconnect(() => writable.url(), scope, channel, onNotify, onState),
     confirmHeard: (channel, timeoutMs, options) => confirmations.confirm(channel, timeoutMs, options),
     searchPath: options.searchPath,
@@ -355,6 +367,9 @@ export async function readThroughFailover<T>(database: Database, read: (db: Kyse
 }
 
 const MAX_STATEMENTS_PER_CONNECTION = 1000
+
+/** PostgreSQL: the connections of the GETs' own pool (beside the pool's 10 for everything else). */
+export const READ_POOL_SIZE = 5
 
 /**
  * Runs parameterised queries as named prepared statements: PostgreSQL then parses and plans each
