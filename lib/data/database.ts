@@ -354,12 +354,12 @@ function standbyReader(writable: WritableHost, sessionOptions: string): Kysely<D
 }
 
 /**
- * A read on the primary, or, when it finds no primary (a failover under way), on the standby: what it
- * reads may be a moment old, so nothing read there is cached.
+ * A read on the primary (through the reads' own pool, when there is one), or, when it finds no primary
+ * (a failover under way), on the standby: what it reads may be a moment old, so nothing read there is cached.
  */
 export async function readThroughFailover<T>(database: Database, read: (db: Kysely<DB>) => Promise<T>): Promise<T> {
   try {
-    return await read(database.db)
+    return await read(database.reads ?? database.db)
   } catch (error) {
     if (!database.standby || !meansPrimaryLost(error)) throw error
     return read(database.standby)
