@@ -344,8 +344,8 @@ t.test('a wide export reads no meta: the selected ids are not queried (they were
   const { app } = await build(t, { READ_CACHE_BYTES: 0 })
   const api = client(app)
   const { kano, abia, a, i } = await densityWorld(api)
-  // Every statement the server sends goes through this executor.
-  const executor = app.db.db.getExecutor() as unknown as { executeQuery: (...args: unknown[]) => Promise<unknown> }
+  // Every statement the server reads with goes through this executor (PostgreSQL: the GETs' own pool).
+  const executor = (app.db.reads ?? app.db.db).getExecutor() as unknown as { executeQuery: (...args: unknown[]) => Promise<unknown> }
   const original = executor.executeQuery
   const sent: string[] = []
   executor.executeQuery = function (this: unknown, ...args: unknown[]) {
@@ -675,7 +675,8 @@ t.test('a datapoint read sends its page statement before the meta ids read (the 
   }
   const app = await buildApp({
     logger: false,
-    database: { ...database, db: database.db.withPlugin(recorder) },
+    // The GETs read through their own pool on PostgreSQL.
+    database: { ...database, db: database.db.withPlugin(recorder), reads: database.reads?.withPlugin(recorder) },
     config: { DATA_DIR: tempDir(t, 'rhizome-order-') },
   })
   t.teardown(() => app.close())
