@@ -145,6 +145,29 @@ t.test('two people on one browser: the outbox and the offline reads are bound to
 
   // Discarded (still offline: the sign-out itself waits for the network): gone from the outbox, never sent.
   await signIn(page, server.url, 'admin', password)
+  // A discard and a sending that start together (the network back as she chose to discard): nothing
+  // of what she discarded is sent.
+  const outboxModule = '/app/outbox.js'
+  await page.waitForFunction(async (url) => (await import(url)).outboxReady(), outboxModule)
+  const entry = {
+    resource: 'campaign_datapoint',
+    indicator_id: vaccinated,
+    location_id: location.get('Brindle'),
+    campaign_id: campaign,
+    value: 555,
+    row_id: null,
+  }
+  const raced = await page.evaluate(
+    async ({ url, entry }) => {
+      const outbox = await import(url)
+      await outbox.enqueue(entry)
+      let answered = 0
+      await Promise.all([outbox.discardMine(), outbox.flush(() => answered++)])
+      return { answered, left: (await outbox.entries()).length }
+    },
+    { url: outboxModule, entry },
+  )
+  t.same(raced, { answered: 0, left: 0 }, 'a discard wins over a sending that starts with it')
   await openEntry()
   await context.setOffline(true)
   await type('Brindle', '999')

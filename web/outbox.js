@@ -134,9 +134,20 @@ const put = async (entry) => {
 }
 const remove = (seq) => inStore('readwrite', (store) => store.delete(seq))
 
+/** A discard under way: nothing is sent until it is over (the network may come back meanwhile). */
+let discarding = null
+
 /** Forgets every entry of the signed-in user (she chose to discard them at sign-out). */
 export async function discardMine() {
-  for (const e of await entries()) await remove(e.seq)
+  const done = (async () => {
+    for (const e of await entries()) await remove(e.seq)
+  })()
+  discarding = done
+  try {
+    await done
+  } finally {
+    if (discarding === done) discarding = null
+  }
 }
 
 /** Forgets the entries of a cell that are not waiting (a settled conflict or refusal). @param {string} cell */
@@ -182,6 +193,11 @@ async function sendWaiting(onAnswer) {
   for (;;) {
     const entry = (await entries()).find((e) => e.state === 'waiting')
     if (!entry) return true
+    // Read before a discard began: it may be one of the discarded. Looked at again once the discard is over.
+    if (discarding) {
+      await discarding.catch(() => {})
+      continue
+    }
     let response
     try {
       response = await fetch(...requestOf(entry))
