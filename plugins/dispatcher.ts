@@ -95,7 +95,7 @@ async function registerAll(app: FastifyInstance, handle: Handler) {
       await Promise.all(spooledFiles(request.body).map(discard))
     })
     uploads.addHook('onClose', () => removeSpoolFolder(DATA_DIR))
-    registerRoutes(uploads, handle, takesFiles)
+    registerRoutes(uploads, gate.holding(handle), takesFiles)
   })
   const others = resources.filter((r) => !takesFiles.includes(r))
   registerRoutes(app, handle, others)

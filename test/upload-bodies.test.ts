@@ -130,4 +130,32 @@ t.test("a user's uploads are counted before their bodies are read", async (t) =>
     status = (await post(server, Buffer.from('{}'), server.admin(), false)).status
   }
   t.equal(status, 400, 'once the two were abandoned, an upload is read again (400: no docfile)')
+
+  // A client that goes away once its whole file is sent does not free its place while the file is
+  // still being read.
+  const lines = ['geocode,campaign,missed,vaccinated']
+  for (let i = 0; lines.length < 600_000; i++) lines.push(`LOC-${i % 20},CAMP-${i % 3},${(i * 7) % 1000},${(i * 3) % 1000}`)
+  const form = new FormData()
+  form.set('file_type', 'campaign')
+  form.set('docfile', new Blob([lines.join('\n')]), 'big.csv')
+  const multipart = new Response(form)
+  const bytes = Buffer.from(await multipart.arrayBuffer())
+  const gone = [0, 1].map(() => {
+    const req = httpRequest(new URL('/api/v1/document/', server.url), {
+      method: 'POST',
+      headers: { ...server.admin(), 'content-type': multipart.headers.get('content-type')!, 'content-length': String(bytes.length) },
+    })
+    req.on('error', () => {})
+    req.end(bytes)
+    return new Promise<void>((resolve) => req.on('finish', () => setTimeout(() => (req.destroy(), resolve()), 50)))
+  })
+  await Promise.all(gone)
+  const meanwhile = await post(server, Buffer.from('{}'), server.admin(), false)
+  t.equal(meanwhile.status, 429, 'their files still being read, both places are still taken')
+  status = 429
+  for (let i = 0; i < 100 && status === 429; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    status = (await post(server, Buffer.from('{}'), server.admin(), false)).status
+  }
+  t.equal(status, 400, 'and given back once they are read')
 })

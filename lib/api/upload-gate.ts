@@ -1,5 +1,6 @@
 // How many uploads one user may have in progress at once, counted from the moment the request arrives
-// (before its body is read) until its answer has left. Without it, each concurrent upload holds its
+// (before its body is read) until its answer has left and its handler is done (a client that goes away
+// does not free the place while its file is still being read). Without it, each concurrent upload holds its
 // body (a spool file, or a JSON body up to BODY_LIMIT_BYTES on the heap) before the parsing pool's own
 // per-user queue is reached, so one person could have any number of bodies in memory at a time.
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -7,8 +8,17 @@ import { ApiError } from '../core/errors.js'
 
 const RETRY_AFTER_S = 5
 
+/** Where an upload counted by the gate is: its body arriving, its handler at work, or its handler done. */
+interface Slot {
+  user: number
+  handling: boolean
+  closed: boolean
+  left: boolean
+}
+
 export class UploadGate {
   private readonly inProgress = new Map<number, number>()
+  private readonly slots = new WeakMap<FastifyRequest, Slot>()
 
   constructor(private readonly perUser: number) {}
 
@@ -27,13 +37,37 @@ export class UploadGate {
       )
     }
     this.inProgress.set(user, mine + 1)
-    // The response's 'close' comes once, whether the answer was sent or the client went away mid-body.
-    reply.raw.once('close', () => this.leave(user))
+    const slot: Slot = { user, handling: false, closed: false, left: false }
+    this.slots.set(request, slot)
+    // The response's 'close' comes once, whether the answer was sent or the client went away, mid-body
+    // or while the handler works on: the place is given back once the handler is done too.
+    reply.raw.once('close', () => {
+      slot.closed = true
+      this.leaveIfOver(slot)
+    })
   }
 
-  private leave(user: number) {
-    const left = (this.inProgress.get(user) ?? 1) - 1
-    if (left > 0) this.inProgress.set(user, left)
-    else this.inProgress.delete(user)
+  /** `handler` for routes whose requests the gate counts: their place is held while it works. */
+  holding<A extends unknown[], R>(handler: (request: FastifyRequest, ...rest: A) => Promise<R>) {
+    return async (request: FastifyRequest, ...rest: A): Promise<R> => {
+      const slot = this.slots.get(request)
+      if (slot) slot.handling = true
+      try {
+        return await handler(request, ...rest)
+      } finally {
+        if (slot) {
+          slot.handling = false
+          this.leaveIfOver(slot)
+        }
+      }
+    }
+  }
+
+  private leaveIfOver(slot: Slot) {
+    if (slot.left || !slot.closed || slot.handling) return
+    slot.left = true
+    const left = (this.inProgress.get(slot.user) ?? 1) - 1
+    if (left > 0) this.inProgress.set(slot.user, left)
+    else this.inProgress.delete(slot.user)
   }
 }
