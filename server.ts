@@ -119,9 +119,12 @@ async function serve() {
     throw new StepFailed(`listening on ${where} failed (HOST, PORT): ${error.message}`)
   })
   const address = app.server.address()
+  let url: string | undefined
   if (address && typeof address === 'object') {
     const host = ['0.0.0.0', '::'].includes(address.address) ? '127.0.0.1' : address.family === 'IPv6' ? `[${address.address}]` : address.address
-    app.db.lock?.announce(`http://${host}:${address.port}`)
+    url = `http://${host}:${address.port}`
+    app.db.lock?.announce(url)
   }
-  app.log.info({ ms: Math.round(performance.now() - started) }, 'ready')
+  // Where people sign in, said where an operator looks first.
+  app.log.info({ ms: Math.round(performance.now() - started), web_app: url && `${url}/app/` }, `ready: sign in at ${url}/app/`)
 }

@@ -33,6 +33,8 @@ export default fp(
       health: '/health',
       metrics: '/metrics',
       documentation: '/documentation',
+      // The web app, where people sign in (absent from an app built without it).
+      ...(app.hasRoute({ method: 'GET', url: '/app/' }) ? { app: '/app/' } : {}),
     }))
 
     // Liveness: the process answers (never shed, plugins/protection.ts). A failure means restart it.

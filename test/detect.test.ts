@@ -33,6 +33,7 @@ t.test('GET / lists the endpoints', async (t) => {
     health: '/health',
     metrics: '/metrics',
     documentation: '/documentation',
+    app: '/app/',
   })
   const health = await client(app).get('/health', {})
   t.same(health.body, { status: 'ok', database: 'ok', model: 'ok' })

@@ -20,6 +20,7 @@ t.test('SIGTERM during an export, a job and a list read: they finish, new reques
   const env = { DATA_DIR: dataDir, DEMO_DATA: '1', DATABASE_URL: '', LOG_LEVEL: 'info', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }
   const server = await startServer(t, env)
   await until200(server, '/health/ready')
+  t.match(server.output(), `ready: sign in at ${server.url}/app/`, 'the log says where people sign in')
   const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)))
 
   // Something to export: the demo's dashboard (on PostgreSQL loaded by the CLI, which writes there itself).
