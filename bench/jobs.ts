@@ -65,7 +65,7 @@ function startWorkers(n: number, env: Record<string, string>): ChildProcess[] {
   return Array.from({ length: n }, () =>
     startProcess(process.execPath, ['dist/worker.js'], {
       env: { ...process.env, ...env, JOB_CONCURRENCY: '1', LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'inherit', 'inherit'],
+      stdio: ['ignore', process.stderr, 'inherit'],
     }),
   )
 }

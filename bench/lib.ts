@@ -18,7 +18,11 @@ export interface Round {
 
 export async function startServer(args: string[], env: Record<string, string | undefined>, port: number, node = process.execPath): Promise<ChildProcess> {
   doing(`starting ${args.join(' ')} on port ${port}`)
-  const child = startProcess(node, args, { env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn' }, stdio: ['ignore', 'inherit', 'inherit'] })
+  // The server's own output (its admin password line) goes to stderr: stdout is the bench's results.
+  const child = startProcess(node, args, {
+    env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn' },
+    stdio: ['ignore', process.stderr, 'inherit'],
+  })
   const deadline = Date.now() + 60_000
   while (Date.now() < deadline) {
     try {

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs'
 import { ConfigError, loadConfig, type Config } from '../lib/core/config.js'
 import { createDatabase, type Database } from '../lib/data/database.js'
 import { DataDirInUseError } from '../lib/data/data-dir-lock.js'
-import { runRemote } from './remote.js'
+import { REMOTE_COMMANDS, runRemote } from './remote.js'
 import { backupCommand } from './backup.js'
 import { upgradeDataDir } from '../lib/data/pglite-upgrade.js'
 import { readSecret } from './read-secret.js'
@@ -40,7 +40,8 @@ async function main({ command, arg, options: given }: Invocation): Promise<numbe
   } catch (error) {
     // A running server holds the embedded database: the command goes through its API instead.
     if (!(error instanceof DataDirInUseError) || !error.holder.url) throw error
-    console.error(`the embedded database is held by the server at ${error.holder.url}: sending ${command} there`)
+    // Said only of what the server takes (runRemote says why the others wait for it to stop).
+    if (REMOTE_COMMANDS.includes(command)) console.error(`the embedded database is held by the server at ${error.holder.url}: sending ${command} there`)
     return remote(error.holder.url)
   }
   try {

@@ -103,6 +103,9 @@ async function runInBackground(call: Call, step: string, documentId: number): Pr
   throw new RemoteError(`${step}: ${error.code} ${error.message}`)
 }
 
+/** The commands a running server takes through its API; any other waits for the server to stop. */
+export const REMOTE_COMMANDS = ['create-user', 'create-key', 'set-password', 'revoke-key', 'upload', 'migrate']
+
 /** Runs one command against the server at `base`; returns the exit code. */
 export async function runRemote(
   base: string,

@@ -110,6 +110,7 @@ t.test('the embedded database: a second process is refused at once; operator com
   const demo = await cli(['demo'], env)
   t.equal(demo.code, 1)
   t.match(demo.stderr, `demo cannot run while the server at ${server.url} holds the embedded database: stop the server first`)
+  t.notMatch(demo.stderr, 'sending demo there', 'it does not first say it sends what the server cannot take')
   t.equal(await locations(), before, 'nothing was written behind the server')
 
   // Once the server is gone the lock goes with it, and the CLI opens the database itself.
