@@ -3,8 +3,7 @@
 // and the charts a dashboard's rows show, as its detail expands them.
 import { Param, type QueryOf, queryReader } from '../api/query.js'
 import type { QueryParams } from '../api/query-params.js'
-import type { View } from './web-modules.js'
-import * as appDashboard from '../../web/dashboard.js'
+import { appDashboard, type View } from './web-modules.js'
 
 export const VIEW_PARAMS = {
   campaign: Param.integer("the view's campaign: every chart reads it instead of its own campaigns"),

@@ -6,6 +6,9 @@ import * as chartData from '../../web/chart-data.js'
 import * as format from '../../web/format.js'
 import * as i18n from '../../web/i18n.js'
 import * as status from '../../web/status.js'
+
+/** The app's dashboard module: how a view is written in a query, which charts a dashboard's rows show. */
+export * as appDashboard from '../../web/dashboard.js'
 import { bodyOf, type Reader } from '../api/read-service.js'
 
 type Json = Record<string, unknown>
