@@ -42,7 +42,15 @@ function post(server: Server, body: Buffer, headers: Record<string, string>, chu
         req.destroy()
       })
     })
-    req.on('error', (error) => setTimeout(() => answered || reject(error), 2000))
+    // In chunks, the server's refusal can cross a chunk in flight: it closes the connection while more
+    // arrives, and the reset can take its answer with it. The body was refused all the same (status 0).
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      setTimeout(() => {
+        if (answered) return
+        if (chunked && (error.code === 'EPIPE' || error.code === 'ECONNRESET')) resolve({ status: 0, body: {} })
+        else reject(error)
+      }, 2000),
+    )
     const step = 256 * 1024
     let at = 0
     const writeNext = () => {
@@ -82,12 +90,17 @@ t.test('66 MB JSON uploads four at a time under a 256 MB heap: each refused or s
     for (const chunked of [false, true]) {
       const answers = await Promise.all(Array.from({ length: count }, () => post(server, body, headers, chunked)))
       const how = chunked ? 'in chunks' : 'with Content-Length'
-      t.same(
-        answers.map((a) => a.status),
-        Array(count).fill(413),
-        `${who}'s ${count} bodies ${how}: each 413 (${answers.map((a) => a.status).join(' ')})`,
+      const statuses = answers.map((a) => a.status)
+      // With a length, refused before a byte is read: each 413. In chunks, refused once past the limit:
+      // 413, or the connection closed on the rest of the body (0).
+      t.ok(
+        statuses.every((status) => status === 413 || (chunked && status === 0)),
+        `${who}'s ${count} bodies ${how}: each refused (${statuses.join(' ')})`,
       )
-      t.match(answers[0].body, { code: 'PAYLOAD_TOO_LARGE', message: /multipart\/form-data/, request_id: String }, 'the refusal says to send it as multipart')
+      const refusal = answers.find((a) => a.status === 413)
+      if (!chunked || refusal) {
+        t.match(refusal?.body, { code: 'PAYLOAD_TOO_LARGE', message: /multipart\/form-data/, request_id: String }, 'the refusal says to send it as multipart')
+      }
       t.equal(server.child.exitCode, null, `the process lives after ${who}'s bodies ${how}`)
     }
   }
