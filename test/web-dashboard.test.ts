@@ -258,6 +258,8 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     const values = rows.map((r) => r.value as number).sort((a, b) => b - a)
     await table.getByRole('button', { name: 'Children missed', exact: true }).click()
     t.equal(await table.locator('th[aria-sort]').getAttribute('aria-sort'), 'descending', 'sorted by the values, largest first')
+    // The data browser's headers, the same: buttons that submit nothing (a table inside a form stays put).
+    t.same([...new Set(await table.locator('th button.sort').evaluateAll((buttons) => buttons.map((b) => b.getAttribute('type'))))], ['button'])
     t.same(
       await table.locator('tbody tr td.number').allTextContents(),
       values.slice(0, 25).map((v) => v.toLocaleString('en')),

@@ -10,6 +10,7 @@ import { formatCount } from '../format.js'
 import { statusClass, statusLegend, statusWord } from '../status.js'
 import { t, tn } from '../i18n.js'
 import { html } from '../html.js'
+import { useSortableColumns } from './sortable-columns.js'
 import { useRead } from './use-read.js'
 import { ExportLinks } from './export-links.js'
 import { ScrollCue, useScrollCue } from './scroll-cue.js'
@@ -138,23 +139,13 @@ const PAGE = 25
  */
 function ValuesTable({ spec, data, catalog, onDrill, caption, csv }) {
   const indicatorIds = spec.indicator_ids ?? []
-  const [sort, setSort] = useState({ column: -1, descending: false })
   const [offset, setOffset] = useState(0)
+  const [sort, heading] = useSortableColumns(() => setOffset(0))
   // New values (another campaign, a drill-down) start at the first page.
   useEffect(() => setOffset(0), [data])
   const rows = useMemo(() => tableRows(data, indicatorIds, catalog, sort), [data, sort])
   const shown = rows.slice(offset, offset + PAGE)
   const [scroller, more] = useScrollCue()
-  const heading = (label, column) => {
-    const sorted = sort.column === column
-    const next = () => {
-      setSort({ column, descending: sorted ? !sort.descending : column >= 2 })
-      setOffset(0)
-    }
-    return html`<th scope="col" key=${column} aria-sort=${sorted ? (sort.descending ? 'descending' : 'ascending') : undefined}>
-      <button class="sort" onClick=${next}>${label}<span aria-hidden="true">${sorted ? (sort.descending ? ' ▼' : ' ▲') : ''}</span></button>
-    </th>`
-  }
   return html`<${ScrollCue} more=${more} /><div class="table-scroll" ref=${scroller} tabindex="0" role="region" aria-label=${t('Numbers: {caption}', { caption })}><table>
       <caption class="visually-hidden">${caption}</caption>
       <thead><tr>${heading(t('Location'), 0)}${heading(data.over === 'time' ? t('Period') : data.over === 'classes' ? t('Class') : t('Campaign'), 1)}

@@ -9,6 +9,7 @@ import { csvFileName, downloadCsv } from '../csv-download.js'
 import { firstIndicator } from './chart-builder.js'
 import { formatCount } from '../format.js'
 import { html } from '../html.js'
+import { useSortableColumns } from './sortable-columns.js'
 import { useRead } from './use-read.js'
 import { t, tn } from '../i18n.js'
 import { Checkboxes, LocationPicker } from './fields.js'
@@ -39,7 +40,7 @@ export function DataBrowser({ catalog }) {
     depth: 1,
   })
   const [offset, setOffset] = useState(0)
-  const [sort, setSort] = useState({ column: -1, descending: false })
+  const [sort, heading] = useSortableColumns(() => setOffset(0))
   const set = (patch) => {
     setSelection({ ...selection, ...patch })
     setOffset(0)
@@ -60,16 +61,6 @@ export function DataBrowser({ catalog }) {
   }, [page, sort])
   const total = rows.length
   const shown = rows.slice(offset, offset + PAGE)
-  const heading = (label, column) => {
-    const sorted = sort.column === column
-    const next = () => {
-      setSort({ column, descending: sorted ? !sort.descending : column >= 2 })
-      setOffset(0)
-    }
-    return html`<th scope="col" key=${column} aria-sort=${sorted ? (sort.descending ? 'descending' : 'ascending') : undefined}>
-      <button type="button" class="sort" onClick=${next}>${label}<span aria-hidden="true">${sorted ? (sort.descending ? ' ▼' : ' ▲') : ''}</span></button>
-    </th>`
-  }
   const [scroller, more] = useScrollCue()
   // On a phone the selection starts folded, so the values are on the first screen.
   const [unfolded] = useState(() => !window.matchMedia('(max-width: 48rem)').matches)
