@@ -107,7 +107,7 @@ export default defineResource({
     async create(ctx, body) {
       const checked = body.docfile
       if (!(checked instanceof CheckedUpload)) throw validationError('docfile', 'must be base64 text or a file part')
-      return storeUpload(ctx.db as never, ctx.config.DATA_DIR, checked.input, checked.upload, ctx.user.id)
+      return storeUpload(ctx.db, ctx.config.DATA_DIR, checked.input, checked.upload, ctx.user.id)
     },
     async beforeWrite(ctx, values, existing) {
       if (!existing) return

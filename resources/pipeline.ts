@@ -2,8 +2,6 @@
 // transaction and returns the document (or campaign) it worked on. transform_upload, refresh_master and
 // agg_refresh also run as background jobs (`Prefer: respond-async`): resources/jobs.ts declares them
 // with the checks below, and a job later runs the same action.
-import type { Kysely } from 'kysely'
-import type { DB } from '../schemas/index.js'
 import { defineResource, type Context, type Row } from '../lib/api/resource.js'
 import { readDetail } from '../lib/api/crud.js'
 import { ingest, queueProcess } from '../lib/ingest/actions.js'
@@ -22,7 +20,7 @@ const campaignParam = { campaign_id: Param.integer('the campaign to recompute', 
 
 /** The row `id` of `table` (a required parameter's value): 404 when there is none. */
 async function requireRow(ctx: Context, id: number, table: 'source_doc' | 'campaign', label: string): Promise<Row> {
-  const row = isInt32(id) ? await (ctx.db as Kysely<DB>).selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst() : undefined
+  const row = isInt32(id) ? await ctx.db.selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst() : undefined
   if (!row) throw notFound(label, String(id))
   return row as unknown as Row
 }
@@ -65,7 +63,7 @@ function ingestResource(name: string, description: string, withTransform: boolea
     // The file is read before the transaction opens (lib/ingest/transform.ts, readFileAhead).
     prepare: async (ctx) => (withTransform ? readFileAhead(await requireDocument(ctx), ctx.config.DATA_DIR) : () => {}),
     action: async (ctx) => {
-      await ingest(ctx.db as Kysely<DB>, await requireDocument(ctx), ctx.user, ctx.config.DATA_DIR, withTransform, ctx.progress)
+      await ingest(ctx.db, await requireDocument(ctx), ctx.user, ctx.config.DATA_DIR, withTransform, ctx.progress)
       return [await documentDetail(ctx)]
     },
   })
@@ -87,7 +85,7 @@ export const queueProcessResource = defineResource({
   result_fields: { id: 'integer', doc_title: 'string' },
   result_of: document,
   action: async (ctx) => {
-    await queueProcess(ctx.db as Kysely<DB>, await requireDocument(ctx))
+    await queueProcess(ctx.db, await requireDocument(ctx))
     return [await documentDetail(ctx)]
   },
 })
@@ -112,7 +110,7 @@ export const revertDocumentResource = defineResource({
   action: async (ctx) => {
     const force = ctx.params.force ?? false
     const doc = await requireDocument(ctx)
-    const db = ctx.db as Kysely<DB>
+    const db = ctx.db
     return [await revertDocument(db, doc.id, force, await documentLocations(db, doc, ctx.user), ctx.progress)]
   },
 })
@@ -128,7 +126,7 @@ export const aggRefreshResource = defineResource({
   action: async (ctx) => {
     const campaign = await requireRow(ctx, ctx.params.campaign_id, 'campaign', 'campaign')
     ctx.progress?.('campaigns recomputed', 0, 1)
-    const agg_stats = await recomputeCampaign(ctx.db as Kysely<DB>, campaign.id as number)
+    const agg_stats = await recomputeCampaign(ctx.db, campaign.id as number)
     ctx.progress?.('campaigns recomputed', 1, 1)
     return [{ ...campaign, agg_stats }]
   },

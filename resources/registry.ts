@@ -1,7 +1,5 @@
 // Lookups over the declarations: a resource by any of its names or by its table, and what follows
 // a delete (each owner's afterDelete hook, then the recompute rule).
-import type { Kysely } from 'kysely'
-import type { DB } from '../schemas/index.js'
 import type { Context, Resource, Row } from '../lib/api/resource.js'
 import { recomputeAfterDelete } from '../lib/engine/recompute.js'
 import { resources } from './index.js'
@@ -25,5 +23,5 @@ export const afterDelete = (ctx: Context) => async (table: string, rows: Row[]) 
   for (const resource of resources) {
     if (resource.table === table && resource.hooks.afterDelete) await resource.hooks.afterDelete({ ...ctx, resource }, rows)
   }
-  await recomputeAfterDelete(ctx.db as Kysely<DB>, table, rows)
+  await recomputeAfterDelete(ctx.db, table, rows)
 }

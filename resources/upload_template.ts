@@ -1,8 +1,6 @@
 // upload_template: the columns and rows of a file that, filled in and uploaded as it is, has nothing
 // to map (lib/ingest/template.ts). A GET that may write, as transform_upload does: an object without a
 // code a file can carry gets its own name mapped to it first.
-import type { Kysely } from 'kysely'
-import type { DB } from '../schemas/index.js'
 import { defineResource } from '../lib/api/resource.js'
 import { Param } from '../lib/api/query.js'
 import { notFound, validationError } from '../lib/core/errors.js'
@@ -47,11 +45,11 @@ export default defineResource({
     if (fileType !== 'campaign' && fileType !== 'date') throw validationError('file_type', 'must be one of campaign, date')
     if (params.location_id !== undefined) {
       await assertLocationPermitted(ctx, params.location_id)
-      const location = await (ctx.db as Kysely<DB>).selectFrom('location').select('id').where('id', '=', params.location_id).executeTakeFirst()
+      const location = await ctx.db.selectFrom('location').select('id').where('id', '=', params.location_id).executeTakeFirst()
       if (!location) throw notFound('location', String(params.location_id))
     }
     const dataDate = params.data_date ?? new Date().toISOString().slice(0, 10)
     const asked = { fileType, root: params.location_id ?? null, campaignId: params.campaign_id, dataDate } as const
-    return [await uploadTemplate(ctx.db as Kysely<DB>, ctx.user, asked)]
+    return [await uploadTemplate(ctx.db, ctx.user, asked)]
   },
 })

@@ -2,8 +2,6 @@
 // "Validation rules"), checked when read against the final values the dashboards show. A user with a
 // location responsibility sees only what lies in their subtree.
 import { sql } from 'kysely'
-import type { Kysely } from 'kysely'
-import type { DB } from '../schemas/index.js'
 import { defineResource, type Context } from '../lib/api/resource.js'
 import { Param } from '../lib/api/query.js'
 import { permittedLocations } from '../lib/engine/access.js'
@@ -70,7 +68,7 @@ export default defineResource({
   action: async (ctx) => {
     const { campaign_id } = ctx.params
     const scope = sql<boolean>`d.campaign_id = ${campaign_id} and ${locations(ctx)}`
-    const { items } = await findViolations(ctx.db as Kysely<DB>, { scope })
+    const { items } = await findViolations(ctx.db, { scope })
     return items as unknown as Array<Record<string, unknown>>
   },
 })

@@ -3,7 +3,7 @@
 // table's TypeBox schema, so the dispatcher, /schema and OpenAPI all read the same facts.
 import type { RawJson } from '../core/raw-json.js'
 import type { TObject, TSchema } from 'typebox'
-import type { Kysely, RawBuilder, SelectQueryBuilder, Transaction } from 'kysely'
+import type { Kysely, RawBuilder, SelectQueryBuilder } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { columnsOf, tableMeta, type ColumnKind, type ColumnMeta } from '../../schemas/columns.js'
 import type { Config } from '../core/config.js'
@@ -30,7 +30,8 @@ export interface Relation {
  * serves every resource, sees them untyped.
  */
 export interface Context<P extends QuerySchema = QuerySchema> {
-  db: Kysely<DB> | Transaction<DB>
+  /** Where it reads and writes: a write's transaction (Kysely's Transaction is a Kysely), else the pool. */
+  db: Kysely<DB>
   user: AuthUser
   /** The raw query string, in order: filters, `get_params`, page links. */
   query: QueryParams
