@@ -27,15 +27,7 @@ function within<T>(ms: number, work: () => Promise<T>): Promise<T> {
 export default fp(
   async function serviceRoutes(app: FastifyInstance) {
     resourceIndex(app)
-    app.get('/', { schema: { tags: ['service'], operationId: 'listEndpoints', summary: 'Endpoint listing', security: [] } }, async () => ({
-      ...(app.hasRoute({ method: 'POST', url: '/detect' }) ? { detect: '/detect', detect_batch: '/detect/batch' } : {}),
-      api: '/api/v1/',
-      health: '/health',
-      metrics: '/metrics',
-      documentation: '/documentation',
-      // The web app, where people sign in (absent from an app built without it).
-      ...(app.hasRoute({ method: 'GET', url: '/app/' }) ? { app: '/app/' } : {}),
-    }))
+    endpointListing(app)
 
     // Liveness: the process answers (never shed, plugins/protection.ts). A failure means restart it.
     app.get('/health/live', { schema: { tags: ['service'], operationId: 'getLiveness', summary: 'The process answers', security: [] } }, async () => ({
@@ -116,6 +108,19 @@ export default fp(
  * would only wait its turn behind that work. Its thread ending is `hung()`.
  */
 const databaseAtWork = (app: FastifyInstance) => app.db.embedded?.busy() ?? false
+
+/** `GET /`: the service's endpoints. */
+function endpointListing(app: FastifyInstance) {
+  app.get('/', { schema: { tags: ['service'], operationId: 'listEndpoints', summary: 'Endpoint listing', security: [] } }, async () => ({
+    ...(app.hasRoute({ method: 'POST', url: '/detect' }) ? { detect: '/detect', detect_batch: '/detect/batch' } : {}),
+    api: '/api/v1/',
+    health: '/health',
+    metrics: '/metrics',
+    documentation: '/documentation',
+    // The web app, where people sign in (absent from an app built without it).
+    ...(app.hasRoute({ method: 'GET', url: '/app/' }) ? { app: '/app/' } : {}),
+  }))
+}
 
 /** The API's index: every resource with its list and schema URLs. */
 function resourceIndex(app: FastifyInstance) {
