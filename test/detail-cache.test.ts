@@ -121,6 +121,12 @@ t.test('what one user may see is not served to another', async (t) => {
   t.equal((await api.get(`/location/${b}/`)).status, 200, 'the superuser reads B (now cached)')
   t.equal((await asAlice.get(`/location/${b}/`)).status, 404, 'alice still cannot')
   t.equal((await asAlice.get(`/location/${a}/`)).status, 200)
+
+  // Her responsibility moved to B: what she read of A (cached) is not served to her any more.
+  const responsibility = (await api.get(`/location_responsibility/?user_id=${aliceId}`)).body.objects[0].id
+  t.equal((await api.patch(`/location_responsibility/${responsibility}/`, { top_lvl_location_id: b })).status, 200)
+  t.equal((await asAlice.get(`/location/${a}/`)).status, 404, 'moved to B: A is no longer hers, cached or not')
+  t.equal((await asAlice.get(`/location/${b}/`)).status, 200)
 })
 
 t.test('DETAIL_CACHE_BYTES=0 turns the cache off', async (t) => {

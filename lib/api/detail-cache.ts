@@ -8,6 +8,7 @@ import { changedTableIn, DATA_CHANNEL, NotifiedCache } from '../data/notified-ca
 import { TableRecorder } from '../data/table-recorder.js'
 import { readDetail } from './crud.js'
 import type { Context } from './resource.js'
+import { scopeOf } from './read-cache.js'
 import { type Representation, representationNow } from './representation.js'
 
 // A bound on staleness should a change ever not notify (a table without the sql/004 trigger).
@@ -48,9 +49,9 @@ export class DetailCache {
     const detail = async (context: Context) => representationNow(JSON.stringify(await readDetail(context, id)), JSON_TYPE)
     if (resource.volatile) return detail(ctx)
     // What a requester may see of a row can depend on who they are (lib/engine/access.ts): a user whose
-    // rows are limited gets entries of their own.
-    const scope = user.is_superuser || (!user.restricted && !resource.row_filter) ? 'all' : `user ${user.id}`
-    const key = `${resource.name} ${id} ${scope}`
+    // rows are limited gets entries of their own, keyed also by her root, as the list cache keys them
+    // (her restriction reaches the statement as values: a moved responsibility drops no table of it).
+    const key = `${resource.name} ${id} ${scopeOf(user, resource)}`
     const kept = this.#cache.get(key)
     if (kept) return kept
     const since = this.#cache.begin()

@@ -34,7 +34,7 @@ export interface PendingRead {
  * responsibility, a row filter) get entries of their own, keyed also by their root so that a moved
  * responsibility never meets its old answers; every other user shares one.
  */
-function scopeOf(user: AuthUser, resource: Resource): string {
+export function scopeOf(user: AuthUser, resource: Resource): string {
   const roles = `${user.is_superuser ? 's' : ''}${user.metadata_editor ? 'm' : ''}`
   const personal = !user.is_superuser && (user.restricted || resource.row_filter)
   return `${roles} ${personal ? `user ${user.id}` : 'shared'} root ${user.top_lvl_location_id}`
