@@ -256,8 +256,9 @@ async function createPostgres(url: string, options: DatabaseOptions, embedded?: 
         }
       },
       max,
-      // A server that does not answer (rather than refusing) must not hold requests forever.
-      connectionTimeoutMillis: 5_000,
+      // A server that does not answer (rather than refusing) must not hold requests forever. The
+      // embedded database answers, in turn: a connection waiting behind a long transaction is not a fault.
+      connectionTimeoutMillis: embedded ? 0 : 5_000,
       options: sessionOptions.join(' '),
       types: PG_TYPES,
     })
