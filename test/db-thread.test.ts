@@ -100,6 +100,21 @@ t.test(
   },
 )
 
+t.test('requests wait their turn behind a long transaction, however long', { skip: engine !== 'pglite' && 'the embedded database only' }, async (t) => {
+  const database = await createDatabase({ loadDataDir: await ensureTemplate(), poolSize: 1 })
+  t.teardown(() => database.close())
+  const holder = new pg.Client({ connectionString: database.embedded!.url() })
+  await holder.connect()
+  t.teardown(() => holder.end())
+  await holder.query('begin')
+  // The pool's one connection waits for the session; the second query waits for that connection.
+  const first = sql`select 1 as n`.execute(database.db)
+  const second = sql`select 2 as n`.execute(database.db)
+  await new Promise((resolve) => setTimeout(resolve, 6_000))
+  await holder.query('commit')
+  t.same([(await first).rows, (await second).rows], [[{ n: 1 }], [{ n: 2 }]], 'both answered once the transaction ended, 6 s later')
+})
+
 t.test('notifications reach the process whichever connection commits them', { skip: engine !== 'pglite' && 'the embedded database only' }, async (t) => {
   const database = await createDatabase({ loadDataDir: await ensureTemplate() })
   t.teardown(() => database.close())
