@@ -2,6 +2,8 @@
 // server's event loop is free while a statement runs, psql connects to a running server's database,
 // and connections sharing PGlite's one session take turns without seeing into each other's transactions.
 import { execFile, spawn } from 'node:child_process'
+import { createConnection } from 'node:net'
+import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { sql } from 'kysely'
 import pg from 'pg'
@@ -9,6 +11,7 @@ import copyStreams from 'pg-copy-streams'
 import t from 'tap'
 import { createDatabase, type Database } from '../lib/data/database.js'
 import { MessageReader, NotificationScanner } from '../lib/data/pg-wire.js'
+import { SOCKET_PORT } from '../lib/data/pglite-thread.js'
 import { ensureTemplate } from '../lib/data/pglite-template.js'
 import { admin, build, engine, tempDir } from './helper.js'
 import { startServer, until200 } from './processes.js'
@@ -114,6 +117,54 @@ t.test('requests wait their turn behind a long transaction, however long', { ski
   await holder.query('commit')
   t.same([(await first).rows, (await second).rows], [[{ n: 1 }], [{ n: 2 }]], 'both answered once the transaction ended, 6 s later')
 })
+
+t.test(
+  'a client that breaks the protocol or leaves mid-exchange harms nobody else',
+  { skip: engine !== 'pglite' && 'the embedded database only' },
+  async (t) => {
+    const database = await createDatabase({ loadDataDir: await ensureTemplate() })
+    t.teardown(() => database.close())
+    const path = join(database.embedded!.socketDir, `.s.PGSQL.${SOCKET_PORT}`)
+    const raw = async (bytes: Buffer) => {
+      const socket = createConnection(path)
+      socket.on('error', () => {})
+      await new Promise((resolve) => socket.once('connect', resolve))
+      socket.write(bytes)
+      return socket
+    }
+    const message = (type: string, body: Buffer) => {
+      const out = Buffer.concat([Buffer.from(type), Buffer.alloc(4), body])
+      out.writeInt32BE(body.length + 4, 1)
+      return out
+    }
+    const startup = Buffer.alloc(8)
+    startup.writeInt32BE(8, 0)
+    startup.writeInt32BE(196608, 4)
+    // A start-up packet that says it is 0 bytes long: that connection is closed, the thread lives.
+    const liar = await raw(Buffer.from([0, 0, 0, 0, 0, 0, 0, 0]))
+    await new Promise((resolve) => liar.once('close', resolve))
+    t.same((await sql<{ n: number }>`select 1 as n`.execute(database.db)).rows, [{ n: 1 }], 'the database answers after a packet that is no protocol')
+
+    // Parse, Bind and Execute of an insert, and gone before its Sync: the insert is not committed by the next one.
+    await sql`create table mid (n int)`.execute(database.db)
+    const leaver = await raw(
+      Buffer.concat([
+        startup,
+        message('P', Buffer.from('\0insert into mid values (1)\0\0\0')),
+        message('B', Buffer.from('\0\0\0\0\0\0\0\0')),
+        message('E', Buffer.from('\0\0\0\0\0')),
+      ]),
+    )
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    leaver.destroy()
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    t.same(
+      (await sql<{ n: number }>`select count(*)::int as n from mid`.execute(database.db)).rows,
+      [{ n: 0 }],
+      'nothing of the unfinished exchange is committed',
+    )
+  },
+)
 
 t.test('notifications reach the process whichever connection commits them', { skip: engine !== 'pglite' && 'the embedded database only' }, async (t) => {
   const database = await createDatabase({ loadDataDir: await ensureTemplate() })

@@ -24,6 +24,15 @@ export const TYPE = {
   notification: 'A'.charCodeAt(0),
 } as const
 
+/** What a client sent that is not PostgreSQL's protocol: its connection is closed. */
+export class ProtocolViolation extends Error {
+  override name = 'ProtocolViolation'
+}
+
+// A start-up packet is small; no message is over 1 GB (PostgreSQL's own limits).
+const MAX_STARTUP_BYTES = 10_000
+const MAX_MESSAGE_BYTES = 1 << 30
+
 /** Cuts what a client sends into messages; the first ones of a connection have no type byte. */
 export class MessageReader {
   #buffer: Buffer = Buffer.alloc(0)
@@ -37,7 +46,11 @@ export class MessageReader {
       const untyped = !this.#started
       const header = untyped ? 4 : 5
       if (this.#buffer.length < header) break
-      const length = this.#buffer.readInt32BE(untyped ? 0 : 1) + (untyped ? 0 : 1)
+      const declared = this.#buffer.readInt32BE(untyped ? 0 : 1)
+      if (untyped ? declared < 8 || declared > MAX_STARTUP_BYTES : declared < 4 || declared > MAX_MESSAGE_BYTES) {
+        throw new ProtocolViolation(`a message of ${declared} bytes`)
+      }
+      const length = declared + (untyped ? 0 : 1)
       if (this.#buffer.length < length) break
       const bytes = this.#buffer.subarray(0, length)
       this.#buffer = this.#buffer.subarray(length)
@@ -61,6 +74,16 @@ const int32 = (...values: number[]) => {
   return out
 }
 const cstring = (text: string) => Buffer.from(`${text}\0`, 'utf8')
+
+/** Sync: the end of an extended-protocol exchange (PGlite then commits an implicit transaction, or leaves an error's). */
+export const SYNC = Buffer.from([TYPE.sync, 0, 0, 0, 4])
+
+/**
+ * What ends the exchange of a client gone before its Sync, as PostgreSQL's end of its session would:
+ * a statement that fails (its error aborts the exchange's implicit transaction), then the Sync, which
+ * rolls it back instead of committing it.
+ */
+export const ABANDON = Buffer.concat([typed('P', Buffer.from('\0-- the client went away\nabandon\0\0\0', 'utf8')), SYNC])
 
 /** ReadyForQuery: 'I' idle, 'T' in a transaction, 'E' in a failed one. */
 export const readyForQuery = (status: 'I' | 'T' | 'E') => typed('Z', Buffer.from(status, 'latin1'))

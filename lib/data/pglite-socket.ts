@@ -14,6 +14,7 @@
 import { createServer, type Server, type Socket } from 'node:net'
 import type { PGlite } from '@electric-sql/pglite'
 import {
+  ABANDON,
   CANCEL_REQUEST,
   COPY_FROM_STDIN,
   type ClientMessage,
@@ -76,6 +77,8 @@ class SessionTurns {
 }
 
 class Connection {
+  /** Inside an extended-protocol exchange: messages sent since the last Sync. */
+  midExchange = false
   readonly #reader = new MessageReader()
   readonly #messages: ClientMessage[] = []
   #wake: (() => void) | undefined
@@ -87,7 +90,12 @@ class Connection {
   ) {
     socket.setNoDelay(true)
     socket.on('data', (chunk) => {
-      this.#messages.push(...this.#reader.push(chunk))
+      try {
+        this.#messages.push(...this.#reader.push(chunk))
+      } catch {
+        // Not the protocol (a length that cannot be): nothing more is read from it.
+        socket.destroy()
+      }
       this.#wake?.()
     })
     const end = () => {
@@ -129,7 +137,9 @@ export class PGliteSocketServer {
     this.#server = createServer((socket) => {
       const connection = new Connection(socket, this.#nextId++)
       this.#connections.add(connection)
-      void this.#serve(connection).finally(() => this.#connections.delete(connection))
+      this.#serve(connection)
+        .catch(() => connection.socket.destroy())
+        .finally(() => this.#connections.delete(connection))
     })
   }
 
@@ -167,12 +177,17 @@ export class PGliteSocketServer {
         await this.#turns.take(connection)
         if (message.type === TYPE.query && COPY_FROM_STDIN.test(queryText(message.bytes))) await this.#copyIn(connection, queryText(message.bytes))
         else await this.#execute(connection, message.bytes)
+        const ended = message.type === TYPE.sync || message.type === TYPE.query
+        connection.midExchange = !ended
         // The end of an exchange: the session is free again unless this connection's transaction is open.
-        if ((message.type === TYPE.sync || message.type === TYPE.query) && !this.pglite.isInTransaction()) this.#turns.give(connection)
+        if (ended && !this.pglite.isInTransaction()) this.#turns.give(connection)
       }
     } finally {
       connection.socket.destroy()
       if (this.#turns.holds(connection)) {
+        // A client gone inside an exchange: it is rolled back and ended (ABANDON), so the next holder's
+        // statements neither commit it nor are skipped after its error; the answers go nowhere.
+        if (connection.midExchange) await this.pglite.execProtocolRawStream(ABANDON, { onRawData: () => {} }).catch(() => {})
         // A client gone inside its transaction: nothing of it stays.
         if (this.pglite.isInTransaction()) await this.pglite.exec('rollback').catch(() => {})
       }
