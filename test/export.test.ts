@@ -4,6 +4,7 @@
 // cache and honest on change.
 import { PNG } from 'pngjs'
 import t from 'tap'
+import { DATA_CHANNEL } from '../lib/data/notified-cache.js'
 import { extractText, getDocumentProxy } from 'unpdf'
 import { loadDemoData } from '../lib/engine/demo.js'
 import { admin, alice, build } from './helper.js'
@@ -11,6 +12,9 @@ import { admin, alice, build } from './helper.js'
 async function demo(t: Parameters<typeof build>[0]) {
   const harness = await build(t)
   await loadDemoData(harness.db)
+  // The demo's change notifications handled by this app's caches before anything is read and kept:
+  // on PostgreSQL they arrive on their own connection, and a late one would drop a file kept since.
+  await harness.database.confirmHeard(DATA_CHANNEL, 5_000)
   const get = (url: string, headers: Record<string, string> = admin) => harness.app.inject({ method: 'GET', url: `/api/v1${url}`, headers })
   const ids = async (path: string, field: string) =>
     new Map(((await get(path)).json().objects as Array<Record<string, unknown>>).map((o) => [o[field] as string, o.id as number]))
