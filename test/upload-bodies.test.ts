@@ -3,7 +3,9 @@
 // says its length or comes in chunks; and a user's uploads in progress are counted before their bodies
 // are read (429 past WORK_QUEUE_PER_USER). A real server process under a 256 MB heap, as an operator
 // runs it, sent 66 MB JSON bodies four at a time by the superuser and three by a restricted officer.
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
+import { join } from 'node:path'
 import t from 'tap'
 import { tempDir } from './helper.js'
 import { api, demoServer, postgresDatabase, type Server, startServer, until200 } from './processes.js'
@@ -153,16 +155,25 @@ t.test("a user's uploads are counted before their bodies are read", async (t) =>
   form.set('docfile', new Blob([lines.join('\n')]), 'big.csv')
   const multipart = new Response(form)
   const bytes = Buffer.from(await multipart.arrayBuffer())
-  const gone = [0, 1].map(() => {
+  const fileBytes = Buffer.byteLength(lines.join('\n'))
+  const requests = [0, 1].map(() => {
     const req = httpRequest(new URL('/api/v1/document/', server.url), {
       method: 'POST',
       headers: { ...server.admin(), 'content-type': multipart.headers.get('content-type')!, 'content-length': String(bytes.length) },
     })
     req.on('error', () => {})
     req.end(bytes)
-    return new Promise<void>((resolve) => req.on('finish', () => setTimeout(() => (req.destroy(), resolve()), 50)))
+    return req
   })
-  await Promise.all(gone)
+  // Hung up once the server holds both files whole (its spool files have their size): their reading
+  // has begun, or is about to.
+  const spool = join(dataDir, 'uploads-tmp')
+  const spooledWhole = () =>
+    existsSync(spool) &&
+    readdirSync(spool, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && statSync(join(e.parentPath, e.name)).size === fileBytes).length ===
+      2
+  for (let i = 0; i < 600 && !spooledWhole(); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  for (const req of requests) req.destroy()
   const meanwhile = await post(server, Buffer.from('{}'), server.admin(), false)
   t.equal(meanwhile.status, 429, 'their files still being read, both places are still taken')
   status = 429
