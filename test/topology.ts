@@ -140,7 +140,7 @@ function cluster(t: Teardown, dir: string, port: number): Cluster {
     try {
       await stop()
     } finally {
-      rmSync(dir, { recursive: true, force: true })
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
     }
   })
   const pids = () => {
@@ -288,7 +288,7 @@ http {
   t.teardown(async () => {
     stop()
     await exited
-    rmSync(dir, { recursive: true, force: true })
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
   })
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 10_000
