@@ -4,32 +4,13 @@
 // commit, built there with `npm run build`), a server on a fresh embedded database with the demo data:
 // the server's own event-loop delay over each phase (prom-client's p99 and max, reset at each scrape of
 // /metrics) and /health/live's latency seen by a client probing every 10 ms.
-import { createWriteStream, openAsBlob } from 'node:fs'
+import { openAsBlob } from 'node:fs'
 import { join } from 'node:path'
-import { doing, scratchDir, startServer, stop } from './lib.js'
+import { campaignCsv, doing, scratchDir, serverLag, startServer, stop } from './lib.js'
 
 const UPLOAD_MB = Number(process.env.BENCH_UPLOAD_MB ?? 20)
 const KEY = 'e'.repeat(40)
 const headers = { authorization: `ApiKey admin:${KEY}` }
-
-/** A campaign file of UPLOAD_MB: four columns, 60 row keys (the shape of a file that ended a server). */
-async function csvFile(path: string) {
-  const out = createWriteStream(path)
-  out.write('geocode,campaign,missed,vaccinated\n')
-  for (let i = 0, size = 0; size < UPLOAD_MB * 1_000_000; i++) {
-    const line = `LOC-${String(i % 20).padStart(4, '0')},CAMP-${i % 3},${(i * 7) % 1000},${(i * 7) % 1000}\n`
-    size += line.length
-    if (!out.write(line)) await new Promise<void>((resolve) => out.once('drain', () => resolve()))
-  }
-  await new Promise<void>((resolve) => out.end(() => resolve()))
-}
-
-/** The server's event-loop delay since the last scrape, in ms. */
-async function serverLag(url: string) {
-  const text = await (await fetch(`${url}/metrics`)).text()
-  const value = (name: string) => Number(new RegExp(`^${name} ([0-9.e+-]+)`, 'm').exec(text)?.[1] ?? Number.NaN) * 1000
-  return { p99: value('nodejs_eventloop_lag_p99_seconds'), max: value('nodejs_eventloop_lag_max_seconds') }
-}
 
 /** Runs `work` while timing /health/live every 10 ms; the server's lag and the client's latencies. */
 async function phase(url: string, work: () => Promise<string>) {
@@ -107,7 +88,7 @@ async function measure(label: string, root: string, file: string, port: number) 
 
 const file = join(scratchDir('rhizome-bench-file-'), 'upload.csv')
 doing(`writing a ${UPLOAD_MB} MB CSV`)
-await csvFile(file)
+await campaignCsv(file, UPLOAD_MB)
 const builds: Array<[string, string]> = [['after (this build)', process.cwd()]]
 if (process.env.BENCH_BEFORE) builds.unshift([`before (${process.env.BENCH_BEFORE})`, process.env.BENCH_BEFORE])
 const rows = []

@@ -1,7 +1,7 @@
 // Shared bench helpers: start a server process, wait for it, run one bounded autocannon round.
 import type { ChildProcess } from 'node:child_process'
 import autocannon from 'autocannon'
-import { readFileSync } from 'node:fs'
+import { createWriteStream, readFileSync } from 'node:fs'
 import pg from 'pg'
 import { doing, dropOnStop, isStopping, startProcess } from './scratch.js'
 
@@ -161,4 +161,23 @@ export function cpuMicros(pid: number | undefined): number | null {
   // Fields 14 and 15 of /proc/<pid>/stat: utime and stime in clock ticks (100 Hz).
   const stat = procStat(pid)
   return stat && (Number(stat.fields[11]) + Number(stat.fields[12])) * 10_000
+}
+
+/** A campaign file of `mb` MB at `path`: four columns, 60 row keys (the shape of a file that ended a server). */
+export async function campaignCsv(path: string, mb: number) {
+  const out = createWriteStream(path)
+  out.write('geocode,campaign,missed,vaccinated\n')
+  for (let i = 0, size = 0; size < mb * 1_000_000; i++) {
+    const line = `LOC-${String(i % 20).padStart(4, '0')},CAMP-${i % 3},${(i * 7) % 1000},${(i * 7) % 1000}\n`
+    size += line.length
+    if (!out.write(line)) await new Promise<void>((resolve) => out.once('drain', () => resolve()))
+  }
+  await new Promise<void>((resolve) => out.end(() => resolve()))
+}
+
+/** The server's event-loop delay since the last scrape of its /metrics, in ms (prom-client's p99 and max). */
+export async function serverLag(url: string) {
+  const text = await (await fetch(`${url}/metrics`)).text()
+  const value = (name: string) => Number(new RegExp(`^${name} ([0-9.e+-]+)`, 'm').exec(text)?.[1] ?? Number.NaN) * 1000
+  return { p99: value('nodejs_eventloop_lag_p99_seconds'), max: value('nodejs_eventloop_lag_max_seconds') }
 }

@@ -7,34 +7,15 @@
 // one, and 10 PNG exports of the demo dashboard (5 through a shared link); each retried after a 429
 // as a client would, until it completes.
 import { execFileSync } from 'node:child_process'
-import { createWriteStream, openAsBlob } from 'node:fs'
+import { openAsBlob } from 'node:fs'
 import { join } from 'node:path'
-import { doing, scratchDatabase, scratchDir, startServer, stop } from './lib.js'
+import { campaignCsv, doing, scratchDatabase, scratchDir, serverLag, startServer, stop } from './lib.js'
 
 const UPLOAD_MB = Number(process.env.BENCH_UPLOAD_MB ?? 20)
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const KEY = 'e'.repeat(40)
 const headers = { authorization: `ApiKey admin:${KEY}` }
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** A campaign file of UPLOAD_MB: four columns, 60 row keys (the shape of bench:event-loop's). */
-async function csvFile(path: string) {
-  const out = createWriteStream(path)
-  out.write('geocode,campaign,missed,vaccinated\n')
-  for (let i = 0, size = 0; size < UPLOAD_MB * 1_000_000; i++) {
-    const line = `LOC-${String(i % 20).padStart(4, '0')},CAMP-${i % 3},${(i * 7) % 1000},${(i * 7) % 1000}\n`
-    size += line.length
-    if (!out.write(line)) await new Promise<void>((resolve) => out.once('drain', () => resolve()))
-  }
-  await new Promise<void>((resolve) => out.end(() => resolve()))
-}
-
-/** The server's event-loop delay since the last scrape, in ms (prom-client's p99 and max). */
-async function serverLag(url: string) {
-  const text = await (await fetch(`${url}/metrics`)).text()
-  const value = (name: string) => Number(new RegExp(`^${name} ([0-9.e+-]+)`, 'm').exec(text)?.[1] ?? Number.NaN) * 1000
-  return { p99: value('nodejs_eventloop_lag_p99_seconds'), max: value('nodejs_eventloop_lag_max_seconds'), failures: 0 }
-}
 
 /** `ask` until it is not refused for load (429/503 with Retry-After), as a client would. */
 async function completing(ask: () => Promise<Response>): Promise<Response> {
@@ -133,7 +114,12 @@ async function measure(label: string, engine: 'pglite' | 'postgres', root: strin
       })(),
     ])
     const seconds = (performance.now() - started) / 1000
-    const results = { health: await probes.health(), cached: await probes.cached(), uncached: await probes.uncached(), loop: await serverLag(url) }
+    const results = {
+      health: await probes.health(),
+      cached: await probes.cached(),
+      uncached: await probes.uncached(),
+      loop: { ...(await serverLag(url)), failures: 0 },
+    }
     return { label, engine, ...results, seconds, outcome: work.join(', ') }
   } finally {
     await stop(server)
@@ -143,7 +129,7 @@ async function measure(label: string, engine: 'pglite' | 'postgres', root: strin
 
 const file = join(scratchDir('rhizome-bench-file-'), 'upload.csv')
 doing(`writing a ${UPLOAD_MB} MB CSV`)
-await csvFile(file)
+await campaignCsv(file, UPLOAD_MB)
 const builds: Array<[string, string]> = [['after (this build)', process.cwd()]]
 if (process.env.BENCH_BEFORE) builds.unshift([`before (${process.env.BENCH_BEFORE})`, process.env.BENCH_BEFORE])
 const engines = (process.env.BENCH_ENGINES ?? 'pglite,postgres').split(',') as Array<'pglite' | 'postgres'>
