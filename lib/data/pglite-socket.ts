@@ -109,6 +109,8 @@ class Connection {
   /** The next message, or undefined once the client has gone. */
   async next(): Promise<ClientMessage | undefined> {
     while (!this.#messages.length) {
+      // Nothing more to answer before the client speaks again.
+      this.flush()
       if (this.#closed) return undefined
       await new Promise<void>((wake) => (this.#wake = wake))
       this.#wake = undefined
@@ -116,8 +118,16 @@ class Connection {
     return this.#messages.shift()
   }
 
+  /** Held until `flush`: an exchange's answers leave in one write, not one per message. */
   write(bytes: Uint8Array): void {
-    if (!this.socket.destroyed) this.socket.write(bytes)
+    if (this.socket.destroyed) return
+    if (!this.socket.writableCorked) this.socket.cork()
+    this.socket.write(bytes)
+  }
+
+  /** Sends what `write` held: at the end of an exchange, and whenever the client is to speak next. */
+  flush(): void {
+    while (this.socket.writableCorked) this.socket.uncork()
   }
 }
 
@@ -179,8 +189,10 @@ export class PGliteSocketServer {
         else await this.#execute(connection, message.bytes)
         const ended = message.type === TYPE.sync || message.type === TYPE.query
         connection.midExchange = !ended
-        // The end of an exchange: the session is free again unless this connection's transaction is open.
+        // The end of an exchange: the session is free again unless this connection's transaction is open,
+        // and free before the client reads its answer (a client that then asks `busy()` is not told of its own work).
         if (ended && !this.pglite.isInTransaction()) this.#turns.give(connection)
+        if (ended) connection.flush()
       }
     } finally {
       connection.socket.destroy()
