@@ -31,10 +31,14 @@ interface Written {
  * count from its start to its end.
  */
 async function rowsWritten(trx: Transaction<DB>): Promise<Written[]> {
-  const { rows } = await sql<Written>`select s.relname as table, (s.n_tup_ins + s.n_tup_upd + s.n_tup_del)::float8 as rows, exists (
-      select 1 from pg_trigger g join pg_proc p on p.oid = g.tgfoid where g.tgrelid = s.relid and p.proname = 'rhizome_auth_changed') as auth
-    from pg_stat_xact_user_tables s
-    where s.schemaname = current_schema() and s.n_tup_ins + s.n_tup_upd + s.n_tup_del > 0`.execute(trx)
+  // The statistics functions over this schema's tables, not the view pg_stat_xact_user_tables, which
+  // computes every column for every table of the database: a third of the time, twice per write.
+  const { rows } = await sql<Written>`select c.relname as table, w.rows, exists (
+      select 1 from pg_trigger g join pg_proc p on p.oid = g.tgfoid where g.tgrelid = c.oid and p.proname = 'rhizome_auth_changed') as auth
+    from pg_class c
+    cross join lateral (select (pg_stat_get_xact_tuples_inserted(c.oid) + pg_stat_get_xact_tuples_updated(c.oid)
+      + pg_stat_get_xact_tuples_deleted(c.oid))::float8 as rows) w
+    where c.relnamespace = current_schema()::regnamespace and c.relkind in ('r', 'm', 'p') and w.rows > 0`.execute(trx)
   return rows
 }
 
