@@ -3,7 +3,10 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SHARED_DIR } from '../lib/core/paths.js'
 
-export const OFFENSIVE_DATA = join(SHARED_DIR, 'data', 'offensive')
+/** Where the labelled data sets are: OFFENSIVE_DATA_DIR, or `../shared/data/offensive` beside the checkout. */
+export const OFFENSIVE_DATA = process.env.OFFENSIVE_DATA_DIR || join(SHARED_DIR, 'data', 'offensive')
+/** Why a scenario that evaluates the model on the labelled data skips without it. */
+export const NEEDS_OFFENSIVE_DATA = `needs the labelled data in ${OFFENSIVE_DATA} (set OFFENSIVE_DATA_DIR; classifier/README.md says where to get it)`
 export const hasOffensiveData = () => existsSync(join(OFFENSIVE_DATA, 'tweeteval', 'val.jsonl'))
 
 /** The labelled splits training and evaluation read ({text, label} lines), under OFFENSIVE_DATA. */
@@ -18,7 +21,7 @@ export function needOffensiveData(script: string) {
   if (!missing.length) return
   console.error(
     `npm run ${script} needs the labelled data sets (JSONL lines {"text": …, "label": 0|1}) in ${OFFENSIVE_DATA}: ` +
-      `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing. classifier/README.md says where each comes from; ` +
+      `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing. Set OFFENSIVE_DATA_DIR to where they are; classifier/README.md says where each comes from; ` +
       'the server needs none of them (the trained model is in classifier/model/).',
   )
   process.exit(2)

@@ -9,7 +9,7 @@ import { Detector } from '../classifier/detector.js'
 import { MicroBatcher } from '../classifier/batcher.js'
 import { initTf, tf } from '../classifier/runtime.js'
 import { loadDetector } from '../plugins/classifier.js'
-import { OFFENSIVE_DATA, hasOffensiveData, readJsonl, score } from '../classifier/data.js'
+import { NEEDS_OFFENSIVE_DATA, OFFENSIVE_DATA, hasOffensiveData, readJsonl, score } from '../classifier/data.js'
 import { MODEL_DIR } from '../classifier/paths.js'
 import { buildModel, buildTrainingModel, headLoss, predictWindows, toInputs } from '../classifier/model.js'
 import { LEXICON_SIZE } from '../classifier/lexicon.js'
@@ -255,7 +255,7 @@ t.test('the custom UnsortedSegmentSum kernel equals the stock one-hot computatio
 // acceptance.md 99
 t.test(
   'the served model passes its quality gate on TweetEval val and scores as evaluated',
-  { skip: !hasOffensiveData() && 'needs ../shared/data/offensive' },
+  { skip: !hasOffensiveData() && NEEDS_OFFENSIVE_DATA },
   async (t) => {
     const detector: Detector = await loadDetector()
     const metrics = JSON.parse(readFileSync(join(MODEL_DIR, 'metrics.json'), 'utf8'))
@@ -279,7 +279,7 @@ t.test(
 
 t.test(
   'the served float64 forward pass equals TF.js predict on the model graph',
-  { skip: !hasOffensiveData() && 'needs ../shared/data/offensive' },
+  { skip: !hasOffensiveData() && NEEDS_OFFENSIVE_DATA },
   async (t) => {
     const detector = await loadDetector()
     const texts = readJsonl(join(OFFENSIVE_DATA, 'tweeteval', 'val.jsonl'))

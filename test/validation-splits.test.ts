@@ -2,13 +2,13 @@
 // fixed fifth of each HASOC train file, never in the training part; the word lists decide as their
 // packages do.
 import t from 'tap'
-import { hasOffensiveData } from '../classifier/data.js'
+import { hasOffensiveData, NEEDS_OFFENSIVE_DATA } from '../classifier/data.js'
 import { hasocTraining, isOodFold, validationSplits } from '../classifier/splits.js'
 import { WORD_LISTS } from '../classifier/word-lists.js'
 
 t.test(
   'the out-of-domain folds are held out of training, the same every time',
-  { skip: !hasOffensiveData() && 'needs ../shared/data/offensive' },
+  { skip: !hasOffensiveData() && NEEDS_OFFENSIVE_DATA },
   async (t) => {
     const splits = validationSplits()
     const training = new Set(hasocTraining().map((e) => e.text))
