@@ -1,163 +1,184 @@
-// A small, self-made demo data set: the fictional country of Veridia with 3 provinces and 9 districts,
-// campaign types and campaigns, indicators with tags and calculations, values entered at the districts
-// (aggregated and calculated by the engine), monthly case counts, fictional polygons for the map and a
-// dashboard of five charts. `npm start` loads it into an empty embedded database so a newcomer sees
-// real answers at once (DEMO_DATA=0 skips it).
+// The demo data set (lib/engine/veridia.json, self-made): the fictional country of Veridia with 3
+// provinces and 9 districts, campaign types and campaigns, indicators with tags, calculations and
+// validation rules, values entered at the districts (aggregated and calculated by the engine), monthly
+// case counts, fictional shapes for the map and a dashboard of five charts. `npm start` loads it into
+// an empty embedded database so a newcomer sees real answers at once (DEMO_DATA=0 skips it). The file
+// names rows by their names; this loader turns the names into the ids the database gives.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
-import { rebuildTree } from '../data/location-tree.js'
-import { refreshTagJson } from '../data/caches.js'
+import { PROJECT_ROOT } from '../core/paths.js'
 import { attribute } from '../data/attribution.js'
+import { refreshTagJson } from '../data/caches.js'
+import { rebuildTree } from '../data/location-tree.js'
 import { dataEntrySubmission, dateKey, enterCampaignValue } from './data-entry.js'
 import { recomputeCampaign } from './recompute.js'
 
-const PROVINCES: Record<string, string[]> = {
-  Northmarch: ['Ashford', 'Brindle', 'Coldwater'],
-  Eastvale: ['Dunmore', 'Eastwick', 'Fallow'],
-  Southreach: ['Glimmer', 'Harrow', 'Ivydale'],
+/** West, south, east, north: a rectangle on the map. */
+type Shape = [number, number, number, number]
+type Place = { name: string; code: string; shape: Shape }
+/** A chart's `chart_json`, its indicators, campaigns and locations (and the keys of indicator_colors) by name. */
+type Chart = Record<string, unknown>
+
+/** The shape of veridia.json. */
+export interface DemoDataSet {
+  locationTypes: string[]
+  country: Place & { latitude: number; longitude: number; provinces: Array<Place & { districts: Array<Place & { lpd_status: number }> }> }
+  campaignTypes: string[]
+  campaigns: Array<{ name: string; type: string; start_date: string; end_date: string }>
+  indicators: Array<{ short_name: string; name: string; data_format: string; good_bound?: number; bad_bound?: number; resource_name?: string; tags: string[] }>
+  tags: Array<{ name: string; parent?: string }>
+  calculations: Array<{ indicator: string; component: string; calculation: string }>
+  validationRules: Array<{ name: string; left: string; operator: string; right: string }>
+  /** Per campaign, per district, per indicator: the value entered. */
+  campaignValues: Array<{ campaign: string; values: Record<string, Record<string, number>> }>
+  /** Per indicator and location, per date: the value of a dated indicator. */
+  datedValues: Array<{ indicator: string; location: string; values: Record<string, number> }>
+  dashboard: {
+    title: string
+    description: string
+    charts: Array<{ uuid: string; title: string; chart: Chart }>
+    rows: Array<{ layout: number; charts: string[] }>
+  }
 }
 
+export const DEMO_DATA_FILE = join(PROJECT_ROOT, 'lib', 'engine', 'veridia.json')
+
 /** Loads the demo set when the database has no location; returns whether it did. */
-export async function loadDemoData(db: Kysely<DB>): Promise<boolean> {
+export async function loadDemoData(db: Kysely<DB>, data: DemoDataSet = JSON.parse(readFileSync(DEMO_DATA_FILE, 'utf8'))): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     await attribute(trx, { via: 'demo' })
     if (await trx.selectFrom('location').select('id').limit(1).executeTakeFirst()) return false
-
-    const typeId: Record<string, number> = {}
-    for (const [admin_level, name] of ['Country', 'Province', 'District'].entries()) {
-      const existing = await trx.selectFrom('location_type').select('id').where('name', '=', name).executeTakeFirst()
-      typeId[name] = existing?.id ?? (await trx.insertInto('location_type').values({ name, admin_level }).returning('id').executeTakeFirstOrThrow()).id
+    const ids = {
+      location: await insertTree(trx, data),
+      campaign: await insertCampaigns(trx, data),
+      indicator: await insertIndicators(trx, data),
     }
-    const country = await trx
-      .insertInto('location')
-      .values({ name: 'Veridia', location_code: 'VD', location_type_id: typeId.Country, latitude: 10.5, longitude: 20.5 })
-      .returning('id')
-      .executeTakeFirstOrThrow()
-    for (const [p, [province, districts]] of Object.entries(PROVINCES).entries()) {
-      const { id } = await trx
-        .insertInto('location')
-        .values({ name: province, location_code: `VD${p + 1}`, location_type_id: typeId.Province, parent_location_id: country.id })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      await trx
-        .insertInto('location')
-        .values(
-          districts.map((name, d) => ({
-            name,
-            location_code: `VD${p + 1}${d + 1}`,
-            location_type_id: typeId.District,
-            parent_location_id: id,
-            lpd_status: (d % 3) + 1,
-          })),
-        )
-        .execute()
-    }
-    await rebuildTree(trx)
-
-    const districtIds = (await trx.selectFrom('location').select('id').where('location_type_id', '=', typeId.District).orderBy('id').execute()).map((r) => r.id)
-
-    const [nid, snid] = await trx
-      .insertInto('campaign_type')
-      .values([{ name: 'National Immunization Days (NID)' }, { name: 'Sub-National Immunization Days (SNID)' }])
-      .returning('id')
-      .execute()
-    const campaigns = await trx
-      .insertInto('campaign')
-      .values([
-        { name: 'March 2016 - NID - OPV', campaign_type_id: nid.id, start_date: '2016-03-01', end_date: '2016-03-31' },
-        { name: 'June 2016 - SNID - OPV', campaign_type_id: snid.id, start_date: '2016-06-01', end_date: '2016-06-30' },
-        { name: 'October 2016 - NID - bOPV', campaign_type_id: nid.id, start_date: '2016-10-01', end_date: '2016-10-31' },
-      ])
-      .returning('id')
-      .execute()
-
-    const indicators = await trx
-      .insertInto('indicator')
-      .values([
-        { short_name: 'Children vaccinated', name: 'Number of children vaccinated', data_format: 'int' },
-        { short_name: 'Children missed', name: 'Number of children missed', data_format: 'int' },
-        { short_name: 'Children targeted', name: 'Number of children targeted', data_format: 'int' },
-        // Lower is better: 3 % or less missed is good, 4 % or more bad (the dashboards' traffic lights).
-        { short_name: 'Percent missed', name: 'Percentage of targeted children missed', data_format: 'pct', good_bound: 0.03, bad_bound: 0.04 },
-        { short_name: 'Access challenged', name: 'District is access-challenged', data_format: 'bool' },
-        { short_name: 'Polio cases', name: 'Confirmed polio cases', data_format: 'date_int', resource_name: 'date' },
-      ])
-      .returning(['id', 'short_name'])
-      .execute()
-    const id = (short: string) => indicators.find((i) => i.short_name === short)!.id
-    await trx
-      .insertInto('calculated_indicator_component')
-      .values([
-        { indicator_id: id('Children targeted'), indicator_component_id: id('Children vaccinated'), calculation: 'PART_TO_BE_SUMMED' },
-        { indicator_id: id('Children targeted'), indicator_component_id: id('Children missed'), calculation: 'PART_TO_BE_SUMMED' },
-        { indicator_id: id('Percent missed'), indicator_component_id: id('Children missed'), calculation: 'NUMERATOR' },
-        { indicator_id: id('Percent missed'), indicator_component_id: id('Children targeted'), calculation: 'DENOMINATOR' },
-      ])
-      .execute()
-    // Implausible values are flagged: neither part of the target may exceed it (docs/decisions.md, "Validation rules").
-    await trx
-      .insertInto('validation_rule')
-      .values([
-        { name: 'Children missed ≤ Children targeted', left_indicator_id: id('Children missed'), operator: '<=', right_indicator_id: id('Children targeted') },
-        {
-          name: 'Children vaccinated ≤ Children targeted',
-          left_indicator_id: id('Children vaccinated'),
-          operator: '<=',
-          right_indicator_id: id('Children targeted'),
-        },
-      ])
-      .execute()
-    const [coverage, surveillance] = await trx
-      .insertInto('indicator_tag')
-      .values([{ tag_name: 'Coverage' }, { tag_name: 'Surveillance' }])
-      .returning('id')
-      .execute()
-    const [missed] = await trx
-      .insertInto('indicator_tag')
-      .values([{ tag_name: 'Missed children', parent_tag_id: coverage.id }])
-      .returning('id')
-      .execute()
-    await trx
-      .insertInto('indicator_to_tag')
-      .values([
-        { indicator_id: id('Children vaccinated'), indicator_tag_id: coverage.id },
-        { indicator_id: id('Children missed'), indicator_tag_id: missed.id },
-        { indicator_id: id('Percent missed'), indicator_tag_id: missed.id },
-        { indicator_id: id('Polio cases'), indicator_tag_id: surveillance.id },
-      ])
-      .execute()
-    await refreshTagJson(trx)
+    const id = (kind: keyof typeof ids, name: string) => ids[kind].get(name) ?? fail(`the demo data names an unknown ${kind}: ${name}`)
 
     // Values entered at the districts (as data entries), then each campaign recomputed: provinces and
-    // the country get sums, 'Children targeted' the sum of its parts, 'Percent missed' the ratio.
-    for (const [c, campaign] of campaigns.entries()) {
-      for (const [d, location_id] of districtIds.entries()) {
-        const entries: Array<[string, number]> = [
-          ['Children vaccinated', 900 + 37 * d + 50 * c],
-          ['Children missed', 20 + ((7 * d + 11 * c) % 45)],
-          ['Access challenged', d % 4 === 0 ? 1 : 0],
-        ]
-        for (const [short, value] of entries) {
-          await enterCampaignValue(trx, { indicator_id: id(short), location_id, campaign_id: campaign.id, value })
+    // the country get sums, calculated indicators their calculations.
+    for (const { campaign, values } of data.campaignValues) {
+      for (const [location, entries] of Object.entries(values)) {
+        for (const [indicator, value] of Object.entries(entries)) {
+          await enterCampaignValue(trx, {
+            indicator_id: id('indicator', indicator),
+            location_id: id('location', location),
+            campaign_id: id('campaign', campaign),
+            value,
+          })
         }
       }
-      await recomputeCampaign(trx, campaign.id)
+      await recomputeCampaign(trx, id('campaign', campaign))
     }
-    // Monthly polio cases of 2016 at three districts.
     const submission = await dataEntrySubmission(trx)
-    const cases = districtIds.slice(0, 3).flatMap((location_id, d) =>
-      Array.from({ length: 12 }, (_, m) => {
-        const row = { indicator_id: id('Polio cases'), location_id, data_date: `2016-${String(m + 1).padStart(2, '0')}-01` }
-        return { ...row, value: (d + m) % 3, source_submission_id: submission, unique_index: dateKey(row), precedence_at: new Date().toISOString() }
+    const dated = data.datedValues.flatMap(({ indicator, location, values }) =>
+      Object.entries(values).map(([data_date, value]) => {
+        const row = { indicator_id: id('indicator', indicator), location_id: id('location', location), data_date }
+        return { ...row, value, source_submission_id: submission, unique_index: dateKey(row), precedence_at: new Date().toISOString() }
       }),
     )
-    await trx.insertInto('datapoint').values(cases).execute()
+    if (dated.length) await trx.insertInto('datapoint').values(dated).execute()
 
-    await demoPolygons(trx, country.id)
-    await demoDashboard(trx, id, campaigns[0].id, country.id)
+    await insertDashboard(trx, data.dashboard, id)
     await demoMappings(trx)
     return true
   })
+}
+
+const fail = (message: string): never => {
+  throw new Error(message)
+}
+
+/** Location types, the country, its provinces and districts with their shapes; the ids by name. */
+async function insertTree(trx: Kysely<DB>, data: DemoDataSet): Promise<Map<string, number>> {
+  const typeId: number[] = []
+  for (const [admin_level, name] of data.locationTypes.entries()) {
+    const existing = await trx.selectFrom('location_type').select('id').where('name', '=', name).executeTakeFirst()
+    typeId.push(existing?.id ?? (await trx.insertInto('location_type').values({ name, admin_level }).returning('id').executeTakeFirstOrThrow()).id)
+  }
+  const ids = new Map<string, number>()
+  const shapes: Array<{ location_id: number; geo_json: string }> = []
+  const insert = async (place: Place, level: number, more: { parent_location_id?: number; latitude?: number; longitude?: number; lpd_status?: number }) => {
+    const { id } = await trx
+      .insertInto('location')
+      .values({ name: place.name, location_code: place.code, location_type_id: typeId[level], ...more })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    ids.set(place.name, id)
+    shapes.push({ location_id: id, geo_json: feature(place.shape) })
+    return id
+  }
+  const { country } = data
+  const countryId = await insert(country, 0, { latitude: country.latitude, longitude: country.longitude })
+  for (const province of country.provinces) {
+    const provinceId = await insert(province, 1, { parent_location_id: countryId })
+    for (const district of province.districts) await insert(district, 2, { parent_location_id: provinceId, lpd_status: district.lpd_status })
+  }
+  await rebuildTree(trx)
+  await trx.insertInto('location_polygon').values(shapes).execute()
+  return ids
+}
+
+/** A GeoJSON feature of a rectangle. */
+function feature([west, south, east, north]: Shape): string {
+  const ring = [
+    [west, south],
+    [east, south],
+    [east, north],
+    [west, north],
+    [west, south],
+  ]
+  return JSON.stringify({ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [ring] } })
+}
+
+async function insertCampaigns(trx: Kysely<DB>, data: DemoDataSet): Promise<Map<string, number>> {
+  const types = await trx
+    .insertInto('campaign_type')
+    .values(data.campaignTypes.map((name) => ({ name })))
+    .returning(['id', 'name'])
+    .execute()
+  const typeId = new Map(types.map((t) => [t.name, t.id]))
+  const campaigns = await trx
+    .insertInto('campaign')
+    .values(data.campaigns.map(({ type, ...campaign }) => ({ ...campaign, campaign_type_id: typeId.get(type) ?? fail(`unknown campaign type ${type}`) })))
+    .returning(['id', 'name'])
+    .execute()
+  return new Map(campaigns.map((c) => [c.name, c.id]))
+}
+
+/** Indicators, their calculations, validation rules and tags; the ids by short name. */
+async function insertIndicators(trx: Kysely<DB>, data: DemoDataSet): Promise<Map<string, number>> {
+  const rows = await trx
+    .insertInto('indicator')
+    .values(data.indicators.map(({ tags: _tags, ...indicator }) => indicator))
+    .returning(['id', 'short_name'])
+    .execute()
+  const ids = new Map(rows.map((r) => [r.short_name, r.id]))
+  const id = (name: string) => ids.get(name) ?? fail(`the demo data names an unknown indicator: ${name}`)
+  await trx
+    .insertInto('calculated_indicator_component')
+    .values(data.calculations.map((c) => ({ indicator_id: id(c.indicator), indicator_component_id: id(c.component), calculation: c.calculation })))
+    .execute()
+  // Implausible values are flagged (docs/decisions.md, "Validation rules").
+  await trx
+    .insertInto('validation_rule')
+    .values(data.validationRules.map((r) => ({ name: r.name, left_indicator_id: id(r.left), operator: r.operator, right_indicator_id: id(r.right) })))
+    .execute()
+  // Tags without a parent first, so that a parent's id is known.
+  const tagId = new Map<string, number>()
+  for (const tag of [...data.tags.filter((t) => !t.parent), ...data.tags.filter((t) => t.parent)]) {
+    const parent_tag_id = tag.parent ? (tagId.get(tag.parent) ?? fail(`unknown parent tag ${tag.parent}`)) : null
+    const { id: created } = await trx.insertInto('indicator_tag').values({ tag_name: tag.name, parent_tag_id }).returning('id').executeTakeFirstOrThrow()
+    tagId.set(tag.name, created)
+  }
+  const links = data.indicators.flatMap((indicator) =>
+    indicator.tags.map((tag) => ({ indicator_id: id(indicator.short_name), indicator_tag_id: tagId.get(tag) ?? fail(`unknown tag ${tag}`) })),
+  )
+  if (links.length) await trx.insertInto('indicator_to_tag').values(links).execute()
+  await refreshTagJson(trx)
+  return ids
 }
 
 /**
@@ -171,95 +192,29 @@ async function demoMappings(trx: Kysely<DB>) {
     on conflict (content_type, source_object_code) do nothing`.execute(trx)
 }
 
-/**
- * Fictional shapes for the map: Veridia a rectangle around its coordinates, each province a third of
- * it (west to east), each district a third of its province (south to north).
- */
-async function demoPolygons(trx: Kysely<DB>, countryId: number) {
-  const box = (west: number, south: number, east: number, north: number) =>
-    JSON.stringify({
-      type: 'Feature',
-      properties: {},
-      geometry: {
-        type: 'Polygon',
-        coordinates: [
-          [
-            [west, south],
-            [east, south],
-            [east, north],
-            [west, north],
-            [west, south],
-          ],
-        ],
-      },
-    })
-  const provinces = await trx.selectFrom('location').select('id').where('parent_location_id', '=', countryId).orderBy('id').execute()
-  const rows = [{ location_id: countryId, geo_json: box(19, 9, 22, 12) }]
-  for (const [p, province] of provinces.entries()) {
-    // Provinces as bands from north to south, their districts side by side: shapes wide enough for
-    // their names on a map.
-    rows.push({ location_id: province.id, geo_json: box(19, 11 - p, 22, 12 - p) })
-    const districts = await trx.selectFrom('location').select('id').where('parent_location_id', '=', province.id).orderBy('id').execute()
-    for (const [d, district] of districts.entries()) rows.push({ location_id: district.id, geo_json: box(19 + d, 11 - p, 20 + d, 12 - p) })
-  }
-  await trx.insertInto('location_polygon').values(rows).execute()
-}
-
-/** The demo dashboard: five charts of different types, in the original front-end's `chart_json` shape. */
-async function demoDashboard(trx: Kysely<DB>, id: (short: string) => number, firstCampaign: number, countryId: number) {
+/** The dashboard and its charts, in the original front-end's `chart_json` shape, names turned into ids; owned by the first superuser. */
+async function insertDashboard(
+  trx: Kysely<DB>,
+  dashboard: DemoDataSet['dashboard'],
+  id: (kind: 'location' | 'campaign' | 'indicator', name: string) => number,
+) {
   const owner_id = sql<number>`(select min(id) from auth_user where is_superuser)`
-  // Saved for the viewer's location and its children: the country's provinces for whoever sees it whole,
-  // her districts for a provincial officer (location_ids stays for readers that know only those).
-  const byProvince = { campaign_ids: [firstCampaign], location_ids: [countryId], location_depth: 1, relative_location: 'viewer' }
-  const charts: Array<[string, string, Record<string, unknown>]> = [
-    ['demo-missed-by-province', 'Missed children', { type: 'ColumnChart', indicator_ids: [id('Children missed')], ...byProvince }],
-    ['demo-vaccinated-share', 'Children vaccinated, share', { type: 'PieChart', indicator_ids: [id('Children vaccinated')], ...byProvince }],
-    [
-      'demo-missed-map',
-      'Percent missed, on the map',
-      { type: 'ChoroplethMap', indicator_ids: [id('Percent missed')], ...byProvince, indicator_colors: { [id('Percent missed')]: '#d7301f' } },
-    ],
-    [
-      'demo-polio-cases',
-      'Polio cases by month, 2016',
-      {
-        type: 'LineChart',
-        indicator_ids: [id('Polio cases')],
-        location_ids: [countryId],
-        location_depth: 0,
-        start_date: '2016-01-01',
-        end_date: '2016-12-31',
-        groupByTime: 'month',
-      },
-    ],
-    [
-      'demo-districts-table',
-      'Districts: targeted, missed, percent missed',
-      {
-        type: 'TableChart',
-        indicator_ids: [id('Children targeted'), id('Children missed'), id('Percent missed')],
-        campaign_ids: [firstCampaign],
-        location_ids: [countryId],
-        location_depth: 2,
-      },
-    ],
-  ]
+  const named = { indicator_ids: 'indicator', campaign_ids: 'campaign', location_ids: 'location' } as const
+  const withIds = (chart: Chart) =>
+    Object.fromEntries(
+      Object.entries(chart).map(([key, value]) => {
+        if (key in named) return [key, (value as string[]).map((name) => id(named[key as keyof typeof named], name))]
+        if (key === 'indicator_colors')
+          return [key, Object.fromEntries(Object.entries(value as Record<string, string>).map(([name, color]) => [id('indicator', name), color]))]
+        return [key, value]
+      }),
+    )
   await trx
     .insertInto('custom_chart')
-    .values(charts.map(([uuid, title, chart]) => ({ uuid, title, chart_json: JSON.stringify(chart), owner_id })))
+    .values(dashboard.charts.map(({ uuid, title, chart }) => ({ uuid, title, chart_json: JSON.stringify(withIds(chart)), owner_id })))
     .execute()
-  const uuids = charts.map(([uuid]) => uuid)
   await trx
     .insertInto('custom_dashboard')
-    .values({
-      title: 'Campaign overview',
-      description: 'Demo dashboard',
-      rows: JSON.stringify([
-        { layout: 2, charts: uuids.slice(0, 2) },
-        { layout: 2, charts: uuids.slice(2, 4) },
-        { layout: 1, charts: uuids.slice(4) },
-      ]),
-      owner_id,
-    })
+    .values({ title: dashboard.title, description: dashboard.description, rows: JSON.stringify(dashboard.rows), owner_id })
     .execute()
 }
