@@ -33,11 +33,11 @@ export default fp(
      * GET: a detail or a JSON list page by the read service (lib/api/read-service.ts); a CSV export or an
      * action's job here, with the reply it streams to, from the read cache when kept.
      */
-    async function read(request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) {
+    async function read(request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, id: string | undefined) {
       // A list's declared parameters, as the route's validator typed them (lib/api/query.ts).
-      const params = kind === 'list' && resource.declares_query ? (request.query as Record<string, unknown>) : undefined
+      const params = id === undefined && resource.declares_query ? (request.query as Record<string, unknown>) : undefined
       const asked = { ...askedBy(request, reply), params }
-      if (kind === 'detail') return serve(reply, await reads.detail(resource, urlName, (request.params as { id: string }).id, asked))
+      if (id !== undefined) return serve(reply, await reads.detail(resource, urlName, id, asked))
       const doors = reads.doorsOf(resource)
       if (answersJson(context(request, resource, urlName, app.db.db, params), request, doors)) return serve(reply, await reads.list(resource, urlName, asked))
       const key = app.readCache.keyOf(request, resource, urlName)
@@ -50,20 +50,19 @@ export default fp(
       })
     }
 
-    async function handle(request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) {
+    async function handle(request: DispatchedRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) {
       const method = effectiveMethod(request)
-      if (kind === 'detail' && resource.kind === 'non_model')
-        throw new ApiError(404, 'NOT_FOUND', `No ${urlName} object found for id : ${(request.params as { id: string }).id}`)
+      // The row's id, on a detail URL.
+      const { id } = request.params
+      if (kind === 'detail' && resource.kind === 'non_model') throw new ApiError(404, 'NOT_FOUND', `No ${urlName} object found for id : ${id}`)
       const allowed = allowedMethods(resource, kind)
       if (!(allowed as string[]).includes(method)) {
         throw new ApiError(405, 'METHOD_NOT_ALLOWED', `Method ${method} not allowed on ${request.url.split('?')[0]}`, undefined, { allow: allowed.join(', ') })
       }
       if (kind === 'schema') return describeResource(resource, resourceOfTable)
       assertMayCall(request.user!, resource, method)
-      if (method === 'GET') return read(request, reply, resource, urlName, kind)
-
-      const detailId = kind === 'detail' ? (request.params as { id: string }).id : undefined
-      return answerWrite(context(request, resource, urlName), method, detailId, request, reply, { transactions, afterDelete })
+      if (method === 'GET') return read(request, reply, resource, urlName, id)
+      return answerWrite(context(request, resource, urlName), method, id, request, reply, { transactions, afterDelete })
     }
 
     await registerAll(app, handle)
@@ -72,7 +71,9 @@ export default fp(
   { name: 'dispatcher', dependencies: ['db', 'auth', 'jobs', 'http-cache', 'reads'], encapsulate: true },
 )
 
-type Handler = (request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) => Promise<unknown>
+/** A request of a resource's URLs: `:id` is in a detail URL only. */
+type DispatchedRequest = FastifyRequest<{ Params: { id?: string } }>
+type Handler = (request: DispatchedRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) => Promise<unknown>
 
 /**
  * Every resource's routes. https://github.com/fastify/fastify-multipart serves the ones
@@ -112,7 +113,7 @@ function registerRoutes(app: FastifyInstance, handle: Handler, declared: Resourc
         ['detail', `/api/v1/${urlName}/:id/`],
       ]
       for (const [kind, url] of kinds) {
-        const handler = (request: FastifyRequest, reply: FastifyReply) => handle(request, reply, resource, urlName, kind)
+        const handler = (request: DispatchedRequest, reply: FastifyReply) => handle(request, reply, resource, urlName, kind)
         const documented = kind === 'detail' && resource.kind === 'non_model' ? [] : allowedMethods(resource, kind)
         for (const method of documented) {
           const validated = kind === 'list' && method === 'GET' && resource.declares_query

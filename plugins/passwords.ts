@@ -84,11 +84,11 @@ async function useResetLink(app: FastifyInstance, request: FastifyRequest<{ Body
 }
 
 /** `POST /api/v1/user/:id/password_reset/` (superusers): a link for that user, its token shown once. */
-async function issueResetLink(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+async function issueResetLink(app: FastifyInstance, request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) {
   if (!request.user!.is_superuser) throw forbidden('Only a superuser issues password reset links')
-  const id = Number((request.params as { id: string }).id)
+  const id = Number(request.params.id)
   const user = Number.isInteger(id) && id > 0 && id < 2 ** 31 ? await findUserById(app.db.db, id) : undefined
-  if (!user) throw notFound('user', (request.params as { id: string }).id)
+  if (!user) throw notFound('user', request.params.id)
   const link = await issueReset(app.db.db, user.id, request.user!.id)
   return reply.code(201).send({ ...link, username: user.username, url: `/app/#/reset/${link.token}` })
 }
@@ -128,7 +128,7 @@ export default fp(
       documented('useResetLink', 'Set a password with a one-time reset link (no credentials; the user’s sessions end)', RESET, { anonymous: true }),
       (request, reply) => useResetLink(app, request, reply),
     )
-    app.post(
+    app.post<{ Params: { id: string } }>(
       '/api/v1/user/:id/password_reset/',
       {
         schema: {

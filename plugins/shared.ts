@@ -30,8 +30,8 @@ const linkGone = () => new ApiError(404, 'SHARE_NOT_FOUND', 'This link does not 
 export default fp(
   async function sharedDashboards(app: FastifyInstance) {
     /** The live link of the request's token, its reader as the request's user; else 404. */
-    async function linkOf(request: FastifyRequest): Promise<Share> {
-      const { token } = request.params as { token: string }
+    async function linkOf(request: FastifyRequest<{ Params: { token: string } }>): Promise<Share> {
+      const { token } = request.params
       // Looked up at every use (one indexed read): a revoked, expired or narrowed link is refused at once
       // on every server, whoever changed it, psql included.
       const share = /^[\w-]{43}$/.test(token) ? await findShare(app.db.db, token) : undefined

@@ -51,8 +51,8 @@ export default fp(
       if (request.url.startsWith('/app/') || request.url === '/app') reply.header('content-security-policy', csp)
       done(null, payload)
     })
-    app.get('/app/vendor/:file', { schema: { hide: true } }, async (request, reply) => {
-      const file = vendor.get((request.params as { file: string }).file)
+    app.get<{ Params: { file: string } }>('/app/vendor/:file', { schema: { hide: true } }, async (request, reply) => {
+      const file = vendor.get(request.params.file)
       if (file === undefined) return reply.callNotFound()
       reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600')
       reply.vary('Accept-Encoding')

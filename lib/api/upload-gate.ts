@@ -48,8 +48,8 @@ export class UploadGate {
   }
 
   /** `handler` for routes whose requests the gate counts: their place is held while it works. */
-  holding<A extends unknown[], R>(handler: (request: FastifyRequest, ...rest: A) => Promise<R>) {
-    return async (request: FastifyRequest, ...rest: A): Promise<R> => {
+  holding<Q extends FastifyRequest, A extends unknown[], R>(handler: (request: Q, ...rest: A) => Promise<R>) {
+    return async (request: Q, ...rest: A): Promise<R> => {
       const slot = this.slots.get(request)
       if (slot) slot.handling = true
       try {
