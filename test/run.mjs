@@ -1,20 +1,25 @@
-// `npm test [files…]`: the tap suite (on PGlite, or on PostgreSQL when DATABASE_URL is set). Three
-// worker processes (test/runner/worker.mjs) take the test files from one queue, the slowest of the
-// last run first; each file's output is printed whole when it ends, and the run closes with a plain
+// `npm test [files…]`: the tap suite's fast tier, or the files named (on PGlite, or on PostgreSQL when
+// DATABASE_URL is set); `--tier e2e|all` another tier (test/tiers.mjs). Worker processes
+// (test/runner/worker.mjs) take the test files from one queue, the slowest of the last run first; each file's output is printed whole when it ends, and the run closes with a plain
 // `N passed, N failed` line. The exit code is 1 when anything failed. Each file's time is kept in
 // .data/test-times-<engine>.json for `npm run test:slowest` and the next run's order.
 import { fork } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { buildIfStale } from '../cli/build.mjs'
+import { E2E, inTier } from './tiers.mjs'
 
-const WORKERS = Number(process.env.TEST_JOBS ?? 3)
-// As the tap section of package.json runs a single file (`npx tap test/x.test.ts`): TypeScript through
-// tsx, and PGlite's WebAssembly compiled lazily by the baseline compiler (each worker would otherwise
-// compile and optimise all of it: seconds of CPU). TEST_CPU_PROF=<dir>: every worker, and every server
-// and CLI run the tests start (test/processes.ts), writes a V8 CPU profile there.
+// TypeScript through tsx, and PGlite's WebAssembly compiled as it is first called. Not `--liftoff-only`
+// (which a single file run by tap keeps, package.json): a worker's database lives for the whole run on
+// a thread of its own, and optimising its hot functions pays (a tenth less CPU over the fast tier).
+// TEST_CPU_PROF=<dir>: every worker, and every server and CLI run the tests start
+// (test/processes.ts), writes a V8 CPU profile there.
 const CPU_PROFILE = process.env.TEST_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TEST_CPU_PROF}`] : []
-const NODE_ARGS = [...CPU_PROFILE, '--import=tsx', '--liftoff-only', '--wasm-lazy-compilation', '--enable-source-maps']
+const NODE_ARGS = [...CPU_PROFILE, '--import=tsx', '--wasm-lazy-compilation', '--enable-source-maps']
 
+// `--postgres` (npm run test:pg): on the PostgreSQL server of DATABASE_URL, by default the local one.
+// Each test process works in a schema of its own (test/helper.ts) and drops it at its end.
+const onPostgres = process.argv.includes('--postgres')
+if (onPostgres) process.env.DATABASE_URL ||= 'postgres://postgres@127.0.0.1:5432/postgres'
 const engine = process.env.DATABASE_URL ? 'postgres' : 'pglite'
 // TEST_TIMES_DIR: where the times are kept (a test of this runner keeps its own).
 const TIMES_DIR = process.env.TEST_TIMES_DIR ?? '.data'
@@ -22,8 +27,18 @@ const TIMES = `${TIMES_DIR}/test-times-${engine}.json`
 const last = existsSync(TIMES) ? JSON.parse(readFileSync(TIMES, 'utf8')) : { files_ms: {} }
 const lastTimes = last.files_ms
 
-const named = process.argv.slice(2)
-const files = (named.length ? named : readdirSync('test', { recursive: true }).map((f) => `test/${f}`))
+// `--tier fast|e2e|all` (test/tiers.mjs): the files of a tier when none is named; fast by default.
+const args = process.argv.slice(2).filter((arg) => arg !== '--postgres')
+const tierAt = args.indexOf('--tier')
+const tier = tierAt >= 0 ? args.splice(tierAt, 2)[1] : 'fast'
+if (!['fast', 'e2e', 'all'].includes(tier)) throw new Error(`--tier ${tier}: fast, e2e or all`)
+const named = args
+// Worker processes (TEST_JOBS to choose): two in the fast tier on PGlite, where each worker's database
+// keeps a thread of its own busy (2 cores: 153 s with two, 187 s with three); three elsewhere, where
+// workers wait on Chromium, servers and PostgreSQL's own processes.
+const WORKERS = Number(process.env.TEST_JOBS ?? (tier === 'fast' && engine === 'pglite' ? 2 : 3))
+const everyFile = readdirSync('test', { recursive: true }).map((f) => `test/${f}`)
+const files = (named.length ? named : inTier(tier, everyFile))
   .filter((f) => f.endsWith('.test.ts'))
   .sort((a, b) => (lastTimes[b] ?? Number.POSITIVE_INFINITY) - (lastTimes[a] ?? Number.POSITIVE_INFINITY) || a.localeCompare(b))
 const queue = [...files]
@@ -77,20 +92,22 @@ function startWorker() {
   })
 }
 
-// The servers, workers and CLI runs the tests start run from dist/: compiled once here, not by
-// several of them at once.
-buildIfStale()
+// The servers, workers and CLI runs the e2e files start run from dist/: compiled once here, not by
+// several of them at once. The fast tier starts none.
+if (files.some((file) => E2E.has(file))) buildIfStale()
 await Promise.all(Array.from({ length: Math.min(WORKERS, files.length) }, startWorker))
 const wall = (Date.now() - started) / 1000
-// A run of some files updates their times; the wall time is the last whole suite's.
+// A run of some files updates their times; a tier's wall time is its last whole run's.
 if (Object.keys(times).length) {
   mkdirSync(TIMES_DIR, { recursive: true })
-  const recorded = { wall_s: named.length ? (last.wall_s ?? null) : wall, files_ms: { ...lastTimes, ...times } }
+  const recorded = { tier_wall_s: { ...last.tier_wall_s, ...(!named.length && { [tier]: Math.round(wall) }) }, files_ms: { ...lastTimes, ...times } }
   writeFileSync(TIMES, `${JSON.stringify(recorded, null, 1)}\n`)
 }
 const unfinished = files.filter((f) => !(f in times) && !crashed.includes(f))
 if (unfinished.length) console.log(`not finished: ${unfinished.join(', ')}`)
 const failed = totals.fail + crashed.length + unfinished.length
 const skipped = totals.skip + totals.todo
-console.log(`\n${engine}: ${totals.pass} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''} in ${wall.toFixed(0)} s`)
+console.log(
+  `\n${engine}, ${named.length ? 'the files named' : `tier ${tier}`}: ${totals.pass} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''} in ${wall.toFixed(0)} s`,
+)
 process.exit(failed > 0 ? 1 : 0)

@@ -9,10 +9,11 @@ for (const engine of ['pglite', 'postgres']) {
     console.log(`${engine}: no run recorded yet (npm test${engine === 'postgres' ? ' with DATABASE_URL' : ''})`)
     continue
   }
-  const { wall_s, files_ms } = JSON.parse(readFileSync(path, 'utf8'))
+  const { tier_wall_s = {}, files_ms } = JSON.parse(readFileSync(path, 'utf8'))
   const files = Object.entries(files_ms).sort(([, a], [, b]) => b - a)
   const total = files.reduce((sum, [, ms]) => sum + ms, 0) / 1000
-  const wall = wall_s === null ? 'no whole suite run yet' : `${wall_s.toFixed(0)} s wall (the last whole suite)`
+  const tiers = Object.entries(tier_wall_s).map(([tier, s]) => `${tier} ${s} s`)
+  const wall = tiers.length ? `the last whole run of each tier: ${tiers.join(', ')}` : 'no whole tier run yet'
   console.log(`${engine}: ${files.length} files, ${total.toFixed(0)} s in the files, ${wall}`)
   for (const [file, ms] of files.slice(0, count)) console.log(`  ${(ms / 1000).toFixed(1).padStart(6)} s  ${file}`)
 }

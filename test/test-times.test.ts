@@ -1,6 +1,9 @@
 // The suite's runner (test/run.mjs) keeps each file's time for `npm run test:slowest`, whatever files a
-// run named: a run of one file is recorded too, beside the times of the others.
+// run named: a run of one file is recorded too, beside the times of the others. Its tiers
+// (test/tiers.mjs) name real files and split them.
 import { execFile } from 'node:child_process'
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { ROOT, tempDir } from './helper.js'
@@ -11,6 +14,19 @@ t.test('a run of one file is recorded for test:slowest', async (t) => {
   const env = { ...process.env, TEST_TIMES_DIR: tempDir(t), TEST_JOBS: '1', DATABASE_URL: '' }
   await run(process.execPath, ['test/run.mjs', 'test/filters.test.ts'], { cwd: ROOT, env })
   const { stdout } = await run(process.execPath, ['test/slowest.mjs'], { cwd: ROOT, env })
-  t.match(stdout, /pglite: 1 files, .*no whole suite run yet/)
+  t.match(stdout, /pglite: 1 files, .*no whole tier run yet/)
   t.match(stdout, /s {2}test\/filters\.test\.ts/)
+})
+
+t.test('test/tiers.mjs names only files that exist, and every file is in exactly one of fast and e2e', async (t) => {
+  const { BROWSER, OPERATOR, LONG, inTier } = await import('./tiers.mjs')
+  const files = readdirSync(join(ROOT, 'test'))
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => `test/${f}`)
+  for (const name of [...BROWSER, ...OPERATOR, ...LONG]) t.ok(files.includes(`test/${name}.test.ts`), `${name} is a test file`)
+  const fast = inTier('fast', files)
+  const e2e = inTier('e2e', files)
+  t.equal(fast.length + e2e.length, files.length, 'each file in one tier')
+  t.same(inTier('all', files), files, 'the pg tier runs them all')
+  t.ok(fast.includes('test/authorization.test.ts') && e2e.includes('test/web-dashboard.test.ts'), 'an API file is fast, a page file e2e')
 })
