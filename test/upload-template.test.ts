@@ -6,7 +6,7 @@ import t from 'tap'
 import { build, alice } from './helper.js'
 import { client } from './api.js'
 import { created, upload, world } from './world.js'
-import { templateCsv } from '../web/views/upload.js'
+import { templateCsv, templateFileName } from '../web/views/upload.js'
 
 /** The template's CSV with every indicator cell filled: 1, 2, 3… */
 function filled(template: { header: string[]; rows: string[][] }) {
@@ -104,4 +104,38 @@ t.test('a restricted user’s template maps no location: a code another upload w
   t.same(hers.body.objects[0].without_code.locations, [{ id: hamlet, name: 'hamlet' }], 'her new place is listed as without a code')
   const waiting = await db.selectFrom('source_object_map').select('master_object_id').where('source_object_code', '=', 'ZZNEW').executeTakeFirstOrThrow()
   t.equal(waiting.master_object_id, -1, 'the waiting code still waits')
+})
+
+t.test('the rows follow the tree: each district under its province, siblings by name', async (t) => {
+  const { app } = await build(t)
+  const api = client(app)
+  const w = await world(api)
+  const district = (await api.get(`/location/${w.a1}/`)).body.location_type_id
+  // A district named after every other, added to the first province, and one named first to the second.
+  for (const [name, parent] of [
+    ['zz', w.A],
+    ['a0', w.B],
+  ] as const) {
+    await created(api.post('/location/', { name, location_code: name, location_type_id: district, parent_location_id: parent }))
+  }
+  const template = (await api.get(`/upload_template/?campaign_id=${w.C}`)).body.objects[0]
+  t.same(
+    template.rows.map((row: string[]) => row[0]),
+    ['a1', 'zz', 'a0', 'b1'],
+    'province A’s districts, then province B’s',
+  )
+})
+
+t.test("the template's file name says its campaign or day", async (t) => {
+  t.equal(
+    templateFileName({ file_type: 'campaign', campaign: { name: 'October 2016 - NID - bOPV' }, data_date: null }),
+    'campaign-template October 2016 - NID - bOPV.csv',
+  )
+  t.equal(
+    templateFileName({ file_type: 'campaign', campaign: { name: 'Round 2: a/b' }, data_date: null }),
+    'campaign-template Round 2- a-b.csv',
+    'no path in it',
+  )
+  t.equal(templateFileName({ file_type: 'date', campaign: null, data_date: '2016-03-15' }), 'date-template 2016-03-15.csv')
+  t.equal(templateFileName({ file_type: 'campaign', campaign: null, data_date: null }), 'campaign-template.csv', 'no campaign yet')
 })

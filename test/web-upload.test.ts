@@ -20,7 +20,7 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
     'its sentences apart',
   )
   const [template] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download a campaign file template' }).click()])
-  t.equal(template.suggestedFilename(), 'campaign-template.csv')
+  t.equal(template.suggestedFilename(), 'campaign-template October 2016 - NID - bOPV.csv', 'named after its campaign')
   const lines = readFileSync((await template.path())!, 'utf8')
     .trim()
     .split('\r\n')

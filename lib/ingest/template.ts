@@ -81,12 +81,16 @@ async function ensureCodes(db: Kysely<DB>, contentType: ContentType, ids: number
 
 /**
  * The lowest locations (no child) under `root`, or under every root: those a person enters values for.
- * A restricted user's root is her responsibility (the caller checks a chosen one is inside it).
+ * A restricted user's root is her responsibility (the caller checks a chosen one is inside it). In the
+ * tree's order: by the names on the way down from the root, so a district stands with its province's
+ * others, siblings by name.
  */
 async function lowestLocations(db: Kysely<DB>, root: number | null) {
   const under = root === null ? sql`true` : sql`l.id in (select location_id from location_tree where parent_location_id = ${root})`
   const { rows } = await sql<{ id: number; name: string }>`select l.id, l.name from location l
-    where ${under} and not exists (select 1 from location c where c.parent_location_id = l.id) order by l.name, l.id`.execute(db)
+    where ${under} and not exists (select 1 from location c where c.parent_location_id = l.id)
+    order by (select array_agg(a.name order by t.lvl desc) from location_tree t join location a on a.id = t.parent_location_id
+      where t.location_id = l.id), l.id`.execute(db)
   return rows
 }
 

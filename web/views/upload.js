@@ -36,6 +36,16 @@ export function templateCsv(template) {
   return `${[template.header, ...template.rows].map(line).join('\r\n')}\r\n`
 }
 
+/**
+ * The template's file name: its kind and what every row carries (the campaign's name, or the day), so
+ * templates of two campaigns downloaded side by side are told apart. Characters a file system refuses
+ * become '-'.
+ */
+export function templateFileName(template) {
+  const subject = template.campaign?.name ?? template.data_date
+  return `${template.file_type}-template${subject ? ` ${subject}` : ''}.csv`.replace(/[/\\:*?"<>|]/g, '-')
+}
+
 /** What a pipeline stage is called here (lib/ingest reports these), the API's name otherwise. */
 function stageWord(stage) {
   const words = {
@@ -121,7 +131,7 @@ async function downloadTemplate(kind, locationId, campaignId) {
   )
   const link = document.createElement('a')
   link.href = URL.createObjectURL(new Blob([templateCsv(template)], { type: 'text/csv;charset=utf-8' }))
-  link.download = `${kind}-template.csv`
+  link.download = templateFileName(template)
   document.body.append(link)
   link.click()
   link.remove()
