@@ -37,17 +37,21 @@ t.test('a long statement holds neither the event loop nor /health', async (t) =>
   t.ok(answered < statement / 2, `/health answered at ${answered.toFixed(0)} ms`)
 })
 
-t.test('once a statement has answered, the session is free: busy() does not report the answered work', { skip: engine !== 'pglite' && 'the embedded database only' }, async (t) => {
-  // A database without an app: nothing else (a job queue's poll, a listener) takes the session meanwhile.
-  const database = await createDatabase({ loadDataDir: await ensureTemplate() })
-  t.teardown(() => database.close())
-  let seenBusy = 0
-  for (let i = 0; i < 300; i++) {
-    await sql`select ${i}::int as n`.execute(database.db)
-    if (database.embedded!.busy()) seenBusy++
-  }
-  t.equal(seenBusy, 0, 'free after each of 300 answers')
-})
+t.test(
+  'once a statement has answered, the session is free: busy() does not report the answered work',
+  { skip: engine !== 'pglite' && 'the embedded database only' },
+  async (t) => {
+    // A database without an app: nothing else (a job queue's poll, a listener) takes the session meanwhile.
+    const database = await createDatabase({ loadDataDir: await ensureTemplate() })
+    t.teardown(() => database.close())
+    let seenBusy = 0
+    for (let i = 0; i < 300; i++) {
+      await sql`select ${i}::int as n`.execute(database.db)
+      if (database.embedded!.busy()) seenBusy++
+    }
+    t.equal(seenBusy, 0, 'free after each of 300 answers')
+  },
+)
 
 t.test('psql connects to a running server through the socket in DATA_DIR', { skip: engine !== 'pglite' && 'the embedded database only' }, async (t) => {
   const dataDir = tempDir(t)
