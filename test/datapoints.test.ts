@@ -2,21 +2,21 @@
 import t from 'tap'
 import { parse } from 'csv-parse/sync'
 import { sql } from 'kysely'
-import { build, hasSharedData, tempDir } from './helper.js'
+import { build, tempDir } from './helper.js'
 import { client } from './api.js'
-import { afterDirectInserts, hMeta, readFixture, smallWorld } from './fixtures.js'
+import { afterDirectInserts, hMeta, smallWorld } from './fixtures.js'
+import { caseDates } from './fixtures/upload-files.js'
 import type { Kysely, KyselyPlugin, RootOperationNode } from 'kysely'
 import { buildApp } from '../app.js'
 import type { DB } from '../schemas/index.js'
 
 type Api = ReturnType<typeof client>
-const skipShared = !hasSharedData && 'needs ../shared/data/rhizome/tests_data (H-META / H-DATE)'
 
 const entry = (api: Api, indicator_id: number, location_id: number, campaign_id: number, value: number) =>
   api.post('/campaign_datapoint/', { indicator_id, location_id, campaign_id, value })
 
 // acceptance.md 28, 29
-t.test('campaign_datapoint reads: rows, empty results, the required parameter, value filters', { skip: skipShared }, async (t) => {
+t.test('campaign_datapoint reads: rows, empty results, the required parameter, value filters', async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   await hMeta(db)
@@ -44,7 +44,7 @@ t.test('campaign_datapoint reads: rows, empty results, the required parameter, v
 })
 
 // acceptance.md 30
-t.test("filter_indicator selects locations by their values in the request's campaigns", { skip: skipShared }, async (t) => {
+t.test("filter_indicator selects locations by their values in the request's campaigns", async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   await hMeta(db)
@@ -122,7 +122,7 @@ t.test('location_depth, location_type and the district fallback choose precomput
 })
 
 // acceptance.md 32, 89 (part)
-t.test('campaign_datapoint data entry: POST, PATCH and DELETE write raw values that survive recomputation', { skip: skipShared }, async (t) => {
+t.test('campaign_datapoint data entry: POST, PATCH and DELETE write raw values that survive recomputation', async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   await hMeta(db)
@@ -154,8 +154,8 @@ t.test('campaign_datapoint data entry: POST, PATCH and DELETE write raw values t
 
   const id = created.body.id
   t.equal((await api.get(`/campaign_datapoint/${id}/`)).body.value, 10)
-  const nigeria = (await api.get('/campaign_datapoint/?indicator__in=22&campaign__in=99&location_id__in=12907')).body.objects[0]
-  t.equal(nigeria.value, 10, 'Nigeria aggregates the entry')
+  const country = (await api.get('/campaign_datapoint/?indicator__in=22&campaign__in=99&location_id__in=12907')).body.objects[0]
+  t.equal(country.value, 10, 'the country aggregates the entry')
 
   const patched = await api.patch(`/campaign_datapoint/${id}/`, { value: 1071.012 })
   t.equal(patched.status, 200, patched.text)
@@ -172,12 +172,12 @@ t.test('campaign_datapoint data entry: POST, PATCH and DELETE write raw values t
   t.equal(moved.body.message, 'location_id: cannot be changed')
   t.equal((await api.patch(`/campaign_datapoint/${id}/`, { value: null })).status, 400)
 
-  const notRaw = await api.delete(`/campaign_datapoint/${nigeria.id}/`)
+  const notRaw = await api.delete(`/campaign_datapoint/${country.id}/`)
   t.equal(notRaw.status, 409)
   t.equal(notRaw.body.code, 'NOT_RAW')
   t.equal((await api.delete(`/campaign_datapoint/${id}/`)).status, 204)
   t.equal((await api.get(`/campaign_datapoint/${id}/`)).status, 404)
-  t.equal((await api.get(`/campaign_datapoint/${nigeria.id}/`)).status, 404, "Nigeria's aggregate went with it")
+  t.equal((await api.get(`/campaign_datapoint/${country.id}/`)).status, 404, "the country's aggregate went with it")
 })
 
 t.test('PATCH of a computed value makes it raw; it then wins over the aggregate', async (t) => {
@@ -398,7 +398,7 @@ t.test('CSV export without a limit streams every row up to max_limit, in pages',
   t.ok(a)
 })
 
-/** H-DATE (acceptance.md §0): Afghanistan 1234 → province 432 → Achin 4321, 51 cases at Achin. */
+/** H-DATE (acceptance.md §0): Lorvania 1234 → province 432 → district 4321, the 24 dated cases of fixtures/upload-files.ts at the district. */
 async function hDate(api: Api, db: Kysely<DB>) {
   await db
     .insertInto('location_type')
@@ -411,20 +411,16 @@ async function hDate(api: Api, db: Kysely<DB>) {
   await db
     .insertInto('location')
     .values([
-      { id: 1234, name: 'Afghanistan', location_code: 'AF', location_type_id: 1, parent_location_id: null },
-      { id: 432, name: 'Kandahar', location_code: 'AF-KAN', location_type_id: 2, parent_location_id: 1234 },
-      { id: 4321, name: 'Achin', location_code: 'AF-KAN-ACH', location_type_id: 3, parent_location_id: 432 },
+      { id: 1234, name: 'Lorvania', location_code: 'LV', location_type_id: 1, parent_location_id: null },
+      { id: 432, name: 'Cindermoor', location_code: 'LV-03', location_type_id: 2, parent_location_id: 1234 },
+      { id: 4321, name: 'Cindermoor East', location_code: 'LV-03-03', location_type_id: 3, parent_location_id: 432 },
     ] as never)
     .execute()
   await afterDirectInserts(db, ['location_type', 'location'])
   const P = (await api.post('/indicator/', { name: 'Polio Cases', short_name: 'Polio Cases', data_format: 'date_int', resource_name: 'date' })).body
     .id as number
-  const dates = readFixture('AfgPolioCases.csv').map((r) => {
-    const [d, m, y] = r.data_date.split('-').map(Number)
-    return `${2000 + y}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`
-  })
   const ids: number[] = []
-  for (const data_date of dates) {
+  for (const data_date of caseDates()) {
     const res = await api.post('/date_datapoint/', { indicator_id: P, location_id: 4321, data_date, value: 1 })
     if (res.status !== 201) throw new Error(res.text)
     ids.push(res.body.id)
@@ -433,120 +429,118 @@ async function hDate(api: Api, db: Kysely<DB>) {
 }
 
 // acceptance.md 34–39
-t.test(
-  'date_datapoint groups by year, quarter, month and all_time, reads discrete values, several targets, and refuses bad groupings',
-  { skip: skipShared },
-  async (t) => {
-    const { app, db } = await build(t)
-    const api = client(app)
-    const { P, ids } = await hDate(api, db)
-    t.equal(ids.length, 51)
-    const grouped = (rest: string) => api.get(`/date_datapoint/?indicator__in=${P}&${rest}`)
-    const pairs = (res: { body: { objects: Array<{ time_grouping: unknown; value: number }> } }) => res.body.objects.map((o) => [o.time_grouping, o.value])
+t.test('date_datapoint groups by year, quarter, month and all_time, reads discrete values, several targets, and refuses bad groupings', async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  // The 24 cases by month: 2014 Jan 2, Feb 1, Apr 1, May 2, Jul 1, Sep 3, Oct 1, Dec 1; 2015 Jan 2,
+  // Mar 1, Jun 2, Jul 1, Aug 2, Nov 1; 2016 Feb 1, Mar 1, May 1.
+  const { P, ids } = await hDate(api, db)
+  t.equal(ids.length, 24)
+  const grouped = (rest: string) => api.get(`/date_datapoint/?indicator__in=${P}&${rest}`)
+  const pairs = (res: { body: { objects: Array<{ time_grouping: unknown; value: number }> } }) => res.body.objects.map((o) => [o.time_grouping, o.value])
 
-    const year = await grouped('group_by_time=year&start_date=2013-01-01&end_date=2016-12-01&location_id=1234&location_depth=1')
-    t.same(year.body.objects, [
-      { indicator_id: P, location_id: 432, time_grouping: 2014, value: 28 },
-      { indicator_id: P, location_id: 432, time_grouping: 2015, value: 20 },
-      { indicator_id: P, location_id: 432, time_grouping: 2016, value: 3 },
-    ])
-    t.equal(year.body.meta.indicator_ids[0], P)
-    t.same(year.body.meta.time_groupings, [2014, 2015, 2016])
-    t.same(year.body.meta.location_ids, [432])
+  const year = await grouped('group_by_time=year&start_date=2013-01-01&end_date=2016-12-01&location_id=1234&location_depth=1')
+  t.same(year.body.objects, [
+    { indicator_id: P, location_id: 432, time_grouping: 2014, value: 12 },
+    { indicator_id: P, location_id: 432, time_grouping: 2015, value: 9 },
+    { indicator_id: P, location_id: 432, time_grouping: 2016, value: 3 },
+  ])
+  t.equal(year.body.meta.indicator_ids[0], P)
+  t.same(year.body.meta.time_groupings, [2014, 2015, 2016])
+  t.same(year.body.meta.location_ids, [432])
 
-    t.same((await grouped('group_by_time=all_time&location_id=4321&location_depth=0&start_date=2013-01-01&end_date=2016-01-01')).body.objects, [
-      { indicator_id: P, location_id: 4321, time_grouping: 1, value: 48 },
-    ])
+  t.same((await grouped('group_by_time=all_time&location_id=4321&location_depth=0&start_date=2013-01-01&end_date=2016-01-01')).body.objects, [
+    { indicator_id: P, location_id: 4321, time_grouping: 1, value: 21 },
+  ])
 
-    const discrete = (location: number, start: string, end: string) =>
-      grouped(`group_by_time=year&location_id__in=${location}&start_date=${start}&end_date=${end}`)
-    t.equal((await discrete(1234, '2013-01-01', '2016-12-01')).body.objects.length, 0)
-    t.equal((await discrete(1234, '2014-01-01', '2014-12-31')).body.objects.length, 0)
-    const raw = await discrete(4321, '2013-01-01', '2016-12-01')
-    t.equal(raw.body.objects.length, 51)
-    t.same(Object.keys(raw.body.objects[0]), ['id', 'indicator_id', 'location_id', 'data_date', 'value'])
-    t.same(raw.body.meta.time_groupings, [])
-    t.equal((await discrete(4321, '2014-01-01', '2014-12-31')).body.objects.length, 28)
+  const discrete = (location: number, start: string, end: string) =>
+    grouped(`group_by_time=year&location_id__in=${location}&start_date=${start}&end_date=${end}`)
+  t.equal((await discrete(1234, '2013-01-01', '2016-12-01')).body.objects.length, 0)
+  t.equal((await discrete(1234, '2014-01-01', '2014-12-31')).body.objects.length, 0)
+  const raw = await discrete(4321, '2013-01-01', '2016-12-01')
+  t.equal(raw.body.objects.length, 24)
+  t.same(Object.keys(raw.body.objects[0]), ['id', 'indicator_id', 'location_id', 'data_date', 'value'])
+  t.same(raw.body.meta.time_groupings, [])
+  t.equal((await discrete(4321, '2014-01-01', '2014-12-31')).body.objects.length, 12)
 
-    const quarter = await grouped('group_by_time=quarter&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01')
-    t.same(pairs(quarter), [
-      ['20141', 3],
-      ['20142', 5],
-      ['20143', 8],
-      ['20144', 12],
-      ['20151', 1],
-      ['20152', 5],
-      ['20153', 7],
-      ['20154', 7],
-      ['20161', 2],
-      ['20162', 1],
-    ])
-    t.same(pairs(await grouped('group_by_time=all_time&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01')), [[1, 51]])
-    // A partial page still reports every bucket and the whole count; so does a page past the end.
-    const partial = await grouped('group_by_time=quarter&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01&limit=2&offset=1')
-    t.same(pairs(partial), [
-      ['20142', 5],
-      ['20143', 8],
-    ])
-    t.equal(partial.body.meta.total_count, 10)
-    t.same(partial.body.meta.time_groupings, quarter.body.meta.time_groupings)
-    t.equal(quarter.body.meta.time_groupings.length, 10)
-    const beyond = await grouped('group_by_time=quarter&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01&offset=50')
-    t.same([beyond.body.objects.length, beyond.body.meta.total_count], [0, 10])
-    const month = await grouped('group_by_time=month&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01')
-    t.equal(month.body.objects.length, 22)
-    const months = new Map(pairs(month) as Array<[string, number]>)
-    t.same([months.get('201401'), months.get('201402'), months.get('201409'), months.get('201410'), months.get('201604')], [2, 1, 7, 7, 1])
-    t.equal(month.body.meta.time_groupings[0], '201401')
-    t.equal(month.body.meta.time_groupings.at(-1), '201604')
+  const quarter = await grouped('group_by_time=quarter&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01')
+  t.same(pairs(quarter), [
+    ['20141', 3],
+    ['20142', 3],
+    ['20143', 4],
+    ['20144', 2],
+    ['20151', 3],
+    ['20152', 2],
+    ['20153', 3],
+    ['20154', 1],
+    ['20161', 2],
+    ['20162', 1],
+  ])
+  t.same(pairs(await grouped('group_by_time=all_time&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01')), [[1, 24]])
+  // A partial page still reports every bucket and the whole count; so does a page past the end.
+  const partial = await grouped('group_by_time=quarter&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01&limit=2&offset=1')
+  t.same(pairs(partial), [
+    ['20142', 3],
+    ['20143', 4],
+  ])
+  t.equal(partial.body.meta.total_count, 10)
+  t.same(partial.body.meta.time_groupings, quarter.body.meta.time_groupings)
+  t.equal(quarter.body.meta.time_groupings.length, 10)
+  const beyond = await grouped('group_by_time=quarter&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01&offset=50')
+  t.same([beyond.body.objects.length, beyond.body.meta.total_count], [0, 10])
+  const month = await grouped('group_by_time=month&location_id=1234&location_depth=1&start_date=2013-01-01&end_date=2016-07-01')
+  t.equal(month.body.objects.length, 17, '8 months of 2014, 6 of 2015 and 3 of 2016')
+  const months = new Map(pairs(month) as Array<[string, number]>)
+  t.same([months.get('201401'), months.get('201402'), months.get('201409'), months.get('201410'), months.get('201605')], [2, 1, 3, 1, 1])
+  t.equal(month.body.meta.time_groupings[0], '201401')
+  t.equal(month.body.meta.time_groupings.at(-1), '201605')
 
-    t.equal((await api.get('/date_datapoint/?indicator__in=999999&group_by_time=year')).body.objects.length, 0)
-    for (const bad of ['xxx', 'campaign']) {
-      const res = await grouped(`group_by_time=${bad}&location_id=1234`)
-      t.equal(res.status, 400)
-      t.equal(res.body.code, 'INVALID_GROUPING')
-    }
+  t.equal((await api.get('/date_datapoint/?indicator__in=999999&group_by_time=year')).body.objects.length, 0)
+  for (const bad of ['xxx', 'campaign']) {
+    const res = await grouped(`group_by_time=${bad}&location_id=1234`)
+    t.equal(res.status, 400)
+    t.equal(res.body.code, 'INVALID_GROUPING')
+  }
 
-    const province = (
-      await api.post('/location/', {
-        name: 'Other',
-        location_code: '433',
-        location_type_id: (await api.get('/location/432/')).body.location_type_id,
-        parent_location_id: 1234,
-      })
-    ).body.id
-    const district = (
-      await api.post('/location/', {
-        name: 'Other district',
-        location_code: '4322',
-        location_type_id: (await api.get('/location/4321/')).body.location_type_id,
-        parent_location_id: province,
-      })
-    ).body.id
-    for (const data_date of ['2015-03-01', '2015-04-01']) await api.post('/date_datapoint/', { indicator_id: P, location_id: district, data_date, value: 1 })
-    const several = await grouped('group_by_time=year&location_id=1234&location_depth=1')
-    t.same(
-      several.body.objects.map((o: { location_id: number; time_grouping: number; value: number }) => [o.location_id, o.time_grouping, o.value]),
-      [
-        [432, 2014, 28],
-        [432, 2015, 20],
-        [province, 2015, 2],
-        [432, 2016, 3],
-      ],
-    )
+  const province = (
+    await api.post('/location/', {
+      name: 'Other',
+      location_code: '433',
+      location_type_id: (await api.get('/location/432/')).body.location_type_id,
+      parent_location_id: 1234,
+    })
+  ).body.id
+  const district = (
+    await api.post('/location/', {
+      name: 'Other district',
+      location_code: '4322',
+      location_type_id: (await api.get('/location/4321/')).body.location_type_id,
+      parent_location_id: province,
+    })
+  ).body.id
+  for (const data_date of ['2015-03-01', '2015-04-01']) await api.post('/date_datapoint/', { indicator_id: P, location_id: district, data_date, value: 1 })
+  const several = await grouped('group_by_time=year&location_id=1234&location_depth=1')
+  t.same(
+    several.body.objects.map((o: { location_id: number; time_grouping: number; value: number }) => [o.location_id, o.time_grouping, o.value]),
+    [
+      [432, 2014, 12],
+      [432, 2015, 9],
+      [province, 2015, 2],
+      [432, 2016, 3],
+    ],
+  )
 
-    const wide = await grouped('group_by_time=year&location_id=1234&location_depth=1&format=csv&shape=wide')
-    const lines = wide.text.split('\r\n').filter((l) => l)
-    t.equal(lines[0], 'location_id,location,time_grouping,Polio Cases')
-    t.same(
-      lines.filter((l) => l.startsWith('432,')),
-      ['432,Kandahar,2014,28', '432,Kandahar,2015,20', '432,Kandahar,2016,3'],
-    )
-  },
-)
+  const wide = await grouped('group_by_time=year&location_id=1234&location_depth=1&format=csv&shape=wide')
+  const lines = wide.text.split('\r\n').filter((l) => l)
+  t.equal(lines[0], 'location_id,location,time_grouping,Polio Cases')
+  t.same(
+    lines.filter((l) => l.startsWith('432,')),
+    ['432,Cindermoor,2014,12', '432,Cindermoor,2015,9', '432,Cindermoor,2016,3'],
+  )
+})
 
 // acceptance.md 40
-t.test('date_datapoint data entry writes, changes and deletes raw dated values', { skip: skipShared }, async (t) => {
+t.test('date_datapoint data entry writes, changes and deletes raw dated values', async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   const { P, ids } = await hDate(api, db)

@@ -1,9 +1,10 @@
 // acceptance.md D (60–71): aggregation up the location tree and calculated indicators.
 import t from 'tap'
 import { sql, type Kysely } from 'kysely'
-import { build, hasSharedData } from './helper.js'
+import { build } from './helper.js'
 import { client } from './api.js'
-import { hMeta, readFixture } from './fixtures.js'
+import { hMeta } from './fixtures.js'
+import { PROVINCE_COUNTS } from './fixtures/country.js'
 import { enterCampaignValue } from '../lib/engine/data-entry.js'
 import type { DB } from '../schemas/index.js'
 
@@ -51,31 +52,32 @@ async function single(api: Api) {
   return { L, C }
 }
 
-const skipShared = !hasSharedData && 'needs ../shared/data/rhizome/tests_data (H-META)'
-
-/** H-AGG: H-META, campaign C and the raw rows of calc_data.csv. */
+/** H-AGG: H-META, campaign C and the raw counts of indicators 22 and 55 in eleven provinces. */
 async function hAgg(api: Api, db: Kysely<DB>) {
   await hMeta(db)
   const C = (await api.post('/campaign/', { name: 'C', campaign_type_id: 1, start_date: '2016-01-01', end_date: '2016-01-31' })).body.id as number
-  for (const r of readFixture('calc_data.csv').filter((r) => r.is_raw === '1')) {
-    await enterCampaignValue(db, { indicator_id: Number(r.indicator_id), location_id: Number(r.location_id), campaign_id: C, value: Number(r.value) })
+  for (const { location_id, notAtHome, targeted } of PROVINCE_COUNTS) {
+    await enterCampaignValue(db, { indicator_id: 22, location_id, campaign_id: C, value: notAtHome })
+    await enterCampaignValue(db, { indicator_id: 55, location_id, campaign_id: C, value: targeted })
   }
   return C
 }
 
 // acceptance.md 60, 61
-t.test('int values are summed up the tree; null and NaN ignored; a raw value wins; percentages are not aggregated', { skip: skipShared }, async (t) => {
+t.test('int values are summed up the tree; null and NaN ignored; a raw value wins; percentages are not aggregated', async (t) => {
   const e = await started(t)
   const { api, db } = e
   const C = await hAgg(api, db)
-  await sql`update datapoint set value = null where location_id = 12928 and indicator_id = 22`.execute(db)
+  await sql`update datapoint set value = null where location_id = 12918 and indicator_id = 22`.execute(db)
   await sql`update datapoint set value = 'NaN'::float8 where location_id = 12913 and indicator_id = 22`.execute(db)
   await e.refresh(C)
-  t.equal(await e.dwc(22, 12910, C), 180)
-  t.equal(await e.dwc(22, 12907, C), 1930)
-  t.equal(await e.dwc(22, 12928, C), undefined)
+  t.equal(await e.dwc(22, 12910, C), 140)
+  // 140 + 275 + 96 + 52 + 188 + 401 + 77 + 119 + 233: every province's count but 12913's (NaN) and 12918's (null).
+  t.equal(await e.dwc(22, 12907, C), 1581)
+  t.equal(await e.dwc(22, 12918, C), undefined)
   t.equal(await e.dwc(22, 12913, C), undefined)
-  t.equal(await e.dwc(55, 12907, C), 183000)
+  // 9800 + 11200 + 7400 + 15600 + 6100 + 12800 + 20300 + 8900 + 31000 + 10400 + 14500
+  t.equal(await e.dwc(55, 12907, C), 148000)
   const raw = await db.selectFrom('agg_datapoint').select('is_raw').where('indicator_id', '=', 22).where('location_id', '=', 12910).executeTakeFirstOrThrow()
   t.equal(raw.is_raw, true)
   await e.raw(22, 12907, C, 909090)
@@ -150,7 +152,7 @@ t.test('sums of parts recurse to any depth; a stored part wins over its own sum'
 })
 
 // acceptance.md 66
-t.test('bool values are averaged over the frontier below a location', { skip: skipShared }, async (t) => {
+t.test('bool values are averaged over the frontier below a location', async (t) => {
   const e = await started(t)
   const { db } = e
   await hMeta(db)
@@ -159,11 +161,11 @@ t.test('bool values are averaged over the frontier below a location', { skip: sk
   for (const s of states) await e.raw(B, s, 99, s === 12910 ? 0 : 1)
   await e.refresh(99)
   t.ok(close(await e.dwc(B, 12907, 99), (states.length - 1) / states.length))
-  t.equal(states.length, 37, 'the fixture has 37 states (docs/decisions.md); acceptance.md counts 36, so its 35/36 is 36/37 here')
+  t.equal(states.length, 12, 'the mean is over the 12 provinces: 11/12')
 })
 
 // acceptance.md 67
-t.test('a ratio at an aggregated level uses the aggregated operands', { skip: skipShared }, async (t) => {
+t.test('a ratio at an aggregated level uses the aggregated operands', async (t) => {
   const e = await started(t)
   const { db } = e
   await hMeta(db)
@@ -257,7 +259,7 @@ t.test('a zero denominator gives no row, never NaN or Infinity', async (t) => {
 })
 
 // acceptance.md 71
-t.test('computed rows keep their ids across recomputes', { skip: skipShared }, async (t) => {
+t.test('computed rows keep their ids across recomputes', async (t) => {
   const e = await started(t)
   const { api, db } = e
   const C = await hAgg(api, db)
@@ -268,12 +270,13 @@ t.test('computed rows keep their ids across recomputes', { skip: skipShared }, a
   const stats = await e.refresh(C)
   t.same(await ids(), before)
   t.match(stats, { raw: 22, aggregated: 2 })
-  const nigeria = (await api.get(`/campaign_datapoint/?indicator__in=22&campaign__in=${C}&location_id__in=12907`)).body.objects[0]
-  await e.raw(22, 12910, C, 1180)
+  const country = (await api.get(`/campaign_datapoint/?indicator__in=22&campaign__in=${C}&location_id__in=12907`)).body.objects[0]
+  // 12910's 140 becomes 1140: the country's sum grows by 1000.
+  await e.raw(22, 12910, C, 1140)
   await e.refresh(C)
   const after = (await api.get(`/campaign_datapoint/?indicator__in=22&campaign__in=${C}&location_id__in=12907`)).body.objects[0]
-  t.equal(after.id, nigeria.id)
-  t.equal(after.value, nigeria.value + 1000)
+  t.equal(after.id, country.id)
+  t.equal(after.value, country.value + 1000)
 })
 
 t.test('derived rows have no foreign keys (sql/005), yet the API refuses and cascades deletes over them', async (t) => {

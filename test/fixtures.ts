@@ -1,27 +1,12 @@
-// Fixture setups of acceptance.md §0 (H-META …), inserted directly through the data layer with their
-// explicit ids, then sequences reset and the location tree and indicator caches rebuilt (as cache_meta).
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { parse } from 'csv-parse/sync'
+// Fixture setups of acceptance.md §0 (H-META …) on the invented country of fixtures/country.ts,
+// inserted directly through the data layer with their explicit ids, then sequences reset and the
+// location tree and indicator caches rebuilt (as cache_meta).
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../schemas/index.js'
 import { rebuildTree } from '../lib/data/location-tree.js'
 import { refreshBoundJson, refreshTagJson } from '../lib/data/caches.js'
-import { resetSequence, TESTS_DATA } from './helper.js'
-
-type Record_ = Record<string, string>
-
-export function readFixture(name: string): Record_[] {
-  return parse(readFileSync(join(TESTS_DATA, name)), { columns: true, skip_empty_lines: true }) as Record_[]
-}
-
-const orNull = (v: string | undefined) => (v === undefined || v === '' ? null : v)
-
-/** `m/d/yy` → `YYYY-MM-DD` (campaigns.csv). */
-function mdy(text: string) {
-  const [m, d, y] = text.split('/').map(Number)
-  return `${2000 + y}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`
-}
+import { resetSequence } from './helper.js'
+import { CAMPAIGNS, COUNTRY, INDICATORS, MAPPED_CODES, PROVINCES } from './fixtures/country.js'
 
 export async function afterDirectInserts(db: Kysely<DB>, tables: string[]) {
   for (const table of tables) await resetSequence(db, table)
@@ -30,7 +15,7 @@ export async function afterDirectInserts(db: Kysely<DB>, tables: string[]) {
   await refreshBoundJson(db)
 }
 
-/** H-META: Nigeria 12907 and its 36 states, 34 campaigns, 4 indicators, tag 1 `Polio`. */
+/** H-META: Lorvania 12907 and its 12 provinces, 8 campaigns, 4 indicators, tag 1 `Polio`. */
 export async function hMeta(db: Kysely<DB>) {
   await db
     .insertInto('campaign_type')
@@ -43,45 +28,21 @@ export async function hMeta(db: Kysely<DB>) {
       { id: 2, name: 'province', admin_level: 1 },
     ] as never)
     .execute()
-  const locations = readFixture('locations.csv').map((r) => ({
-    id: Number(r.id),
-    name: r.name,
-    location_code: r.location_code,
-    location_type_id: Number(r.location_type_id),
-    parent_location_id: orNull(r.parent_location_id) === null ? null : Number(r.parent_location_id),
-    latitude: orNull(r.latitude) === null ? null : Number(r.latitude),
-    longitude: orNull(r.longitude) === null ? null : Number(r.longitude),
-  }))
-  // Parents first, so the foreign key holds row by row.
-  locations.sort((a, b) => (a.parent_location_id === null ? -1 : 0) - (b.parent_location_id === null ? -1 : 0))
+  // The country first, so the provinces' foreign key holds row by row.
   await db
     .insertInto('location')
-    .values(locations as never)
+    .values([
+      { ...COUNTRY, location_type_id: 1, parent_location_id: null },
+      ...PROVINCES.map((p) => ({ ...p, location_type_id: 2, parent_location_id: COUNTRY.id })),
+    ] as never)
     .execute()
   await db
     .insertInto('campaign')
-    .values(
-      readFixture('campaigns.csv').map((r) => ({
-        id: Number(r.id),
-        name: r.name,
-        campaign_type_id: Number(r.campaign_type_id),
-        start_date: mdy(r.start_date),
-        end_date: mdy(r.end_date),
-      })) as never,
-    )
+    .values(CAMPAIGNS.map(({ id, name, date }) => ({ id, name, campaign_type_id: 1, start_date: date, end_date: date })) as never)
     .execute()
   await db
     .insertInto('indicator')
-    .values(
-      readFixture('indicators.csv').map((r) => ({
-        id: Number(r.id),
-        name: r.name,
-        short_name: r.short_name,
-        description: r.description,
-        is_reported: r.is_reported === 't',
-        data_format: r.data_format,
-      })) as never,
-    )
+    .values(INDICATORS as never)
     .execute()
   await db
     .insertInto('indicator_tag')
@@ -94,18 +55,14 @@ export async function hMeta(db: Kysely<DB>) {
 export async function hMap(db: Kysely<DB>, post: (path: string, body: unknown) => Promise<{ status: number }>) {
   await hMeta(db)
   for (const [content_type, source_object_code, master_object_id] of [
-    ['location', 'AF001039003000000000', 12907],
-    ['campaign', '2016 March NID OPV', 99],
-    ['indicator', 'Percent missed due to other reasons', 164],
-    ['indicator', 'Percent missed children_PCA', 12911],
+    ['location', MAPPED_CODES.location, COUNTRY.id],
+    ['campaign', MAPPED_CODES.campaign, 99],
+    ['indicator', MAPPED_CODES.otherReasons, 164],
+    ['indicator', MAPPED_CODES.survey, 12911],
   ] as const) {
     const res = await post('/source_object_map/', { content_type, source_object_code, master_object_id })
     if (res.status !== 201) throw new Error(`mapping ${source_object_code} failed: ${res.status}`)
   }
-}
-
-export function fixtureBytes(name: string): Buffer {
-  return readFileSync(join(TESTS_DATA, name))
 }
 
 type Post = (path: string, body: unknown) => Promise<{ body: { id: number } }>

@@ -2,7 +2,7 @@
 // schema on the PostgreSQL server named by DATABASE_URL), reset to the freshly migrated state
 // before each scenario, and `build(t)` for an app that closes itself after the test.
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -18,9 +18,6 @@ import { createApiKey, createUser } from '../lib/data/auth.js'
 import type { DB } from '../schemas/index.js'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
-export const SHARED = join(ROOT, '..', 'shared')
-export const TESTS_DATA = join(SHARED, 'data', 'rhizome', 'tests_data')
-export const hasSharedData = existsSync(TESTS_DATA)
 
 export const ADMIN_KEY = 'a'.repeat(40)
 export const ALICE_KEY = 'b'.repeat(40)

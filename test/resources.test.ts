@@ -1,12 +1,11 @@
 // acceptance.md B (model resources, 15–27, 42, 56–58) and C (location tree, 59).
-import { join } from 'node:path'
-import { readFile } from 'node:fs/promises'
 import t from 'tap'
 import { sql } from 'kysely'
-import { alice, build, hasSharedData, TESTS_DATA } from './helper.js'
+import { alice, build } from './helper.js'
 import { client } from './api.js'
 import { SQUARE } from './world.js'
-import { hMeta, readFixture } from './fixtures.js'
+import { afterDirectInserts, hMeta } from './fixtures.js'
+import { GEO_DISTRICTS, GEO_PROVINCE, geoFile, PROVINCES } from './fixtures/country.js'
 import { loadGeo } from '../lib/engine/geo-loader.js'
 import { rebuildTree } from '../lib/data/location-tree.js'
 
@@ -371,64 +370,52 @@ t.test('location_type: create and read', async (t) => {
 })
 
 // acceptance.md 27
-t.test(
-  'geo: polygons loaded and served as GeoJSON features by location selection',
-  { skip: !hasSharedData && 'needs ../shared/data/rhizome/tests_data (geo_json_small.txt)' },
-  async (t) => {
-    const { app, db } = await build(t)
-    const api = client(app)
-    await db
-      .insertInto('location_type')
-      .values([
-        { id: 1, name: 'Planet', admin_level: 0 },
-        { id: 2, name: 'Region', admin_level: 1 },
-        { id: 3, name: 'District', admin_level: 2 },
-      ] as never)
-      .execute()
-    await db
-      .insertInto('location')
-      .values({ id: 1, name: 'Earth', location_code: 'EARTH', location_type_id: 1 } as never)
-      .execute()
-    const { readFixture, afterDirectInserts } = await import('./fixtures.js')
-    await db
-      .insertInto('location')
-      .values(
-        readFixture('locations_nimroz.csv').map((r) => ({
-          id: Number(r.id),
-          name: r.name,
-          location_code: r.location_code,
-          location_type_id: Number(r.location_type_id),
-          parent_location_id: Number(r.parent_location_id),
-        })) as never,
-      )
-      .execute()
-    await afterDirectInserts(db, ['location_type', 'location'])
-    const loaded = await loadGeo(db, await readFile(join(TESTS_DATA, 'geo_json_small.txt')))
-    t.same(loaded, { loaded: 6, unknown: [] })
-    const depth = await api.get('/geo/?location_id=6&location_depth=1')
-    t.same(
-      depth.body.objects.map((o: { location_id: number }) => o.location_id),
-      [416, 417, 423, 434, 441],
-    )
-    for (const o of depth.body.objects) {
-      t.match(o, { type: 'Feature', geometry: { type: 'Polygon' }, properties: { location_id: o.location_id }, parent_location_id: 6 })
-      t.same(Object.keys(o.properties), ['location_id'])
-    }
-    t.equal(depth.body.meta.total_count, 5)
-    t.same((await api.get('/geo/?location_id=1&location_type=District')).body.objects, depth.body.objects)
-    const nimroz = (await api.get('/geo/?location_id__in=6')).body.objects
-    t.equal(nimroz.length, 1)
-    t.equal(nimroz[0].parent_location_id, 1)
-    t.equal((await api.get('/geo/?location_id=1')).body.objects.length, 0)
-    const geometry = SQUARE
-    t.equal((await api.post('/geo/', { location_id: 6, geo_json: { type: 'Feature', geometry, properties: {} } })).status, 409)
-    const bare = await api.post('/geo/', { location_id: 1, geo_json: geometry })
-    t.equal(bare.status, 201)
-    t.same(bare.body.geo_json, { type: 'Feature', geometry, properties: {} })
-    t.equal((await api.post('/geo/', { location_id: 1, geo_json: { type: 'Point', coordinates: [0, 0] } })).body.code, 'VALIDATION_ERROR')
-    t.equal((await api.get('/geo/?location_type=District&location_id=1&name=x')).body.code, 'UNKNOWN_FILTER')
-  },
-)
+t.test('geo: polygons loaded and served as GeoJSON features by location selection', async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  await db
+    .insertInto('location_type')
+    .values([
+      { id: 1, name: 'Planet', admin_level: 0 },
+      { id: 2, name: 'Region', admin_level: 1 },
+      { id: 3, name: 'District', admin_level: 2 },
+    ] as never)
+    .execute()
+  await db
+    .insertInto('location')
+    .values({ id: 1, name: 'Earth', location_code: 'EARTH', location_type_id: 1 } as never)
+    .execute()
+  // The province, then its districts, inserted out of id order.
+  await db
+    .insertInto('location')
+    .values([GEO_PROVINCE, ...GEO_DISTRICTS] as never)
+    .execute()
+  await afterDirectInserts(db, ['location_type', 'location'])
+  const loaded = await loadGeo(db, geoFile())
+  t.same(loaded, { loaded: 6, unknown: [] })
+  const depth = await api.get('/geo/?location_id=6&location_depth=1')
+  t.same(
+    depth.body.objects.map((o: { location_id: number }) => o.location_id),
+    [416, 417, 423, 434, 441],
+  )
+  for (const o of depth.body.objects) {
+    t.match(o, { type: 'Feature', geometry: { type: 'Polygon' }, properties: { location_id: o.location_id }, parent_location_id: 6 })
+    t.same(Object.keys(o.properties), ['location_id'])
+  }
+  t.equal(depth.body.meta.total_count, 5)
+  t.same((await api.get('/geo/?location_id=1&location_type=District')).body.objects, depth.body.objects)
+  const province = (await api.get('/geo/?location_id__in=6')).body.objects
+  t.equal(province.length, 1)
+  t.equal(province[0].parent_location_id, 1)
+  t.equal((await api.get('/geo/?location_id=1')).body.objects.length, 0)
+  const geometry = SQUARE
+  t.equal((await api.post('/geo/', { location_id: 6, geo_json: { type: 'Feature', geometry, properties: {} } })).status, 409)
+  const bare = await api.post('/geo/', { location_id: 1, geo_json: geometry })
+  t.equal(bare.status, 201)
+  t.same(bare.body.geo_json, { type: 'Feature', geometry, properties: {} })
+  t.equal((await api.post('/geo/', { location_id: 1, geo_json: { type: 'Point', coordinates: [0, 0] } })).body.code, 'VALIDATION_ERROR')
+  t.equal((await api.get('/geo/?location_type=District&location_id=1&name=x')).body.code, 'UNKNOWN_FILTER')
+})
 
 // acceptance.md 42
 t.test('doc_detail and doc_detail_type attach attributes to documents', async (t) => {
@@ -484,7 +471,7 @@ t.test('user, group and user_group: superusers manage membership', async (t) => 
 })
 
 // acceptance.md 57
-t.test('all_meta answers every metadata list at once', { skip: !hasSharedData && 'needs ../shared/data/rhizome/tests_data (H-META)' }, async (t) => {
+t.test('all_meta answers every metadata list at once', async (t) => {
   const { app, db } = await build(t)
   const api = client(app)
   await hMeta(db)
@@ -493,14 +480,13 @@ t.test('all_meta answers every metadata list at once', { skip: !hasSharedData &&
   t.equal(meta.status, 200)
   t.equal(meta.body.objects.length, 1)
   const [all] = meta.body.objects
-  // acceptance.md says 37, but locations.csv holds Nigeria and 37 states: "FCT, Abuja" is quoted and
-  // contains a comma (docs/decisions.md). The list has every location of the fixture.
-  t.equal(all.locations.length, readFixture('locations.csv').length)
-  t.equal(all.locations.length, 38)
+  // Every location of H-META: the country and its 12 provinces (one of them with a comma in its name).
+  t.equal(all.locations.length, 1 + PROVINCES.length)
+  t.equal(all.locations.length, 13)
   t.equal(all.is_superuser, true)
   t.same(all.charts[0].chart_json, { a: 1 })
   t.equal(all.indicators.length, 4)
-  t.equal(all.campaigns.length, 34)
+  t.equal(all.campaigns.length, 8)
   t.equal((await api.get('/all_meta/?foo=1')).body.code, 'UNKNOWN_FILTER')
 })
 
