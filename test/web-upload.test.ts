@@ -30,7 +30,7 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
     'the fixed columns, then the indicators entered (calculated ones left out)',
   )
   t.equal(lines.length, 10, 'a row per district')
-  t.equal(lines[1], 'VD11,October 2016 - NID - bOPV,,,', 'a row: a district’s code and the latest campaign')
+  t.equal(lines[1], 'VD21,October 2016 - NID - bOPV,,,', 'a row: a district’s code and the latest campaign; Eastvale’s districts first, as in the tree by name')
   t.match(
     await page.locator('.template-made').textContent(),
     /9 rows and 3 indicator columns\. Calculated by the system, so left out: Children targeted, Percent missed\./,
