@@ -133,7 +133,12 @@ t.test("a user's uploads are counted before their bodies are read", async (t) =>
     req.write('{"doc_title":')
     return req
   })
-  await new Promise((resolve) => setTimeout(resolve, 500))
+  // The third is sent once both are connected and the server has had a second to read their headers
+  // (a third sent sooner would take a place itself: the check is of the gate, not of a race).
+  await Promise.all(
+    held.map((req) => new Promise((resolve) => req.once('socket', (socket) => (socket.connecting ? socket.once('connect', resolve) : resolve(null))))),
+  )
+  await new Promise((resolve) => setTimeout(resolve, 1000))
   const third = await post(server, Buffer.from('{}'), server.admin(), false)
   t.equal(third.status, 429, 'the third upload in progress is refused')
   t.match(third.body, { code: 'TOO_MANY_UPLOADS', details: { limit: 2 } })
