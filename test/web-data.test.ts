@@ -15,6 +15,12 @@ t.test('the data browser in Chromium', { skip: noChromium }, async (t) => {
   await page.getByRole('link', { name: 'Data', exact: true }).click()
   await checkOnly(page, 'Indicators', 'Children missed')
   await checkOnly(page, 'Campaigns', 'March 2016 - NID - OPV')
+  // Before any click, the rows are in the order of their names (the provinces' ids are not).
+  await page.getByRole('combobox', { name: /^Depth/ }).selectOption('1')
+  await page.getByText('Rows 1–3 of 3').waitFor()
+  const places = () => page.locator('section[aria-label="Values"] tbody th').allTextContents()
+  t.same(await places(), ['Eastvale', 'Northmarch', 'Southreach'], 'the provinces by name')
+  t.equal(await page.getByRole('columnheader', { name: 'Location' }).getAttribute('aria-sort'), 'ascending', 'and the header says so')
   await page.getByRole('combobox', { name: /^Depth/ }).selectOption('2')
   await page.getByText('Rows 1–9 of 9').waitFor()
   await page.waitForFunction(() => document.querySelector('section[aria-label="Values"] tbody th')?.textContent === 'Ashford')

@@ -15,6 +15,9 @@ import { t, tn } from '../i18n.js'
 import { Checkboxes, LocationPicker } from './fields.js'
 import { ScrollCue, useScrollCue } from './scroll-cue.js'
 
+/** The data browser's sort before a header is clicked. */
+const BY_PLACE_NAME = { column: 0, descending: false }
+
 const PAGE = 50
 
 /** The API read of a selection (without paging). */
@@ -40,7 +43,8 @@ export function DataBrowser({ catalog }) {
     depth: 1,
   })
   const [offset, setOffset] = useState(0)
-  const [sort, heading] = useSortableColumns(() => setOffset(0))
+  // By place name until a header is clicked: the API answers in its own order, which no reader sees.
+  const [sort, heading] = useSortableColumns(() => setOffset(0), BY_PLACE_NAME)
   const set = (patch) => {
     setSelection({ ...selection, ...patch })
     setOffset(0)

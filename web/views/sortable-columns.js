@@ -6,12 +6,13 @@ import { html } from '../html.js'
 /**
  * The sort of a table and the header of its columns. The first two columns (a place, a campaign or
  * period) sort ascending first, the values descending. `onSorted` runs at each change (back to the
- * first page).
+ * first page). `initial`: the sort before any click (by default none: the rows as they came).
  * @param {() => void} onSorted
+ * @param {{ column: number, descending: boolean }} [initial]
  * @returns {[{ column: number, descending: boolean }, (label: string, column: number) => any]}
  */
-export function useSortableColumns(onSorted) {
-  const [sort, setSort] = useState({ column: -1, descending: false })
+export function useSortableColumns(onSorted, initial = { column: -1, descending: false }) {
+  const [sort, setSort] = useState(initial)
   const heading = (label, column) => {
     const sorted = sort.column === column
     const next = () => {
