@@ -8,17 +8,18 @@ import { hashShareToken, newShareToken, shareTop, shareViewOf } from '../lib/dat
 // Read-only links to a dashboard (lib/data/shares.ts): its owner or a superuser makes one, within the
 // part of the country they may see; the token is in the 201 answer and nowhere else. Each user lists
 // and revokes (DELETE) their own links; superusers, every link. A link keeps the view it was made
-// from (`view`: campaign, location, dates), which it opens at.
+// from (`view`: campaign, location, dates), which it opens at, a `label` its maker gives it, and
+// `token_end`, the last 4 characters of its address, to tell links apart.
 export default defineResource({
   name: 'dashboard_share',
   schema: DashboardShare,
   writers: 'users',
   owner_column: 'created_by_id',
-  query_fields: ['id', 'dashboard_id', 'created_by_id', 'location_id', 'created_at', 'expires_at', 'view'],
-  detail_fields: ['id', 'dashboard_id', 'created_by_id', 'location_id', 'created_at', 'expires_at', 'view'],
+  query_fields: ['id', 'dashboard_id', 'created_by_id', 'location_id', 'created_at', 'expires_at', 'view', 'label', 'token_end'],
+  detail_fields: ['id', 'dashboard_id', 'created_by_id', 'location_id', 'created_at', 'expires_at', 'view', 'label', 'token_end'],
   filtering: ['id', 'dashboard_id', 'created_by_id'],
   required_fields_for_post: ['dashboard_id'],
-  writable: ['dashboard_id', 'location_id', 'expires_at', 'view'],
+  writable: ['dashboard_id', 'location_id', 'expires_at', 'view', 'label'],
   methods: { list: ['GET', 'POST'], detail: ['GET', 'DELETE'] },
   row_filter: (ctx) => sql<boolean>`t.created_by_id = ${ctx.user.id}`,
   hooks: {
@@ -26,7 +27,14 @@ export default defineResource({
       checkRequiredFields(ctx.resource, body)
       const { view: givenView, ...rest } = body
       const view = shareViewOf(givenView, (message) => new ApiError(400, 'INVALID_VALUE', message))
-      const values = coerceBody(ctx.resource, rest, encoding) as { dashboard_id: number; location_id?: number | null; expires_at?: string | null }
+      const values = coerceBody(ctx.resource, rest, encoding) as {
+        dashboard_id: number
+        location_id?: number | null
+        expires_at?: string | null
+        label?: string | null
+      }
+      // A label of blanks is none; one longer than the column is the client's to shorten.
+      const label = values.label?.trim() || null
       const dashboard = await ctx.db.selectFrom('custom_dashboard').select(['id', 'owner_id']).where('id', '=', values.dashboard_id).executeTakeFirst()
       if (!dashboard) throw invalidValue('dashboard_id', values.dashboard_id, 'the id of a dashboard')
       if (!ctx.user.is_superuser && dashboard.owner_id !== ctx.user.id)
@@ -61,6 +69,8 @@ export default defineResource({
           token_hash: hashShareToken(token),
           expires_at: values.expires_at ?? null,
           view: view === null ? null : JSON.stringify(view),
+          label,
+          token_end: token.slice(-4),
         } as never)
         .returning('id')
         .executeTakeFirstOrThrow()

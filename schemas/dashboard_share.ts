@@ -11,4 +11,8 @@ export const DashboardShare = table('dashboard_share', {
   expires_at: col.datetime({ nullable: true }),
   /** The view the link was made from (sql/024): {campaign, location, start_date, end_date}. */
   view: col.json({ nullable: true }),
+  /** Who or what the link is for, as its maker wrote it (sql/031). */
+  label: col.string({ maxLength: 100, nullable: true }),
+  /** The last 4 characters of the link's token: how its address ends, to tell links apart (sql/031). */
+  token_end: col.string({ maxLength: 4, nullable: true, readonly: true }),
 })

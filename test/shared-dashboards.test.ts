@@ -221,3 +221,39 @@ t.test('a link keeps the view it was made from; a bad view is a 400', async (t) 
     t.equal(res.statusCode, 400, `${JSON.stringify(bad)}: 400 (${res.json().message})`)
   }
 })
+
+t.test('a link carries its label and the end of its address, to tell links apart', async (t) => {
+  const { db, get, dashboardId, share } = await demo(t)
+  const first = await share({ dashboard_id: dashboardId, label: '  Ministry, weekly review  ' })
+  t.equal(first.statusCode, 201, first.body)
+  const second = await share({ dashboard_id: dashboardId, label: 'Partner NGO' })
+  const [a, b] = [first.json(), second.json()]
+  const listed = (await get(`/dashboard_share/?dashboard_id=${dashboardId}`)).json().objects as Array<{ id: number; label: string; token_end: string }>
+  t.same(
+    listed.map((l) => [l.id, l.label, l.token_end]).sort(),
+    [
+      [a.id, 'Ministry, weekly review', a.token.slice(-4)],
+      [b.id, 'Partner NGO', b.token.slice(-4)],
+    ].sort(),
+    'each listed with its label (trimmed) and the last 4 characters of its address',
+  )
+  t.notMatch(JSON.stringify(listed), a.token.slice(0, 39), 'never more of the token')
+  const stored = await db.selectFrom('dashboard_share').select(['label', 'token_end']).where('id', '=', a.id).executeTakeFirstOrThrow()
+  t.same(stored, { label: 'Ministry, weekly review', token_end: a.token.slice(-4) })
+
+  t.equal((await share({ dashboard_id: dashboardId, label: '   ' })).json().label, null, 'a label of blanks is none')
+  t.equal((await share({ dashboard_id: dashboardId })).statusCode, 201, 'a label is not required of API clients')
+  for (const [label, why] of [
+    ['x'.repeat(101), 'longer than 100 characters'],
+    [{ text: 'x' }, 'not text'],
+  ] as const) {
+    const res = await share({ dashboard_id: dashboardId, label })
+    t.equal(res.statusCode, 400, `a label ${why}: 400 (${res.json().message})`)
+    t.match(res.json().message, /label/, 'naming the field')
+  }
+  const ends = (await get(`/dashboard_share/?dashboard_id=${dashboardId}&limit=0`)).json().objects.map((l: { token_end: string }) => l.token_end)
+  t.ok(
+    ends.every((end: string) => /^[\w-]{4}$/.test(end)),
+    'every link has its end',
+  )
+})

@@ -175,6 +175,7 @@ t.test('charts that say what they show, in Chromium', { skip: noChromium }, asyn
     await column.locator('.subtitle', { hasText: 'Eastvale' }).waitFor()
     t.equal(await column.locator('.subtitle').textContent(), 'October 2016 - NID - bOPV · Districts of Eastvale', 'a drill-down changes the subtitle')
     await page.getByText('Share this dashboard', { exact: true }).click()
+    await page.getByLabel('Label (who or what it is for)').fill('Eastvale team')
     await page.getByRole('button', { name: 'Create a link for Eastvale' }).click()
     const url = await page.locator('.share-url').inputValue()
     t.match(url, new RegExp(`#/shared/[\\w-]{43}\\?campaign=${october}&location=${location.get('Eastvale')}$`), 'the address holds the view')

@@ -70,15 +70,40 @@ t.test('export and share a dashboard in Chromium', { skip: noChromium }, async (
   await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
   await chartsDrawn(page, 5)
 
-  // Share: a link for the whole dashboard, shown once.
+  // Share: a link for the whole dashboard, asked for a label first, shown once.
   await page.getByText('Share this dashboard', { exact: true }).click()
+  await page.getByRole('button', { name: 'Create a link for the whole dashboard' }).click()
+  t.match(await page.locator('.share-panel [role="alert"]').textContent(), /Give the link a label/, 'no link without a label')
+  await page.getByLabel('Label (who or what it is for)').fill('Ministry review')
   await page.getByRole('button', { name: 'Create a link for the whole dashboard' }).click()
   const url = await page.locator('.share-url').inputValue()
   t.match(url, new RegExp(`^${server.url}/app/#/shared/[\\w-]{43}$`))
-  await page
-    .getByRole('list', { name: 'Links to this dashboard' })
+  // A second link of the same view: the two read apart by their labels and the ends of their addresses.
+  await page.getByLabel('Label (who or what it is for)').fill('Partner NGO')
+  await page.getByRole('button', { name: 'Create a link for the whole dashboard' }).click()
+  const links = page.getByRole('list', { name: 'Links to this dashboard' }).getByRole('listitem')
+  await links.nth(1).waitFor()
+  const ministry = links.filter({ hasText: 'Ministry review' })
+  t.match(await ministry.textContent(), new RegExp(`^Ministry review · …${url.slice(-4)} · Made `), 'its label, then how its address ends')
+  // Revoking asks which one, by its label and address: dismissed, nothing is revoked.
+  const asked: string[] = []
+  page.once('dialog', (dialog) => {
+    asked.push(dialog.message())
+    void dialog.dismiss()
+  })
+  await links
+    .filter({ hasText: 'Partner NGO' })
     .getByRole('button', { name: /^Revoke/ })
-    .waitFor()
+    .click()
+  t.match(asked[0] ?? '', /^Revoke the link “Partner NGO” \(address ending …[\w-]{4}\)\?/, 'the question names the link')
+  t.equal(await links.count(), 2, 'dismissed: both links stay')
+  page.once('dialog', (dialog) => void dialog.accept())
+  await links
+    .filter({ hasText: 'Partner NGO' })
+    .getByRole('button', { name: /^Revoke/ })
+    .click()
+  await expectEventually(() => links.count(), 1)
+  t.match(await links.first().textContent(), /^Ministry review/, 'the one asked for is revoked, the other kept')
 
   // A fresh browser: no cookie, no session.
   const stranger = await watchedPage(browser)
@@ -109,6 +134,7 @@ t.test('export and share a dashboard in Chromium', { skip: noChromium }, async (
   t.same(stranger.problems, [], 'no script error and no CSP refusal')
 
   // Revoked by its owner: the link says so at once.
+  page.once('dialog', (dialog) => void dialog.accept())
   await page
     .getByRole('list', { name: 'Links to this dashboard' })
     .getByRole('button', { name: /^Revoke/ })
@@ -124,6 +150,7 @@ t.test('export and share a dashboard in Chromium', { skip: noChromium }, async (
   await signIn(west.page, server.url, 'admin', password)
   await west.page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
   await west.page.getByText('Share this dashboard', { exact: true }).click()
+  await west.page.getByLabel('Label (who or what it is for)').fill('Until mid-January')
   await west.page.getByLabel('Ends on (optional)').fill('2027-01-15')
   await west.page.getByRole('button', { name: 'Create a link for the whole dashboard' }).click()
   const listed = west.page.getByRole('list', { name: 'Links to this dashboard' }).getByRole('listitem')

@@ -1,7 +1,8 @@
 // "Share": read-only links to a dashboard for people without an account, made by its owner (or a
 // superuser) for the view's location or the whole dashboard, with an optional end; listed with their
 // limits and revoked here. A link keeps the view it is made from (campaign, location, dates) and opens
-// there. A link's address is shown once, when it is made, with a button that copies it.
+// there. A link's address is shown once, when it is made, with a button that copies it; the list shows
+// each link's label, asked when it is made, and how its address ends, and revoking asks by both.
 import { useEffect, useState } from 'preact/hooks'
 import { change, list } from '../api.js'
 import { formatTime } from '../format.js'
@@ -20,14 +21,17 @@ export function ShareLinks({ dashboardId, view, catalog }) {
   const [made, setMade] = useState('')
   const [error, setError] = useState('')
   const [expires, setExpires] = useState('')
+  const [label, setLabel] = useState('')
   const reload = () => list(`/dashboard_share/?dashboard_id=${dashboardId}&limit=0`).then(setLinks, (e) => setError(e.message))
   useEffect(() => {
     reload()
   }, [dashboardId])
   const create = async () => {
     setError('')
+    if (!label.trim()) return setError(t('Give the link a label: who or what it is for.'))
     try {
       const body = {
+        label: label.trim(),
         dashboard_id: Number(dashboardId),
         location_id: view.locationId ?? undefined,
         expires_at: expires ? endOfDay(expires) : undefined,
@@ -35,20 +39,26 @@ export function ShareLinks({ dashboardId, view, catalog }) {
       }
       const answer = await change('POST', '/dashboard_share/', body)
       setMade(`${window.location.origin}${answer.url}`)
+      setLabel('')
       await reload()
     } catch (e) {
       setError(e.message)
     }
   }
-  const revoke = async (id) => {
+  const revoke = async (link) => {
     setError('')
+    // Asked by the link's name and the end of its address: the one its holder has, not the one above it.
+    if (!window.confirm(t('Revoke the link {name}? Whoever holds it can no longer open this dashboard.', { name: linkName(link) }))) return
     try {
-      await change('DELETE', `/dashboard_share/${id}/`)
+      await change('DELETE', `/dashboard_share/${link.id}/`)
       await reload()
     } catch (e) {
       setError(e.message)
     }
   }
+  /** A link as a person tells it apart: its label and how its address ends. */
+  const linkName = (link) =>
+    `“${link.label ?? t('made {time}', { time: formatTime(link.created_at) })}”${link.token_end ? ` (${t('address ending …{end}', { end: link.token_end })})` : ''}`
   const place = view.locationId === null ? t('the whole dashboard') : catalog.locationName.get(view.locationId)
   /** What a listed link shows: its location, then its view's campaign and dates, so that two links read apart. */
   const shownAt = (link) =>
@@ -64,6 +74,7 @@ export function ShareLinks({ dashboardId, view, catalog }) {
     <div class="share-panel">
       <p>${t('Anyone with a read-only link sees this dashboard, and its exports, without signing in: never more than you may see.')}</p>
       <div class="inline">
+        <label>${t('Label (who or what it is for)')} <input class="share-label" maxlength="100" value=${label} onInput=${(e) => setLabel(e.target.value)} /></label>
         <label>${t('Ends on (optional)')} <input type="date" value=${expires} onInput=${(e) => setExpires(e.target.value)} /></label>
         <button onClick=${create}>${t('Create a link for {place}', { place })}</button>
       </div>
@@ -78,8 +89,9 @@ export function ShareLinks({ dashboardId, view, catalog }) {
         html`<ul class="share-list" aria-label=${t('Links to this dashboard')}>
           ${links.map(
             (link) => html`<li key=${link.id}>
+              <strong>${link.label ?? t('No label')}</strong>${link.token_end ? html` · <code>…${link.token_end}</code>` : ''}${' · '}
               ${t('Made {time}', { time: formatTime(link.created_at) })} · ${shownAt(link)} · ${link.expires_at ? t('ends {time}', { time: formatTime(link.expires_at) }) : t('no end')}${' '}
-              <button class="secondary" onClick=${() => revoke(link.id)} aria-label=${t('Revoke the link made {time}', { time: formatTime(link.created_at) })}>${t('Revoke')}</button>
+              <button class="secondary" onClick=${() => revoke(link)} aria-label=${t('Revoke the link {name}', { name: linkName(link) })}>${t('Revoke')}</button>
             </li>`,
           )}
         </ul>`
