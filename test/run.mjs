@@ -1,5 +1,5 @@
 // `npm test [files…]`: the tap suite's fast tier, or the files named (on PGlite, or on PostgreSQL when
-// DATABASE_URL is set); `--tier e2e|all` another tier (test/tiers.mjs). Worker processes
+// DATABASE_URL is set); `--tier e2e|pg|all` another tier (test/tiers.mjs). Worker processes
 // (test/runner/worker.mjs) take the test files from one queue, the slowest of the last run first; each file's output is printed whole when it ends, and the run closes with a plain
 // `N passed, N failed` line. The exit code is 1 when anything failed. Each file's time is kept in
 // .data/test-times-<engine>.json for `npm run test:slowest` and the next run's order.
@@ -30,11 +30,11 @@ const last = existsSync(TIMES) ? JSON.parse(readFileSync(TIMES, 'utf8')) : { fil
 const TYPICAL = `test/typical-times-${engine}.json`
 const lastTimes = { ...(existsSync(TYPICAL) ? JSON.parse(readFileSync(TYPICAL, 'utf8')).files_ms : {}), ...last.files_ms }
 
-// `--tier fast|e2e|all` (test/tiers.mjs): the files of a tier when none is named; fast by default.
+// `--tier fast|e2e|pg|all` (test/tiers.mjs): the files of a tier when none is named; fast by default.
 const args = process.argv.slice(2).filter((arg) => arg !== '--postgres')
 const tierAt = args.indexOf('--tier')
 const tier = tierAt >= 0 ? args.splice(tierAt, 2)[1] : 'fast'
-if (!['fast', 'e2e', 'all'].includes(tier)) throw new Error(`--tier ${tier}: fast, e2e or all`)
+if (!['fast', 'e2e', 'pg', 'all'].includes(tier)) throw new Error(`--tier ${tier}: fast, e2e, pg or all`)
 const named = args
 // Worker processes (TEST_JOBS to choose): two in the fast tier on PGlite, where each worker's database
 // keeps a thread of its own busy (2 cores: 153 s with two, 187 s with three); three elsewhere, where

@@ -27,6 +27,12 @@ t.test('test/tiers.mjs names only files that exist, and every file is in exactly
   const fast = inTier('fast', files)
   const e2e = inTier('e2e', files)
   t.equal(fast.length + e2e.length, files.length, 'each file in one tier')
-  t.same(inTier('all', files), files, 'the pg tier runs them all')
+  t.same(inTier('all', files), files, '--tier all runs them all')
+  const pg = inTier('pg', files)
+  t.same(
+    files.filter((f) => !pg.includes(f)),
+    BROWSER.map((name: string) => `test/${name}.test.ts`).sort(),
+    'the pg tier runs every file but the browser pages',
+  )
   t.ok(fast.includes('test/authorization.test.ts') && e2e.includes('test/web-dashboard.test.ts'), 'an API file is fast, a page file e2e')
 })

@@ -2,7 +2,9 @@
 //   `npm test`          every file not named below: the API, the engine and the modules, in the test's
 //                       process on the embedded database;
 //   `npm run test:e2e`  the files below, on the embedded database;
-//   `npm run test:pg`   every file, on the PostgreSQL server of DATABASE_URL.
+//   `npm run test:pg`   every file but the browser pages, on the PostgreSQL server of DATABASE_URL: the
+//                       pages call the same API, whose every route the other files run on PostgreSQL, and
+//                       the pages themselves do not see the engine (docs/decisions.md, "Test tiers").
 // A new file joins `npm test` unless it is named here.
 
 /** The web app's pages in Chromium (test/browser.ts). */
@@ -51,8 +53,11 @@ export const LONG = ['copy', 'graceful', 'heavy-work', 'recompute-changed', 'tak
 const path = (name) => `test/${name}.test.ts`
 export const E2E = new Set([...BROWSER, ...OPERATOR, ...LONG].map(path))
 
-/** The files of `tier` ('fast', 'e2e' or 'all') among `files`. */
+const PAGES = new Set(BROWSER.map(path))
+
+/** The files of `tier` ('fast', 'e2e', 'pg' or 'all') among `files`. */
 export function inTier(tier, files) {
   if (tier === 'all') return files
+  if (tier === 'pg') return files.filter((file) => !PAGES.has(file))
   return files.filter((file) => E2E.has(file) === (tier === 'e2e'))
 }
