@@ -19,6 +19,7 @@ export const BROWSER = [
   'web-entry',
   'web-entry-offline',
   'web-french',
+  'web-print',
   'web-share',
   'web-shared-browser',
   'web-sign-in',

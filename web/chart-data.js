@@ -292,15 +292,16 @@ export function chartData(chart, read, objects, catalog) {
  * lines of text into the tooltip's content (a DOM node in the page: no inline style, so the page's CSP
  * has nothing to refuse); `fontFamily`, the text's (a server's export names the font it ships). The
  * drawing carries its subtitle (place and time) and its status legend unless the page shows them
- * around it (`framed`: the app's card does, a file has nothing around it).
+ * around it (`framed`: the app's card does, a file has nothing around it); `width`, the drawing's, is
+ * where that legend wraps to a next line.
  */
 export function chartOption(chart, data, catalog, options = {}) {
-  const { narrow = false, fontFamily = 'system-ui, sans-serif', framed = false } = options
+  const { narrow = false, fontFamily = 'system-ui, sans-serif', framed = false, width } = options
   const option = drawnOption(chart, data, catalog, options)
   if (framed) return option
   // The subtitle above the drawing, the status legend below it: room made by moving what is drawn.
   const subtitle = chartSubtitle(chart, data, catalog)
-  const legend = hasStatusColours(option) ? statusGraphic(chart.indicator_ids ?? [], catalog, { fontFamily, narrow }) : { elements: [], height: 0 }
+  const legend = hasStatusColours(option) ? statusGraphic(chart.indicator_ids ?? [], catalog, { fontFamily, narrow, width }) : { elements: [], height: 0 }
   const top = subtitle ? 22 : 0
   const text = { type: 'text', left: 0, top: 2, style: { text: subtitle, fill: '#444', font: `12px ${fontFamily}` }, silent: true }
   const shift = (component) =>
@@ -328,7 +329,12 @@ export const drawsStatuses = (chart, data, catalog) => isTable(chart) || hasStat
 /** Whether a drawn option (never a table's) gives any of its items a colour of its own: a status's. */
 const hasStatusColours = (option) => (option.series ?? []).some((s) => Array.isArray(s.data) && s.data.some((item) => item?.itemStyle))
 
-function drawnOption(chart, data, catalog, { mapName = '', tooltip = (lines) => lines.join('\n'), narrow = false, fontFamily = 'system-ui, sans-serif' } = {}) {
+function drawnOption(
+  chart,
+  data,
+  catalog,
+  { mapName = '', tooltip = (lines) => lines.join('\n'), narrow = false, fontFamily = 'system-ui, sans-serif', width = undefined } = {},
+) {
   const indicatorIds = chart.indicator_ids ?? []
   const colorOf = (indicatorId, i) => chart.indicator_colors?.[indicatorId] ?? PALETTE[i % PALETTE.length]
   const locationName = (id) => catalog.locationName.get(id) ?? t('Location {id}', { id })
@@ -346,6 +352,7 @@ function drawnOption(chart, data, catalog, { mapName = '', tooltip = (lines) => 
     tooltip: { trigger: 'item', className: 'chart-tip', confine: true },
   }
   const type = chartTypeOf(chart) ?? chartTypeOf({ type: 'ColumnChart' })
-  const parts = { base, mapName, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, fillOf, coverageOf, lastKey, narrow }
+  // `width`, the drawing's when known: what its value labels, category names and legend are laid out for.
+  const parts = { base, mapName, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, fillOf, coverageOf, lastKey, narrow, width }
   return type.option(chart, data, { ...parts, look: type.look ?? {} })
 }

@@ -94,50 +94,59 @@ export function chartSubtitle(chart, data, catalog) {
   return [timeOf(chart, data, catalog), placeOf(data, catalog)].filter(Boolean).join(' · ')
 }
 
+/** Text of 12 px is about 6.7 px a character in DejaVu Sans and the browsers' sans-serif: 7 leaves room. */
+const LEGEND_CHARACTER = 7
+/** A legend line's height, and the room a swatch takes before its words. */
+const LEGEND_LINE = 18
+const SWATCH = 16
+
 /**
- * The status legend of a chart's bounded indicators as ECharts graphic elements at the foot of the
- * drawing (a swatch in the status's own fill, then its words), and the height they take.
+ * Where each item of a chart's status legend goes, at the foot of a drawing `width` pixels wide: its
+ * bounded indicators' statuses (a swatch in the status's own fill, then its words), an indicator's on
+ * one line when they fit, on the next line when they do not (narrow: a line per status). `line` counts
+ * from the top; `height` is what the legend takes. The drawing's legend (statusGraphic) and a table's
+ * exported legend (lib/export/render.ts) both place it so.
  * @param {number[]} indicatorIds
  * @param {{ indicatorBounds?: Map<number, any>, indicatorFormat: Map<number, string>, indicatorName: Map<number, string> }} catalog
  */
-export function statusGraphic(indicatorIds, catalog, { fontFamily = 'system-ui, sans-serif', narrow = false } = {}) {
+export function statusLegendLayout(indicatorIds, catalog, { width = Number.POSITIVE_INFINITY, narrow = false } = {}) {
   const bounded = indicatorIds.filter((id) => catalog.indicatorBounds?.has(id))
-  const lines = bounded.flatMap((id) => {
+  /** @type {Array<{ label: string, fill: string | undefined, x: number, line: number }>} */
+  const items = []
+  let line = -1
+  for (const id of bounded) {
     const bounds = catalog.indicatorBounds.get(id)
-    const items = statusLegend(bounds, catalog.indicatorFormat.get(id)).map((item) => ({ label: item.label, fill: statusFill(item.status, bounds) }))
-    // Narrow: a line per status; wide: an indicator's statuses on one line.
     const prefix = bounded.length > 1 ? `${catalog.indicatorName.get(id)}: ` : ''
-    return narrow
-      ? items.map((item, i) => [{ ...item, label: i === 0 ? `${prefix}${item.label}` : item.label }])
-      : [items.map((item, i) => ({ ...item, label: i === 0 ? `${prefix}${item.label}` : item.label }))]
-  })
-  const LINE = 18
-  const elements = lines.flatMap((items, row) => {
     let x = 0
-    return items.flatMap((item) => {
-      const at = x
-      // Text of 12 px is about 6.5 px a character in DejaVu Sans and the browsers' sans-serif.
-      x += 22 + Math.ceil(item.label.length * 6.5)
-      return [
-        {
-          type: 'rect',
-          left: at,
-          bottom: (lines.length - 1 - row) * LINE + 4,
-          shape: { width: 12, height: 12 },
-          style: { fill: item.fill, stroke: '#57606a' },
-          silent: true,
-        },
-        {
-          type: 'text',
-          left: at + 16,
-          bottom: (lines.length - 1 - row) * LINE + 3,
-          style: { text: item.label, fill: '#1b1f23', font: `12px ${fontFamily}` },
-          silent: true,
-        },
-      ]
-    })
+    line++
+    for (const [i, item] of statusLegend(bounds, catalog.indicatorFormat.get(id)).entries()) {
+      const label = i === 0 ? `${prefix}${item.label}` : item.label
+      const room = SWATCH + Math.ceil(label.length * LEGEND_CHARACTER) + 12
+      if (x > 0 && (narrow || x + room > width)) {
+        line++
+        x = 0
+      }
+      items.push({ label, fill: statusFill(item.status, bounds), x, line })
+      x += room
+    }
+  }
+  return { items, lines: line + 1, height: line >= 0 ? (line + 1) * LEGEND_LINE + 8 : 0 }
+}
+
+/**
+ * The status legend of a chart's bounded indicators as ECharts graphic elements at the foot of the
+ * drawing (statusLegendLayout), and the height they take.
+ */
+export function statusGraphic(indicatorIds, catalog, { fontFamily = 'system-ui, sans-serif', narrow = false, width = Number.POSITIVE_INFINITY } = {}) {
+  const { items, lines, height } = statusLegendLayout(indicatorIds, catalog, { width, narrow })
+  const elements = items.flatMap((item) => {
+    const bottom = (lines - 1 - item.line) * LEGEND_LINE
+    return [
+      { type: 'rect', left: item.x, bottom: bottom + 4, shape: { width: 12, height: 12 }, style: { fill: item.fill, stroke: '#57606a' }, silent: true },
+      { type: 'text', left: item.x + SWATCH, bottom: bottom + 3, style: { text: item.label, fill: '#1b1f23', font: `12px ${fontFamily}` }, silent: true },
+    ]
   })
-  return { elements, height: lines.length ? lines.length * LINE + 8 : 0 }
+  return { elements, height }
 }
 
 /**

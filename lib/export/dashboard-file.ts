@@ -49,7 +49,8 @@ async function drawChart(modules: WebModules, chart: SavedChart, spec: ChartSpec
     const rows = tableRows.map((row) => [row.location, row.key.label, ...row.shown])
     // Each value's status colour, as the app's table tints its cell (web/status.js).
     const fills = tableRows.map((row) => [undefined, undefined, ...row.statuses.map((s, i) => modules.statusFill(s, catalog.indicatorBounds.get(ids[i])))])
-    return drawn(tableSvg(header, rows, width, CHART_HEIGHT, (more) => modules.tn(more, '… {n} more row', '… {n} more rows'), fills))
+    const legend = modules.statusLegendLayout(ids, catalog, { width })
+    return drawn(tableSvg(header, rows, width, CHART_HEIGHT, (more) => modules.tn(more, '… {n} more row', '… {n} more rows'), fills, legend))
   }
   if (modules.isTable(spec)) return table()
   let mapName = ''
@@ -59,7 +60,7 @@ async function drawChart(modules: WebModules, chart: SavedChart, spec: ChartSpec
     data.centres = map.centres
     mapName = map.mapName
   }
-  return drawn(chartSvg(modules.chartOption(spec, data, catalog, { mapName, fontFamily: FONT_FAMILY }), width, CHART_HEIGHT))
+  return drawn(chartSvg(modules.chartOption(spec, data, catalog, { mapName, fontFamily: FONT_FAMILY, width }), width, CHART_HEIGHT))
 }
 
 interface DrawContext {

@@ -24,6 +24,7 @@ export const EXPORT_QUERY = {
   type: Param.string('pdf (a page per row of charts), png, jpeg or svg; pdf by default'),
   ...VIEW_PARAMS,
   width: Param.integer('the width in pixels of a PNG, JPEG or SVG: 320 to 4000, 1200 by default'),
+  page: Param.string("a PDF's paper, landscape: a4 (by default) or letter"),
   lang: Param.string("the language of the file's words, numbers and dates: en (by default) or fr"),
 }
 const WIDTH = { min: 320, max: 4000, default: 1200 }
@@ -33,6 +34,8 @@ export const EXPORT_LANGUAGES = ['en', 'fr']
 export interface FileAsked {
   type: FileType
   width: number
+  /** A PDF's paper (render.ts, PAPERS). */
+  page: 'a4' | 'letter'
   lang: string
   target: ExportTarget
 }
@@ -49,6 +52,8 @@ export function fileAsked(
   if (!(type in FILE_TYPES)) throw invalidValue('type', q.type, Object.keys(FILE_TYPES).join(', '))
   const lang = q.lang ?? 'en'
   if (!EXPORT_LANGUAGES.includes(lang)) throw invalidValue('lang', q.lang, EXPORT_LANGUAGES.join(' or '))
+  const page = q.page ?? 'a4'
+  if (page !== 'a4' && page !== 'letter') throw invalidValue('page', q.page, 'a4 or letter')
   const width = q.width ?? WIDTH.default
   if (width < WIDTH.min || width > WIDTH.max) throw invalidValue('width', q.width, `an integer from ${WIDTH.min} to ${WIDTH.max}`)
   const named = (['dashboard_id', 'chart_id', 'path'] as const).filter((name) => q[name] !== undefined)
@@ -64,7 +69,7 @@ export function fileAsked(
   // The path's view, where the query names none of its own.
   const view = fromPath ? viewOf(readView(fromPath.view)) : viewOf(q)
   const dashboardId = q.chart_id === undefined ? (ownDashboard ?? fromPath?.dashboardId ?? q.dashboard_id) : undefined
-  return { type, width, lang, target: { dashboardId, chartId: q.chart_id, view } }
+  return { type, width, page, lang, target: { dashboardId, chartId: q.chart_id, view } }
 }
 
 /** The file: its bytes, media type and the name a browser saves it under. */
@@ -75,19 +80,20 @@ export async function exportFile(
   scope: string,
   maxCharts = Number.POSITIVE_INFINITY,
 ): Promise<{ bytes: Buffer; mediaType: string; disposition: string }> {
-  const { type, width, target, lang } = asked
+  const { type, width, target, lang, page } = asked
   const made = new Date()
   // Drawing loads ECharts, pdfkit and resvg: on the first export, not at every start.
-  const [{ exportLayout }, { jpegOf, layoutSvg, PDF_LAYOUT_WIDTH, PictureTooLarge, pdfOf, pngOf }] = await Promise.all([
+  const [{ exportLayout }, { jpegOf, layoutSvg, pdfLayoutWidth, PictureTooLarge, pdfOf, pngOf }] = await Promise.all([
     import('./dashboard-file.js'),
     import('./render.js'),
   ])
-  const layoutWidth = type === 'pdf' ? PDF_LAYOUT_WIDTH : width
+  const layoutWidth = type === 'pdf' ? pdfLayoutWidth(page) : width
   const layout = await drawingLanguage.run(lang, () => exportLayout(modules, read, target, { width: layoutWidth, made, scope, language: lang, maxCharts }))
   const svg = () => layoutSvg(layout, width)
   let bytes: Buffer
   try {
-    bytes = type === 'pdf' ? await pdfOf(layout, made) : type === 'png' ? pngOf(svg(), width) : type === 'jpeg' ? jpegOf(svg(), width) : Buffer.from(svg())
+    bytes =
+      type === 'pdf' ? await pdfOf(layout, made, page) : type === 'png' ? pngOf(svg(), width) : type === 'jpeg' ? jpegOf(svg(), width) : Buffer.from(svg())
   } catch (error) {
     if (!(error instanceof PictureTooLarge)) throw error
     throw new ApiError(

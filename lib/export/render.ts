@@ -42,6 +42,27 @@ const captioned = (layout: Layout, chart: DrawnChart) => !(layout.rows.flat().le
 
 const escapeXml = (text: string) => text.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&#39;' })[c]!)
 
+/**
+ * Text measured in the font it is set in. Without a canvas ECharts guesses each width from a table of
+ * another font's, narrower than DejaVu Sans: a legend's names then overran each other and axis labels
+ * were spaced for words shorter than they are. Measured, the drawing is laid out for what it shows.
+ */
+const measurer = new PDFDocument({ autoFirstPage: false })
+measurer.registerFont('regular', FONTS.regular)
+measurer.registerFont('bold', FONTS.bold)
+echarts.setPlatformAPI({
+  measureText(text: string, font?: string) {
+    const size = Number(/(\d+(?:\.\d+)?)px/.exec(font ?? '')?.[1] ?? 12)
+    const bold = /\bbold(?:er)?\b|\b[6-9]00\b/.test(font ?? '')
+    return {
+      width: measurer
+        .font(bold ? 'bold' : 'regular')
+        .fontSize(size)
+        .widthOfString(text),
+    }
+  },
+})
+
 /** ECharts' SVG of an option, rendered without a DOM. */
 export function chartSvg(option: Record<string, unknown>, width: number, height: number): string {
   const chart = echarts.init(null as unknown as HTMLElement, null, { renderer: 'svg', ssr: true, width, height })
@@ -58,10 +79,17 @@ export function messageSvg(text: string, width: number, height: number): string 
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}"><text x="${GAP}" y="${2 * GAP}" font-family="${FONT_FAMILY}" font-size="14" fill="#444">${escapeXml(text)}</text></svg>`
 }
 
+/** Where a chart's status legend goes (web/chart-parts.js, statusLegendLayout). */
+export interface StatusLegend {
+  items: Array<{ label: string; fill: string | undefined; x: number; line: number }>
+  lines: number
+  height: number
+}
+
 /**
  * A table as an SVG: a header row and as many rows as fit in `height`, then how many more there are
  * (the CSV holds every row). `fills`: each cell's status colour, drawn as the app's table draws it (a
- * light tint of the cell, an edge in the full colour).
+ * light tint of the cell, an edge in the full colour), and `legend` names them at the foot.
  */
 export function tableSvg(
   header: string[],
@@ -70,9 +98,10 @@ export function tableSvg(
   height: number,
   moreRows: (count: number) => string,
   fills: Array<Array<string | undefined>> = [],
+  legend: StatusLegend = { items: [], lines: 0, height: 0 },
 ): string {
   const rowHeight = 20
-  const fit = Math.max(1, Math.floor((height - 2 * rowHeight) / rowHeight))
+  const fit = Math.max(1, Math.floor((height - legend.height - 2 * rowHeight) / rowHeight))
   const shown = rows.slice(0, rows.length > fit + 1 ? fit : fit + 1)
   const columnWidth = width / Math.max(1, header.length)
   const cell = (text: string, column: number, y: number, bold = false) => {
@@ -98,6 +127,14 @@ export function tableSvg(
     ),
   ]
   if (shown.length < rows.length) lines.push(cell(moreRows(rows.length - shown.length), 0, (shown.length + 2) * rowHeight - 6))
+  // The statuses' legend at the foot, as a chart's drawing has it (web/chart-parts.js).
+  for (const item of legend.items) {
+    const top = height - legend.height + 4 + item.line * 18
+    lines.push(
+      `<rect x="${item.x}" y="${top}" width="12" height="12" fill="${item.fill ?? '#fff'}" stroke="#57606a"/>`,
+      `<text x="${item.x + 16}" y="${top + 11}">${escapeXml(item.label)}</text>`,
+    )
+  }
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}"><g font-family="${FONT_FAMILY}" font-size="12" fill="#1b1f23">${lines.join('')}</g></svg>`
 }
 
@@ -171,17 +208,42 @@ export function jpegOf(svg: string, width: number): Buffer {
   return jpeg.encode({ data: image.pixels, width: image.width, height: image.height }, 90).data
 }
 
-/** A4 landscape, in points; the margin around a page. */
-const PAGE = { width: 842, height: 595, margin: 36 }
+/**
+ * `svg` with each text that ECharts draws over a halo (`paint-order="stroke"`: a light outline under
+ * dark letters, so that a label stays legible over a bar or a region) as two texts: the outline, then
+ * the letters. svg-to-pdfkit does not know paint-order and strokes over the fill, which drew every
+ * value and pie label white on white in a PDF.
+ */
+export function haloUnderText(svg: string): string {
+  return svg.replace(/<text\b([^>]*?) paint-order="stroke"([^>]*)>([^<]*)<\/text>/g, (_whole, before: string, after: string, text: string) => {
+    const attributes = before + after
+    const outline = attributes.replace(/ fill="[^"]*"/, ' fill="none"')
+    const letters = attributes.replace(/ stroke(?:-width|-miterlimit)?="[^"]*"/g, '')
+    return `<text${outline}>${text}</text><text${letters}>${text}</text>`
+  })
+}
+
+/** The papers a PDF is laid out for, landscape, in points (pdfkit's names); the margin around a page. */
+export const PAPERS = { a4: { size: 'A4', width: 842, height: 595 }, letter: { size: 'LETTER', width: 792, height: 612 } } as const
+export type Paper = keyof typeof PAPERS
+const MARGIN = 36
+
 /**
  * The width a PDF's layout is drawn at: a row's charts then fill the page at one pixel a point, not
  * scaled (svg-to-pdfkit drops the end of right-aligned text in a scaled drawing).
  */
-export const PDF_LAYOUT_WIDTH = PAGE.width - 2 * PAGE.margin + 2 * GAP
+export const pdfLayoutWidth = (paper: Paper) => PAPERS[paper].width - 2 * MARGIN + 2 * GAP
 
-/** The layout as a PDF: a page per row of charts, each under the heading (title and lines). */
-export async function pdfOf(layout: Layout, made: Date): Promise<Buffer> {
-  const doc = new PDFDocument({ size: 'A4', layout: 'landscape', margin: PAGE.margin, autoFirstPage: false, info: { Title: layout.title, CreationDate: made } })
+/** The layout as a PDF on `paper`: a page per row of charts, each under the heading (title and lines). */
+export async function pdfOf(layout: Layout, made: Date, paper: Paper): Promise<Buffer> {
+  const PAGE = { ...PAPERS[paper], margin: MARGIN }
+  const doc = new PDFDocument({
+    size: PAGE.size,
+    layout: 'landscape',
+    margin: PAGE.margin,
+    autoFirstPage: false,
+    info: { Title: layout.title, CreationDate: made },
+  })
   doc.registerFont('regular', FONTS.regular)
   doc.registerFont('bold', FONTS.bold)
   const chunks: Buffer[] = []
@@ -205,10 +267,13 @@ export async function pdfOf(layout: Layout, made: Date): Promise<Buffer> {
           .fontSize(12)
           .fillColor('#1b1f23')
           .text(chart.title, x, top, { width: chart.width * scale, lineBreak: false, ellipsis: true })
-      SVGtoPDF(doc, chart.svg, x, top + CAPTION * 0.8, {
+      SVGtoPDF(doc, haloUnderText(chart.svg), x, top + CAPTION * 0.8, {
         width: chart.width * scale,
         height: chart.height * scale,
         fontCallback: (_family: string, bold: boolean) => (bold ? 'bold' : 'regular'),
+        // A pixel of the drawing is a point of the page, as `width` and `height` were reckoned
+        // (svg-to-pdfkit otherwise takes 1 px as 0.75 pt and draws every chart at three quarters).
+        assumePt: true,
       })
       x += (chart.width + GAP) * scale
     }

@@ -3,6 +3,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import * as api from '../../web/api.js'
 import * as chartData from '../../web/chart-data.js'
+import * as chartParts from '../../web/chart-parts.js'
 import * as format from '../../web/format.js'
 import * as i18n from '../../web/i18n.js'
 import * as status from '../../web/status.js'
@@ -10,6 +11,7 @@ import * as status from '../../web/status.js'
 /** The app's dashboard module: how a view is written in a query, which charts a dashboard's rows show. */
 export * as appDashboard from '../../web/dashboard.js'
 import { bodyOf, type Reader } from '../api/read-service.js'
+import type { StatusLegend } from './render.js'
 
 type Json = Record<string, unknown>
 type Objects = Json[]
@@ -38,7 +40,8 @@ export interface WebModules {
   isRelative(chart: ChartSpec): boolean
   isMap(chart: ChartSpec): boolean
   isTable(chart: ChartSpec): boolean
-  chartOption(chart: ChartSpec, data: ChartValues, catalog: Catalog, options: { mapName?: string; fontFamily?: string }): Json
+  chartOption(chart: ChartSpec, data: ChartValues, catalog: Catalog, options: { mapName?: string; fontFamily?: string; width?: number }): Json
+  statusLegendLayout(indicatorIds: number[], catalog: Catalog, options: { width?: number }): StatusLegend
   tableRows(
     data: ChartValues,
     indicatorIds: number[],
@@ -66,7 +69,7 @@ export const drawingLanguage = new AsyncLocalStorage<string>()
 
 // Reading a chart needs only what is imported here; drawing one needs web/charts.js too, which loads
 // ECharts (0.5 s): imported on the first export, not at start.
-const READING = { ...chartData, ...status, ...api, ...format, ...i18n } as unknown as WebModules
+const READING = { ...chartData, ...chartParts, ...status, ...api, ...format, ...i18n } as unknown as WebModules
 // The app's words, numbers and dates in the language of the drawing in progress (English outside one).
 READING.useLanguage(() => drawingLanguage.getStore())
 let drawing: Promise<WebModules> | undefined

@@ -86,26 +86,8 @@ export function mapOption(
     textBorderWidth: 2,
     formatter: (p) => p.name,
   }
-  if (look.bubbles) {
-    // Polygons in grey and a circle per location, its area proportional to the value.
-    const scale = (v) => (max > 0 ? 6 + 30 * Math.sqrt(Math.max(0, v) / max) : 6)
-    return {
-      ...base,
-      tooltip: { ...base.tooltip, formatter },
-      geo: { map: mapName, roam: false, itemStyle: { areaColor: '#e8e8e8', borderColor: '#999' }, label, emphasis: { disabled: true }, silent: true },
-      series: [
-        {
-          type: 'scatter',
-          coordinateSystem: 'geo',
-          name: indicatorName(indicatorId),
-          color,
-          data: values.filter((v) => v.value !== null).map((v) => ({ name: v.name, value: [...(data.centres?.get(v.name) ?? [0, 0]), v.value] })),
-          symbolSize: (value) => scale(value[2]),
-          encode: { value: 2 },
-        },
-      ],
-    }
-  }
+  if (look.bubbles)
+    return bubbleOption({ base, formatter, mapName, label, indicatorName: indicatorName(indicatorId), color, values, centres: data.centres, max })
   if (byStatus) {
     // Regions coloured by their value's status; the card's legend names the statuses.
     return {
@@ -145,6 +127,38 @@ export function mapOption(
         data: values,
         label,
         emphasis: { label: { show: true } },
+        labelLayout: { hideOverlap: true },
+      },
+    ],
+  }
+}
+
+/** A map of grey polygons and a circle per location, its area proportional to the value. */
+function bubbleOption({ base, formatter, mapName, label, indicatorName, color, values, centres, max }) {
+  const scale = (v) => (max > 0 ? 6 + 30 * Math.sqrt(Math.max(0, v) / max) : 6)
+  return {
+    ...base,
+    tooltip: { ...base.tooltip, formatter },
+    // The names go under the circles, not on the regions: a region's name at its centre was hidden by
+    // its own circle.
+    geo: {
+      map: mapName,
+      roam: false,
+      itemStyle: { areaColor: '#e8e8e8', borderColor: '#999' },
+      label: { show: false },
+      emphasis: { disabled: true },
+      silent: true,
+    },
+    series: [
+      {
+        type: 'scatter',
+        coordinateSystem: 'geo',
+        name: indicatorName,
+        color,
+        data: values.filter((v) => v.value !== null).map((v) => ({ name: v.name, value: [...(centres?.get(v.name) ?? [0, 0]), v.value] })),
+        symbolSize: (value) => scale(value[2]),
+        encode: { value: 2 },
+        label: { ...label, position: 'bottom', distance: 3 },
         labelLayout: { hideOverlap: true },
       },
     ],
