@@ -144,7 +144,7 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     t.same(await violationsAtBothWidths(page), [], 'axe: the bounds editor at 1280 and 375 px')
 
     // The dashboard's column chart of missed children: one bar, one status colour each.
-    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}?campaign=${march}`)
     await chartsDrawn(page, 5)
     const statuses = (
       await read(`/campaign_datapoint/?indicator__in=${missedId}&campaign__in=${march}&location_id=${location.get('Veridia')}&location_depth=1&with_status=1`)
@@ -169,7 +169,7 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
       (await read(`/indicator_bound/?indicator_id=${missedId}`)).objects as Array<{ id: number; bound_name: string; location_type_id: number }>
     ).find((r) => r.bound_name === 'District alert')!
     t.ok(alert?.location_type_id, 'saved with its level')
-    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}?campaign=${march}`)
     await chartsDrawn(page, 5)
     const provinceStatuses = (
       await read(`/campaign_datapoint/?indicator__in=${missedId}&campaign__in=${march}&location_id=${location.get('Veridia')}&location_depth=1&with_status=1`)
@@ -261,7 +261,7 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     const { page, problems } = await watchedPage(browser)
     await signIn(page, server.url, 'fieldworker', 'north-march-2017')
     t.notOk(await page.getByRole('link', { name: 'Administration' }).count(), 'no administration for her')
-    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}?campaign=${march}`)
     await chartsDrawn(page, 5)
     // The province charts are saved for the viewer's location: for her, Northmarch's districts.
     const hers = await apiValues(indicator.get('Children missed')!, march, `location_id=${location.get('Northmarch')}&location_depth=1`)

@@ -213,7 +213,7 @@ t.test('the catalog in Chromium: a metadata editor', { skip: noChromium }, async
   })
   t.equal(chart.status, 201, 'the chart saved')
   const board = await send('POST', '/dashboard/', { title: 'LQAS lots', rows: [{ charts: ['dose-ratio-map'] }] })
-  await page.goto(`${server.url}/app/#/dashboard/${board.body.id}`)
+  await page.goto(`${server.url}/app/#/dashboard/${board.body.id}?campaign=each`)
   await chartsDrawn(page, 1)
   const map = figure(page, 'ChoroplethMap')
   const rows = await numbersOf(map)

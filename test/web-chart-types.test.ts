@@ -78,7 +78,7 @@ t.test('every chart type and grouping of the original front-end draws the API’
 
   const { page, problems, consoleErrors } = await watchedPage(browser)
   await signIn(page, server.url, 'admin', password)
-  await page.goto(`${server.url}/app/#/dashboard/${boardId}`)
+  await page.goto(`${server.url}/app/#/dashboard/${boardId}?campaign=each`)
   await page.waitForFunction((n) => document.querySelectorAll('figure.chart[data-drawn="true"]').length === n, combinations.length, { timeout: 30_000 })
   const charts = page.locator('figure.chart')
   t.equal(await charts.count(), combinations.length, `${combinations.length} charts drawn`)

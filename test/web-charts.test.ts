@@ -89,7 +89,7 @@ t.test('charts that say what they show, in Chromium', { skip: noChromium }, asyn
     await t.test(`at ${width} px: three colours and a percent axis, a pie that says what it draws, a hovered bad region in the legend's bad`, async (t) => {
       const { page, problems } = await watchedPage(browser, { width, height: 900 })
       await signIn(page, server.url, 'admin', password)
-      await page.goto(`${server.url}/app/#/dashboard/${board.id}`)
+      await page.goto(`${server.url}/app/#/dashboard/${board.id}?campaign=${march}`)
       await chartsDrawn(page, 3)
 
       const column = figure(page, 'ColumnChart')
@@ -139,6 +139,95 @@ t.test('charts that say what they show, in Chromium', { skip: noChromium }, asyn
       t.equal(await region!.getAttribute('stroke-width'), '2', 'hovered: outlined')
       t.equal((await region!.getAttribute('fill'))?.toLowerCase(), legend.bad, "and still the legend's bad colour")
       t.same(await violationsAtBothWidths(page), [], 'axe: no violation at 1280 and 375 px')
+      t.same(problems, [], 'no script error and no CSP refusal')
+      await page.context().close()
+    })
+  }
+
+  // Many series and long category names: a column chart of the nine districts as series, one of two
+  // indicators over the nine districts, one of three indicators by province, and a line over the
+  // three campaigns (long names) by province.
+  const districts = { campaign_ids: [march], location_ids: [location.get('Veridia')], location_depth: 2 }
+  const counts = ids('Children missed', 'Children vaccinated', 'Access challenged')
+  const many = [
+    { uuid: 'nine-series', title: 'Nine districts as series', chart_json: { type: 'ColumnChart', groupBy: 'location', indicator_ids: counts, ...districts } },
+    { uuid: 'two-by-nine', title: 'Two indicators by district', chart_json: { type: 'ColumnChart', indicator_ids: counts.slice(0, 2), ...districts } },
+    { uuid: 'three-by-three', title: 'Provinces as series', chart_json: { type: 'ColumnChart', groupBy: 'location', indicator_ids: counts, ...byProvince } },
+    {
+      uuid: 'campaign-line',
+      title: 'Missed over the campaigns',
+      chart_json: {
+        type: 'LineChart',
+        indicator_ids: counts.slice(0, 1),
+        campaign_ids: [...campaign.values()],
+        location_ids: [location.get('Veridia')],
+        location_depth: 1,
+      },
+    },
+  ]
+  for (const chart of many) await post('/custom_chart/', chart)
+  const manyBoard = await post('/dashboard/', {
+    title: 'Many series',
+    rows: [{ charts: ['nine-series', 'two-by-nine'] }, { charts: ['three-by-three', 'campaign-line'] }],
+  })
+  /** The texts a chart's drawing shows: where each is in the drawing, and whether it is turned. */
+  const drawnTexts = (page: Page, title: string) =>
+    page
+      .locator('figure.chart', { has: page.locator('figcaption', { hasText: title }) })
+      .locator('.drawing svg text')
+      .evaluateAll((nodes) =>
+        nodes
+          .map((n) => {
+            const box = n.getBoundingClientRect()
+            const svg = n.closest('svg')!.getBoundingClientRect()
+            const matrix = /matrix\(([^)]+)\)/
+              .exec(n.getAttribute('transform') ?? '')?.[1]
+              .split(/[ ,]+/)
+              .map(Number)
+            return {
+              text: n.textContent ?? '',
+              left: box.left - svg.left,
+              top: box.top - svg.top,
+              width: box.width,
+              height: box.height,
+              turned: Boolean(matrix && Math.abs(matrix[1]) > 0.01),
+              svgHeight: svg.height,
+              svgWidth: svg.width,
+            }
+          })
+          .filter((box) => box.width > 0 && box.text.trim() !== ''),
+      )
+  for (const width of [1280, 375]) {
+    await t.test(`at ${width} px, many series: no text over another, every category named, a legend of nine leaving the plot its room`, async (t) => {
+      const { page, problems } = await watchedPage(browser, { width, height: 900 })
+      await signIn(page, server.url, 'admin', password)
+      // As each chart says: the line keeps its three campaigns.
+      await page.goto(`${server.url}/app/#/dashboard/${manyBoard.id}?campaign=each`)
+      await chartsDrawn(page, 4)
+      for (const { title } of many) {
+        const texts = (await drawnTexts(page, title)).filter((box) => !box.turned)
+        const over = texts.flatMap((a, i) =>
+          texts
+            .slice(i + 1)
+            .filter(
+              (b) =>
+                Math.min(a.left + a.width, b.left + b.width) - Math.max(a.left, b.left) > 1 &&
+                Math.min(a.top + a.height, b.top + b.height) - Math.max(a.top, b.top) > 1,
+            )
+            .map((b) => `“${a.text}” and “${b.text}”`),
+        )
+        t.same(over, [], `${title}: no text drawn over another`)
+      }
+      const line = (await drawnTexts(page, 'Missed over the campaigns')).map((box) => box.text)
+      for (const name of campaign.keys()) t.ok(line.includes(name), `the line names ${name}`)
+      // A legend of nine takes two lines at most (the plain legend took three on a phone), and the plot,
+      // which the value axis's labels (numbers in the drawing's left quarter) span, keeps a third of the drawing.
+      const nine = await drawnTexts(page, 'Nine districts as series')
+      const legendLines = new Set(nine.filter((box) => location.has(box.text)).map((box) => Math.round(box.top)))
+      t.ok(legendLines.size <= 2, `nine series: a legend of ${legendLines.size} line(s)`)
+      const axis = nine.filter((box) => /^[\d,]+$/.test(box.text) && box.left < 0.25 * box.svgWidth)
+      const span = Math.max(...axis.map((box) => box.top)) - Math.min(...axis.map((box) => box.top))
+      t.ok(span >= axis[0].svgHeight / 3, `nine series: the plot keeps ${Math.round(span)} of ${Math.round(axis[0].svgHeight)} px`)
       t.same(problems, [], 'no script error and no CSP refusal')
       await page.context().close()
     })
@@ -194,6 +283,11 @@ t.test('charts that say what they show, in Chromium', { skip: noChromium }, asyn
     t.equal(await shared.locator('.subtitle').textContent(), 'October 2016 - NID - bOPV · Districts of Eastvale', 'at Eastvale')
     const expected = await apiValues(indicator.get('Children missed')!, october, `location_id=${location.get('Eastvale')}&location_depth=1`)
     t.same(tableValues(await numbersOf(shared)), expected, "October's values of Eastvale's districts")
+    t.same(
+      await stranger.page.getByRole('navigation', { name: 'Drill-down' }).getByRole('button').allTextContents(),
+      ['Eastvale'],
+      "a link for Eastvale: its breadcrumb starts there, never offering each chart's own locations (outside the link)",
+    )
     await stranger.page.locator('h1').scrollIntoViewIfNeeded()
     await stranger.page.screenshot({ path: join(shots, 'share.png'), fullPage: true })
     t.same(stranger.problems, [], 'no script error and no CSP refusal')

@@ -53,7 +53,7 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     const { page, problems } = await watchedPage(browser)
     await signIn(page, server.url, 'admin', password)
     const drawnWithin = async () => {
-      await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+      await page.goto(`${server.url}/app/#/dashboard/${dashboardId}?campaign=${march}`)
       await page.reload()
       await chartsDrawn(page, 5)
       return page.evaluate(() => Math.max(...performance.getEntriesByType('mark').map((m) => m.startTime)))
@@ -92,7 +92,7 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
   await t.test('traffic lights: map regions and table cells coloured by the status the API reads for each value', async (t) => {
     const { page, problems } = await watchedPage(browser)
     await signIn(page, server.url, 'admin', password)
-    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}?campaign=${march}`)
     await chartsDrawn(page, 5)
     const percentMissed = indicator.get('Percent missed')!
     const statusOf = async (selection: string) => {
@@ -132,7 +132,7 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
   await t.test('numbers as people read them: tooltips, the map legend, pie labels, months; no CSP refusal after hovering every chart', async (t) => {
     const { page, problems, consoleErrors } = await watchedPage(browser)
     await signIn(page, server.url, 'admin', password)
-    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}?campaign=${march}`)
     await chartsDrawn(page, 5)
     const percent = (
       await app.read(`/campaign_datapoint/?indicator__in=${indicator.get('Percent missed')}&campaign__in=${march}&location_id=${location.get('Eastvale')}`)
@@ -168,7 +168,7 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
   await t.test('the view in the address: drill-down and campaign survive a reload, back and forward, and a copied link', async (t) => {
     const { page, problems } = await watchedPage(browser)
     await signIn(page, server.url, 'admin', password)
-    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}?campaign=${march}`)
     await chartsDrawn(page, 5)
     t.equal(await page.evaluate(() => document.activeElement?.textContent), 'Campaign overview', 'focus on the page’s heading after navigation')
     const picker = await page
@@ -244,7 +244,7 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     ).json()
     const { page, problems } = await watchedPage(browser)
     await signIn(page, server.url, 'admin', password)
-    await page.goto(`${server.url}/app/#/dashboard/${board.id}`)
+    await page.goto(`${server.url}/app/#/dashboard/${board.id}?campaign=each`)
     await chartsDrawn(page, 1)
     const table = figure(page, 'TableChart')
     t.equal(await table.locator('tbody tr').count(), 25, 'one page of 25 rows in the page')
@@ -311,6 +311,106 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     t.notMatch(await figure(page, 'PieChart').locator('svg').textContent(), /…/, 'no pie label cut short')
     await page.screenshot({ path: join(shots, 'dashboard-375.png'), fullPage: true })
     t.same(await axeViolations(page), [], 'the dashboard at 375 px')
+    t.same(problems, [])
+  })
+
+  await t.test('a dashboard opens on the latest campaign with values where its reader looks, unless its address names one', async (t) => {
+    // A campaign later than the demo's, with a value in Southreach only: the whole country has data
+    // there, Northmarch has none.
+    const november = (
+      (await (
+        await api(server, '/campaign/', {
+          method: 'POST',
+          body: JSON.stringify({ name: 'November 2016 - SNID - Southreach', campaign_type_id: types[1].id, start_date: '2016-11-01', end_date: '2016-11-05' }),
+        })
+      ).json()) as { id: number }
+    ).id
+    const glimmer = await api(server, '/campaign_datapoint/', {
+      method: 'POST',
+      body: JSON.stringify({ indicator_id: missed, location_id: location.get('Glimmer'), campaign_id: november, value: 7 }),
+    })
+    t.equal(glimmer.status, 201, 'a November value in Glimmer')
+    const october = campaign.get('October 2016 - NID - bOPV')!
+    await api(server, '/user/', { method: 'POST', body: JSON.stringify({ username: 'northmarch-lead', password: 'north-march-lead-1' }) })
+    const lead = (await app.read('/user/?username=northmarch-lead')).objects[0].id
+    await api(server, '/location_responsibility/', { method: 'POST', body: JSON.stringify({ user_id: lead, top_lvl_location_id: location.get('Northmarch') }) })
+
+    const { page, problems } = await watchedPage(browser)
+    await signIn(page, server.url, 'admin', password)
+    await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+    await chartsDrawn(page, 5)
+    t.equal(await page.getByLabel('Campaign').inputValue(), String(november), 'the whole country: November, the latest campaign with a value')
+    t.equal(
+      await figure(page, 'ColumnChart').locator('.subtitle').textContent(),
+      'November 2016 - SNID - Southreach · Provinces of Veridia',
+      'the charts drawn for it, not for the March they were saved with',
+    )
+    t.match(page.url(), new RegExp(`#/dashboard/${dashboardId}\\?campaign=${november}$`), 'the campaign written into the address, to copy')
+    await page.getByLabel('Campaign').selectOption({ label: 'As each chart says' })
+    await page.waitForURL(/campaign=each/)
+    await figure(page, 'ColumnChart').locator('.subtitle', { hasText: 'March 2016' }).waitFor()
+    await page.reload()
+    await chartsDrawn(page, 5)
+    t.equal(
+      await figure(page, 'ColumnChart').locator('.subtitle').textContent(),
+      'March 2016 - NID - OPV · Provinces of Veridia',
+      'as each chart says, through a reload',
+    )
+    t.equal(await page.getByLabel('Campaign').inputValue(), 'each')
+
+    const hers = await watchedPage(browser)
+    await signIn(hers.page, server.url, 'northmarch-lead', 'north-march-lead-1')
+    await hers.page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+    await chartsDrawn(hers.page, 5)
+    t.equal(await hers.page.getByLabel('Campaign').inputValue(), String(october), 'Northmarch’s lead: October, the latest with values in her province')
+    t.equal(await figure(hers.page, 'ColumnChart').locator('.subtitle').textContent(), 'October 2016 - NID - bOPV · Districts of Northmarch')
+    t.same([...problems, ...hers.problems], [])
+  })
+
+  await t.test('a chart that keeps its own campaign says so on the chart', async (t) => {
+    // A chart that keeps its own campaign (March), beside one that follows the dashboard's.
+    await api(server, '/custom_chart/', {
+      method: 'POST',
+      body: JSON.stringify({
+        uuid: 'march-kept',
+        title: 'March, kept',
+        chart_json: {
+          type: 'TableChart',
+          indicator_ids: [missed],
+          campaign_ids: [march],
+          location_ids: [location.get('Veridia')],
+          location_depth: 1,
+          pinned: true,
+        },
+      }),
+    })
+    const board = await (
+      await api(server, '/dashboard/', {
+        method: 'POST',
+        body: JSON.stringify({ title: 'Kept and followed', rows: [{ charts: ['march-kept', 'demo-missed-by-province'] }] }),
+      })
+    ).json()
+    const june = campaign.get('June 2016 - SNID - OPV')!
+    const { page, problems } = await watchedPage(browser)
+    await signIn(page, server.url, 'admin', password)
+    await page.goto(`${server.url}/app/#/dashboard/${board.id}?campaign=${june}`)
+    await chartsDrawn(page, 2)
+    const kept = page.locator('figure.chart', { has: page.locator('figcaption', { hasText: 'March, kept' }) })
+    t.equal(await kept.locator('.subtitle').textContent(), 'March 2016 - NID - OPV · Provinces of Veridia', 'the chart that keeps its campaign: March')
+    t.match(
+      await kept
+        .locator('.kept-campaign')
+        .textContent({ timeout: 5000 })
+        .catch(() => ''),
+      /keeps its own campaign/,
+      'and says so on the chart',
+    )
+    t.equal(
+      await figure(page, 'ColumnChart').locator('.subtitle').textContent(),
+      'June 2016 - SNID - OPV · Provinces of Veridia',
+      'the other follows the dashboard',
+    )
+    t.equal(await figure(page, 'ColumnChart').locator('.kept-campaign').count(), 0, 'and says nothing of the kind')
     t.same(problems, [])
   })
 })

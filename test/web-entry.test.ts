@@ -134,6 +134,32 @@ t.test('data entry in Chromium', { skip: noChromium }, async (t) => {
   await page.getByRole('heading', { name: 'History of Children missed at Brindle' }).waitFor()
   await page.locator('.entry-history-panel tbody tr').nth(1).waitFor()
   t.ok((await page.locator('.entry-history-panel tbody tr').count()) >= 2, 'who changed it, when, what')
+  // Through what, in words: the demo's value came with the demo data, not from "document 1".
+  const through = await page.locator('.entry-history-panel tbody tr td:nth-child(5)').allTextContents()
+  t.ok(through.includes('the demo data'), `the demo's value: the demo data (${through.join(' · ')})`)
+  t.notOk(
+    through.some((text) => /^document \d+$/.test(text)),
+    'no bare document number',
+  )
+
+  // Offline: the page says so, and stops saying so when the network is back.
+  await page.context().setOffline(true)
+  const offline = page.getByText('You are offline')
+  await offline.waitFor({ timeout: 5000 }).catch(() => {})
+  t.ok(await offline.isVisible(), 'offline: a notice the reader sees')
+  await page.context().setOffline(false)
+  await offline.waitFor({ state: 'detached', timeout: 5000 }).catch(() => {})
+  t.equal(await offline.count(), 0, 'online again: the notice gone')
+
+  // Tab goes from value to value, never stopping at a cell's History button; Alt+H opens the history of the cell one is in.
+  await page.locator('input.entry-value').first().focus()
+  await page.keyboard.press('Tab')
+  t.equal(await page.evaluate(() => document.activeElement?.className), 'entry-value', 'Tab: the next value, not a History button')
+  const next = await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))
+  await page.keyboard.press('Alt+H')
+  const itsHistory = page.getByRole('heading', { name: `History of ${next}` })
+  await itsHistory.waitFor({ timeout: 5000 }).catch(() => {})
+  t.ok(await itsHistory.isVisible(), `Alt+H: the history of ${next}`)
   t.same(await violationsAtBothWidths(page), [], 'axe: the data-entry page at 1280 and 375 px')
   await page.evaluate(() => localStorage.setItem('rhizome-language', 'fr'))
   await page.reload()

@@ -19,13 +19,22 @@ t.test('the app in French', { skip: noChromium }, async (t) => {
   await signIn.click()
   await page.getByRole('button', { name: 'Se déconnecter' }).waitFor()
 
-  await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+  await page.goto(`${server.url}/app/#/dashboard/${dashboardId}?campaign=${app.march}`)
   await chartsDrawn(page, 5)
   t.equal(await page.getByRole('button', { name: 'Dupliquer', exact: true }).count(), 1, 'the dashboard’s words in French')
+  // The location field shows its French words whole, on a computer and on a phone.
+  const field = page.getByRole('combobox', { name: 'Lieu', exact: true })
+  for (const width of [1280, 375]) {
+    await page.setViewportSize({ width, height: 900 })
+    t.equal(await field.inputValue(), 'Les lieux de chaque graphique')
+    const cut = await field.evaluate((input) => input.scrollWidth - input.clientWidth)
+    t.ok(cut <= 0, `at ${width} px the field shows its whole text (${cut} px cut off)`)
+  }
+  await page.setViewportSize({ width: 1280, height: 900 })
   const percents = tableValues(await numbersOf(figure(page, 'TableChart')), 4)
   t.equal(percents.Eastwick, '4,38 %', 'a percent as French writes it')
   t.match(await figure(page, 'LineChart').locator('svg').textContent(), /mars 2016/, 'months in French')
-  t.match(await page.locator('.title-bar details.export a', { hasText: 'PDF' }).getAttribute('href'), /lang=fr/, 'its export in French too')
+  t.match(await page.locator('.title-bar details.export a', { hasText: 'PDF, A4' }).getAttribute('href'), /lang=fr/, 'its export in French too')
   t.same(await violationsAtBothWidths(page), [], 'axe: the dashboard in French')
   // Every other page in French: axe at both widths, nothing wider than a phone (French runs longer).
   for (const [hash, heading] of [
@@ -54,7 +63,7 @@ t.test('the app in French', { skip: noChromium }, async (t) => {
   const numerator = page.locator('ul.cards li', { hasText: '(NUMERATOR)' }).first()
   await numerator.waitFor()
   t.match(await numerator.textContent(), /\(Numérateur \(NUMERATOR\)\)/, 'a component’s calculation in words')
-  await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+  await page.goto(`${server.url}/app/#/dashboard/${dashboardId}?campaign=${app.march}`)
   await chartsDrawn(page, 5)
 
   // Picked: English, kept across a reload.

@@ -436,7 +436,7 @@ t.test('a chart of class indicators counts each class per location: stacked shar
   )
 })
 
-t.test('series that read: coloured by what varies, counts and percents on their own axes, legends never paged up to 12', async (t) => {
+t.test('series that read: coloured by what varies, counts and percents on their own axes, legends never paged on two lines', async (t) => {
   const three = {
     ...catalog,
     campaignName: new Map([
@@ -511,9 +511,11 @@ t.test('series that read: coloured by what varies, counts and percents on their 
   )
   t.equal(new Set(byLocation.map((s: { color: string }) => s.color)).size, 3, 'the locations vary: a colour per location')
 
-  // Twelve series: every one named on the legend's lines, none paged.
+  // Twelve series: every one named on the legend's two lines, none paged, where a wide drawing has room;
+  // in a card's half of a screen their three lines would squeeze the plot, so the legend scrolls.
   const many = { ...overTime, groupBy: 'location', indicator_ids: [1, 4, 2, 1] }
-  t.not(chartOption(many, timed, three, { framed: true }).legend.type, 'scroll')
+  t.not(chartOption(many, timed, three, { framed: true, width: 1200 }).legend.type, 'scroll', 'twelve on two lines of a wide drawing: plain')
+  t.equal(chartOption(many, timed, three, { framed: true, width: 500 }).legend.type, 'scroll', 'on three lines of a half-width card: one line, scrolled')
 })
 
 t.test('a chart says where and when: its subtitle, and what a pie or a map given more draws', async (t) => {

@@ -20,12 +20,12 @@ t.test('export and share a dashboard in Chromium', { skip: noChromium }, async (
 
   const { page, problems } = await watchedPage(browser)
   await signIn(page, server.url, 'admin', password)
-  await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+  await page.goto(`${server.url}/app/#/dashboard/${dashboardId}?campaign=${march}`)
   await chartsDrawn(page, 5)
 
   // Export: the dashboard's PDF, saved by the browser.
   await page.getByText('Export', { exact: true }).first().click()
-  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'PDF' }).first().click()])
+  const [download] = await Promise.all([page.waitForEvent('download', { timeout: 90_000 }), page.getByRole('link', { name: 'PDF' }).first().click()])
   t.equal(download.suggestedFilename(), 'Campaign overview.pdf')
   t.equal(
     readFileSync((await download.path())!)
@@ -38,7 +38,7 @@ t.test('export and share a dashboard in Chromium', { skip: noChromium }, async (
   await chartExport.locator('summary').click()
   t.match(
     await chartExport.getByRole('link', { name: 'SVG' }).getAttribute('href'),
-    /^\/api\/v1\/export_file\/\?chart_id=\d+&type=svg$/,
+    new RegExp(`^/api/v1/export_file/\\?chart_id=\\d+&type=svg&campaign=${march}$`),
     "a chart's own export",
   )
   t.ok(await chartExport.getByRole('link', { name: 'CSV with names' }).count(), 'and its CSV with names')
@@ -58,7 +58,7 @@ t.test('export and share a dashboard in Chromium', { skip: noChromium }, async (
   await expectEventually(periods, ['Mar 2016', 'Apr 2016', 'May 2016'])
   t.same(await periods(), ['Mar 2016', 'Apr 2016', 'May 2016'], "the line chart's months: March to May")
   t.match(
-    await page.locator('.title-bar details.export a', { hasText: 'PDF' }).getAttribute('href'),
+    await page.locator('.title-bar details.export a', { hasText: 'PDF, A4' }).getAttribute('href'),
     /start_date=2016-03-01&end_date=2016-05-31/,
     'and its export',
   )
@@ -67,7 +67,7 @@ t.test('export and share a dashboard in Chromium', { skip: noChromium }, async (
   await expectEventually(async () => Object.keys(tableValues(await numbersOf(figure(page, 'ColumnChart')))), ['Dunmore', 'Eastwick', 'Fallow'])
   t.same(Object.keys(tableValues(await numbersOf(figure(page, 'ColumnChart')))), ['Dunmore', 'Eastwick', 'Fallow'], "a picked location: Eastvale's districts")
   t.match(page.url(), /start_date=2016-03-01/, 'the dates kept')
-  await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
+  await page.goto(`${server.url}/app/#/dashboard/${dashboardId}?campaign=${march}`)
   await chartsDrawn(page, 5)
 
   // Share: a link for the whole dashboard, asked for a label first, shown once.
@@ -77,14 +77,14 @@ t.test('export and share a dashboard in Chromium', { skip: noChromium }, async (
   await page.getByLabel('Label (who or what it is for)').fill('Ministry review')
   await page.getByRole('button', { name: 'Create a link for the whole dashboard' }).click()
   const url = await page.locator('.share-url').inputValue()
-  t.match(url, new RegExp(`^${server.url}/app/#/shared/[\\w-]{43}$`))
+  t.match(url, new RegExp(`^${server.url}/app/#/shared/[\\w-]{43}\\?campaign=${march}$`), 'the link opens at the view it was made from')
   // A second link of the same view: the two read apart by their labels and the ends of their addresses.
   await page.getByLabel('Label (who or what it is for)').fill('Partner NGO')
   await page.getByRole('button', { name: 'Create a link for the whole dashboard' }).click()
   const links = page.getByRole('list', { name: 'Links to this dashboard' }).getByRole('listitem')
   await links.nth(1).waitFor()
   const ministry = links.filter({ hasText: 'Ministry review' })
-  t.match(await ministry.textContent(), new RegExp(`^Ministry review · …${url.slice(-4)} · Made `), 'its label, then how its address ends')
+  t.match(await ministry.textContent(), new RegExp(`^Ministry review · …${url.replace(/\?.*$/, '').slice(-4)} · Made `), 'its label, then how its address ends')
   // Revoking asks which one, by its label and address: dismissed, nothing is revoked.
   const asked: string[] = []
   page.once('dialog', (dialog) => {
@@ -114,8 +114,8 @@ t.test('export and share a dashboard in Chromium', { skip: noChromium }, async (
   t.same(tableValues(await numbersOf(figure(stranger.page, 'ColumnChart'))), byProvince, 'the column chart with the API’s numbers')
   t.equal(await figure(stranger.page, 'ChoroplethMap').getAttribute('data-polygons'), '3', 'the map drew its shapes')
   t.match(
-    await stranger.page.locator('details.export a', { hasText: 'PDF' }).first().getAttribute('href'),
-    /^\/api\/v1\/shared\/[\w-]{43}\/export_file\/\?type=pdf$/,
+    await stranger.page.locator('details.export a', { hasText: 'PDF, A4' }).first().getAttribute('href'),
+    new RegExp(`^/api/v1/shared/[\\w-]{43}/export_file/\\?type=pdf&campaign=${march}$`),
   )
   // Every file the page offers comes through the link: the API's own routes would ask the stranger to sign in.
   const offered = await stranger.page.locator('#content a[href^="/api/"]').evaluateAll((links) => links.map((a) => a.getAttribute('href')!))

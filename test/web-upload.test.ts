@@ -8,7 +8,7 @@ import t from 'tap'
 import { campaignFile, chartsDrawn, figure, noChromium, screenshotsDir, settledValues, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
 
 t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
-  const { server, password, browser, dataDir, dashboard } = await webApp(t)
+  const { server, password, browser, dataDir, dashboard, march } = await webApp(t)
   const { page, problems } = await watchedPage(browser, undefined, 'Asia/Kolkata')
   await signIn(page, server.url, 'admin', password)
   await page.getByRole('link', { name: 'Upload' }).click()
@@ -80,7 +80,7 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
 
   await page.screenshot({ path: join(screenshotsDir(t), 'upload.png'), fullPage: true })
 
-  await page.goto(`${server.url}/app/#/dashboard/${dashboard.get('Campaign overview')}`)
+  await page.goto(`${server.url}/app/#/dashboard/${dashboard.get('Campaign overview')}?campaign=${march}`)
   await chartsDrawn(page, 5)
   const sums = {
     Northmarch: (200 + 201 + 202).toLocaleString('en'),
@@ -124,6 +124,14 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
     'the location and campaign apart, the column, the file’s lines and their values; of a cell on many lines, the first 20 and how many more',
   )
   await page.getByText('Done: 1 value saved.').waitFor()
+  // The value it changed, named: where, what, which campaign, from what to what.
+  const changed = page.locator('section[aria-labelledby="changed-heading"] tbody tr')
+  await changed.first().waitFor()
+  t.same(
+    await changed.evaluateAll((rows) => rows.map((r) => [...r.children].map((c) => c.textContent))),
+    [['Brindle', 'Children missed', 'March 2016 - NID - OPV', '201', '400']],
+    'the report names the value updated: Brindle’s missed children in March, 201 before, 400 after',
+  )
   t.same(await violationsAtBothWidths(page), [], 'axe: the upload page listing what disagrees, at 1280 and 375 px')
 
   // A file with a bad number, an unknown location, a cell given twice and a column to map.

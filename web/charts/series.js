@@ -6,6 +6,42 @@ import { shownValue, tooltipLines, valueAt } from '../chart-values.js'
 
 /** Categories a column or bar chart shows at once; more scroll (ECharts' dataZoom). */
 const VISIBLE_CATEGORIES = 30
+/** Text of 12 px is about 6.7 px a character in DejaVu Sans and the browsers' sans-serif: 7 leaves room. */
+const CHARACTER = 7
+/** What a drawing's axes and margins take from its width, about: the plot is the rest. */
+const AROUND_PLOT = 100
+/** A legend's line (ECharts' item height and gap); a plain legend of more lines would squeeze the plot. */
+const LEGEND_LINE = 22
+const PLAIN_LEGEND_LINES = 2
+
+/**
+ * Whether value labels fit their bars side by side: the distance between neighbouring bars' labels
+ * (ECharts' default gaps: a fifth of a category between categories, 30 % of a bar between bars) at
+ * least the widest label. Labels that do not fit are left out rather than drawn over one another.
+ */
+function labelsFit({ plotWidth, categories, barsPerCategory, widestLabel, horizontal }) {
+  if (horizontal) return categories * barsPerCategory <= 14
+  const category = plotWidth / Math.max(1, categories)
+  const bar = (0.8 * category) / (1.3 * barsPerCategory - 0.3)
+  return (barsPerCategory === 1 ? category : 1.3 * bar) >= widestLabel * CHARACTER
+}
+
+/**
+ * What a drawing of columns, bars or lines `width` pixels wide (unknown: a card's, wide or narrow) has
+ * room for: value labels (`labelled`), and category names side by side or turned (`turned`: many, or
+ * long, such as a campaign's name), so that none hides another. `labelOf(s, c)`: a value label's text.
+ */
+function roomFor({ width, narrow, categories, series, type, horizontal, stackedPercent, labelOf }) {
+  const plotWidth = (width ?? (narrow ? 340 : 560)) - AROUND_PLOT
+  const shownCategories = Math.min(categories.length, VISIBLE_CATEGORIES)
+  const widestLabel = Math.max(0, ...series.flatMap((s) => categories.slice(0, shownCategories).map((_, c) => labelOf(s, c).length)))
+  const barsPerCategory = stackedPercent ? 1 : series.length
+  const labelled =
+    type === 'bar' && series.length * shownCategories <= 24 && labelsFit({ plotWidth, categories: shownCategories, barsPerCategory, widestLabel, horizontal })
+  const longestCategory = Math.max(0, ...categories.map((c) => String(c).length))
+  const turned = !horizontal && (categories.length > (narrow ? 2 : 6) || longestCategory * CHARACTER > plotWidth / Math.max(1, shownCategories))
+  return { labelled, turned }
+}
 
 /**
  * The categories and each series (a name, a colour, and its value, fill, coverage, text and format in
@@ -92,7 +128,7 @@ function valueAxes(series, { stackedPercent, formatOf, indicatorIds }) {
     max: stackedPercent ? 1 : undefined,
     // Whole numbers step by whole numbers (no 0.5 case).
     minInterval: axisFormat(percent) === 'pct' ? undefined : 1,
-    axisLabel: { formatter: (v) => formatValue(v, axisFormat(percent)) },
+    axisLabel: { formatter: (v) => formatValue(v, axisFormat(percent)), hideOverlap: true },
     ...(twoAxes ? { name: percent ? '%' : '', splitLine: { show: !percent } } : {}),
   })
   const valueAxis = twoAxes ? [axisOf(false), axisOf(true)] : axisOf(series.length > 0 && series.every(isPercent))
@@ -104,7 +140,7 @@ function valueAxes(series, { stackedPercent, formatOf, indicatorIds }) {
  * they fit, more categories than fit a scroll away.
  */
 export function seriesOption(chart, data, parts) {
-  const { base, tooltip, indicatorIds, formatOf, narrow, look } = parts
+  const { base, tooltip, indicatorIds, formatOf, narrow, look, width } = parts
   const { categories, series } = seriesOf(chart, data, parts)
   const stackedPercent = look.stackedPercent || (data.over === 'classes' && !look.line)
   const totals = categories.map((_, c) => series.reduce((sum, s) => sum + Math.abs(s.values[c] ?? 0), 0))
@@ -112,6 +148,8 @@ export function seriesOption(chart, data, parts) {
   const type = look.line ? 'line' : 'bar'
   const horizontal = Boolean(look.horizontal)
   const many = categories.length > VISIBLE_CATEGORIES
+  const labelOf = (s, c) => (stackedPercent ? formatValue(shown(s, c), 'pct') : formatValue(s.values[c], s.formats[c]))
+  const { labelled, turned } = roomFor({ width, narrow, categories, series, type, horizontal, stackedPercent, labelOf })
   const echartsSeries = series.map((s) => ({
     type,
     name: s.name,
@@ -120,7 +158,7 @@ export function seriesOption(chart, data, parts) {
     // Value labels only where they fit; ECharts hides any that would still overlap.
     labelLayout: { hideOverlap: true },
     label: {
-      show: type === 'bar' && series.length * Math.min(categories.length, VISIBLE_CATEGORIES) <= 24,
+      show: labelled,
       position: stackedPercent ? 'inside' : horizontal ? 'right' : 'top',
       formatter: (p) => (stackedPercent ? formatValue(p.value, 'pct') : formatValue(p.value, s.formats[p.dataIndex])),
     },
@@ -132,12 +170,12 @@ export function seriesOption(chart, data, parts) {
   const categoryAxis = {
     type: 'category',
     data: categories,
-    // Every label, turned when there are many (or a phone's width); past 12 (6 on a phone) ECharts leaves
+    // Every label, turned when they would not fit side by side; past 12 (6 on a phone) ECharts leaves
     // out what would still overlap.
     axisLabel: {
       interval: categories.length > (narrow ? 6 : 12) ? 'auto' : 0,
       hideOverlap: true,
-      rotate: !horizontal && categories.length > (narrow ? 2 : 6) ? 30 : 0,
+      rotate: turned ? 30 : 0,
     },
   }
   // More categories than fit: the first ones shown, the rest a scroll (slider, wheel or drag) away.
@@ -150,10 +188,12 @@ export function seriesOption(chart, data, parts) {
     : undefined
   const { valueAxis, twoAxes, onSecond } = valueAxes(series, { stackedPercent, formatOf, indicatorIds })
   for (const [n, second] of onSecond.entries()) if (second) echartsSeries[n][horizontal ? 'xAxisIndex' : 'yAxisIndex'] = 1
-  // Up to twelve series, every name listed on lines of its own (never paged); the grid starts below.
+  // Every name listed (never paged) while the legend takes two lines at most and names twelve series at
+  // most; a longer one would squeeze the plot, so it scrolls on one line. The grid starts below it.
   const names = series.map((s) => s.name)
-  const plainLegend = series.length <= PLAIN_LEGEND_UP_TO
-  const legendTall = series.length > 1 ? (plainLegend ? legendHeight(names, narrow ? 330 : 540) : 24) : 0
+  const legendWidth = width ? width - 10 : narrow ? 330 : 540
+  const plainLegend = series.length <= PLAIN_LEGEND_UP_TO && legendHeight(names, legendWidth) <= PLAIN_LEGEND_LINES * LEGEND_LINE
+  const legendTall = series.length > 1 ? (plainLegend ? legendHeight(names, legendWidth) : 24) : 0
   return {
     ...base,
     tooltip: {

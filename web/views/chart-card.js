@@ -59,15 +59,19 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
     const element = drawing.current
     let instance = null
     let narrow = null
-    // Drawn once the element has a size, and redrawn when it crosses the narrow width; never at 0 × 0
-    // (a card not laid out yet, or leaving the page), where ECharts cannot lay out a map.
+    let drawnWidth = 0
+    // Drawn once the element has a size, and drawn again when it crosses the narrow width or its width
+    // changes by a tenth (its value labels, category labels and legend are laid out for a width); never
+    // at 0 × 0 (a card not laid out yet, or leaving the page), where ECharts cannot lay out a map.
     const render = () => {
-      if (!element.clientWidth || !element.clientHeight) return
-      const nowNarrow = element.clientWidth < NARROW
-      if (instance && nowNarrow === narrow) return instance.resize()
+      const width = element.clientWidth
+      if (!width || !element.clientHeight) return
+      const nowNarrow = width < NARROW
+      if (instance && nowNarrow === narrow && Math.abs(width - drawnWidth) < width / 10) return instance.resize()
       narrow = nowNarrow
+      drawnWidth = width
       // Framed: the card shows the subtitle and the status legend around the drawing, as text.
-      const option = chartOption(spec, state.data, catalog, { mapName: state.mapName, tooltip: tooltipElement, narrow, framed: true })
+      const option = chartOption(spec, state.data, catalog, { mapName: state.mapName, tooltip: tooltipElement, narrow, framed: true, width })
       if (instance) {
         instance.resize()
         return instance.setOption(option, true)
@@ -106,10 +110,15 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
   // Where and when its values are, from what was read (a drill-down or a picked campaign changes it).
   const subtitle = state.data?.points.length > 0 ? chartSubtitle(spec, state.data, catalog) : ''
   const only = state.data?.points.length > 0 ? drawnOnly(spec, state.data, catalog) : ''
+  // A chart keeping its own campaigns (`pinned`) under a dashboard showing another campaign says so:
+  // the picker above does not change it.
+  const keepsOwn =
+    spec.pinned && spec.campaign_ids?.length > 0 && view.campaignId != null && !(spec.campaign_ids.length === 1 && spec.campaign_ids[0] === view.campaignId)
   return html`<figure class="chart" data-type=${spec.type} data-drawn=${drawn ? 'true' : 'false'} data-polygons=${state.polygons ?? 0}>
     <figcaption>${title}${subtitle && html`<span class="subtitle">${subtitle}</span>`}</figcaption>
     ${scope}
     ${only && html`<p class="hint drawn-only">${only}</p>`}
+    ${keepsOwn && html`<p class="hint kept-campaign">${t('This chart keeps its own campaign, whatever campaign the dashboard shows.')}</p>`}
     ${body}
     ${statusColours && html`<${StatusLegend} indicatorIds=${spec.indicator_ids ?? []} catalog=${catalog} />`}
     ${chart.id && state.data?.points.length > 0 && html`<${ExportLinks} target=${{ chart_id: chart.id }} view=${view} label=${title} csv=${exportBase ? undefined : state.data.csv} catalog=${catalog} base=${exportBase} />`}

@@ -4,12 +4,20 @@ import { html } from '../html.js'
 import { t } from '../i18n.js'
 import { ChartCard } from './chart-card.js'
 
-/** The drill-down's path: each chart's own locations, then the view's location and its ancestors. */
-export function DrillDown({ catalog, view, onChange }) {
-  const path = view.locationId == null ? [] : catalog.pathTo(view.locationId)
+/**
+ * The drill-down's path: each chart's own locations, then the view's location and its ancestors. With
+ * `top` (the one location a shared link's reader sees) it starts there instead: each chart's own
+ * locations lie outside what the link shows.
+ */
+export function DrillDown({ catalog, view, onChange, top = null }) {
+  const path = view.locationId == null ? (top ? [top] : []) : catalog.pathTo(view.locationId)
+  const current = view.locationId ?? top?.id
   return html`<nav aria-label=${t('Drill-down')} class="breadcrumb">
-    <button class="link" aria-current=${view.locationId == null ? 'true' : undefined} onClick=${() => onChange({ location: null })}>${t("Each chart's locations")}</button>
-    ${path.map((l) => html`<span key=${l.id}> › <button class="link" aria-current=${l.id === view.locationId ? 'true' : undefined} onClick=${() => onChange({ location: l.id })}>${l.name}</button></span>`)}
+    ${!top && html`<button class="link" aria-current=${view.locationId == null ? 'true' : undefined} onClick=${() => onChange({ location: null })}>${t("Each chart's locations")}</button>`}
+    ${path.map(
+      (l, i) =>
+        html`<span key=${l.id}>${top && i === 0 ? '' : ' › '}<button class="link" aria-current=${l.id === current ? 'true' : undefined} onClick=${() => onChange({ location: l.id })}>${l.name}</button></span>`,
+    )}
   </nav>`
 }
 

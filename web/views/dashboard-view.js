@@ -1,6 +1,6 @@
 // One dashboard: its rows of charts under a view (campaign picker, date range and drill-down kept in the
 // address), its exports and share links; who may not change it duplicates it to edit.
-import { useMemo, useState } from 'preact/hooks'
+import { useEffect, useMemo, useState } from 'preact/hooks'
 import { api, change, freeTitle, list, mayChange } from '../api.js'
 import { html } from '../html.js'
 import { useRead } from './use-read.js'
@@ -34,27 +34,43 @@ async function duplicate(dashboard) {
   return (await change('POST', '/dashboard/', { title, description: dashboard.description ?? '', rows })).id
 }
 
+/** The address's campaign for "as each chart says" (`campaign=each`): an address naming none opens on the latest campaign with values. */
+const EACH_CHART = 'each'
+
 export function DashboardView({ id, catalog, user, params, navigate }) {
   const { value: dashboard, error: failed } = useRead(() => change('GET', `/dashboard/${id}/`), [id], null)
   const [duplicateError, setError] = useState('')
   const error = failed?.message ?? duplicateError
-  // The view is the address: a campaign and a location this user may see, else the charts' own.
-  const campaignId = catalog.campaignName.has(Number(params.campaign)) ? Number(params.campaign) : null
+  // The view is the address: a campaign and a location this user may see.
   const locationId = catalog.locationName.has(Number(params.location)) ? Number(params.location) : null
+  const offered = useCampaignsWithData(locationId ?? catalog.roots[0]?.id, catalog)
+  const named = catalog.campaignName.has(Number(params.campaign)) ? Number(params.campaign) : null
+  const eachChart = named === null && params.campaign === EACH_CHART
+  // An address naming no campaign opens on the latest one with values where the reader looks: charts
+  // saved with a campaign would otherwise open on it, often long past. Known once those are read.
+  const choosing = named === null && !eachChart && offered === null
+  const campaignId = named ?? (eachChart ? null : (offered?.at(-1)?.id ?? null))
   const startDate = isDate(params.start_date) ? params.start_date : null
   const endDate = isDate(params.end_date) ? params.end_date : null
   const view = useMemo(() => ({ campaignId, locationId, startDate, endDate }), [campaignId, locationId, startDate, endDate])
   // Every chart's rows in one request (null when it fails: each chart then reads its own).
   const dashboardData = useMemo(
     () =>
-      api('GET', `/dashboard/${id}/data/${viewQuery(view)}`).then(
-        (res) => (res.status === 200 ? res.body : null),
-        () => null,
-      ),
-    [id, view],
+      choosing
+        ? null
+        : api('GET', `/dashboard/${id}/data/${viewQuery(view)}`).then(
+            (res) => (res.status === 200 ? res.body : null),
+            () => null,
+          ),
+    [id, view, choosing],
   )
-  const offered = useCampaignsWithData(locationId ?? catalog.roots[0]?.id, catalog)
-  const go = (patch) => navigate(routeHash(`#/dashboard/${id}`, { ...viewParams(view), ...patch }))
+  const inAddress = (patch = {}) =>
+    routeHash(`#/dashboard/${id}`, { ...viewParams(view), campaign: view.campaignId ?? (eachChart ? EACH_CHART : undefined), ...patch })
+  // The campaign chosen for the reader, written into the address in place (no history entry): a copied address shows it.
+  useEffect(() => {
+    if (named === null && !eachChart && campaignId !== null) window.history.replaceState(window.history.state, '', inAddress())
+  }, [id, named, eachChart, campaignId])
+  const go = (patch) => navigate(inAddress(patch))
   if (error) return html`<p class="error" role="alert">${error}</p>`
   if (!dashboard) return html`<p>${t('Loading…')}</p>`
   const copyToEdit = async () => {
@@ -80,9 +96,9 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
     ${params.location && locationId === null && html`<p class="hint">${t('The location in this link is not one you can see: each chart shows its own.')}</p>`}
     <div class="controls">
       <label>${t('Campaign')}
-        <select value=${campaignId ?? ''} onChange=${(e) => go({ campaign: e.target.value })}>
-          <option value="">${t('As each chart says')}</option>
-          ${byCampaignType(offered, campaignId, catalog).map(
+        <select value=${campaignId ?? EACH_CHART} onChange=${(e) => go({ campaign: e.target.value })}>
+          <option value=${EACH_CHART}>${t('As each chart says')}</option>
+          ${byCampaignType(offered ?? catalog.campaigns, campaignId, catalog).map(
             ([type, campaigns]) =>
               html`<optgroup key=${type} label=${type}>${campaigns.map((c) => html`<option key=${c.id} value=${c.id}>${c.name}</option>`)}</optgroup>`,
           )}
@@ -94,13 +110,14 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
     </div>
     <p class="hint">${t('Click a location in a chart or its numbers to drill down a level. The address keeps this view: copy it to share it.')}</p>
     ${(user.is_superuser || dashboard.owner_id === user.id) && html`<${ShareLinks} dashboardId=${id} view=${view} catalog=${catalog} />`}
-    <${ChartRows} dashboard=${dashboard} view=${view} catalog=${catalog} onChange=${go} cardProps=${{ dashboardData }} />
+    ${choosing ? html`<p>${t('Loading…')}</p>` : html`<${ChartRows} dashboard=${dashboard} view=${view} catalog=${catalog} onChange=${go} cardProps=${{ dashboardData }} />`}
     ${chartsOf(dashboard).length === 0 && html`<p>${t('No charts yet.')}${mayChange(user, dashboard) && html` <a href=${`#/dashboard/${id}/edit`}>${t('Add one')}</a>`}</p>`}`
 }
 
 /**
- * The campaigns with values at a location or below it (`campaign/?has_data_for`): what the campaign
- * picker offers; every campaign until the answer is in.
+ * The campaigns with values at a location or below it (`campaign/?has_data_for`), oldest first: what
+ * the campaign picker offers; null until the answer is in (every campaign when it fails, or without a
+ * location to ask about).
  */
 function useCampaignsWithData(locationId, catalog) {
   const withData = (found) => {
@@ -108,7 +125,8 @@ function useCampaignsWithData(locationId, catalog) {
     return catalog.campaigns.filter((c) => ids.has(c.id))
   }
   const read = () => list(`/campaign/?has_data_for=${locationId}&fields=id&limit=0`).then(withData, () => catalog.campaigns)
-  return useRead(() => (locationId == null ? undefined : read()), [locationId, catalog], catalog.campaigns).value
+  const found = useRead(() => (locationId == null ? undefined : read()), [locationId, catalog], null).value
+  return locationId == null ? catalog.campaigns : found
 }
 
 /** Campaigns grouped by their type's name, latest first in each; the picked one kept even without data here. */

@@ -1,7 +1,7 @@
 // One cell of the data-entry grid (an enterable value, its state in words) and a cell's history.
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { list, query } from '../api.js'
-import { formatTime, formatValue } from '../format.js'
+import { fileNameOf, formatTime, formatValue } from '../format.js'
 import { html } from '../html.js'
 import { useRead } from './use-read.js'
 import { t } from '../i18n.js'
@@ -50,6 +50,7 @@ export function EntryCell({ id, label, format, value, state, columnIndex, onDraf
       aria-label=${label}
       aria-describedby=${`${id}-state`}
       aria-invalid=${kind === 'error' ? 'true' : undefined}
+      aria-keyshortcuts="Alt+H"
       inputmode=${format === 'bool' ? 'text' : 'decimal'}
       autocomplete="off"
       value=${text}
@@ -60,6 +61,11 @@ export function EntryCell({ id, label, format, value, state, columnIndex, onDraf
       onChange=${(e) => commit(e.target.value)}
       onFocus=${(e) => e.target.select()}
       onKeyDown=${(e) => {
+        // Alt+H: the cell's history (its button is left out of Tab's way, which goes from value to value). By code: a Mac's Option+H types "˙".
+        if (e.altKey && e.code === 'KeyH') {
+          e.preventDefault()
+          return onHistory()
+        }
         if (e.key !== 'Enter') return
         e.preventDefault()
         commit(e.target.value)
@@ -74,7 +80,7 @@ export function EntryCell({ id, label, format, value, state, columnIndex, onDraf
         <button type="button" class="secondary" onClick=${onTakeTheirs}>${t('Take theirs')}</button>
       </span>`
     }
-    <button type="button" class="link entry-history" aria-label=${t('History of {cell}', { cell: label })} onClick=${onHistory}>${t('History')}</button>
+    <button type="button" class="link entry-history" tabindex="-1" aria-label=${t('History of {cell}', { cell: label })} onClick=${onHistory}>${t('History')}</button>
   </td>`
 }
 
@@ -84,7 +90,15 @@ export function CellHistory({ cell, format, users, onClose }) {
   const path = `/datapoint_history/${query({ location_id: cell.location_id, indicator_id: cell.indicator_id, ...keyField, limit: 0 })}`
   const { value: rows, error: failed } = useRead(() => list(path).then((found) => [...found].sort((a, b) => b.id - a.id)), [cell.key], null)
   const error = failed?.message ?? ''
+  const uploads = useUploadNames(rows)
   const via = { api: t('entered'), job: t('a background job'), cli: t('the command line'), demo: t('the demo data'), sql: t('the database directly') }
+  /** Through what a value changed, in words: the demo data, an upload by its file's name (its page a click away), typed in. */
+  const through = (r) => {
+    // The demo's values are stored as a data entry document: its number would mean nothing to anyone.
+    if (r.document_id == null || r.via === 'api' || r.via === 'demo' || r.via === 'sql') return via[r.via] ?? r.via
+    const title = uploads.get(r.document_id)
+    return html`<a href=${`#/upload/${r.document_id}`}>${title ? t('upload of {file}', { file: fileNameOf(title) }) : t('an upload (document {id})', { id: r.document_id })}</a>`
+  }
   return html`<section class="entry-history-panel" aria-labelledby="history-heading">
     <h2 id="history-heading">${t('History of {cell}', { cell: cell.label })}</h2>
     ${error && html`<p class="error" role="alert">${error}</p>`}
@@ -99,11 +113,24 @@ export function CellHistory({ cell, format, users, onClose }) {
             <td>${r.user_id == null ? '–' : (users.get(r.user_id) ?? t('user {id}', { id: r.user_id }))}</td>
             <td class="number">${formatValue(r.value_before, format)}</td>
             <td class="number">${formatValue(r.value_after, format)}</td>
-            <td>${r.document_id != null && r.via !== 'api' ? t('document {id}', { id: r.document_id }) : (via[r.via] ?? r.via)}</td>
+            <td>${through(r)}</td>
           </tr>`,
         )}</tbody>
       </table></div>`
     }
     <button type="button" class="secondary" onClick=${onClose}>${t('Close history')}</button>
   </section>`
+}
+
+/** The file names of the uploads that changed a cell (those the reader may see), by document id. */
+function useUploadNames(rows) {
+  const ids = [...new Set((rows ?? []).filter((r) => r.via === 'job' || r.via === 'cli').map((r) => r.document_id))].filter((id) => id != null)
+  const read = () =>
+    ids.length
+      ? list(`/document/${query({ id__in: ids, fields: 'id,doc_title', limit: 0 })}`).then(
+          (docs) => new Map(docs.map((d) => [d.id, d.doc_title])),
+          () => new Map(),
+        )
+      : undefined
+  return useRead(read, [ids.join(',')], new Map()).value
 }

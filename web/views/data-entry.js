@@ -185,8 +185,9 @@ export function DataEntry({ catalog, params = {} }) {
   return html`<section class="data-entry" data-offline-ready=${offlineReady ? 'true' : undefined}>
     <h1>${t('Data entry')}</h1>
     <${EntryControls} selection=${selection} over=${over} campaigns=${campaigns} catalog=${catalog} set=${set} />
+    <${OfflineNotice} />
     <p class="entry-waiting" role="status">${waiting ? tn(waiting, '{n} value waits to be sent', '{n} values wait to be sent') : t('Every value is sent')}</p>
-    <p class="hint">${t('Type a value and press Enter or Tab: it is saved, and kept in this browser until the server has it. Calculated indicators show the server’s values, once it has the line’s.')}</p>
+    <p class="hint">${t('Type a value and press Enter or Tab: it is saved, and kept in this browser until the server has it. Calculated indicators show the server’s values, once it has the line’s.')} ${t('Alt+H opens the history of the cell you are in.')}</p>
     ${error && html`<p class="error" role="alert">${error}</p>`}
     ${!current && !error && html`<p>${t('Loading…')}</p>`}
     ${
@@ -314,6 +315,24 @@ function useOutbox({ selection, keyOf, columns, setValues, setStates }) {
     }
   }, [])
   return { waiting, showOutbox, send }
+}
+
+/**
+ * "You are offline", while the browser says it has no network (its online and offline events): the
+ * count of waiting values alone does not say why they wait. A live region, so that it is also heard.
+ */
+function OfflineNotice() {
+  const [online, setOnline] = useState(navigator.onLine)
+  useEffect(() => {
+    const follow = () => setOnline(navigator.onLine)
+    addEventListener('online', follow)
+    addEventListener('offline', follow)
+    return () => {
+      removeEventListener('online', follow)
+      removeEventListener('offline', follow)
+    }
+  }, [])
+  return html`<div role="status">${!online && html`<p class="offline-notice">${t('You are offline: the values you type are kept in this browser and sent once the network is back.')}</p>`}</div>`
 }
 
 /** What is typed in cells and not yet committed (left or entered), by cell key. */

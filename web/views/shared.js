@@ -51,6 +51,8 @@ export function SharedDashboard({ token, params }) {
     if (answer.reads[path]) return answer.reads[path]
     throw new Error(t('Not part of this shared view'))
   }
+  // A link for one location (its reader sees that subtree only): the drill-down starts there.
+  const top = catalog.roots.length === 1 && catalog.roots[0].parent_location_id != null ? catalog.roots[0] : null
   const base = `/api/v1/shared/${encodeURIComponent(token)}/export_file/`
   const { dashboard } = answer
   return html`<main id="content" tabindex="-1">
@@ -68,7 +70,7 @@ export function SharedDashboard({ token, params }) {
         </select>
       </label>
       <${DateRange} view=${view} onChange=${go} />
-      <${DrillDown} catalog=${catalog} view=${view} onChange=${go} />
+      <${DrillDown} catalog=${catalog} view=${view} onChange=${go} top=${top} />
     </div>
     <${ChartRows} dashboard=${dashboard} view=${view} catalog=${catalog} onChange=${go} cardProps=${{ dashboardData, read, exportBase: base }} />
   </main>`

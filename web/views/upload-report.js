@@ -1,10 +1,12 @@
 // An upload's report as people read it (the `ingest_stats` of transform_upload and refresh_master):
 // what was saved, every line skipped and why, every cell refused, the cells a file gives twice, the
-// keys two cells wrote, and the values a validation rule finds implausible. Lines are the file's
-// own line numbers (the header is line 1).
-import { formatCount } from '../format.js'
+// keys two cells wrote, the values it changed (from what to what), and the values a validation rule
+// finds implausible. Lines are the file's own line numbers (the header is line 1).
+import { list, query } from '../api.js'
+import { formatCount, formatValue } from '../format.js'
 import { html } from '../html.js'
 import { t, tn } from '../i18n.js'
+import { useRead } from './use-read.js'
 
 /** A file's line number for a data row (its 0-based index below the header line). */
 export const lineOf = (rowNumber) => rowNumber + 2
@@ -113,6 +115,36 @@ function Conflicts({ conflicts, catalog }) {
   />`
 }
 
+/** Changed values a report lists: the first ones (a national re-upload may change millions). */
+const CHANGED_SHOWN = 100
+
+/**
+ * The values an upload changed (not those it added), each named with what it was and what it became:
+ * the report counts them only, the datapoint history has each (its rows of this document, and of the
+ * job that wrote the report when it is known).
+ */
+function ChangedValues({ documentId, jobId, count, catalog }) {
+  const path = `/datapoint_history/${query({ document_id: documentId, job_id: jobId ?? undefined, change: 'update', order_by: 'id', limit: CHANGED_SHOWN })}`
+  const rows = useRead(() => list(path).catch(() => []), [path], []).value
+  if (!rows.length) return null
+  const name = (map, id) => map.get(id) ?? String(id)
+  const format = (r) => catalog.indicatorFormat.get(r.indicator_id)
+  return html`<${ReportTable}
+    id="changed-heading"
+    title=${t('Values changed')}
+    intro=${t('Values the file changed, with what each was before.')}
+    columns=${[t('Location'), t('Indicator'), t('Campaign or date'), t('Before'), t('After')]}
+    rows=${rows.map((r) => [
+      name(catalog.locationName, r.location_id),
+      name(catalog.indicatorName, r.indicator_id),
+      r.campaign_id != null ? name(catalog.campaignName, r.campaign_id) : r.data_date,
+      formatValue(r.value_before, format(r)),
+      formatValue(r.value_after, format(r)),
+    ])}
+    count=${Math.max(count, rows.length)}
+  />`
+}
+
 /** The values a validation rule finds implausible, when the report carries them (a report may not). */
 function Implausible({ validation, catalog }) {
   const items = Array.isArray(validation?.items) ? validation.items : []
@@ -133,8 +165,8 @@ function Implausible({ validation, catalog }) {
   />`
 }
 
-/** The whole report of one document. */
-export function Report({ report, catalog, policy }) {
+/** The whole report of one document (`jobId`: the job that wrote it, when known). */
+export function Report({ report, catalog, policy, documentId, jobId = null }) {
   const skipped = report.skipped_rows ?? { count: 0, items: [] }
   const badDates = report.submissions?.rejected_rows ?? { count: 0, items: [] }
   const rejected = report.rejected_cells ?? { count: 0, items: [] }
@@ -166,6 +198,7 @@ export function Report({ report, catalog, policy }) {
     }
     ${report.duplicates?.count > 0 && html`<${Duplicates} duplicates=${report.duplicates} policy=${policy} />`}
     ${report.conflicts?.count > 0 && html`<${Conflicts} conflicts=${report.conflicts} catalog=${catalog} />`}
+    ${report.datapoints?.updated > 0 && html`<${ChangedValues} documentId=${documentId} jobId=${jobId} count=${report.datapoints.updated} catalog=${catalog} />`}
     <${Implausible} validation=${report.validation} catalog=${catalog} />
   </div>`
 }

@@ -74,7 +74,7 @@ function kindWord(contentType) {
 const POLL_MS = 250
 const FINISHED = new Set(['completed', 'failed', 'cancelled'])
 
-/** Runs a pipeline step as a job (`Prefer: respond-async`) and reports it until it finishes. */
+/** Runs a pipeline step as a job (`Prefer: respond-async`) and reports it until it finishes; the finished job. */
 async function runJob(step, documentId, onUpdate) {
   const response = await fetch(`/api/v1/${step}/?document_id=${documentId}`, { credentials: 'same-origin', headers: { prefer: 'respond-async' } })
   let job = await response.json()
@@ -86,7 +86,7 @@ async function runJob(step, documentId, onUpdate) {
     onUpdate(job)
   }
   if (job.state !== 'completed') throw new Error(job.error?.message ?? t('The job ended: {state}', { state: stateWord(job.state) }))
-  return job.result
+  return job
 }
 
 /**
@@ -115,13 +115,18 @@ async function openReport(documentId, jobId) {
   const doc = await change('GET', `/document/${documentId}/`)
   let latest = doc.ingest_stats ?? null
   let reverted = null
+  // The job whose report is shown, when known: the values it changed are named from its history.
+  let reportJob = null
   if (jobId) {
     const job = await change('GET', `/job/${jobId}/`)
     if (job.kind === 'revert_document') reverted = job.result
-    else if (job.result?.ingest_stats) latest = job.result.ingest_stats
+    else if (job.result?.ingest_stats) {
+      latest = job.result.ingest_stats
+      reportJob = job.id
+    }
   }
   const report = latest?.action === 'refresh_master' ? mergedReport(await transformReport(documentId), latest) : latest
-  return { doc, report, reverted }
+  return { doc, report, reverted, reportJob }
 }
 
 /** Downloads the template of a kind of file for the rows and campaign chosen (`upload_template`). */
@@ -182,6 +187,7 @@ export function Upload({ catalog, user, documentId, jobId }) {
   const [job, setJob] = useState(null)
   const [documentRow, setDocumentRow] = useState(null)
   const [report, setReport] = useState(null)
+  const [reportJob, setReportJob] = useState(null)
   const [reverted, setReverted] = useState(null)
   const [unmapped, setUnmapped] = useState([])
   const [error, setError] = useState('')
@@ -194,9 +200,10 @@ export function Upload({ catalog, user, documentId, jobId }) {
     setError('')
     setJob(null)
     openReport(Number(documentId), jobId).then(
-      async ({ doc, report, reverted }) => {
+      async ({ doc, report, reverted, reportJob }) => {
         setDocumentRow(doc)
         setReport(report)
+        setReportJob(reportJob)
         setReverted(reverted)
         await showDocument(doc)
         setPhase('summary')
@@ -210,8 +217,9 @@ export function Upload({ catalog, user, documentId, jobId }) {
 
   const process = async (step, doc) => {
     setPhase('running')
-    const result = await runJob(step, doc.id, setJob)
-    setReport((before) => mergedReport(before, result.ingest_stats))
+    const ran = await runJob(step, doc.id, setJob)
+    setReport((before) => mergedReport(before, ran.result.ingest_stats))
+    setReportJob(ran.id)
     setReverted(null)
     await showDocument(doc)
     setPhase('summary')
@@ -252,7 +260,7 @@ export function Upload({ catalog, user, documentId, jobId }) {
     setError('')
     try {
       setPhase('running')
-      setReverted(await runJob('revert_document', documentRow.id, setJob))
+      setReverted((await runJob('revert_document', documentRow.id, setJob)).result)
       setPhase('summary')
       setListsShown((n) => n + 1)
     } catch (e) {
@@ -267,7 +275,7 @@ export function Upload({ catalog, user, documentId, jobId }) {
     ${
       phase === 'summary' &&
       documentRow &&
-      html`<${DocumentReport} doc=${documentRow} report=${report} reverted=${reverted} unmapped=${unmapped} catalog=${catalog} mayMap=${mayMap} onMap=${applyMappings} onRevert=${revert} />`
+      html`<${DocumentReport} doc=${documentRow} report=${report} reportJob=${reportJob} reverted=${reverted} unmapped=${unmapped} catalog=${catalog} mayMap=${mayMap} onMap=${applyMappings} onRevert=${revert} />`
     }
     <${UploadLists} refresh=${listsShown} catalog=${catalog} />`
 }
@@ -299,11 +307,14 @@ function progressWords(job, report, unmapped, phase) {
     : done
 }
 
-/** A document's page: its report, what a revert did, its codes to map and the Revert button. */
-function DocumentReport({ doc, report, reverted, unmapped, catalog, mayMap, onMap, onRevert }) {
+/**
+ * A document's page: its report (`reportJob`: the job that wrote it, when known; a document's latest
+ * report names none), what a revert did, its codes to map and the Revert button.
+ */
+function DocumentReport({ doc, report, reportJob, reverted, unmapped, catalog, mayMap, onMap, onRevert }) {
   return html`<section aria-labelledby="report-heading" class="document-report">
     <h2 id="report-heading">${t('Report of {file}', { file: fileNameOf(doc.doc_title) })}</h2>
-    ${report ? html`<${Report} report=${report} catalog=${catalog} policy=${doc.conflict} />` : html`<p>${t('This document has not been read yet.')}</p>`}
+    ${report ? html`<${Report} report=${report} catalog=${catalog} policy=${doc.conflict} documentId=${doc.id} jobId=${reportJob} />` : html`<p>${t('This document has not been read yet.')}</p>`}
     ${
       reverted &&
       html`<p class="reverted" role="status">${t(
