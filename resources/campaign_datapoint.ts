@@ -17,6 +17,7 @@ import {
   selectCampaignRows,
 } from '../lib/datapoints/campaign-reads.js'
 import { campaignKey, enterCampaignValue } from '../lib/engine/data-entry.js'
+import { assertValueFits } from '../lib/engine/value-fit.js'
 import { recomputeCampaign } from '../lib/engine/recompute.js'
 import { lockCampaigns } from '../lib/engine/campaign-locks.js'
 import { assertNotBlocked, entryCheck, findViolations, reported } from '../lib/engine/validation.js'
@@ -62,6 +63,7 @@ export default defineResource({
       checkRequiredFields(ctx.resource, body)
       const entry = coerceBody(ctx.resource, body, encoding) as { indicator_id: number; location_id: number; campaign_id: number; value: number }
       await assertLocationPermitted(ctx, entry.location_id)
+      await assertValueFits(dynamic(ctx), entry.indicator_id, entry.value, 'campaign')
       // The campaign's one writer until commit, before the read it decides on (lib/engine/campaign-locks.ts).
       await lockCampaigns(dynamic(ctx), [entry.campaign_id])
       if (await rawOf(ctx, entry)) {
@@ -88,6 +90,7 @@ export default defineResource({
       const key = existing as { indicator_id: number; location_id: number; campaign_id: number }
       if (!('value' in values)) return validated(ctx, key)
       if (values.value === null) throw validationError('value', 'may not be null')
+      await assertValueFits(dynamic(ctx), key.indicator_id, values.value as number, 'campaign')
       await lockCampaigns(dynamic(ctx), [key.campaign_id])
       await enterCampaignValue(dynamic(ctx), { ...key, value: values.value as number })
       await recomputeCampaign(dynamic(ctx), key.campaign_id)

@@ -9,11 +9,13 @@ import { dynamic } from '../lib/api/crud.js'
 import { DATE_DATAPOINT_META, DATE_DATAPOINT_PARAMS, grouped, rawSelection, rawWide } from '../lib/datapoints/date-reads.js'
 import { dataEntrySubmission, dateKey } from '../lib/engine/data-entry.js'
 import { lockCampaigns } from '../lib/engine/campaign-locks.js'
+import { assertValueFits } from '../lib/engine/value-fit.js'
 
 /** ingestion §9.2: a written row is a data entry: its key follows its fields, its source is the Data Entry submission. */
 async function asDataEntry(ctx: Context, values: Row, existing?: Row): Promise<Row> {
   const row = { ...existing, ...values }
   if (values.location_id !== undefined) await assertLocationPermitted(ctx, row.location_id as number)
+  if (typeof row.value === 'number' && typeof row.indicator_id === 'number') await assertValueFits(dynamic(ctx), row.indicator_id, row.value, 'date')
   // The date datapoints' one writer until commit, before the read it decides on (lib/engine/campaign-locks.ts).
   await lockCampaigns(dynamic(ctx), [null])
   const key = dateKey(row)

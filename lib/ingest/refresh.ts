@@ -13,6 +13,7 @@ import { releaseClaims } from './claims.js'
 import { copyField, copyInto, CopyRows } from '../data/copy.js'
 import { type Statuses, type Submission, submissionBatches, submissionCount, submissionWrites, writeSubmissions } from './submissions.js'
 import { chooseWinners } from './winners.js'
+import { type IndicatorKind, indicatorKinds, valueProblem } from '../engine/value-fit.js'
 
 type ContentType = 'indicator' | 'location' | 'campaign'
 
@@ -67,7 +68,11 @@ export async function refreshMaster(
     db,
     indicatorColumns.map((column) => maps.indicator.get(column)!),
   )
-  const staging = { doc, maps, classes, indicatorColumns, permitted }
+  const kinds = await indicatorKinds(
+    db,
+    indicatorColumns.map((column) => maps.indicator.get(column)!),
+  )
+  const staging = { doc, maps, classes, kinds, indicatorColumns, permitted }
   const totals = newTotals()
   const freshRows = { count: fresh?.count ?? 0, slice: (from: number, to: number) => (fresh ? freshSlice(fresh, from, to) : []) }
   const rowCount = await submissionCount(db, doc.id, freshRows.count)
@@ -194,6 +199,8 @@ interface Staging {
   doc: Document
   maps: Mappings
   classes: Map<number, Map<string, number>>
+  /** Each column's indicator's format and kind (lib/engine/value-fit.ts). */
+  kinds: Map<number, IndicatorKind>
   indicatorColumns: string[]
   permitted: Set<number> | null
 }
@@ -206,7 +213,7 @@ const STAGED_BETWEEN_TURNS = 2_000
  * (STAGED_COLUMNS); rows without a mapped location, campaign or date, and rows outside `permitted`,
  * counted by reason instead (into `totals`, with the batch's statuses in `totals.batchStatus`).
  */
-async function stageSubmissions({ doc, maps, classes, indicatorColumns, permitted }: Staging, submissions: Submission[], totals: Totals) {
+async function stageSubmissions({ doc, maps, classes, kinds, indicatorColumns, permitted }: Staging, submissions: Submission[], totals: Totals) {
   const status = emptyStatuses()
   totals.batchStatus = status
   const counted = (reason: keyof Statuses, id: number) => {
@@ -216,7 +223,7 @@ async function stageSubmissions({ doc, maps, classes, indicatorColumns, permitte
   // What each column's cells start with after the document and submission: its name and indicator.
   const columns = indicatorColumns.map((column) => {
     const indicator = maps.indicator.get(column)!
-    return { column, labels: classes.get(indicator), fields: `${copyField(column)}\t${indicator}\t` }
+    return { column, labels: classes.get(indicator), kind: kinds.get(indicator), fields: `${copyField(column)}\t${indicator}\t` }
   })
   const lines: string[] = []
   for (const [n, s] of submissions.entries()) {
@@ -246,11 +253,17 @@ async function stageSubmissions({ doc, maps, classes, indicatorColumns, permitte
     const tail = `${location}\t${copyField(campaign)}\t${copyField(doc.file_type === 'date' ? s.data_date : null)}\t`
     totals.campaigns.add(campaign ?? null)
     // File order, so a later column of the same row comes later (the rightmost wins, §5.4).
-    for (const { column, labels, fields } of columns) {
+    for (const { column, labels, kind, fields } of columns) {
       const cleaned = labels ? classValue(cells[column] ?? null, labels) : cleanValue(cells[column] ?? null)
       if (cleaned === undefined) continue
-      if (cleaned === 'reject' || typeof cleaned === 'object') {
-        listed(totals.rejectedCells, { row_number: s.row_number, column, value: cells[column], reason: cleaned === 'reject' ? 'not a number' : cleaned.reason })
+      const reason =
+        cleaned === 'reject'
+          ? 'not a number'
+          : typeof cleaned === 'object'
+            ? cleaned.reason
+            : kind && valueProblem(kind, cleaned, doc.file_type === 'date' ? 'date' : 'campaign')
+      if (reason) {
+        listed(totals.rejectedCells, { row_number: s.row_number, column, value: cells[column], reason })
         continue
       }
       lines.push(`${head}${fields}${tail}${cleaned}\n`)
