@@ -42,7 +42,10 @@ export async function recomputeChanged(db: Kysely<DB>, campaignId: number): Prom
     await openWorkingSets(db, campaignId)
     const { rows } = await sql<{ changed: number; stored: number; unsafe: boolean; pending: boolean }>`select
       (select count(*)::int from ${CHANGED_KEYS} where campaign_id = ${C}) as changed,
-      (select count(*)::int from agg_datapoint where campaign_id = ${C} and is_raw) as stored,
+      -- The campaign's raw rows, counted only as far as the choice needs (changed > share × stored),
+      -- on their own index (sql/032): a correction's cost does not grow with the campaign or the table.
+      (select count(*)::int from (select 1 from agg_datapoint where campaign_id = ${C} and is_raw
+        limit (select ceil(count(*) / ${sql.lit(WHOLE_CAMPAIGN_ABOVE)})::int + 1 from ${CHANGED_KEYS} where campaign_id = ${C})) counted) as stored,
       exists (select 1 from datapoint where campaign_id = ${C} and ${FINITE(sql.ref('value'))} and not (${SAFE_RANGE})) as unsafe,
       exists (select 1 from campaign_recompute_pending where campaign_id = ${C}) as pending`.execute(db)
     const { changed, stored, unsafe, pending } = rows[0]
