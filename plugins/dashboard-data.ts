@@ -68,7 +68,8 @@ async function rootsOf(user: AuthUser, read: Reader): Promise<Array<{ id: number
 
 /** A dashboard's data: every chart's read, made as the reader. */
 async function dashboardData(app: FastifyInstance, modules: WebModules, asked: ReadAsked, id: number, view: View) {
-  const read = app.reads.reader(asked.user, asked.requestId)
+  // No-cache reaches each chart's read, not only the answer kept whole.
+  const read = app.reads.reader(asked.user, asked.requestId, asked.fresh)
   const charts = chartsOf(await bodyOf(read, `/dashboard/${id}/`))
   const specs = charts.map((chart) => modules.chartSpec(chart.chart_json))
   const indicatorIds = [...new Set(specs.flatMap((spec) => (Array.isArray(spec.indicator_ids) ? spec.indicator_ids.filter(Number.isInteger) : [])))]

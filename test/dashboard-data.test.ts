@@ -1,13 +1,15 @@
 // One request per dashboard: GET /dashboard/<id>/data/ answers every chart's rows under a view, each
 // the same as the chart's own read (the path the app would call), with the requester's rights, through
 // the read cache (honest on change) and with ETag / 304.
+import { sql } from 'kysely'
 import t from 'tap'
 import { admin, alice, build } from './helper.js'
 import { client } from './api.js'
 import { dashboardOf, world } from './world.js'
 
 t.test("a dashboard's data: every chart's rows, each the chart's own read", async (t) => {
-  const { app } = await build(t)
+  const harness = await build(t)
+  const { app } = harness
   const api = client(app)
   const w = await world(api)
   const d = await dashboardOf(api, w)
@@ -49,6 +51,25 @@ t.test("a dashboard's data: every chart's rows, each the chart's own read", asyn
     changed.body.charts[d.districts].objects.some((o: { location_id: number; value: number }) => o.location_id === w.a1 && o.value === 99),
     'with the new value',
   )
+
+  // Cache-Control: no-cache reaches every read the answer is made of, not only the answer kept whole.
+  const { db } = harness
+  await sql`alter table datapoint_with_computed disable trigger datapoint_with_computed_data_changed`.execute(db)
+  try {
+    await db
+      .updateTable('datapoint_with_computed')
+      .set({ value: 7 })
+      .where('location_id', '=', w.a1)
+      .where('indicator_id', '=', w.n)
+      .where('campaign_id', '=', w.C)
+      .execute()
+  } finally {
+    await sql`alter table datapoint_with_computed enable trigger datapoint_with_computed_data_changed`.execute(db)
+  }
+  const a1Value = (body: { charts: Record<number, { objects: Array<{ location_id: number; value: number }> }> }) =>
+    body.charts[d.districts].objects.find((o) => o.location_id === w.a1)?.value
+  t.equal(a1Value((await api.get(`/dashboard/${d.id}/data/`)).body), 99, 'unheard, the kept answer is served')
+  t.equal(a1Value((await api.get(`/dashboard/${d.id}/data/`, { ...admin, 'cache-control': 'no-cache' })).body), 7, 'no-cache: read afresh, chart by chart')
 })
 
 t.test("a restricted user's dashboard data holds only her part; bad views are 4xx", async (t) => {

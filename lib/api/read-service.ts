@@ -132,13 +132,13 @@ export class ReadService {
 
   /**
    * Reads `path` (under /api/v1, with its query) as `user`: the answer's status and text, a client's
-   * error as the route would answer it. A failure of the server's own is thrown, for the composing
+   * error as the route would answer it; `fresh`: computed afresh (the composing request's no-cache). A failure of the server's own is thrown, for the composing
    * request to answer (and log) as its own.
    */
-  rawReader(user: AuthUser, requestId?: string): RawReader {
+  rawReader(user: AuthUser, requestId?: string, fresh = false): RawReader {
     return async (path) => {
       try {
-        const representation = await this.#readPath(path, { user, query: QueryParams.fromUrl(path), requestId })
+        const representation = await this.#readPath(path, { user, query: QueryParams.fromUrl(path), requestId, fresh })
         return { status: 200, payload: representation.body.toString() }
       } catch (error) {
         const api = toApiError(error as Error, undefined, undefined, !user.restricted)
@@ -149,8 +149,8 @@ export class ReadService {
   }
 
   /** As `rawReader`, the body parsed. */
-  reader(user: AuthUser, requestId?: string): Reader {
-    const raw = this.rawReader(user, requestId)
+  reader(user: AuthUser, requestId?: string, fresh = false): Reader {
+    const raw = this.rawReader(user, requestId, fresh)
     return async (path) => {
       const { status, payload } = await raw(path)
       return { status, body: JSON.parse(payload) }
