@@ -216,6 +216,22 @@ t.test('validation_rule: bad input is a 4xx naming the field; only metadata edit
   await refused({ right_indicator_id: 999_999 }, 'right_indicator_id')
   await refused({ right_indicator_id: w.missed }, 'right_indicator_id')
   await refused({ name: ' ' }, 'name')
+  // Sides a rule cannot compare: values never found at one key, or quantities of another kind.
+  const other = (short_name: string, body: Row) => created(api.post('/indicator/', { name: short_name, short_name, data_format: 'int', ...body }))
+  const cases = await other('cases', { resource_name: 'date' })
+  const share = await other('share', { data_format: 'pct' })
+  const reached = await other('reached', { data_format: 'bool' })
+  const lqas = await other('lqas', { data_format: 'class' })
+  for (const [right, reason] of [
+    [cases, /cases takes values by date: a rule compares values at one location and campaign/],
+    [share, /missed is a count and share a percentage: a rule compares values of one format/],
+    [reached, /missed is a count and reached a yes\/no/],
+    [lqas, /lqas is a class indicator: its values are not compared/],
+  ] as const) {
+    const res = await api.post('/validation_rule/', { ...rule, right_indicator_id: right, action: 'block' })
+    t.equal(res.status, 400)
+    t.match(res.body.message, reason)
+  }
   const missing = await api.post('/validation_rule/', { name: 'r', left_indicator_id: w.missed })
   t.equal(missing.status, 400)
   t.match(missing.text, /operator/)

@@ -261,3 +261,54 @@ async function frenchAxe(t: Test, page: Page, url: string) {
   }
   await page.evaluate(() => localStorage.setItem('rhizome-language', 'en'))
 }
+
+t.test('validation rules in the app: made, changed, refused with the reason, deleted', { skip: noChromium }, async (t) => {
+  const { server, password, browser, read, indicator } = await webApp(t)
+  const { page, problems } = await watchedPage(browser)
+  await signIn(page, server.url, 'admin', password)
+  await page.goto(`${server.url}/app/#/catalog/rules`)
+  await page.getByRole('heading', { name: 'New rule' }).waitFor()
+  const form = page.locator('form', { has: page.getByRole('button', { name: 'Create rule' }) })
+  const make = async (name: string, left: string, operator: string, right: string, action: string) => {
+    await form.getByLabel('Name').fill(name)
+    await form.getByLabel('Indicator').selectOption({ label: left })
+    await form.getByLabel('Operator').selectOption(operator)
+    await form.getByLabel('Compared with').selectOption({ label: right })
+    await form.getByLabel('When broken').selectOption(action)
+    await form.getByRole('button', { name: 'Create rule' }).click()
+  }
+  await make('missed within targeted', 'Children missed', '<=', 'Children targeted', 'flag')
+  const item = page.locator('li.rule', { hasText: 'missed within targeted' })
+  await item.waitFor()
+  t.match(await item.textContent(), /Children missed is at most Children targeted · Flag the value/, 'the rule in words')
+  // The demo's own rules are there too: the test reads its own by name.
+  const rules = async () => (await read('/validation_rule/?limit=0')).objects
+  const demoRules = (await rules()).length - 1
+  const ours = async () => (await rules()).filter((rule) => rule.name === 'missed within targeted')
+  t.match(await ours(), [
+    {
+      name: 'missed within targeted',
+      left_indicator_id: indicator.get('Children missed'),
+      operator: '<=',
+      right_indicator_id: indicator.get('Children targeted'),
+      action: 'flag',
+    },
+  ])
+
+  // Changed: it refuses the write that breaks it.
+  await item.getByLabel('When broken').selectOption('block')
+  await item.getByRole('button', { name: 'Save' }).click()
+  await page.getByRole('status').filter({ hasText: 'Rule missed within targeted saved' }).waitFor()
+  t.match(await ours(), [{ action: 'block' }], 'saved through the API')
+
+  // Sides it cannot compare: the API's reason, and nothing made.
+  await make('counts against a share', 'Children missed', '<=', 'Percent missed', 'block')
+  await page.getByRole('alert').filter({ hasText: 'Children missed is a count and Percent missed a percentage' }).waitFor()
+  t.equal((await rules()).length, demoRules + 1, 'the refused rule is not made')
+
+  await item.getByRole('button', { name: 'Delete missed within targeted' }).click()
+  await page.getByRole('status').filter({ hasText: 'missed within targeted deleted' }).waitFor()
+  t.same(await ours(), [], 'deleted')
+  t.same(await violationsAtBothWidths(page), [], 'axe: the rules page at 1280 and 375 px')
+  t.same(problems, [], 'no script error, no CSP refusal')
+})

@@ -1,7 +1,8 @@
 // The catalog managed in the app by metadata editors and superusers, every change through the public
 // API with its rules (a component cycle or a class indicator in a calculation is refused with the API's
 // message): indicators with their tags, calculated components, class labels and bounds; campaigns and
-// campaign types; locations (parent, type, code, a GeoJSON polygon) and location types; and, for
+// campaign types; locations (parent, type, code, a GeoJSON polygon) and location types; validation
+// rules; and, for
 // superusers, users' groups.
 import { useState } from 'preact/hooks'
 import { change } from '../api.js'
@@ -11,6 +12,7 @@ import { ActionMessage, useRows } from './actions.js'
 import { IndicatorBounds } from './bounds.js'
 import { CatalogGroups } from './catalog-groups.js'
 import { CreateForm, DeleteButton } from './catalog-parts.js'
+import { CatalogRules } from './catalog-rules.js'
 import { ClassLabels } from './class-labels.js'
 import { LocationSearch } from './location-search.js'
 
@@ -36,6 +38,7 @@ const SECTIONS = [
   ['indicators', () => t('Indicators')],
   ['campaigns', () => t('Campaigns')],
   ['locations', () => t('Locations')],
+  ['rules', () => t('Validation rules')],
   ['groups', () => t('Users’ groups')],
 ]
 
@@ -180,6 +183,7 @@ export function Catalog({ catalog, user, section = 'indicators', onCatalogChange
     ${current === 'indicators' && html`<${Indicators} ...${props} />`}
     ${current === 'campaigns' && html`<${Campaigns} ...${props} />`}
     ${current === 'locations' && html`<${Locations} ...${props} />`}
+    ${current === 'rules' && html`<${CatalogRules} ...${props} />`}
     ${current === 'groups' && html`<${CatalogGroups} ...${props} />`}
   </section>`
 }
