@@ -36,6 +36,7 @@ import job from './job.js'
 import uploadTemplate from './upload_template.js'
 import validationRule from './validation_rule.js'
 import validationResult from './validation_result.js'
+import campaignCompleteness from './campaign_completeness.js'
 
 export const resources: Resource[] = [
   campaignType,
@@ -79,4 +80,5 @@ export const resources: Resource[] = [
   cacheMeta,
   allMeta,
   validationResult,
+  campaignCompleteness,
 ]
