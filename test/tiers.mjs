@@ -20,6 +20,7 @@ export const BROWSER = [
   'web-entry-offline',
   'web-french',
   'web-print',
+  'web-quality',
   'web-share',
   'web-shared-browser',
   'web-sign-in',

@@ -16,6 +16,7 @@ import { DashboardView } from './views/dashboard-view.js'
 import { DashboardEditor } from './views/dashboard-editor.js'
 import { parseRoute } from './route.js'
 import { DataBrowser } from './views/data-browser.js'
+import { DataQuality } from './views/quality.js'
 import { DataEntry } from './views/data-entry.js'
 import { Catalog } from './views/catalog.js'
 import { forgetOffline, SIGNED_IN_ITEM, signedInNow, signedInOffline } from './offline.js'
@@ -68,7 +69,7 @@ const navigate = (hash) => {
 }
 
 /** The sections of the app's addresses, and what an id in them looks like. */
-const ROUTED = new Set(['dashboard', 'chart', 'data', 'entry', 'catalog', 'upload', 'admin', 'account'])
+const ROUTED = new Set(['dashboard', 'chart', 'data', 'quality', 'entry', 'catalog', 'upload', 'admin', 'account'])
 const isId = (text) => /^[1-9][0-9]{0,9}$/.test(text ?? '')
 
 /** What an address naming no page shows (an unknown section, an id that is not one). */
@@ -91,6 +92,7 @@ function page(hash, user, catalog, reloadCatalog) {
   if (section === 'chart' && id)
     return [t('Edit chart'), html`<${ChartBuilder} key=${id} chartId=${id} dashboardId=${extra} catalog=${catalog} user=${user} navigate=${navigate} />`]
   if (section === 'data') return [t('Data'), html`<${DataBrowser} catalog=${catalog} />`]
+  if (section === 'quality') return [t('Data quality'), html`<${DataQuality} catalog=${catalog} params=${params} navigate=${navigate} />`]
   if (section === 'entry') return [t('Data entry'), html`<${DataEntry} catalog=${catalog} params=${params} />`]
   if (section === 'catalog' && mayEditCatalog(user))
     return [t('Catalog'), html`<${Catalog} catalog=${catalog} user=${user} section=${id} onCatalogChange=${reloadCatalog} />`]
@@ -118,6 +120,7 @@ function focusHeading() {
 const SECTIONS = [
   ['#/', () => t('Dashboards')],
   ['#/data', () => t('Data')],
+  ['#/quality', () => t('Data quality')],
   ['#/upload', () => t('Upload')],
   ['#/entry', () => t('Data entry')],
 ]
@@ -193,7 +196,7 @@ function Shell({ user, onSignedOut }) {
   const sections = [...SECTIONS]
   if (mayEditCatalog(user)) sections.push(['#/catalog', () => t('Catalog')])
   if (user.is_superuser) sections.push(['#/admin', () => t('Administration')])
-  const current = (target) => (target === '#/' ? !/^#\/(data|upload|entry|catalog|admin|account)/.test(hash) : hash.startsWith(target))
+  const current = (target) => (target === '#/' ? !/^#\/(data|quality|upload|entry|catalog|admin|account)/.test(hash) : hash.startsWith(target))
   return html`<a class="skip" href="#content" onClick=${(e) => {
     e.preventDefault()
     document.getElementById('content')?.focus()

@@ -1,0 +1,81 @@
+// The Data quality page in Chromium, on the demo: a value planted above its rule (Ashford's missed
+// children above its targeted) is listed with both numbers and the rule, sorts, and leaves as a CSV; a
+// new district without values shows in its province's completeness ("3 of 4", named); a provincial
+// officer's page holds her province only.
+import { readFileSync } from 'node:fs'
+import t from 'tap'
+import { noChromium, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
+import { api } from './processes.js'
+
+t.test('the data quality page: rule violations with both numbers, completeness per parent, her part only', { skip: noChromium }, async (t) => {
+  const { server, password, browser, read, indicator, campaign, location } = await webApp(t)
+  const send = async (method: string, path: string, body: unknown) => {
+    const res = await api(server, path, { method, body: JSON.stringify(body) })
+    t.ok(res.status < 300, `${method} ${path}: ${res.status}`)
+    return (await res.json()) as Record<string, unknown>
+  }
+  const october = campaign.get('October 2016 - NID - bOPV')!
+  const [ashford] = (
+    await read(`/campaign_datapoint/?indicator__in=${indicator.get('Children missed')}&campaign__in=${october}&location_id__in=${location.get('Ashford')}`)
+  ).objects
+  await send('POST', '/validation_rule/', {
+    name: 'missed at most vaccinated',
+    left_indicator_id: indicator.get('Children missed'),
+    operator: '<=',
+    right_indicator_id: indicator.get('Children vaccinated'),
+  })
+  await send('PATCH', `/campaign_datapoint/${ashford.id}/`, { value: 5000 })
+  const district = (await (await api(server, `/location/${location.get('Fallow')}/`)).json()) as { location_type_id: number; parent_location_id: number }
+  await send('POST', '/location/', {
+    name: 'Newfield',
+    location_code: 'VD24',
+    location_type_id: district.location_type_id,
+    parent_location_id: district.parent_location_id,
+  })
+  const province = (await (await api(server, `/location/${district.parent_location_id}/`)).json()).name as string
+
+  const { page, problems } = await watchedPage(browser)
+  await signIn(page, server.url, 'admin', password)
+  await page.getByRole('link', { name: 'Data quality' }).click()
+  await page.getByRole('heading', { name: 'Data quality', level: 1 }).waitFor()
+  t.equal(await page.getByLabel('Campaign').inputValue(), String(october), 'the latest campaign first')
+
+  const violations = page.locator('table.quality').first()
+  const planted = violations.locator('tr', { hasText: 'Ashford' })
+  await planted.waitFor()
+  t.match(
+    await planted.textContent(),
+    /Ashford.*missed at most vaccinated.*Children missed 5,000.*≤.*Children vaccinated [\d,]+.*Flagged/,
+    'both numbers and the rule',
+  )
+  // Sorted by a header: by value, then back.
+  await violations.getByRole('button', { name: 'Location' }).click()
+  t.equal(await violations.locator('th[aria-sort]').getAttribute('aria-sort'), 'descending')
+  // The CSV holds the same lines.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download as CSV' }).click()])
+  t.equal(download.suggestedFilename(), 'rule violations.csv')
+  const csv = readFileSync((await download.path())!, 'utf8')
+  t.match(csv, /^Location,Rule,Value,Operator,Compared with,When broken\r\n/)
+  t.match(csv, /Ashford,missed at most vaccinated,"Children missed 5,000",≤,"Children vaccinated [\d,]+",Flagged/)
+
+  const completeness = page.locator('table.quality').last()
+  t.match(
+    await completeness.locator('tr', { hasText: province }).textContent(),
+    new RegExp(`${province}.*3 of 4 \\(75 %\\).*Newfield`),
+    'Newfield has not reported',
+  )
+  t.same(await violationsAtBothWidths(page), [], 'axe at 1280 and 375 px')
+  t.same(problems, [], 'no script error, no CSP refusal')
+
+  // A provincial officer of Northmarch: her province's places only.
+  const officer = await send('POST', '/user/', { username: 'officer', password: 'northmarch-officer-1' })
+  await send('POST', '/location_responsibility/', { user_id: officer.id, top_lvl_location_id: location.get('Northmarch') })
+  const hers = await watchedPage(browser)
+  await signIn(hers.page, server.url, 'officer', 'northmarch-officer-1')
+  await hers.page.goto(`${server.url}/app/#/quality?campaign=${october}`)
+  const rows = hers.page.locator('table.quality').last().locator('tbody tr')
+  await rows.first().waitFor()
+  t.same(await rows.locator('td:first-child').allTextContents(), ['Northmarch'], 'completeness: Northmarch only')
+  t.notOk(await hers.page.locator('tr', { hasText: province }).count(), `nothing of ${province}`)
+  t.same(hers.problems, [], 'no script error for her either')
+})
