@@ -78,8 +78,9 @@ t.test('no formula reaches a CSV export: file cells, header cells and API text a
   t.equal((await api.post('/doc_detail/', { doc_detail_type_id: type.body.id, document_id: w.campaignDoc, doc_detail_value: '-2+3' })).status, 201)
   t.ok((await api.get('/doc_detail/?format=csv')).text.includes(`"'-2+3"`), 'a doc_detail value')
 
-  // Numbers: a negative value stays a number in the long and wide exports.
-  const m = (await api.post('/indicator/', { name: 'm', short_name: 'm', data_format: 'int' })).body.id
+  // Numbers: a negative value stays a number in the long and wide exports (a percentage: a count is
+  // never negative).
+  const m = (await api.post('/indicator/', { name: 'm', short_name: 'm', data_format: 'pct' })).body.id
   t.equal((await api.post('/campaign_datapoint/', { indicator_id: m, location_id: w.b1, campaign_id: w.C, value: -5 })).status, 201)
   const long = await api.get(`/campaign_datapoint/?indicator__in=${m}&campaign__in=${w.C}&location_id__in=${w.b1}&format=csv`)
   t.match(long.text, /,-5(,|\r\n)/, long.text)
