@@ -46,7 +46,7 @@ t.test('every table notifies its changes (a table without the trigger would serv
 })
 
 t.test('a detail is served from memory until something changes', async (t) => {
-  const { app, db } = await build(t)
+  const { app, db, database } = await build(t)
   const api = client(app)
   const { campaign } = await smallWorld(api.post)
   // Unheard by the server (trigger off): the cached representation is what it answers. On PostgreSQL
@@ -76,7 +76,9 @@ t.test('a detail is served from memory until something changes', async (t) => {
   t.equal(seen.body.name, 'by psql', 'a change made elsewhere is seen once notified')
 
   // A change to a table the detail was not read from leaves it kept: a colleague's upload does not
-  // send every detail read to the database (which may be busy with that upload).
+  // send every detail read to the database (which may be busy with that upload). Every notification
+  // of the changes above is handled first (a late one would drop what is read next).
+  await database.confirmHeard(DATA_CHANNEL, 5_000)
   const kept = (await api.get(`/campaign/${campaign}/`)).body.name
   await renameUnheard(db, campaign, 'renamed again')
   await db.updateTable('indicator').set({ name: 'n2' }).execute()
