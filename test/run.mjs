@@ -1,10 +1,11 @@
 // `npm test [files…]`: the tap suite's fast tier, or the files named (on PGlite, or on PostgreSQL when
 // DATABASE_URL is set); `--tier e2e|pg|all` another tier (test/tiers.mjs). Worker processes
 // (test/runner/worker.mjs) take the test files from one queue, the slowest of the last run first; each file's output is printed whole when it ends, and the run closes with a plain
-// `N passed, N failed` line. The exit code is 1 when anything failed. Each file's time is kept in
+// `N passed, N failed` line, then a list of what failed (each failed assertion, where it is and what
+// it found), which a long log's tail still shows. The exit code is 1 when anything failed. Each file's time is kept in
 // .data/test-times-<engine>.json for `npm run test:slowest` and the next run's order.
 import { fork } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { buildIfStale } from '../cli/build.mjs'
 import { E2E, inTier } from './tiers.mjs'
 
@@ -48,10 +49,16 @@ const queue = [...files]
 const times = {}
 const totals = { pass: 0, fail: 0, skip: 0, todo: 0 }
 const crashed = []
+/** Each failed assertion's line and the first lines of its diagnosis, by file: repeated after the totals, where a log's tail shows them. */
+const failures = []
 const started = Date.now()
 
+/** How many lines of a failed assertion's YAML diagnosis are searched for what is repeated at the end: what was found and wanted, and where. */
+const DIAGNOSIS_LINES = 40
+const DIAGNOSIS_KEYS = /^\s+(?:found|wanted|pattern|message|error|code|fileName|lineNumber|[+-](?![+-]))/
+
 /** A file's own closing line in its worker's TAP: `ok 3 - test/bad-input.test.ts # time=6443.795ms`. */
-const FILE_END = /^(?:not )?ok \d+ - (test\/\S+\.test\.ts)(?: # time=([\d.]+)ms)?/
+const FILE_END = /^(?:not )?ok \d+ - (\S+\.test\.ts)(?: # time=([\d.]+)ms)?/
 
 let workersStarted = 0
 
@@ -62,6 +69,8 @@ function startWorker() {
   let running = null
   let output = ''
   let pending = ''
+  let failedHere = []
+  let diagnosisLeft = 0
   worker.on('message', (message) => {
     if (!message?.next) return
     running = queue.shift() ?? null
@@ -72,11 +81,21 @@ function startWorker() {
     pending = lines.pop()
     for (const line of lines) {
       output += `${line}\n`
+      if (/^\s*not ok /.test(line)) {
+        failedHere.push(line)
+        // A subtest's own line carries its time; the assertion that failed in it, its diagnosis.
+        diagnosisLeft = line.includes('# time=') ? 0 : DIAGNOSIS_LINES
+      } else if (diagnosisLeft > 0 && !/^\s*(?:ok |# Subtest|1\.\.)/.test(line)) {
+        if (DIAGNOSIS_KEYS.test(line)) failedHere.push(line)
+        diagnosisLeft--
+      } else diagnosisLeft = 0
       const summary = /^# \{ total: \d+(.*)\}$/.exec(line)
       if (summary) for (const key of Object.keys(totals)) totals[key] += Number(new RegExp(`${key}: (\\d+)`).exec(summary[1])?.[1] ?? 0)
       const end = FILE_END.exec(line)
       if (end) {
         times[end[1]] = Number(end[2] ?? 0)
+        if (failedHere.length) failures.push(`${end[1]}:`, ...failedHere.filter((l) => !l.trimStart().startsWith(`not ok`) || !l.includes(end[1])))
+        failedHere = []
         process.stdout.write(output)
         output = ''
       }
@@ -113,4 +132,16 @@ const skipped = totals.skip + totals.todo
 console.log(
   `\n${engine}, ${named.length ? 'the files named' : `tier ${tier}`}: ${totals.pass} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''} in ${wall.toFixed(0)} s`,
 )
-process.exit(failed > 0 ? 1 : 0)
+if (failures.length || crashed.length || unfinished.length) {
+  const report = [
+    `what failed (${engine}, ${named.length ? 'the files named' : `tier ${tier}`}):`,
+    ...failures,
+    ...crashed.map((f) => `${f}: its process ended before it did`),
+    ...unfinished.map((f) => `${f}: not finished`),
+  ].join('\n')
+  console.log(report)
+  // TEST_FAILURES_FILE: where CI gathers every tier's report, to print them together at its end.
+  if (process.env.TEST_FAILURES_FILE) appendFileSync(process.env.TEST_FAILURES_FILE, `${report}\n`)
+}
+// A failed assertion fails the run even where no totals were printed (a run under tap, which prints none).
+process.exit(failed > 0 || failures.length > 0 ? 1 : 0)

@@ -2,7 +2,7 @@
 // run named: a run of one file is recorded too, beside the times of the others. Its tiers
 // (test/tiers.mjs) name real files and split them.
 import { execFile } from 'node:child_process'
-import { readdirSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
@@ -16,6 +16,24 @@ t.test('a run of one file is recorded for test:slowest', async (t) => {
   const { stdout } = await run(process.execPath, ['test/slowest.mjs'], { cwd: ROOT, env })
   t.match(stdout, /pglite: 1 files, .*no whole tier run yet/)
   t.match(stdout, /s {2}test\/filters\.test\.ts/)
+})
+
+t.test('a run ends with what failed: each failed assertion, where it is and what it found', async (t) => {
+  // Inside the repository (under .data/, ignored by git), where the file's import of tap resolves.
+  const dir = mkdtempSync(join(ROOT, '.data', 'runner-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const file = join(dir, 'failing.test.ts')
+  writeFileSync(file, "import t from 'tap'\nt.test('outer', async (t) => { t.equal(41, 42, 'the answer') ; t.ok(true, 'a pass') })\n")
+  const env = { ...process.env, TEST_TIMES_DIR: tempDir(t), TEST_JOBS: '1', DATABASE_URL: '', TEST_FAILURES_FILE: join(tempDir(t), 'failures') }
+  const failed = await run(process.execPath, ['test/run.mjs', file], { cwd: ROOT, env }).catch((error) => error)
+  t.equal(failed.code, 1, 'a failure exits 1')
+  const report = failed.stdout.slice(failed.stdout.lastIndexOf('what failed'))
+  t.match(
+    report,
+    /^what failed \(pglite, the files named\):\n.*failing\.test\.ts:\n\s+not ok 1 - the answer\n\s+fileName: .*failing\.test\.ts\n\s+lineNumber: 2\n\s+-42\n\s+\+41\n\s+not ok 1 - outer/,
+  )
+  t.notMatch(report, /a pass/, 'what passed is not repeated')
+  t.equal(readFileSync(env.TEST_FAILURES_FILE, 'utf8').trim(), report.trim(), 'and kept for CI to print at its end')
 })
 
 t.test('test/tiers.mjs names only files that exist, and every file is in exactly one of fast and e2e', async (t) => {
