@@ -76,9 +76,22 @@ t.test('data entry in Chromium', { skip: noChromium }, async (t) => {
     await read(`/campaign_datapoint/?indicator__in=${indicator.get('Percent missed')}&campaign__in=${march}&location_id__in=${location.get('Brindle')}`)
   ).objects[0].value
   t.equal(server10, 0.1, 'the API says the same')
+  // A click on a cell selects its whole value, as in a spreadsheet: what is typed then replaces it.
   await cell('Children missed', 'Brindle').click()
-  await page.keyboard.press('Control+A')
   await page.keyboard.type('200')
+  t.equal(await cell('Children missed', 'Brindle').inputValue(), '200', 'a click, then typing: the value replaced')
+  await page.keyboard.press('Enter')
+  // Enter moved to Coldwater's value, selected; a click there keeps it selected (it once placed the
+  // caret at its end, and "50" typed after 50 was saved as 5,050).
+  await cell('Children missed', 'Coldwater').click()
+  await page.keyboard.type('50')
+  t.equal(await cell('Children missed', 'Coldwater').inputValue(), '50', 'Enter, a click on the cell it moved to, then typing: the value replaced')
+  // A second click places the caret, to edit within the value.
+  await cell('Children missed', 'Coldwater').click()
+  const selected = await cell('Children missed', 'Coldwater').evaluate((input: HTMLInputElement) =>
+    input.value.slice(input.selectionStart ?? 0, input.selectionEnd ?? 0),
+  )
+  t.equal(selected, '', 'a second click: nothing selected, a caret to edit within the value')
   await page.keyboard.press('Enter')
   await page.getByRole('status').filter({ hasText: 'Every value is sent' }).waitFor()
   t.equal(await shows('Brindle', 'Percent missed', '5 %'), '5 %', 'Brindle’s 200 back')

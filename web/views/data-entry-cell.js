@@ -23,6 +23,8 @@ function stateWords(state, format) {
   return ''
 }
 
+const MODIFIERS = new Set(['Shift', 'Control', 'Alt', 'Meta'])
+
 /**
  * An enterable cell. `onCommit(text)` when the value is left changed (Tab, Enter, a click away);
  * Enter also moves down (`onEnter`). A conflict offers to keep one's value or take the other's.
@@ -35,6 +37,10 @@ export function EntryCell({ id, label, format, value, state, columnIndex, onDraf
     setText(inputText(value, format))
     committed.current = null
   }, [value, format])
+  // Whether the whole value is still selected as focusing the cell left it: the first click on a cell
+  // (or on the one Enter moved to) keeps it so, and what is typed then replaces the value, as in a
+  // spreadsheet; a second click, or a key, places the caret to edit within it.
+  const wholeSelected = useRef(false)
   const commit = (typed) => {
     if (typed === committed.current) return
     committed.current = typed
@@ -55,12 +61,24 @@ export function EntryCell({ id, label, format, value, state, columnIndex, onDraf
       autocomplete="off"
       value=${text}
       onInput=${(e) => {
+        wholeSelected.current = false
         setText(e.target.value)
         onDraft(e.target.value)
       }}
       onChange=${(e) => commit(e.target.value)}
-      onFocus=${(e) => e.target.select()}
+      onFocus=${(e) => {
+        e.target.select()
+        wholeSelected.current = true
+      }}
+      onMouseUp=${(e) => {
+        if (!wholeSelected.current) return
+        wholeSelected.current = false
+        // The press placed the caret; the value is selected again.
+        e.preventDefault()
+        e.target.select()
+      }}
       onKeyDown=${(e) => {
+        if (!MODIFIERS.has(e.key)) wholeSelected.current = false
         // Alt+H: the cell's history (its button is left out of Tab's way, which goes from value to value). By code: a Mac's Option+H types "˙".
         if (e.altKey && e.code === 'KeyH') {
           e.preventDefault()
