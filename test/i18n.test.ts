@@ -40,6 +40,10 @@ const NOT_WORDS = new Set([
   'rhizome', // the product's name
   'Enter', // a key's name (KeyboardEvent.key)
   'Escape', // a key's name
+  'Shift', // the modifier keys' names
+  'Control',
+  'Alt',
+  'Meta',
 ])
 
 interface Found {

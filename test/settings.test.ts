@@ -60,7 +60,9 @@ for (const [name, value] of BAD) {
     const dataDir = join(parent, 'data')
     const { code, output, ms } = await start({ DATA_DIR: dataDir, [name]: value })
     t.equal(code, 2, output)
-    t.ok(ms < 5_000, `exited after ${ms} ms`)
+    // Before anything is made, and without hanging: a start that stops here takes one or two seconds on
+    // an idle machine, three times that under a loaded one's other tests.
+    t.ok(ms < 20_000, `exited after ${ms} ms`)
     t.match(output, `Invalid environment variable ${name}=${JSON.stringify(value)}: ${name} takes `, 'the variable, its value and what it takes')
     t.notMatch(output, /admin API key|password|at .+\.js:\d+/, 'no key, no password, no stack')
     t.same(readdirSync(parent), [], 'no data directory, no database, no key file')
