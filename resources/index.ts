@@ -37,6 +37,9 @@ import uploadTemplate from './upload_template.js'
 import validationRule from './validation_rule.js'
 import validationResult from './validation_result.js'
 import campaignCompleteness from './campaign_completeness.js'
+import campaignOutlier from './campaign_outlier.js'
+import minMaxRange from './min_max_range.js'
+import minMaxGenerate from './min_max_generate.js'
 
 export const resources: Resource[] = [
   campaignType,
@@ -48,6 +51,7 @@ export const resources: Resource[] = [
   indicatorToTag,
   calculatedIndicatorComponent,
   validationRule,
+  minMaxRange,
   customChart,
   dashboard,
   dashboardShare,
@@ -81,4 +85,6 @@ export const resources: Resource[] = [
   allMeta,
   validationResult,
   campaignCompleteness,
+  campaignOutlier,
+  minMaxGenerate,
 ]

@@ -33,6 +33,7 @@ import { LocationPermission } from './location_permission.js'
 import { LocationPolygon } from './location_polygon.js'
 import { LocationTree } from './location_tree.js'
 import { LocationType } from './location_type.js'
+import { MinMaxRange } from './min_max_range.js'
 import { PasswordReset } from './password_reset.js'
 import { DashboardShare } from './dashboard_share.js'
 import { SourceDoc } from './source_doc.js'
@@ -75,6 +76,7 @@ export const tables = {
   location_polygon: LocationPolygon,
   location_tree: LocationTree,
   location_type: LocationType,
+  min_max_range: MinMaxRange,
   password_reset: PasswordReset,
   dashboard_share: DashboardShare,
   source_doc: SourceDoc,

@@ -11,7 +11,7 @@ import { isInt32, parseBoolean, parseDate, parseFloatStrict, parseInteger } from
 import type { QueryParams } from './query-params.js'
 
 /** How a parameter is written on the wire, and read from it. */
-export type QueryKind = 'integer' | 'integer_list' | 'number_list' | 'string' | 'boolean' | 'flag' | 'date' | 'ignored'
+export type QueryKind = 'integer' | 'integer_list' | 'number' | 'number_list' | 'string' | 'boolean' | 'flag' | 'date' | 'ignored'
 
 const KIND = 'x-query'
 const REQUIRED = 'x-required'
@@ -80,6 +80,7 @@ export const Param = {
   integer: <const O extends ParamOptions>(help: string, options?: O) => param(Type.Integer({ description: help }), 'integer', options),
   /** Comma-separated integers; values outside int32 cannot match a row and are dropped. */
   integers: <const O extends ParamOptions>(help: string, options?: O) => param(Type.Array(Type.Integer(), { description: help }), 'integer_list', options),
+  number: <const O extends ParamOptions>(help: string, options?: O) => param(Type.Number({ description: help }), 'number', options),
   numbers: <const O extends ParamOptions>(help: string, options?: O) => param(Type.Array(Type.Number(), { description: help }), 'number_list', options),
   string: <const O extends ParamOptions>(help: string, options?: O) => param(Type.String({ description: help }), 'string', options),
   /** 1, 0, true or false. */
@@ -132,6 +133,7 @@ export const RESERVED: readonly string[] = [...Object.keys(LIST_PARAMS), 'cascad
 export const WIRE_SCHEMA: Record<QueryKind, Record<string, unknown>> = {
   integer: { type: 'integer' },
   integer_list: { type: 'string', pattern: '^\\s*-?\\d*(\\s*,\\s*-?\\d*)*\\s*$' },
+  number: { type: 'number' },
   number_list: { type: 'string' },
   string: { type: 'string' },
   boolean: { type: 'string', enum: ['1', '0', 'true', 'false'] },
@@ -144,6 +146,7 @@ export const WIRE_SCHEMA: Record<QueryKind, Record<string, unknown>> = {
 export const SCHEMA_DOC_TYPE: Record<QueryKind, string> = {
   integer: 'integer',
   integer_list: 'integer_list',
+  number: 'number',
   number_list: 'string',
   string: 'string',
   boolean: 'boolean',
@@ -181,6 +184,10 @@ function coerce(name: string, kind: QueryKind, values: string[]): unknown {
       return items(values)
         .map((text) => parseInteger(text) ?? invalid(name, text, 'comma-separated integers'))
         .filter(isInt32)
+    case 'number': {
+      const text = single(name, values)
+      return parseFloatStrict(text) ?? invalid(name, text, 'number')
+    }
     case 'number_list':
       return items(values).map((text) => parseFloatStrict(text) ?? invalid(name, text, 'comma-separated numbers'))
     case 'integer': {

@@ -93,6 +93,11 @@ export const ConfigSchema = Type.Object({
   // Charts one dashboard may hold (a write with more is 400); distinct widths of one dashboard drawn per
   // RATE_LIMIT_WINDOW_MS by one user or link before a new width is 429 (lib/export/budget.ts).
   MAX_CHARTS_PER_DASHBOARD: Integer(50, 1),
+  // Outliers (resources/campaign_outlier.ts): how many standard deviations from a value's history, over
+  // how many of its last values before the campaign; generated min–max ranges are its mean ± MIN_MAX_FACTOR of them.
+  OUTLIER_Z_SCORE: Type.Number({ default: 3, exclusiveMinimum: 0 }),
+  OUTLIER_HISTORY_CAMPAIGNS: Integer(6, 2),
+  MIN_MAX_FACTOR: Type.Number({ default: 2, exclusiveMinimum: 0 }),
   EXPORT_WIDTHS_PER_DASHBOARD: Integer(8, 1),
   // Detail representations kept in memory (their bytes), dropped on every database change (0 = no cache).
   DETAIL_CACHE_BYTES: Integer(64 * 1024 * 1024),

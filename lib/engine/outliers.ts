@@ -1,0 +1,124 @@
+// Outliers, as DHIS2's Data Quality app finds them, among the values entered or uploaded for a campaign
+// (the raw values: what a person typed or a file held), each against its own location and indicator:
+// - z-score: far from the location's last values before it (|value − mean| ≥ z × standard deviation),
+//   or, where that history never varied, different from it;
+// - min–max: outside the location's range of the indicator (min_max_range), set by hand or generated
+//   from the same history (`generateRanges`).
+// Counts and percents only: a yes/no or a class has no distance to measure.
+import { type Kysely, type RawBuilder, sql } from 'kysely'
+import type { DB } from '../../schemas/index.js'
+
+/** The formats whose values are measured. */
+const MEASURED_FORMATS = ['int', 'pct']
+/** Values of the history a z-score needs: two for a spread; three before a history that never varied counts as one. */
+const MIN_HISTORY = 2
+const MIN_CONSTANT_HISTORY = 3
+
+export interface OutlierSearch {
+  campaignId: number
+  /** Which raw values (`d.location_id`, `d.indicator_id`) are judged: a location's subtree, a user's. */
+  scope: RawBuilder<boolean>
+  /** How many standard deviations from the mean makes an outlier. */
+  z: number
+  /** How many of the location's last values before this campaign make a value's history. */
+  history: number
+}
+
+export interface Outlier {
+  method: 'z_score' | 'min_max'
+  location: { id: number; name: string }
+  indicator: { id: number; name: string }
+  campaign: { id: number; name: string }
+  value: number
+  /** z-score: how many standard deviations from the mean; null where the history never varied. */
+  z: number | null
+  mean: number | null
+  sd: number | null
+  /** How many values the history held. */
+  history_values: number
+  /** min–max: the range the value is outside. */
+  range: { mn_val: number | null; mx_val: number | null; generated: boolean } | null
+}
+
+/** When `campaignId` started: its history is the values of the campaigns that started before. */
+const startOf = (campaignId: number) => sql`(select start_date from campaign where id = ${campaignId})`
+
+/**
+ * Each judged value with its history's mean, standard deviation and count: the location's last values
+ * of the indicator before the campaign (a campaign that did not reach it is not a gap in its history).
+ */
+function judged(search: OutlierSearch) {
+  return sql`judged as (
+    select d.location_id, d.indicator_id, d.value,
+      avg(h.value) as mean, stddev_samp(h.value) as sd, count(h.value)::int as n
+    from datapoint d
+    join indicator i on i.id = d.indicator_id and i.data_format in (${sql.join(MEASURED_FORMATS)})
+    left join lateral (
+      select p.value from datapoint p join campaign pc on pc.id = p.campaign_id
+      where p.location_id = d.location_id and p.indicator_id = d.indicator_id and p.value is not null
+        and pc.start_date < ${startOf(search.campaignId)}
+      order by pc.start_date desc, pc.id desc limit ${search.history}
+    ) h on true
+    where d.campaign_id = ${search.campaignId} and d.value is not null and ${search.scope}
+    group by d.id, d.location_id, d.indicator_id, d.value)`
+}
+
+/** The values of a campaign that are outliers: far from their history, the farthest first, then outside their range. */
+export async function findOutliers(db: Kysely<DB>, search: OutlierSearch): Promise<Outlier[]> {
+  const { rows } = await sql<Outlier>`
+    with ${judged(search)}, found as (
+      select 'z_score' as method, j.location_id, j.indicator_id, j.value,
+        case when j.sd > 0 then abs(j.value - j.mean) / j.sd end as z, j.mean, j.sd, j.n, null::json as range
+      from judged j
+      where (j.n >= ${MIN_HISTORY} and j.sd > 0 and abs(j.value - j.mean) >= ${search.z} * j.sd)
+        or (j.n >= ${MIN_CONSTANT_HISTORY} and j.sd = 0 and j.value <> j.mean)
+      union all
+      select 'min_max', j.location_id, j.indicator_id, j.value, null, j.mean, j.sd, j.n,
+        json_build_object('mn_val', r.mn_val, 'mx_val', r.mx_val, 'generated', r.generated)
+      from judged j join min_max_range r on r.location_id = j.location_id and r.indicator_id = j.indicator_id
+      where j.value < r.mn_val or j.value > r.mx_val
+    )
+    select f.method, json_build_object('id', l.id, 'name', l.name) as location, json_build_object('id', i.id, 'name', i.name) as indicator,
+      json_build_object('id', c.id, 'name', c.name) as campaign, f.value, f.z::float8 as z, f.mean::float8 as mean, f.sd::float8 as sd,
+      f.n as history_values, f.range
+    from found f join location l on l.id = f.location_id join indicator i on i.id = f.indicator_id join campaign c on c.id = ${search.campaignId}
+    order by f.method = 'min_max', f.z desc nulls last, l.name, i.name`.execute(db)
+  return rows.map((row) => ({ ...row, range: typeof row.range === 'string' ? JSON.parse(row.range) : row.range }))
+}
+
+export interface RangeGeneration {
+  /** The campaign the ranges are for: generated from the campaigns before it. */
+  campaignId: number
+  /** Which locations and indicators get ranges (`d.location_id`, `d.indicator_id`). */
+  scope: RawBuilder<boolean>
+  /** The range is the mean ± this many standard deviations. */
+  factor: number
+  /** How many of each location's last values before the campaign make its history. */
+  history: number
+}
+
+/**
+ * Ranges generated from each location's history of each indicator (DHIS2's min–max generation): the
+ * mean ± `factor` standard deviations, not below 0 where the history never was. Replaces generated
+ * ranges; a range set by hand is kept. Returns how many were written.
+ */
+export async function generateRanges(db: Kysely<DB>, generation: RangeGeneration): Promise<number> {
+  const { rows } = await sql<{ id: number }>`
+    insert into min_max_range (location_id, indicator_id, mn_val, mx_val, generated)
+    select d.location_id, d.indicator_id,
+      greatest(avg(d.value) - ${generation.factor} * stddev_samp(d.value), least(0, min(d.value))), avg(d.value) + ${generation.factor} * stddev_samp(d.value), true
+    from (
+      select d.location_id, d.indicator_id, d.value,
+        row_number() over (partition by d.location_id, d.indicator_id order by c.start_date desc, c.id desc) as latest
+      from datapoint d join campaign c on c.id = d.campaign_id
+      join indicator i on i.id = d.indicator_id and i.data_format in (${sql.join(MEASURED_FORMATS)})
+      where d.value is not null and c.start_date < ${startOf(generation.campaignId)} and ${generation.scope}
+    ) d
+    where d.latest <= ${generation.history}
+    group by d.location_id, d.indicator_id
+    having count(d.value) >= ${MIN_HISTORY}
+    on conflict (location_id, indicator_id) do update set mn_val = excluded.mn_val, mx_val = excluded.mx_val, created_at = now()
+      where min_max_range.generated
+    returning id`.execute(db)
+  return rows.length
+}

@@ -1,0 +1,133 @@
+// Outliers (resources/campaign_outlier.ts, lib/engine/outliers.ts): a value far from its location's
+// history (its last values: z-score), a history that never varied and a value that does, a value outside a min–max
+// range set by hand, and ranges generated from history (min_max_generate) that keep the hand-set
+// ones; a restricted user sees and generates within her part only; every bad parameter a 400.
+import t from 'tap'
+import { alice, build } from './helper.js'
+import { client } from './api.js'
+import { erin, moreUsers, world } from './world.js'
+
+t.test('outliers of a campaign: far from history, never varied, outside a range; ranges generated from history', async (t) => {
+  const { app, db, aliceId } = await build(t)
+  await moreUsers(db)
+  const api = client(app)
+  const w = await world(api)
+  const created = async (path: string, body: Record<string, unknown>) => {
+    const res = await api.post(path, body)
+    if (res.status !== 201) throw new Error(res.text)
+    return res.body.id as number
+  }
+  const campaignType = await created('/campaign_type/', { name: 'SNID' })
+  const campaign = (name: string, start_date: string) => created('/campaign/', { name, campaign_type_id: campaignType, start_date, end_date: start_date })
+  const doses = await created('/indicator/', { name: 'doses', short_name: 'doses', data_format: 'int' })
+  const visits = await created('/indicator/', { name: 'visits', short_name: 'visits', data_format: 'int' })
+  const access = await created('/indicator/', { name: 'access', short_name: 'access', data_format: 'bool' })
+  // Four campaigns of history, then the one judged.
+  const history = [
+    await campaign('H1', '2015-01-10'),
+    await campaign('H2', '2015-03-10'),
+    await campaign('H3', '2015-05-10'),
+    await campaign('H4', '2015-07-10'),
+  ]
+  const judged = await campaign('D', '2016-06-01')
+  const enter = (indicator_id: number, location_id: number, campaign_id: number, value: number) =>
+    created('/campaign_datapoint/', { indicator_id, location_id, campaign_id, value })
+  for (const [i, h] of history.entries()) {
+    await enter(doses, w.a1, h, [100, 104, 98, 102][i]) // mean 101, sd 2.58
+    await enter(doses, w.b1, h, [50, 52, 48, 50][i])
+    await enter(visits, w.b1, h, 10) // never varied
+    await enter(access, w.a1, h, [0, 1, 0, 1][i])
+  }
+  await enter(doses, w.a1, judged, 150) // 19 standard deviations above
+  await enter(doses, w.b1, judged, 51) // within its history
+  await enter(visits, w.b1, judged, 12) // its history was always 10
+  await enter(access, w.a1, judged, 1) // a yes/no: not measured
+
+  const outliers = async (query: string, as = api) => {
+    const res = await as.get(`/campaign_outlier/?campaign_id=${judged}${query}`)
+    t.equal(res.status, 200, res.text)
+    return res.body.objects as Array<Record<string, any>>
+  }
+  const found = await outliers('')
+  t.same(
+    found.map((o) => [o.method, o.location.name, o.indicator.name, o.value]),
+    [
+      ['z_score', 'a1', 'doses', 150],
+      ['z_score', 'b1', 'visits', 12],
+    ],
+    'the value far from its history, and the one whose history never varied; not the yes/no, not the value within',
+  )
+  t.match(found[0], { campaign: { id: judged, name: 'D' }, mean: 101, history_values: 4, range: null })
+  t.ok(Math.abs(found[0].z - 49 / 2.5819889) < 0.001, `its z-score: ${found[0].z}`)
+  t.same([found[1].z, found[1].sd, found[1].mean], [null, 0, 10], 'a history that never varied has no z-score')
+  t.same(await outliers('&z=20'), [found[1]], 'a higher threshold: 19 deviations is no longer far')
+  t.same(
+    (await outliers('&history=2')).map((o) => [o.location.name, o.indicator.name, o.mean]),
+    [['a1', 'doses', 100]],
+    'two values of history (98 and 102): too few for a history that never varied',
+  )
+
+  // A range set by hand: b1's doses from 0 to 50; its 51 is outside.
+  const range = await api.post('/min_max_range/', { location_id: w.b1, indicator_id: doses, mn_val: 0, mx_val: 50 })
+  t.equal(range.status, 201, range.text)
+  t.equal(range.body.generated, false, 'set by hand')
+  t.match(
+    (await outliers('')).find((o) => o.method === 'min_max'),
+    { location: { name: 'b1' }, value: 51, range: { mn_val: 0, mx_val: 50, generated: false } },
+  )
+
+  // Ranges generated from history: a1's doses 101 ± 2 × 2.58; b1's doses kept as set by hand.
+  const generated = await api.get(`/min_max_generate/?campaign_id=${judged}`, erin)
+  t.equal(generated.status, 200, generated.text)
+  t.same(generated.body.objects, [{ campaign_id: judged, ranges_written: 2 }], 'a1 doses, b1 visits (b1 doses is set by hand)')
+  const ranges = (await api.get(`/min_max_range/?indicator_id=${doses}&order_by=location_id`)).body.objects as Array<Record<string, any>>
+  t.match(ranges, [
+    { location_id: w.a1, generated: true },
+    { location_id: w.b1, mn_val: 0, mx_val: 50, generated: false },
+  ])
+  t.ok(Math.abs(ranges[0].mn_val - (101 - 2 * 2.5819889)) < 0.001 && Math.abs(ranges[0].mx_val - (101 + 2 * 2.5819889)) < 0.001, 'the mean ± 2 deviations')
+  t.same(
+    (await outliers('')).map((o) => [o.method, o.location.name, o.indicator.name]),
+    [
+      ['z_score', 'a1', 'doses'],
+      ['z_score', 'b1', 'visits'],
+      ['min_max', 'a1', 'doses'],
+      ['min_max', 'b1', 'doses'],
+      ['min_max', 'b1', 'visits'],
+    ],
+    'each value outside its range',
+  )
+  const again = await api.get(`/min_max_generate/?campaign_id=${judged}&factor=10`)
+  t.same(again.body.objects, [{ campaign_id: judged, ranges_written: 2 }], 'generated again: replaced, not added')
+  t.equal((await api.get('/min_max_range/?limit=0')).body.objects.length, 3, 'two generated and one by hand')
+
+  // A provincial officer of A: a1's outliers only, whatever she names.
+  t.equal((await api.post('/location_responsibility/', { user_id: aliceId, top_lvl_location_id: w.A })).status, 201)
+  const asAlice = client(app, alice)
+  t.same([...new Set((await outliers('', asAlice)).map((o) => o.location.name))], ['a1'], 'hers only')
+  t.same(await outliers(`&location_id=${w.B}`, asAlice), [], 'B is not hers')
+  t.same(
+    (await asAlice.get('/min_max_range/?limit=0')).body.objects.map((r: { location_id: number }) => r.location_id),
+    [w.a1],
+    'her ranges only',
+  )
+  t.equal((await asAlice.get(`/min_max_generate/?campaign_id=${judged}`)).status, 403, 'ranges are metadata: not hers to generate')
+  t.equal((await asAlice.post('/min_max_range/', { location_id: w.b1, indicator_id: visits, mn_val: 0, mx_val: 1 })).status, 403)
+
+  // Bad parameters: 400s that name them; a range upside down; an unknown campaign.
+  for (const [query, named] of [
+    ['', /campaign_id/],
+    [`campaign_id=${judged}&z=0`, /z: must be above 0/],
+    [`campaign_id=${judged}&z=far`, /z.*number/],
+    [`campaign_id=${judged}&history=1`, /history: must be from 2 to 100/],
+  ] as const) {
+    const res = await api.get(`/campaign_outlier/?${query}`)
+    t.equal(res.status, 400, query)
+    t.match(res.body.message, named)
+  }
+  t.equal((await api.get(`/min_max_generate/?campaign_id=${judged}&factor=-1`)).status, 400)
+  t.equal((await api.get('/min_max_generate/?campaign_id=999999')).status, 404)
+  const upsideDown = await api.post('/min_max_range/', { location_id: w.a1, indicator_id: visits, mn_val: 5, mx_val: 1 })
+  t.equal(upsideDown.status, 400)
+  t.match(upsideDown.body.message, /mn_val: must not be above mx_val/)
+})
