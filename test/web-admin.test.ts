@@ -69,7 +69,17 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
       t.equal(await keyWorks(), 200, 'the key shown once works')
       const keyId = (await read(`/api_key/?user_id=${fieldworker}`)).objects[0].id
       t.match(await page.getByText(`Key ${keyId} of fieldworker`).textContent(), /made \w{3} \d+, \d{4}, \d+:\d\d [AP]M UTC/, 'when it was made, with the zone')
+      // Revoking asks first, in the page: a first click revokes nothing, and Cancel leaves the key as it was.
       await page.getByRole('button', { name: `Revoke key ${keyId}` }).click()
+      const yes = page.getByRole('button', { name: `Yes, revoke key ${keyId}` })
+      await yes.waitFor({ timeout: 5000 }).catch(() => {})
+      t.ok(await yes.isVisible(), 'Revoke asks first')
+      t.equal(await keyWorks(), 200, 'asked: the key still works')
+      await page.getByRole('button', { name: 'Cancel' }).click()
+      await yes.waitFor({ state: 'detached' })
+      t.equal(await keyWorks(), 200, 'cancelled: the key still works')
+      await page.getByRole('button', { name: `Revoke key ${keyId}` }).click()
+      await yes.click()
       await page.getByRole('status').getByText(`Key ${keyId} revoked`).waitFor()
       t.equal(await keyWorks(), 401, 'revoked')
       t.equal(await page.locator('code.new-key').count(), 0, 'and no longer shown as the new key')
@@ -99,6 +109,21 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
       await page.getByRole('status').getByText('leaver may sign in again').waitFor()
       t.equal((await signInAs('leaver', 'leaver-password-1')).status, 200, 'enabled again')
       t.same(await violationsAtBothWidths(page), [], 'axe: administration at 1280 and 375 px')
+      // At 375 px the users' table scrolls sideways: its location search keeps a width to read in, and its list is not cut off.
+      await page.setViewportSize({ width: 375, height: 800 })
+      const search = page.getByRole('combobox', { name: 'Location responsibility of admin' })
+      await search.fill('Nor')
+      const matches = page.getByRole('listbox', { name: 'Location responsibility of admin: matches' })
+      await matches.getByRole('option').first().waitFor()
+      const fit = await matches.evaluate((list) => {
+        const scroller = list.closest('.table-scroll')!.getBoundingClientRect()
+        const box = list.getBoundingClientRect()
+        return { inside: box.top >= scroller.top && box.bottom <= scroller.bottom, width: Math.round(box.width) }
+      })
+      t.same(fit, { inside: true, width: fit.width }, 'at 375 px the location list of the users’ table is not cut off')
+      t.ok(fit.width >= 200, `and as wide as a name (${fit.width} px)`)
+      await search.press('Escape')
+      await page.setViewportSize({ width: 1280, height: 900 })
       t.same(problems, [])
     },
   )

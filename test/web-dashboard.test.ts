@@ -158,7 +158,22 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
       /^\w+ \/ Children vaccinated: \d{1,3},\d{3} \/ Share: [\d.]+ %$/,
       'a slice’s tooltip: grouped thousands, its share',
     )
-    t.match(await figure(page, 'PieChart').locator('svg').textContent(), /Northmarch: \d,\d{3}/, 'pie labels with thousands separators')
+    const pieLines = () => figure(page, 'PieChart').locator('svg text').allTextContents()
+    t.ok(
+      (await pieLines()).some((line) => /^\d,\d{3}$/.test(line)),
+      'pie labels with thousands separators',
+    )
+    // A card narrow enough for its pie labels to wrap (two cards a row at 1,080 px): each number stays whole.
+    await page.setViewportSize({ width: 1080, height: 900 })
+    await page.waitForFunction(() => document.querySelector('figure.chart[data-type="PieChart"] svg')!.getBoundingClientRect().width < 500, null, {
+      timeout: 5000,
+    })
+    const broken = async () => (await pieLines()).filter((line) => /\d/.test(line) && !/^\d{1,3}(,\d{3})*$/.test(line))
+    // Given the moment the drawing takes to lay its labels out again (drawn on the next frames).
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))))
+    for (const started = Date.now(); Date.now() - started < 3000 && (await broken()).length; ) await page.evaluate(() => new Promise(requestAnimationFrame))
+    t.same(await broken(), [], `at 1,080 px each pie label's number whole, on its own line (${(await pieLines()).join(' | ')})`)
+    await page.setViewportSize({ width: 1280, height: 900 })
     t.match(await figure(page, 'LineChart').locator('svg').textContent(), /Jan 2016.*Mar 2016/s, 'months by name')
     t.match(await tooltipAt(page, 'LineChart', '.drawing'), /^\w{3} 2016 \/ Polio cases: \d/, 'a line’s tooltip: the month by name')
     t.same(problems, [], 'no script error and no CSP refusal after hovering every chart')
@@ -171,6 +186,19 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     await page.goto(`${server.url}/app/#/dashboard/${dashboardId}?campaign=${march}`)
     await chartsDrawn(page, 5)
     t.equal(await page.evaluate(() => document.activeElement?.textContent), 'Campaign overview', 'focus on the page’s heading after navigation')
+    // The Export menu opens over the page: the title bar's heading and buttons, and what follows, stay where they were.
+    const placed = () =>
+      page.evaluate(() =>
+        [...document.querySelectorAll('.title-bar h1, .title-bar .actions > *, .title-bar + *')].map((e) => {
+          const box = e.getBoundingClientRect()
+          return [e.tagName, Math.round(box.x), Math.round(box.y), Math.round(box.width), Math.round(box.height)].join(' ')
+        }),
+      )
+    const closed = await placed()
+    await page.locator('.title-bar details.export summary').click()
+    await page.locator('.title-bar details.export').getByRole('link', { name: 'PDF, A4' }).waitFor()
+    t.same(await placed(), closed, 'the Export menu open: nothing in the title bar moved')
+    await page.locator('.title-bar details.export summary').click()
     const picker = await page
       .getByLabel('Campaign')
       .locator('optgroup')
@@ -190,6 +218,24 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     const northmarch = await apiValues(missed, march, `location_id=${location.get('Northmarch')}&location_depth=1`)
     t.same(Object.keys(northmarch).sort(), ['Ashford', 'Brindle', 'Coldwater'])
     t.same(await settledValues(figure(page, 'ColumnChart'), northmarch), northmarch, 'drilled down: Northmarch’s districts, the API’s values')
+    // The districts are the tree's lowest level: no drill-down below them, in the numbers or on the chart.
+    t.equal(await figure(page, 'ColumnChart').locator('tbody th button').count(), 0, 'the districts’ names in the numbers are not drill-down buttons')
+    const drilledAt = page.url()
+    const bar = figure(page, 'ColumnChart').locator('svg path[fill="#0b5cad"]').first()
+    await bar.scrollIntoViewIfNeeded()
+    const barBox = (await bar.boundingBox())!
+    await page.mouse.click(barBox.x + barBox.width / 2, barBox.y + barBox.height / 2)
+    const nothingBelow = figure(page, 'ColumnChart').locator('.nothing-below')
+    await nothingBelow
+      .filter({ hasText: 'has no locations below it' })
+      .waitFor({ timeout: 5000 })
+      .catch(() => {})
+    t.match(
+      (await nothingBelow.count()) ? await nothingBelow.textContent() : '',
+      /^(Ashford|Brindle|Coldwater) has no locations below it: there is nothing further to drill down to\.$/,
+      'a district clicked on the chart: the card says there is nothing below it',
+    )
+    t.equal(page.url(), drilledAt, 'and the view stays')
     const june = campaign.get('June 2016 - SNID - OPV')!
     await page.getByLabel('Campaign').selectOption(String(june))
     await chartsDrawn(page, 5)
@@ -309,6 +355,15 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     t.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= 375, `at 375 px nothing is wider than the screen ${wide.join(', ')}`)
     t.ok((await figure(page, 'ColumnChart').locator('svg').boundingBox())!.width <= 375, 'the charts fit')
     t.notMatch(await figure(page, 'PieChart').locator('svg').textContent(), /…/, 'no pie label cut short')
+    // A compact header on a phone: every section still in sight, in a band that leaves the page its room.
+    const header = await page.locator('.app-header').evaluate((h) => ({
+      height: Math.round(h.getBoundingClientRect().height),
+      linksInView: [...h.querySelectorAll('nav a')].every(
+        (a) => a.getBoundingClientRect().right <= 375 && a.getBoundingClientRect().bottom <= h.getBoundingClientRect().bottom,
+      ),
+    }))
+    t.ok(header.height <= 120, `at 375 px the header is compact (${header.height} px)`)
+    t.ok(header.linksInView, 'with every section’s link in sight')
     await page.screenshot({ path: join(shots, 'dashboard-375.png'), fullPage: true })
     t.same(await axeViolations(page), [], 'the dashboard at 375 px')
     t.same(problems, [])

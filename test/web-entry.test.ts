@@ -142,6 +142,20 @@ t.test('data entry in Chromium', { skip: noChromium }, async (t) => {
   await page.locator('.entry-state', { hasText: 'Flagged: Children missed within its bounds' }).waitFor()
   t.pass('a value beyond the bounds is flagged')
 
+  // A value that is not one stays in its cell, not saved: meanwhile the page never says every value is sent.
+  const sending = page.locator('p.entry-waiting')
+  await cell('Children missed', 'Ashford').fill('abc')
+  await cell('Children missed', 'Ashford').press('Tab')
+  await sending
+    .filter({ hasText: 'not saved' })
+    .waitFor({ timeout: 10_000 })
+    .catch(() => {})
+  t.equal(await sending.textContent(), '1 value was not saved: its cell says why', 'a value not saved: the status counts it, instead of every value sent')
+  await cell('Children missed', 'Ashford').fill('100')
+  await cell('Children missed', 'Ashford').press('Tab')
+  await sending.filter({ hasText: 'Every value is sent' }).waitFor()
+  t.equal(await cell('Children missed', 'Ashford').getAttribute('aria-invalid'), null, 'typed back to its saved value: the cell settled, every value sent')
+
   // Its history on demand.
   await page.getByRole('button', { name: 'History of Children missed at Brindle' }).click()
   await page.getByRole('heading', { name: 'History of Children missed at Brindle' }).waitFor()
@@ -173,6 +187,39 @@ t.test('data entry in Chromium', { skip: noChromium }, async (t) => {
   const itsHistory = page.getByRole('heading', { name: `History of ${next}` })
   await itsHistory.waitFor({ timeout: 5000 }).catch(() => {})
   t.ok(await itsHistory.isVisible(), `Alt+H: the history of ${next}`)
+
+  // On a phone the grid scrolls sideways under its locations, which stay in sight.
+  await page.setViewportSize({ width: 375, height: 800 })
+  const scroller = page.locator('.table-scroll', { has: page.locator('.entry-grid') })
+  await scroller.evaluate((e) => {
+    e.scrollLeft = e.scrollWidth
+  })
+  t.ok(await scroller.evaluate((e) => e.scrollLeft > 100), 'at 375 px the grid scrolls sideways')
+  const rowHeaderOffset = await page
+    .locator('.entry-grid tbody th')
+    .first()
+    .evaluate((th) => th.getBoundingClientRect().left - (th.closest('.table-scroll')?.getBoundingClientRect().left ?? 0))
+  t.equal(Math.round(rowHeaderOffset), 0, 'scrolled sideways: the locations stay at the grid’s left edge')
+  // Alt+H on a phone: the history, below the grid, brought into view with the focus on its heading.
+  await page.evaluate(() => window.scrollTo(0, 0))
+  await cell('Children vaccinated', 'Coldwater').focus()
+  await page.keyboard.press('Alt+H')
+  const coldwaterHistory = page.getByRole('heading', { name: 'History of Children vaccinated at Coldwater' })
+  await coldwaterHistory.waitFor()
+  await page.waitForFunction(() => document.activeElement?.id === 'history-heading', null, { timeout: 5000 }).catch(() => {})
+  t.equal(await page.evaluate(() => document.activeElement?.id), 'history-heading', 'Alt+H: the focus on the history’s heading')
+  const inView = await coldwaterHistory.evaluate((h) => {
+    const box = h.getBoundingClientRect()
+    return box.top >= 0 && box.bottom <= window.innerHeight
+  })
+  t.ok(inView, 'Alt+H at 375 px: the history’s heading in view')
+  await page.getByRole('button', { name: 'Close history' }).click()
+  t.equal(
+    await page.evaluate(() => document.activeElement?.getAttribute('aria-label')),
+    'Children vaccinated at Coldwater',
+    'closed: the focus back in its cell',
+  )
+  await page.setViewportSize({ width: 1280, height: 900 })
   t.same(await violationsAtBothWidths(page), [], 'axe: the data-entry page at 1280 and 375 px')
   await page.evaluate(() => localStorage.setItem('rhizome-language', 'fr'))
   await page.reload()

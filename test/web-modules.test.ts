@@ -172,7 +172,11 @@ t.test('a chart’s values: indexed by key, campaigns in time order, options wit
   t.same(map.visualMap.text, ['25 %', '25 %'], 'the map legend: numbers in the indicator’s format')
   t.equal(map.tooltip.formatter({ name: 'North', value: 0.25 }), 'North / Percent missed: 25 %', 'the map tooltip: the name, then the value')
   const pie = chartOption({ type: 'PieChart', indicator_ids: [1] }, { ...data, keys: [{ id: 3, label: 'March' }] }, catalog, {})
-  t.equal(pie.series[0].label.formatter({ name: 'North', value: 12345 }), 'North: 12,345', 'pie labels with thousands separators')
+  t.equal(
+    pie.series[0].label.formatter({ name: 'North', value: 12345 }),
+    'North\n12,345',
+    'pie labels with thousands separators, the value on a line of its own',
+  )
   t.equal(
     chartOption({ type: 'PieChart', indicator_ids: [1] }, data, catalog, { narrow: true }).series[0].label.show,
     false,

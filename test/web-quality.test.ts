@@ -1,5 +1,6 @@
 // The Data quality page in Chromium, on the demo: a value planted above its rule (Ashford's missed
 // children above its targeted) is listed with both numbers and the rule, sorts, and leaves as a CSV; a
+// planted value is an outlier, also outside the ranges made from history; a
 // new district without values shows in its province's completeness ("3 of 4", named); a provincial
 // officer's page holds her province only.
 import { readFileSync } from 'node:fs'
@@ -7,7 +8,7 @@ import t from 'tap'
 import { noChromium, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
 import { api } from './processes.js'
 
-t.test('the data quality page: rule violations with both numbers, completeness per parent, her part only', { skip: noChromium }, async (t) => {
+t.test('the data quality page: rule violations with both numbers, outliers, completeness per parent, her part only', { skip: noChromium }, async (t) => {
   const { server, password, browser, read, indicator, campaign, location } = await webApp(t)
   const send = async (method: string, path: string, body: unknown) => {
     const res = await api(server, path, { method, body: JSON.stringify(body) })
@@ -57,6 +58,24 @@ t.test('the data quality page: rule violations with both numbers, completeness p
   const csv = readFileSync((await download.path())!, 'utf8')
   t.match(csv, /^Location,Rule,Value,Operator,Compared with,When broken\r\n/)
   t.match(csv, /Ashford,missed at most vaccinated,"Children missed 5,000",≤,"Children vaccinated [\d,]+",Flagged/)
+
+  // The planted 5,000 is far from what Ashford reported before (20 and 31): an outlier, with its numbers.
+  const ashfordMissed = page.locator('table.outliers tr', { hasText: 'Ashford' }).filter({ hasText: 'Children missed' })
+  await ashfordMissed.first().waitFor()
+  t.match(
+    await ashfordMissed.first().textContent(),
+    /Ashford.*Children missed.*5,000.*standard deviations from its last 2 values \(mean 25\.5\)/,
+    'an outlier: far from its history',
+  )
+  // Ranges made from history: the 5,000 is outside Ashford's too.
+  await page.getByRole('button', { name: 'Make ranges from history' }).click()
+  await page
+    .getByRole('status')
+    .filter({ hasText: /ranges? made or updated/ })
+    .waitFor()
+  const outsideRange = ashfordMissed.filter({ hasText: 'outside its range' })
+  await outsideRange.waitFor()
+  t.match(await outsideRange.textContent(), /outside its range [\d.]+ – [\d.]+ \(from its history\)/, 'and outside the range made from it')
 
   const completeness = page.locator('table.quality').last()
   t.match(

@@ -23,9 +23,27 @@ t.test('export and share a dashboard in Chromium', { skip: noChromium }, async (
   await page.goto(`${server.url}/app/#/dashboard/${dashboardId}?campaign=${march}`)
   await chartsDrawn(page, 5)
 
-  // Export: the dashboard's PDF, saved by the browser.
+  // Export: the dashboard's PDF, saved by the browser. Drawing it takes seconds (held here until the
+  // page is looked at): meanwhile its link says it is being prepared.
   await page.getByText('Export', { exact: true }).first().click()
-  const [download] = await Promise.all([page.waitForEvent('download', { timeout: 90_000 }), page.getByRole('link', { name: 'PDF' }).first().click()])
+  let release = () => {}
+  const held = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  await page.route('**/api/v1/export_file/**', async (route) => {
+    await held
+    await route.continue()
+  })
+  const downloading = page.waitForEvent('download', { timeout: 90_000 })
+  await page.getByRole('link', { name: 'PDF, A4' }).first().click()
+  const busy = page.locator('.title-bar details.export a[aria-busy="true"]')
+  await busy.waitFor({ timeout: 5000 }).catch(() => {})
+  t.equal((await busy.count()) ? await busy.textContent() : null, 'Preparing the PDF…', 'while the PDF is drawn, its link says so (aria-busy)')
+  release()
+  const download = await downloading
+  await page.unroute('**/api/v1/export_file/**')
+  await busy.waitFor({ state: 'detached' })
+  t.equal(await page.locator('.title-bar details.export a').first().textContent(), 'PDF, A4', 'downloaded: the link as it was')
   t.equal(download.suggestedFilename(), 'Campaign overview.pdf')
   t.equal(
     readFileSync((await download.path())!)
@@ -104,6 +122,13 @@ t.test('export and share a dashboard in Chromium', { skip: noChromium }, async (
     .click()
   await expectEventually(() => links.count(), 1)
   t.match(await links.first().textContent(), /^Ministry review/, 'the one asked for is revoked, the other kept')
+  // A drill-down since: the address just made (for the whole dashboard) is no longer offered, and Create follows the view.
+  await page.locator('.share-url').waitFor()
+  const columnNumbers = figure(page, 'ColumnChart').locator('details.numbers')
+  if (!(await columnNumbers.getAttribute('open'))) await columnNumbers.locator('summary').click()
+  await columnNumbers.getByRole('button', { name: 'Northmarch' }).click()
+  await page.getByRole('button', { name: 'Create a link for Northmarch' }).waitFor()
+  t.equal(await page.locator('.share-url').count(), 0, 'after a drill-down: the link made for the view left is no longer offered')
 
   // A fresh browser: no cookie, no session.
   const stranger = await watchedPage(browser)

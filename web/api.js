@@ -103,6 +103,7 @@ export function catalogOf({ indicators, campaigns, locations, types, campaignTyp
   const visible = new Set(locations.map((l) => l.id))
   let searchIndex = null
   let childTypes = null
+  let parents = null
   const typeName = new Map(types.map((t) => [t.id, t.name]))
   const byId = new Map(locations.map((l) => [l.id, l]))
   return {
@@ -136,6 +137,11 @@ export function catalogOf({ indicators, campaigns, locations, types, campaignTyp
     childTypeOf(id) {
       childTypes ??= new Map(locations.filter((l) => l.parent_location_id != null).map((l) => [l.parent_location_id, typeName.get(l.location_type_id)]))
       return childTypes.get(id)
+    },
+    /** Whether a location has visible children: a drill-down stops at one that has none. */
+    hasChildren(id) {
+      parents ??= new Set(locations.map((l) => l.parent_location_id))
+      return parents.has(id)
     },
     /** Ancestors of a location, nearest last, among the visible ones. */
     pathTo(id) {

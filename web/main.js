@@ -92,7 +92,8 @@ function page(hash, user, catalog, reloadCatalog) {
   if (section === 'chart' && id)
     return [t('Edit chart'), html`<${ChartBuilder} key=${id} chartId=${id} dashboardId=${extra} catalog=${catalog} user=${user} navigate=${navigate} />`]
   if (section === 'data') return [t('Data'), html`<${DataBrowser} catalog=${catalog} />`]
-  if (section === 'quality') return [t('Data quality'), html`<${DataQuality} catalog=${catalog} params=${params} navigate=${navigate} />`]
+  if (section === 'quality')
+    return [t('Data quality'), html`<${DataQuality} catalog=${catalog} params=${params} navigate=${navigate} mayEditRanges=${mayEditCatalog(user)} />`]
   if (section === 'entry') return [t('Data entry'), html`<${DataEntry} catalog=${catalog} params=${params} />`]
   if (section === 'catalog' && mayEditCatalog(user))
     return [t('Catalog'), html`<${Catalog} catalog=${catalog} user=${user} section=${id} onCatalogChange=${reloadCatalog} />`]
@@ -206,7 +207,7 @@ function Shell({ user, onSignedOut }) {
       <nav aria-label=${t('Main')}>
         ${sections.map(([target, label]) => html`<a key=${target} href=${target} aria-current=${current(target) ? 'page' : undefined}>${label()}</a>`)}
       </nav>
-      <p class="who">${t('Signed in as')} <strong>${user.username}</strong>${user.offline ? html` <span class="offline-note">${t('(offline)')}</span>` : ''} <a href="#/account" aria-current=${hash.startsWith('#/account') ? 'page' : undefined}>${t('Account')}</a> <button class="secondary" onClick=${signOut}>${t('Sign out')}</button> <${LanguagePicker} /></p>
+      <p class="who"><span class="narrow-hidden">${t('Signed in as')}</span> <strong>${user.username}</strong>${user.offline ? html` <span class="offline-note">${t('(offline)')}</span>` : ''} <a href="#/account" aria-current=${hash.startsWith('#/account') ? 'page' : undefined}>${t('Account')}</a> <button class="secondary" onClick=${signOut}>${t('Sign out')}</button> <${LanguagePicker} /></p>
     </header>
     ${dialog}${problem && html`<p class="error" role="alert">${problem}</p>`}
     <main id="content" tabindex="-1">${view}</main>`

@@ -52,7 +52,9 @@ export function pieOption(chart, data, { base, tooltip, indicatorIds, locationNa
         radius: narrow ? '55%' : '65%',
         center: ['50%', narrow ? '45%' : '50%'],
         data: slices,
-        label: narrow ? { show: false } : { formatter: (p) => `${p.name}: ${formatValue(p.value, format)}`, overflow: 'break' },
+        // The value on a line of its own: a label wrapped to its room breaks a long name between words, never
+        // a number at its separators (ECharts wraps at a comma: "3" then ",477").
+        label: narrow ? { show: false } : { formatter: (p) => `${p.name}\n${formatValue(p.value, format)}`, overflow: 'break' },
       },
     ],
   }

@@ -105,8 +105,16 @@ export function Admin({ catalog, user, onCatalogChange }) {
     <${ClassLabels} catalog=${catalog} />`
 }
 
-/** The API keys: each with when it was made and last used, a revoke button; a new one shown once. */
+/**
+ * The API keys: each with when it was made and last used, a revoke button that asks first (a script
+ * using the key stops at once, and a revoked key cannot be brought back); a new one shown once.
+ */
 function ApiKeys({ keys, users, newKey, onCreate, onRevoke }) {
+  const [asking, setAsking] = useState(null)
+  const confirm = (key) => async (event) => {
+    setAsking(null)
+    await onRevoke(key)(event)
+  }
   return html`<section aria-labelledby="keys-heading">
       <h2 id="keys-heading">${t('API keys')}</h2>
       ${newKey && html`<p class="notice">${t('New key (send it as Authorization: ApiKey and the key):')} <code class="new-key">${newKey.text}</code></p>`}
@@ -114,7 +122,15 @@ function ApiKeys({ keys, users, newKey, onCreate, onRevoke }) {
         (
           k,
         ) => html`<li key=${k.id} class="chart-item"><span>${t('Key {id} of {username}, made {made}, last used {used}', { id: k.id, username: k.user__username, made: formatTime(k.created_at), used: k.last_used_at ? formatTime(k.last_used_at) : t('never') })}</span>
-          <button class="secondary" onClick=${onRevoke(k)} aria-label=${t('Revoke key {id}', { id: k.id })}>${t('Revoke')}</button></li>`,
+          <span class="actions">
+            <button class="secondary" onClick=${() => setAsking(k.id)} aria-label=${t('Revoke key {id}', { id: k.id })} aria-expanded=${asking === k.id ? 'true' : 'false'}>${t('Revoke')}</button>
+            ${
+              asking === k.id &&
+              html`<span class="error" role="alert">${t('Revoke key {id}? Whatever uses it loses its access at once, for good.', { id: k.id })}</span>
+                <button class="danger" onClick=${confirm(k)}>${t('Yes, revoke key {id}', { id: k.id })}</button>
+                <button class="secondary" onClick=${() => setAsking(null)}>${t('Cancel')}</button>`
+            }
+          </span></li>`,
       )}</ul>
       <form class="inline" onSubmit=${onCreate}>
         <label>${t('Key for')} <select name="user">${users.map((u) => html`<option key=${u.id} value=${u.id}>${u.username}</option>`)}</select></label>

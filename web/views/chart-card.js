@@ -18,6 +18,35 @@ import { ScrollCue, useScrollCue } from './scroll-cue.js'
 /** Below this width (px) a chart drops its labels for a legend and tooltips. */
 const NARROW = 480
 
+/** A chart's rows (from the dashboard's data when it holds them), and a map's shapes; a failure said on the card. */
+async function chartState(chart, spec, view, catalog, dashboardData, read) {
+  try {
+    const prefetched = await dashboardData?.then((d) => d?.charts?.[chart.id])
+    const { data, aimedAbove } = await readChartFor(spec, view, catalog, prefetched, read)
+    const map = isMap(spec) && data.points.length ? await registerPolygons(data, catalog, { read }) : null
+    if (map) data.centres = map.centres
+    return { data, mapName: map?.mapName ?? '', polygons: map?.polygons ?? 0, aimedAbove, error: null }
+  } catch (error) {
+    return { data: null, error: error.message, mapName: '', polygons: 0, aimedAbove: false }
+  }
+}
+
+/**
+ * A drill-down to a location's children, and the location drilled at that has none (the card says so
+ * instead of drawing nothing); null while there is none.
+ */
+function useDrill(onDrill, catalog) {
+  const [nothingBelow, setNothingBelow] = useState(null)
+  const drill =
+    onDrill &&
+    ((locationId) => {
+      if (catalog.hasChildren && !catalog.hasChildren(locationId)) return setNothingBelow(locationId)
+      setNothingBelow(null)
+      onDrill(locationId)
+    })
+  return [drill, nothingBelow, setNothingBelow]
+}
+
 /**
  * `dashboardData`: the dashboard's data (a promise of `GET /dashboard/<id>/data/`'s answer, or null),
  * from which the card takes its rows instead of reading them itself; `exportBase`: where its exports
@@ -29,22 +58,15 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
   const [drawn, setDrawn] = useState(false)
   const drawing = useRef(null)
   const deps = [spec, view.campaignId, view.locationId, view.startDate, view.endDate, catalog, dashboardData]
-  // Its rows (from the dashboard's data when it holds them), and a map's shapes; a failure said on the card.
-  const readChart = async () => {
-    try {
-      const prefetched = await dashboardData?.then((d) => d?.charts?.[chart.id])
-      const { data, aimedAbove } = await readChartFor(spec, view, catalog, prefetched, read)
-      const map = isMap(spec) && data.points.length ? await registerPolygons(data, catalog, { read }) : null
-      if (map) data.centres = map.centres
-      return { data, mapName: map?.mapName ?? '', polygons: map?.polygons ?? 0, aimedAbove, error: null }
-    } catch (error) {
-      return { data: null, error: error.message, mapName: '', polygons: 0, aimedAbove: false }
-    }
-  }
+  const readChart = () => chartState(chart, spec, view, catalog, dashboardData, read)
+  const [drill, nothingBelow, setNothingBelow] = useDrill(onDrill, catalog)
   const { value: state } = useRead(readChart, deps, { data: null, error: null, mapName: '', polygons: 0, aimedAbove: false })
   // Whether its drawing uses status colours (and so shows their legend): once per read, not per render.
   const statusColours = useMemo(() => state.data?.points.length > 0 && drawsStatuses(spec, state.data, catalog), [state])
-  useEffect(() => setDrawn(false), deps)
+  useEffect(() => {
+    setDrawn(false)
+    setNothingBelow(null)
+  }, deps)
   // A map with no polygon has nothing to draw (ECharts cannot lay out an empty map).
   const noShapes = isMap(spec) && state.polygons === 0
 
@@ -76,7 +98,7 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
         instance.resize()
         return instance.setOption(option, true)
       }
-      instance = draw(element, option, (name) => byName(name) && onDrill?.(byName(name)))
+      instance = draw(element, option, (name) => byName(name) && drill?.(byName(name)))
       instance.on('finished', markDrawn)
     }
     const resize = new ResizeObserver(render)
@@ -91,7 +113,7 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
   const title = chart.title ?? t('Chart')
   // Through a shared link the API's own CSV would ask for credentials: its exports come through the link (ExportLinks).
   const table = () =>
-    html`<${ValuesTable} spec=${spec} data=${state.data} catalog=${catalog} onDrill=${onDrill} caption=${title} csv=${exportBase ? undefined : state.data.csv} />`
+    html`<${ValuesTable} spec=${spec} data=${state.data} catalog=${catalog} onDrill=${drill} caption=${title} csv=${exportBase ? undefined : state.data.csv} />`
   const scope =
     state.aimedAbove &&
     html`<p class="hint scope">${t('Shown for {places}: the part of the country you can see.', { places: catalog.roots.map((r) => r.name).join(', ') })}</p>`
@@ -119,6 +141,7 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
     ${scope}
     ${only && html`<p class="hint drawn-only">${only}</p>`}
     ${keepsOwn && html`<p class="hint kept-campaign">${t('This chart keeps its own campaign, whatever campaign the dashboard shows.')}</p>`}
+    <p class="hint nothing-below" role="status">${nothingBelow !== null && t('{place} has no locations below it: there is nothing further to drill down to.', { place: catalog.locationName.get(nothingBelow) ?? t('Location {id}', { id: nothingBelow }) })}</p>
     ${body}
     ${statusColours && html`<${StatusLegend} indicatorIds=${spec.indicator_ids ?? []} catalog=${catalog} />`}
     ${chart.id && state.data?.points.length > 0 && html`<${ExportLinks} target=${{ chart_id: chart.id }} view=${view} label=${title} csv=${exportBase ? undefined : state.data.csv} catalog=${catalog} base=${exportBase} />`}
@@ -162,7 +185,7 @@ function ValuesTable({ spec, data, catalog, onDrill, caption, csv }) {
       <tbody>
         ${shown.map(
           (row) => html`<tr key=${`${row.locationId}-${row.key.id}`}>
-            <th scope="row">${onDrill ? html`<button class="link" onClick=${() => onDrill(row.locationId)}>${row.location}</button>` : row.location}</th>
+            <th scope="row">${onDrill && (!catalog.hasChildren || catalog.hasChildren(row.locationId)) ? html`<button class="link" onClick=${() => onDrill(row.locationId)}>${row.location}</button>` : row.location}</th>
             <td>${row.key.label}</td>
             ${row.values.map((_, i) => {
               const status = row.statuses[i]

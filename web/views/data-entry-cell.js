@@ -117,8 +117,14 @@ export function CellHistory({ cell, format, users, onClose }) {
     const title = uploads.get(r.document_id)
     return html`<a href=${`#/upload/${r.document_id}`}>${title ? t('upload of {file}', { file: fileNameOf(title) }) : t('an upload (document {id})', { id: r.document_id })}</a>`
   }
+  // Opened below the grid, often out of sight on a phone: brought into view, and the focus on its heading.
+  const heading = useRef(null)
+  useEffect(() => {
+    heading.current?.closest('section')?.scrollIntoView({ block: 'start' })
+    heading.current?.focus({ preventScroll: true })
+  }, [cell.key])
   return html`<section class="entry-history-panel" aria-labelledby="history-heading">
-    <h2 id="history-heading">${t('History of {cell}', { cell: cell.label })}</h2>
+    <h2 id="history-heading" tabindex="-1" ref=${heading}>${t('History of {cell}', { cell: cell.label })}</h2>
     ${error && html`<p class="error" role="alert">${error}</p>`}
     ${rows && !rows.length && html`<p>${t('No change recorded yet.')}</p>`}
     ${

@@ -127,11 +127,10 @@ export function DataEntry({ catalog, params = {} }) {
       campaign_id: over === 'campaign' ? selection.campaignId : null,
       data_date: selection.dataDate,
     })
-  const setState = (key, state) => setStates((before) => new Map(before).set(key, state))
+  const setState = stateSetter(setStates)
 
   const { waiting: kept, showOutbox, send } = useOutbox({ selection, keyOf, columns, setValues, setStates })
-  // What the outbox keeps, or more while a value just typed is on its way into it.
-  const waiting = Math.max(kept, [...states.values()].filter((s) => s.state === 'saving' || s.state === 'waiting').length)
+  const { waiting, notSaved } = unsentCounts(kept, states, rows, columns, keyOf)
   useEffect(() => {
     if (!components || !rows.length || (over === 'date' ? !selection.dataDate : !selection.campaignId)) return setValues(null)
     let latest = true
@@ -186,7 +185,7 @@ export function DataEntry({ catalog, params = {} }) {
     <h1>${t('Data entry')}</h1>
     <${EntryControls} selection=${selection} over=${over} campaigns=${campaigns} catalog=${catalog} set=${set} />
     <${OfflineNotice} />
-    <p class="entry-waiting" role="status">${waiting ? tn(waiting, '{n} value waits to be sent', '{n} values wait to be sent') : t('Every value is sent')}</p>
+    <p class="entry-waiting" role="status">${sendingWords(waiting, notSaved)}</p>
     <p class="hint">${t('Type a value and press Enter or Tab: it is saved, and kept in this browser until the server has it. Calculated indicators show the server’s values, once it has the line’s.')} ${t('Alt+H opens the history of the cell you are in.')}</p>
     ${error && html`<p class="error" role="alert">${error}</p>`}
     ${!current && !error && html`<p>${t('Loading…')}</p>`}
@@ -194,8 +193,39 @@ export function DataEntry({ catalog, params = {} }) {
       current &&
       html`<${EntryGrid} grid=${grid} rows=${rows} columns=${columns} components=${components} values=${current} keyOf=${keyOf} unsent=${unsent} cellOf=${cellOf} />`
     }
-    ${history && html`<${CellHistory} cell=${history} format=${history.format} users=${users} onClose=${() => setHistory(null)} />`}
+    ${history && html`<${CellHistory} cell=${history} format=${history.format} users=${users} onClose=${() => closeHistory(history, setHistory)} />`}
   </section>`
+}
+
+/** Sets a cell's state; none (undefined) when it has nothing to say. */
+const stateSetter = (setStates) => (key, state) =>
+  setStates((before) => {
+    const next = new Map(before)
+    if (state) next.set(key, state)
+    else next.delete(key)
+    return next
+  })
+
+/** The states of a cell whose value is not saved until its reader settles it. */
+const NOT_SAVED = new Set(['invalid', 'refused', 'conflict'])
+
+/**
+ * What waits: what the outbox keeps (`kept`), or more while a value just typed is on its way into it;
+ * and the grid's cells whose value the server does not hold (refused, in conflict, or not a value at all).
+ */
+function unsentCounts(kept, states, rows, columns, keyOf) {
+  const waiting = Math.max(kept, [...states.values()].filter((s) => s.state === 'saving' || s.state === 'waiting').length)
+  const notSaved = rows.flatMap((row) => columns.filter((c) => !c.calculated && NOT_SAVED.has(states.get(keyOf(row.id, c.id))?.state))).length
+  return { waiting, notSaved }
+}
+
+/** What waits to be sent and what was not saved, in words: "every value is sent" only when both are none. */
+function sendingWords(waiting, notSaved) {
+  const words = [
+    waiting > 0 && tn(waiting, '{n} value waits to be sent', '{n} values wait to be sent'),
+    notSaved > 0 && tn(notSaved, '{n} value was not saved: its cell says why', '{n} values were not saved: their cells say why'),
+  ].filter(Boolean)
+  return words.length ? words.join(' ') : t('Every value is sent')
 }
 
 /** What the form is of: a campaign or a day, and where. */
@@ -361,6 +391,12 @@ function hasUnsentValues(row, columns, keyOf, { drafts, states }) {
   })
 }
 
+/** The history closed, the focus back in the cell it was opened from (the focus was moved to the panel). */
+function closeHistory(history, setHistory) {
+  setHistory(null)
+  document.getElementById(`cell-${history.location_id}-${history.indicator_id}`)?.focus()
+}
+
 /** Enter moves to the cell below, and from the last line to the next column's first. */
 function focusBelow(grid, rowIndex, columnIndex) {
   const inputs = grid?.querySelectorAll(`input[data-column="${columnIndex}"]`)
@@ -380,7 +416,11 @@ function cellWrites({ selection, over, rows, columns, keyOf, states, values, set
     // A tab opened without a network holds no key to seal a value with (web/outbox.js).
     if (!outboxReady()) return setState(key, { state: 'invalid', message: t('Sign in again with a network to type values on this browser.') })
     const pending = states.get(key)
-    if (parsed.value === null || parsed.value === (pending?.value ?? values.get(key)?.value)) return
+    if (parsed.value === null || parsed.value === (pending?.value ?? values.get(key)?.value)) {
+      // Typed back to the value the server holds: the cell's earlier mistake is settled.
+      if (pending?.state === 'invalid' && pending.value === undefined) setState(key, undefined)
+      return
+    }
     return save(row, column, parsed.value, values.get(key))
   }
   /** Sends `value` over the row version `over` (none: a new value); any earlier refusal or conflict of the cell is settled by it. */

@@ -4,7 +4,7 @@ import { LANGUAGES, language, pickLanguage, t } from '../i18n.js'
 
 /** The language of the app: each named in itself; a pick is remembered in this browser (web/i18n.js). */
 export function LanguagePicker() {
-  return html`<label class="language">${t('Language')}
+  return html`<label class="language"><span class="narrow-hidden">${t('Language')}</span>
     <select value=${language()} onChange=${(e) => pickLanguage(e.target.value)}>
       ${Object.entries(LANGUAGES).map(([code, name]) => html`<option key=${code} value=${code} lang=${code}>${name}</option>`)}
     </select>

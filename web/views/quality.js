@@ -1,13 +1,15 @@
 // Data quality, as a programme reviews a campaign before it publishes it: the values that break a
-// validation rule or their indicator's bounds (both numbers and the rule, sortable, as a CSV), and the
-// completeness of its reports (per parent, the places that have reported and the ones missing). Both
-// are the API's reads (validation_result, campaign_completeness): a restricted user sees her part.
+// validation rule or their indicator's bounds (both numbers and the rule, sortable, as a CSV), its
+// outliers (web/views/quality-outliers.js), and the completeness of its reports (per parent, the places
+// that have reported and the ones missing). All are the API's reads (validation_result,
+// campaign_outlier, campaign_completeness): a restricted user sees her part.
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import { list, query } from '../api.js'
 import { formatValue } from '../format.js'
 import { html } from '../html.js'
 import { t, tn } from '../i18n.js'
 import { LocationSearch } from './location-search.js'
+import { Outliers } from './quality-outliers.js'
 import { useSortableColumns } from './sortable-columns.js'
 import { useRead } from './use-read.js'
 
@@ -82,7 +84,7 @@ function Completeness({ campaignId, locationId }) {
   </table></div>`
 }
 
-export function DataQuality({ catalog, params, navigate }) {
+export function DataQuality({ catalog, params, navigate, mayEditRanges = false }) {
   const latest = catalog.campaigns.at(-1)?.id ?? null
   const campaignId = catalog.campaignName.has(Number(params.campaign)) ? Number(params.campaign) : latest
   const [locationId, setLocationId] = useState(catalog.locationName.has(Number(params.location)) ? Number(params.location) : (catalog.roots[0]?.id ?? null))
@@ -100,6 +102,9 @@ export function DataQuality({ catalog, params, navigate }) {
     </div>
     <h2>${t('Rules and bounds')}</h2>
     <${Violations} campaignId=${campaignId} locationId=${locationId} catalog=${catalog} />
+    <h2>${t('Outliers')}</h2>
+    <p class="hint">${t('Values entered or uploaded that are far from what the same place reported in its last campaigns, or outside its range.')}</p>
+    <${Outliers} campaignId=${campaignId} locationId=${locationId} catalog=${catalog} mayGenerate=${mayEditRanges} />
     <h2>${t('Completeness')}</h2>
     <p class="hint">${t('The places that enter values, per parent: those with at least one value of the campaign, and those without.')}</p>
     <${Completeness} campaignId=${campaignId} locationId=${locationId} />

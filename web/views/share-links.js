@@ -18,10 +18,14 @@ const endOfDay = (day) => new Date(`${day}T23:59:59`).toISOString().slice(0, 19)
 
 export function ShareLinks({ dashboardId, view, catalog }) {
   const [links, setLinks] = useState([])
-  const [made, setMade] = useState('')
+  // The new link's address and the view it opens: shown while the page shows that view (a drill-down
+  // since, and the address would open the view left; "Create" then offers one for the view shown).
+  const [made, setMade] = useState({ url: '', view: '' })
   const [error, setError] = useState('')
   const [expires, setExpires] = useState('')
   const [label, setLabel] = useState('')
+  const viewKey = JSON.stringify([view.campaignId, view.locationId, view.startDate, view.endDate])
+  const shown = made.view === viewKey ? made.url : ''
   const reload = () => list(`/dashboard_share/?dashboard_id=${dashboardId}&limit=0`).then(setLinks, (e) => setError(e.message))
   useEffect(() => {
     reload()
@@ -38,7 +42,7 @@ export function ShareLinks({ dashboardId, view, catalog }) {
         view: { campaign: view.campaignId, location: view.locationId, start_date: view.startDate, end_date: view.endDate },
       }
       const answer = await change('POST', '/dashboard_share/', body)
-      setMade(`${window.location.origin}${answer.url}`)
+      setMade({ url: `${window.location.origin}${answer.url}`, view: viewKey })
       setLabel('')
       await reload()
     } catch (e) {
@@ -79,9 +83,9 @@ export function ShareLinks({ dashboardId, view, catalog }) {
         <button onClick=${create}>${t('Create a link for {place}', { place })}</button>
       </div>
       ${
-        made &&
-        html`<div class="inline"><label>${t('New link (copy it now: it is shown once)')} <input class="share-url" readonly value=${made} onFocus=${(e) => e.target.select()} /></label>
-          <${CopyButton} text=${made} selector=".share-url" /></div>`
+        shown &&
+        html`<div class="inline"><label>${t('New link (copy it now: it is shown once)')} <input class="share-url" readonly value=${shown} onFocus=${(e) => e.target.select()} /></label>
+          <${CopyButton} text=${shown} selector=".share-url" /></div>`
       }
       ${error && html`<p class="error" role="alert">${error}</p>`}
       ${

@@ -1,0 +1,64 @@
+// The outliers of a campaign on the Data quality page (the API's campaign_outlier): each value far
+// from its place's last values of the indicator, or outside the place's range of it, said in words
+// with the numbers that make it one. Editors generate the ranges from history here.
+import { useState } from 'preact/hooks'
+import { list, query } from '../api.js'
+import { formatValue } from '../format.js'
+import { html } from '../html.js'
+import { t, tn } from '../i18n.js'
+import { useRead } from './use-read.js'
+
+/** Why a value is an outlier, in words with its numbers. */
+function why(o, format) {
+  const value = (number) => formatValue(number, format)
+  if (o.method === 'min_max') {
+    const { mn_val, mx_val, generated } = o.range
+    const range =
+      mn_val == null
+        ? t('at most {max}', { max: value(mx_val) })
+        : mx_val == null
+          ? t('at least {min}', { min: value(mn_val) })
+          : `${value(mn_val)} – ${value(mx_val)}`
+    return generated ? t('outside its range {range} (from its history)', { range }) : t('outside its range {range} (set by hand)', { range })
+  }
+  if (o.z == null) return tn(o.history_values, 'its last value was always {mean}', 'its last {n} values were all {mean}', { mean: value(o.mean) })
+  return tn(o.history_values, '{z} standard deviations from its last value (mean {mean})', '{z} standard deviations from its last {n} values (mean {mean})', {
+    z: formatValue(o.z),
+    mean: value(o.mean),
+  })
+}
+
+export function Outliers({ campaignId, locationId, catalog, mayGenerate }) {
+  const [generated, setGenerated] = useState({ count: null, error: '', times: 0 })
+  const path = `/campaign_outlier/${query({ campaign_id: campaignId, location_id: locationId ?? undefined, limit: 0 })}`
+  const { value: found, error } = useRead(() => list(path), [path, generated.times], null)
+  const generate = async () => {
+    try {
+      const [answer] = await list(`/min_max_generate/${query({ campaign_id: campaignId, location_id: locationId ?? undefined })}`)
+      setGenerated((g) => ({ count: answer.ranges_written, error: '', times: g.times + 1 }))
+    } catch (failure) {
+      setGenerated((g) => ({ ...g, count: null, error: failure.message }))
+    }
+  }
+  if (error) return html`<p class="error" role="alert">${error.message}</p>`
+  if (!found) return html`<p>${t('Loading…')}</p>`
+  return html`<p>${tn(found.length, '{n} value is far from what its place usually reports.', '{n} values are far from what their places usually report.')}</p>
+    ${
+      mayGenerate &&
+      html`<p>
+        <button type="button" class="secondary" onClick=${generate}>${t('Make ranges from history')}</button>
+        ${generated.count != null && html` <span role="status">${tn(generated.count, '{n} range made or updated; ranges set by hand are kept.', '{n} ranges made or updated; ranges set by hand are kept.')}</span>`}
+        ${generated.error && html` <span class="error" role="alert">${generated.error}</span>`}
+      </p>`
+    }
+    ${
+      found.length > 0 &&
+      html`<div class="table-scroll"><table class="quality outliers">
+        <thead><tr><th scope="col">${t('Location')}</th><th scope="col">${t('Indicator')}</th><th scope="col">${t('Value')}</th><th scope="col">${t('Why')}</th></tr></thead>
+        <tbody>${found.map((o, i) => {
+          const format = catalog.indicatorFormat.get(o.indicator.id)
+          return html`<tr key=${i}><td>${o.location.name}</td><td>${catalog.indicatorName.get(o.indicator.id) ?? o.indicator.name}</td><td>${formatValue(o.value, format)}</td><td>${why(o, format)}</td></tr>`
+        })}</tbody>
+      </table></div>`
+    }`
+}
