@@ -29,7 +29,7 @@ interface Range {
 
 t.test('outliers of a campaign: far from history, never varied, outside a range; ranges generated from history', async (t) => {
   const { app, db, aliceId } = await build(t)
-  await moreUsers(db)
+  const editor = await moreUsers(db)
   const api = client(app)
   const w = await world(api)
   const created = async (path: string, body: Record<string, unknown>) => {
@@ -133,6 +133,17 @@ t.test('outliers of a campaign: far from history, never varied, outside a range;
   )
   t.equal((await asAlice.get(`/min_max_generate/?campaign_id=${judged}`)).status, 403, 'ranges are metadata: not hers to generate')
   t.equal((await asAlice.post('/min_max_range/', { location_id: w.b1, indicator_id: visits, mn_val: 0, mx_val: 1 })).status, 403)
+  // A metadata editor responsible for A: ranges inside A only, by hand or generated.
+  const { erinId } = editor
+  t.equal((await api.post('/location_responsibility/', { user_id: erinId, top_lvl_location_id: w.A })).status, 201)
+  const outside = await api.post('/min_max_range/', { location_id: w.b1, indicator_id: visits, mn_val: 0, mx_val: 1 }, erin)
+  t.equal(outside.status, 403, 'outside her subtree')
+  t.match(outside.body.code, 'LOCATION_FORBIDDEN')
+  const aRange = (await api.get(`/min_max_range/?location_id=${w.a1}&indicator_id=${doses}`)).body.objects[0] as Range & { id: number }
+  t.equal((await api.patch(`/min_max_range/${aRange.id}/`, { location_id: w.b1 }, erin)).status, 403, 'nor moved out of it')
+  t.equal((await api.post('/min_max_range/', { location_id: w.a1, indicator_id: visits, mn_val: 0, mx_val: 1 }, erin)).status, 201, 'inside it')
+  const hersGenerated = await api.get(`/min_max_generate/?campaign_id=${judged}`, erin)
+  t.same(hersGenerated.body.objects, [{ campaign_id: judged, ranges_written: 1 }], 'generated: a1 doses only (b1 is not hers)')
 
   // Bad parameters: 400s that name them; a range upside down; an unknown campaign.
   for (const [query, named] of [
