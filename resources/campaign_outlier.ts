@@ -48,6 +48,7 @@ export default defineResource({
   params,
   result_fields: {
     method: 'string',
+    datapoint_id: 'integer',
     location: 'json',
     indicator: 'json',
     campaign: 'json',
@@ -60,6 +61,7 @@ export default defineResource({
   },
   result_schemas: {
     method: { type: 'string', enum: ['z_score', 'min_max'], description: 'z_score: far from its history; min_max: outside its range' },
+    datapoint_id: { type: 'integer', description: 'the raw value (datapoint) judged' },
     location: place,
     indicator: place,
     campaign: place,

@@ -28,6 +28,7 @@ import docDatapoint from './doc_datapoint.js'
 import campaignDatapoint from './campaign_datapoint.js'
 import dateDatapoint from './date_datapoint.js'
 import datapointHistory from './datapoint_history.js'
+import datapointFollowup from './datapoint_followup.js'
 import { campaignDocResult, dateDocResult } from './doc_results.js'
 import { aggRefreshResource, queueProcessResource, refreshMaster, revertDocumentResource, transformUpload } from './pipeline.js'
 import userGroup from './user_group.js'
@@ -72,6 +73,7 @@ export const resources: Resource[] = [
   campaignDatapoint,
   dateDatapoint,
   datapointHistory,
+  datapointFollowup,
   dateDocResult,
   campaignDocResult,
   transformUpload,

@@ -12,6 +12,7 @@ import { CampaignType } from './campaign_type.js'
 import { CustomChart } from './custom_chart.js'
 import { CustomDashboard } from './custom_dashboard.js'
 import { Datapoint } from './datapoint.js'
+import { DatapointFollowup } from './datapoint_followup.js'
 import { DatapointHistory } from './datapoint_history.js'
 import { DatapointWithComputed } from './datapoint_with_computed.js'
 import { DocDatapoint } from './doc_datapoint.js'
@@ -55,6 +56,7 @@ export const tables = {
   custom_chart: CustomChart,
   custom_dashboard: CustomDashboard,
   datapoint: Datapoint,
+  datapoint_followup: DatapointFollowup,
   datapoint_history: DatapointHistory,
   datapoint_with_computed: DatapointWithComputed,
   doc_datapoint: DocDatapoint,

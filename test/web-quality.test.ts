@@ -1,6 +1,7 @@
 // The Data quality page in Chromium, on the demo: a value planted above its rule (Ashford's missed
 // children above its targeted) is listed with both numbers and the rule, sorts, and leaves as a CSV; a
-// planted value is an outlier, also outside the ranges made from history; a
+// planted value is an outlier, also outside the ranges made from history, followed up from there,
+// counted on the dashboard and resolved; a
 // new district without values shows in its province's completeness ("3 of 4", named); a provincial
 // officer's page holds her province only.
 import { readFileSync } from 'node:fs'
@@ -9,7 +10,7 @@ import { noChromium, signIn, violationsAtBothWidths, watchedPage, webApp } from 
 import { api } from './processes.js'
 
 t.test('the data quality page: rule violations with both numbers, outliers, completeness per parent, her part only', { skip: noChromium }, async (t) => {
-  const { server, password, browser, read, indicator, campaign, location } = await webApp(t)
+  const { server, password, browser, read, indicator, campaign, location, dashboard } = await webApp(t)
   const send = async (method: string, path: string, body: unknown) => {
     const res = await api(server, path, { method, body: JSON.stringify(body) })
     t.ok(res.status < 300, `${method} ${path}: ${res.status}`)
@@ -76,6 +77,31 @@ t.test('the data quality page: rule violations with both numbers, outliers, comp
   const outsideRange = ashfordMissed.filter({ hasText: 'outside its range' })
   await outsideRange.waitFor()
   t.match(await outsideRange.textContent(), /outside its range [\d.]+ – [\d.]+ \(from its history\)/, 'and outside the range made from it')
+
+  // Followed up: marked with a comment from its outlier line, listed as open, counted on the dashboard, resolved.
+  await ashfordMissed.first().getByRole('button', { name: 'Follow up' }).click()
+  await ashfordMissed.first().getByLabel('What to check').fill('Five thousand missed? Check the tally sheet.')
+  await ashfordMissed.first().getByRole('button', { name: 'Follow up' }).click()
+  const open = page.locator('table.followups tr', { hasText: 'Check the tally sheet' })
+  await open.waitFor()
+  t.match(await open.textContent(), /Ashford.*Children missed.*5,000.*Five thousand missed\? Check the tally sheet\./, 'listed as open, with its comment')
+  const [followup] = (await read(`/datapoint_followup/?campaign_id=${october}&resolved_at__isnull=true`)).objects
+  t.match(followup, { location_id: location.get('Ashford'), value: 5000, comment: 'Five thousand missed? Check the tally sheet.', resolved_at: null })
+  const quality = page.url()
+  await page.goto(`${server.url}/app/#/dashboard/${[...dashboard.values()][0]}?campaign=${october}`)
+  const count = page.locator('.followup-count')
+  await count.waitFor()
+  t.equal((await count.textContent())?.trim(), '1 value of this campaign waits for a follow-up', 'the dashboard of its campaign counts it')
+  await page.goto(quality)
+  await open.getByRole('button', { name: 'Resolve' }).click()
+  await open.getByLabel('How it was resolved').fill('Typing error: 50, corrected.')
+  await open.getByRole('button', { name: 'Resolve' }).click()
+  await page.getByText('No value waits for a follow-up.').waitFor()
+  t.match(
+    (await read(`/datapoint_followup/${followup.id}/`)) as unknown,
+    { resolution_comment: 'Typing error: 50, corrected.', resolved_at: String },
+    'resolved, both comments kept',
+  )
 
   const completeness = page.locator('table.quality').last()
   t.match(

@@ -26,6 +26,8 @@ export interface OutlierSearch {
 
 export interface Outlier {
   method: 'z_score' | 'min_max'
+  /** The raw value's row (to mark it for follow-up). */
+  datapoint_id: number
   location: { id: number; name: string }
   indicator: { id: number; name: string }
   campaign: { id: number; name: string }
@@ -49,7 +51,7 @@ const startOf = (campaignId: number) => sql`(select start_date from campaign whe
  */
 function judged(search: OutlierSearch) {
   return sql`judged as (
-    select d.location_id, d.indicator_id, d.value,
+    select d.id as datapoint_id, d.location_id, d.indicator_id, d.value,
       avg(h.value) as mean, stddev_samp(h.value) as sd, count(h.value)::int as n
     from datapoint d
     join indicator i on i.id = d.indicator_id and i.data_format in (${sql.join(MEASURED_FORMATS)})
@@ -67,18 +69,18 @@ function judged(search: OutlierSearch) {
 export async function findOutliers(db: Kysely<DB>, search: OutlierSearch): Promise<Outlier[]> {
   const { rows } = await sql<Outlier>`
     with ${judged(search)}, found as (
-      select 'z_score' as method, j.location_id, j.indicator_id, j.value,
+      select 'z_score' as method, j.datapoint_id, j.location_id, j.indicator_id, j.value,
         case when j.sd > 0 then abs(j.value - j.mean) / j.sd end as z, j.mean, j.sd, j.n, null::json as range
       from judged j
       where (j.n >= ${MIN_HISTORY} and j.sd > 0 and abs(j.value - j.mean) >= ${search.z} * j.sd)
         or (j.n >= ${MIN_CONSTANT_HISTORY} and j.sd = 0 and j.value <> j.mean)
       union all
-      select 'min_max', j.location_id, j.indicator_id, j.value, null, j.mean, j.sd, j.n,
+      select 'min_max', j.datapoint_id, j.location_id, j.indicator_id, j.value, null, j.mean, j.sd, j.n,
         json_build_object('mn_val', r.mn_val, 'mx_val', r.mx_val, 'generated', r.generated)
       from judged j join min_max_range r on r.location_id = j.location_id and r.indicator_id = j.indicator_id
       where j.value < r.mn_val or j.value > r.mx_val
     )
-    select f.method, json_build_object('id', l.id, 'name', l.name) as location, json_build_object('id', i.id, 'name', i.name) as indicator,
+    select f.method, f.datapoint_id, json_build_object('id', l.id, 'name', l.name) as location, json_build_object('id', i.id, 'name', i.name) as indicator,
       json_build_object('id', c.id, 'name', c.name) as campaign, f.value, f.z::float8 as z, f.mean::float8 as mean, f.sd::float8 as sd,
       f.n as history_values, f.range
     from found f join location l on l.id = f.location_id join indicator i on i.id = f.indicator_id join campaign c on c.id = ${search.campaignId}

@@ -661,4 +661,15 @@ export const FRENCH = {
   'its last {n} values were all {mean}': 'ses {n} dernières valeurs étaient toutes {mean}',
   '{z} standard deviations from its last value (mean {mean})': 'à {z} écarts types de sa dernière valeur (moyenne {mean})',
   '{z} standard deviations from its last {n} values (mean {mean})': 'à {z} écarts types de ses {n} dernières valeurs (moyenne {mean})',
+  'What to check': 'Ce qu’il faut vérifier',
+  'Follow up': 'Faire vérifier',
+  'Follow-up': 'Suivi',
+  'No value waits for a follow-up.': 'Aucune valeur n’attend de vérification.',
+  Marked: 'Signalée le',
+  Resolve: 'Clore',
+  'How it was resolved': 'Ce qui a été constaté',
+  '{n} value of this campaign waits for a follow-up': '{n} valeur de cette campagne attend une vérification',
+  '{n} values of this campaign wait for a follow-up': '{n} valeurs de cette campagne attendent une vérification',
+  'The values of the campaign marked to be checked, in your part of the country, until they are resolved.':
+    'Les valeurs de la campagne signalées pour vérification, dans votre partie du pays, jusqu’à ce qu’elles soient closes.',
 }

@@ -1,5 +1,6 @@
 // One dashboard: its rows of charts under a view (campaign picker, date range and drill-down kept in the
 // address), its exports and share links; who may not change it duplicates it to edit.
+import { FollowupCount } from './quality-followup.js'
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import { api, change, freeTitle, list, mayChange } from '../api.js'
 import { html } from '../html.js'
@@ -109,6 +110,7 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
       <${DrillDown} catalog=${catalog} view=${view} onChange=${go} />
     </div>
     <p class="hint">${t('Click a location in a chart or its numbers to drill down a level. The address keeps this view: copy it to share it.')}</p>
+    <${FollowupCount} campaignId=${campaignId} locationId=${locationId} />
     ${(user.is_superuser || dashboard.owner_id === user.id) && html`<${ShareLinks} dashboardId=${id} view=${view} catalog=${catalog} />`}
     ${choosing ? html`<p>${t('Loading…')}</p>` : html`<${ChartRows} dashboard=${dashboard} view=${view} catalog=${catalog} onChange=${go} cardProps=${{ dashboardData }} />`}
     ${chartsOf(dashboard).length === 0 && html`<p>${t('No charts yet.')}${mayChange(user, dashboard) && html` <a href=${`#/dashboard/${id}/edit`}>${t('Add one')}</a>`}</p>`}`

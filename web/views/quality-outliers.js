@@ -7,6 +7,7 @@ import { formatValue } from '../format.js'
 import { html } from '../html.js'
 import { t, tn } from '../i18n.js'
 import { useRead } from './use-read.js'
+import { FollowUpButton } from './quality-followup.js'
 
 /** Why a value is an outlier, in words with its numbers. */
 function why(o, format) {
@@ -28,7 +29,7 @@ function why(o, format) {
   })
 }
 
-export function Outliers({ campaignId, locationId, catalog, mayGenerate }) {
+export function Outliers({ campaignId, locationId, catalog, mayGenerate, onFollowUp }) {
   const [generated, setGenerated] = useState({ count: null, error: '', times: 0 })
   const path = `/campaign_outlier/${query({ campaign_id: campaignId, location_id: locationId ?? undefined, limit: 0 })}`
   const { value: found, error } = useRead(() => list(path), [path, generated.times], null)
@@ -54,10 +55,10 @@ export function Outliers({ campaignId, locationId, catalog, mayGenerate }) {
     ${
       found.length > 0 &&
       html`<div class="table-scroll"><table class="quality outliers">
-        <thead><tr><th scope="col">${t('Location')}</th><th scope="col">${t('Indicator')}</th><th scope="col">${t('Value')}</th><th scope="col">${t('Why')}</th></tr></thead>
+        <thead><tr><th scope="col">${t('Location')}</th><th scope="col">${t('Indicator')}</th><th scope="col">${t('Value')}</th><th scope="col">${t('Why')}</th><th scope="col">${t('Follow up')}</th></tr></thead>
         <tbody>${found.map((o, i) => {
           const format = catalog.indicatorFormat.get(o.indicator.id)
-          return html`<tr key=${i}><td>${o.location.name}</td><td>${catalog.indicatorName.get(o.indicator.id) ?? o.indicator.name}</td><td>${formatValue(o.value, format)}</td><td>${why(o, format)}</td></tr>`
+          return html`<tr key=${i}><td>${o.location.name}</td><td>${catalog.indicatorName.get(o.indicator.id) ?? o.indicator.name}</td><td>${formatValue(o.value, format)}</td><td>${why(o, format)}</td><td><${FollowUpButton} datapointId=${o.datapoint_id} onDone=${onFollowUp} /></td></tr>`
         })}</tbody>
       </table></div>`
     }`

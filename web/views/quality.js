@@ -10,6 +10,7 @@ import { html } from '../html.js'
 import { t, tn } from '../i18n.js'
 import { LocationSearch } from './location-search.js'
 import { Outliers } from './quality-outliers.js'
+import { OpenFollowups } from './quality-followup.js'
 import { useSortableColumns } from './sortable-columns.js'
 import { useRead } from './use-read.js'
 
@@ -88,6 +89,9 @@ export function DataQuality({ catalog, params, navigate, mayEditRanges = false }
   const latest = catalog.campaigns.at(-1)?.id ?? null
   const campaignId = catalog.campaignName.has(Number(params.campaign)) ? Number(params.campaign) : latest
   const [locationId, setLocationId] = useState(catalog.locationName.has(Number(params.location)) ? Number(params.location) : (catalog.roots[0]?.id ?? null))
+  // Follow-ups marked or resolved: the list of open ones is read again.
+  const [followups, setFollowups] = useState(0)
+  const followedUp = () => setFollowups((n) => n + 1)
   const go = (patch) => navigate(`#/quality${query({ campaign: campaignId, location: locationId ?? undefined, ...patch })}`)
   if (campaignId === null) return html`<h1>${t('Data quality')}</h1><p>${t('No campaigns yet.')}</p>`
   return html`<section class="quality">
@@ -104,7 +108,10 @@ export function DataQuality({ catalog, params, navigate, mayEditRanges = false }
     <${Violations} campaignId=${campaignId} locationId=${locationId} catalog=${catalog} />
     <h2>${t('Outliers')}</h2>
     <p class="hint">${t('Values entered or uploaded that are far from what the same place reported in its last campaigns, or outside its range.')}</p>
-    <${Outliers} campaignId=${campaignId} locationId=${locationId} catalog=${catalog} mayGenerate=${mayEditRanges} />
+    <${Outliers} campaignId=${campaignId} locationId=${locationId} catalog=${catalog} mayGenerate=${mayEditRanges} onFollowUp=${followedUp} />
+    <h2>${t('Follow-up')}</h2>
+    <p class="hint">${t('The values of the campaign marked to be checked, in your part of the country, until they are resolved.')}</p>
+    <${OpenFollowups} campaignId=${campaignId} catalog=${catalog} changed=${followups} onChange=${followedUp} />
     <h2>${t('Completeness')}</h2>
     <p class="hint">${t('The places that enter values, per parent: those with at least one value of the campaign, and those without.')}</p>
     <${Completeness} campaignId=${campaignId} locationId=${locationId} />

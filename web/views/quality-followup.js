@@ -1,0 +1,83 @@
+// Follow-up of values (the API's datapoint_followup): a value doubted on the Data quality page is
+// marked with a comment (FollowUpButton), listed with the campaign's open follow-ups, and resolved
+// with a comment (OpenFollowups); a dashboard says how many its campaign has (FollowupCount).
+import { useState } from 'preact/hooks'
+import { api, change, list, query } from '../api.js'
+import { formatTime, formatValue } from '../format.js'
+import { html } from '../html.js'
+import { t, tn } from '../i18n.js'
+import { useRead } from './use-read.js'
+
+/** A comment asked in the page, then `send(comment)`; its failure said beside it. */
+function CommentForm({ label, action, send, onDone }) {
+  const [open, setOpen] = useState(false)
+  const [comment, setComment] = useState('')
+  const [error, setError] = useState('')
+  if (!open) return html`<button type="button" class="secondary" onClick=${() => setOpen(true)}>${action}</button>`
+  const submit = async (event) => {
+    event.preventDefault()
+    try {
+      await send(comment)
+      setOpen(false)
+      setComment('')
+      onDone()
+    } catch (failure) {
+      setError(failure.message)
+    }
+  }
+  return html`<form class="comment-form" onSubmit=${submit}>
+    <label>${label} <input value=${comment} required onInput=${(e) => setComment(e.target.value)} /></label>
+    <button type="submit">${action}</button>
+    <button type="button" class="link" onClick=${() => setOpen(false)}>${t('Cancel')}</button>
+    ${error && html`<span class="error" role="alert">${error}</span>`}
+  </form>`
+}
+
+/** Marks the value `datapointId` for follow-up with a comment. */
+export function FollowUpButton({ datapointId, onDone }) {
+  return html`<${CommentForm}
+    label=${t('What to check')}
+    action=${t('Follow up')}
+    send=${(comment) => change('POST', '/datapoint_followup/', { datapoint_id: datapointId, comment })}
+    onDone=${onDone}
+  />`
+}
+
+/** The campaign's open follow-ups (within the reader's part), each resolved here with a comment. */
+export function OpenFollowups({ campaignId, catalog, changed, onChange }) {
+  const path = `/datapoint_followup/${query({ campaign_id: campaignId, resolved_at__isnull: 'true', order_by: 'created_at', limit: 0 })}`
+  const { value: found, error } = useRead(() => list(path), [path, changed], null)
+  if (error) return html`<p class="error" role="alert">${error.message}</p>`
+  if (!found) return html`<p>${t('Loading…')}</p>`
+  if (!found.length) return html`<p>${t('No value waits for a follow-up.')}</p>`
+  return html`<div class="table-scroll"><table class="quality followups">
+    <thead><tr><th scope="col">${t('Location')}</th><th scope="col">${t('Indicator')}</th><th scope="col">${t('Value')}</th><th scope="col">${t('What to check')}</th><th scope="col">${t('Marked')}</th><th scope="col">${t('Resolve')}</th></tr></thead>
+    <tbody>${found.map(
+      (f) => html`<tr key=${f.id}>
+        <td>${catalog.locationName.get(f.location_id) ?? f.location_id}</td>
+        <td>${catalog.indicatorName.get(f.indicator_id) ?? f.indicator_id}</td>
+        <td>${formatValue(f.value, catalog.indicatorFormat.get(f.indicator_id))}</td>
+        <td>${f.comment}</td>
+        <td>${formatTime(f.created_at)}</td>
+        <td><${CommentForm}
+          label=${t('How it was resolved')}
+          action=${t('Resolve')}
+          send=${(resolution_comment) => change('PATCH', `/datapoint_followup/${f.id}/`, { resolution_comment })}
+          onDone=${onChange}
+        /></td>
+      </tr>`,
+    )}</tbody>
+  </table></div>`
+}
+
+/** How many values of the campaign wait for a follow-up, as a link to them; nothing when none do. */
+export function FollowupCount({ campaignId, locationId }) {
+  const path = `/datapoint_followup/${query({ campaign_id: campaignId, resolved_at__isnull: 'true', limit: 1 })}`
+  const count = useRead(() => (campaignId == null ? undefined : api('GET', path).then((r) => r.body?.meta?.total_count ?? 0)), [path], 0).value
+  if (!count) return null
+  return html`<p class="followup-count"><a href=${`#/quality${query({ campaign: campaignId, location: locationId ?? undefined })}`}>${tn(
+    count,
+    '{n} value of this campaign waits for a follow-up',
+    '{n} values of this campaign wait for a follow-up',
+  )}</a></p>`
+}
