@@ -55,6 +55,8 @@ const started = Date.now()
 
 /** How many lines of a failed assertion's YAML diagnosis are searched for what is repeated at the end: what was found and wanted, and where. */
 const DIAGNOSIS_LINES = 40
+/** How many of those lines are kept for one failure (a long text's diff would fill the log's tail). */
+const DIAGNOSIS_KEPT = 8
 const DIAGNOSIS_KEYS = /^\s+(?:found|wanted|pattern|message|error|code|fileName|lineNumber|[+-](?![+-]))/
 
 /** A file's own closing line in its worker's TAP: `ok 3 - test/bad-input.test.ts # time=6443.795ms`. */
@@ -71,6 +73,7 @@ function startWorker() {
   let pending = ''
   let failedHere = []
   let diagnosisLeft = 0
+  let keptLeft = 0
   worker.on('message', (message) => {
     if (!message?.next) return
     running = queue.shift() ?? null
@@ -85,8 +88,12 @@ function startWorker() {
         failedHere.push(line)
         // A subtest's own line carries its time; the assertion that failed in it, its diagnosis.
         diagnosisLeft = line.includes('# time=') ? 0 : DIAGNOSIS_LINES
+        keptLeft = DIAGNOSIS_KEPT
       } else if (diagnosisLeft > 0 && !/^\s*(?:ok |# Subtest|1\.\.)/.test(line)) {
-        if (DIAGNOSIS_KEYS.test(line)) failedHere.push(line)
+        if (keptLeft > 0 && DIAGNOSIS_KEYS.test(line)) {
+          failedHere.push(line)
+          keptLeft--
+        }
         diagnosisLeft--
       } else diagnosisLeft = 0
       const summary = /^# \{ total: \d+(.*)\}$/.exec(line)
