@@ -18,6 +18,7 @@ export const BROWSER = [
   'web-editor',
   'web-entry',
   'web-entry-offline',
+  'web-entry-tabs',
   'web-french',
   'web-print',
   'web-quality',

@@ -229,6 +229,8 @@ async function sendWaiting(onAnswer) {
         state: conflict ? 'conflict' : 'refused',
         message: body?.message ?? String(response.status),
         current: body?.details?.current ?? null,
+        // The version of the value the conflict shows (a 412's ETag): Keep mine writes over that one, no later one.
+        current_etag: response.status === 412 ? etag : null,
       })
     }
     onAnswer(entry, response.status, body, etag)

@@ -290,7 +290,7 @@ function useOutbox({ selection, keyOf, columns, setValues, setStates }) {
     setWaiting(kept.filter((e) => e.state === 'waiting').length)
     setStates((before) => {
       const next = new Map(before)
-      for (const e of kept) next.set(cellKey(e), { state: e.state, message: e.message, current: e.current, value: e.value })
+      for (const e of kept) next.set(cellKey(e), { state: e.state, message: e.message, current: e.current, currentEtag: e.current_etag, value: e.value })
       return next
     })
   }
@@ -446,13 +446,17 @@ function cellWrites({ selection, over, rows, columns, keyOf, states, values, set
     await showOutbox()
     send()
   }
-  /** A conflict settled for one's own value: sent again over the version there now. */
+  /**
+   * A conflict settled for one's own value: sent again over the version the conflict showed, not over
+   * whatever is there by now (changed again since: a new conflict, showing that value, never a silent
+   * overwrite of a value its reader has not seen).
+   */
   const keepMine = async (row, column) => {
     const key = keyOf(row.id, column.id)
-    const mine = states.get(key)?.value
+    const { value: mine, current, currentEtag } = states.get(key) ?? {}
     const { values: now } = await loadValues(selection, rows, columns)
     setValues(now)
-    await save(row, column, mine, now.get(key))
+    await save(row, column, mine, current && currentEtag ? { rowId: current.id, etag: currentEtag } : now.get(key))
   }
   /** A conflict settled for the value there: one's own forgotten, the form read again. */
   const takeTheirs = async (row, column) => {
