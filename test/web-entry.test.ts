@@ -156,10 +156,26 @@ t.test('data entry in Chromium', { skip: noChromium }, async (t) => {
   await sending.filter({ hasText: 'Every value is sent' }).waitFor()
   t.equal(await cell('Children missed', 'Ashford').getAttribute('aria-invalid'), null, 'typed back to its saved value: the cell settled, every value sent')
 
-  // Its history on demand.
+  // Brindle's missed children followed up (marked and resolved) and marked again, as a reviewer would.
+  const [brindleMissed] = (
+    await read(`/campaign_datapoint/?indicator__in=${indicator.get('Children missed')}&campaign__in=${march}&location_id__in=${location.get('Brindle')}`)
+  ).objects
+  const followUp = async (method: string, path: string, body: unknown) => (await api(server, path, { method, body: JSON.stringify(body) })).json()
+  const marked = (await followUp('POST', '/datapoint_followup/', { datapoint_id: brindleMissed.id, comment: 'Check the tally sheet.' })) as { id: number }
+  await followUp('PATCH', `/datapoint_followup/${marked.id}/`, { resolution_comment: 'Right after all.' })
+  await followUp('POST', '/datapoint_followup/', { datapoint_id: brindleMissed.id, comment: 'Ask the team again.' })
+
+  // Its history on demand: the value's changes, and its follow-ups.
   await page.getByRole('button', { name: 'History of Children missed at Brindle' }).click()
   await page.getByRole('heading', { name: 'History of Children missed at Brindle' }).waitFor()
   await page.locator('.entry-history-panel tbody tr').nth(1).waitFor()
+  const followups = page.locator('.followup-history li')
+  await followups.nth(1).waitFor()
+  t.match(
+    await followups.allTextContents(),
+    [/^\s*Marked .+ by .+: Ask the team again\.\s*Open\s*$/, /^\s*Marked .+ by .+: Check the tally sheet\.\s*Resolved .+ by .+: Right after all\.\s*$/],
+    'its follow-ups in its history, newest first: the open one, and the one resolved with both comments',
+  )
   t.ok((await page.locator('.entry-history-panel tbody tr').count()) >= 2, 'who changed it, when, what')
   // Through what, in words: the demo's value came with the demo data, not from "document 1".
   const through = await page.locator('.entry-history-panel tbody tr td:nth-child(5)').allTextContents()

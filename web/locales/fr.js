@@ -672,4 +672,7 @@ export const FRENCH = {
   '{n} values of this campaign wait for a follow-up': '{n} valeurs de cette campagne attendent une vérification',
   'The values of the campaign marked to be checked, in your part of the country, until they are resolved.':
     'Les valeurs de la campagne signalées pour vérification, dans votre partie du pays, jusqu’à ce qu’elles soient closes.',
+  'Marked {when} by {who}: {comment}': 'Signalée le {when} par {who} : {comment}',
+  'Resolved {when} by {who}: {comment}': 'Close le {when} par {who} : {comment}',
+  Open: 'Ouverte',
 }

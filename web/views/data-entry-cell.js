@@ -6,6 +6,7 @@ import { html } from '../html.js'
 import { useRead } from './use-read.js'
 import { t } from '../i18n.js'
 import { inputText } from '../entry-values.js'
+import { ValueFollowups } from './quality-followup.js'
 
 /** A cell's state as it is said under its value. */
 function stateWords(state, format) {
@@ -142,6 +143,7 @@ export function CellHistory({ cell, format, users, onClose }) {
         )}</tbody>
       </table></div>`
     }
+    <${ValueFollowups} cell=${cell} users=${users} />
     <button type="button" class="secondary" onClick=${onClose}>${t('Close history')}</button>
   </section>`
 }

@@ -81,3 +81,23 @@ export function FollowupCount({ campaignId, locationId }) {
     '{n} values of this campaign wait for a follow-up',
   )}</a></p>`
 }
+
+/** A value's follow-ups in its history panel, newest first: each mark and its resolution, with who and when. */
+export function ValueFollowups({ cell, users }) {
+  const keyField = cell.campaign_id != null ? { campaign_id: cell.campaign_id } : { data_date: cell.data_date }
+  const path = `/datapoint_followup/${query({ location_id: cell.location_id, indicator_id: cell.indicator_id, ...keyField, order_by: '-id', limit: 0 })}`
+  const { value: found } = useRead(() => list(path), [path], null)
+  if (!found?.length) return null
+  const who = (id) => (id == null ? '–' : (users.get(id) ?? t('user {id}', { id })))
+  return html`<h3>${t('Follow-up')}</h3>
+    <ul class="followup-history">${found.map(
+      (f) => html`<li key=${f.id}>
+        ${t('Marked {when} by {who}: {comment}', { when: formatTime(f.created_at), who: who(f.created_by_id), comment: f.comment })}
+        ${
+          f.resolved_at
+            ? html`<br />${t('Resolved {when} by {who}: {comment}', { when: formatTime(f.resolved_at), who: who(f.resolved_by_id), comment: f.resolution_comment })}`
+            : html` <strong>${t('Open')}</strong>`
+        }
+      </li>`,
+    )}</ul>`
+}
