@@ -1,7 +1,7 @@
 // The data browser in Chromium against the real server (either engine): the API's values in its
 // table, a line per location and campaign with every indicator chosen, sorted by a column, a CSV
 // download with names beside the ids, named after what it holds, its percents and yes/no as people
-// read them, dates and campaigns holding different indicators, an empty selection said in words, the
+// read them, a followed-up value marked with its comment, dates and campaigns holding different indicators, an empty selection said in words, the
 // selection folded on a phone and a wide table's scroll cue, axe at 1280 and 375 px.
 import { readFileSync } from 'node:fs'
 import t from 'tap'
@@ -10,6 +10,15 @@ import { api } from './processes.js'
 
 t.test('the data browser in Chromium', { skip: noChromium }, async (t) => {
   const { server, password, browser, read, indicator, location, march, apiValues, dashboard } = await webApp(t)
+  // Ashford's missed children of March are followed up: the table marks that value.
+  const [ashfordMissed] = (
+    await read(`/campaign_datapoint/?indicator__in=${indicator.get('Children missed')}&campaign__in=${march}&location_id__in=${location.get('Ashford')}`)
+  ).objects
+  const followUp = await api(server, '/datapoint_followup/', {
+    method: 'POST',
+    body: JSON.stringify({ datapoint_id: ashfordMissed.id, comment: 'Check the tally sheet.' }),
+  })
+  t.equal(followUp.status, 201, 'a value followed up')
   const { page, problems, consoleErrors } = await watchedPage(browser)
   await signIn(page, server.url, 'admin', password)
   await page.getByRole('link', { name: 'Data', exact: true }).click()
@@ -24,12 +33,22 @@ t.test('the data browser in Chromium', { skip: noChromium }, async (t) => {
   await page.getByRole('combobox', { name: /^Depth/ }).selectOption('2')
   await page.getByText('Rows 1–9 of 9').waitFor()
   await page.waitForFunction(() => document.querySelector('section[aria-label="Values"] tbody th')?.textContent === 'Ashford')
+  // Each cell's own text, without a flag's mark and words.
   const tableRows = () =>
-    page.locator('section[aria-label="Values"] tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent ?? '')))
+    page.locator('section[aria-label="Values"] tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.childNodes[0]?.textContent ?? '')))
   const rows = await tableRows()
   const districts = await apiValues(indicator.get('Children missed')!, march, `location_id=${location.get('Veridia')}&location_depth=2`)
   t.same(Object.fromEntries(rows.map((r) => [r[0], r[2]])), districts, 'a known demo value per district, as the API has it')
   t.match(rows[0], ['Ashford', 'March 2016 - NID - OPV', districts.Ashford])
+  const flagged = page.locator('section[aria-label="Values"] tbody tr', { hasText: 'Ashford' }).locator('td.number').first()
+  await flagged.locator('.value-flag').waitFor()
+  t.equal(
+    await flagged.locator('.value-flag').getAttribute('title'),
+    'To follow up: Check the tally sheet.',
+    'the followed-up value marked, its comment in words',
+  )
+  t.equal(await flagged.locator('.visually-hidden').textContent(), 'To follow up: Check the tally sheet.', 'and for a screen reader')
+  t.equal(await page.locator('section[aria-label="Values"] .value-flag').count(), 1, 'no other value marked')
   // Sorted by a column: a value column's first click puts the largest first, a second the smallest.
   const number = (text: string) => Number(text.replace(/[^0-9.]/g, ''))
   const values = Object.values(districts).map((v) => number(String(v)))

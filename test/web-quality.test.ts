@@ -6,7 +6,7 @@
 // officer's page holds her province only.
 import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { noChromium, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
+import { checkOnly, noChromium, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
 import { api } from './processes.js'
 
 t.test('the data quality page: rule violations with both numbers, outliers, completeness per parent, her part only', { skip: noChromium }, async (t) => {
@@ -102,6 +102,21 @@ t.test('the data quality page: rule violations with both numbers, outliers, comp
     { resolution_comment: 'Typing error: 50, corrected.', resolved_at: String },
     'resolved, both comments kept',
   )
+
+  // The data browser marks the planted value with the rule it breaks, both numbers in words.
+  await page.goto(`${server.url}/app/#/data`)
+  await checkOnly(page, 'Indicators', 'Children missed')
+  await checkOnly(page, 'Campaigns', 'October 2016 - NID - bOPV')
+  await page.getByRole('combobox', { name: /^Depth/ }).selectOption('2')
+  const browsed = page.locator('section[aria-label="Values"] tbody tr', { hasText: 'Ashford' }).locator('td.number').first()
+  await browsed.locator('.value-flag').waitFor()
+  t.match(
+    await browsed.locator('.value-flag').getAttribute('title'),
+    /^Flagged by “missed at most vaccinated”: 5,000 should be ≤ Children vaccinated [\d,]+$/,
+    'the data browser: the value marked with its rule and both numbers',
+  )
+  await page.goBack()
+  await page.getByRole('heading', { name: 'Data quality', level: 1 }).waitFor()
 
   const completeness = page.locator('table.quality').last()
   t.match(

@@ -675,4 +675,6 @@ export const FRENCH = {
   'Marked {when} by {who}: {comment}': 'Signalée le {when} par {who} : {comment}',
   'Resolved {when} by {who}: {comment}': 'Close le {when} par {who} : {comment}',
   Open: 'Ouverte',
+  'Flagged by “{rule}”: {left} should be {operator} {right}': 'Signalée par « {rule} » : {left} devrait être {operator} {right}',
+  'To follow up: {comment}': 'À vérifier : {comment}',
 }

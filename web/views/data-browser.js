@@ -14,6 +14,7 @@ import { useRead } from './use-read.js'
 import { t, tn } from '../i18n.js'
 import { Checkboxes, LocationPicker } from './fields.js'
 import { ScrollCue, useScrollCue } from './scroll-cue.js'
+import { FlagMark, flagKey, useValueFlags } from './value-flags.js'
 
 /** The data browser's sort before a header is clicked. */
 const BY_PLACE_NAME = { column: 0, descending: false }
@@ -63,6 +64,7 @@ export function DataBrowser({ catalog }) {
     const objects = page.objects.map((o) => (o.data_date ? { ...o, time_grouping: o.data_date } : o))
     return tableRows(chartData({ groupByTime: page.asked.groupByTime }, { over, path: read, where: {} }, objects, catalog), indicatorIds, catalog, sort)
   }, [page, sort])
+  const flags = useValueFlags(page?.asked.over === 'campaigns' ? page.asked.campaignIds : null, page?.asked.locationId, catalog)
   const total = rows.length
   const shown = rows.slice(offset, offset + PAGE)
   const [scroller, more] = useScrollCue()
@@ -98,7 +100,7 @@ export function DataBrowser({ catalog }) {
             <thead><tr>${heading(t('Location'), 0)}${heading(t('Campaign or date'), 1)}${indicatorIds.map((id, i) => heading(catalog.indicatorName.get(id) ?? String(id), 2 + i))}</tr></thead>
             <tbody>${shown.map(
               (row) => html`<tr key=${`${row.locationId}-${row.key.id}`}><th scope="row">${row.location}</th><td>${row.key.label}</td>
-                ${row.shown.map((value, i) => html`<td class="number" key=${i}>${value}</td>`)}</tr>`,
+                ${row.shown.map((value, i) => html`<td class="number" key=${i}>${value}<${FlagMark} words=${flags.get(flagKey(row.locationId, row.key.id, indicatorIds[i]))} /></td>`)}</tr>`,
             )}</tbody>
           </table></div>
           <${Pages} offset=${offset} total=${total} onOffset=${setOffset} />`
