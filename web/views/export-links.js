@@ -9,14 +9,15 @@ import { language, t } from '../i18n.js'
 import { viewParams } from '../dashboard.js'
 
 /**
- * Each file offered: its type, its name, and what else it asks (a PDF's paper: A4 or US Letter).
- * @type {Array<[string, string, Record<string, string>]>}
+ * Each file offered: its type, its id, its name in the reader's language, and what else it asks (a
+ * PDF's paper: A4 or US Letter).
+ * @type {Array<[string, string, () => string, Record<string, string>]>}
  */
 const FILES = [
-  ['pdf', 'PDF, A4', {}],
-  ['pdf', 'PDF, Letter', { page: 'letter' }],
-  ['png', 'PNG', {}],
-  ['svg', 'SVG', {}],
+  ['pdf', 'pdf-a4', () => t('PDF, A4'), {}],
+  ['pdf', 'pdf-letter', () => t('PDF, Letter'), { page: 'letter' }],
+  ['png', 'png', () => 'PNG', {}],
+  ['svg', 'svg', () => 'SVG', {}],
 ]
 
 /** The file name a Content-Disposition gives (its UTF-8 `filename*` first), else `fallback`. */
@@ -70,8 +71,8 @@ export function ExportLinks({ target, view, label, csv = undefined, catalog = un
     <summary aria-label=${t('Export {label}', { label })}>${t('Export')}</summary>
     <ul>
       ${FILES.map(
-        ([type, name, asked]) =>
-          html`<li key=${name}><a href=${href(type, asked)} download onClick=${prepare(type, name, asked)} aria-busy=${preparing === name ? 'true' : undefined} aria-disabled=${preparing && preparing !== name ? 'true' : undefined}>${preparing === name ? t('Preparing the {file}…', { file: type.toUpperCase() }) : name}</a></li>`,
+        ([type, id, name, asked]) =>
+          html`<li key=${id}><a href=${href(type, asked)} download onClick=${prepare(type, id, asked)} aria-busy=${preparing === id ? 'true' : undefined} aria-disabled=${preparing && preparing !== id ? 'true' : undefined}>${preparing === id ? t('Preparing the {file}…', { file: type.toUpperCase() }) : name()}</a></li>`,
       )}
       ${csv && catalog && html`<li><a href=${`/api/v1${csv}`} download=${csvFileName(csv, catalog)} onClick=${(e) => downloadCsv(e, csv, catalog)}>${t('CSV with names')}</a></li>`}
       ${error && html`<li class="error" role="alert">${error}</li>`}
