@@ -64,7 +64,14 @@ t.test('the demo dashboard as PDF, PNG, JPEG and SVG', async (t) => {
     t.match(text, value, `${province}'s value ${value} in the PDF`)
   }
   t.match(text, 'Districts: targeted, missed, percent missed', 'the table chart is drawn too')
-  t.match(text, /Made \w{3} \d{1,2}, \d{4}/, 'the date it was made')
+  t.match(text, /Made \w{3} \d{1,2}, \d{4}, \d{1,2}:\d{2}\s[AP]M UTC/, 'the date it was made, in UTC by default')
+  // In the reader's zone when the request names it (the app sends the browser's): Bogotá is UTC−5.
+  const bogota = await get(`/export_file/?dashboard_id=${dashboardId}&type=svg&tz=America/Bogota`)
+  t.equal(bogota.statusCode, 200)
+  t.match(bogota.body, /Made \w{3} \d{1,2}, \d{4}, \d{1,2}:\d{2}\s[AP]M GMT-5/, "the time it was made in the reader's zone, named")
+  const nowhere = await get(`/export_file/?dashboard_id=${dashboardId}&type=svg&tz=Mars/Olympus`)
+  t.equal(nowhere.statusCode, 400, 'a zone that does not exist')
+  t.match(JSON.parse(nowhere.body).message, /tz.*Mars\/Olympus.*time zone/)
 
   const png = await get(`/export_file/?dashboard_id=${dashboardId}&type=png&width=900`)
   t.equal(png.statusCode, 200)

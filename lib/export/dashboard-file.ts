@@ -80,7 +80,7 @@ export async function exportLayout(
   modules: WebModules,
   read: Reader,
   target: ExportTarget,
-  options: { width: number; scope: string; made: Date; language: string; maxCharts?: number },
+  options: { width: number; scope: string; made: Date; timeZone?: string; language: string; maxCharts?: number },
 ): Promise<Layout> {
   const [{ catalog }, charts] = await Promise.all([readCatalog(modules, read), chartsToDraw(read, target)])
   // Dashboards saved before the limit, or written around the API, are refused too: drawing is the cost.
@@ -100,7 +100,12 @@ export async function exportLayout(
   const locationIds = locationId == null ? [...new Set(specs.flatMap((spec) => spec.location_ids ?? []))] : [locationId]
   const locations = locationIds.map((id) => catalog.locationName.get(id)).filter(Boolean)
   const { t } = modules
-  const made = new Intl.DateTimeFormat(options.language, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(options.made)
+  // In the reader's zone, named ("UTC", "GMT+1"), when the request says it; UTC else.
+  const made = new Intl.DateTimeFormat(options.language, { dateStyle: 'medium', timeStyle: 'short', timeZone: options.timeZone ?? 'UTC' }).format(options.made)
+  const zone =
+    new Intl.DateTimeFormat(options.language, { timeZone: options.timeZone ?? 'UTC', timeZoneName: 'short' })
+      .formatToParts(options.made)
+      .find((part) => part.type === 'timeZoneName')?.value ?? 'UTC'
   const dates = [startDate && t('from {day}', { day: startDate }), endDate && t('to {day}', { day: endDate })].filter(Boolean).join(' ')
   return {
     title: charts.title,
@@ -108,7 +113,7 @@ export async function exportLayout(
       t('Campaign: {names}', { names: campaigns.length ? campaigns.join(', ') : t('as each chart sets') }),
       t('Locations: {names}', { names: locations.length ? locations.join(', ') : t('as each chart sets') }),
       ...(dates ? [t('Dates: {range}', { range: dates })] : []),
-      t('Made {time} UTC', { time: made }),
+      t('Made {time} {zone}', { time: made, zone }),
     ],
     rows,
   }

@@ -26,6 +26,7 @@ export const EXPORT_QUERY = {
   width: Param.integer('the width in pixels of a PNG, JPEG or SVG: 320 to 4000, 1200 by default'),
   page: Param.string("a PDF's paper, landscape: a4 (by default) or letter"),
   lang: Param.string("the language of the file's words, numbers and dates: en (by default) or fr"),
+  tz: Param.string('the time zone its "Made" time is written in: an IANA name such as Africa/Kinshasa (the app sends the reader\'s), UTC by default'),
 }
 const WIDTH = { min: 320, max: 4000, default: 1200 }
 /** The languages of the web app (web/i18n.js's LANGUAGES; test/i18n.test.ts holds them equal). */
@@ -37,7 +38,19 @@ export interface FileAsked {
   /** A PDF's paper (render.ts, PAPERS). */
   page: 'a4' | 'letter'
   lang: string
+  /** The time zone its "Made" time is written in (IANA). */
+  timeZone: string
   target: ExportTarget
+}
+
+/** Whether `zone` is a time zone this runtime knows (an IANA name or UTC). */
+function knownTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone })
+    return true
+  } catch {
+    return false
+  }
 }
 
 /**
@@ -52,6 +65,8 @@ export function fileAsked(
   if (!(type in FILE_TYPES)) throw invalidValue('type', q.type, Object.keys(FILE_TYPES).join(', '))
   const lang = q.lang ?? 'en'
   if (!EXPORT_LANGUAGES.includes(lang)) throw invalidValue('lang', q.lang, EXPORT_LANGUAGES.join(' or '))
+  const timeZone = q.tz ?? 'UTC'
+  if (!knownTimeZone(timeZone)) throw invalidValue('tz', q.tz, 'a time zone such as Africa/Kinshasa or UTC')
   const page = q.page ?? 'a4'
   if (page !== 'a4' && page !== 'letter') throw invalidValue('page', q.page, 'a4 or letter')
   const width = q.width ?? WIDTH.default
@@ -69,7 +84,7 @@ export function fileAsked(
   // The path's view, where the query names none of its own.
   const view = fromPath ? viewOf(readView(fromPath.view)) : viewOf(q)
   const dashboardId = q.chart_id === undefined ? (ownDashboard ?? fromPath?.dashboardId ?? q.dashboard_id) : undefined
-  return { type, width, page, lang, target: { dashboardId, chartId: q.chart_id, view } }
+  return { type, width, page, lang, timeZone, target: { dashboardId, chartId: q.chart_id, view } }
 }
 
 /** The file: its bytes, media type and the name a browser saves it under. */
@@ -80,7 +95,7 @@ export async function exportFile(
   scope: string,
   maxCharts = Number.POSITIVE_INFINITY,
 ): Promise<{ bytes: Buffer; mediaType: string; disposition: string }> {
-  const { type, width, target, lang, page } = asked
+  const { type, width, target, lang, page, timeZone } = asked
   const made = new Date()
   // Drawing loads ECharts, pdfkit and resvg: on the first export, not at every start.
   const [{ exportLayout }, { jpegOf, layoutSvg, pdfLayoutWidth, PictureTooLarge, pdfOf, pngOf }] = await Promise.all([
@@ -88,7 +103,9 @@ export async function exportFile(
     import('./render.js'),
   ])
   const layoutWidth = type === 'pdf' ? pdfLayoutWidth(page) : width
-  const layout = await drawingLanguage.run(lang, () => exportLayout(modules, read, target, { width: layoutWidth, made, scope, language: lang, maxCharts }))
+  const layout = await drawingLanguage.run(lang, () =>
+    exportLayout(modules, read, target, { width: layoutWidth, made, timeZone, scope, language: lang, maxCharts }),
+  )
   const svg = () => layoutSvg(layout, width)
   let bytes: Buffer
   try {

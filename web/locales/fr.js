@@ -172,7 +172,7 @@ export const FRENCH = {
   'Location {id}': 'Lieu {id}',
   'Locations: {names}': 'Lieux : {names}',
   'Made {time}': 'Créé le {time}',
-  'Made {time} UTC': 'Fait le {time} UTC',
+  'Made {time} {zone}': 'Fait le {time} {zone}',
   Main: 'Principal',
   Month: 'Mois',
   'Move {title} down': 'Descendre {title}',

@@ -20,6 +20,12 @@ const FILES = [
   ['svg', 'svg', () => 'SVG', {}],
 ]
 
+/** The reader's time zone, for the file's "Made" time; none where the browser does not say. */
+function readerTimeZone() {
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone
+  return zone && zone !== 'UTC' ? zone : undefined
+}
+
 /** The file name a Content-Disposition gives (its UTF-8 `filename*` first), else `fallback`. */
 function fileNameOf(disposition, fallback) {
   const encoded = /filename\*=UTF-8''([^;]+)/i.exec(disposition ?? '')?.[1]
@@ -50,7 +56,8 @@ async function downloadDrawn(href, fallbackName) {
  * asked (a shared link's own route).
  */
 export function ExportLinks({ target, view, label, csv = undefined, catalog = undefined, base = '/api/v1/export_file/' }) {
-  const href = (type, asked) => `${base}${query({ ...target, type, ...asked, ...viewParams(view), lang: language() === 'en' ? undefined : language() })}`
+  const href = (type, asked) =>
+    `${base}${query({ ...target, type, ...asked, ...viewParams(view), lang: language() === 'en' ? undefined : language(), tz: readerTimeZone() })}`
   // The file being prepared (its name in FILES), and why the last one failed.
   const [preparing, setPreparing] = useState(null)
   const [error, setError] = useState('')
