@@ -35,11 +35,7 @@ t.test('the app in French', { skip: noChromium }, async (t) => {
   t.equal(percents.Eastwick, '4,38 %', 'a percent as French writes it')
   t.match(await figure(page, 'LineChart').locator('svg').textContent(), /mars 2016/, 'months in French')
   t.match(await page.locator('.title-bar details.export a', { hasText: 'PDF, A4' }).getAttribute('href'), /lang=fr/, 'its export in French too')
-  t.same(
-    await page.locator('.title-bar details.export a').allTextContents(),
-    ['PDF, A4', 'PDF, lettre US', 'PNG', 'SVG'],
-    'the files offered named in French',
-  )
+  t.same(await page.locator('.title-bar details.export a').allTextContents(), ['PDF, A4', 'PDF, lettre US', 'PNG', 'SVG'], 'the files offered named in French')
   t.same(await violationsAtBothWidths(page), [], 'axe: the dashboard in French')
   // Every other page in French: axe at both widths, nothing wider than a phone (French runs longer).
   for (const [hash, heading] of [
