@@ -20,7 +20,7 @@ export function ShareLinks({ dashboardId, view, catalog }) {
   const [links, setLinks] = useState([])
   // The new link's address and the view it opens: shown while the page shows that view (a drill-down
   // since, and the address would open the view left; "Create" then offers one for the view shown).
-  const [made, setMade] = useState({ url: '', view: '' })
+  const [made, setMade] = useState({ id: null, url: '', view: '' })
   const [error, setError] = useState('')
   const [expires, setExpires] = useState('')
   const [label, setLabel] = useState('')
@@ -42,7 +42,7 @@ export function ShareLinks({ dashboardId, view, catalog }) {
         view: { campaign: view.campaignId, location: view.locationId, start_date: view.startDate, end_date: view.endDate },
       }
       const answer = await change('POST', '/dashboard_share/', body)
-      setMade({ url: `${window.location.origin}${answer.url}`, view: viewKey })
+      setMade({ id: answer.id, url: `${window.location.origin}${answer.url}`, view: viewKey })
       setLabel('')
       await reload()
     } catch (e) {
@@ -55,6 +55,8 @@ export function ShareLinks({ dashboardId, view, catalog }) {
     if (!window.confirm(t('Revoke the link {name}? Whoever holds it can no longer open this dashboard.', { name: linkName(link) }))) return
     try {
       await change('DELETE', `/dashboard_share/${link.id}/`)
+      // The address just made, revoked: no longer offered to copy.
+      if (link.id === made.id) setMade({ id: null, url: '', view: '' })
       await reload()
     } catch (e) {
       setError(e.message)
