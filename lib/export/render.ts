@@ -50,10 +50,16 @@ const escapeXml = (text: string) => text.replace(/[<>&"']/g, (c) => ({ '<': '&lt
 const measurer = new PDFDocument({ autoFirstPage: false })
 measurer.registerFont('regular', FONTS.regular)
 measurer.registerFont('bold', FONTS.bold)
+/** The character zrender measures a line's height by (zrender/lib/contain/text.js, getLineHeight). */
+const WIDE_CHARACTER = '国'
 echarts.setPlatformAPI({
   measureText(text: string, font?: string) {
     const size = Number(/(\d+(?:\.\d+)?)px/.exec(font ?? '')?.[1] ?? 12)
     const bold = /\bbold(?:er)?\b|\b[6-9]00\b/.test(font ?? '')
+    // zrender takes a line's height from the width of a wide character (国), which DejaVu Sans does not
+    // hold: measured as its missing glyph, lines of a label several lines tall were drawn over each
+    // other. A wide character is an em wide, as a browser measures it.
+    if (text === WIDE_CHARACTER) return { width: size }
     return {
       width: measurer
         .font(bold ? 'bold' : 'regular')
