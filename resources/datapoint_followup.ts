@@ -23,6 +23,8 @@ export default defineResource({
       if (existing) {
         if (existing.resolved_at != null) throw new ApiError(409, 'ALREADY_RESOLVED', `Follow-up ${existing.id} is already resolved`)
         if (values.datapoint_id !== undefined && values.datapoint_id !== existing.datapoint_id) throw validationError('datapoint_id', 'cannot be changed')
+        if (values.comment !== undefined && values.comment !== existing.comment)
+          throw validationError('comment', 'cannot be changed: the mark stays as it was made')
         if (typeof values.resolution_comment !== 'string' || !values.resolution_comment.trim()) {
           throw validationError('resolution_comment', 'says how the follow-up was resolved (required to resolve it)')
         }

@@ -78,6 +78,9 @@ t.test('a value followed up: marked with a comment, open for its campaign, resol
   t.equal(twice.body.code, 'ALREADY_RESOLVED')
   const bOpen = (await open()).objects.find((f: { datapoint_id: number }) => f.datapoint_id === b1.id)
   t.equal((await api.patch(`/datapoint_followup/${bOpen.id}/`, { resolution_comment: '' })).status, 400, 'resolved with a comment only')
+  const rewritten = await api.patch(`/datapoint_followup/${bOpen.id}/`, { comment: 'Something else', resolution_comment: 'x' })
+  t.equal(rewritten.status, 400, 'a mark is not rewritten')
+  t.match(rewritten.body.message, /comment: cannot be changed/)
 
   // A provincial officer of A: A's values only.
   t.equal((await api.post('/location_responsibility/', { user_id: aliceId, top_lvl_location_id: w.A })).status, 201)
