@@ -6,19 +6,8 @@ import t from 'tap'
 import { alice, build } from './helper.js'
 import { client } from './api.js'
 import { erin, moreUsers, world } from './world.js'
+import type { Outlier } from '../lib/engine/outliers.js'
 
-/** An outlier as the API answers it (resources/campaign_outlier.ts). */
-interface Outlier {
-  method: string
-  location: { id: number; name: string }
-  indicator: { id: number; name: string }
-  value: number
-  z: number | null
-  mean: number | null
-  sd: number | null
-  history_values: number
-  range: { mn_val: number | null; mx_val: number | null; generated: boolean } | null
-}
 /** A min–max range as the API answers it. */
 interface Range {
   location_id: number
