@@ -1,13 +1,31 @@
 // The Data quality page in Chromium, on the demo: a value planted above its rule (Ashford's missed
 // children above its targeted) is listed with both numbers and the rule, sorts, and leaves as a CSV; a
 // planted value is an outlier, also outside the ranges made from history, followed up from there,
-// counted on the dashboard and resolved; a
+// counted on the dashboard and said in its column's tooltip with the rule it breaks, then resolved; a
 // new district without values shows in its province's completeness ("3 of 4", named); a provincial
 // officer's page holds her province only.
 import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { checkOnly, noChromium, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
+import type { Page } from 'playwright-core'
+import { checkOnly, figure, noChromium, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
 import { api } from './processes.js'
+
+/** The tooltip of the column chart's column of `place` (hovered one column after another), its lines joined by " / ". */
+async function columnTooltip(page: Page, place: string) {
+  const chart = figure(page, 'ColumnChart')
+  await page.locator('figure.chart[data-type="ColumnChart"][data-drawn="true"]').waitFor()
+  const columns = chart.locator('svg path[fill="#0b5cad"]')
+  const tip = chart.locator('.chart-tip')
+  for (let n = 0; n < (await columns.count()); n++) {
+    const box = (await columns.nth(n).boundingBox())!
+    await page.mouse.move(1, 1)
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2)
+    await tip.filter({ visible: true }).waitFor({ timeout: 3000 })
+    const lines = (await tip.locator('.tip-title, .tip-line').allTextContents()).join(' / ')
+    if (lines.startsWith(`${place} /`)) return lines
+  }
+  return `no column of ${place}`
+}
 
 t.test('the data quality page: rule violations with both numbers, outliers, completeness per parent, her part only', { skip: noChromium }, async (t) => {
   const { server, password, browser, read, indicator, campaign, location, dashboard } = await webApp(t)
@@ -92,6 +110,14 @@ t.test('the data quality page: rule violations with both numbers, outliers, comp
   const count = page.locator('.followup-count')
   await count.waitFor()
   t.equal((await count.textContent())?.trim(), '1 value of this campaign waits for a follow-up', 'the dashboard of its campaign counts it')
+  // Drilled to Ashford's province, its column's tooltip says both flags in words.
+  const ashfordProvince = ((await (await api(server, `/location/${location.get('Ashford')}/`)).json()) as { parent_location_id: number }).parent_location_id
+  await page.goto(`${server.url}/app/#/dashboard/${[...dashboard.values()][0]}?campaign=${october}&location=${ashfordProvince}`)
+  t.match(
+    await columnTooltip(page, 'Ashford'),
+    /^Ashford \/ Children missed: 5,000.* \/ ⚑ Flagged by “missed at most vaccinated”: 5,000 should be ≤ Children vaccinated [\d,]+ \/ ⚑ To follow up: Five thousand missed\? Check the tally sheet\.$/,
+    'a dashboard tooltip: the broken rule with both numbers, and the follow-up',
+  )
   await page.goto(quality)
   await open.getByRole('button', { name: 'Resolve' }).click()
   await open.getByLabel('How it was resolved').fill('Typing error: 50, corrected.')

@@ -7,7 +7,7 @@ import { formatPeriod } from './format.js'
 import { statusFill } from './status.js'
 import { t } from './i18n.js'
 import { chartSubtitle, SERIES_COLOURS, statusGraphic } from './chart-parts.js'
-import { coverageAt, coverageWords, keyOf, shownValue, statusAt, valueAt } from './chart-values.js'
+import { coverageAt, coverageWords, flagLines, keyOf, shownValue, statusAt, valueAt } from './chart-values.js'
 import { chartTypeOf, isMap, isTable } from './charts/registry.js'
 import './charts/types.js'
 
@@ -293,7 +293,8 @@ export function chartData(chart, read, objects, catalog) {
  * has nothing to refuse); `fontFamily`, the text's (a server's export names the font it ships). The
  * drawing carries its subtitle (place and time) and its status legend unless the page shows them
  * around it (`framed`: the app's card does, a file has nothing around it); `width`, the drawing's, is
- * where that legend wraps to a next line.
+ * where that legend wraps to a next line; `flagsOf(indicatorId, locationId, key)`, the words of a
+ * value's flags (a broken rule, an open follow-up) that its tooltip adds.
  */
 export function chartOption(chart, data, catalog, options = {}) {
   const { narrow = false, fontFamily = 'system-ui, sans-serif', framed = false, width } = options
@@ -333,7 +334,14 @@ function drawnOption(
   chart,
   data,
   catalog,
-  { mapName = '', tooltip = (lines) => lines.join('\n'), narrow = false, fontFamily = 'system-ui, sans-serif', width = undefined } = {},
+  {
+    mapName = '',
+    tooltip = (lines) => lines.join('\n'),
+    narrow = false,
+    fontFamily = 'system-ui, sans-serif',
+    width = undefined,
+    flagsOf = (_indicatorId, _locationId, _key) => undefined,
+  } = {},
 ) {
   const indicatorIds = chart.indicator_ids ?? []
   const colorOf = (indicatorId, i) => chart.indicator_colors?.[indicatorId] ?? PALETTE[i % PALETTE.length]
@@ -353,6 +361,23 @@ function drawnOption(
   }
   const type = chartTypeOf(chart) ?? chartTypeOf({ type: 'ColumnChart' })
   // `width`, the drawing's when known: what its value labels, category names and legend are laid out for.
-  const parts = { base, mapName, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, fillOf, coverageOf, lastKey, narrow, width }
+  // What a tooltip says of a value's flags (a broken rule, a follow-up), one line each.
+  const flagLinesOf = (id, locationId, key) => flagLines(flagsOf(id, locationId, key))
+  const parts = {
+    base,
+    mapName,
+    tooltip,
+    indicatorIds,
+    colorOf,
+    locationName,
+    indicatorName,
+    formatOf,
+    fillOf,
+    coverageOf,
+    flagLinesOf,
+    lastKey,
+    narrow,
+    width,
+  }
   return type.option(chart, data, { ...parts, look: type.look ?? {} })
 }

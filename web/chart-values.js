@@ -44,6 +44,9 @@ export function statusAt(data, indicatorId, locationId, key) {
   return data.index.get(keyOf(indicatorId, locationId, key))?.status ?? null
 }
 
+/** A value's flags (a broken rule, an open follow-up), each a tooltip line of its own. */
+export const flagLines = (words) => (words ?? []).map((w) => ['', `⚑ ${w}`])
+
 /** What a tooltip says: a title line, then `name: value` lines. */
 export function tooltipLines(title, entries) {
   return [title, ...entries.map(([name, value]) => (name ? `${name}: ${value}` : value))]

@@ -57,13 +57,14 @@ const FEW_REGIONS = 6
 export function mapOption(
   _chart,
   data,
-  { base, mapName, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, fillOf, coverageOf, lastKey: key, narrow, look },
+  { base, mapName, tooltip, indicatorIds, colorOf, locationName, indicatorName, formatOf, fillOf, coverageOf, flagLinesOf, lastKey: key, narrow, look },
 ) {
   const indicatorId = indicatorIds[0]
   const color = colorOf(indicatorId, 0)
   const format = formatOf(indicatorId)
   const values = data.locationIds.map((id) => ({ name: locationName(id), value: valueAt(data, indicatorId, id, key), fill: fillOf(indicatorId, id, key) }))
   const reported = new Map(data.locationIds.map((id) => [locationName(id), coverageOf(indicatorId, id, key)]))
+  const idByName = new Map(data.locationIds.map((id) => [locationName(id), id]))
   const labels = new Map(data.locationIds.map((id) => [locationName(id), data.index.get(keyOf(indicatorId, id, key))?.label ?? undefined]))
   const byStatus = values.some((v) => v.fill)
   const numbers = values.map((v) => v.value).filter((v) => v !== null)
@@ -74,6 +75,7 @@ export function mapOption(
       tooltipLines(p.name, [
         [indicatorName(indicatorId), labels.get(p.name) ?? formatValue(pointValue(p), format)],
         ...(reported.get(p.name) ? [[t('Reported'), reported.get(p.name)]] : []),
+        ...(idByName.has(p.name) ? flagLinesOf(indicatorId, idByName.get(p.name), key) : []),
       ]),
     )
   // Dark text with a white outline: readable on the palest and the darkest fill alike. On a phone, names

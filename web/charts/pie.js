@@ -20,7 +20,7 @@ export function topSlices(slices, top = PIE_SLICES) {
 }
 
 /** A pie's ECharts option (`parts`: web/chart-data.js, chartOption). */
-export function pieOption(chart, data, { base, tooltip, indicatorIds, locationName, indicatorName, formatOf, lastKey, narrow }) {
+export function pieOption(chart, data, { base, tooltip, indicatorIds, locationName, indicatorName, formatOf, flagLinesOf, lastKey, narrow }) {
   const indicatorId = indicatorIds[0]
   const format = data.over === 'classes' ? 'int' : formatOf(indicatorId)
   // Class counts: a slice per class, over every location read.
@@ -32,6 +32,8 @@ export function pieOption(chart, data, { base, tooltip, indicatorIds, locationNa
           chart.type_params?.top ?? PIE_SLICES,
         )
   const total = slices.reduce((sum, s) => sum + (s.value ?? 0), 0)
+  // A location's slice says its value's flags (a class's or the rest's slice has none).
+  const idByName = new Map(data.over === 'classes' ? [] : data.locationIds.map((id) => [locationName(id), id]))
   return {
     ...base,
     tooltip: {
@@ -41,6 +43,7 @@ export function pieOption(chart, data, { base, tooltip, indicatorIds, locationNa
           tooltipLines(p.name, [
             [indicatorName(indicatorId), formatValue(p.value, format)],
             [t('Share'), formatValue(p.value / total, 'pct')],
+            ...(idByName.has(p.name) ? flagLinesOf(indicatorId, idByName.get(p.name), lastKey) : []),
           ]),
         ),
     },

@@ -45,10 +45,11 @@ function roomFor({ width, narrow, categories, series, type, horizontal, stackedP
 
 /**
  * The categories and each series (a name, a colour, and its value, fill, coverage, text and format in
- * each category): over time when more than one campaign or bucket was read (or always for a line),
- * else over locations; `groupBy: 'location'` makes a series of each location.
+ * each category, and its flags' tooltip lines, asked when the tooltip shows: flags may come later):
+ * over time when more than one campaign or bucket was read (or always for a line), else over
+ * locations; `groupBy: 'location'` makes a series of each location.
  */
-function seriesOf(chart, data, { indicatorIds, colorOf, locationName, indicatorName, formatOf, fillOf, coverageOf, lastKey, look }) {
+function seriesOf(chart, data, { indicatorIds, colorOf, locationName, indicatorName, formatOf, fillOf, coverageOf, flagLinesOf, lastKey, look }) {
   const overTime = data.over !== 'classes' && (look.line || data.keys.length > 1)
   const byLocation = chart.groupBy === 'location'
   // With locations as the series, one campaign's indicators are the categories of one axis: counts and
@@ -69,6 +70,7 @@ function seriesOf(chart, data, { indicatorIds, colorOf, locationName, indicatorN
       values: locations.map((l) => valueAt(data, i, l, k.id)),
       fills: locations.map(() => undefined),
       coverages: locations.map(() => ''),
+      flags: locations.map(() => () => []),
       shown: locations.map((l) => formatValue(valueAt(data, i, l, k.id), 'int')),
       formats: locations.map(() => 'int'),
     }))
@@ -89,6 +91,7 @@ function seriesOf(chart, data, { indicatorIds, colorOf, locationName, indicatorN
       values: data.keys.map((k) => valueAt(data, i, l, k.id)),
       fills: data.keys.map((k) => fillOf(i, l, k.id)),
       coverages: data.keys.map((k) => coverageOf(i, l, k.id)),
+      flags: data.keys.map((k) => () => flagLinesOf(i, l, k.id)),
       shown: data.keys.map((k) => shownValue(data, i, l, k.id, formatOf(i))),
       formats: data.keys.map(() => formatOf(i)),
     }))
@@ -100,6 +103,7 @@ function seriesOf(chart, data, { indicatorIds, colorOf, locationName, indicatorN
       values: indicatorIds.map((i) => valueAt(data, i, l, lastKey)),
       fills: indicatorIds.map((i) => fillOf(i, l, lastKey)),
       coverages: indicatorIds.map((i) => coverageOf(i, l, lastKey)),
+      flags: indicatorIds.map((i) => () => flagLinesOf(i, l, lastKey)),
       shown: indicatorIds.map((i) => shownValue(data, i, l, lastKey, formatOf(i))),
       formats: indicatorIds.map(formatOf),
     }))
@@ -111,6 +115,7 @@ function seriesOf(chart, data, { indicatorIds, colorOf, locationName, indicatorN
       values: locations.map((l) => valueAt(data, i, l, lastKey)),
       fills: locations.map((l) => fillOf(i, l, lastKey)),
       coverages: locations.map((l) => coverageOf(i, l, lastKey)),
+      flags: locations.map((l) => () => flagLinesOf(i, l, lastKey)),
       shown: locations.map((l) => shownValue(data, i, l, lastKey, formatOf(i))),
       formats: locations.map(() => formatOf(i)),
     }))
@@ -203,11 +208,14 @@ export function seriesOption(chart, data, parts) {
         tooltip(
           tooltipLines(
             items[0]?.name ?? '',
-            items.map((p) => {
+            items.flatMap((p) => {
               const s = series[p.seriesIndex]
               const raw = s.shown[p.dataIndex]
               const reported = s.coverages[p.dataIndex] ? ` (${s.coverages[p.dataIndex]})` : ''
-              return [p.seriesName, `${stackedPercent && p.value !== null ? `${formatValue(p.value, 'pct')} (${raw})` : raw}${reported}`]
+              return [
+                [p.seriesName, `${stackedPercent && p.value !== null ? `${formatValue(p.value, 'pct')} (${raw})` : raw}${reported}`],
+                ...s.flags[p.dataIndex](),
+              ]
             }),
           ),
         ),

@@ -14,6 +14,7 @@ import { useSortableColumns } from './sortable-columns.js'
 import { useRead } from './use-read.js'
 import { ExportLinks } from './export-links.js'
 import { ScrollCue, useScrollCue } from './scroll-cue.js'
+import { FlagMark, flagKey, useValueFlags } from './value-flags.js'
 
 /** Below this width (px) a chart drops its labels for a legend and tooltips. */
 const NARROW = 480
@@ -29,6 +30,20 @@ async function chartState(chart, spec, view, catalog, dashboardData, read) {
   } catch (error) {
     return { data: null, error: error.message, mapName: '', polygons: 0, aimedAbove: false }
   }
+}
+
+/**
+ * The words of the flags (a broken rule, an open follow-up) of a chart's values over campaigns, by
+ * indicator, location and campaign, for its tooltips and table: read through the API, so only for the
+ * app's own reader (`ownReader`), not a shared link's, who has no access to it. A tooltip asks when it
+ * shows: flags arriving after the drawing do not draw it again.
+ */
+function useChartFlags(data, view, catalog, ownReader) {
+  const flagged = ownReader && data?.over === 'campaigns' ? data.keys.map((k) => k.id) : null
+  const flags = useValueFlags(flagged, view.locationId ?? undefined, catalog)
+  const latest = useRef(flags)
+  latest.current = flags
+  return (indicatorId, locationId, key) => latest.current.get(flagKey(locationId, key, indicatorId))
 }
 
 /**
@@ -63,6 +78,7 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
   const { value: state } = useRead(readChart, deps, { data: null, error: null, mapName: '', polygons: 0, aimedAbove: false })
   // Whether its drawing uses status colours (and so shows their legend): once per read, not per render.
   const statusColours = useMemo(() => state.data?.points.length > 0 && drawsStatuses(spec, state.data, catalog), [state])
+  const flagsOf = useChartFlags(state.data, view, catalog, read === undefined)
   useEffect(() => {
     setDrawn(false)
     setNothingBelow(null)
@@ -93,7 +109,7 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
       narrow = nowNarrow
       drawnWidth = width
       // Framed: the card shows the subtitle and the status legend around the drawing, as text.
-      const option = chartOption(spec, state.data, catalog, { mapName: state.mapName, tooltip: tooltipElement, narrow, framed: true, width })
+      const option = chartOption(spec, state.data, catalog, { mapName: state.mapName, tooltip: tooltipElement, narrow, framed: true, width, flagsOf })
       if (instance) {
         instance.resize()
         return instance.setOption(option, true)
@@ -113,7 +129,7 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
   const title = chart.title ?? t('Chart')
   // Through a shared link the API's own CSV would ask for credentials: its exports come through the link (ExportLinks).
   const table = () =>
-    html`<${ValuesTable} spec=${spec} data=${state.data} catalog=${catalog} onDrill=${drill} caption=${title} csv=${exportBase ? undefined : state.data.csv} />`
+    html`<${ValuesTable} spec=${spec} data=${state.data} catalog=${catalog} onDrill=${drill} caption=${title} csv=${exportBase ? undefined : state.data.csv} flagsOf=${flagsOf} />`
   const scope =
     state.aimedAbove &&
     html`<p class="hint scope">${t('Shown for {places}: the part of the country you can see.', { places: catalog.roots.map((r) => r.name).join(', ') })}</p>`
@@ -169,7 +185,7 @@ const PAGE = 25
  * Locations × campaigns (or time) as rows, one column per indicator, a page at a time, sorted by any
  * column; a location name drills down; the CSV of every row is a click away.
  */
-function ValuesTable({ spec, data, catalog, onDrill, caption, csv }) {
+function ValuesTable({ spec, data, catalog, onDrill, caption, csv, flagsOf }) {
   const indicatorIds = spec.indicator_ids ?? []
   const [offset, setOffset] = useState(0)
   const [sort, heading] = useSortableColumns(() => setOffset(0))
@@ -190,7 +206,7 @@ function ValuesTable({ spec, data, catalog, onDrill, caption, csv }) {
             ${row.values.map((_, i) => {
               const status = row.statuses[i]
               const coverage = row.coverages[i]
-              return html`<td class=${`number ${statusClass(status, catalog.indicatorBounds.get(indicatorIds[i]))}`} key=${i}>${row.shown[i]}${status && html`<span class="visually-hidden"> (${statusWord(status)})</span>`}${coverage && html`<small class=${`coverage${row.incomplete[i] ? ' incomplete' : ''}`}>${coverage}</small>`}</td>`
+              return html`<td class=${`number ${statusClass(status, catalog.indicatorBounds.get(indicatorIds[i]))}`} key=${i}>${row.shown[i]}${status && html`<span class="visually-hidden"> (${statusWord(status)})</span>`}${coverage && html`<small class=${`coverage${row.incomplete[i] ? ' incomplete' : ''}`}>${coverage}</small>`}<${FlagMark} words=${flagsOf(indicatorIds[i], row.locationId, row.key.id)} /></td>`
             })}
           </tr>`,
         )}
