@@ -9,6 +9,7 @@ import { serve } from '../lib/api/representation.js'
 import type { AuthUser } from '../lib/data/auth.js'
 import { dashboardOfPath } from '../lib/export/app-route.js'
 import { WidthBudget } from '../lib/export/budget.js'
+import { viewReads } from '../lib/export/dashboard-data.js'
 import { drawFile } from '../lib/export/draw.js'
 import { EXPORT_QUERY, FILE_TYPES, type FileAsked, fileAsked } from '../lib/export/file.js'
 import { querystringOf, routeQuery } from '../lib/api/route-schemas.js'
@@ -62,7 +63,7 @@ export async function answerExport(
     const { dashboardId, chartId } = asked.target
     app.exportWidths.admit(`${owner} ${dashboardId ?? `chart ${chartId}`} ${asked.type}`, asked.width)
     const scope = `${reader.restricted ? reader.top_lvl_location_id : 'all'}-`
-    const drawn = await drawFile(owner, asked, scope, app.config.MAX_CHARTS_PER_DASHBOARD, app.reads.rawReader(reader, request.id))
+    const drawn = await drawFile(owner, asked, scope, app.config.MAX_CHARTS_PER_DASHBOARD, viewReads(app.reads.readsOf(reader, { requestId: request.id })))
     return { body: drawn.bytes, headers: { 'content-type': drawn.mediaType, 'content-disposition': drawn.disposition } }
   })
   return serve(reply, await file)

@@ -8,7 +8,8 @@ import fp from 'fastify-plugin'
 import { ApiError } from '../lib/core/errors.js'
 import { errorSchema } from '../lib/api/openapi.js'
 import { serve } from '../lib/api/representation.js'
-import { askedBy, bodyOf } from '../lib/api/read-service.js'
+import { askedBy } from '../lib/api/read-service.js'
+import { viewReads } from '../lib/export/dashboard-data.js'
 import { findShare, type Share } from '../lib/data/shares.js'
 import { EXPORT_QUERY, fileAsked } from '../lib/export/file.js'
 import { chartsOf, VIEW_PARAMS } from '../lib/export/view.js'
@@ -73,7 +74,7 @@ export default fp(
         const view = Object.values(request.query).some((v) => v !== undefined) ? request.query : { ...share.view }
         const linkView = { campaign: null, location: null, start_date: null, end_date: null, ...share.view }
         const answer = app.reads.composed(`shared/${share.dashboard_id}/${share.id}`, dashboardResource, asked, async () => {
-          const body = await sharedView(app.reads.reader(share.reader, request.id), share.dashboard_id, view)
+          const body = await sharedView(viewReads(app.reads.readsOf(share.reader, { requestId: request.id })), share.dashboard_id, view)
           return { body: JSON.stringify({ share: { dashboard_id: share.dashboard_id }, view: linkView, ...body }), headers: JSON_HEADERS }
         })
         return serve(reply, await answer)
@@ -86,10 +87,10 @@ export default fp(
       async (request, reply) => {
         const share = await linkOf(request)
         const asked = fileAsked(request.query, { ownDashboard: share.dashboard_id })
-        const read = app.reads.reader(share.reader, request.id)
         if (asked.target.chartId !== undefined) {
           // Only a chart of the shared dashboard.
-          if (!chartsOf(await bodyOf(read, `/dashboard/${share.dashboard_id}/`)).some((chart) => chart.id === asked.target.chartId))
+          const dashboard = await app.reads.readsOf(share.reader, { requestId: request.id }).detail('dashboard', share.dashboard_id)
+          if (!chartsOf(dashboard).some((chart) => chart.id === asked.target.chartId))
             throw new ApiError(404, 'NOT_FOUND', `Chart ${asked.target.chartId} is not on this dashboard`)
         }
         // The link, not its creator, is whose queue and budget this is: anyone holding it draws as one.

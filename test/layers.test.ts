@@ -83,6 +83,17 @@ t.test('a read made of other reads calls the read service: no request into the s
   t.ok(sources.length > 150, `${sources.length} files read`)
 })
 
+t.test('a read made of other reads is a typed function call: a resource by name and its parameters, never a URL', async (t) => {
+  const sources = ['app.ts', 'server.ts', ...LAYERS.filter((layer) => layer !== 'web').flatMap(layerFiles)]
+  const text = (file: string) => readFileSync(join(ROOT, file), 'utf8')
+  // The read service's old second router: paths matched by regexes, answers as text parsed again.
+  const routers = sources.filter((file) => /readPath|answerPath|rawReader|bodyOf\(/.test(text(file)))
+  t.same(routers, [], 'no path router, no reader of text')
+  // A typed read named by a path (`reads.list('/campaign/')`) would be one again.
+  const byPath = sources.filter((file) => /\.(list|detail|composed)\(\s*[`'"]\//.test(text(file)))
+  t.same(byPath, [], 'every typed read names its resource, not a path')
+})
+
 t.test("the server reaches the web app's modules by imports this test reads, never by a computed path", async (t) => {
   const server = LAYERS.filter((layer) => layer !== 'web').flatMap(layerFiles)
   const computed = server.filter((file) => /\bimport\(\s*(?!['"])/.test(readFileSync(join(ROOT, file), 'utf8')))

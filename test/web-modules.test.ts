@@ -716,5 +716,6 @@ t.test("a dashboard's view and charts, read alike by the app and the server's ex
   t.same(server.chartsOf(dashboard), chartsOf(dashboard), 'the server reads the same charts')
   const view = { campaignId: 3, locationId: null, startDate: '2016-01-01', endDate: undefined }
   t.equal(viewQuery(view), '?campaign=3&start_date=2016-01-01', 'a view as a query: empty parts left out')
-  t.equal(server.viewQuery(view), viewQuery(view), 'the server writes the same query')
+  const asked = Object.entries(server.apiView(view)).filter(([, value]) => value !== undefined)
+  t.equal(`?${new URLSearchParams(asked.map(([name, value]) => [name, String(value)]))}`, viewQuery(view), 'the server reads the same view')
 })

@@ -7,7 +7,7 @@ import type { Database } from '../data/database.js'
 import { changedTableIn, DATA_CHANNEL, NotifiedCache } from '../data/notified-cache.js'
 import { TableRecorder } from '../data/table-recorder.js'
 import { readDetail } from './crud.js'
-import type { Context } from './resource.js'
+import type { Context, Row } from './resource.js'
 import { scopeOf } from './read-cache.js'
 import { type Representation, representationNow } from './representation.js'
 
@@ -45,20 +45,34 @@ export class DetailCache {
 
   /** Row `id`'s detail as it leaves, from memory when it is there (a volatile resource's: read each time). */
   async read(ctx: Context, id: number): Promise<Representation> {
+    return (await this.#readKept(ctx, id)).representation
+  }
+
+  /** Row `id`'s detail as an object (a read inside the process): the row read, or the kept bytes parsed. */
+  async readObject(ctx: Context, id: number): Promise<Row> {
+    const { representation, row } = await this.#readKept(ctx, id)
+    return row ?? JSON.parse(representation.body.toString())
+  }
+
+  /** Row `id`'s detail as it leaves, and the row where it was read now rather than kept. */
+  async #readKept(ctx: Context, id: number): Promise<{ representation: Representation; row?: Row }> {
     const { resource, user } = ctx
-    const detail = async (context: Context) => representationNow(JSON.stringify(await readDetail(context, id)), JSON_TYPE)
+    const detail = async (context: Context) => {
+      const row = await readDetail(context, id)
+      return { representation: representationNow(JSON.stringify(row), JSON_TYPE), row }
+    }
     if (resource.volatile) return detail(ctx)
     // What a requester may see of a row can depend on who they are (lib/engine/access.ts): a user whose
     // rows are limited gets entries of their own, keyed also by her root, as the list cache keys them
     // (her restriction reaches the statement as values: a moved responsibility drops no table of it).
     const key = `${resource.name} ${id} ${scopeOf(user, resource)}`
     const kept = this.#cache.get(key)
-    if (kept) return kept
+    if (kept) return { representation: kept }
     const since = this.#cache.begin()
     // The tables its statements name (joins and hooks included) are what can change it.
     const recorder = new TableRecorder(this.#knownTables)
-    const representation = await detail({ ...ctx, db: ctx.db.withPlugin(recorder) })
-    this.#cache.set(key, representation, since, recorder.tables.size ? recorder.tables : undefined)
-    return representation
+    const read = await detail({ ...ctx, db: ctx.db.withPlugin(recorder) })
+    this.#cache.set(key, read.representation, since, recorder.tables.size ? recorder.tables : undefined)
+    return read
   }
 }

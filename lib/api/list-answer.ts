@@ -103,8 +103,25 @@ export function answersJson(ctx: Context, request: FastifyRequest, doors: ListDo
   return params.format === 'json' && params.shape === 'long' && !(doors.background && prefersAsync(request))
 }
 
-/** The text of a list's JSON page (resource-api §9): its objects and their meta. */
-export async function listText(ctx: Context, doors: ListDoors): Promise<string> {
+/** A list's JSON page (resource-api §9): its objects and their meta, parts of them JSON that PostgreSQL wrote. */
+export interface ListEnvelope {
+  objects: Row[] | RawJson
+  meta: Row
+  error: null
+}
+
+/** A list's page as objects: what PostgreSQL wrote as text is parsed (the rest is objects already). */
+export function listObjects(envelope: ListEnvelope): { objects: Row[]; meta: Row } {
+  const plain = (value: unknown) => (value instanceof RawJson ? JSON.parse(value.text) : value)
+  return { objects: plain(envelope.objects), meta: Object.fromEntries(Object.entries(envelope.meta).map(([name, value]) => [name, plain(value)])) }
+}
+
+/** The text of a list's page: JSON.stringify unless PostgreSQL wrote some of it already (the Fastify serializer of every route). */
+export const listText = (envelope: ListEnvelope): string =>
+  envelope.objects instanceof RawJson || holdsRawJson(envelope.meta) ? stringifyWithRaw(envelope) : JSON.stringify(envelope)
+
+/** A list's JSON page (resource-api §9): its objects and their meta. */
+export async function listEnvelope(ctx: Context, doors: ListDoors): Promise<ListEnvelope> {
   const { resource, query } = ctx
   const { params, filters } = readListRequest(ctx)
   if (params.format !== 'json') throw new ApiError(406, 'NOT_ACCEPTABLE', `${ctx.urlName}: a read composed into another is answered in JSON`)
@@ -120,7 +137,7 @@ export async function listText(ctx: Context, doors: ListDoors): Promise<string> 
     objects = 'json' in page ? page.json : page.rows
   }
   const { limit, offset } = params
-  const envelope = {
+  return {
     objects,
     meta: {
       limit,
@@ -134,6 +151,4 @@ export async function listText(ctx: Context, doors: ListDoors): Promise<string> 
     },
     error: null,
   }
-  // JSON.stringify unless PostgreSQL wrote some of it already (the Fastify serializer of every route).
-  return envelope.objects instanceof RawJson || holdsRawJson(envelope.meta) ? stringifyWithRaw(envelope) : JSON.stringify(envelope)
 }

@@ -31,6 +31,16 @@ function assertStorableText(name: string, value: string): void {
 export class QueryParams {
   constructor(readonly entries: ReadonlyArray<readonly [string, string]>) {}
 
+  /** The parameters of a read made inside the process: each value as a URL writes it, a list comma-separated, an absent one left out. */
+  static of(values: Record<string, string | number | boolean | null | undefined | ReadonlyArray<string | number>>): QueryParams {
+    const entries: Array<readonly [string, string]> = []
+    for (const [name, value] of Object.entries(values)) {
+      if (value === undefined || value === null) continue
+      entries.push([name, Array.isArray(value) ? value.join(',') : String(value)])
+    }
+    return new QueryParams(entries)
+  }
+
   static fromUrl(url: string): QueryParams {
     const q = url.indexOf('?')
     if (q < 0) return new QueryParams([])

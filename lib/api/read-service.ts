@@ -1,7 +1,7 @@
 // The read service: a list page or a detail in JSON as a user sees it, with the routes' access rules,
 // read cache and replica routing. The dispatcher's JSON GETs answer with it, and the reads made of
-// other reads (a dashboard's data, a shared link, an export) call it directly: no request goes through
-// HTTP again, and an inner read holds the bytes the route would send.
+// other reads (a dashboard's data, a shared link, an export) call it as typed functions (`readsOf`):
+// a resource by name, its parameters, objects back; no URL, no request through HTTP again.
 import type { FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
@@ -11,14 +11,13 @@ import type { AuthUser } from '../data/auth.js'
 import type { JobQueue } from '../data/job-queue.js'
 import { assertMayCall } from '../engine/access.js'
 import type { DetailCache } from './detail-cache.js'
-import { toApiError } from './error-answer.js'
-import { JSON_TYPE, type ListDoors, listText } from './list-answer.js'
+import { JSON_TYPE, type ListDoors, type ListEnvelope, listEnvelope, listObjects, listText } from './list-answer.js'
 import type { ReadCache } from './read-cache.js'
 import { type ReadReply, type ReadRouting, UNSENT } from './read-target.js'
 import { QueryParams } from './query-params.js'
 import { type Encoding, type Representation, representationOf } from './representation.js'
 import { parsePk, rawQueryOf } from './request.js'
-import type { Context, Resource } from './resource.js'
+import type { Context, Resource, Row } from './resource.js'
 
 /** Who reads, and how: what a route's request says of a read, or what a composing read passes on. */
 export interface ReadAsked {
@@ -40,25 +39,30 @@ export function askedBy(request: FastifyRequest, reply?: ReadReply): ReadAsked {
   return { user: request.user!, query: rawQueryOf(request), requestId: request.id, fresh, reply }
 }
 
-/** An answer as sent: its status and its body's text (a reader in a worker thread parses it there). */
-export type RawAnswer = { status: number; payload: string }
-export type RawReader = (path: string) => Promise<RawAnswer>
-/** An answer with its body parsed. */
-export type Answer = { status: number; body: Record<string, unknown> }
-export type Reader = (path: string) => Promise<Answer>
+/** A list's page as objects: its rows and their meta (resource-api §9). */
+export type ListPage = { objects: Row[]; meta: Row }
 
-/** The body of a 200 read, else the read's own error (a 404 stays a 404, a 403 a 403). */
-export async function bodyOf(read: Reader, path: string): Promise<Record<string, unknown>> {
-  const { status, body } = await read(path)
-  if (status === 200) return body
-  throw new ApiError(status, String(body.code ?? 'READ_FAILED'), String(body.message ?? `${path}: ${status}`))
+/**
+ * Reads made inside the process as one reader, with the routes' access rules, read cache and replica
+ * routing: objects, no URL. A client's mistake or a refusal is thrown as the route would answer it (a
+ * 404 stays a 404, a 403 a 403).
+ */
+export interface Reads {
+  /** Whose reads these are. */
+  readonly user: AuthUser
+  /** A list's page (any filters and parameters in `query`, as a URL's). */
+  list(resource: string, query?: QueryParams): Promise<ListPage>
+  /** One row's detail. */
+  detail(resource: string, id: number): Promise<Row>
+  /**
+   * A read made of other reads (`compute`), kept under `name` in the read cache, for whoever sees the
+   * rows of the resource named `scope` as this reader does, with `query` as the rest of its key; any change drops it.
+   */
+  composed<T extends object>(name: string, scope: string, query: QueryParams, compute: () => Promise<T>): Promise<T>
 }
 
 /** What a composed read answers: its bytes and the headers that describe them. */
 export type Composed = { body: Buffer | string; headers: Record<string, string> }
-
-/** A read answered by other reads at a path of its own (`/dashboard/:id/data/`), for the path reader. */
-export type ComposedPath = (match: RegExpExecArray, asked: ReadAsked) => Promise<Representation>
 
 export interface ReadServiceParts {
   config: Config
@@ -77,23 +81,26 @@ const KEPT_ENCODINGS: Encoding[] = ['br', 'gzip']
 const JSON_HEADERS = { 'content-type': JSON_TYPE }
 
 export class ReadService {
-  readonly #paths: Array<[RegExp, ComposedPath]> = []
-
   constructor(private readonly parts: ReadServiceParts) {}
 
   /** A list page in JSON (resource-api §9), from the read cache when kept. */
   async list(resource: Resource, urlName: string, asked: ReadAsked): Promise<Representation> {
+    return (await this.#list(resource, urlName, asked)).representation
+  }
+
+  /** A list page as it leaves, and as read (its envelope) when it was read now rather than kept. */
+  async #list(resource: Resource, urlName: string, asked: ReadAsked): Promise<{ representation: Representation; envelope?: ListEnvelope }> {
     const { readCache } = this.parts
     const params = asked.params ?? (resource.declares_query ? resource.readQuery(asked.query) : {})
     const key = readCache.keyFor(asked.user, resource, urlName, 'json', asked.query)
     const kept = key === undefined || asked.fresh ? undefined : readCache.get(key)
-    if (kept) return kept
+    if (kept) return { representation: kept }
     return this.routed(resource, false, asked.reply ?? UNSENT, async (db, keepable) => {
       const pending = key !== undefined && keepable ? readCache.start(key, db) : undefined
-      const text = await listText(this.#context(resource, urlName, asked, pending?.db ?? db, params), this.parts.doorsOf(resource))
-      const representation = await representationOf(Buffer.from(text), JSON_HEADERS, pending ? KEPT_ENCODINGS : [])
+      const envelope = await listEnvelope(this.#context(resource, urlName, asked, pending?.db ?? db, params), this.parts.doorsOf(resource))
+      const representation = await representationOf(Buffer.from(listText(envelope)), JSON_HEADERS, pending ? KEPT_ENCODINGS : [])
       if (pending) readCache.store(pending.read, representation)
-      return representation
+      return { representation, envelope }
     })
   }
 
@@ -102,6 +109,44 @@ export class ReadService {
     if (resource.kind === 'non_model') throw new ApiError(404, 'NOT_FOUND', `No ${urlName} object found for id : ${id}`)
     const pk = parsePk(urlName, id)
     return this.routed(resource, !resource.volatile, asked.reply ?? UNSENT, (db) => this.parts.details.read(this.#context(resource, urlName, asked, db), pk))
+  }
+
+  /**
+   * The reads of `user` inside the process (a composed read's, a shared link's, an export's);
+   * `fresh`: computed afresh, the composing request's `Cache-Control: no-cache` reaching every read.
+   */
+  readsOf(user: AuthUser, { requestId, fresh = false }: { requestId?: string; fresh?: boolean } = {}): Reads {
+    const asked = (query: QueryParams): ReadAsked => ({ user, query, requestId, fresh })
+    const resourceOf = (name: string) => {
+      const resource = this.parts.resourceNamed(name)
+      if (!resource) throw new ApiError(404, 'UNKNOWN_RESOURCE', `Unknown resource: ${name}`)
+      assertMayCall(user, resource, 'GET')
+      return resource
+    }
+    return {
+      user,
+      list: async (name, query = QueryParams.of({})) => {
+        const { representation, envelope } = await this.#list(resourceOf(name), name, asked(query))
+        if (envelope) return listObjects(envelope)
+        // A kept page is its bytes: parsed, which costs less than reading it again.
+        const { objects, meta } = JSON.parse(representation.body.toString())
+        return { objects, meta }
+      },
+      detail: async (name, id) => {
+        const resource = resourceOf(name)
+        if (resource.kind === 'non_model') throw new ApiError(404, 'NOT_FOUND', `No ${name} object found for id : ${id}`)
+        const context = (db: Kysely<DB>) => this.#context(resource, name, asked(QueryParams.of({})), db)
+        return this.routed(resource, !resource.volatile, UNSENT, (db) => this.parts.details.readObject(context(db), id))
+      },
+      composed: async (name, scope, query, compute) => {
+        let computed: Awaited<ReturnType<typeof compute>> | undefined
+        const representation = await this.composed(name, resourceOf(scope), asked(query), async () => {
+          computed = await compute()
+          return { body: JSON.stringify(computed), headers: JSON_HEADERS }
+        })
+        return computed ?? JSON.parse(representation.body.toString())
+      },
+    }
   }
 
   /**
@@ -123,51 +168,6 @@ export class ReadService {
   /** The services a list's action uses (its transactions, its background form). */
   doorsOf(resource: Resource): ListDoors {
     return this.parts.doorsOf(resource)
-  }
-
-  /** Answers the paths `pattern` matches (under /api/v1, without the query) with `read`. */
-  answerPath(pattern: RegExp, read: ComposedPath): void {
-    this.#paths.push([pattern, read])
-  }
-
-  /**
-   * Reads `path` (under /api/v1, with its query) as `user`: the answer's status and text, a client's
-   * error as the route would answer it; `fresh`: computed afresh (the composing request's no-cache). A failure of the server's own is thrown, for the composing
-   * request to answer (and log) as its own.
-   */
-  rawReader(user: AuthUser, requestId?: string, fresh = false): RawReader {
-    return async (path) => {
-      try {
-        const representation = await this.#readPath(path, { user, query: QueryParams.fromUrl(path), requestId, fresh })
-        return { status: 200, payload: representation.body.toString() }
-      } catch (error) {
-        const api = toApiError(error as Error, undefined, undefined, !user.restricted)
-        if (api.statusCode >= 500) throw error
-        return { status: api.statusCode, payload: JSON.stringify({ ...api.body(), request_id: requestId }) }
-      }
-    }
-  }
-
-  /** As `rawReader`, the body parsed. */
-  reader(user: AuthUser, requestId?: string, fresh = false): Reader {
-    const raw = this.rawReader(user, requestId, fresh)
-    return async (path) => {
-      const { status, payload } = await raw(path)
-      return { status, body: JSON.parse(payload) }
-    }
-  }
-
-  async #readPath(path: string, asked: ReadAsked): Promise<Representation> {
-    const pathname = path.split('?')[0]
-    for (const [pattern, read] of this.#paths) {
-      const match = pattern.exec(pathname)
-      if (match) return read(match, asked)
-    }
-    const [, name, id] = /^\/([^/]+)\/(?:([^/]+)\/)?$/.exec(pathname) ?? []
-    const resource = name === undefined ? undefined : this.parts.resourceNamed(name)
-    if (!resource) throw new ApiError(404, 'UNKNOWN_RESOURCE', `Unknown resource: ${name ?? pathname}`)
-    assertMayCall(asked.user, resource, 'GET')
-    return id === undefined ? this.list(resource, name, asked) : this.detail(resource, name, id, asked)
   }
 
   /**

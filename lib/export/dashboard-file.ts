@@ -1,11 +1,12 @@
 // A dashboard (or one chart) as a file: each chart read and drawn as the app reads and draws it (the
-// web app's modules), through a reader that asks the API as the requester, so the file holds what
-// that requester may see and nothing else.
+// web app's modules), its reads made as the requester, so the file holds what that requester may see
+// and nothing else.
 import { tooManyCharts } from './limits.js'
-import { bodyOf, type Reader } from '../api/read-service.js'
+import type { ViewReads } from './dashboard-data.js'
 import { CHART_HEIGHT, chartSvg, chartWidths, type DrawnChart, FONT_FAMILY, type Layout, messageSvg, tableSvg } from './render.js'
 import { type Catalog, type ChartSpec, readCatalog, type View, type WebModules } from './web-modules.js'
-import { chartRowsOf, type SavedChart, viewQuery } from './view.js'
+import { apiView, chartRowsOf, type SavedChart } from './view.js'
+import { webListRead } from './web-reads.js'
 
 /** What to export: a dashboard or a chart, under a view. */
 export interface ExportTarget {
@@ -15,13 +16,13 @@ export interface ExportTarget {
 }
 
 /** The rows of charts to draw, the title, and the dashboard's data (each chart's rows) where there is one. */
-async function chartsToDraw(read: Reader, target: ExportTarget) {
+async function chartsToDraw(reads: ViewReads, target: ExportTarget) {
   if (target.chartId !== undefined) {
-    const chart = (await bodyOf(read, `/custom_chart/${target.chartId}/`)) as unknown as SavedChart
+    const chart = (await reads.detail('custom_chart', target.chartId)) as unknown as SavedChart
     return { title: chart.title ?? `#${chart.id}`, rows: [[chart]], prefetched: {} as Record<string, unknown> }
   }
-  const dashboard = await bodyOf(read, `/dashboard/${target.dashboardId}/`)
-  const data = await bodyOf(read, `/dashboard/${target.dashboardId}/data/${viewQuery(target.view)}`)
+  const dashboardId = target.dashboardId!
+  const [dashboard, data] = await Promise.all([reads.detail('dashboard', dashboardId), reads.dashboardData(dashboardId, apiView(target.view))])
   return { title: String(dashboard.title), rows: chartRowsOf(dashboard), prefetched: data.charts as Record<string, unknown> }
 }
 
@@ -78,15 +79,15 @@ interface DrawContext {
  */
 export async function exportLayout(
   modules: WebModules,
-  read: Reader,
+  reads: ViewReads,
   target: ExportTarget,
   options: { width: number; scope: string; made: Date; timeZone?: string; language: string; maxCharts?: number },
 ): Promise<Layout> {
-  const [{ catalog }, charts] = await Promise.all([readCatalog(modules, read), chartsToDraw(read, target)])
+  const [{ catalog }, charts] = await Promise.all([readCatalog(modules, reads), chartsToDraw(reads, target)])
   // Dashboards saved before the limit, or written around the API, are refused too: drawing is the cost.
   const count = charts.rows.reduce((sum, row) => sum + row.length, 0)
   if (options.maxCharts !== undefined && count > options.maxCharts) throw tooManyCharts(count, options.maxCharts)
-  const readObjects = async (path: string) => (await bodyOf(read, path)).objects as Array<Record<string, unknown>>
+  const readObjects = async (path: string) => (await webListRead(reads, path)).objects as Array<Record<string, unknown>>
   const context: DrawContext = { catalog, view: target.view, prefetched: charts.prefetched ?? {}, readObjects, scope: options.scope }
   const rows: DrawnChart[][] = []
   for (const row of charts.rows) {

@@ -1,7 +1,7 @@
 // What an export asks (its type, width, target and view) and the file it answers: the part of
 // `GET /export_file/` that a shared link's export (plugins/shared.ts) asks the same way.
 import { ApiError, invalidValue } from '../core/errors.js'
-import type { Answer } from '../api/read-service.js'
+import type { ViewReads } from './dashboard-data.js'
 import { Param, type QueryOf } from '../api/query.js'
 import type { QueryParams } from '../api/query-params.js'
 import type { ExportTarget } from './dashboard-file.js'
@@ -90,7 +90,7 @@ export function fileAsked(
 /** The file: its bytes, media type and the name a browser saves it under. */
 export async function exportFile(
   modules: WebModules,
-  read: (path: string) => Promise<Answer>,
+  reads: ViewReads,
   asked: FileAsked,
   scope: string,
   maxCharts = Number.POSITIVE_INFINITY,
@@ -104,7 +104,7 @@ export async function exportFile(
   ])
   const layoutWidth = type === 'pdf' ? pdfLayoutWidth(page) : width
   const layout = await drawingLanguage.run(lang, () =>
-    exportLayout(modules, read, target, { width: layoutWidth, made, timeZone, scope, language: lang, maxCharts }),
+    exportLayout(modules, reads, target, { width: layoutWidth, made, timeZone, scope, language: lang, maxCharts }),
   )
   const svg = () => layoutSvg(layout, width)
   let bytes: Buffer

@@ -2,25 +2,26 @@
 // credentials, so one answer carries the dashboard, the names it shows, every chart's rows and every
 // other read its chart cards will make (a restricted reader's fallback, a map's shapes), made here by the
 // same functions the cards call (web/charts.js).
-import { bodyOf, type Reader } from '../api/read-service.js'
-import type { QueryOf } from '../api/query.js'
-import { chartsOf, type VIEW_PARAMS, viewOf } from './view.js'
+import type { View, ViewReads } from './dashboard-data.js'
+import { chartsOf, viewOf } from './view.js'
 import { readCatalog, webModules } from './web-modules.js'
+import { webListRead } from './web-reads.js'
 
-/** The dashboard `dashboardId` under a view, read with `read` (the link's reader). */
-export async function sharedView(read: Reader, dashboardId: number, view: QueryOf<typeof VIEW_PARAMS>) {
+/** The dashboard `dashboardId` under a view, read as the link's reader. */
+export async function sharedView(viewReads: ViewReads, dashboardId: number, view: View) {
   const modules = await webModules()
   const [dashboard, data, { lists, catalog }] = await Promise.all([
-    bodyOf(read, `/dashboard/${dashboardId}/`),
-    bodyOf(read, `/dashboard/${dashboardId}/data/${modules.query(view)}`),
-    readCatalog(modules, read),
+    viewReads.detail('dashboard', dashboardId),
+    viewReads.dashboardData(dashboardId, view),
+    readCatalog(modules, viewReads),
   ])
+  // Every other read of the cards, by the path they will ask it by.
   const reads: Record<string, unknown> = {}
-  const recorded = async (path: string) => (reads[path] ??= (await bodyOf(read, path)).objects) as Array<Record<string, unknown>>
+  const recorded = async (path: string) => (reads[path] ??= (await webListRead(viewReads, path)).objects) as Array<Record<string, unknown>>
   const place = viewOf(view)
   for (const chart of chartsOf(dashboard)) {
     const spec = modules.chartSpec(chart.chart_json)
-    const prefetched = (data.charts as Record<string, unknown>)[chart.id]
+    const prefetched = data.charts[chart.id]
     const drawn = await modules.readChartFor(spec, place, catalog, prefetched, recorded).catch(() => undefined)
     if (drawn && modules.isMap(spec) && drawn.data.points.length) await recorded(`/geo/${modules.query({ ...(drawn.data.where as object), limit: 0 })}`)
   }

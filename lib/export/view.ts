@@ -24,8 +24,13 @@ export const viewOf = (params: QueryOf<typeof VIEW_PARAMS>): View => ({
 /** The view a query asks for; a 400 naming a bad value. */
 export const readView = (raw: QueryParams) => readParams(raw)
 
-/** A view as the query of a dashboard's data (web/dashboard.js: the app writes it the same way). */
-export const viewQuery = (view: View): string => appDashboard.viewQuery(view)
+/** The view of chartRead as the API takes it. */
+export const apiView = (view: View): QueryOf<typeof VIEW_PARAMS> => ({
+  campaign: view.campaignId ?? undefined,
+  location: view.locationId ?? undefined,
+  start_date: view.startDate ?? undefined,
+  end_date: view.endDate ?? undefined,
+})
 
 /** A saved chart as a dashboard's detail expands it. */
 export type SavedChart = { id: number; uuid?: string; title?: string; chart_json: unknown }

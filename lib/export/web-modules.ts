@@ -10,7 +10,8 @@ import * as status from '../../web/status.js'
 
 /** The app's dashboard module: how a view is written in a query, which charts a dashboard's rows show. */
 export * as appDashboard from '../../web/dashboard.js'
-import { bodyOf, type Reader } from '../api/read-service.js'
+import type { Reads } from '../api/read-service.js'
+import { webListRead } from './web-reads.js'
 import type { StatusLegend } from './render.js'
 
 type Json = Record<string, unknown>
@@ -85,9 +86,9 @@ export function webModules({ drawing: draws = true } = {}): Promise<WebModules> 
 }
 
 /** What the app knows by id, read as the requester (web/api.js, CATALOG_READS): the lists and the catalog made of them. */
-export async function readCatalog(modules: WebModules, read: Reader) {
+export async function readCatalog(modules: WebModules, reads: Pick<Reads, 'list'>) {
   const names = Object.keys(modules.CATALOG_READS)
-  const bodies = await Promise.all(names.map((name) => bodyOf(read, modules.CATALOG_READS[name])))
+  const bodies = await Promise.all(names.map((name) => webListRead(reads, modules.CATALOG_READS[name])))
   const lists = Object.fromEntries(names.map((name, i) => [name, bodies[i].objects as Array<Record<string, unknown>>]))
   return { lists, catalog: modules.catalogOf(lists) }
 }
