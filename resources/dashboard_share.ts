@@ -71,7 +71,7 @@ export default defineResource({
           view: view === null ? null : JSON.stringify(view),
           label,
           token_end: token.slice(-4),
-        } as never)
+        })
         .returning('id')
         .executeTakeFirstOrThrow()
       // The address opens at the view too, so a link pasted anywhere shows what its maker saw.

@@ -1,6 +1,6 @@
 // The generic operations behind every model resource: list, detail, create, update, delete.
 // This is where HTTP-level rules meet SQL; resources only add hooks.
-import { sql, type Expression, type Kysely, type SqlBool } from 'kysely'
+import { sql, type Expression, type SqlBool } from 'kysely'
 import { tables } from '../../schemas/index.js'
 import { columnsOf, type ColumnKind } from '../../schemas/columns.js'
 import { ApiError, notFound, validationError } from '../core/errors.js'
@@ -30,8 +30,12 @@ export function inList(column: string, ids: number[]): Expression<SqlBool> {
   return ids.length ? sql<SqlBool>`${sql.ref(column)} = any(${ids}::int4[])` : sql<SqlBool>`false`
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: tables and columns chosen at run time, checked by the schemas
-export const dynamic = (ctx: Context) => ctx.db as unknown as Kysely<any>
+/** Tables and columns named at run time by a declaration (its table, filters, fields), checked against its schema before a query is built. */
+// biome-ignore lint/suspicious/noExplicitAny: a column's type is its schema's, known at run time only
+type DeclaredTables = Record<string, Record<string, any>>
+
+/** The database with the declared tables of the generic API (Kysely's `withTables`: no cast). */
+export const dynamic = (ctx: Context) => ctx.db.withTables<DeclaredTables>()
 
 /** Adds LEFT JOINs for relation paths (deduplicated, prefixes first). Aliases are the path joined by `__`. */
 export function withJoins(query: ListQuery, resource: Resource, paths: string[][]): ListQuery {

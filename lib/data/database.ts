@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import type { PGlite } from '@electric-sql/pglite'
-import { Kysely, PostgresDialect, sql, type LogEvent } from 'kysely'
+import { Kysely, PostgresDialect, sql, type LogEvent, type QueryExecutorProvider } from 'kysely'
 import { PGliteDialect } from 'kysely-pglite-dialect'
 import pg from 'pg'
 import type { DB } from '../../schemas/index.js'
@@ -22,7 +22,7 @@ export interface Database {
   db: Kysely<DB>
   engine: Engine
   /** Runs a multi-statement SQL script (migrations, test resets) on `executor`'s session. */
-  execScript(executor: Kysely<unknown>, script: string): Promise<void>
+  execScript(executor: QueryExecutorProvider, script: string): Promise<void>
   close(): Promise<void>
   /**
    * Calls `onNotify` with the payload of every NOTIFY on `channel`, and `onState(false)` whenever delivery may have gaps

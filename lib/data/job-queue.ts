@@ -86,11 +86,11 @@ export interface JobError extends Error {
   final: boolean
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: tables and columns chosen at run time, checked by the schemas
-type AnyKysely = Kysely<any>
+/** What pg-boss runs its statements on: any Kysely instance or transaction, whatever its tables. */
+type Executor = Pick<Kysely<unknown>, 'executeQuery'>
 
 /** pg-boss's `db` option over a Kysely instance or transaction (a script without parameters goes as one simple query). */
-function executor(db: AnyKysely) {
+function executor(db: Executor) {
   return {
     executeSql: (text: string, values: unknown[] = []) => db.executeQuery(CompiledQuery.raw(text, values)),
   }
@@ -106,7 +106,7 @@ export async function installJobQueue(database: Database): Promise<void> {
     to_regclass('job_state') is not null as view`.execute(database.db)
   if (!rows[0].queue) {
     try {
-      await database.execScript(database.db as AnyKysely, PgBoss.getConstructionPlans(schema))
+      await database.execScript(database.db, PgBoss.getConstructionPlans(schema))
     } catch (error) {
       // Another process installed it at the same moment (pg-boss's own way of telling).
       if (!/already exists/.test((error as Error).message)) throw error
