@@ -11,9 +11,10 @@
 // level). Timed for the last campaign, each answer computed afresh (`Cache-Control: no-cache`: the
 // read cache neither answers nor is skipped for the next), by the superuser (the whole country) and by
 // a user responsible for one province (location_responsibility): validation_result, campaign_outlier
-// and campaign_completeness with `limit=0` (every row). One untimed request of each first, then
-// BENCH_RUNS rounds (default 10), the six reads in turn in each; median and p95 (nearest rank) per
-// read. The data is a pure function of the ids, so every run reads the same answers.
+// and campaign_completeness with `limit=0` (every row). Each read once first, timed apart (the
+// country's first outlier read makes the campaign's history summary, as the first read after a
+// change of an earlier campaign's values does), then BENCH_RUNS rounds (default 10), the six reads in
+// turn in each; median and p95 (nearest rank) per read. The data is a pure function of the ids, so every run reads the same answers.
 import http from 'node:http'
 import pg from 'pg'
 import { doing, median, scratchDatabase, scratchDir, startServer, stop } from './lib.js'
@@ -127,6 +128,8 @@ interface Row {
   read: string
   objects: number
   bytes: number
+  /** The first read's time (ms): the outliers' history summary made there. */
+  first: number
   times: number[]
 }
 
@@ -172,9 +175,10 @@ async function measure(engine: 'pglite' | 'postgres', port: number): Promise<{ r
     const reads = users.flatMap(([who, auth]) => READS.map((read) => ({ who, auth, read, path: `/api/v1/${read}/?campaign_id=${CAMPAIGNS}&limit=0` })))
     const rows: Row[] = []
     for (const r of reads) {
-      doing(`${engine}: ${r.read} as ${r.who}, untimed`)
+      doing(`${engine}: ${r.read} as ${r.who}, the first`)
+      const at = performance.now()
       const { objects, bytes } = await get(port, r.path, r.auth)
-      rows.push({ engine, who: r.who, read: r.read, objects, bytes, times: [] })
+      rows.push({ engine, who: r.who, read: r.read, objects, bytes, first: performance.now() - at, times: [] })
     }
     for (let run = 1; run <= RUNS; run++) {
       doing(`${engine}: round ${run} of ${RUNS}`)
@@ -202,12 +206,12 @@ for (const engine of ENGINES) {
   all.push(...rows)
 }
 console.log(`\n${RUNS} runs each, campaign ${CAMPAIGNS} of ${CAMPAIGNS}, Cache-Control: no-cache; target ≤ ${TARGET_MS} ms\n`)
-console.log('| engine | who | read | rows | bytes | median ms | p95 ms | ≤ 1 s |')
-console.log('|---|---|---|---|---|---|---|---|')
+console.log('| engine | who | read | rows | bytes | first ms | median ms | p95 ms | ≤ 1 s |')
+console.log('|---|---|---|---|---|---|---|---|---|')
 for (const r of all) {
   const ok = p95(r.times) <= TARGET_MS ? 'yes' : median(r.times) <= TARGET_MS ? 'median only' : 'no'
   console.log(
-    `| ${r.engine} | ${r.who} | ${r.read} | ${r.objects.toLocaleString('en')} | ${r.bytes.toLocaleString('en')} | ${ms(median(r.times))} | ${ms(p95(r.times))} | ${ok} |`,
+    `| ${r.engine} | ${r.who} | ${r.read} | ${r.objects.toLocaleString('en')} | ${r.bytes.toLocaleString('en')} | ${ms(r.first)} | ${ms(median(r.times))} | ${ms(p95(r.times))} | ${ok} |`,
   )
 }
 process.exit(0)

@@ -35,6 +35,7 @@ import { LocationPolygon } from './location_polygon.js'
 import { LocationTree } from './location_tree.js'
 import { LocationType } from './location_type.js'
 import { MinMaxRange } from './min_max_range.js'
+import { OutlierHistory, OutlierHistoryRun } from './outlier_history.js'
 import { PasswordReset } from './password_reset.js'
 import { DashboardShare } from './dashboard_share.js'
 import { SourceDoc } from './source_doc.js'
@@ -79,6 +80,8 @@ export const tables = {
   location_tree: LocationTree,
   location_type: LocationType,
   min_max_range: MinMaxRange,
+  outlier_history: OutlierHistory,
+  outlier_history_run: OutlierHistoryRun,
   password_reset: PasswordReset,
   dashboard_share: DashboardShare,
   source_doc: SourceDoc,

@@ -1,12 +1,15 @@
 // Outliers (resources/campaign_outlier.ts, lib/engine/outliers.ts): a value far from its location's
 // history (its last values: z-score), a history that never varied and a value that does, a value outside a min–max
 // range set by hand, and ranges generated from history (min_max_generate) that keep the hand-set
-// ones; a restricted user sees and generates within her part only; every bad parameter a 400.
+// ones; a restricted user sees and generates within her part only; every bad parameter a 400. The
+// history's summary is kept between reads, and what it gives equals the history grouped afresh after
+// every change that makes it stale.
 import t from 'tap'
-import { alice, build } from './helper.js'
+import { admin, alice, build, engine } from './helper.js'
 import { client } from './api.js'
 import { erin, moreUsers, world } from './world.js'
-import type { Outlier } from '../lib/engine/outliers.js'
+import { sql } from 'kysely'
+import { findOutliers, type Outlier } from '../lib/engine/outliers.js'
 
 /** A min–max range as the API answers it. */
 interface Range {
@@ -150,4 +153,103 @@ t.test('outliers of a campaign: far from history, never varied, outside a range;
   const upsideDown = await api.post('/min_max_range/', { location_id: w.a1, indicator_id: visits, mn_val: 5, mx_val: 1 })
   t.equal(upsideDown.status, 400)
   t.match(upsideDown.body.message, /mn_val: must not be above mx_val/)
+})
+
+t.test('the history summary is kept between reads and follows every change that makes it stale', async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  const w = await world(api)
+  const created = async (path: string, body: Record<string, unknown>) => {
+    const res = await api.post(path, body)
+    if (res.status !== 201) throw new Error(res.text)
+    return res.body.id as number
+  }
+  const campaignType = await created('/campaign_type/', { name: 'SNID' })
+  const campaign = (name: string, start_date: string) => created('/campaign/', { name, campaign_type_id: campaignType, start_date, end_date: start_date })
+  const doses = await created('/indicator/', { name: 'doses', short_name: 'doses', data_format: 'int' })
+  const history = [await campaign('H1', '2015-01-10'), await campaign('H2', '2015-03-10'), await campaign('H3', '2015-05-10')]
+  const judged = await campaign('D', '2016-06-01')
+  const enter = (location_id: number, campaign_id: number, value: number) =>
+    created('/campaign_datapoint/', { indicator_id: doses, location_id, campaign_id, value })
+  const a1History = [await enter(w.a1, history[0], 100), await enter(w.a1, history[1], 104), await enter(w.a1, history[2], 98)]
+  for (const [i, h] of history.entries()) await enter(w.b1, h, [50, 52, 48][i])
+  await enter(w.a1, judged, 150)
+  const b1Judged = await enter(w.b1, judged, 51)
+
+  const runs = async () => (await sql<{ campaign_id: number }>`select campaign_id from outlier_history_run`.execute(db)).rows.map((r) => r.campaign_id)
+  // What the API answers (from the summary), and what grouping the history afresh finds (a read-only
+  // transaction cannot keep a summary): the same, after every change.
+  const rounded = (o: Outlier) => [o.method, o.datapoint_id, o.value, o.history_values, o.mean?.toFixed(6), o.sd?.toFixed(6)]
+  const same = async (what: string) => {
+    const res = await api.get(`/campaign_outlier/?campaign_id=${judged}&history=3`)
+    t.equal(res.status, 200, res.text)
+    const afresh = await db.transaction().execute(async (trx) => {
+      await sql`set transaction read only`.execute(trx)
+      return findOutliers(trx, { campaignId: judged, scope: sql<boolean>`true`, z: 3, history: 3 })
+    })
+    t.same((res.body.objects as Outlier[]).map(rounded), afresh.map(rounded), what)
+    return res.body.objects as Outlier[]
+  }
+  t.same(await runs(), [], 'no summary before the first read')
+  t.same(
+    (await same('the first read')).map((o) => o.value),
+    [150],
+    "a1's 150 is far from 100, 104, 98",
+  )
+  t.same(await runs(), [judged], 'its summary kept')
+  await api.patch(`/campaign_datapoint/${b1Judged}/`, { value: 90 })
+  t.same(await runs(), [judged], "a value of the campaign itself: its history's summary stays")
+  t.same((await same('a value of the campaign changed')).map((o) => o.value).sort(), [150, 90], "b1's 90 far from 50, 52, 48")
+  const changes: Array<[string, () => Promise<unknown>]> = [
+    ['an earlier value changed', () => api.patch(`/campaign_datapoint/${a1History[0]}/`, { value: 148 })],
+    ['an earlier value deleted', () => api.delete(`/campaign_datapoint/${a1History[1]}/`)],
+    ['an earlier value added', () => enter(w.a1, history[1], 151)],
+    ['a campaign added before it', async () => enter(w.b1, await campaign('H4', '2016-01-10'), 89)],
+    ['a campaign moved after it', () => api.patch(`/campaign/${history[2]}/`, { start_date: '2017-01-10', end_date: '2017-01-10' })],
+    ["the indicator's format changed", () => api.patch(`/indicator/${doses}/`, { data_format: 'pct' })],
+  ]
+  for (const [what, change] of changes) {
+    await same(`before: ${what}`)
+    t.same(await runs(), [judged], `kept before: ${what}`)
+    await change()
+    t.same(await runs(), [], `stale after: ${what}`)
+    await same(`after: ${what}`)
+  }
+  t.same(await same('at the end'), [], "a1's 150 is near its history now (148, 151), b1's 90 within its spread (50, 52, 89)")
+})
+
+const oneConnection = engine === 'pglite' && 'one connection: no write runs beside a read'
+
+t.test('while a write of earlier values is under way, a read groups the history itself', { skip: oneConnection }, async (t) => {
+  const { app, db } = await build(t)
+  const api = client(app)
+  const w = await world(api)
+  const created = async (path: string, body: Record<string, unknown>) => {
+    const res = await api.post(path, body)
+    if (res.status !== 201) throw new Error(res.text)
+    return res.body.id as number
+  }
+  const type = await created('/campaign_type/', { name: 'SNID' })
+  const campaign = (name: string, start_date: string) => created('/campaign/', { name, campaign_type_id: type, start_date, end_date: start_date })
+  const doses = await created('/indicator/', { name: 'doses', short_name: 'doses', data_format: 'int' })
+  const history = [await campaign('H1', '2015-01-10'), await campaign('H2', '2015-03-10'), await campaign('H3', '2015-05-10')]
+  const judged = await campaign('D', '2016-06-01')
+  const enter = (campaign_id: number, value: number) => created('/campaign_datapoint/', { indicator_id: doses, location_id: w.a1, campaign_id, value })
+  for (const [i, h] of history.entries()) await enter(h, [100, 102, 101][i])
+  await enter(judged, 150)
+  // Computed afresh (no-cache): the read cache hears of the direct change below a moment after it.
+  const read = async () =>
+    ((await api.get(`/campaign_outlier/?campaign_id=${judged}&history=3`, { ...admin, 'cache-control': 'no-cache' })).body.objects as Outlier[]).map(
+      (o) => o.value,
+    )
+  const runs = async () => (await sql<{ n: number }>`select count(*)::int as n from outlier_history_run`.execute(db)).rows[0].n
+  await db.transaction().execute(async (trx) => {
+    // An earlier value changed, not committed: its trigger holds the summaries' lock (shared).
+    const changed = await sql`update datapoint set value = 1000 where campaign_id = ${history[0]} and indicator_id = ${doses}`.execute(trx)
+    t.equal(Number(changed.numAffectedRows), 1, 'the earlier value, changed')
+    t.same(await read(), [150], '150 is far from 100, 102 and 101: the committed history, grouped by the read')
+    t.equal(await runs(), 0, 'no summary kept from a snapshot the write will change')
+  })
+  t.same(await read(), [], 'committed: 150 is within the spread of 1000, 102 and 101')
+  t.equal(await runs(), 1, 'and the summary is kept again')
 })
