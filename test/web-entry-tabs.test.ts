@@ -118,7 +118,7 @@ t.test('two people typing into one cell in two tabs never overwrite each other s
       // The winner shows its value saved, and no conflict.
       const words = await until(`${what}: saved on ${tab.name}'s tab`, async () => {
         const text = (await stateOf(tab.page).textContent()) ?? ''
-        return /^(Saved|Flagged: .*)$/.test(text) || CONFLICT.test(text) ? text : undefined
+        return /^(Saved|Flagged by .*)$/.test(text) || CONFLICT.test(text) ? text : undefined
       })
       if (CONFLICT.test(words)) problems.push(`${what}: the write was saved but ${tab.name}'s tab shows a conflict: ${words}`)
       if (number(await input(tab.page).inputValue()) !== value) problems.push(`${what}: ${tab.name}'s cell does not show the value saved`)

@@ -95,13 +95,13 @@ export function inputText(value, format) {
 
 /**
  * What a write's `validation` says of one cell: the rules and bounds broken by its indicator at its
- * location (`rule.name`), flags and blocks alike.
+ * location (each a violation as validation_result gives it), flags and blocks alike.
  * @param {{ items?: Array<any> } | undefined} validation
  * @param {number} indicatorId
  * @param {number} locationId
  */
 export function flagsOf(validation, indicatorId, locationId) {
-  return (validation?.items ?? [])
-    .filter((v) => v.location?.id === locationId && (v.left?.indicator_id === indicatorId || v.right?.indicator_id === indicatorId))
-    .map((v) => v.rule.name)
+  return (validation?.items ?? []).filter(
+    (v) => v.location?.id === locationId && (v.left?.indicator_id === indicatorId || v.right?.indicator_id === indicatorId),
+  )
 }

@@ -419,8 +419,6 @@ export const FRENCH = {
   none: 'aucune',
   'Implausible values': 'Valeurs invraisemblables',
   Rule: 'Règle',
-  Left: 'Gauche',
-  Right: 'Droite',
   'Lines skipped': 'Lignes ignorées',
   Line: 'Ligne',
   Why: 'Pourquoi',
@@ -560,7 +558,6 @@ export const FRENCH = {
   'Refused: {reason}': 'Refusée : {reason}',
   'Changed by someone else since the form was loaded: {value} there now':
     'Modifiée par quelqu’un d’autre depuis le chargement du formulaire : {value} maintenant',
-  'Flagged: {rules}': 'Signalée : {rules}',
   Saved: 'Enregistrée',
   'Keep mine': 'Garder la mienne',
   'Take theirs': 'Prendre la leur',

@@ -19,7 +19,8 @@ function stateWords(state, format) {
     const theirs = state.current ? formatValue(state.current.value, format) : '?'
     return t('Changed by someone else since the form was loaded: {value} there now', { value: theirs })
   }
-  if (state.flags?.length) return t('Flagged: {rules}', { rules: state.flags.join('; ') })
+  // Each flag in words: "Flagged by “rule”: 5,000 should be ≤ 900".
+  if (state.flags?.length) return state.flags.join('; ')
   if (state.state === 'saved') return t('Saved')
   return ''
 }

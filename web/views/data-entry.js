@@ -13,6 +13,7 @@ import { t, tn } from '../i18n.js'
 import { cellKey, enqueue, entries, flush, forget, outboxReady } from '../outbox.js'
 import { CellHistory, EntryCell } from './data-entry-cell.js'
 import { LocationSearch } from './location-search.js'
+import { violationWords } from './value-flags.js'
 import { keepForOffline } from '../offline.js'
 import { routeHash } from '../route.js'
 
@@ -129,7 +130,7 @@ export function DataEntry({ catalog, params = {} }) {
     })
   const setState = stateSetter(setStates)
 
-  const { waiting: kept, showOutbox, send } = useOutbox({ selection, keyOf, columns, setValues, setStates })
+  const { waiting: kept, showOutbox, send } = useOutbox({ selection, keyOf, columns, setValues, setStates, catalog })
   const { waiting, notSaved } = unsentCounts(kept, states, rows, columns, keyOf)
   useEffect(() => {
     if (!components || !rows.length || (over === 'date' ? !selection.dataDate : !selection.campaignId)) return setValues(null)
@@ -283,7 +284,7 @@ function EntryGrid({ grid, rows, columns, values, keyOf, unsent, cellOf }) {
  * every 4 s and when the browser is online again; an answer updates its cell (its value, and the
  * validation flags of its row).
  */
-function useOutbox({ selection, keyOf, columns, setValues, setStates }) {
+function useOutbox({ selection, keyOf, columns, setValues, setStates, catalog }) {
   const [waiting, setWaiting] = useState(0)
   const showOutbox = async () => {
     const kept = await entries()
@@ -316,13 +317,15 @@ function useOutbox({ selection, keyOf, columns, setValues, setStates }) {
           () => {},
         )
       }
-      // A write's validation covers its location and campaign: every cell of that row of the form shown gets its flags.
+      // A write's validation covers its location and campaign: every cell of that row of the form shown gets
+      // its flags, each the rule and both numbers in words.
+      const flagWords = (indicatorId) => flagsOf(body.validation, indicatorId, entry.location_id).map((v) => violationWords(v, catalog))
       setStates((before) => {
-        const next = new Map(before).set(key, { state: 'saved', flags: flagsOf(body.validation, entry.indicator_id, entry.location_id) })
+        const next = new Map(before).set(key, { state: 'saved', flags: flagWords(entry.indicator_id) })
         if (key !== keyOf(entry.location_id, entry.indicator_id)) return next
         for (const c of columns) {
           const other = keyOf(entry.location_id, c.id)
-          const flags = flagsOf(body.validation, c.id, entry.location_id)
+          const flags = flagWords(c.id)
           if (other !== key && (next.get(other)?.state === 'saved' || flags.length)) next.set(other, { ...(next.get(other) ?? { state: 'saved' }), flags })
         }
         return next

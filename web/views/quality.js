@@ -60,7 +60,7 @@ function Violations({ campaignId, locationId, catalog }) {
     ${csv && html`<p><a href=${csv} download=${t('rule violations.csv')}>${t('Download as CSV')}</a></p>`}
     ${
       found.length > 0 &&
-      html`<div class="table-scroll"><table class="quality">
+      html`<div class="table-scroll"><table class="quality violations">
         <thead><tr>${header.map((label, column) => heading(label, column))}</tr></thead>
         <tbody>${lines.map((cells, i) => html`<tr key=${i}>${cells.map((text, c) => html`<td key=${c}>${text}</td>`)}</tr>`)}</tbody>
       </table></div>`
@@ -73,7 +73,7 @@ function Completeness({ campaignId, locationId }) {
   if (error) return html`<p class="error" role="alert">${error.message}</p>`
   if (!parents) return html`<p>${t('Loading…')}</p>`
   if (!parents.length) return html`<p>${t('No places enter values here.')}</p>`
-  return html`<div class="table-scroll"><table class="quality">
+  return html`<div class="table-scroll"><table class="quality completeness">
     <thead><tr><th scope="col">${t('Location')}</th><th scope="col">${t('Reported')}</th><th scope="col">${t('Not reported yet')}</th></tr></thead>
     <tbody>${parents.map(
       (p) => html`<tr key=${p.location.id} class=${p.reported < p.expected ? 'incomplete' : undefined}>

@@ -7,6 +7,7 @@ import { formatCount, formatValue } from '../format.js'
 import { html } from '../html.js'
 import { t, tn } from '../i18n.js'
 import { useRead } from './use-read.js'
+import { OPERATOR_WORDS } from './value-flags.js'
 
 /** A file's line number for a data row (its 0-based index below the header line). */
 export const lineOf = (rowNumber) => rowNumber + 2
@@ -149,17 +150,22 @@ function ChangedValues({ documentId, jobId, count, catalog }) {
 function Implausible({ validation, catalog }) {
   const items = Array.isArray(validation?.items) ? validation.items : []
   if (!(validation?.count > 0)) return null
-  const side = (s) => (s ? `${catalog.indicatorName.get(s.indicator_id) ?? s.indicator_id}: ${s.value ?? ''}` : '')
+  // A side: its indicator and value as people read them; a bound's limit in its indicator's format.
+  const side = (s, formatOf) =>
+    s.indicator_id == null
+      ? formatValue(s.value, catalog.indicatorFormat.get(formatOf))
+      : `${catalog.indicatorName.get(s.indicator_id) ?? s.indicator_id} ${formatValue(s.value, catalog.indicatorFormat.get(s.indicator_id))}`
   return html`<${ReportTable}
     id="implausible-heading"
     title=${t('Implausible values')}
-    columns=${[t('Rule'), t('Location'), t('Campaign'), t('Left'), t('Right')]}
+    columns=${[t('Rule'), t('Location'), t('Campaign'), t('Value'), t('Operator'), t('Compared with')]}
     rows=${items.map((v) => [
-      v.rule ? `${v.rule.name ?? v.rule.id} (${v.rule.operator ?? ''})` : '',
+      v.rule?.name ?? '',
       v.location?.name ?? v.location?.id ?? '',
-      catalog.campaignName.get(v.campaign_id) ?? v.campaign_id ?? '',
+      v.campaign?.name ?? catalog.campaignName.get(v.campaign?.id) ?? '',
       side(v.left),
-      side(v.right),
+      OPERATOR_WORDS[v.rule?.operator] ?? v.rule?.operator ?? '',
+      side(v.right, v.left.indicator_id),
     ])}
     count=${validation.count}
   />`

@@ -8,13 +8,14 @@ import { html } from '../html.js'
 import { t } from '../i18n.js'
 import { useRead } from './use-read.js'
 
-const OPERATOR_WORDS = { '<=': '≤', '<': '<', '=': '=', '>=': '≥', '>': '>', '!=': '≠' }
+/** A rule's operator as a sign people read. */
+export const OPERATOR_WORDS = { '<=': '≤', '<': '<', '=': '=', '>=': '≥', '>': '>', '!=': '≠' }
 
 /** A cell's key in the flags. */
 export const flagKey = (locationId, campaignId, indicatorId) => `${locationId}/${campaignId}/${indicatorId}`
 
 /** A broken rule or bound in words, with both numbers: "Flagged by missed at most vaccinated: 5,000 ≤ 900". */
-function violationWords(v, catalog) {
+export function violationWords(v, catalog) {
   const left = formatValue(v.left.value, catalog.indicatorFormat.get(v.left.indicator_id))
   const right =
     v.right.indicator_id == null
