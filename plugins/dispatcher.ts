@@ -38,15 +38,16 @@ export default fp(
       const params = id === undefined && resource.declares_query ? (request.query as Record<string, unknown>) : undefined
       const asked = { ...askedBy(request, reply), params }
       if (id !== undefined) return serve(reply, await reads.detail(resource, urlName, id, asked))
-      const doors = reads.doorsOf(resource)
-      if (answersJson(context(request, resource, urlName, app.db.db, params), request, doors)) return serve(reply, await reads.list(resource, urlName, asked))
+      const services = reads.servicesOf(resource)
+      if (answersJson(context(request, resource, urlName, app.db.db, params), request, services))
+        return serve(reply, await reads.list(resource, urlName, asked))
       const key = app.readCache.keyOf(request, resource, urlName)
       // A hit leaves as it was kept (plugins/http-cache.ts sends the representation).
       const kept = key === undefined ? undefined : app.readCache.lookup(request, key)
       if (kept) return serve(reply, kept)
       return reads.routed(resource, false, reply, (db, keepable) => {
         const recorded = key === undefined || !keepable ? db : app.readCache.begin(request, key, db)
-        return answerList(context(request, resource, urlName, recorded, params), request, reply, doors)
+        return answerList(context(request, resource, urlName, recorded, params), request, reply, services)
       })
     }
 

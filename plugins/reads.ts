@@ -29,7 +29,7 @@ export default fp(
     app.addHook('onClose', () => unlisten())
     const transactions = new Transactions(app.db, [details, app.readCache], () => app.dropAuthCache(), app.replicas)
     // A list's services: the transactions, and the resource's background form when it has one (resources/jobs.ts).
-    const doorsOf = (resource: Resource, job = jobOf(resource.name)) => ({ transactions, background: job && { declaration: job, jobResource } })
+    const servicesOf = (resource: Resource, job = jobOf(resource.name)) => ({ transactions, background: job && { declaration: job, jobResource } })
     const service = new ReadService({
       config: app.config,
       jobs: app.jobs,
@@ -37,7 +37,7 @@ export default fp(
       details,
       routing: new ReadRouting(app.db.reads ?? app.db.db, app.replicas, app.db.standby),
       resourceNamed: (name) => byName.get(name),
-      doorsOf,
+      servicesOf,
     })
     app.decorate('reads', service)
     app.decorate('transactions', transactions)

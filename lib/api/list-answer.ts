@@ -18,7 +18,7 @@ type Filters = Array<[string, string[]]>
 export const JSON_TYPE = 'application/json; charset=utf-8'
 
 /** The services a list answer uses: the writes' transactions, and the resource's background form if it has one. */
-export interface ListDoors {
+export interface ListServices {
   transactions: Transactions
   /** The action queued as a job, answered 202 (`Prefer: respond-async`): resources that have one (resources/jobs.ts). */
   background?: Background
@@ -28,12 +28,12 @@ export interface ListDoors {
  * A non-model action: one that only reads runs in a transaction of the request's database (a replica's,
  * its statements seen by the read cache); any other as a write, which drops the caches.
  */
-async function runAction(ctx: Context, doors: ListDoors): Promise<Row[]> {
+async function runAction(ctx: Context, services: ListServices): Promise<Row[]> {
   const action = ctx.resource.action!
   if (ctx.resource.reads_only) return ctx.db.transaction().execute((trx) => action({ ...ctx, db: trx }))
   const forget = await ctx.resource.prepare?.(ctx)
   try {
-    return await doors.transactions.run(ctx, action)
+    return await services.transactions.run(ctx, action)
   } finally {
     forget?.()
   }
@@ -56,7 +56,7 @@ export function readListRequest(ctx: Context, accept = ''): { params: ListParams
 }
 
 /** ingestion §10: the export of what the list would show, streamed page by page. */
-async function answerCsv(ctx: Context, params: ListParams, filters: Filters, reply: FastifyReply, doors: ListDoors) {
+async function answerCsv(ctx: Context, params: ListParams, filters: Filters, reply: FastifyReply, services: ListServices) {
   const { resource } = ctx
   if (resource.hooks.csv) {
     const { header, rows } = await resource.hooks.csv(ctx)
@@ -69,7 +69,7 @@ async function answerCsv(ctx: Context, params: ListParams, filters: Filters, rep
     return sendWideCsv(reply, ctx.urlName, await wide(ctx, filtered))
   }
   if (resource.kind === 'non_model') {
-    const rows = await runAction(ctx, doors)
+    const rows = await runAction(ctx, services)
     return sendCsv(
       reply,
       ctx.urlName,
@@ -89,18 +89,18 @@ async function answerCsv(ctx: Context, params: ListParams, filters: Filters, rep
  * The answer of GET on a list URL that is not a JSON page (lib/api/read-service.ts answers those): a CSV
  * export, or the job of an action asked for with `Prefer: respond-async`.
  */
-export async function answerList(ctx: Context, request: FastifyRequest, reply: FastifyReply, doors: ListDoors) {
+export async function answerList(ctx: Context, request: FastifyRequest, reply: FastifyReply, services: ListServices) {
   const { params, filters } = readListRequest(ctx, request.headers.accept)
-  if (params.format === 'csv' || params.shape === 'wide') return answerCsv(ctx, params, filters, reply, doors)
+  if (params.format === 'csv' || params.shape === 'wide') return answerCsv(ctx, params, filters, reply, services)
   // What is left is a JSON page asked for as a job: `answersJson` gave every other JSON page to the read service.
-  if (!doors.background) throw new Error(`${ctx.urlName}: answerList was given a JSON page (the read service answers those)`)
-  return submitJob(ctx, reply, doors.background, doors.transactions)
+  if (!services.background) throw new Error(`${ctx.urlName}: answerList was given a JSON page (the read service answers those)`)
+  return submitJob(ctx, reply, services.background, services.transactions)
 }
 
 /** Whether a list GET is answered as a JSON page (else a CSV export or a job: `answerList`). */
-export function answersJson(ctx: Context, request: FastifyRequest, doors: ListDoors): boolean {
+export function answersJson(ctx: Context, request: FastifyRequest, services: ListServices): boolean {
   const { params } = readListRequest(ctx, request.headers.accept)
-  return params.format === 'json' && params.shape === 'long' && !(doors.background && prefersAsync(request))
+  return params.format === 'json' && params.shape === 'long' && !(services.background && prefersAsync(request))
 }
 
 /** A list's JSON page (resource-api §9): its objects and their meta, parts of them JSON that PostgreSQL wrote. */
@@ -121,7 +121,7 @@ export const listText = (envelope: ListEnvelope): string =>
   envelope.objects instanceof RawJson || holdsRawJson(envelope.meta) ? stringifyWithRaw(envelope) : JSON.stringify(envelope)
 
 /** A list's JSON page (resource-api §9): its objects and their meta. */
-export async function listEnvelope(ctx: Context, doors: ListDoors): Promise<ListEnvelope> {
+export async function listEnvelope(ctx: Context, services: ListServices): Promise<ListEnvelope> {
   const { resource, query } = ctx
   const { params, filters } = readListRequest(ctx)
   if (params.format !== 'json') throw new ApiError(406, 'NOT_ACCEPTABLE', `${ctx.urlName}: a read composed into another is answered in JSON`)
@@ -129,7 +129,7 @@ export async function listEnvelope(ctx: Context, doors: ListDoors): Promise<List
   let total: number
   let extras: Row = {}
   if (resource.kind === 'non_model') {
-    objects = await runAction(ctx, doors)
+    objects = await runAction(ctx, services)
     total = objects.length
   } else {
     const page = await listPage(ctx, { ...params, limit: Math.min(params.limit, MAX_LIMIT), filters })

@@ -11,7 +11,7 @@ import type { AuthUser } from '../data/auth.js'
 import type { JobQueue } from '../data/job-queue.js'
 import { assertMayCall } from '../engine/access.js'
 import type { DetailCache } from './detail-cache.js'
-import { JSON_TYPE, type ListDoors, type ListEnvelope, listEnvelope, listObjects, listText } from './list-answer.js'
+import { JSON_TYPE, type ListServices, type ListEnvelope, listEnvelope, listObjects, listText } from './list-answer.js'
 import type { ReadCache } from './read-cache.js'
 import { type ReadReply, type ReadRouting, UNSENT } from './read-target.js'
 import { QueryParams } from './query-params.js'
@@ -73,7 +73,7 @@ export interface ReadServiceParts {
   /** A resource by any of its URL names. */
   resourceNamed: (name: string) => Resource | undefined
   /** The services a list's action uses (its transactions, its background form). */
-  doorsOf: (resource: Resource) => ListDoors
+  servicesOf: (resource: Resource) => ListServices
 }
 
 /** A kept answer takes both encodings when stored: a hit is never compressed again. */
@@ -97,7 +97,7 @@ export class ReadService {
     if (kept) return { representation: kept }
     return this.routed(resource, false, asked.reply ?? UNSENT, async (db, keepable) => {
       const pending = key !== undefined && keepable ? readCache.start(key, db) : undefined
-      const envelope = await listEnvelope(this.#context(resource, urlName, asked, pending?.db ?? db, params), this.parts.doorsOf(resource))
+      const envelope = await listEnvelope(this.#context(resource, urlName, asked, pending?.db ?? db, params), this.parts.servicesOf(resource))
       const representation = await representationOf(Buffer.from(listText(envelope)), JSON_HEADERS, pending ? KEPT_ENCODINGS : [])
       if (pending) readCache.store(pending.read, representation)
       return { representation, envelope }
@@ -166,8 +166,8 @@ export class ReadService {
   }
 
   /** The services a list's action uses (its transactions, its background form). */
-  doorsOf(resource: Resource): ListDoors {
-    return this.parts.doorsOf(resource)
+  servicesOf(resource: Resource): ListServices {
+    return this.parts.servicesOf(resource)
   }
 
   /**
