@@ -153,6 +153,13 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     )
     const columnTip = await tooltipAt(page, 'ColumnChart', 'svg path[fill="#0b5cad"]', 1)
     t.equal(columnTip, `Eastvale / Children missed: ${byProvince.Eastvale} (3 of 3 districts)`, 'a column’s tooltip: the value and how many districts it sums')
+    t.equal(
+      await figure(page, 'ColumnChart')
+        .locator('.drawing')
+        .evaluate((drawing) => [...drawing.querySelectorAll('div')].map((d) => (d as HTMLElement).style.cursor).find(Boolean)),
+      'pointer',
+      'a hand over a province’s column: a click drills down to its districts',
+    )
     t.match(
       await tooltipAt(page, 'PieChart', 'svg path[fill]:not([fill="none"])', 0),
       /^\w+ \/ Children vaccinated: \d{1,3},\d{3} \/ Share: [\d.]+ %$/,

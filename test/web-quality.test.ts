@@ -157,6 +157,11 @@ t.test('the data quality page: rule violations with both numbers, outliers, comp
     /^Ashford \/ Children missed: 5,000.* \/ ⚑ Flagged by “missed at most vaccinated”: 5,000 should be ≤ Children vaccinated [\d,]+ \/ ⚑ To follow up: Five thousand missed\? Check the tally sheet\.$/,
     'a dashboard tooltip: the broken rule with both numbers, and the follow-up',
   )
+  // Its districts have nothing below them: a column is no link, and shows no hand.
+  const cursor = await figure(page, 'ColumnChart')
+    .locator('.drawing')
+    .evaluate((drawing) => [...drawing.querySelectorAll('div')].map((d) => (d as HTMLElement).style.cursor).find(Boolean) ?? 'none set')
+  t.not(cursor, 'pointer', `no hand over a column that drills nowhere (${cursor})`)
   await page.goto(quality)
   await open.getByRole('button', { name: 'Resolve' }).click()
   await open.getByLabel('How it was resolved').fill('Typing error: 50, corrected.')

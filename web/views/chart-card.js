@@ -32,6 +32,10 @@ async function chartState(chart, spec, view, catalog, dashboardData, read) {
   }
 }
 
+/** An option whose items show a hand only where a click drills down (ECharts shows one on every item). */
+const pointerWhereDrillable = (option, drillable) =>
+  drillable ? option : { ...option, series: option.series.map((series) => ({ ...series, cursor: 'default' })) }
+
 /**
  * The words of the flags (a broken rule, an open follow-up) of a chart's values over campaigns, by
  * indicator, location and campaign, for its tooltips and table: read through the API, so only for the
@@ -109,7 +113,10 @@ export function ChartCard({ chart, view, catalog, onDrill, dashboardData = null,
       narrow = nowNarrow
       drawnWidth = width
       // Framed: the card shows the subtitle and the status legend around the drawing, as text.
-      const option = chartOption(spec, state.data, catalog, { mapName: state.mapName, tooltip: tooltipElement, narrow, framed: true, width, flagsOf })
+      const option = pointerWhereDrillable(
+        chartOption(spec, state.data, catalog, { mapName: state.mapName, tooltip: tooltipElement, narrow, framed: true, width, flagsOf }),
+        Boolean(drill) && state.data.locationIds.some((id) => !catalog.hasChildren || catalog.hasChildren(id)),
+      )
       if (instance) {
         instance.resize()
         return instance.setOption(option, true)
