@@ -168,9 +168,6 @@ export async function findOutliers(db: Kysely<DB>, search: OutlierSearch): Promi
   // A country's pairs grouped at once (a summary made, or judged above) need ~50 MB: with the default
   // 4 MB the grouping spills to disk and took twice as long. Until the end of the caller's transaction.
   await sql`set local work_mem = '64MB'`.execute(db)
-  // Its estimated cost is past PostgreSQL's JIT threshold, and compiling took 50–60 ms of a read that
-  // spends its time grouping rows, not evaluating expressions. (The embedded database has no JIT.)
-  await sql`set local jit = off`.execute(db)
   const kept = await keepHistory(db, search.campaignId, search.history)
   const { rows } = await sql<Outlier>`
     with ${kept ? judgedFromSummary(search) : judged(search)}, found as (
