@@ -81,7 +81,11 @@ export default defineResource({
   action: async (ctx) => {
     const z = ctx.params.z ?? ctx.config.OUTLIER_Z_SCORE
     if (!(z > 0)) throw validationError('z', 'must be above 0')
-    const outliers = await findOutliers(ctx.db, { campaignId: ctx.params.campaign_id, scope: valuesWithin(ctx), z, history: historyOf(ctx) })
+    const history = historyOf(ctx)
+    // Only the setting's history is summed up and kept: a `history` asked for is grouped afresh, so no
+    // reader can fill the database with a summary per length.
+    const kept = history === ctx.config.OUTLIER_HISTORY_CAMPAIGNS ? ctx.config.OUTLIER_SUMMARIES_KEPT : 0
+    const outliers = await findOutliers(ctx.db, { campaignId: ctx.params.campaign_id, scope: valuesWithin(ctx), z, history, summariesKept: kept })
     return outliers as unknown as Array<Record<string, unknown>>
   },
 })

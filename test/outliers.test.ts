@@ -181,11 +181,11 @@ t.test('the history summary is kept between reads and follows every change that 
   // transaction cannot keep a summary): the same, after every change.
   const rounded = (o: Outlier) => [o.method, o.datapoint_id, o.value, o.history_values, o.mean?.toFixed(6), o.sd?.toFixed(6)]
   const same = async (what: string) => {
-    const res = await api.get(`/campaign_outlier/?campaign_id=${judged}&history=3`)
+    const res = await api.get(`/campaign_outlier/?campaign_id=${judged}`)
     t.equal(res.status, 200, res.text)
     const afresh = await db.transaction().execute(async (trx) => {
       await sql`set transaction read only`.execute(trx)
-      return findOutliers(trx, { campaignId: judged, scope: sql<boolean>`true`, z: 3, history: 3 })
+      return findOutliers(trx, { campaignId: judged, scope: sql<boolean>`true`, z: 3, history: 6, summariesKept: 12 })
     })
     t.same((res.body.objects as Outlier[]).map(rounded), afresh.map(rounded), what)
     return res.body.objects as Outlier[]
@@ -218,6 +218,39 @@ t.test('the history summary is kept between reads and follows every change that 
   t.same(await same('at the end'), [], "a1's 150 is near its history now (148, 151), b1's 90 within its spread (50, 52, 89)")
 })
 
+t.test("summaries are kept for the setting's history only, and for the latest campaigns read only", async (t) => {
+  const { app, db } = await build(t, { OUTLIER_SUMMARIES_KEPT: 1 })
+  const api = client(app)
+  const w = await world(api)
+  const created = async (path: string, body: Record<string, unknown>) => {
+    const res = await api.post(path, body)
+    if (res.status !== 201) throw new Error(res.text)
+    return res.body.id as number
+  }
+  const type = await created('/campaign_type/', { name: 'SNID' })
+  const campaign = (name: string, start_date: string) => created('/campaign/', { name, campaign_type_id: type, start_date, end_date: start_date })
+  const doses = await created('/indicator/', { name: 'doses', short_name: 'doses', data_format: 'int' })
+  const campaigns = [
+    await campaign('H1', '2015-01-10'),
+    await campaign('H2', '2015-03-10'),
+    await campaign('D1', '2016-06-01'),
+    await campaign('D2', '2016-08-01'),
+  ]
+  for (const [i, c] of campaigns.entries()) await created('/campaign_datapoint/', { indicator_id: doses, location_id: w.a1, campaign_id: c, value: 100 + i })
+  // The campaigns with a summary kept, and those with rows in outlier_history.
+  const summaries = async () => ({
+    runs: (await sql<{ id: number }>`select campaign_id as id from outlier_history_run order by 1`.execute(db)).rows.map((r) => r.id),
+    rows: (await sql<{ id: number }>`select distinct campaign_id as id from outlier_history order by 1`.execute(db)).rows.map((r) => r.id),
+  })
+  const read = async (query: string) => t.equal((await api.get(`/campaign_outlier/?${query}`)).status, 200, query)
+  await read(`campaign_id=${campaigns[2]}&history=2`)
+  t.same(await summaries(), { runs: [], rows: [] }, "a history asked for (2, not the setting's 6): grouped afresh, nothing kept")
+  await read(`campaign_id=${campaigns[2]}`)
+  t.same(await summaries(), { runs: [campaigns[2]], rows: [campaigns[2]] }, "the setting's history: D1's summary kept")
+  await read(`campaign_id=${campaigns[3]}`)
+  t.same(await summaries(), { runs: [campaigns[3]], rows: [campaigns[3]] }, "OUTLIER_SUMMARIES_KEPT 1: D2's replaces D1's, its rows with it")
+})
+
 const oneConnection = engine === 'pglite' && 'one connection: no write runs beside a read'
 
 t.test('while a write of earlier values is under way, a read groups the history itself', { skip: oneConnection }, async (t) => {
@@ -239,9 +272,7 @@ t.test('while a write of earlier values is under way, a read groups the history 
   await enter(judged, 150)
   // Computed afresh (no-cache): the read cache hears of the direct change below a moment after it.
   const read = async () =>
-    ((await api.get(`/campaign_outlier/?campaign_id=${judged}&history=3`, { ...admin, 'cache-control': 'no-cache' })).body.objects as Outlier[]).map(
-      (o) => o.value,
-    )
+    ((await api.get(`/campaign_outlier/?campaign_id=${judged}`, { ...admin, 'cache-control': 'no-cache' })).body.objects as Outlier[]).map((o) => o.value)
   const runs = async () => (await sql<{ n: number }>`select count(*)::int as n from outlier_history_run`.execute(db)).rows[0].n
   await db.transaction().execute(async (trx) => {
     // An earlier value changed, not committed: its trigger holds the summaries' lock (shared).

@@ -97,6 +97,9 @@ export const ConfigSchema = Type.Object({
   // how many of its last values before the campaign; generated min–max ranges are its mean ± MIN_MAX_FACTOR of them.
   OUTLIER_Z_SCORE: Type.Number({ default: 3, exclusiveMinimum: 0 }),
   OUTLIER_HISTORY_CAMPAIGNS: Integer(6, 2),
+  // Campaigns whose history summary (sql/036) is kept, the latest made first: each is a row per
+  // location and indicator (~190,000 for a country).
+  OUTLIER_SUMMARIES_KEPT: Integer(12, 1),
   MIN_MAX_FACTOR: Type.Number({ default: 2, exclusiveMinimum: 0 }),
   EXPORT_WIDTHS_PER_DASHBOARD: Integer(8, 1),
   // Detail representations kept in memory (their bytes), dropped on every database change (0 = no cache).

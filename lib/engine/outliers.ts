@@ -26,6 +26,8 @@ export interface OutlierSearch {
   z: number
   /** How many of the location's last values before this campaign make a value's history. */
   history: number
+  /** How many campaigns' history summaries are kept, the latest made first (0: none, grouped afresh). */
+  summariesKept?: number
 }
 
 export interface Outlier {
@@ -124,7 +126,7 @@ function judgedFromSummary(search: OutlierSearch) {
  * history itself: a read-only transaction (a standby's), or a write of an earlier campaign's values
  * under way (it holds the lock its triggers take, sql/036: a summary made now could miss it).
  */
-async function keepHistory(db: Kysely<DB>, campaignId: number, history: number): Promise<boolean> {
+async function keepHistory(db: Kysely<DB>, campaignId: number, history: number, kept: number): Promise<boolean> {
   const made = sql<{ made: boolean }>`select exists (select 1 from outlier_history_run where campaign_id = ${campaignId} and history = ${history}) as made`
   const [{ read_only }] = (await sql<{ read_only: boolean }>`select current_setting('transaction_read_only') = 'on' as read_only`.execute(db)).rows
   if ((await made.execute(db)).rows[0].made) return true
@@ -160,6 +162,14 @@ async function keepHistory(db: Kysely<DB>, campaignId: number, history: number):
     -- In the key's order: inserted in a grouping's order, the key's index took 1.5 s more for a country.
     order by location_id, indicator_id`.execute(db)
   await sql`insert into outlier_history_run (campaign_id, history) values (${campaignId}, ${history})`.execute(db)
+  // The summaries beyond the `kept` latest made go, their rows with them.
+  await sql`
+    with gone as (
+      delete from outlier_history_run where (campaign_id, history) not in (
+        select campaign_id, history from outlier_history_run order by made_at desc, campaign_id = ${campaignId} desc limit ${kept}
+      ) returning campaign_id, history
+    )
+    delete from outlier_history h using gone where h.campaign_id = gone.campaign_id and h.history = gone.history`.execute(db)
   return true
 }
 
@@ -168,7 +178,7 @@ export async function findOutliers(db: Kysely<DB>, search: OutlierSearch): Promi
   // A country's pairs grouped at once (a summary made, or judged above) need ~50 MB: with the default
   // 4 MB the grouping spills to disk and took twice as long. Until the end of the caller's transaction.
   await sql`set local work_mem = '64MB'`.execute(db)
-  const kept = await keepHistory(db, search.campaignId, search.history)
+  const kept = (search.summariesKept ?? 0) > 0 && (await keepHistory(db, search.campaignId, search.history, search.summariesKept ?? 0))
   const { rows } = await sql<Outlier>`
     with ${kept ? judgedFromSummary(search) : judged(search)}, found as (
       select 'z_score' as method, j.datapoint_id, j.location_id, j.indicator_id, j.value,
