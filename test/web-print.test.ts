@@ -228,6 +228,12 @@ t.test('a PDF on A4 or US Letter paper', { skip }, async (t) => {
     const { stdout, stderr } = await run('pdfinfo', [pdf])
     t.match(stdout, size, `${page}: its paper, landscape`)
     t.equal(stderr, '', `${page}: no warning`)
+    // Two charts a row: the pie beside the columns has less room, and its labels stay whole words.
+    const words = (await run('pdftotext', ['-layout', pdf, '-'])).stdout.split(/\s+/)
+    const pieces = ['Northmarch', 'Southreach', 'Eastvale'].flatMap((name) =>
+      words.filter((w) => w !== name && ((w.length >= 3 && name.startsWith(w)) || (w.length >= 2 && name.endsWith(w)))),
+    )
+    t.same(pieces, [], `${page}: no province's name broken into pieces`)
     t.equal((await rendered(pdf, 50)).stderr, '', `${page}: rendered without a warning`)
   }
   const wrong = await api(server, `/export_file/?dashboard_id=${dashboard}&type=pdf&page=a3`)

@@ -19,8 +19,35 @@ export function topSlices(slices, top = PIE_SLICES) {
   return [...ordered.slice(0, top), { name: t('Other ({n})', { n: rest.length }), value: rest.reduce((sum, s) => sum + s.value, 0) }]
 }
 
+/**
+ * A label line's width per character (12 px text, a little above the average), and what ECharts
+ * leaves between the pie and a label's room (its leader line, 15 + 15 px, and a 10 px margin at the
+ * edge), with a few px to spare, in px.
+ */
+const LABEL_CHARACTER = 7.5
+const LEADER = 48
+/** The lowest a pie is drawn (the app's card, 18rem): its radius is at most a share of it. */
+const LOWEST_DRAWING = 288
+
+/**
+ * How big a pie is drawn in `width` px and whether its labels go beside it: each label (a name, its
+ * value below) on the room left of the pie, else the pie smaller, down to 60 % of its size; past that
+ * (or on a phone) a legend under it names each slice with its value. A label wrapped to a room too
+ * small for it broke names and numbers inside ("North / marc / h", "3 0 / 80").
+ */
+function pieLayout(slices, format, width, narrow) {
+  if (narrow) return { radius: '55%', labelled: false }
+  if (width === undefined) return { radius: '65%', labelled: true }
+  const longest = Math.max(0, ...slices.map((s) => Math.max(String(s.name).length, formatValue(s.value, format).length))) * LABEL_CHARACTER
+  const largest = (0.65 * Math.min(width, LOWEST_DRAWING)) / 2
+  const room = width / 2 - longest - LEADER
+  if (room >= largest) return { radius: '65%', labelled: true }
+  if (room >= 0.6 * largest) return { radius: Math.floor(room), labelled: true }
+  return { radius: '55%', labelled: false }
+}
+
 /** A pie's ECharts option (`parts`: web/chart-data.js, chartOption). */
-export function pieOption(chart, data, { base, tooltip, indicatorIds, locationName, indicatorName, formatOf, flagLinesOf, lastKey, narrow }) {
+export function pieOption(chart, data, { base, tooltip, indicatorIds, locationName, indicatorName, formatOf, flagLinesOf, lastKey, narrow, width }) {
   const indicatorId = indicatorIds[0]
   const format = data.over === 'classes' ? 'int' : formatOf(indicatorId)
   // Class counts: a slice per class, over every location read.
@@ -32,6 +59,8 @@ export function pieOption(chart, data, { base, tooltip, indicatorIds, locationNa
           chart.type_params?.top ?? PIE_SLICES,
         )
   const total = slices.reduce((sum, s) => sum + (s.value ?? 0), 0)
+  const { radius, labelled } = pieLayout(slices, format, width, narrow)
+  const shown = new Map(slices.map((s) => [s.name, formatValue(s.value, format)]))
   // A location's slice says its value's flags (a class's or the rest's slice has none).
   const idByName = new Map(data.over === 'classes' ? [] : data.locationIds.map((id) => [locationName(id), id]))
   return {
@@ -47,17 +76,18 @@ export function pieOption(chart, data, { base, tooltip, indicatorIds, locationNa
           ]),
         ),
     },
-    legend: narrow ? { bottom: 0, type: 'scroll' } : undefined,
+    // Without labels beside it, the legend names each slice with its value.
+    legend: labelled ? undefined : { bottom: 0, type: 'scroll', formatter: (name) => `${name}: ${shown.get(name) ?? ''}` },
     series: [
       {
         type: 'pie',
         name: indicatorName(indicatorId),
-        radius: narrow ? '55%' : '65%',
-        center: ['50%', narrow ? '45%' : '50%'],
+        radius,
+        center: ['50%', labelled ? '50%' : '45%'],
         data: slices,
         // The value on a line of its own: a label wrapped to its room breaks a long name between words, never
         // a number at its separators (ECharts wraps at a comma: "3" then ",477").
-        label: narrow ? { show: false } : { formatter: (p) => `${p.name}\n${formatValue(p.value, format)}`, overflow: 'break' },
+        label: labelled ? { formatter: (p) => `${p.name}\n${formatValue(p.value, format)}`, overflow: 'break' } : { show: false },
       },
     ],
   }
