@@ -51,7 +51,8 @@ async function drawChart(modules: WebModules, chart: SavedChart, spec: ChartSpec
     // Each value's status colour, as the app's table tints its cell (web/status.js).
     const fills = tableRows.map((row) => [undefined, undefined, ...row.statuses.map((s, i) => modules.statusFill(s, catalog.indicatorBounds.get(ids[i])))])
     const legend = modules.statusLegendLayout(ids, catalog, { width })
-    return drawn(tableSvg(header, rows, width, CHART_HEIGHT, (more) => modules.tn(more, '… {n} more row', '… {n} more rows'), fills, legend))
+    const drawnTable = tableSvg(header, rows, width, CHART_HEIGHT, (more) => modules.tn(more, '… {n} more row', '… {n} more rows'), fills, legend)
+    return { title, svg: drawnTable.svg, width, height: drawnTable.height }
   }
   if (modules.isTable(spec)) return table()
   let mapName = ''

@@ -95,7 +95,8 @@ export interface StatusLegend {
 /**
  * A table as an SVG: a header row and as many rows as fit in `height`, then how many more there are
  * (the CSV holds every row). `fills`: each cell's status colour, drawn as the app's table draws it (a
- * light tint of the cell, an edge in the full colour), and `legend` names them at the foot.
+ * light tint of the cell, an edge in the full colour), and `legend` names them under the rows. Its
+ * height: what it holds, at most `height`.
  */
 export function tableSvg(
   header: string[],
@@ -105,7 +106,7 @@ export function tableSvg(
   moreRows: (count: number) => string,
   fills: Array<Array<string | undefined>> = [],
   legend: StatusLegend = { items: [], lines: 0, height: 0 },
-): string {
+): { svg: string; height: number } {
   const rowHeight = 20
   const fit = Math.max(1, Math.floor((height - legend.height - 2 * rowHeight) / rowHeight))
   const shown = rows.slice(0, rows.length > fit + 1 ? fit : fit + 1)
@@ -132,16 +133,23 @@ export function tableSvg(
         .join(''),
     ),
   ]
-  if (shown.length < rows.length) lines.push(cell(moreRows(rows.length - shown.length), 0, (shown.length + 2) * rowHeight - 6))
-  // The statuses' legend at the foot, as a chart's drawing has it (web/chart-parts.js).
+  const more = shown.length < rows.length
+  if (more) lines.push(cell(moreRows(rows.length - shown.length), 0, (shown.length + 2) * rowHeight - 6))
+  // The statuses' legend right under the rows (at the box's foot it stood apart from a short table).
+  const legendTop = (shown.length + (more ? 2 : 1)) * rowHeight + 6
   for (const item of legend.items) {
-    const top = height - legend.height + 4 + item.line * 18
+    const top = legendTop + 4 + item.line * 18
     lines.push(
       `<rect x="${item.x}" y="${top}" width="12" height="12" fill="${item.fill ?? '#fff'}" stroke="#57606a"/>`,
       `<text x="${item.x + 16}" y="${top + 11}">${escapeXml(item.label)}</text>`,
     )
   }
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}"><g font-family="${FONT_FAMILY}" font-size="12" fill="#1b1f23">${lines.join('')}</g></svg>`
+  // As high as what it holds, at most `height`: a short table leaves no blank band under it.
+  const used = Math.min(height, legendTop + (legend.items.length ? legend.height : 0))
+  return {
+    svg: `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${used}" viewBox="0 0 ${width} ${used}"><g font-family="${FONT_FAMILY}" font-size="12" fill="#1b1f23">${lines.join('')}</g></svg>`,
+    height: used,
+  }
 }
 
 /** The widths of a row's charts within `width`: equal shares with gaps. */
