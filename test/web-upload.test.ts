@@ -156,6 +156,11 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
   await page.getByRole('button', { name: 'Apply mappings' }).click()
   await page.getByText('Applying mappings to messy.csv').waitFor()
   await page.getByText('Done: 2 values saved.').waitFor()
+  t.equal(
+    await page.locator('.progress p').textContent(),
+    '100 % Done: 2 values saved. 1 cell refused (listed below). 1 line skipped (listed below). 1 code waits for mapping below.',
+    'the line says what was not saved beside what was',
+  )
   await expectReport('after mapping')
   t.same(await violationsAtBothWidths(page), [], 'axe: the report of a messy file, at 1280 and 375 px')
   await page.screenshot({ path: join(screenshotsDir(t), 'upload-report.png'), fullPage: true })

@@ -302,9 +302,18 @@ function progressWords(job, report, unmapped, phase) {
   // A value the file repeats is held by it as much as one it writes (counted unchanged, D26).
   const saved = (d.inserted ?? 0) + (d.updated ?? 0) + (d.unchanged ?? 0)
   const done = tn(saved, 'Done: {n} value saved.', 'Done: {n} values saved.', { n: formatCount(saved) })
-  return unmapped.length
-    ? `${done} ${tn(unmapped.length, '{n} code waits for mapping below.', '{n} codes wait for mapping below.', { n: formatCount(unmapped.length) })}`
-    : done
+  // What was not saved is said beside what was: a reader of this line alone must not think all went in.
+  const refused = report.rejected_cells?.count ?? 0
+  const skipped = (report.skipped_rows?.count ?? 0) + (report.submissions?.rejected_rows?.count ?? 0)
+  const count = (n) => ({ n: formatCount(n) })
+  return [
+    done,
+    refused > 0 && tn(refused, '{n} cell refused (listed below).', '{n} cells refused (listed below).', count(refused)),
+    skipped > 0 && tn(skipped, '{n} line skipped (listed below).', '{n} lines skipped (listed below).', count(skipped)),
+    unmapped.length > 0 && tn(unmapped.length, '{n} code waits for mapping below.', '{n} codes wait for mapping below.', count(unmapped.length)),
+  ]
+    .filter(Boolean)
+    .join(' ')
 }
 
 /**
