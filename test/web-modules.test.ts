@@ -550,6 +550,9 @@ t.test('a chart says where and when: its subtitle, and what a pie or a map given
   t.equal(chartSubtitle(chart, data, named), 'March · Provinces of Veridia')
   const drilled = chartData(chart, chartRead(chart, { locationId: 10 }, named), [], named)
   t.equal(chartSubtitle(chart, { ...drilled, locationIds: [] }, named), 'Below North', 'a drill-down changes it')
+  // A place with nothing below it is read as itself: named alone, not as the provinces of a province.
+  const itself = chartData(chart, chartRead(chart, { locationId: 10 }, named), [{ indicator_id: 1, location_id: 10, campaign_id: 3, value: 4 }], named)
+  t.equal(chartSubtitle(chart, itself, named), 'March · North', 'a place without children: its own name')
   const two = { ...chart, type: 'PieChart', indicator_ids: [1, 2], campaign_ids: [3, 7] }
   const both = chartData(two, chartRead(two, {}, named), [...rows, ...rows.map((r) => ({ ...r, campaign_id: 7 }))], named)
   t.equal(drawnOnly(two, both, named), 'Draws Missed for June only: a pie shows one indicator and one campaign.')

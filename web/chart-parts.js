@@ -50,7 +50,9 @@ function placeOf(data, catalog) {
     const above = !catalog.locationName?.has(where.location_id) && catalog.roots?.length > 0
     const place = above ? catalog.roots.map((r) => r.name).join(', ') : name(where.location_id)
     const herRootsOnly = above && data.locationIds.every((id) => catalog.roots.some((r) => r.id === id))
-    if (!where.location_depth || herRootsOnly) return place
+    // A place with nothing below it is read as itself: named alone, not as the districts of a district.
+    const itselfOnly = data.locationIds.length === 1 && data.locationIds[0] === where.location_id
+    if (!where.location_depth || herRootsOnly || itselfOnly) return place
     const type = typeOf(catalog, data.locationIds[0])
     return type ? t('{types} of {place}', { types: plural(type), place }) : t('Below {place}', { place })
   }
