@@ -25,7 +25,7 @@ const latestJobs = () => list('/job/?limit=50&order_by=-id&fields=id,kind,params
 /** A document's state: its latest job's step and state, or, without one, whether it was read. */
 function documentState(doc, jobs) {
   const job = jobs.find((j) => j.params?.document_id === doc.id)
-  if (job) return `${STEP_NAMES[job.kind]?.() ?? job.kind}: ${stateWord(job.state)}`
+  if (job) return t('{step}: {state}', { step: STEP_NAMES[job.kind]?.() ?? job.kind, state: stateWord(job.state) })
   return t('uploaded')
 }
 
