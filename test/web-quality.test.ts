@@ -142,6 +142,11 @@ t.test('the data quality page: rule violations with both numbers, outliers, comp
   const open = page.locator('table.followups tr', { hasText: 'Check the tally sheet' })
   await open.waitFor()
   t.match(await open.textContent(), /Ashford.*Children missed.*5,000.*Five thousand missed\? Check the tally sheet\./, 'listed as open, with its comment')
+  // Its outlier lines say it is followed up, with what to check, and offer no second mark.
+  await ashfordMissed.first().locator('.followed-up').waitFor()
+  const marks = await ashfordMissed.locator('.followed-up').allTextContents()
+  t.ok(marks.length >= 1 && marks.every((text) => text === 'Followed up: Five thousand missed? Check the tally sheet.'), `its outlier lines say so: ${marks}`)
+  t.equal(await ashfordMissed.getByRole('button', { name: 'Follow up' }).count(), 0, 'and offer no second mark')
   const [followup] = (await read(`/datapoint_followup/?campaign_id=${october}&resolved_at__isnull=true`)).objects
   t.match(followup, { location_id: location.get('Ashford'), value: 5000, comment: 'Five thousand missed? Check the tally sheet.', resolved_at: null })
   const quality = page.url()
@@ -167,6 +172,8 @@ t.test('the data quality page: rule violations with both numbers, outliers, comp
   await open.getByLabel('How it was resolved').fill('Typing error: 50, corrected.')
   await open.getByRole('button', { name: 'Resolve' }).click()
   await page.getByText('No value waits for a follow-up.').waitFor()
+  await ashfordMissed.first().getByRole('button', { name: 'Follow up' }).waitFor()
+  t.pass('resolved: its outlier line offers a new mark again')
   t.match(
     (await read(`/datapoint_followup/${followup.id}/`)) as unknown,
     { resolution_comment: 'Typing error: 50, corrected.', resolved_at: String },

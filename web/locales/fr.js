@@ -369,6 +369,7 @@ export const FRENCH = {
   '{n} cells have different values on different lines of the file.': '{n} cellules ont des valeurs différentes sur différentes lignes du fichier.',
   '{n} code waits for mapping below.': '{n} code attend sa correspondance ci-dessous.',
   '{step}: {state}': '{step}\u00a0: {state}',
+  'Followed up: {comment}': 'À vérifier\u00a0: {comment}',
   '{n} cell refused (listed below).': '{n} cellule refusée (voir ci-dessous).',
   '{n} cells refused (listed below).': '{n} cellules refusées (voir ci-dessous).',
   '{n} line skipped (listed below).': '{n} ligne ignorée (voir ci-dessous).',

@@ -29,10 +29,19 @@ function why(o, format) {
   })
 }
 
-export function Outliers({ campaignId, locationId, catalog, mayGenerate, onFollowUp }) {
+/** The comments of the campaign's open follow-ups, by the value they mark (read again when `changed` moves). */
+function useOpenFollowups(campaignId, changed) {
+  const path = `/datapoint_followup/${query({ campaign_id: campaignId, resolved_at__isnull: 'true', limit: 0 })}`
+  const { value } = useRead(() => list(path).then((rows) => new Map(rows.map((f) => [f.datapoint_id, f.comment]))), [path, changed], new Map())
+  return value
+}
+
+export function Outliers({ campaignId, locationId, catalog, mayGenerate, onFollowUp, followupsChanged = 0 }) {
   const [generated, setGenerated] = useState({ count: null, error: '', times: 0 })
   const path = `/campaign_outlier/${query({ campaign_id: campaignId, location_id: locationId ?? undefined, limit: 0 })}`
   const { value: found, error } = useRead(() => list(path), [path, generated.times], null)
+  // A value already marked says so, with what to check, instead of offering to mark it again.
+  const open = useOpenFollowups(campaignId, followupsChanged)
   const generate = async () => {
     try {
       const [answer] = await list(`/min_max_generate/${query({ campaign_id: campaignId, location_id: locationId ?? undefined })}`)
@@ -58,7 +67,11 @@ export function Outliers({ campaignId, locationId, catalog, mayGenerate, onFollo
         <thead><tr><th scope="col">${t('Location')}</th><th scope="col">${t('Indicator')}</th><th scope="col">${t('Value')}</th><th scope="col">${t('Why')}</th><th scope="col">${t('Follow up')}</th></tr></thead>
         <tbody>${found.map((o, i) => {
           const format = catalog.indicatorFormat.get(o.indicator.id)
-          return html`<tr key=${i}><td>${o.location.name}</td><td>${catalog.indicatorName.get(o.indicator.id) ?? o.indicator.name}</td><td>${formatValue(o.value, format)}</td><td>${why(o, format)}</td><td><${FollowUpButton} datapointId=${o.datapoint_id} onDone=${onFollowUp} /></td></tr>`
+          return html`<tr key=${i}><td>${o.location.name}</td><td>${catalog.indicatorName.get(o.indicator.id) ?? o.indicator.name}</td><td>${formatValue(o.value, format)}</td><td>${why(o, format)}</td><td>${
+            open.has(o.datapoint_id)
+              ? html`<span class="followed-up">${t('Followed up: {comment}', { comment: open.get(o.datapoint_id) })}</span>`
+              : html`<${FollowUpButton} datapointId=${o.datapoint_id} onDone=${onFollowUp} />`
+          }</td></tr>`
         })}</tbody>
       </table></div>`
     }`

@@ -108,7 +108,7 @@ export function DataQuality({ catalog, params, navigate, mayEditRanges = false }
     <${Violations} campaignId=${campaignId} locationId=${locationId} catalog=${catalog} />
     <h2>${t('Outliers')}</h2>
     <p class="hint">${t('Values entered or uploaded that are far from what the same place reported in its last campaigns, or outside its range.')}</p>
-    <${Outliers} campaignId=${campaignId} locationId=${locationId} catalog=${catalog} mayGenerate=${mayEditRanges} onFollowUp=${followedUp} />
+    <${Outliers} campaignId=${campaignId} locationId=${locationId} catalog=${catalog} mayGenerate=${mayEditRanges} onFollowUp=${followedUp} followupsChanged=${followups} />
     <h2>${t('Follow-up')}</h2>
     <p class="hint">${t('The values of the campaign marked to be checked, in your part of the country, until they are resolved.')}</p>
     <${OpenFollowups} campaignId=${campaignId} catalog=${catalog} changed=${followups} onChange=${followedUp} />
