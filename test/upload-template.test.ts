@@ -27,13 +27,17 @@ t.test('a filled template is saved whole, with nothing to map', async (t) => {
   const answer = await api.get(`/upload_template/?campaign_id=${w.C}`)
   t.equal(answer.status, 200, answer.text)
   const template = answer.body.objects[0]
-  t.same(template.header, ['geocode', 'campaign', "'=risky", 'LPD', 'n'], 'each indicator under a code mapped to it; the formula-like name quoted')
+  t.same(
+    template.header,
+    ['geocode', 'location_name', 'campaign', "'=risky", 'LPD', 'n'],
+    "the location's name beside its code; each indicator under a code mapped to it; the formula-like name quoted",
+  )
   t.same(template.calculated, [{ id: ratio, short_name: 'ratio' }], 'the calculated indicator is left out and named')
   t.same(
     template.rows,
     [
-      ['a1', 'C'],
-      ['b1', 'C'],
+      ['a1', 'a1', 'C'],
+      ['b1', 'b1', 'C'],
     ],
     'a row per lowest location',
   )
@@ -59,15 +63,15 @@ t.test('a filled template is saved whole, with nothing to map', async (t) => {
   t.equal((await api.post('/location_responsibility/', { user_id: aliceId, top_lvl_location_id: w.A })).status, 201)
   const hers = await api.get('/upload_template/', alice)
   t.equal(hers.status, 200, hers.text)
-  t.same(hers.body.objects[0].rows, [['a1', 'C']], 'a restricted user: her districts')
+  t.same(hers.body.objects[0].rows, [['a1', 'a1', 'C']], 'a restricted user: her districts')
   t.equal((await api.get(`/upload_template/?location_id=${w.B}`, alice)).status, 403, 'another subtree is refused')
   t.equal((await api.get('/upload_template/?file_type=other')).status, 400, 'a bad file type is a 400')
   const nowhere = await api.get('/upload_template/?location_id=999999')
   t.equal(nowhere.status, 404, 'a location that does not exist is a 404, not an empty template')
   t.equal(nowhere.body.code, 'NOT_FOUND')
   const dates = (await api.get('/upload_template/?file_type=date&data_date=2016-03-15')).body.objects[0]
-  t.same(dates.header, ['geocode', 'data_date', 'unique_key', 'cases'])
-  t.same(dates.rows[0], ['a1', '2016-03-15', 'a1-2016-03-15'])
+  t.same(dates.header, ['geocode', 'location_name', 'data_date', 'unique_key', 'cases'])
+  t.same(dates.rows[0], ['a1', 'a1', '2016-03-15', 'a1-2016-03-15'])
 })
 
 t.test("an upload's report lists each skipped line and refused cell with its line", async (t) => {

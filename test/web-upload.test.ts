@@ -26,11 +26,15 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
     .split('\r\n')
   t.equal(
     lines[0],
-    'geocode,campaign,Access challenged,Children missed,Children vaccinated',
-    'the fixed columns, then the indicators entered (calculated ones left out)',
+    'geocode,location_name,campaign,Access challenged,Children missed,Children vaccinated',
+    'the fixed columns and the place’s name, then the indicators entered (calculated ones left out)',
   )
   t.equal(lines.length, 10, 'a row per district')
-  t.equal(lines[1], 'VD21,October 2016 - NID - bOPV,,,', 'a row: a district’s code and the latest campaign; Eastvale’s districts first, as in the tree by name')
+  t.equal(
+    lines[1],
+    'VD21,Dunmore,October 2016 - NID - bOPV,,,',
+    'a row: a district’s code, its name and the latest campaign; Eastvale’s districts first, as in the tree by name',
+  )
   t.match(
     await page.locator('.template-made').textContent(),
     /9 rows and 3 indicator columns\. Calculated by the system, so left out: Children targeted, Percent missed\./,

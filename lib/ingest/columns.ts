@@ -5,6 +5,12 @@ import type { CONFLICT_POLICIES } from '../../schemas/source_doc.js'
 
 export const REQUIRED_COLUMNS = { campaign: ['geocode', 'campaign'], date: ['geocode', 'data_date', 'unique_key'] } as const
 export type FileType = keyof typeof REQUIRED_COLUMNS
+
+/**
+ * A column the template writes for people (the location's name beside its code); uploads ignore it
+ * instead of offering it as an indicator to map.
+ */
+export const LABEL_COLUMN = 'location_name'
 export type ConflictPolicy = (typeof CONFLICT_POLICIES)[number]
 
 /** 422 MISSING_COLUMN naming every absent role column (§3.1). */

@@ -8,7 +8,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import type { AuthUser } from '../data/auth.js'
 import { notFound } from '../core/errors.js'
-import { REQUIRED_COLUMNS, type FileType } from './upload.js'
+import { LABEL_COLUMN, REQUIRED_COLUMNS, type FileType } from './columns.js'
 
 type ContentType = 'indicator' | 'location' | 'campaign'
 
@@ -24,7 +24,7 @@ const OWN = {
  * spreadsheet formula (= + - @, tab, return), and, for an indicator, no role column's name.
  */
 function usable(code: RawBuilder<unknown>, contentType: ContentType) {
-  const roles = contentType === 'indicator' ? sql` and ${code} not in ('geocode', 'campaign', 'unique_key', 'data_date')` : sql``
+  const roles = contentType === 'indicator' ? sql` and ${code} not in ('geocode', 'campaign', 'unique_key', 'data_date', ${LABEL_COLUMN})` : sql``
   return sql`(${code} <> '' and ${code} = btrim(${code}) and ${code} !~ '^[-=+@\t\r]'${roles})`
 }
 
@@ -145,15 +145,16 @@ export async function uploadTemplate(db: Kysely<DB>, user: AuthUser, asked: Temp
     .map((l) => {
       const code = locations.codes.get(l.id)!
       return asked.fileType === 'campaign'
-        ? [code, campaign ? (campaigns.codes.get(campaign.id) ?? '') : '']
-        : [code, asked.dataDate, `${code}-${asked.dataDate}`]
+        ? [code, l.name, campaign ? (campaigns.codes.get(campaign.id) ?? '') : '']
+        : [code, l.name, asked.dataDate, `${code}-${asked.dataDate}`]
     })
   return {
     file_type: asked.fileType,
     location_id: root,
     campaign: campaign && { ...campaign, code: campaigns.codes.get(campaign.id) ?? null },
     data_date: asked.fileType === 'date' ? asked.dataDate : null,
-    header: [...REQUIRED_COLUMNS[asked.fileType], ...columns.map((i) => indicators.codes.get(i.id)!)],
+    // The location's name beside its code, for the person filling it in; uploads ignore it.
+    header: ['geocode', LABEL_COLUMN, ...REQUIRED_COLUMNS[asked.fileType].slice(1), ...columns.map((i) => indicators.codes.get(i.id)!)],
     indicators: columns.map((i) => ({ id: i.id, short_name: i.short_name, code: indicators.codes.get(i.id)! })),
     rows,
     calculated,

@@ -1,16 +1,16 @@
 // The transform's in-memory phase (ingestion §3.2–§3.4), run in a worker thread (lib/ingest/parse.ts):
 // the stored file read row by row, one row kept per key, the cells its rows disagree on, the dates
 // read, the codes collected, and the submissions as NDJSON bytes, handed back without a copy.
-import { checkColumns, type ConflictPolicy, type FileType } from './columns.js'
+import { checkColumns, type ConflictPolicy, type FileType, LABEL_COLUMN } from './columns.js'
 import { cellText, type Cell, type FileKind } from './files.js'
 import { KeptRows } from './duplicates.js'
 import { parseDataDate, type DateOrder } from './dates.js'
 import { readRows } from './rows.js'
 import type { NewSubmission } from './submissions.js'
 
-/** The role columns of a file type; every other header is a potential indicator (§2.1, §3.5). */
+/** The role columns of a file type and the label column; every other header is a potential indicator (§2.1, §3.5). */
 export function roleColumns(fileType: string): string[] {
-  return fileType === 'campaign' ? ['geocode', 'unique_key', 'campaign'] : ['geocode', 'unique_key', 'data_date']
+  return fileType === 'campaign' ? ['geocode', 'unique_key', 'campaign', LABEL_COLUMN] : ['geocode', 'unique_key', 'data_date', LABEL_COLUMN]
 }
 
 export interface TransformRowsTask {

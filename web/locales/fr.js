@@ -4,6 +4,8 @@ export const FRENCH = {
   ', then one column per indicator.': ', puis une colonne par indicateur.',
   'A class indicator’s values are classes (LQAS: pass, fail): uploads may give the label, tables and tooltips show it, and a location counts its subtree per class.':
     'Les valeurs d’un indicateur de classes sont des classes (LQAS : réussi, échoué) : les téléversements peuvent donner le libellé, les tableaux et infobulles le montrent, et un lieu compte son sous-arbre par classe.',
+  'Its location_name column names each place for you; an upload ignores it.': 'Sa colonne location_name nomme chaque lieu pour vous\u00a0; un envoi l’ignore.',
+  'A column the system does not know yet is offered for mapping after the upload.':
   'A column the system does not know yet is offered for mapping after the upload.':
     'Une colonne que le système ne connaît pas encore est proposée à la mise en correspondance après le téléversement.',
   'A CSV or XLSX file, its first line the column names:': 'Un fichier CSV ou XLSX, sa première ligne donnant les noms des colonnes :',

@@ -388,7 +388,7 @@ function UploadForm({ kind, onKind, catalog, onUpload, running }) {
       : t('A geocode is a location’s code; data_date is the day of the values (2016-03-15), unique_key names each line.')
   return html`<section aria-labelledby="format-heading" class="file-format">
       <h2 id="format-heading">${t('What the file holds')}</h2>
-      <p>${t('A CSV or XLSX file, its first line the column names:')} <strong>${columns.join(', ')}</strong>${t(', then one column per indicator.')} ${codesSaid} ${t('A column the system does not know yet is offered for mapping after the upload.')} ${t('The template’s columns and codes are ones the system knows: filled in, it is saved with nothing to map.')}</p>
+      <p>${t('A CSV or XLSX file, its first line the column names:')} <strong>${columns.join(', ')}</strong>${t(', then one column per indicator.')} ${codesSaid} ${t('A column the system does not know yet is offered for mapping after the upload.')} ${t('The template’s columns and codes are ones the system knows: filled in, it is saved with nothing to map.')} ${t('Its location_name column names each place for you; an upload ignores it.')}</p>
       <${TemplateForm} key=${kind} kind=${kind} catalog=${catalog} />
     </section>
     <form class="stack" onSubmit=${onUpload}>
