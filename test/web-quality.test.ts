@@ -122,9 +122,17 @@ t.test('the data quality page: rule violations with both numbers, outliers, comp
   await ashfordMissed.first().waitFor()
   t.match(
     await ashfordMissed.first().textContent(),
-    /Ashford.*Children missed.*5,000.*standard deviations from its last 2 values \(mean 25\.5\)/,
-    'an outlier: far from its history',
+    /Ashford.*Children missed.*5,000.*much higher than usual: its last 2 values averaged 25\.5, most between 10 and 41/,
+    'an outlier: far from its history, said in words',
   )
+  t.match(await ashfordMissed.first().locator('td[title]').getAttribute('title'), /^[\d,.]+ standard deviations from the mean$/, 'the statistics on asking')
+  // On a phone each line is a block: its place and its button in sight, with no sideways scroll.
+  await page.setViewportSize({ width: 375, height: 800 })
+  const phoneButton = await ashfordMissed.first().getByRole('button', { name: 'Follow up' }).boundingBox()
+  const phonePlace = await ashfordMissed.first().locator('td').first().boundingBox()
+  t.ok(phoneButton && phoneButton.x >= 0 && phoneButton.x + phoneButton.width <= 375, `at 375 px the line's button is in sight: ${JSON.stringify(phoneButton)}`)
+  t.ok(phonePlace && phonePlace.x >= 0 && phonePlace.x + phonePlace.width <= 375, `and its place: ${JSON.stringify(phonePlace)}`)
+  await page.setViewportSize({ width: 1280, height: 900 })
   // Ranges made from history: the 5,000 is outside Ashford's too.
   await page.getByRole('button', { name: 'Make ranges from history' }).click()
   await page

@@ -6,7 +6,6 @@ export const FRENCH = {
     'Les valeurs d’un indicateur de classes sont des classes (LQAS : réussi, échoué) : les téléversements peuvent donner le libellé, les tableaux et infobulles le montrent, et un lieu compte son sous-arbre par classe.',
   'Its location_name column names each place for you; an upload ignores it.': 'Sa colonne location_name nomme chaque lieu pour vous\u00a0; un envoi l’ignore.',
   'A column the system does not know yet is offered for mapping after the upload.':
-  'A column the system does not know yet is offered for mapping after the upload.':
     'Une colonne que le système ne connaît pas encore est proposée à la mise en correspondance après le téléversement.',
   'A CSV or XLSX file, its first line the column names:': 'Un fichier CSV ou XLSX, sa première ligne donnant les noms des colonnes :',
   'A geocode is a location’s code; campaign is the campaign’s name.': 'Un geocode est le code d’un lieu ; campaign est le nom de la campagne.',
@@ -634,7 +633,7 @@ export const FRENCH = {
   Rules: 'Règles',
   'No rules yet.': 'Aucune règle pour l’instant.',
   'Validation rules': 'Règles de validation',
-  'the bound {limit}': 'la borne {limit}',
+  'the limit {limit}': 'la limite {limit}',
   Refused: 'Refusée',
   Flagged: 'Signalée',
   'rule violations.csv': 'valeurs hors règles.csv',
@@ -644,7 +643,9 @@ export const FRENCH = {
   '{reported} of {expected} ({rate})': '{reported} sur {expected} ({rate})',
   'Data quality': 'Qualité des données',
   'No campaigns yet.': 'Aucune campagne pour l’instant.',
-  'Rules and bounds': 'Règles et bornes',
+  'Broken rules': 'Règles enfreintes',
+  'Values that break a validation rule: compared with another indicator or with a fixed limit. Whether a dashboard shows a value as good or bad comes from the indicator’s bounds (Administration), not from these rules.':
+    'Les valeurs qui enfreignent une règle de validation\u00a0: comparées à un autre indicateur ou à une limite fixe. Qu’un tableau de bord montre une valeur comme bonne ou mauvaise vient des bornes de l’indicateur (Administration), pas de ces règles.',
   Completeness: 'Complétude',
   'The places that enter values, per parent: those with at least one value of the campaign, and those without.':
     'Les lieux qui saisissent des valeurs, par parent : ceux qui ont au moins une valeur de la campagne, et les autres.',
@@ -664,8 +665,13 @@ export const FRENCH = {
   'outside its range {range} (set by hand)': 'hors de sa plage {range} (fixée à la main)',
   'its last value was always {mean}': 'sa dernière valeur était {mean}',
   'its last {n} values were all {mean}': 'ses {n} dernières valeurs étaient toutes {mean}',
-  '{z} standard deviations from its last value (mean {mean})': 'à {z} écarts types de sa dernière valeur (moyenne {mean})',
-  '{z} standard deviations from its last {n} values (mean {mean})': 'à {z} écarts types de ses {n} dernières valeurs (moyenne {mean})',
+  'much higher than its last value, {mean}': 'bien plus haute que sa dernière valeur, {mean}',
+  'much higher than usual: its last {n} values averaged {mean}, most between {low} and {high}':
+    'bien plus haute que d’habitude\u00a0: ses {n} dernières valeurs font {mean} en moyenne, la plupart entre {low} et {high}',
+  'much lower than its last value, {mean}': 'bien plus basse que sa dernière valeur, {mean}',
+  'much lower than usual: its last {n} values averaged {mean}, most between {low} and {high}':
+    'bien plus basse que d’habitude\u00a0: ses {n} dernières valeurs font {mean} en moyenne, la plupart entre {low} et {high}',
+  '{z} standard deviations from the mean': 'à {z} écarts types de la moyenne',
   'What to check': 'Ce qu’il faut vérifier',
   'Follow up': 'Faire vérifier',
   'Follow-up': 'Suivi',

@@ -131,15 +131,15 @@ export function CellHistory({ cell, format, users, onClose }) {
     ${rows && !rows.length && html`<p>${t('No change recorded yet.')}</p>`}
     ${
       rows?.length > 0 &&
-      html`<div class="table-scroll"><table>
+      html`<div class="table-scroll"><table class="stacked">
         <thead><tr><th scope="col">${t('When')}</th><th scope="col">${t('Who')}</th><th scope="col">${t('Before')}</th><th scope="col">${t('After')}</th><th scope="col">${t('Through')}</th></tr></thead>
         <tbody>${rows.map(
           (r) => html`<tr key=${r.id}>
-            <td>${formatTime(r.changed_at)}</td>
-            <td>${r.user_id == null ? '–' : (users.get(r.user_id) ?? t('user {id}', { id: r.user_id }))}</td>
-            <td class="number">${formatValue(r.value_before, format)}</td>
-            <td class="number">${formatValue(r.value_after, format)}</td>
-            <td>${through(r)}</td>
+            <td data-label=${t('When')}>${formatTime(r.changed_at)}</td>
+            <td data-label=${t('Who')}>${r.user_id == null ? '–' : (users.get(r.user_id) ?? t('user {id}', { id: r.user_id }))}</td>
+            <td class="number" data-label=${t('Before')}>${formatValue(r.value_before, format)}</td>
+            <td class="number" data-label=${t('After')}>${formatValue(r.value_after, format)}</td>
+            <td data-label=${t('Through')}>${through(r)}</td>
           </tr>`,
         )}</tbody>
       </table></div>`

@@ -50,16 +50,16 @@ export function OpenFollowups({ campaignId, catalog, changed, onChange }) {
   if (error) return html`<p class="error" role="alert">${error.message}</p>`
   if (!found) return html`<p>${t('Loading…')}</p>`
   if (!found.length) return html`<p>${t('No value waits for a follow-up.')}</p>`
-  return html`<div class="table-scroll"><table class="quality followups">
+  return html`<div class="table-scroll"><table class="quality stacked followups">
     <thead><tr><th scope="col">${t('Location')}</th><th scope="col">${t('Indicator')}</th><th scope="col">${t('Value')}</th><th scope="col">${t('What to check')}</th><th scope="col">${t('Marked')}</th><th scope="col">${t('Resolve')}</th></tr></thead>
     <tbody>${found.map(
       (f) => html`<tr key=${f.id}>
-        <td>${catalog.locationName.get(f.location_id) ?? f.location_id}</td>
-        <td>${catalog.indicatorName.get(f.indicator_id) ?? f.indicator_id}</td>
-        <td>${formatValue(f.value, catalog.indicatorFormat.get(f.indicator_id))}</td>
-        <td>${f.comment}</td>
-        <td>${formatTime(f.created_at)}</td>
-        <td><${CommentForm}
+        <td data-label=${t('Location')}>${catalog.locationName.get(f.location_id) ?? f.location_id}</td>
+        <td data-label=${t('Indicator')}>${catalog.indicatorName.get(f.indicator_id) ?? f.indicator_id}</td>
+        <td data-label=${t('Value')}>${formatValue(f.value, catalog.indicatorFormat.get(f.indicator_id))}</td>
+        <td data-label=${t('What to check')}>${f.comment}</td>
+        <td data-label=${t('Marked')}>${formatTime(f.created_at)}</td>
+        <td data-label=${t('Resolve')}><${CommentForm}
           label=${t('How it was resolved')}
           action=${t('Resolve')}
           send=${(resolution_comment) => change('PATCH', `/datapoint_followup/${f.id}/`, { resolution_comment })}

@@ -9,7 +9,10 @@ import { t, tn } from '../i18n.js'
 import { useRead } from './use-read.js'
 import { FollowUpButton } from './quality-followup.js'
 
-/** Why a value is an outlier, in words with its numbers. */
+/** How far from its history's mean a usual value lies: within two standard deviations, "most between … and …". */
+const USUAL_SPREAD = 2
+
+/** Why a value is an outlier, in words with its numbers; the statistics stay in the line's title. */
 function why(o, format) {
   const value = (number) => formatValue(number, format)
   if (o.method === 'min_max') {
@@ -23,11 +26,27 @@ function why(o, format) {
     return generated ? t('outside its range {range} (from its history)', { range }) : t('outside its range {range} (set by hand)', { range })
   }
   if (o.z == null) return tn(o.history_values, 'its last value was always {mean}', 'its last {n} values were all {mean}', { mean: value(o.mean) })
-  return tn(o.history_values, '{z} standard deviations from its last value (mean {mean})', '{z} standard deviations from its last {n} values (mean {mean})', {
-    z: formatValue(o.z),
-    mean: value(o.mean),
-  })
+  const spread = USUAL_SPREAD * o.sd
+  // A count's usual range in whole numbers, as it is counted.
+  const whole = format === 'int' ? Math.round : (n) => n
+  const usual = { mean: value(o.mean), low: value(whole(Math.max(0, o.mean - spread))), high: value(whole(o.mean + spread)) }
+  return o.value > o.mean
+    ? tn(
+        o.history_values,
+        'much higher than its last value, {mean}',
+        'much higher than usual: its last {n} values averaged {mean}, most between {low} and {high}',
+        usual,
+      )
+    : tn(
+        o.history_values,
+        'much lower than its last value, {mean}',
+        'much lower than usual: its last {n} values averaged {mean}, most between {low} and {high}',
+        usual,
+      )
 }
+
+/** The statistics behind a z-score line, for those who ask (the line's title). */
+const statistics = (o) => (o.z == null ? undefined : t('{z} standard deviations from the mean', { z: formatValue(o.z) }))
 
 /** The comments of the campaign's open follow-ups, by the value they mark (read again when `changed` moves). */
 function useOpenFollowups(campaignId, changed) {
@@ -63,11 +82,11 @@ export function Outliers({ campaignId, locationId, catalog, mayGenerate, onFollo
     }
     ${
       found.length > 0 &&
-      html`<div class="table-scroll"><table class="quality outliers">
+      html`<div class="table-scroll"><table class="quality stacked outliers">
         <thead><tr><th scope="col">${t('Location')}</th><th scope="col">${t('Indicator')}</th><th scope="col">${t('Value')}</th><th scope="col">${t('Why')}</th><th scope="col">${t('Follow up')}</th></tr></thead>
         <tbody>${found.map((o, i) => {
           const format = catalog.indicatorFormat.get(o.indicator.id)
-          return html`<tr key=${i}><td>${o.location.name}</td><td>${catalog.indicatorName.get(o.indicator.id) ?? o.indicator.name}</td><td>${formatValue(o.value, format)}</td><td>${why(o, format)}</td><td>${
+          return html`<tr key=${i}><td data-label=${t('Location')}>${o.location.name}</td><td data-label=${t('Indicator')}>${catalog.indicatorName.get(o.indicator.id) ?? o.indicator.name}</td><td data-label=${t('Value')}>${formatValue(o.value, format)}</td><td data-label=${t('Why')} title=${statistics(o)}>${why(o, format)}</td><td data-label=${t('Follow up')}>${
             open.has(o.datapoint_id)
               ? html`<span class="followed-up">${t('Followed up: {comment}', { comment: open.get(o.datapoint_id) })}</span>`
               : html`<${FollowUpButton} datapointId=${o.datapoint_id} onDone=${onFollowUp} />`

@@ -22,7 +22,7 @@ function violationCells(v, catalog) {
   const format = catalog.indicatorFormat.get(v.left.indicator_id)
   const compared =
     v.right.indicator_id == null
-      ? t('the bound {limit}', { limit: formatValue(v.right.value, format) })
+      ? t('the limit {limit}', { limit: formatValue(v.right.value, format) })
       : `${catalog.indicatorName.get(v.right.indicator_id) ?? v.right.indicator_id} ${formatValue(v.right.value, catalog.indicatorFormat.get(v.right.indicator_id))}`
   return [
     v.location.name,
@@ -60,9 +60,9 @@ function Violations({ campaignId, locationId, catalog }) {
     ${csv && html`<p><a href=${csv} download=${t('rule violations.csv')}>${t('Download as CSV')}</a></p>`}
     ${
       found.length > 0 &&
-      html`<div class="table-scroll"><table class="quality violations">
+      html`<div class="table-scroll"><table class="quality stacked violations">
         <thead><tr>${header.map((label, column) => heading(label, column))}</tr></thead>
-        <tbody>${lines.map((cells, i) => html`<tr key=${i}>${cells.map((text, c) => html`<td key=${c}>${text}</td>`)}</tr>`)}</tbody>
+        <tbody>${lines.map((cells, i) => html`<tr key=${i}>${cells.map((text, c) => html`<td key=${c} data-label=${header[c]}>${text}</td>`)}</tr>`)}</tbody>
       </table></div>`
     }`
 }
@@ -73,13 +73,13 @@ function Completeness({ campaignId, locationId }) {
   if (error) return html`<p class="error" role="alert">${error.message}</p>`
   if (!parents) return html`<p>${t('Loading…')}</p>`
   if (!parents.length) return html`<p>${t('No places enter values here.')}</p>`
-  return html`<div class="table-scroll"><table class="quality completeness">
+  return html`<div class="table-scroll"><table class="quality stacked completeness">
     <thead><tr><th scope="col">${t('Location')}</th><th scope="col">${t('Reported')}</th><th scope="col">${t('Not reported yet')}</th></tr></thead>
     <tbody>${parents.map(
       (p) => html`<tr key=${p.location.id} class=${p.reported < p.expected ? 'incomplete' : undefined}>
-        <td>${p.location.name}</td>
-        <td>${t('{reported} of {expected} ({rate})', { reported: p.reported, expected: p.expected, rate: formatValue(p.rate, 'pct') })}</td>
-        <td>${p.missing.map((m) => m.name).join(', ') || '—'}</td>
+        <td data-label=${t('Location')}>${p.location.name}</td>
+        <td data-label=${t('Reported')}>${t('{reported} of {expected} ({rate})', { reported: p.reported, expected: p.expected, rate: formatValue(p.rate, 'pct') })}</td>
+        <td data-label=${t('Not reported yet')}>${p.missing.map((m) => m.name).join(', ') || '—'}</td>
       </tr>`,
     )}</tbody>
   </table></div>`
@@ -104,7 +104,8 @@ export function DataQuality({ catalog, params, navigate, mayEditRanges = false }
       </label>
       <${LocationSearch} catalog=${catalog} label=${t('Location')} locationId=${locationId} onChange=${(id) => (setLocationId(id), go({ location: id ?? undefined }))} />
     </div>
-    <h2>${t('Rules and bounds')}</h2>
+    <h2>${t('Broken rules')}</h2>
+    <p class="hint">${t('Values that break a validation rule: compared with another indicator or with a fixed limit. Whether a dashboard shows a value as good or bad comes from the indicator’s bounds (Administration), not from these rules.')}</p>
     <${Violations} campaignId=${campaignId} locationId=${locationId} catalog=${catalog} />
     <h2>${t('Outliers')}</h2>
     <p class="hint">${t('Values entered or uploaded that are far from what the same place reported in its last campaigns, or outside its range.')}</p>
