@@ -1,6 +1,6 @@
 // The app in French in Chromium: a browser whose language is fr-FR gets the app in French (the sign-in
-// button, the dashboard's words, numbers as French writes them), axe clean in both languages, and a
-// picked language is kept in this browser.
+// button and its refusal, the dashboard's words, numbers as French writes them), axe clean in both
+// languages, and a picked language is kept in this browser.
 import t from 'tap'
 import { chartsDrawn, figure, noChromium, numbersOf, tableValues, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
 
@@ -15,6 +15,11 @@ t.test('the app in French', { skip: noChromium }, async (t) => {
   t.equal(await page.evaluate(() => document.documentElement.lang), 'fr', 'the page says its language')
   t.same(await violationsAtBothWidths(page), [], 'axe: the sign-in page in French')
   await page.getByLabel("Nom d'utilisateur").fill('admin')
+  // The API's refusal said in French, not in its English message.
+  await page.getByLabel('Mot de passe').fill('not-the-password')
+  await signIn.click()
+  await page.getByText('Nom d’utilisateur ou mot de passe incorrect.').waitFor()
+  t.pass('a wrong password refused in French')
   await page.getByLabel('Mot de passe').fill(password)
   await signIn.click()
   await page.getByRole('button', { name: 'Se déconnecter' }).waitFor()
@@ -52,18 +57,18 @@ t.test('the app in French', { skip: noChromium }, async (t) => {
     // The page is an upload (a noun); its button uploads (a verb).
     if (hash === '#/upload') t.ok(await page.getByRole('button', { name: 'Téléverser', exact: true }).isVisible(), 'the upload button: Téléverser')
   }
-  // The catalog says data formats and calculations in words, the API's code beside them.
+  // The catalog says data formats and calculations in words, the API's code in the title.
   await page.goto(`${server.url}/app/#/catalog`)
   await page.getByRole('heading', { level: 1, name: 'Catalogue' }).waitFor()
   t.same(
     await page.getByLabel('Format des données').locator('option').allTextContents(),
-    ['Nombre (int)', 'Pourcentage (pct)', 'Oui ou non (bool)', 'Classe (class)', 'Nombre par date (date_int)'],
-    'data formats in French',
+    ['Nombre', 'Pourcentage', 'Oui ou non', 'Classe', 'Nombre par date'],
+    'data formats in French words, no code',
   )
   // The components are read after the page is drawn: the demo's Percent missed has a numerator.
-  const numerator = page.locator('ul.cards li', { hasText: '(NUMERATOR)' }).first()
+  const numerator = page.locator('ul.cards li', { hasText: '(Numérateur)' }).first()
   await numerator.waitFor()
-  t.match(await numerator.textContent(), /\(Numérateur \(NUMERATOR\)\)/, 'a component’s calculation in words')
+  t.notMatch(await numerator.textContent(), /NUMERATOR/, 'a component’s calculation in words only')
   await page.goto(`${server.url}/app/#/dashboard/${dashboardId}?campaign=${app.march}`)
   await chartsDrawn(page, 5)
 

@@ -1,5 +1,6 @@
 // The public API, called with the session cookie. A change carries this page's Origin, which the server
 // checks (SECURITY.md); nothing here is allowed that an API consumer could not do.
+import { refusalText } from './api-messages.js'
 import { fold } from './format.js'
 import { boundsById } from './status.js'
 
@@ -32,7 +33,7 @@ export class ApiFailure extends Error {
   }
 }
 
-const failure = (res, what) => new ApiFailure(res.body?.message ?? `${what}: ${res.status}`, res.status, res.body?.code)
+const failure = (res, what) => new ApiFailure(refusalText(res.body, `${what}: ${res.status}`), res.status, res.body?.code)
 
 /** A list's objects, or an ApiFailure. */
 export async function list(path) {

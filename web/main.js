@@ -23,6 +23,7 @@ import { forgetOffline, SIGNED_IN_ITEM, signedInNow, signedInOffline } from './o
 import { bindOutbox, discardMine, entries, flush } from './outbox.js'
 import { SharedDashboard } from './views/shared.js'
 import { Upload } from './views/upload.js'
+import { refusalText } from './api-messages.js'
 
 function SignIn({ onSignedIn }) {
   const [error, setError] = useState('')
@@ -39,7 +40,7 @@ function SignIn({ onSignedIn }) {
       .finally(() => setBusy(false))
     if (!res) setError(t('No network: sign in once it is back.'))
     else if (res.status === 200) onSignedIn(res.body)
-    else setError(res.body?.message ?? t('Sign-in failed ({status})', { status: res.status }))
+    else setError(refusalText(res.body, t('Sign-in failed ({status})', { status: res.status })))
   }
   return html`<main id="content">
     <h1>${t('Sign in')}</h1>

@@ -12,6 +12,7 @@
 // session, and an entry written into the store by hand (without the key) is never sent at all.
 
 import { t } from './i18n.js'
+import { refusalText } from './api-messages.js'
 
 const DATABASE = 'rhizome-entry'
 const STORE = 'outbox'
@@ -227,7 +228,7 @@ async function sendWaiting(onAnswer) {
       await put({
         ...entry,
         state: conflict ? 'conflict' : 'refused',
-        message: body?.message ?? String(response.status),
+        message: refusalText(body, String(response.status)),
         current: body?.details?.current ?? null,
         // The version of the value the conflict shows (a 412's ETag): Keep mine writes over that one, no later one.
         current_etag: response.status === 412 ? etag : null,

@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks'
 import { api } from '../api.js'
 import { html } from '../html.js'
 import { t } from '../i18n.js'
+import { refusalText } from '../api-messages.js'
 
 /** The two new-password fields, which must agree (the API checks the length). */
 function newPassword(form) {
@@ -23,7 +24,7 @@ export function Account({ user }) {
     const form = new FormData(event.target)
     try {
       const res = await api('POST', '/session/password/', { current_password: form.get('current_password'), new_password: newPassword(form) })
-      if (res.status !== 204) throw new Error(res.body?.message ?? t('The password was not changed ({status})', { status: res.status }))
+      if (res.status !== 204) throw new Error(refusalText(res.body, t('The password was not changed ({status})', { status: res.status })))
       event.target.reset()
       setMessage({ text: t('Password changed. Your other sessions have ended; this one goes on.'), error: false })
     } catch (e) {
@@ -49,7 +50,7 @@ export function ResetPassword({ token, onDone }) {
     event.preventDefault()
     try {
       const res = await api('POST', '/session/reset/', { token, new_password: newPassword(new FormData(event.target)) })
-      if (res.status !== 204) throw new Error(res.body?.message ?? t('The password was not set ({status})', { status: res.status }))
+      if (res.status !== 204) throw new Error(refusalText(res.body, t('The password was not set ({status})', { status: res.status })))
       setState({ text: t('Your password is set: sign in with it.'), error: false, done: true })
     } catch (e) {
       setState({ text: e.message, error: true, done: false })

@@ -1,10 +1,12 @@
-// Parts of the catalog pages: a list of rows each with its delete (which says first what depends on
-// the row: the API's 409 names the dependent rows, and only then is the cascade offered), and a form
-// that creates a row through the public API.
+// Parts of the catalog pages: a list of rows each with its edit in place (one PATCH of the fields
+// changed) and its delete (which says first what depends on the row: the API's 409 names the
+// dependent rows, and only then is the cascade offered), and a form that creates a row through the
+// public API.
 import { useState } from 'preact/hooks'
 import { api, change } from '../api.js'
 import { html } from '../html.js'
 import { t } from '../i18n.js'
+import { refusalText } from '../api-messages.js'
 
 /** The words of the API's dependents ({table: count}): "2 campaign, 14 datapoint". */
 const dependentsText = (dependents) =>
@@ -27,7 +29,7 @@ export function DeleteButton({ resource, row, name, user, onDeleted, onMessage }
       return onDeleted()
     }
     if (res.body?.code === 'HAS_DEPENDENTS') return setDependents(res.body.details.dependents)
-    onMessage({ text: res.body?.message ?? String(res.status), error: true })
+    onMessage({ text: refusalText(res.body, String(res.status)), error: true })
   }
   return html`<span class="actions">
     <button type="button" class="secondary" aria-label=${t('Delete {name}', { name })} onClick=${() => remove(false)}>${t('Delete')}</button>
@@ -59,4 +61,33 @@ export function CreateForm({ resource, fields, submit, onCreated, onMessage, chi
     }
   }
   return html`<form class="inline catalog-form" onSubmit=${send}>${children}<button type="submit">${submit}</button></form>`
+}
+
+/**
+ * A row's fields edited where it is listed: the button opens them filled with the row's values, and
+ * Save sends the ones changed as one PATCH. `fields`: [{ field, label, type }] (type of the input, text
+ * by default); every field is required, as on creation.
+ */
+export function EditButton({ resource, row, name, fields, onSaved, onMessage }) {
+  const [open, setOpen] = useState(false)
+  if (!open) return html`<button type="button" class="secondary" aria-label=${t('Edit {name}', { name })} onClick=${() => setOpen(true)}>${t('Edit')}</button>`
+  const save = async (event) => {
+    event.preventDefault()
+    const form = new FormData(event.target)
+    const changed = Object.fromEntries(
+      fields.map(({ field }) => [field, String(form.get(field) ?? '')]).filter(([field, value]) => value !== String(row[field] ?? '')),
+    )
+    try {
+      if (Object.keys(changed).length) await change('PATCH', `/${resource}/${row.id}/`, changed)
+      setOpen(false)
+      await onSaved(t('{name} saved', { name: changed.name ?? changed.short_name ?? name }))
+    } catch (e) {
+      onMessage({ text: e.message, error: true })
+    }
+  }
+  return html`<form class="inline catalog-form" aria-label=${t('Edit {name}', { name })} onSubmit=${save}>
+    ${fields.map(({ field, label, type = 'text' }) => html`<label key=${field}>${label} <input name=${field} type=${type} required value=${row[field] ?? ''} /></label>`)}
+    <button type="submit">${t('Save')}</button>
+    <button type="button" class="secondary" onClick=${() => setOpen(false)}>${t('Cancel')}</button>
+  </form>`
 }

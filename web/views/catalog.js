@@ -11,12 +11,12 @@ import { t } from '../i18n.js'
 import { ActionMessage, useRows } from './actions.js'
 import { IndicatorBounds } from './bounds.js'
 import { CatalogGroups } from './catalog-groups.js'
-import { CreateForm, DeleteButton } from './catalog-parts.js'
+import { CreateForm, DeleteButton, EditButton } from './catalog-parts.js'
 import { CatalogRules } from './catalog-rules.js'
 import { ClassLabels } from './class-labels.js'
 import { LocationSearch } from './location-search.js'
 
-/** Data formats and calculations in words, the API's code beside them (what an API user writes). */
+/** Data formats and calculations in words; the API's code (what an API user writes) in the title. */
 const FORMATS = {
   int: () => t('Count'),
   pct: () => t('Percent'),
@@ -31,8 +31,8 @@ const CALCULATIONS = {
   WHOLE_OF_DIFFERENCE: () => t('Whole of a difference'),
   PART_OF_DIFFERENCE: () => t('Part of a difference'),
 }
-const inWords = (words, code) => (words[code] ? `${words[code]()} (${code})` : code)
-const choices = (words) => Object.keys(words).map((code) => html`<option key=${code} value=${code}>${inWords(words, code)}</option>`)
+const inWords = (words, code) => (words[code] ? words[code]() : code)
+const choices = (words) => Object.keys(words).map((code) => html`<option key=${code} value=${code} title=${code}>${inWords(words, code)}</option>`)
 /** @type {Array<[string, () => string]>} */
 const SECTIONS = [
   ['indicators', () => t('Indicators')],
@@ -82,8 +82,14 @@ function Indicators({ catalog, user, done, say, version }) {
     <${IndicatorBounds} key=${`b${catalog.indicators.length}`} catalog=${catalog} onChange=${() => done('')} />
     <h2>${t('Indicators')}</h2>
     <ul class="cards">${catalog.indicators.map(
-      (i) => html`<li key=${i.id} class="chart-item"><span>${i.short_name} (${inWords(FORMATS, i.data_format)})</span>
-        <${DeleteButton} resource="indicator" row=${i} name=${i.short_name} user=${user} onDeleted=${() => done('')} onMessage=${say} /></li>`,
+      (
+        i,
+      ) => html`<li key=${i.id} class="chart-item"><span title=${i.name}>${i.short_name} (<span title=${i.data_format}>${inWords(FORMATS, i.data_format)}</span>)</span>
+        <span class="actions"><${EditButton} resource="indicator" row=${i} name=${i.short_name} fields=${[
+          { field: 'name', label: t('Name') },
+          { field: 'short_name', label: t('Short name') },
+        ]} onSaved=${done} onMessage=${say} />
+        <${DeleteButton} resource="indicator" row=${i} name=${i.short_name} user=${user} onDeleted=${() => done('')} onMessage=${say} /></span></li>`,
     )}</ul>`
 }
 
@@ -104,12 +110,18 @@ function Campaigns({ catalog, user, done, say }) {
     <h2>${t('Campaigns')}</h2>
     <ul class="cards">${catalog.campaigns.map(
       (c) => html`<li key=${c.id} class="chart-item"><span>${c.name} (${c.start_date} – ${c.end_date})</span>
-        <${DeleteButton} resource="campaign" row=${c} name=${c.name} user=${user} onDeleted=${() => done('')} onMessage=${say} /></li>`,
+        <span class="actions"><${EditButton} resource="campaign" row=${c} name=${c.name} fields=${[
+          { field: 'name', label: t('Name') },
+          { field: 'start_date', label: t('Start'), type: 'date' },
+          { field: 'end_date', label: t('End'), type: 'date' },
+        ]} onSaved=${done} onMessage=${say} />
+        <${DeleteButton} resource="campaign" row=${c} name=${c.name} user=${user} onDeleted=${() => done('')} onMessage=${say} /></span></li>`,
     )}</ul>
     <h2>${t('Campaign types')}</h2>
     <ul class="cards">${types.map(
       (c) => html`<li key=${c.id} class="chart-item"><span>${c.name}</span>
-        <${DeleteButton} resource="campaign_type" row=${c} name=${c.name} user=${user} onDeleted=${() => done('')} onMessage=${say} /></li>`,
+        <span class="actions"><${EditButton} resource="campaign_type" row=${c} name=${c.name} fields=${[{ field: 'name', label: t('Name') }]} onSaved=${done} onMessage=${say} />
+        <${DeleteButton} resource="campaign_type" row=${c} name=${c.name} user=${user} onDeleted=${() => done('')} onMessage=${say} /></span></li>`,
     )}</ul>`
 }
 
@@ -140,7 +152,7 @@ function Locations({ catalog, user, done, say }) {
       <${LocationSearch} catalog=${catalog} label=${t('Parent')} locationId=${parentId} onChange=${setParentId} allowNone=${true} noneLabel=${t('None (a root)')} />
       <input type="hidden" name="parent_location_id" value=${parentId ?? ''} />
     <//>
-    <h2>${t('A location’s shape and deletion')}</h2>
+    <h2>${t('A location’s name, code, shape and deletion')}</h2>
     <${LocationSearch} catalog=${catalog} label=${t('Location to change')} locationId=${chosen} onChange=${setChosen} />
     ${
       location &&
@@ -148,6 +160,10 @@ function Locations({ catalog, user, done, say }) {
           <label>${t('Polygon (GeoJSON file)')} <input name="shape" type="file" accept=".geojson,.json,application/geo+json,application/json" required /></label>
           <button type="submit">${t('Upload shape')}</button>
         </form>
+        <${EditButton} key=${location.id} resource="location" row=${location} name=${location.name} fields=${[
+          { field: 'name', label: t('Name') },
+          { field: 'location_code', label: t('Code') },
+        ]} onSaved=${done} onMessage=${say} />
         <${DeleteButton} resource="location" row=${location} name=${location.name} user=${user} onDeleted=${() => (setChosen(null), done(''))} onMessage=${say} />`
     }
     <h2>${t('New location type')}</h2>
@@ -159,7 +175,8 @@ function Locations({ catalog, user, done, say }) {
     <h2>${t('Location types')}</h2>
     <ul class="cards">${catalog.types.map(
       (l) => html`<li key=${l.id} class="chart-item"><span>${l.name} (${l.admin_level})</span>
-        <${DeleteButton} resource="location_type" row=${l} name=${l.name} user=${user} onDeleted=${() => done('')} onMessage=${say} /></li>`,
+        <span class="actions"><${EditButton} resource="location_type" row=${l} name=${l.name} fields=${[{ field: 'name', label: t('Name') }]} onSaved=${done} onMessage=${say} />
+        <${DeleteButton} resource="location_type" row=${l} name=${l.name} user=${user} onDeleted=${() => done('')} onMessage=${say} /></span></li>`,
     )}</ul>`
 }
 

@@ -16,6 +16,7 @@ import { LocationSearch } from './location-search.js'
 import { violationWords } from './value-flags.js'
 import { keepForOffline } from '../offline.js'
 import { routeHash } from '../route.js'
+import { refusalText } from '../api-messages.js'
 
 /** A stored value's ETag, read from its detail (null when the reader cannot read it). */
 async function etagOf(resource, id) {
@@ -35,7 +36,7 @@ async function loadValues(selection, rows, columns) {
   const read = resource === 'date_datapoint' ? { ...place, start_date: dataDate, end_date: dataDate } : { ...place, campaign__in: campaignId }
   const listPath = `/${resource}/${query(read)}`
   const res = await api('GET', listPath)
-  if (res.status !== 200) throw new Error(res.body?.message ?? String(res.status))
+  if (res.status !== 200) throw new Error(refusalText(res.body, String(res.status)))
   const enterable = new Set(columns.filter((c) => !c.calculated).map((c) => c.id))
   const values = new Map()
   const paths = [`/api/v1${listPath}`]

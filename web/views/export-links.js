@@ -7,6 +7,7 @@ import { csvFileName, downloadCsv } from '../csv-download.js'
 import { html } from '../html.js'
 import { language, t } from '../i18n.js'
 import { viewParams } from '../dashboard.js'
+import { refusalText } from '../api-messages.js'
 
 /**
  * Each file offered: its type, its id, its name in the reader's language, and what else it asks (a
@@ -38,7 +39,7 @@ async function downloadDrawn(href, fallbackName) {
   const response = await fetch(href, { credentials: 'same-origin' })
   if (!response.ok) {
     const body = await response.json().catch(() => null)
-    throw new Error(body?.message ?? String(response.status))
+    throw new Error(refusalText(body, String(response.status)))
   }
   const url = URL.createObjectURL(await response.blob())
   const link = document.createElement('a')

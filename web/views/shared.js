@@ -12,6 +12,7 @@ import { LanguagePicker } from './language-picker.js'
 import { ChartRows, DrillDown } from './dashboard-parts.js'
 import { DateRange } from './view-filters.js'
 import { isDate, viewParams } from '../dashboard.js'
+import { refusalText } from '../api-messages.js'
 
 export function SharedDashboard({ token, params }) {
   const campaign = Number(params.campaign) || undefined
@@ -22,7 +23,7 @@ export function SharedDashboard({ token, params }) {
   const readLink = () =>
     api('GET', path).then((res) => {
       if (res.status === 200) return res.body
-      throw new Error(res.body?.message ?? t('This link does not work ({status})', { status: res.status }))
+      throw new Error(refusalText(res.body, t('This link does not work ({status})', { status: res.status })))
     })
   const { value: answer, error: failed } = useRead(readLink, [token, campaign, location, startDate, endDate], null)
   const error = failed?.message ?? ''
