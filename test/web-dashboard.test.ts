@@ -170,6 +170,21 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
       (await pieLines()).some((line) => /^\d,\d{3}$/.test(line)),
       'pie labels with thousands separators',
     )
+    // No label's line drawn over another's (a name and its value, or two slices' labels).
+    // (Inline: a named function in the page's code would carry tsx's __name, unknown there.)
+    const labelBoxes = await figure(page, 'PieChart').evaluate((figure) =>
+      [...figure.querySelectorAll('svg text')].map((text) => {
+        const { left, right, top, bottom } = text.getBoundingClientRect()
+        return { text: text.textContent, left, right, top, bottom }
+      }),
+    )
+    const overlaps = labelBoxes.flatMap((a, i) =>
+      labelBoxes
+        .slice(i + 1)
+        .filter((b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0.5)
+        .map((b) => `${a.text} × ${b.text}`),
+    )
+    t.same(overlaps, [], 'no pie label over another')
     // A card narrow enough for its pie labels to wrap (two cards a row at 1,080 px): each number stays whole.
     await page.setViewportSize({ width: 1080, height: 900 })
     await page.waitForFunction(() => document.querySelector('figure.chart[data-type="PieChart"] svg')!.getBoundingClientRect().width < 500, null, {

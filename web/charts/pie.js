@@ -87,7 +87,8 @@ export function pieOption(chart, data, { base, tooltip, indicatorIds, locationNa
         data: slices,
         // The value on a line of its own: a label wrapped to its room breaks a long name between words, never
         // a number at its separators (ECharts wraps at a comma: "3" then ",477").
-        label: labelled ? { formatter: (p) => `${p.name}\n${formatValue(p.value, format)}`, overflow: 'break' } : { show: false },
+        // Its two lines a line apart (ECharts' default line height set the value over the name's descenders).
+        label: labelled ? { formatter: (p) => `${p.name}\n${formatValue(p.value, format)}`, overflow: 'break', lineHeight: 16 } : { show: false },
       },
     ],
   }
