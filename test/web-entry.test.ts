@@ -185,6 +185,18 @@ t.test('data entry in Chromium', { skip: noChromium }, async (t) => {
     'no bare document number',
   )
 
+  // A value far from what its place usually reports says so as soon as it is saved.
+  await page.getByRole('combobox', { name: /^Campaign/ }).selectOption({ label: 'October 2016 - NID - bOPV' })
+  await cell('Children vaccinated', 'Coldwater').waitFor()
+  t.equal(await page.locator('.entry-state', { hasText: 'Unusual' }).count(), 0, 'the demo’s October: nothing unusual')
+  await cell('Children vaccinated', 'Coldwater').fill('150000')
+  await cell('Children vaccinated', 'Coldwater').press('Tab')
+  const unusual = page.locator('.entry-state', {
+    hasText: /^Unusual: much higher than usual: its last \d values averaged [\d,.]+, most between [\d,]+ and [\d,]+$/,
+  })
+  await unusual.waitFor({ timeout: 10_000 }).catch(() => {})
+  t.equal(await unusual.count(), 1, `a value 100 times its history: unusual, in words (${await page.locator('.entry-state').allTextContents()})`)
+
   // Offline: the page says so, and stops saying so when the network is back.
   await page.context().setOffline(true)
   const offline = page.getByText('You are offline')

@@ -725,4 +725,5 @@ export const FRENCH = {
   'The server is busy: try again in a moment.': 'Le serveur est occupé\u00a0: réessayez dans un instant.',
   'You have too much work running: wait for it to finish.': 'Vous avez trop de travaux en cours\u00a0: attendez qu’ils finissent.',
   'The server is restarting: try again in a moment.': 'Le serveur redémarre\u00a0: réessayez dans un instant.',
+  'Unusual: {why}': 'Inhabituelle\u00a0: {why}',
 }

@@ -8,9 +8,13 @@ import { t } from '../i18n.js'
 import { inputText } from '../entry-values.js'
 import { ValueFollowups } from './quality-followup.js'
 
-/** A cell's state as it is said under its value. */
-function stateWords(state, format) {
-  if (!state) return ''
+/**
+ * A cell's state as it is said under its value; a value saved (or read) far from what its place usually
+ * reports says so (`unusual`: why, in words), after any rule it breaks.
+ */
+function stateWords(state, format, unusual) {
+  const warning = unusual ? t('Unusual: {why}', { why: unusual }) : ''
+  if (!state) return warning
   if (state.state === 'saving') return t('Saving…')
   if (state.state === 'waiting') return t('Waiting to be sent')
   if (state.state === 'invalid') return state.message
@@ -20,7 +24,8 @@ function stateWords(state, format) {
     return t('Changed by someone else since the form was loaded: {value} there now', { value: theirs })
   }
   // Each flag in words: "Flagged by “rule”: 5,000 should be ≤ 900".
-  if (state.flags?.length) return state.flags.join('; ')
+  if (state.flags?.length) return [...state.flags, warning].filter(Boolean).join('; ')
+  if (warning) return warning
   if (state.state === 'saved') return t('Saved')
   return ''
 }
@@ -31,7 +36,7 @@ const MODIFIERS = new Set(['Shift', 'Control', 'Alt', 'Meta'])
  * An enterable cell. `onCommit(text)` when the value is left changed (Tab, Enter, a click away);
  * Enter also moves down (`onEnter`). A conflict offers to keep one's value or take the other's.
  */
-export function EntryCell({ id, label, format, value, state, columnIndex, onDraft, onCommit, onEnter, onKeepMine, onTakeTheirs, onHistory }) {
+export function EntryCell({ id, label, format, value, state, unusual, columnIndex, onDraft, onCommit, onEnter, onKeepMine, onTakeTheirs, onHistory }) {
   const [text, setText] = useState(inputText(value, format))
   // The text last committed: Enter commits, and leaving the cell then fires its change too; one edit is saved once.
   const committed = useRef(null)
@@ -48,8 +53,9 @@ export function EntryCell({ id, label, format, value, state, columnIndex, onDraf
     committed.current = typed
     onCommit(typed)
   }
-  const words = stateWords(state, format)
-  const kind = state?.state === 'conflict' || state?.state === 'refused' || state?.state === 'invalid' ? 'error' : state?.flags?.length ? 'flag' : state?.state
+  const words = stateWords(state, format, unusual)
+  const kind =
+    state?.state === 'conflict' || state?.state === 'refused' || state?.state === 'invalid' ? 'error' : state?.flags?.length || unusual ? 'flag' : state?.state
   return html`<td class=${`entry ${kind ? `entry-${kind}` : ''}`}>
     <input
       id=${id}

@@ -14,6 +14,7 @@ import { cellKey, enqueue, entries, flush, forget, outboxReady } from '../outbox
 import { CellHistory, EntryCell } from './data-entry-cell.js'
 import { LocationSearch } from './location-search.js'
 import { violationWords } from './value-flags.js'
+import { why } from './quality-outliers.js'
 import { keepForOffline } from '../offline.js'
 import { routeHash } from '../route.js'
 import { refusalText } from '../api-messages.js'
@@ -156,6 +157,7 @@ export function DataEntry({ catalog, params = {} }) {
   }, [selectionKey, components])
   useSelectionInAddress(selection, selectionKey)
 
+  const outliers = useOutlierWarnings(selection, over, current, keyOf)
   const { commit, keepMine, takeTheirs } = cellWrites({ selection, over, rows, columns, keyOf, states, values, setValues, setState, showOutbox, send })
   const unsent = (row) => hasUnsentValues(row, columns, keyOf, { drafts: drafts.texts, states })
   /** A cell to type in: its value, state, and what typing, a conflict or its history does. */
@@ -170,6 +172,7 @@ export function DataEntry({ catalog, params = {} }) {
       format=${c.data_format}
       value=${state?.value ?? values.get(key)?.value}
       state=${state}
+      unusual=${outliers.has(key) ? why(outliers.get(key), c.data_format) : undefined}
       onDraft=${(text) => drafts.set(key, text)}
       onCommit=${(text) => {
         drafts.forget(key)
@@ -182,10 +185,9 @@ export function DataEntry({ catalog, params = {} }) {
       columnIndex=${columnIndex}
     />`
   }
-  const set = (patch) => setSelection({ ...selection, ...patch })
   return html`<section class="data-entry" data-offline-ready=${offlineReady ? 'true' : undefined}>
     <h1>${t('Data entry')}</h1>
-    <${EntryControls} selection=${selection} over=${over} campaigns=${campaigns} catalog=${catalog} set=${set} />
+    <${EntryControls} selection=${selection} over=${over} campaigns=${campaigns} catalog=${catalog} set=${(patch) => setSelection({ ...selection, ...patch })} />
     <${OfflineNotice} />
     <p class="entry-waiting" role="status">${sendingWords(waiting, notSaved)}</p>
     <p class="hint">${t('Type a value and press Enter or Tab: it is saved, and kept in this browser until the server has it. Calculated indicators show the server’s values, once it has the line’s.')} ${t('Alt+H opens the history of the cell you are in.')}</p>
@@ -197,6 +199,20 @@ export function DataEntry({ catalog, params = {} }) {
     }
     ${history && html`<${CellHistory} cell=${history} format=${history.format} users=${users} onClose=${() => closeHistory(history, setHistory)} />`}
   </section>`
+}
+
+/**
+ * The campaign's outliers among the grid's values (the API's campaign_outlier, under the grid's
+ * location), by cell key, each in words: read with the grid's values and again after each save, so a
+ * value typed far from what its place usually reports says so at once. Dated values have none.
+ */
+function useOutlierWarnings(selection, over, values, keyOf) {
+  const path =
+    over === 'campaign' && selection.campaignId && selection.locationId != null
+      ? `/campaign_outlier/${query({ campaign_id: selection.campaignId, location_id: selection.locationId, limit: 0 })}`
+      : null
+  const { value: found } = useRead(() => (path && values ? list(path) : Promise.resolve([])), [path, values], [])
+  return useMemo(() => new Map(found.map((o) => [keyOf(o.location.id, o.indicator.id), o])), [found])
 }
 
 /** Sets a cell's state; none (undefined) when it has nothing to say. */

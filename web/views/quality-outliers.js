@@ -13,7 +13,7 @@ import { FollowUpButton } from './quality-followup.js'
 const USUAL_SPREAD = 2
 
 /** Why a value is an outlier, in words with its numbers; the statistics stay in the line's title. */
-function why(o, format) {
+export function why(o, format) {
   const value = (number) => formatValue(number, format)
   if (o.method === 'min_max') {
     const { mn_val, mx_val, generated } = o.range
