@@ -29,11 +29,14 @@ fi
 if [ "$role" = role ]; then
   # The role the servers connect as (default rhizome), owner of the database: PostgreSQL 15 lets only
   # the database's owner create in schema public ("permission denied for schema public"), and the
-  # job queue creates a schema of its own. Replication carries it to the standby.
+  # job queue creates a schema of its own. pg_monitor lets /health/ready read whether the standby is
+  # synchronous (pg_stat_replication's sync_state is hidden from other roles). Replication carries it
+  # to the standby.
   port=$2 hostname=${3:-127.0.0.1} database=${4:-rhizome} name=${5:-rhizome}
   exec psql -X -q -v ON_ERROR_STOP=1 -v name="$name" -h "$hostname" -p "$port" -U postgres -d "$database" <<'SQL'
 select format('create role %I login', :'name') where not exists (select from pg_roles where rolname = :'name') \gexec
 select format('alter database %I owner to %I', current_database(), :'name') \gexec
+select format('grant pg_monitor to %I', :'name') \gexec
 SQL
 fi
 bindir=$(pg_config --bindir)

@@ -41,7 +41,7 @@ export default fp(
         schema: {
           tags: ['service'],
           operationId: 'getReadiness',
-          summary: 'Database reachable, migrations applied, model loaded, not shutting down; 503 otherwise',
+          summary: 'Database reachable (with several hosts: taking writes), migrations applied, model loaded, not shutting down; 503 otherwise',
           security: [],
         },
       },
@@ -71,11 +71,14 @@ export default fp(
             checks,
             await within(left, () => failoverState(app.db.db, writable)).catch(() => ({
               database_primary: writable.hostName(),
+              takes_writes: 'unknown',
               synchronous_standby: 'unknown',
             })),
           )
         }
-        const ready = checks.database === 'ok' && checks.migrations === 'ok' && checks.model === 'ok' && !app.shuttingDown
+        // Several hosts: ready only while a write would succeed on the host in use.
+        const writes = !writable?.several || checks.takes_writes === 'yes'
+        const ready = checks.database === 'ok' && checks.migrations === 'ok' && checks.model === 'ok' && writes && !app.shuttingDown
         if (!ready) reply.header('retry-after', RETRY_AFTER)
         return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', ...checks })
       },

@@ -167,6 +167,26 @@ async function read(server: Server, path: string, until: () => boolean): Promise
 }
 
 /**
+ * From `after()` on, until `until()`: asks /health/ready every 200 ms and, at each 200, writes at once
+ * (a new campaign type). The writes that failed right after a 200: none while readiness means that a
+ * write would succeed.
+ */
+async function writesAfterReady(server: Server, after: () => boolean, until: () => boolean): Promise<{ ready: number; failed: string[] }> {
+  const failed: string[] = []
+  let ready = 0
+  for (let n = 0; !until(); n++) {
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    if (!after()) continue
+    const answer = await fetch(`${server.url}/health/ready`).catch(() => undefined)
+    if (answer?.status !== 200) continue
+    ready++
+    const write = await api(server, '/campaign_type/', { method: 'POST', body: JSON.stringify({ name: `after ready ${n}` }) }).catch((e: Error) => e)
+    if (write instanceof Error || write.status !== 201) failed.push(write instanceof Error ? write.message : `${write.status} ${await write.text()}`)
+  }
+  return { ready, failed }
+}
+
+/**
  * The longest time, in seconds, between two successful writes, the load's end counting as one: a load
  * whose writes never came back has a gap to its end, not none.
  */
@@ -273,13 +293,30 @@ t.test(
       JOB_MAX_QUEUED_PER_USER: '1000',
     })
     await until200(server, '/health/ready')
+    // As that role (granted pg_monitor by the `role` step), readiness sees the synchronous standby.
+    t.match(
+      await (await fetch(`${server.url}/health/ready`)).json(),
+      { status: 'ready', takes_writes: 'yes', synchronous_standby: 'yes' },
+      "/health/ready as the app's role: the primary takes writes and has its synchronous standby",
+    )
     const world = await seed(server)
 
     let loaded = false
-    const [record, reads] = await Promise.all([
-      load(server, world, 0, LOAD_SECONDS, KILL_AT_SECONDS, () => nodes[0].kill()).finally(() => (loaded = true)),
+    let killed = false
+    const [record, reads, afterReady] = await Promise.all([
+      load(server, world, 0, LOAD_SECONDS, KILL_AT_SECONDS, () => {
+        killed = true
+        nodes[0].kill()
+      }).finally(() => (loaded = true)),
       read(server, `/campaign/?id=${world.campaign}`, () => loaded),
+      writesAfterReady(
+        server,
+        () => killed,
+        () => loaded,
+      ),
     ])
+    t.ok(afterReady.ready > 0, `/health/ready said 200 again after the failover (${afterReady.ready} times)`)
+    t.same(afterReady.failed, [], 'and a write made at once after each 200 succeeded: ready means writable')
     t.same(
       reads.filter((status) => status !== 200),
       [],

@@ -314,6 +314,8 @@ function hangGuard(writable: WritableHost, hangMs: number, log: DatabaseLog | un
     url: () => writable.url(),
     hangMs,
     onChange: (hung, { url }) => {
+      // A search for the writable host then skips it instead of waiting out a probe of it.
+      writable.markHung(url, hung)
       const host = new URL(url).host
       if (hung) log?.warn({ host, hangMs }, 'the database does not answer (DATABASE_HANG_MS): requests get 503 until it does')
       else log?.info({ host }, 'the database answers again')

@@ -25,6 +25,12 @@ export function meansPrimaryLost(error: unknown): boolean {
 /** How long a search's answer stands: requests failing at once share one search, not one each. */
 const SEARCH_INTERVAL_MS = 500
 const PROBE_TIMEOUT_MS = 2_000
+/**
+ * How long a host the hang guard found hung, and no longer in use (a failover moved on), is left out
+ * of searches: asking it would wait out PROBE_TIMEOUT_MS each time. The host in use is left out until
+ * the guard hears it answer.
+ */
+const HUNG_WINDOW_MS = 10_000
 
 export class WritableHost {
   readonly urls: string[]
@@ -34,6 +40,8 @@ export class WritableHost {
   /** When the host in use was last found not to take writes, until one is found that does. */
   #lostSince: number | undefined
   #started = false
+  /** Hosts the hang guard found hung, with when. */
+  #hungAt = new Map<string, number>()
 
   constructor(url: string) {
     this.urls = hostUrls(url)
@@ -60,8 +68,23 @@ export class WritableHost {
     return new URL(this.#current).host
   }
 
+  /** The hang guard's word on `url`: hung (left out of searches, see HUNG_WINDOW_MS) or answering again. */
+  markHung(url: string, hung: boolean): void {
+    if (hung) this.#hungAt.set(url, Date.now())
+    else this.#hungAt.delete(url)
+  }
+
+  /** Whether a search leaves `url` out: hung, in use or within its window. */
+  #leftOut(url: string): boolean {
+    const at = this.#hungAt.get(url)
+    if (at === undefined) return false
+    if (url === this.#current || Date.now() - at < HUNG_WINDOW_MS) return true
+    this.#hungAt.delete(url)
+    return false
+  }
+
   /**
-   * After a failure that `meansPrimaryLost`: asks every host, the one in use last, whether it takes
+   * After a failure that `meansPrimaryLost`: asks every host but a hung one, the one in use last, whether it takes
    * writes; the first that does becomes the one in use. Resolves to it, or undefined when none does
    * (the monitor has not promoted a standby yet). Calls within SEARCH_INTERVAL_MS share one search.
    */
@@ -78,7 +101,7 @@ export class WritableHost {
     // The first search, at start, finds where to begin: not a failover.
     const starting = !this.#started
     this.#started = true
-    const order = [...this.urls.filter((u) => u !== this.#current), this.#current]
+    const order = [...this.urls.filter((u) => u !== this.#current), this.#current].filter((u) => !this.#leftOut(u))
     for (const url of order) {
       if (await takesWrites(url)) {
         if (url !== this.#current && !starting) databaseFailovers.inc()
@@ -107,14 +130,25 @@ export async function takesWrites(url: string): Promise<boolean> {
   }
 }
 
-/** What readiness says of a formation: the host taking writes, and whether it has a synchronous standby now. */
+/**
+ * What readiness says of a formation: the host in use, whether a write would succeed on it now
+ * (`takes_writes`: asked through the pool the writes use, so no 200 while a failover leaves the
+ * servers on a standby or a host still being promoted), and whether it has a synchronous standby now
+ * (the role needs `pg_monitor` to read `sync_state`: deploy/auto-failover.sh's `role` grants it).
+ */
 export async function failoverState<T>(db: Kysely<T>, writable: WritableHost): Promise<Record<string, string>> {
   let standby = 'unknown'
+  let takes = 'unknown'
   try {
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_replication where sync_state in ('sync', 'quorum')`.execute(db)
+    const { rows } = await sql<{
+      writable: boolean
+      n: number
+    }>`select not pg_is_in_recovery() and current_setting('transaction_read_only') = 'off' as writable,
+      (select count(*)::int from pg_stat_replication where sync_state in ('sync', 'quorum')) as n`.execute(db)
+    takes = rows[0].writable ? 'yes' : 'no'
     standby = rows[0].n > 0 ? 'yes' : 'no'
   } catch {
     // the primary is being replaced: unknown
   }
-  return { database_primary: writable.hostName(), synchronous_standby: standby }
+  return { database_primary: writable.hostName(), takes_writes: takes, synchronous_standby: standby }
 }
