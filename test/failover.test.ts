@@ -1,10 +1,13 @@
-// The database primary lost under load (PostgreSQL only): a pg_auto_failover formation of its own
-// (test/auto-failover.ts, deploy/auto-failover.sh), one server given every node in DATABASE_URL,
-// clients entering data, creating rows and uploading files as jobs. At 20 s the primary's machine is
-// lost (pg_autoctl and PostgreSQL killed at once); the monitor promotes the synchronous standby and the
+// The database primary lost and hung under load (PostgreSQL only): a pg_auto_failover formation of its
+// own as three machines would run it (test/auto-failover.ts, deploy/auto-failover.sh: three addresses,
+// scram-sha-256, TLS), one server given every node in DATABASE_URL as the servers' role, clients
+// entering data, creating rows and uploading files as jobs. At 20 s the primary's machine is lost
+// (pg_autoctl and PostgreSQL killed at once); the monitor promotes the synchronous standby and the
 // server follows it. Every acknowledged write must be on the new primary, once in the history; no 500;
 // the longest time without a successful write is printed and held to 30 s. Then the old primary
-// rejoins as the standby and a second failover brings the service back to it.
+// rejoins as the standby and a second failover brings the service back to it. Last, the primary's
+// PostgreSQL hangs for 40 s (SIGSTOP): every request is answered within the documented time, and
+// what the monitor did (a failover or not, and when writes came back) is printed.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -20,6 +23,9 @@ const CLIENTS = 20
 const LOAD_SECONDS = Number(process.env.FAILOVER_LOAD_SECONDS ?? 60)
 const KILL_AT_SECONDS = 20
 const MAX_GAP_SECONDS = 30
+/** How long the hang round stops the primary's PostgreSQL, and the longest a request may wait meanwhile (docs/operations.md: DATABASE_HANG_MS + 1 s, with a second to spare on a loaded machine). */
+const HANG_SECONDS = 40
+const HANG_ANSWER_MS = 4_000
 
 const skip = engine !== 'postgres' ? 'a PostgreSQL formation (DATABASE_URL)' : (missingAutoFailover() ?? missingTools())
 
@@ -72,13 +78,17 @@ interface Record {
   /** When the load stopped writing. */
   endedAt: number
   statuses: Map<number, number>
+  /** Each request: when it was sent and how long its answer took, in ms. */
+  answers: Array<{ at: number; ms: number }>
   /** 503s without Retry-After, and anything else a client should not see. */
   problems: string[]
 }
 
 async function send(server: Server, record: Record, path: string, init: RequestInit): Promise<Response | undefined> {
+  const at = Date.now()
   try {
     const res = await api(server, path, init)
+    record.answers.push({ at, ms: Date.now() - at })
     record.statuses.set(res.status, (record.statuses.get(res.status) ?? 0) + 1)
     if (res.status === 503 && !res.headers.get('retry-after')) record.problems.push(`503 without Retry-After: ${init.method} ${path}`)
     if (res.status >= 500 && res.status !== 503) record.problems.push(`${res.status} ${init.method} ${path}: ${await res.clone().text()}`)
@@ -134,7 +144,17 @@ async function write(server: Server, world: World, record: Record, c: number, n:
 
 /** CLIENTS clients writing for `seconds`; `at` runs `event` that many seconds in. */
 async function load(server: Server, world: World, base: number, seconds: number, at: number, event: () => void): Promise<Record> {
-  const record: Record = { base, entries: new Map(), campaignTypes: new Map(), jobs: [], writesAt: [], endedAt: 0, statuses: new Map(), problems: [] }
+  const record: Record = {
+    base,
+    entries: new Map(),
+    campaignTypes: new Map(),
+    jobs: [],
+    writesAt: [],
+    endedAt: 0,
+    statuses: new Map(),
+    answers: [],
+    problems: [],
+  }
   const started = Date.now()
   const timer = setTimeout(event, at * 1000)
   await Promise.all(
@@ -277,17 +297,24 @@ t.test("DATABASE_URL with several hosts: one URL per host, in node-postgres' for
 })
 
 t.test(
-  'the primary lost under load: the standby takes over, nothing acknowledged is lost, writes are back within 30 s',
+  'the primary lost and hung under load: the standby takes over, nothing acknowledged is lost, writes are back within 30 s, a hang answered at once',
   { skip, timeout: 600_000 },
   async (t) => {
-    const { uri, nodes } = await startFormation(t)
-    t.match(uri, /^postgres:\/\/127\.0\.0\.1:\d+,127\.0\.0\.1:\d+\/rhizome\?target_session_attrs=read-write/, 'the monitor names both nodes')
+    const { uri, appUri, nodes } = await startFormation(t)
+    t.match(
+      uri,
+      /^postgres:\/\/127\.0\.0\.3:\d+,127\.0\.0\.4:\d+\/rhizome\?target_session_attrs=read-write&sslmode=verify-full/,
+      'the monitor names both nodes, TLS checked',
+    )
+    // The nodes take the role only with its password, over TLS.
+    t.notOk(await takesWrites(nodes[0].url.replace(/sslmode=verify-full/, 'sslmode=disable')), 'without TLS: refused')
+    t.notOk(await takesWrites(nodes[0].url.replace(/:[^:@/]+@/, ':not-the-password@')), 'with another password: refused')
     const dataDir = mkdtempSync(join(tmpdir(), 'rhizome-failover-data-'))
     t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
     // The monitor's URI names no user (libpq takes the system user's name): the servers connect as the
-    // role the docs' step makes, which owns the database and nothing else.
+    // role the docs' step makes, which owns the database and nothing else, with its password.
     const server = await startServer(t, {
-      DATABASE_URL: uri.replace('postgres://', 'postgres://rhizome@'),
+      DATABASE_URL: appUri,
       DATA_DIR: dataDir,
       JOB_CONCURRENCY: '2',
       JOB_MAX_QUEUED_PER_USER: '1000',
@@ -299,6 +326,11 @@ t.test(
       { status: 'ready', takes_writes: 'yes', synchronous_standby: 'yes' },
       "/health/ready as the app's role: the primary takes writes and has its synchronous standby",
     )
+    const [encrypted] = await query<{ all: boolean; n: number }>(
+      nodes[0].url,
+      `select bool_and(s.ssl) as all, count(*)::int as n from pg_stat_ssl s join pg_stat_activity a using (pid) where a.usename = 'rhizome' and a.pid <> pg_backend_pid()`,
+    )
+    t.ok(encrypted.n > 0 && encrypted.all, `the server's ${encrypted.n} connections are TLS`)
     const world = await seed(server)
 
     let loaded = false
@@ -332,7 +364,11 @@ t.test(
     t.ok((record.statuses.get(503) ?? 0) > 0, 'the switch was seen: some writes were refused with 503 meanwhile')
     await checkJobs(t, server, record.jobs)
     await checkKept(t, nodes[1].url, record)
-    t.match(await (await fetch(`${server.url}/health/ready`)).json(), { database_primary: `127.0.0.1:${nodes[1].port}` }, '/health/ready names the new primary')
+    t.match(
+      await (await fetch(`${server.url}/health/ready`)).json(),
+      { database_primary: `${nodes[1].host}:${nodes[1].port}` },
+      '/health/ready names the new primary',
+    )
     const metrics = await (await fetch(`${server.url}/metrics`)).text()
     t.match(metrics, /^rhizome_db_failovers_total [1-9]/m, '/metrics counts the failover')
     t.match(metrics, /^rhizome_db_without_primary_seconds_total [1-9]/m, 'and the seconds without a writable host')
@@ -349,5 +385,31 @@ t.test(
     t.ok(backGap <= MAX_GAP_SECONDS, `and writes were back within ${MAX_GAP_SECONDS} s (${backGap.toFixed(1)} s)`)
     await checkJobs(t, server, back.jobs)
     await checkKept(t, nodes[0].url, back)
+
+    // A hang: the primary's PostgreSQL stopped for HANG_SECONDS, its pg_autoctl running on. Requests
+    // are answered 503 within the documented time, whether the monitor fails over meanwhile or not.
+    nodes[1].start()
+    await untilSynchronous(nodes[0])
+    let hungAt = 0
+    let resume: (() => void) | undefined
+    t.teardown(() => resume?.())
+    const hang = await load(server, world, 200_000_000, 3 + HANG_SECONDS + 20, 3, () => {
+      hungAt = Date.now()
+      resume = nodes[0].hang()
+      setTimeout(() => {
+        resume?.()
+        resume = undefined
+      }, HANG_SECONDS * 1000)
+    })
+    const during = hang.answers.filter((a) => a.at >= hungAt && a.at < hungAt + HANG_SECONDS * 1000)
+    const slowest = Math.max(...during.map((a) => a.ms))
+    const failedOver = await takesWrites(nodes[1].url)
+    t.comment(
+      `a ${HANG_SECONDS} s hang: ${during.length} requests meanwhile, the slowest answered in ${slowest} ms; ${failedOver ? 'failed over' : 'not failed over'}; longest time without a successful write ${longestGap(hang.writesAt, hang.endedAt).toFixed(1)} s`,
+    )
+    t.ok(slowest <= HANG_ANSWER_MS, `during the hang every request was answered within ${HANG_ANSWER_MS} ms (${slowest} ms)`)
+    t.same(hang.problems, [], 'no 500 during the hang, every 503 with Retry-After')
+    await checkJobs(t, server, hang.jobs)
+    await checkKept(t, failedOver ? nodes[1].url : nodes[0].url, hang)
   },
 )

@@ -76,7 +76,7 @@ const asRoot = process.getuid?.() === 0
 const postgresCommand = (command: string, args: string[]): [string, string[]] =>
   asRoot ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args]
 
-function runAsPostgres(command: string, args: string[]) {
+export function runAsPostgres(command: string, args: string[]) {
   const [file, argv] = postgresCommand(command, args)
   const result = spawnSync(file, argv, { encoding: 'utf8' })
   if (result.status !== 0) throw new Error(`${command} ${args.join(' ')}: ${result.stderr || result.stdout}`)
