@@ -192,7 +192,8 @@ t.test('data entry in Chromium', { skip: noChromium }, async (t) => {
   await cell('Children vaccinated', 'Coldwater').fill('150000')
   await cell('Children vaccinated', 'Coldwater').press('Tab')
   const unusual = page.locator('.entry-state', {
-    hasText: /^Unusual: much higher than usual: its last \d values averaged [\d,.]+, most between [\d,]+ and [\d,]+$/,
+    hasText:
+      /^Saved, but unusual: much higher than usual: its last \d values averaged [\d,.]+; a usual value lies between [\d,]+ and [\d,]+\. Check it, and correct it if it is a mistake\.$/,
   })
   await unusual.waitFor({ timeout: 10_000 }).catch(() => {})
   t.equal(await unusual.count(), 1, `a value 100 times its history: unusual, in words (${await page.locator('.entry-state').allTextContents()})`)

@@ -722,3 +722,10 @@ t.test("a dashboard's view and charts, read alike by the app and the server's ex
   const asked = Object.entries(server.apiView(view)).filter(([, value]) => value !== undefined)
   t.equal(`?${new URLSearchParams(asked.map(([name, value]) => [name, String(value)]))}`, viewQuery(view), 'the server reads the same view')
 })
+
+t.test('data entry says what waits and what was not saved as sentences apart', async (t) => {
+  const { sendingWords } = await import('../web/views/data-entry.js')
+  t.equal(sendingWords(0, 0), 'Every value is sent')
+  t.equal(sendingWords(1, 0), '1 value waits to be sent')
+  t.equal(sendingWords(1, 2), '1 value waits to be sent. 2 values were not saved: their cells say why')
+})

@@ -72,6 +72,7 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
     await page.locator('.summary dl div').evaluateAll((items) => items.map((i) => [i.querySelector('dt')!.textContent, i.querySelector('dd')!.textContent])),
   )
   t.match(summary, { 'Rows processed': '9', 'Values updated': '9', 'Campaigns recomputed': '1' }, 'the ingest summary')
+  t.notOk('Lines without a key' in summary || 'Rows without a known location' in summary, 'no tile for a problem the file does not have')
   // The jobs' list is read again when the step ends: its newest row, once it shows this step finished.
   const newestJob = page.getByRole('region', { name: 'Jobs, scrollable' }).locator('tbody tr').first()
   await newestJob.filter({ hasText: 'Apply mappings' }).filter({ hasText: 'completed' }).waitFor()

@@ -529,7 +529,7 @@ export const FRENCH = {
   'None (a root)': 'Aucun (une racine)',
   'A location’s name, code, shape and deletion': 'Le nom, le code, la forme et la suppression d’un lieu',
   'Edit {name}': 'Modifier {name}',
-  '{name} saved': '{name} enregistré',
+  '{name} saved': '«\u00a0{name}\u00a0»\u00a0: modifications enregistrées',
   'Location to change': 'Lieu à modifier',
   'Polygon (GeoJSON file)': 'Polygone (fichier GeoJSON)',
   'Upload shape': 'Téléverser la forme',
@@ -668,11 +668,11 @@ export const FRENCH = {
   'its last value was always {mean}': 'sa dernière valeur était {mean}',
   'its last {n} values were all {mean}': 'ses {n} dernières valeurs étaient toutes {mean}',
   'much higher than its last value, {mean}': 'bien plus haute que sa dernière valeur, {mean}',
-  'much higher than usual: its last {n} values averaged {mean}, most between {low} and {high}':
-    'bien plus haute que d’habitude\u00a0: ses {n} dernières valeurs font {mean} en moyenne, la plupart entre {low} et {high}',
+  'much higher than usual: its last {n} values averaged {mean}; a usual value lies between {low} and {high}':
+    'bien plus haute que d’habitude\u00a0: ses {n} dernières valeurs font {mean} en moyenne\u00a0; une valeur habituelle est entre {low} et {high}',
   'much lower than its last value, {mean}': 'bien plus basse que sa dernière valeur, {mean}',
-  'much lower than usual: its last {n} values averaged {mean}, most between {low} and {high}':
-    'bien plus basse que d’habitude\u00a0: ses {n} dernières valeurs font {mean} en moyenne, la plupart entre {low} et {high}',
+  'much lower than usual: its last {n} values averaged {mean}; a usual value lies between {low} and {high}':
+    'bien plus basse que d’habitude\u00a0: ses {n} dernières valeurs font {mean} en moyenne\u00a0; une valeur habituelle est entre {low} et {high}',
   '{z} standard deviations from the mean': 'à {z} écarts types de la moyenne',
   'What to check': 'Ce qu’il faut vérifier',
   'Follow up': 'Faire vérifier',
@@ -725,5 +725,6 @@ export const FRENCH = {
   'The server is busy: try again in a moment.': 'Le serveur est occupé\u00a0: réessayez dans un instant.',
   'You have too much work running: wait for it to finish.': 'Vous avez trop de travaux en cours\u00a0: attendez qu’ils finissent.',
   'The server is restarting: try again in a moment.': 'Le serveur redémarre\u00a0: réessayez dans un instant.',
-  'Unusual: {why}': 'Inhabituelle\u00a0: {why}',
+  'Saved, but unusual: {why}. Check it, and correct it if it is a mistake.':
+    'Enregistrée, mais inhabituelle\u00a0: {why}. Vérifiez-la, et corrigez-la si c’est une erreur.',
 }

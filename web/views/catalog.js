@@ -109,7 +109,7 @@ function Campaigns({ catalog, user, done, say }) {
     <//>
     <h2>${t('Campaigns')}</h2>
     <ul class="cards">${catalog.campaigns.map(
-      (c) => html`<li key=${c.id} class="chart-item"><span>${c.name} (${c.start_date} – ${c.end_date})</span>
+      (c) => html`<li key=${c.id} class="chart-item"><span>${c.name} <span class="nowrap">(${c.start_date} – ${c.end_date})</span></span>
         <span class="actions"><${EditButton} resource="campaign" row=${c} name=${c.name} fields=${[
           { field: 'name', label: t('Name') },
           { field: 'start_date', label: t('Start'), type: 'date' },

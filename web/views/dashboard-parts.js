@@ -5,12 +5,15 @@ import { t } from '../i18n.js'
 import { ChartCard } from './chart-card.js'
 
 /**
- * The drill-down's path: each chart's own locations, then the view's location and its ancestors. With
+ * The drill-down's path, once a location is chosen: each chart's own locations, then the view's
+ * location and its ancestors. With
  * `top` (the one location a shared link's reader sees) it starts there instead: each chart's own
  * locations lie outside what the link shows.
  */
 export function DrillDown({ catalog, view, onChange, top = null }) {
   const path = view.locationId == null ? (top ? [top] : []) : catalog.pathTo(view.locationId)
+  // Nothing drilled into: the location field above already says "each chart's locations".
+  if (!path.length) return null
   const current = view.locationId ?? top?.id
   return html`<nav aria-label=${t('Drill-down')} class="breadcrumb">
     ${!top && html`<button class="link" aria-current=${view.locationId == null ? 'true' : undefined} onClick=${() => onChange({ location: null })}>${t("Each chart's locations")}</button>`}

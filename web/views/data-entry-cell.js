@@ -13,7 +13,7 @@ import { ValueFollowups } from './quality-followup.js'
  * reports says so (`unusual`: why, in words), after any rule it breaks.
  */
 function stateWords(state, format, unusual) {
-  const warning = unusual ? t('Unusual: {why}', { why: unusual }) : ''
+  const warning = unusual ? t('Saved, but unusual: {why}. Check it, and correct it if it is a mistake.', { why: unusual }) : ''
   if (!state) return warning
   if (state.state === 'saving') return t('Saving…')
   if (state.state === 'waiting') return t('Waiting to be sent')

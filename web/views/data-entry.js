@@ -238,12 +238,12 @@ function unsentCounts(kept, states, rows, columns, keyOf) {
 }
 
 /** What waits to be sent and what was not saved, in words: "every value is sent" only when both are none. */
-function sendingWords(waiting, notSaved) {
+export function sendingWords(waiting, notSaved) {
   const words = [
     waiting > 0 && tn(waiting, '{n} value waits to be sent', '{n} values wait to be sent'),
     notSaved > 0 && tn(notSaved, '{n} value was not saved: its cell says why', '{n} values were not saved: their cells say why'),
   ].filter(Boolean)
-  return words.length ? words.join(' ') : t('Every value is sent')
+  return words.length ? words.join('. ') : t('Every value is sent')
 }
 
 /** What the form is of: a campaign or a day, and where. */

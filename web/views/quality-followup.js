@@ -59,7 +59,7 @@ export function OpenFollowups({ campaignId, catalog, changed, onChange }) {
         <td data-label=${t('Value')}>${formatValue(f.value, catalog.indicatorFormat.get(f.indicator_id))}</td>
         <td data-label=${t('What to check')}>${f.comment}</td>
         <td data-label=${t('Marked')}>${formatTime(f.created_at)}</td>
-        <td data-label=${t('Resolve')}><${CommentForm}
+        <td><${CommentForm}
           label=${t('How it was resolved')}
           action=${t('Resolve')}
           send=${(resolution_comment) => change('PATCH', `/datapoint_followup/${f.id}/`, { resolution_comment })}

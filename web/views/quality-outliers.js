@@ -9,7 +9,7 @@ import { t, tn } from '../i18n.js'
 import { useRead } from './use-read.js'
 import { FollowUpButton } from './quality-followup.js'
 
-/** How far from its history's mean a usual value lies: within two standard deviations, "most between … and …". */
+/** How far from its history's mean a usual value lies: within two standard deviations, "a usual value lies between … and …". */
 const USUAL_SPREAD = 2
 
 /** Why a value is an outlier, in words with its numbers; the statistics stay in the line's title. */
@@ -34,13 +34,13 @@ export function why(o, format) {
     ? tn(
         o.history_values,
         'much higher than its last value, {mean}',
-        'much higher than usual: its last {n} values averaged {mean}, most between {low} and {high}',
+        'much higher than usual: its last {n} values averaged {mean}; a usual value lies between {low} and {high}',
         usual,
       )
     : tn(
         o.history_values,
         'much lower than its last value, {mean}',
-        'much lower than usual: its last {n} values averaged {mean}, most between {low} and {high}',
+        'much lower than usual: its last {n} values averaged {mean}; a usual value lies between {low} and {high}',
         usual,
       )
 }
@@ -86,7 +86,7 @@ export function Outliers({ campaignId, locationId, catalog, mayGenerate, onFollo
         <thead><tr><th scope="col">${t('Location')}</th><th scope="col">${t('Indicator')}</th><th scope="col">${t('Value')}</th><th scope="col">${t('Why')}</th><th scope="col">${t('Follow up')}</th></tr></thead>
         <tbody>${found.map((o, i) => {
           const format = catalog.indicatorFormat.get(o.indicator.id)
-          return html`<tr key=${i}><td data-label=${t('Location')}>${o.location.name}</td><td data-label=${t('Indicator')}>${catalog.indicatorName.get(o.indicator.id) ?? o.indicator.name}</td><td data-label=${t('Value')}>${formatValue(o.value, format)}</td><td data-label=${t('Why')} title=${statistics(o)}>${why(o, format)}</td><td data-label=${t('Follow up')}>${
+          return html`<tr key=${i}><td data-label=${t('Location')}>${o.location.name}</td><td data-label=${t('Indicator')}>${catalog.indicatorName.get(o.indicator.id) ?? o.indicator.name}</td><td data-label=${t('Value')}>${formatValue(o.value, format)}</td><td data-label=${t('Why')} title=${statistics(o)}>${why(o, format)}</td><td>${
             open.has(o.datapoint_id)
               ? html`<span class="followed-up">${t('Followed up: {comment}', { comment: open.get(o.datapoint_id) })}</span>`
               : html`<${FollowUpButton} datapointId=${o.datapoint_id} onDone=${onFollowUp} />`

@@ -48,7 +48,10 @@ function ReportTable({ id, title, intro, columns, rows, count }) {
   </section>`
 }
 
-/** The counts: lines read, kept, skipped; values saved. */
+/**
+ * The counts: lines read and processed, values saved, campaigns recomputed; and each kind of line
+ * skipped or cell refused, only when there is one (a tile of zero says nothing to the reader).
+ */
 function Summary({ report }) {
   const d = report.datapoints ?? {}
   const rows = report.rows ?? {}
@@ -72,7 +75,16 @@ function Summary({ report }) {
     [t('Values unchanged'), d.unchanged],
     [t('Campaigns recomputed'), (report.campaigns_recomputed ?? []).length],
   ]
-  return html`<div class="summary"><dl>${items.map(([label, value]) => html`<div key=${label}><dt>${label}</dt><dd>${formatCount(value ?? 0)}</dd></div>`)}</dl></div>`
+  const always = new Set([
+    t('Lines in the file'),
+    t('Rows processed'),
+    t('Values inserted'),
+    t('Values updated'),
+    t('Values unchanged'),
+    t('Campaigns recomputed'),
+  ])
+  const shown = items.filter(([label, value]) => always.has(label) || (value ?? 0) > 0)
+  return html`<div class="summary"><dl>${shown.map(([label, value]) => html`<div key=${label}><dt>${label}</dt><dd>${formatCount(value ?? 0)}</dd></div>`)}</dl></div>`
 }
 
 /** What a cell's listed lines leave out: the report lists the first lines of a cell repeated on many. */
