@@ -52,7 +52,11 @@ export default defineResource({
   aliases: ['source_doc'],
   schema: SourceDoc,
   writers: 'users',
-  query_fields: ['id', 'doc_title', 'file_type', 'date_order', 'conflict', 'docfile', 'file_header', 'guid', 'created_by_id', 'created_at'],
+  query_fields: ['id', 'doc_title', 'file_type', 'date_order', 'conflict', 'docfile', 'file_header', 'guid', 'created_by_id', 'created_at', 'processed'],
+  synthetic: {
+    // Whether the file was read (its transform ran): a reader who cannot see its jobs still learns that.
+    processed: { kind: 'boolean', expression: sql`(t.ingest_stats is not null)` },
+  },
   required_fields_for_post: ['docfile', 'doc_title', 'file_type'],
   ordering: ['-created_at'],
   params: PARAMS,

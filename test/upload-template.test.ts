@@ -51,6 +51,14 @@ t.test('a filled template is saved whole, with nothing to map', async (t) => {
   t.match(stats.unmapped, { indicator: { count: 0 }, location: { count: 0 }, campaign: { count: 0 } }, 'nothing waits for mapping')
   t.equal(stats.datapoints.inserted + stats.datapoints.updated + stats.datapoints.unchanged, 6, 'every value saved')
   t.same((await api.get(`/source_object_map/?document_id=${id}&is_mapped=0`)).body.objects, [])
+  const listed = async (documentId: number) => {
+    const answer = await api.get(`/document/?id=${documentId}&fields=id,processed`)
+    t.equal(answer.status, 200, answer.text)
+    return answer.body.objects?.[0]
+  }
+  t.same(await listed(id), { id, processed: true }, 'the document list says its file was read')
+  const waiting = await created(api.post('/document/', { docfile: Buffer.from(csv).toString('base64'), doc_title: 'not read yet.csv', file_type: 'campaign' }))
+  t.same(await listed(waiting), { id: waiting, processed: false }, 'and of a file not read yet, that it was not')
 
   const mappings = async () => (await db.selectFrom('source_object_map').select('id').execute()).length
   const mapped = await mappings()

@@ -399,6 +399,7 @@ export const FRENCH = {
   'values reverted': 'valeurs rétablies',
   'step {step} of {steps}: {stage}': 'étape {step} sur {steps} : {stage}',
   uploaded: 'téléversé',
+  'file read': 'fichier lu',
   Documents: 'Documents',
   'No documents yet.': 'Aucun document pour l’instant.',
   'Documents, scrollable': 'Documents, défilant',

@@ -22,16 +22,19 @@ export function stateWord(state) {
 /** The latest jobs this user may see, newest first (the API limits a restricted user to her own). */
 const latestJobs = () => list('/job/?limit=50&order_by=-id&fields=id,kind,params,state,finished_at')
 
-/** A document's state: its latest job's step and state, or, without one, whether it was read. */
+/**
+ * A document's state: its latest job's step and state, or, without one the reader may see (another
+ * user's upload), whether its file was read.
+ */
 function documentState(doc, jobs) {
   const job = jobs.find((j) => j.params?.document_id === doc.id)
   if (job) return t('{step}: {state}', { step: STEP_NAMES[job.kind]?.() ?? job.kind, state: stateWord(job.state) })
-  return t('uploaded')
+  return doc.processed ? t('file read') : t('uploaded')
 }
 
 export function UploadLists({ refresh, catalog }) {
   const jobs = useRead(() => latestJobs().catch(() => []), [refresh], []).value
-  const path = `/document/${query({ fields: 'id,doc_title,file_type,created_at', order_by: '-id', limit: 20 })}`
+  const path = `/document/${query({ fields: 'id,doc_title,file_type,created_at,processed', order_by: '-id', limit: 20 })}`
   const documents = useRead(() => list(path).catch(() => []), [refresh], []).value
   const titles = new Map(documents.map((d) => [d.id, d.doc_title]))
   const subject = (j) => {
