@@ -55,6 +55,7 @@ if [ "$base" = local ]; then
   tar -C "$root" -cf - . | podman import - "$base" >/dev/null
 fi
 
+mkdir -p "$HOME/.npm"
 echo "container-check: building $tag${base:+ on $base}…"
 # docker format: OCI images drop HEALTHCHECK. This machine's npm cache serves what it has.
 podman build --isolation chroot --format docker ${base:+--build-arg NODE_IMAGE="$base"} \
