@@ -136,7 +136,7 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     await bounds.getByLabel('Indicator').selectOption({ label: 'Children missed' })
     await bounds.getByLabel('Good bound').fill('200')
     await bounds.getByLabel('Bad bound').fill('400')
-    await bounds.getByLabel('Flag a sum reported by under (% of children)').fill('80')
+    await bounds.getByLabel('Flag a total reported by fewer of its places than (%)').fill('80')
     await bounds.getByRole('button', { name: 'Save bounds' }).click()
     await bounds.getByRole('status').getByText('Bounds saved').waitFor()
     const missedId = indicator.get('Children missed')!
@@ -164,7 +164,7 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     await bounds.getByLabel('Range name').fill('Outbreak risk')
     await bounds.getByLabel('From').fill('1000')
     await bounds.getByRole('button', { name: 'Add range' }).click()
-    await bounds.getByText('Outbreak risk: 1,000 to ∞, holding its lower limit').waitFor()
+    await bounds.getByText('Outbreak risk: from 1,000 to ∞, 1,000 included').waitFor()
     t.match((await read(`/indicator_bound/?indicator_id=${missedId}`)).objects, [{ bound_name: 'Outbreak risk', mn_val: 1000, mx_val: null, direction: 1 }])
     t.same(await violationsAtBothWidths(page), [], 'axe: the bounds editor at 1280 and 375 px')
 
@@ -189,7 +189,7 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     await bounds.getByLabel('From').fill('1')
     await bounds.getByLabel('Level').selectOption({ label: 'District' })
     await bounds.getByRole('button', { name: 'Add range' }).click()
-    await bounds.getByText('District alert: 1 to ∞, holding its lower limit, at District level only').waitFor()
+    await bounds.getByText('District alert: from 1 to ∞, 1 included, at District level only').waitFor()
     const alert = (
       (await read(`/indicator_bound/?indicator_id=${missedId}`)).objects as Array<{ id: number; bound_name: string; location_type_id: number }>
     ).find((r) => r.bound_name === 'District alert')!
@@ -223,9 +223,9 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     })
     await page.goto(`${server.url}/app/#/admin`)
     await bounds.getByLabel('Indicator').selectOption({ label: 'Children missed' })
-    await bounds.getByText('Outbreak risk: 1,000 to ∞').waitFor()
+    await bounds.getByText('Outbreak risk: from 1,000 to ∞').waitFor()
     await page.waitForTimeout(2000)
-    t.ok(await bounds.getByText('Outbreak risk: 1,000 to ∞').isVisible(), 'a late answer for another indicator does not replace the chosen one’s ranges')
+    t.ok(await bounds.getByText('Outbreak risk: from 1,000 to ∞').isVisible(), 'a late answer for another indicator does not replace the chosen one’s ranges')
     await bounds.getByRole('button', { name: 'Remove range Outbreak risk' }).click()
     await bounds.getByRole('status').getByText('Range “Outbreak risk” removed').waitFor()
     t.equal((await read(`/indicator_bound/?indicator_id=${missedId}`)).objects.length, 0)

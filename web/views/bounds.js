@@ -60,7 +60,7 @@ export function IndicatorBounds({ catalog, onChange }) {
   const levelOf = (range) => levels.find((l) => l.id === range.location_type_id)?.name
   const rangeText = (r) => {
     const limits = { name: r.bound_name, min: limit(r.mn_val, '−∞'), max: limit(r.mx_val, '∞') }
-    const text = r.direction < 0 ? t('{name}: {min} to {max}, holding its upper limit', limits) : t('{name}: {min} to {max}, holding its lower limit', limits)
+    const text = r.direction < 0 ? t('{name}: from {min} to {max}, {max} included', limits) : t('{name}: from {min} to {max}, {min} included', limits)
     return r.location_type_id == null
       ? `${text}, ${t('at every level')}`
       : `${text}, ${t('at {level} level only', { level: levelOf(r) ?? r.location_type_id })}`
@@ -80,7 +80,7 @@ export function IndicatorBounds({ catalog, onChange }) {
       html`<form class="inline" key=${`bounds-${indicatorId}-${version}`} onSubmit=${saveBounds}>
         <label>${inUnit(t('Good bound'))} <input name="good_bound" type="number" step="any" defaultValue=${typed(indicator.good_bound, unit)} /></label>
         <label>${inUnit(t('Bad bound'))} <input name="bad_bound" type="number" step="any" defaultValue=${typed(indicator.bad_bound, unit)} /></label>
-        <label>${t('Flag a sum reported by under (% of children)')}
+        <label>${t('Flag a total reported by fewer of its places than (%)')}
           <input name="coverage_percent" type="number" min="0" max="100" step="any" defaultValue=${indicator.coverage_threshold == null ? '' : indicator.coverage_threshold * 100} /></label>
         <button type="submit">${t('Save bounds')}</button>
       </form>`
@@ -98,8 +98,8 @@ export function IndicatorBounds({ catalog, onChange }) {
       <label>${t('Range name')} <input name="bound_name" required maxlength="255" /></label>
       <label>${inUnit(t('From'))} <input name="mn_val" type="number" step="any" /></label>
       <label>${inUnit(t('To'))} <input name="mx_val" type="number" step="any" /></label>
-      <label>${t('Holds')}
-        <select name="direction"><option value="1">${t('its lower limit')}</option><option value="-1">${t('its upper limit')}</option></select>
+      <label>${t('Limit included')}
+        <select name="direction"><option value="1">${t('the lower one')}</option><option value="-1">${t('the upper one')}</option></select>
       </label>
       <label>${t('Level')}
         <select name="location_type_id">
