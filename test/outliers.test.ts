@@ -19,11 +19,8 @@ interface Range {
   generated: boolean
 }
 
-t.test('outliers of a campaign: far from history, never varied, outside a range; ranges generated from history', async (t) => {
-  const { app, db, aliceId } = await build(t)
-  const editor = await moreUsers(db)
-  const api = client(app)
-  const w = await world(api)
+/** A way to create rows (their id, or the refusal thrown), an SNID campaign type with `campaign(name, day)`, and a count indicator `doses`. */
+async function outlierCatalog(api: ReturnType<typeof client>) {
   const created = async (path: string, body: Record<string, unknown>) => {
     const res = await api.post(path, body)
     if (res.status !== 201) throw new Error(res.text)
@@ -32,6 +29,15 @@ t.test('outliers of a campaign: far from history, never varied, outside a range;
   const campaignType = await created('/campaign_type/', { name: 'SNID' })
   const campaign = (name: string, start_date: string) => created('/campaign/', { name, campaign_type_id: campaignType, start_date, end_date: start_date })
   const doses = await created('/indicator/', { name: 'doses', short_name: 'doses', data_format: 'int' })
+  return { created, campaign, doses }
+}
+
+t.test('outliers of a campaign: far from history, never varied, outside a range; ranges generated from history', async (t) => {
+  const { app, db, aliceId } = await build(t)
+  const editor = await moreUsers(db)
+  const api = client(app)
+  const w = await world(api)
+  const { created, campaign, doses } = await outlierCatalog(api)
   const visits = await created('/indicator/', { name: 'visits', short_name: 'visits', data_format: 'int' })
   const access = await created('/indicator/', { name: 'access', short_name: 'access', data_format: 'bool' })
   // Four campaigns of history, then the one judged.
@@ -159,14 +165,7 @@ t.test('the history summary is kept between reads and follows every change that 
   const { app, db } = await build(t)
   const api = client(app)
   const w = await world(api)
-  const created = async (path: string, body: Record<string, unknown>) => {
-    const res = await api.post(path, body)
-    if (res.status !== 201) throw new Error(res.text)
-    return res.body.id as number
-  }
-  const campaignType = await created('/campaign_type/', { name: 'SNID' })
-  const campaign = (name: string, start_date: string) => created('/campaign/', { name, campaign_type_id: campaignType, start_date, end_date: start_date })
-  const doses = await created('/indicator/', { name: 'doses', short_name: 'doses', data_format: 'int' })
+  const { created, campaign, doses } = await outlierCatalog(api)
   const history = [await campaign('H1', '2015-01-10'), await campaign('H2', '2015-03-10'), await campaign('H3', '2015-05-10')]
   const judged = await campaign('D', '2016-06-01')
   const enter = (location_id: number, campaign_id: number, value: number) =>
@@ -222,14 +221,7 @@ t.test("summaries are kept for the setting's history only, and for the latest ca
   const { app, db } = await build(t, { OUTLIER_SUMMARIES_KEPT: 1 })
   const api = client(app)
   const w = await world(api)
-  const created = async (path: string, body: Record<string, unknown>) => {
-    const res = await api.post(path, body)
-    if (res.status !== 201) throw new Error(res.text)
-    return res.body.id as number
-  }
-  const type = await created('/campaign_type/', { name: 'SNID' })
-  const campaign = (name: string, start_date: string) => created('/campaign/', { name, campaign_type_id: type, start_date, end_date: start_date })
-  const doses = await created('/indicator/', { name: 'doses', short_name: 'doses', data_format: 'int' })
+  const { created, campaign, doses } = await outlierCatalog(api)
   const campaigns = [
     await campaign('H1', '2015-01-10'),
     await campaign('H2', '2015-03-10'),
@@ -257,14 +249,7 @@ t.test('while a write of earlier values is under way, a read groups the history 
   const { app, db } = await build(t)
   const api = client(app)
   const w = await world(api)
-  const created = async (path: string, body: Record<string, unknown>) => {
-    const res = await api.post(path, body)
-    if (res.status !== 201) throw new Error(res.text)
-    return res.body.id as number
-  }
-  const type = await created('/campaign_type/', { name: 'SNID' })
-  const campaign = (name: string, start_date: string) => created('/campaign/', { name, campaign_type_id: type, start_date, end_date: start_date })
-  const doses = await created('/indicator/', { name: 'doses', short_name: 'doses', data_format: 'int' })
+  const { created, campaign, doses } = await outlierCatalog(api)
   const history = [await campaign('H1', '2015-01-10'), await campaign('H2', '2015-03-10'), await campaign('H3', '2015-05-10')]
   const judged = await campaign('D', '2016-06-01')
   const enter = (campaign_id: number, value: number) => created('/campaign_datapoint/', { indicator_id: doses, location_id: w.a1, campaign_id, value })
