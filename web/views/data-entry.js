@@ -157,7 +157,7 @@ export function DataEntry({ catalog, params = {} }) {
   }, [selectionKey, components])
   useSelectionInAddress(selection, selectionKey)
 
-  const outliers = useOutlierWarnings(selection, over, current, keyOf)
+  const outliers = useOutlierWarnings(selection, over, current, keyOf, rows, columns)
   const { commit, keepMine, takeTheirs } = cellWrites({ selection, over, rows, columns, keyOf, states, values, setValues, setState, showOutbox, send })
   const unsent = (row) => hasUnsentValues(row, columns, keyOf, { drafts: drafts.texts, states })
   /** A cell to type in: its value, state, and what typing, a conflict or its history does. */
@@ -203,15 +203,18 @@ export function DataEntry({ catalog, params = {} }) {
 
 /**
  * The campaign's outliers among the grid's values (the API's campaign_outlier, under the grid's
- * location), by cell key, each in words: read with the grid's values and again after each save, so a
- * value typed far from what its place usually reports says so at once. Dated values have none.
+ * location), by cell key: read with the grid's values and again when a typed value the server has
+ * changes (not when the server's calculated values are read back after it), so a value typed far from
+ * what its place usually reports says so at once. Dated values have none.
  */
-function useOutlierWarnings(selection, over, values, keyOf) {
+function useOutlierWarnings(selection, over, values, keyOf, rows, columns) {
   const path =
     over === 'campaign' && selection.campaignId && selection.locationId != null
       ? `/campaign_outlier/${query({ campaign_id: selection.campaignId, location_id: selection.locationId, limit: 0 })}`
       : null
-  const { value: found } = useRead(() => (path && values ? list(path) : Promise.resolve([])), [path, values], [])
+  const entered = columns.filter((c) => !c.calculated)
+  const typed = values && rows.flatMap((row) => entered.map((c) => values.get(keyOf(row.id, c.id))?.value ?? '')).join(';')
+  const { value: found } = useRead(() => (path && typed !== null ? list(path) : Promise.resolve([])), [path, typed], [])
   return useMemo(() => new Map(found.map((o) => [keyOf(o.location.id, o.indicator.id), o])), [found])
 }
 
