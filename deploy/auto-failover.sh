@@ -139,7 +139,7 @@ case $role in
     scram && needs PGAF_NETWORK PGAF_REPLICATION_PASSWORD
     if [ ! -f "$XDG_CONFIG_HOME/pg_autoctl$pgdata/pg_autoctl.cfg" ]; then
       # Without TLS, libpq's default "prefer" would have pg_autoctl ask each node for TLS first.
-      [ ${#tls[@]} -gt 1 ] || monitor="$monitor$([[ $monitor == *\?* ]] && echo '&' || echo '?')sslmode=disable"
+      [ "$sslmode" != disable ] || monitor="$monitor$([[ $monitor == *\?* ]] && echo '&' || echo '?')sslmode=disable"
       # A standby's base backup connects to the primary as the replication role, with its password.
       PGPASSWORD=${PGAF_REPLICATION_PASSWORD:-} pg_autoctl create postgres --pgdata "$pgdata" --pgport "$port" --hostname "$hostname" --listen "$hostname" \
         "${access[@]}" "${tls[@]}" --monitor "$monitor" --dbname "$database" --name "node-${hostname//[^A-Za-z0-9]/-}-$port"
