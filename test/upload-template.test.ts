@@ -72,6 +72,12 @@ t.test('a filled template is saved whole, with nothing to map', async (t) => {
   const hers = await api.get('/upload_template/', alice)
   t.equal(hers.status, 200, hers.text)
   t.same(hers.body.objects[0].rows, [['a1', 'a1', 'C']], 'a restricted user: her districts')
+  // Another's document: she learns that its file was read, not its ingest stats.
+  const othersAnswer = await api.get(`/document/?id=${id}`, alice)
+  t.equal(othersAnswer.status, 200, othersAnswer.text)
+  const others = othersAnswer.body.objects[0]
+  t.match(others, { id, processed: true }, 'a restricted user: whether another’s file was read')
+  t.notOk(others.ingest_stats, 'but not its ingest stats')
   t.equal((await api.get(`/upload_template/?location_id=${w.B}`, alice)).status, 403, 'another subtree is refused')
   t.equal((await api.get('/upload_template/?file_type=other')).status, 400, 'a bad file type is a 400')
   const nowhere = await api.get('/upload_template/?location_id=999999')
