@@ -93,6 +93,7 @@ async function registerAll(app: FastifyInstance, handle: Handler) {
     const gate = new UploadGate(WORK_QUEUE_PER_USER)
     uploads.addHook('onRequest', async (request, reply) => gate.enter(request, reply))
     await uploads.register(multipart, { attachFieldsToBody: true, onFile, limits: { fileSize: MAX_UPLOAD_BYTES, files: 2 } })
+    uploads.addHook('onSend', async (request) => gate.answered(request))
     uploads.addHook('onResponse', async (request) => {
       await Promise.all(spooledFiles(request.body).map(discard))
     })

@@ -1,6 +1,7 @@
 // How many uploads one user may have in progress at once, counted from the moment the request arrives
-// (before its body is read) until its answer has left and its handler is done (a client that goes away
-// does not free the place while its file is still being read). Without it, each concurrent upload holds its
+// (before its body is read) until its answer has left and its handler is done. A client that goes away
+// frees its place at once only while its body is still arriving (it will never be read); once the whole
+// body has arrived, the place is held until the request is answered (its file read, or refused). Without it, each concurrent upload holds its
 // body (a spool file, or a JSON body up to BODY_LIMIT_BYTES on the heap) before the parsing pool's own
 // per-user queue is reached, so one person could have any number of bodies in memory at a time.
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -8,10 +9,14 @@ import { ApiError } from '../core/errors.js'
 
 const RETRY_AFTER_S = 5
 
-/** Where an upload counted by the gate is: its body arriving, its handler at work, or its handler done. */
+/** Where an upload counted by the gate is: its body arriving, its handler at work, answered, gone. */
 interface Slot {
   user: number
   handling: boolean
+  /** Its answer has been given (to the client, or to a closed connection). */
+  answered: boolean
+  /** The connection closed before the whole body arrived: nothing of it will be read. */
+  abandoned: boolean
   closed: boolean
   left: boolean
 }
@@ -37,14 +42,23 @@ export class UploadGate {
       )
     }
     this.inProgress.set(user, mine + 1)
-    const slot: Slot = { user, handling: false, closed: false, left: false }
+    const slot: Slot = { user, handling: false, answered: false, abandoned: false, closed: false, left: false }
     this.slots.set(request, slot)
-    // The response's 'close' comes once, whether the answer was sent or the client went away, mid-body
-    // or while the handler works on: the place is given back once the handler is done too.
+    // The response's 'close' comes once, whether the answer was sent or the client went away, mid-body,
+    // between its last byte and the handler, or while the handler works on.
     reply.raw.once('close', () => {
       slot.closed = true
+      slot.abandoned = !request.raw.complete
       this.leaveIfOver(slot)
     })
+  }
+
+  /** For an onSend hook: `request`'s answer is given, by its handler or by a refusal before it. */
+  answered(request: FastifyRequest) {
+    const slot = this.slots.get(request)
+    if (!slot) return
+    slot.answered = true
+    this.leaveIfOver(slot)
   }
 
   /** `handler` for routes whose requests the gate counts: their place is held while it works. */
@@ -64,7 +78,7 @@ export class UploadGate {
   }
 
   private leaveIfOver(slot: Slot) {
-    if (slot.left || !slot.closed || slot.handling) return
+    if (slot.left || !slot.closed || slot.handling || !(slot.answered || slot.abandoned)) return
     slot.left = true
     const left = (this.inProgress.get(slot.user) ?? 1) - 1
     if (left > 0) this.inProgress.set(slot.user, left)
