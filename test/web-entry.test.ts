@@ -7,7 +7,7 @@ import { figure, noChromium, settledValues, signIn, violationsAtBothWidths, watc
 import { api } from './processes.js'
 
 t.test('data entry in Chromium', { skip: noChromium }, async (t) => {
-  const { server, browser, read, indicator, location, march, dashboard } = await webApp(t)
+  const { server, browser, read, indicator, location, campaign, march, dashboard } = await webApp(t)
   const post = async (path: string, body: unknown) => (await api(server, path, { method: 'POST', body: JSON.stringify(body) })).json()
   const officer = (await post('/user/', { username: 'officer', password: 'north-march-2016' })) as { id: number }
   await post('/location_responsibility/', { user_id: officer.id, top_lvl_location_id: location.get('Northmarch') })
@@ -197,6 +197,23 @@ t.test('data entry in Chromium', { skip: noChromium }, async (t) => {
   })
   await unusual.waitFor({ timeout: 10_000 }).catch(() => {})
   t.equal(await unusual.count(), 1, `a value 100 times its history: unusual, in words (${await page.locator('.entry-state').allTextContents()})`)
+
+  // A yes/no flag is chosen from Yes and No, not typed, and saved as 1 or 0.
+  const flag = cell('Access challenged', 'Ashford')
+  t.equal(await flag.evaluate((e) => e.tagName), 'SELECT', 'a yes/no flag is a choice')
+  t.same(await flag.locator('option').allTextContents(), ['–', 'Yes', 'No'], 'of empty, Yes and No')
+  const flagRead = `/campaign_datapoint/?indicator__in=${indicator.get('Access challenged')}&campaign__in=${campaign.get('October 2016 - NID - bOPV')}&location_id__in=${location.get('Ashford')}`
+  const before = (await read(flagRead)).objects[0]?.value
+  t.equal(await flag.inputValue(), before === 1 ? 'Yes' : before === 0 ? 'No' : '', 'showing the value held')
+  const [choice, stored] = before === 1 ? ['No', 0] : ['Yes', 1]
+  await flag.selectOption({ label: choice })
+  const flagState = page.locator(`#cell-${location.get('Ashford')}-${indicator.get('Access challenged')}-state`)
+  await flagState
+    .filter({ hasText: 'Saved' })
+    .waitFor({ timeout: 10_000 })
+    .catch(() => {})
+  t.equal(await flagState.textContent(), 'Saved', `${choice} chosen: saved at once`)
+  t.equal((await read(flagRead)).objects[0]?.value, stored, `the API holds ${choice} as ${stored}`)
 
   // Offline: the page says so, and stops saying so when the network is back.
   await page.context().setOffline(true)

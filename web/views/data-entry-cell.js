@@ -56,48 +56,65 @@ export function EntryCell({ id, label, format, value, state, unusual, columnInde
   const words = stateWords(state, format, unusual)
   const kind =
     state?.state === 'conflict' || state?.state === 'refused' || state?.state === 'invalid' ? 'error' : state?.flags?.length || unusual ? 'flag' : state?.state
+  // What the value's control says of itself: its cell, its state, and Alt+H for its history.
+  const described = {
+    id,
+    class: 'entry-value',
+    'data-column': columnIndex,
+    'aria-label': label,
+    'aria-describedby': `${id}-state`,
+    'aria-invalid': kind === 'error' ? 'true' : undefined,
+    'aria-keyshortcuts': 'Alt+H',
+  }
+  const onKeyDown = (e) => {
+    if (!MODIFIERS.has(e.key)) wholeSelected.current = false
+    // Alt+H: the cell's history (its button is left out of Tab's way, which goes from value to value). By code: a Mac's Option+H types "˙".
+    if (e.altKey && e.code === 'KeyH') {
+      e.preventDefault()
+      return onHistory()
+    }
+    if (e.key !== 'Enter') return
+    e.preventDefault()
+    commit(e.target.value)
+    onEnter()
+  }
+  // A yes/no flag is chosen, not typed: empty, Yes or No.
+  const control =
+    format === 'bool'
+      ? html`<select ...${described} value=${text} onChange=${(e) => {
+          setText(e.target.value)
+          commit(e.target.value)
+        }} onKeyDown=${onKeyDown}>
+          <option value="">–</option>
+          <option value=${t('Yes')}>${t('Yes')}</option>
+          <option value=${t('No')}>${t('No')}</option>
+        </select>`
+      : html`<input
+          ...${described}
+          inputmode="decimal"
+          autocomplete="off"
+          value=${text}
+          onInput=${(e) => {
+            wholeSelected.current = false
+            setText(e.target.value)
+            onDraft(e.target.value)
+          }}
+          onChange=${(e) => commit(e.target.value)}
+          onFocus=${(e) => {
+            e.target.select()
+            wholeSelected.current = true
+          }}
+          onMouseUp=${(e) => {
+            if (!wholeSelected.current) return
+            wholeSelected.current = false
+            // The press placed the caret; the value is selected again.
+            e.preventDefault()
+            e.target.select()
+          }}
+          onKeyDown=${onKeyDown}
+        />`
   return html`<td class=${`entry ${kind ? `entry-${kind}` : ''}`}>
-    <input
-      id=${id}
-      class="entry-value"
-      data-column=${columnIndex}
-      aria-label=${label}
-      aria-describedby=${`${id}-state`}
-      aria-invalid=${kind === 'error' ? 'true' : undefined}
-      aria-keyshortcuts="Alt+H"
-      inputmode=${format === 'bool' ? 'text' : 'decimal'}
-      autocomplete="off"
-      value=${text}
-      onInput=${(e) => {
-        wholeSelected.current = false
-        setText(e.target.value)
-        onDraft(e.target.value)
-      }}
-      onChange=${(e) => commit(e.target.value)}
-      onFocus=${(e) => {
-        e.target.select()
-        wholeSelected.current = true
-      }}
-      onMouseUp=${(e) => {
-        if (!wholeSelected.current) return
-        wholeSelected.current = false
-        // The press placed the caret; the value is selected again.
-        e.preventDefault()
-        e.target.select()
-      }}
-      onKeyDown=${(e) => {
-        if (!MODIFIERS.has(e.key)) wholeSelected.current = false
-        // Alt+H: the cell's history (its button is left out of Tab's way, which goes from value to value). By code: a Mac's Option+H types "˙".
-        if (e.altKey && e.code === 'KeyH') {
-          e.preventDefault()
-          return onHistory()
-        }
-        if (e.key !== 'Enter') return
-        e.preventDefault()
-        commit(e.target.value)
-        onEnter()
-      }}
-    />
+    ${control}
     <span id=${`${id}-state`} class="entry-state" data-state=${kind ?? ''}>${words}</span>
     ${
       state?.state === 'conflict' &&

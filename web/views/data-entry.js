@@ -422,8 +422,8 @@ function closeHistory(history, setHistory) {
 
 /** Enter moves to the cell below, and from the last line to the next column's first. */
 function focusBelow(grid, rowIndex, columnIndex) {
-  const inputs = grid?.querySelectorAll(`input[data-column="${columnIndex}"]`)
-  const next = inputs?.[rowIndex + 1] ?? grid?.querySelector(`input[data-column="${columnIndex + 1}"]`)
+  const inputs = grid?.querySelectorAll(`.entry-value[data-column="${columnIndex}"]`)
+  const next = inputs?.[rowIndex + 1] ?? grid?.querySelector(`.entry-value[data-column="${columnIndex + 1}"]`)
   next?.focus()
 }
 
