@@ -152,6 +152,7 @@ t.test('charts that say what they show, in Chromium', { skip: noChromium }, asyn
   const many = [
     { uuid: 'nine-series', title: 'Nine districts as series', chart_json: { type: 'ColumnChart', groupBy: 'location', indicator_ids: counts, ...districts } },
     { uuid: 'two-by-nine', title: 'Two indicators by district', chart_json: { type: 'ColumnChart', indicator_ids: counts.slice(0, 2), ...districts } },
+    { uuid: 'nine-slices', title: 'Nine districts as slices', chart_json: { type: 'PieChart', indicator_ids: counts.slice(0, 1), ...districts } },
     { uuid: 'three-by-three', title: 'Provinces as series', chart_json: { type: 'ColumnChart', groupBy: 'location', indicator_ids: counts, ...byProvince } },
     {
       uuid: 'campaign-line',
@@ -168,7 +169,7 @@ t.test('charts that say what they show, in Chromium', { skip: noChromium }, asyn
   for (const chart of many) await post('/custom_chart/', chart)
   const manyBoard = await post('/dashboard/', {
     title: 'Many series',
-    rows: [{ charts: ['nine-series', 'two-by-nine'] }, { charts: ['three-by-three', 'campaign-line'] }],
+    rows: [{ charts: ['nine-series', 'two-by-nine'] }, { charts: ['three-by-three', 'campaign-line'] }, { charts: ['nine-slices'] }],
   })
   /** The texts a chart's drawing shows: where each is in the drawing, and whether it is turned. */
   const drawnTexts = (page: Page, title: string) =>
@@ -203,7 +204,7 @@ t.test('charts that say what they show, in Chromium', { skip: noChromium }, asyn
       await signIn(page, server.url, 'admin', password)
       // As each chart says: the line keeps its three campaigns.
       await page.goto(`${server.url}/app/#/dashboard/${manyBoard.id}?campaign=each`)
-      await chartsDrawn(page, 4)
+      await chartsDrawn(page, 5)
       for (const { title } of many) {
         const texts = (await drawnTexts(page, title)).filter((box) => !box.turned)
         const over = texts.flatMap((a, i) =>
@@ -228,6 +229,20 @@ t.test('charts that say what they show, in Chromium', { skip: noChromium }, asyn
       const axis = nine.filter((box) => /^[\d,]+$/.test(box.text) && box.left < 0.25 * box.svgWidth)
       const span = Math.max(...axis.map((box) => box.top)) - Math.min(...axis.map((box) => box.top))
       t.ok(span >= axis[0].svgHeight / 3, `nine series: the plot keeps ${Math.round(span)} of ${Math.round(axis[0].svgHeight)} px`)
+      // A pie of nine names each slice in the drawing, by a label or a legend line, none behind a pager.
+      const slices = await drawnTexts(page, 'Nine districts as slices')
+      const districtNames = [...location.keys()].filter((name) => slices.some((box) => box.text.startsWith(name)))
+      t.equal(districtNames.length, 9, `a pie of nine: each district named (${districtNames.join(', ')})`)
+      t.notOk(
+        slices.some((box) => /^\d+\/\d+$/.test(box.text)),
+        'a pie of nine: no pager',
+      )
+      const outside = slices.filter((box) => box.left < 0 || box.top < 0 || box.left + box.width > box.svgWidth + 1 || box.top + box.height > box.svgHeight + 1)
+      t.same(
+        outside.map((box) => box.text),
+        [],
+        'a pie of nine: every name inside the drawing',
+      )
       t.same(problems, [], 'no script error and no CSP refusal')
       await page.context().close()
     })

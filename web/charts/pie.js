@@ -36,14 +36,39 @@ const LOWEST_DRAWING = 288
  * small for it broke names and numbers inside ("North / marc / h", "3 0 / 80").
  */
 function pieLayout(slices, format, width, narrow) {
-  if (narrow) return { radius: '55%', labelled: false }
-  if (width === undefined) return { radius: '65%', labelled: true }
+  if (narrow) return legendLayout(slices, format, width)
+  if (width === undefined) return { radius: '65%', center: ['50%', '50%'], labelled: true }
   const longest = Math.max(0, ...slices.map((s) => Math.max(String(s.name).length, formatValue(s.value, format).length))) * LABEL_CHARACTER
   const largest = (0.65 * Math.min(width, LOWEST_DRAWING)) / 2
   const room = width / 2 - longest - LEADER
-  if (room >= largest) return { radius: '65%', labelled: true }
-  if (room >= 0.6 * largest) return { radius: Math.floor(room), labelled: true }
-  return { radius: '55%', labelled: false }
+  if (room >= largest) return { radius: '65%', center: ['50%', '50%'], labelled: true }
+  if (room >= 0.6 * largest) return { radius: Math.floor(room), center: ['50%', '50%'], labelled: true }
+  return legendLayout(slices, format, width)
+}
+
+/** A legend item's icon and the gap after it, and a legend line's height, in px (ECharts' defaults). */
+const LEGEND_ICON = 35
+const LEGEND_LINE = 22
+
+/**
+ * A pie above a legend that names every slice with its value, on as many lines as it takes: a paged
+ * legend hid slices behind its arrows on a phone. The lines are counted as ECharts wraps them, and the
+ * pie is drawn in the room left above them (in px, in the app's card, at least 18rem high).
+ */
+function legendLayout(slices, format, width = 360) {
+  const itemWidths = slices.map((s) => (String(s.name).length + 2 + formatValue(s.value, format).length) * LABEL_CHARACTER + LEGEND_ICON)
+  let lines = 1
+  let used = 0
+  for (const item of itemWidths) {
+    if (used > 0 && used + item > width - 10) {
+      lines++
+      used = 0
+    }
+    used += item
+  }
+  const above = LOWEST_DRAWING - lines * LEGEND_LINE - 8
+  const radius = Math.max(24, Math.floor(Math.min(above - 16, width - 20) / 2))
+  return { radius, center: ['50%', Math.floor(above / 2)], labelled: false }
 }
 
 /** A pie's ECharts option (`parts`: web/chart-data.js, chartOption). */
@@ -59,7 +84,7 @@ export function pieOption(chart, data, { base, tooltip, indicatorIds, locationNa
           chart.type_params?.top ?? PIE_SLICES,
         )
   const total = slices.reduce((sum, s) => sum + (s.value ?? 0), 0)
-  const { radius, labelled } = pieLayout(slices, format, width, narrow)
+  const { radius, center, labelled } = pieLayout(slices, format, width, narrow)
   const shown = new Map(slices.map((s) => [s.name, formatValue(s.value, format)]))
   // A location's slice says its value's flags (a class's or the rest's slice has none).
   const idByName = new Map(data.over === 'classes' ? [] : data.locationIds.map((id) => [locationName(id), id]))
@@ -77,13 +102,13 @@ export function pieOption(chart, data, { base, tooltip, indicatorIds, locationNa
         ),
     },
     // Without labels beside it, the legend names each slice with its value.
-    legend: labelled ? undefined : { bottom: 0, type: 'scroll', formatter: (name) => `${name}: ${shown.get(name) ?? ''}` },
+    legend: labelled ? undefined : { bottom: 0, type: 'plain', formatter: (name) => `${name}: ${shown.get(name) ?? ''}` },
     series: [
       {
         type: 'pie',
         name: indicatorName(indicatorId),
         radius,
-        center: ['50%', labelled ? '50%' : '45%'],
+        center,
         data: slices,
         // The value on a line of its own: a label wrapped to its room breaks a long name between words, never
         // a number at its separators (ECharts wraps at a comma: "3" then ",477").
