@@ -98,6 +98,16 @@ async function readByOcr(png: PNG, base: string) {
   return `${asPrinted}\n${inked}`
 }
 
+/** The lowest row of a picture with dark ink (text, axis lines): where what is drawn ends. */
+function lowestInkRow(png: PNG) {
+  for (let y = png.height - 1; y >= 0; y--)
+    for (let x = 0; x < png.width; x++) {
+      const i = (y * png.width + x) * 4
+      if (png.data[i] + png.data[i + 1] + png.data[i + 2] < 3 * 200) return y
+    }
+  return 0
+}
+
 /** The box of a picture's coloured area (a map's regions): the rows and columns where it is mostly drawn. */
 function colouredBox(png: PNG) {
   const saturated = (x: number, y: number) => {
@@ -234,7 +244,11 @@ t.test('a PDF on A4 or US Letter paper', { skip }, async (t) => {
       words.filter((w) => w !== name && ((w.length >= 3 && name.startsWith(w)) || (w.length >= 2 && name.endsWith(w)))),
     )
     t.same(pieces, [], `${page}: no province's name broken into pieces`)
-    t.equal((await rendered(pdf, 50)).stderr, '', `${page}: rendered without a warning`)
+    const { png, stderr: warnings } = await rendered(pdf, 50)
+    t.equal(warnings, '', `${page}: rendered without a warning`)
+    // The first row's charts fill their page: the last ink (the columns' axis labels) near the margin.
+    const lowestInk = lowestInkRow(png) / png.height
+    t.ok(lowestInk > 0.8, `${page}: the first page's charts reach ${Math.round(lowestInk * 100)} % of its height (no third left empty)`)
   }
   const wrong = await api(server, `/export_file/?dashboard_id=${dashboard}&type=pdf&page=a3`)
   t.equal(wrong.status, 400)

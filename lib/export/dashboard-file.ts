@@ -30,14 +30,15 @@ async function chartsToDraw(reads: ViewReads, target: ExportTarget) {
 async function drawChart(modules: WebModules, chart: SavedChart, spec: ChartSpec, width: number, context: DrawContext): Promise<DrawnChart> {
   const { catalog, view, readObjects, scope } = context
   const title = chart.title ?? `#${chart.id}`
-  const drawn = (svg: string) => ({ title, svg, width, height: CHART_HEIGHT })
+  const { height } = context
+  const drawn = (svg: string) => ({ title, svg, width, height })
   let data: Awaited<ReturnType<WebModules['readChartFor']>>['data']
   try {
     data = (await modules.readChartFor(spec, view, catalog, context.prefetched[chart.id], readObjects)).data
   } catch (error) {
-    return drawn(messageSvg((error as Error).message, width, CHART_HEIGHT))
+    return drawn(messageSvg((error as Error).message, width, height))
   }
-  if (data.points.length === 0) return drawn(messageSvg(modules.t('No values for this selection.'), width, CHART_HEIGHT))
+  if (data.points.length === 0) return drawn(messageSvg(modules.t('No values for this selection.'), width, height))
   const table = () => {
     const ids = spec.indicator_ids ?? []
     const { t } = modules
@@ -51,7 +52,7 @@ async function drawChart(modules: WebModules, chart: SavedChart, spec: ChartSpec
     // Each value's status colour, as the app's table tints its cell (web/status.js).
     const fills = tableRows.map((row) => [undefined, undefined, ...row.statuses.map((s, i) => modules.statusFill(s, catalog.indicatorBounds.get(ids[i])))])
     const legend = modules.statusLegendLayout(ids, catalog, { width })
-    const drawnTable = tableSvg(header, rows, width, CHART_HEIGHT, (more) => modules.tn(more, '… {n} more row', '… {n} more rows'), fills, legend)
+    const drawnTable = tableSvg(header, rows, width, height, (more) => modules.tn(more, '… {n} more row', '… {n} more rows'), fills, legend)
     return { title, svg: drawnTable.svg, width, height: drawnTable.height }
   }
   if (modules.isTable(spec)) return table()
@@ -62,7 +63,7 @@ async function drawChart(modules: WebModules, chart: SavedChart, spec: ChartSpec
     data.centres = map.centres
     mapName = map.mapName
   }
-  return drawn(chartSvg(modules.chartOption(spec, data, catalog, { mapName, fontFamily: FONT_FAMILY, width }), width, CHART_HEIGHT))
+  return drawn(chartSvg(modules.chartOption(spec, data, catalog, { mapName, fontFamily: FONT_FAMILY, width }), width, height))
 }
 
 interface DrawContext {
@@ -72,24 +73,34 @@ interface DrawContext {
   readObjects: (path: string) => Promise<Array<Record<string, unknown>>>
   /** Whose view the map shapes are (one registry serves every requester). */
   scope: string
+  /** How high each chart is drawn. */
+  height: number
 }
 
 /**
- * The layout of a file of `target` at `width` pixels: its title, the view's campaign and locations and
+ * The layout of a file of `target` at `width` pixels, each chart `height` high (the screen's card by
+ * default): its title, the view's campaign and locations and
  * when it was made, then each row's charts drawn.
  */
 export async function exportLayout(
   modules: WebModules,
   reads: ViewReads,
   target: ExportTarget,
-  options: { width: number; scope: string; made: Date; timeZone?: string; language: string; maxCharts?: number },
+  options: { width: number; height?: number; scope: string; made: Date; timeZone?: string; language: string; maxCharts?: number },
 ): Promise<Layout> {
   const [{ catalog }, charts] = await Promise.all([readCatalog(modules, reads), chartsToDraw(reads, target)])
   // Dashboards saved before the limit, or written around the API, are refused too: drawing is the cost.
   const count = charts.rows.reduce((sum, row) => sum + row.length, 0)
   if (options.maxCharts !== undefined && count > options.maxCharts) throw tooManyCharts(count, options.maxCharts)
   const readObjects = async (path: string) => (await webListRead(reads, path)).objects as Array<Record<string, unknown>>
-  const context: DrawContext = { catalog, view: target.view, prefetched: charts.prefetched ?? {}, readObjects, scope: options.scope }
+  const context: DrawContext = {
+    catalog,
+    view: target.view,
+    prefetched: charts.prefetched ?? {},
+    readObjects,
+    scope: options.scope,
+    height: options.height ?? CHART_HEIGHT,
+  }
   const rows: DrawnChart[][] = []
   for (const row of charts.rows) {
     const width = chartWidths(row.length, options.width)

@@ -98,13 +98,13 @@ export async function exportFile(
   const { type, width, target, lang, page, timeZone } = asked
   const made = new Date()
   // Drawing loads ECharts, pdfkit and resvg: on the first export, not at every start.
-  const [{ exportLayout }, { jpegOf, layoutSvg, pdfLayoutWidth, PictureTooLarge, pdfOf, pngOf }] = await Promise.all([
+  const [{ exportLayout }, { jpegOf, layoutSvg, pdfChartHeight, pdfLayoutWidth, PictureTooLarge, pdfOf, pngOf }] = await Promise.all([
     import('./dashboard-file.js'),
     import('./render.js'),
   ])
-  const layoutWidth = type === 'pdf' ? pdfLayoutWidth(page) : width
+  const [layoutWidth, height] = type === 'pdf' ? [pdfLayoutWidth(page), pdfChartHeight(page)] : [width, undefined]
   const layout = await drawingLanguage.run(lang, () =>
-    exportLayout(modules, reads, target, { width: layoutWidth, made, timeZone, scope, language: lang, maxCharts }),
+    exportLayout(modules, reads, target, { width: layoutWidth, height, made, timeZone, scope, language: lang, maxCharts }),
   )
   const svg = () => layoutSvg(layout, width)
   let bytes: Buffer

@@ -248,6 +248,15 @@ const MARGIN = 36
  */
 export const pdfLayoutWidth = (paper: Paper) => PAPERS[paper].width - 2 * MARGIN + 2 * GAP
 
+/** The heading of a PDF's page: its title's line, each of up to four lines under it, the gap after it. */
+const PDF_HEADING = 22 + 4 * 12 + 12
+
+/**
+ * The height a PDF's charts are drawn at: a row fills the page under its heading, as a row of the
+ * screen fills its band (drawn at the screen's height, a row left a third of the page empty).
+ */
+export const pdfChartHeight = (paper: Paper) => PAPERS[paper].height - 2 * MARGIN - PDF_HEADING - CAPTION
+
 /** The layout as a PDF on `paper`: a page per row of charts, each under the heading (title and lines). */
 export async function pdfOf(layout: Layout, made: Date, paper: Paper): Promise<Buffer> {
   const PAGE = { ...PAPERS[paper], margin: MARGIN }
