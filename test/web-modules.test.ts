@@ -67,6 +67,7 @@ t.test('numbers, periods and times as people read them', async (t) => {
   t.equal(formatValue(0.123456), '0.123')
   t.equal(formatValue(1, 'bool'), 'Yes')
   t.equal(formatValue(0, 'bool'), 'No')
+  t.equal(formatValue(1 / 3, 'bool'), '33.3 % yes', 'a province of three districts, one of which said yes')
   t.equal(formatValue(null, 'int'), '–')
   t.equal(formatPeriod('20161'), '2016 Q1')
   t.equal(formatPeriod('20164', 'quarter'), '2016 Q4')
@@ -728,4 +729,16 @@ t.test('data entry says what waits and what was not saved as sentences apart', a
   t.equal(sendingWords(0, 0), 'Every value is sent')
   t.equal(sendingWords(1, 0), '1 value waits to be sent')
   t.equal(sendingWords(1, 2), '1 value waits to be sent. 2 values were not saved: their cells say why')
+})
+
+t.test('an unusual value is said to be saved only once this page saved it', async (t) => {
+  const { stateWords } = await import('../web/views/data-entry-cell.js')
+  const why = 'much lower than usual'
+  t.equal(stateWords(undefined, 'int', why), 'Unusual: much lower than usual. Check it, and correct it if it is a mistake.', 'read as the page opened')
+  t.equal(
+    stateWords({ state: 'saved' }, 'int', why),
+    'Saved, but unusual: much lower than usual. Check it, and correct it if it is a mistake.',
+    'saved from the page',
+  )
+  t.equal(stateWords(undefined, 'int', undefined), '', 'nothing to say of a usual value read')
 })

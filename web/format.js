@@ -26,7 +26,7 @@ function formatters() {
 
 /**
  * A value of an indicator in its data format: `pct` as a percent (0.0438 → "4.38 %"), `bool` as yes or
- * no, whole numbers with thousands separators, other fractions to three significant digits.
+ * no (a total over places, the share of them that said yes: 0.33 → "33 % yes"), whole numbers with thousands separators, other fractions to three significant digits.
  * @param {number | null | undefined} value
  * @param {string} [format] the indicator's data_format
  * @returns {string}
@@ -35,7 +35,7 @@ export function formatValue(value, format) {
   if (value === null || value === undefined || Number.isNaN(value)) return '–'
   const { percentDigits, whole, threeSignificant } = formatters()
   if (format === 'pct') return `${percentDigits.format(100 * value)} %`
-  if (format === 'bool') return value ? t('Yes') : t('No')
+  if (format === 'bool') return value === 0 ? t('No') : value === 1 ? t('Yes') : t('{share} yes', { share: `${percentDigits.format(100 * value)} %` })
   if (Number.isInteger(value)) return whole.format(value)
   return Math.abs(value) >= 1000 ? whole.format(value) : threeSignificant.format(value)
 }

@@ -358,6 +358,7 @@ export const FRENCH = {
   'whole dashboard': 'tout le tableau de bord',
   Year: 'Année',
   Yes: 'Oui',
+  '{share} yes': '{share} oui',
   yes: 'oui',
   'Your account': 'Votre compte',
   'Your password is set: sign in with it.': 'Votre mot de passe est défini : connectez-vous avec.',
@@ -726,6 +727,7 @@ export const FRENCH = {
   'The server is busy: try again in a moment.': 'Le serveur est occupé\u00a0: réessayez dans un instant.',
   'You have too much work running: wait for it to finish.': 'Vous avez trop de travaux en cours\u00a0: attendez qu’ils finissent.',
   'The server is restarting: try again in a moment.': 'Le serveur redémarre\u00a0: réessayez dans un instant.',
+  'Unusual: {why}. Check it, and correct it if it is a mistake.': 'Inhabituelle\u00a0: {why}. Vérifiez-la, et corrigez-la si c’est une erreur.',
   'Saved, but unusual: {why}. Check it, and correct it if it is a mistake.':
     'Enregistrée, mais inhabituelle\u00a0: {why}. Vérifiez-la, et corrigez-la si c’est une erreur.',
 }

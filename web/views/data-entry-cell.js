@@ -9,12 +9,13 @@ import { inputText } from '../entry-values.js'
 import { ValueFollowups } from './quality-followup.js'
 
 /**
- * A cell's state as it is said under its value; a value saved (or read) far from what its place usually
+ * A cell's state as it is said under its value; a value saved or read far from what its place usually
  * reports says so (`unusual`: why, in words), after any rule it breaks.
  */
-function stateWords(state, format, unusual) {
+export function stateWords(state, format, unusual) {
+  // "Saved" only of a value saved from this page: one read as the page opened is just unusual.
+  if (!state) return unusual ? t('Unusual: {why}. Check it, and correct it if it is a mistake.', { why: unusual }) : ''
   const warning = unusual ? t('Saved, but unusual: {why}. Check it, and correct it if it is a mistake.', { why: unusual }) : ''
-  if (!state) return warning
   if (state.state === 'saving') return t('Saving…')
   if (state.state === 'waiting') return t('Waiting to be sent')
   if (state.state === 'invalid') return state.message
