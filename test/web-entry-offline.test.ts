@@ -102,6 +102,7 @@ t.test('data entry offline, a reload without a network and a restarted server', 
     'reloaded: the campaign chosen before',
   )
   t.equal(await waitingSays('21 values wait to be sent'), '21 values wait to be sent', 'reloaded offline, from the service worker: 21 values still wait')
+  t.equal(await page.locator('.offline-note').textContent(), '(offline)', 'the header says she is signed in offline')
   // The form fills its cells from the outbox once drawn: wait for it.
   await page.waitForFunction(() => (document.querySelector('[aria-label="Children vaccinated at Brindle"]') as HTMLInputElement | null)?.value !== '')
   t.equal(await cell('Children vaccinated', 'Brindle').inputValue(), '1,110', 'a waiting value shown in its cell after the reload')
@@ -135,6 +136,11 @@ t.test('data entry offline, a reload without a network and a restarted server', 
     .waitFor({ state: 'detached', timeout: 10_000 })
     .catch(() => {})
   t.equal(await stillWaiting.count(), 0, 'no cell says it waits any more')
+  await page
+    .locator('.offline-note')
+    .waitFor({ state: 'detached', timeout: 10_000 })
+    .catch(() => {})
+  t.equal(await page.locator('.offline-note').count(), 0, 'online again: the header no longer says offline')
   t.equal(
     await page
       .locator('td', { has: cell('Children vaccinated', 'Brindle') })

@@ -138,8 +138,13 @@ t.test('two people on one browser: the outbox and the offline reads are bound to
   await question.getByRole('button', { name: 'Send them, then sign out' }).click()
   await question.getByRole('alert').waitFor()
   t.match(await question.getByRole('alert').textContent(), /could not be sent/, 'offline: the value cannot be sent, she stays signed in')
+  // The network back, the data entry page sends it: the question follows the outbox and goes.
   await context.setOffline(false)
-  await question.getByRole('button', { name: 'Send them, then sign out' }).click()
+  const allSent = page.getByRole('status').filter({ hasText: 'Every value you typed has reached the server: you may sign out.' })
+  await allSent.waitFor({ timeout: 20_000 }).catch(() => {})
+  t.ok(await allSent.isVisible(), 'online again: the value sent, the sign-out question says so instead of asking')
+  t.equal(await question.count(), 0, 'and no longer counts a value the server holds')
+  await signOut(page)
   await page.getByLabel('Username').waitFor()
   t.same(await stored('Ashford'), { value: 4321, writers: [admin] }, 'sent first, then signed out')
 

@@ -138,6 +138,26 @@ const mayEditCatalog = (user) => Boolean(user.is_superuser || user.metadata_edit
 function useSignOut(onSignedOut) {
   const [leaving, setLeaving] = useState(null)
   const [problem, setProblem] = useState('')
+  const [allSent, setAllSent] = useState(false)
+  // While she chooses, the count follows the outbox: the data entry page sends what waits as soon as
+  // the network is back, and a dialog still saying "1 value has not reached the server" would have her
+  // discard a value the server holds.
+  useEffect(() => {
+    if (!leaving) return
+    const recount = async () => {
+      const queued = (await entries()).length
+      if (queued) return setLeaving(queued)
+      setLeaving(null)
+      setProblem('')
+      setAllSent(true)
+    }
+    const every = setInterval(recount, 1000)
+    addEventListener('online', recount)
+    return () => {
+      clearInterval(every)
+      removeEventListener('online', recount)
+    }
+  }, [Boolean(leaving)])
   const signOutNow = async () => {
     const res = await api('DELETE', '/session/').catch(() => null)
     if (!res) return setProblem(t('No network: sign out once it is back.'))
@@ -147,6 +167,7 @@ function useSignOut(onSignedOut) {
   }
   const signOut = async () => {
     setProblem('')
+    setAllSent(false)
     const queued = (await entries()).length
     if (queued) return setLeaving(queued)
     await signOutNow()
@@ -176,7 +197,8 @@ function useSignOut(onSignedOut) {
       <button class="secondary" onClick=${discard}>${t('Discard them and sign out')}</button>
       <button class="secondary" onClick=${() => setLeaving(null)}>${t('Stay signed in')}</button>
     </section>`
-  return { signOut, dialog, problem: leaving ? '' : problem }
+  const sent = allSent && !leaving && html`<p class="sign-out-note" role="status">${t('Every value you typed has reached the server: you may sign out.')}</p>`
+  return { signOut, dialog: dialog || sent, problem: leaving ? '' : problem }
 }
 
 function Shell({ user, onSignedOut }) {
@@ -249,9 +271,12 @@ function App() {
     const idIn = (text) => JSON.parse(text ?? 'null')?.user?.id ?? null
     const otherTab = (event) => event.key === SIGNED_IN_ITEM && idIn(event.oldValue) !== idIn(event.newValue) && check()
     addEventListener('storage', otherTab)
+    // Back online: the server is asked at once, and "(offline)" goes as soon as it answers.
+    addEventListener('online', check)
     return () => {
       clearInterval(again)
       removeEventListener('storage', otherTab)
+      removeEventListener('online', check)
     }
   }, [])
   const signedIn = async (answer) => {

@@ -727,6 +727,8 @@ export const FRENCH = {
   'The server is busy: try again in a moment.': 'Le serveur est occupé\u00a0: réessayez dans un instant.',
   'You have too much work running: wait for it to finish.': 'Vous avez trop de travaux en cours\u00a0: attendez qu’ils finissent.',
   'The server is restarting: try again in a moment.': 'Le serveur redémarre\u00a0: réessayez dans un instant.',
+  'Every value you typed has reached the server: you may sign out.':
+    'Toutes les valeurs que vous avez saisies sont parvenues au serveur\u00a0: vous pouvez vous déconnecter.',
   'Unusual: {why}. Check it, and correct it if it is a mistake.': 'Inhabituelle\u00a0: {why}. Vérifiez-la, et corrigez-la si c’est une erreur.',
   'Saved, but unusual: {why}. Check it, and correct it if it is a mistake.':
     'Enregistrée, mais inhabituelle\u00a0: {why}. Vérifiez-la, et corrigez-la si c’est une erreur.',
