@@ -236,6 +236,9 @@ t.test('data entry in Chromium', { skip: noChromium }, async (t) => {
 
   // On a phone the grid scrolls sideways under its locations, which stay in sight.
   await page.setViewportSize({ width: 375, height: 800 })
+  const cue = page.getByText('More columns: scroll the table sideways →')
+  await cue.waitFor({ timeout: 5000 }).catch(() => {})
+  t.ok(await cue.isVisible(), 'at 375 px the grid says more columns are to its right')
   const scroller = page.locator('.table-scroll', { has: page.locator('.entry-grid') })
   await scroller.evaluate((e) => {
     e.scrollLeft = e.scrollWidth

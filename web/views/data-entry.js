@@ -8,6 +8,7 @@ import { api, list, query } from '../api.js'
 import { entryColumns, entryRows, flagsOf, parseEntered } from '../entry-values.js'
 import { formatValue } from '../format.js'
 import { html } from '../html.js'
+import { ScrollCue, useScrollCue } from './scroll-cue.js'
 import { useRead } from './use-read.js'
 import { t, tn } from '../i18n.js'
 import { cellKey, enqueue, entries, flush, forget, outboxReady } from '../outbox.js'
@@ -278,7 +279,9 @@ function EntryControls({ selection, over, campaigns, catalog, set }) {
  * being sent, waiting for a network), its calculated cells say so instead of guessing.
  */
 function EntryGrid({ grid, rows, columns, values, keyOf, unsent, cellOf }) {
-  return html`<div class="table-scroll" ref=${grid}><table class="entry-grid">
+  // On a phone two columns show: the rest are said to be there.
+  const [, more] = useScrollCue(grid)
+  return html`<${ScrollCue} more=${more} /><div class="table-scroll" ref=${grid}><table class="entry-grid">
         <caption class="visually-hidden">${t('Values to enter')}</caption>
         <thead><tr><th scope="col">${t('Location')}</th>${columns.map((c) => html`<th scope="col" key=${c.id}>${c.short_name}${c.calculated ? html` <span class="calculated-mark">(${t('calculated')})</span>` : ''}</th>`)}</tr></thead>
         <tbody>${rows.map((row, rowIndex) => {

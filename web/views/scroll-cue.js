@@ -4,9 +4,10 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
 import { t } from '../i18n.js'
 
-/** [a ref for the scrolling box, whether columns are out of sight to its right]. */
-export function useScrollCue() {
-  const ref = useRef(null)
+/** [a ref for the scrolling box (`given`, when the box has one already), whether columns are out of sight to its right]. */
+export function useScrollCue(given) {
+  const own = useRef(null)
+  const ref = given ?? own
   const [more, setMore] = useState(false)
   useEffect(() => {
     const box = ref.current
