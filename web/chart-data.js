@@ -293,11 +293,11 @@ export function chartData(chart, read, objects, catalog) {
  * has nothing to refuse); `fontFamily`, the text's (a server's export names the font it ships). The
  * drawing carries its subtitle (place and time) and its status legend unless the page shows them
  * around it (`framed`: the app's card does, a file has nothing around it); `width`, the drawing's, is
- * where that legend wraps to a next line; `flagsOf(indicatorId, locationId, key)`, the words of a
- * value's flags (a broken rule, an open follow-up) that its tooltip adds.
+ * where that legend wraps to a next line, and `height` where a map fits between the two; `flagsOf(indicatorId,
+ * locationId, key)`, the words of a value's flags (a broken rule, an open follow-up) that its tooltip adds.
  */
 export function chartOption(chart, data, catalog, options = {}) {
-  const { narrow = false, fontFamily = 'system-ui, sans-serif', framed = false, width } = options
+  const { narrow = false, fontFamily = 'system-ui, sans-serif', framed = false, width, height } = options
   const option = drawnOption(chart, data, catalog, options)
   if (framed) return option
   // The subtitle above the drawing, the status legend below it: room made by moving what is drawn.
@@ -313,11 +313,23 @@ export function chartOption(chart, data, catalog, options = {}) {
     grid,
     legend: shift(option.legend),
     visualMap: option.visualMap && { ...option.visualMap, bottom: (option.visualMap.bottom ?? 0) + legend.height },
-    // A map or a pie: its own box, between the subtitle and the legend.
-    series: option.series.map((s) => (s.type === 'map' ? { ...s, top: 8 + top, bottom: 8 + legend.height } : s)),
-    geo: option.geo && { ...option.geo, top: 8 + top, bottom: 8 + legend.height },
+    // A map: its own box, between the subtitle and the legend.
+    series: option.series.map((s) => (s.type === 'map' ? { ...s, ...mapBox(top + 8, legend.height + 8, width, height) } : s)),
+    geo: option.geo && { ...option.geo, ...mapBox(top + 8, legend.height + 8, width, height) },
     graphic: [...(subtitle ? [text] : []), ...legend.elements],
   }
+}
+
+/**
+ * Where a map is drawn in a drawing `width` × `height` px, `above` and `below` it left to other things:
+ * in the largest square between them, centred, which ECharts fills keeping the map's aspect. Given only
+ * a top and a bottom, ECharts takes the map's width from its height, and a wide map (three districts
+ * side by side) ran past both sides of its box.
+ */
+function mapBox(above, below, width, height) {
+  if (!width || !height) return { top: above, bottom: below }
+  const room = height - above - below
+  return { layoutCenter: [width / 2, above + room / 2], layoutSize: Math.max(1, Math.min(width - 16, room)) }
 }
 
 /**

@@ -63,7 +63,7 @@ async function drawChart(modules: WebModules, chart: SavedChart, spec: ChartSpec
     data.centres = map.centres
     mapName = map.mapName
   }
-  return drawn(chartSvg(modules.chartOption(spec, data, catalog, { mapName, fontFamily: FONT_FAMILY, width }), width, height))
+  return drawn(chartSvg(modules.chartOption(spec, data, catalog, { mapName, fontFamily: FONT_FAMILY, width, height }), width, height))
 }
 
 interface DrawContext {
