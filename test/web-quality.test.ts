@@ -116,6 +116,7 @@ t.test('the data quality page: rule violations with both numbers, outliers, comp
   const csv = readFileSync((await download.path())!, 'utf8')
   t.match(csv, /^Location,Rule,Value,Operator,Compared with,When broken\r\n/)
   t.match(csv, /Ashford,missed at most vaccinated,"Children missed 5,000",≤,"Children vaccinated [\d,]+",Flagged/)
+  t.match(await page.locator('.violation-count').textContent(), /^\d+ values? breaks? a rule or a limit of (its|their) indicator\.$/, 'how many, in words')
 
   // The planted 5,000 is far from what Ashford reported before (20 and 31): an outlier, with its numbers.
   const ashfordMissed = page.locator('table.outliers tr', { hasText: 'Ashford' }).filter({ hasText: 'Children missed' })
@@ -222,5 +223,17 @@ t.test('the data quality page: rule violations with both numbers, outliers, comp
   await rows.first().waitFor()
   t.same(await rows.locator('td:first-child').allTextContents(), ['Northmarch'], 'completeness: Northmarch only')
   t.notOk(await hers.page.locator('tr', { hasText: province }).count(), `nothing of ${province}`)
+  // A campaign whose values break nothing: the page says what a dashboard's red is instead.
+  await hers.page.goto(`${server.url}/app/#/quality?campaign=${campaign.get('March 2016 - NID - OPV')}`)
+  const none = hers.page.locator('.violation-count')
+  await none
+    .filter({ hasText: /^No value/ })
+    .waitFor({ timeout: 10_000 })
+    .catch(() => {})
+  t.equal(
+    await none.textContent(),
+    'No value breaks a rule or a limit of its indicator. A value a dashboard shows as bad has missed its target: that is not a mistake in the data.',
+    'none broken: said, with what a bad value on a dashboard means',
+  )
   t.same(hers.problems, [], 'no script error for her either')
 })

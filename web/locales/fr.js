@@ -653,8 +653,10 @@ export const FRENCH = {
   Completeness: 'Complétude',
   'The places that enter values, per parent: those with at least one value of the campaign, and those without.':
     'Les lieux qui saisissent des valeurs, par parent : ceux qui ont au moins une valeur de la campagne, et les autres.',
-  '{n} value breaks a rule or its bounds.': '{n} valeur enfreint une règle ou ses bornes.',
-  '{n} values break a rule or their bounds.': '{n} valeurs enfreignent une règle ou leurs bornes.',
+  '{n} value breaks a rule or a limit of its indicator.': '{n} valeur enfreint une règle ou une limite de son indicateur.',
+  '{n} values break a rule or a limit of their indicator.': '{n} valeurs enfreignent une règle ou une limite de leur indicateur.',
+  'No value breaks a rule or a limit of its indicator. A value a dashboard shows as bad has missed its target: that is not a mistake in the data.':
+    'Aucune valeur n’enfreint une règle ou une limite de son indicateur. Une valeur qu’un tableau de bord montre comme mauvaise a manqué son objectif\u00a0: ce n’est pas une erreur dans les données.',
   Outliers: 'Valeurs aberrantes',
   'Values entered or uploaded that are far from what the same place reported in its last campaigns, or outside its range.':
     'Les valeurs saisies ou chargées qui s’écartent de ce que le même lieu a rapporté lors de ses dernières campagnes, ou qui sortent de sa plage.',

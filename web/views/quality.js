@@ -56,7 +56,11 @@ function Violations({ campaignId, locationId, catalog }) {
   useEffect(() => () => csv && URL.revokeObjectURL(csv), [csv])
   if (error) return html`<p class="error" role="alert">${error.message}</p>`
   if (!found) return html`<p>${t('Loading…')}</p>`
-  return html`<p>${tn(found.length, '{n} value breaks a rule or its bounds.', '{n} values break a rule or their bounds.')}</p>
+  // None found says what a dashboard's red is, which a reader takes for a broken rule.
+  const count = found.length
+    ? tn(found.length, '{n} value breaks a rule or a limit of its indicator.', '{n} values break a rule or a limit of their indicator.')
+    : t('No value breaks a rule or a limit of its indicator. A value a dashboard shows as bad has missed its target: that is not a mistake in the data.')
+  return html`<p class="violation-count">${count}</p>
     ${csv && html`<p><a href=${csv} download=${t('rule violations.csv')}>${t('Download as CSV')}</a></p>`}
     ${
       found.length > 0 &&
