@@ -178,6 +178,11 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
   await page.getByRole('heading', { name: 'Report of messy.csv' }).waitFor()
   await expectReport('reopened')
   t.match(await page.getByRole('region', { name: 'Documents, scrollable' }).locator('tbody tr').first().textContent(), /messy\.csv.*Apply mappings: completed/)
+  t.same(
+    await page.getByRole('region', { name: 'Documents, scrollable' }).locator('tbody tr', { hasText: 'Data Entry' }).count(),
+    0,
+    'the documents are uploads: the one typed values are kept in is not listed',
+  )
 
   // Revert: what it undoes said first.
   let question = ''

@@ -34,8 +34,17 @@ function documentState(doc, jobs) {
 
 export function UploadLists({ refresh, catalog }) {
   const jobs = useRead(() => latestJobs().catch(() => []), [refresh], []).value
-  const path = `/document/${query({ fields: 'id,doc_title,file_type,created_at,processed', order_by: '-id', limit: 20 })}`
-  const documents = useRead(() => list(path).catch(() => []), [refresh], []).value
+  const path = `/document/${query({ fields: 'id,doc_title,file_type,created_at,processed,guid', order_by: '-id', limit: 21 })}`
+  // Typed values are kept as one "Data Entry" document: nobody uploaded it, and it has no file to show.
+  const documents = useRead(
+    () =>
+      list(path).then(
+        (docs) => docs.filter((d) => d.guid !== 'data-entry').slice(0, 20),
+        () => [],
+      ),
+    [refresh],
+    [],
+  ).value
   const titles = new Map(documents.map((d) => [d.id, d.doc_title]))
   const subject = (j) => {
     const doc = j.params?.document_id
