@@ -133,6 +133,12 @@ t.test('every string of the app is in the catalog, and every entry is used', asy
     [],
     'no placeholder the English lacks',
   )
+  // One apostrophe throughout: the sign-in form said "Nom d'utilisateur" and its refusal "Nom d’utilisateur".
+  t.same(
+    Object.values(FRENCH).filter((fr) => fr.includes("'")),
+    [],
+    'French writes the typographic apostrophe (’)',
+  )
   t.ok(relative(ROOT, join(ROOT, 'web')), 'web/ read')
 })
 

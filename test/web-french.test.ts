@@ -14,7 +14,7 @@ t.test('the app in French', { skip: noChromium }, async (t) => {
   await signIn.waitFor()
   t.equal(await page.evaluate(() => document.documentElement.lang), 'fr', 'the page says its language')
   t.same(await violationsAtBothWidths(page), [], 'axe: the sign-in page in French')
-  await page.getByLabel("Nom d'utilisateur").fill('admin')
+  await page.getByLabel('Nom d’utilisateur').fill('admin')
   // The API's refusal said in French, not in its English message.
   await page.getByLabel('Mot de passe').fill('not-the-password')
   await signIn.click()

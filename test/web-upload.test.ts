@@ -137,6 +137,11 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
     [['Brindle', 'Children missed', 'March 2016 - NID - OPV', '201', '400']],
     'the report names the value updated: Brindle’s missed children in March, 201 before, 400 after',
   )
+  t.same(
+    await changed.first().evaluate((row) => [...row.children].map((cell) => getComputedStyle(cell).textAlign)),
+    ['left', 'left', 'left', 'right', 'right'],
+    'its numbers right-aligned, as in every table',
+  )
   t.same(await violationsAtBothWidths(page), [], 'axe: the upload page listing what disagrees, at 1280 and 375 px')
 
   // A file with a bad number, an unknown location, a cell given twice and a column to map.

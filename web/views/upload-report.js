@@ -34,15 +34,17 @@ function reasonWord(reason) {
 }
 
 /** A table of a report's items: a heading, a sentence, the columns and each item's cells. */
-function ReportTable({ id, title, intro, columns, rows, count }) {
+function ReportTable({ id, title, intro, columns, rows, count, numeric = [] }) {
   const more = (count ?? rows.length) - rows.length
+  // Numbers right-aligned, as in every other table of the app.
+  const kind = (j) => (numeric.includes(j) ? 'number' : undefined)
   return html`<section aria-labelledby=${id} class="report-part">
     <h3 id=${id}>${title}</h3>
     ${intro && html`<p>${intro}</p>`}
     <div class="table-scroll" tabindex="0" role="region" aria-label=${t('{title}, scrollable', { title })}><table>
       <caption class="visually-hidden">${title}</caption>
-      <thead><tr>${columns.map((c) => html`<th key=${c} scope="col">${c}</th>`)}</tr></thead>
-      <tbody>${rows.map((cells, i) => html`<tr key=${i}>${cells.map((c, j) => html`<td key=${j}>${c}</td>`)}</tr>`)}</tbody>
+      <thead><tr>${columns.map((c, j) => html`<th key=${c} scope="col" class=${kind(j)}>${c}</th>`)}</tr></thead>
+      <tbody>${rows.map((cells, i) => html`<tr key=${i}>${cells.map((c, j) => html`<td key=${j} class=${kind(j)}>${c}</td>`)}</tr>`)}</tbody>
     </table></div>
     ${more > 0 && html`<p>${t('and {n} more.', { n: formatCount(more) })}</p>`}
   </section>`
@@ -147,6 +149,7 @@ function ChangedValues({ documentId, jobId, count, catalog }) {
     title=${t('Values changed')}
     intro=${t('Values the file changed, with what each was before.')}
     columns=${[t('Location'), t('Indicator'), t('Campaign or date'), t('Before'), t('After')]}
+    numeric=${[3, 4]}
     rows=${rows.map((r) => [
       name(catalog.locationName, r.location_id),
       name(catalog.indicatorName, r.indicator_id),
