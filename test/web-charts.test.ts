@@ -294,6 +294,17 @@ t.test('charts that say what they show, in Chromium', { skip: noChromium }, asyn
     await stranger.page.goto(url.replace(/\?.*$/, ''))
     await chartsDrawn(stranger.page, 5)
     t.equal(await stranger.page.getByLabel('Campaign').inputValue(), String(october), 'October picked')
+    const choices = async (page: Page) =>
+      page
+        .getByLabel('Campaign')
+        .locator('option')
+        .evaluateAll((options) => options.map((o) => o.textContent))
+    const signedIn = await watchedPage(browser)
+    await signIn(signedIn.page, server.url, 'admin', password)
+    await signedIn.page.goto(`${server.url}/app/#/dashboard/${demoId}?campaign=${october}`)
+    await signedIn.page.getByLabel('Campaign').locator('option').nth(2).waitFor({ state: 'attached' })
+    t.same(await choices(stranger.page), await choices(signedIn.page), 'the shared link offers the campaigns in the dashboard’s order')
+    await signedIn.page.context().close()
     const shared = figure(stranger.page, 'ColumnChart')
     t.equal(await shared.locator('.subtitle').textContent(), 'October 2016 - NID - bOPV · Districts of Eastvale', 'at Eastvale')
     const expected = await apiValues(indicator.get('Children missed')!, october, `location_id=${location.get('Eastvale')}&location_depth=1`)

@@ -37,3 +37,21 @@ export function ChartRows({ dashboard, view, catalog, onChange, cardProps = {} }
     </div>`,
   )
 }
+
+/** Campaigns grouped by their type's name, latest first in each; the picked one kept even without data here. */
+function byCampaignType(campaigns, pickedId, catalog) {
+  const shown =
+    pickedId != null && !campaigns.some((c) => c.id === pickedId) ? [...campaigns, catalog.campaigns.find((c) => c.id === pickedId)].filter(Boolean) : campaigns
+  const groups = new Map()
+  for (const c of [...shown].reverse()) {
+    const type = catalog.campaignTypeName.get(c.campaign_type_id) ?? t('Campaigns')
+    groups.set(type, [...(groups.get(type) ?? []), c])
+  }
+  return [...groups].sort(([a], [b]) => a.localeCompare(b))
+}
+
+/** A campaign picker's choices: grouped by type, latest first in each (the dashboard's and a shared link's alike). */
+export const CampaignChoices = ({ campaigns, pickedId, catalog }) =>
+  byCampaignType(campaigns, pickedId, catalog).map(
+    ([type, grouped]) => html`<optgroup key=${type} label=${type}>${grouped.map((c) => html`<option key=${c.id} value=${c.id}>${c.name}</option>`)}</optgroup>`,
+  )

@@ -10,7 +10,7 @@ import { routeHash } from '../route.js'
 import { chartSpec } from '../chart-data.js'
 import { ExportLinks } from './export-links.js'
 import { ShareLinks } from './share-links.js'
-import { ChartRows, DrillDown } from './dashboard-parts.js'
+import { CampaignChoices, ChartRows, DrillDown } from './dashboard-parts.js'
 import { DateRange } from './view-filters.js'
 import { chartsOf, isDate, viewParams, viewQuery } from '../dashboard.js'
 import { LocationSearch } from './location-search.js'
@@ -99,10 +99,7 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
       <label>${t('Campaign')}
         <select value=${campaignId ?? EACH_CHART} onChange=${(e) => go({ campaign: e.target.value })}>
           <option value=${EACH_CHART}>${t('As each chart says')}</option>
-          ${byCampaignType(offered ?? catalog.campaigns, campaignId, catalog).map(
-            ([type, campaigns]) =>
-              html`<optgroup key=${type} label=${type}>${campaigns.map((c) => html`<option key=${c.id} value=${c.id}>${c.name}</option>`)}</optgroup>`,
-          )}
+          <${CampaignChoices} campaigns=${offered ?? catalog.campaigns} pickedId=${campaignId} catalog=${catalog} />
         </select>
       </label>
       <${DateRange} view=${view} onChange=${go} />
@@ -129,16 +126,4 @@ function useCampaignsWithData(locationId, catalog) {
   const read = () => list(`/campaign/?has_data_for=${locationId}&fields=id&limit=0`).then(withData, () => catalog.campaigns)
   const found = useRead(() => (locationId == null ? undefined : read()), [locationId, catalog], null).value
   return locationId == null ? catalog.campaigns : found
-}
-
-/** Campaigns grouped by their type's name, latest first in each; the picked one kept even without data here. */
-function byCampaignType(campaigns, pickedId, catalog) {
-  const shown =
-    pickedId != null && !campaigns.some((c) => c.id === pickedId) ? [...campaigns, catalog.campaigns.find((c) => c.id === pickedId)].filter(Boolean) : campaigns
-  const groups = new Map()
-  for (const c of [...shown].reverse()) {
-    const type = catalog.campaignTypeName.get(c.campaign_type_id) ?? t('Campaigns')
-    groups.set(type, [...(groups.get(type) ?? []), c])
-  }
-  return [...groups].sort(([a], [b]) => a.localeCompare(b))
 }

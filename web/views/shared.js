@@ -9,7 +9,7 @@ import { t } from '../i18n.js'
 import { routeHash } from '../route.js'
 import { ExportLinks } from './export-links.js'
 import { LanguagePicker } from './language-picker.js'
-import { ChartRows, DrillDown } from './dashboard-parts.js'
+import { CampaignChoices, ChartRows, DrillDown } from './dashboard-parts.js'
 import { DateRange } from './view-filters.js'
 import { isDate, viewParams } from '../dashboard.js'
 import { refusalText } from '../api-messages.js'
@@ -67,7 +67,7 @@ export function SharedDashboard({ token, params }) {
       <label>${t('Campaign')}
         <select value=${view.campaignId ?? ''} onChange=${(e) => go({ campaign: e.target.value })}>
           <option value="">${t('As each chart says')}</option>
-          ${catalog.campaigns.map((c) => html`<option key=${c.id} value=${c.id}>${c.name}</option>`)}
+          <${CampaignChoices} campaigns=${catalog.campaigns} pickedId=${view.campaignId} catalog=${catalog} />
         </select>
       </label>
       <${DateRange} view=${view} onChange=${go} />
