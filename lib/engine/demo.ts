@@ -121,15 +121,38 @@ async function insertTree(trx: Kysely<DB>, data: DemoDataSet): Promise<Map<strin
   return ids
 }
 
-/** A GeoJSON feature of a rectangle. */
+/** Points an edge of a shape is drawn through per degree: at the same places on both sides of a border. */
+const EDGE_STEPS = 8
+
+/**
+ * Where a point of the plane is drawn: moved by a smooth wave, a few kilometres, so that the demo's
+ * places, stored as rectangles of whole degrees, have borders a person takes for a map's. The same
+ * move for every shape keeps neighbours' borders one line (no gap, no overlap), and a move whose
+ * slope stays under one keeps every shape a simple polygon.
+ */
+function warped([x, y]: [number, number]): [number, number] {
+  const dx = 0.12 * Math.sin(2.3 * y + 0.7 * x) + 0.05 * Math.sin(5.1 * y - 1.3 * x)
+  const dy = 0.12 * Math.sin(2.1 * x + 0.9 * y + 1) + 0.05 * Math.sin(4.7 * x + 1.1 * y)
+  const round = (v: number) => Math.round(v * 1e5) / 1e5
+  return [round(x + dx), round(y + dy)]
+}
+
+/** The points of a straight edge from `a` to `b`, every 1/EDGE_STEPS degree, `b` left for the next edge. */
+function edgePoints([ax, ay]: [number, number], [bx, by]: [number, number]): Array<[number, number]> {
+  const steps = Math.max(1, Math.round(Math.hypot(bx - ax, by - ay) * EDGE_STEPS))
+  return Array.from({ length: steps }, (_, i): [number, number] => [ax + ((bx - ax) * i) / steps, ay + ((by - ay) * i) / steps])
+}
+
+/** A GeoJSON feature of a rectangle of whole degrees, its borders drawn through the wave. */
 function feature([west, south, east, north]: Shape): string {
-  const ring = [
+  const corners: Array<[number, number]> = [
     [west, south],
     [east, south],
     [east, north],
     [west, north],
-    [west, south],
   ]
+  const ring = corners.flatMap((corner, i) => edgePoints(corner, corners[(i + 1) % 4])).map(warped)
+  ring.push(ring[0])
   return JSON.stringify({ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [ring] } })
 }
 
