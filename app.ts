@@ -24,6 +24,7 @@ import dispatcher from './plugins/dispatcher.js'
 import backup from './plugins/backup.js'
 import session from './plugins/session.js'
 import passwords from './plugins/passwords.js'
+import dhis2 from './plugins/dhis2.js'
 import dashboardData from './plugins/dashboard-data.js'
 import exportFile from './plugins/export.js'
 import originalPaths from './plugins/original-paths.js'
@@ -107,6 +108,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   await app.register(backup)
   await app.register(session)
   await app.register(passwords)
+  await app.register(dhis2)
   await app.register(dashboardData)
   await app.register(exportFile)
   await app.register(originalPaths)

@@ -11,7 +11,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
 /**
  * The layers, lowest first: each may import only the layers before it, type imports included.
  * schemas/ holds the tables and their column DSL; classifier/ is the detector, beside the data API.
- * lib/api is the generic machinery of every resource; lib/datapoints, the datapoint reads, sits on it.
+ * lib/dhis2 speaks DHIS2's formats over the upload pipeline; lib/api is the generic machinery of every
+ * resource; lib/datapoints, the datapoint reads, sits on it.
  */
 const LAYERS = [
   'lib/core',
@@ -19,6 +20,7 @@ const LAYERS = [
   'lib/data',
   'lib/engine',
   'lib/ingest',
+  'lib/dhis2',
   'lib/api',
   'lib/datapoints',
   'web',

@@ -10,8 +10,12 @@ import type { DB } from '../../schemas/index.js'
 import type { Config } from '../core/config.js'
 import type { JobQueue } from '../data/job-queue.js'
 
-/** Whether a URL is under /api/v1 (authenticated, answered by the dispatcher). */
-export const isApiPath = (url: string) => url === '/api/v1' || url.startsWith('/api/v1/') || url.startsWith('/api/v1?')
+/** DHIS2's own paths this API answers (plugins/dhis2.ts): authenticated and answered as the API's. */
+const DHIS2_PATHS = ['/api/dataValueSets']
+
+/** Whether a URL is the API's (authenticated, its errors as JSON): under /api/v1, or one of DHIS2's paths. */
+export const isApiPath = (url: string) =>
+  url === '/api/v1' || url.startsWith('/api/v1/') || url.startsWith('/api/v1?') || DHIS2_PATHS.some((path) => url === path || url.startsWith(`${path}?`))
 
 /**
  * The method a request means: a POST may stand for PATCH or DELETE (`X-HTTP-Method-Override`), and a

@@ -40,7 +40,8 @@ export function parseAuthorization(header: string | undefined): Credentials | un
   if (!header) return undefined
   const apiKey = /^ApiKey\s+(.+):([^:]+)$/i.exec(header.trim())
   if (apiKey) return { username: apiKey[1], key: apiKey[2] }
-  const bearer = /^Bearer\s+(\S+)$/i.exec(header.trim())
+  // A bare key as a bearer token, or as DHIS2's clients send a personal access token.
+  const bearer = /^(?:Bearer|ApiToken)\s+(\S+)$/i.exec(header.trim())
   if (bearer) return { key: bearer[1] }
   return undefined
 }

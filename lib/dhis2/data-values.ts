@@ -1,0 +1,90 @@
+// A DHIS2 data value set as its Web API sends it (`POST /api/dataValueSets`), read into one list of
+// values: JSON (the set's period, orgUnit and attributeOptionCombo apply to values that name none)
+// and CSV (with or without DHIS2's header line: dataelement, period, orgunit, categoryoptioncombo,
+// attributeoptioncombo, value, storedby, lastupdated, comment). A body this cannot read is a 400 that
+// says where.
+import { parse } from 'csv-parse/sync'
+import { ApiError } from '../core/errors.js'
+
+/** One data value, as sent; `index` its place in the set (DHIS2's conflicts name it). */
+export interface DataValue {
+  index: number
+  dataElement: string
+  period: string
+  orgUnit: string
+  categoryOptionCombo?: string
+  attributeOptionCombo?: string
+  value: string
+  comment?: string
+}
+
+const badSet = (message: string) => new ApiError(400, 'BAD_DATA_VALUE_SET', message)
+
+const text = (value: unknown) => (value === undefined || value === null ? undefined : String(value).trim())
+
+/** The values of a JSON data value set. */
+export function valuesOfJson(body: unknown): DataValue[] {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw badSet('A data value set is a JSON object with a dataValues list')
+  const set = body as Record<string, unknown>
+  if (!Array.isArray(set.dataValues)) throw badSet('dataValues: a list of data values is required')
+  return set.dataValues.map((item, index) => {
+    if (!item || typeof item !== 'object') throw badSet(`dataValues[${index}]: an object is required`)
+    const value = item as Record<string, unknown>
+    return required(index, {
+      dataElement: text(value.dataElement),
+      period: text(value.period) ?? text(set.period),
+      orgUnit: text(value.orgUnit) ?? text(set.orgUnit),
+      categoryOptionCombo: text(value.categoryOptionCombo),
+      attributeOptionCombo: text(value.attributeOptionCombo) ?? text(set.attributeOptionCombo),
+      value: text(value.value) ?? '',
+      comment: text(value.comment),
+    })
+  })
+}
+
+/** DHIS2's CSV columns, in their order when the file has no header line. */
+const CSV_COLUMNS = ['dataelement', 'period', 'orgunit', 'categoryoptioncombo', 'attributeoptioncombo', 'value', 'storedby', 'lastupdated', 'comment']
+/** Other names DHIS2 writes for the same columns. */
+const CSV_ALIASES: Record<string, string> = {
+  catoptcombo: 'categoryoptioncombo',
+  attroptcombo: 'attributeoptioncombo',
+  cmt: 'comment',
+  strby: 'storedby',
+  lstupd: 'lastupdated',
+}
+
+/** The values of a CSV data value set. */
+export function valuesOfCsv(body: string): DataValue[] {
+  let lines: string[][]
+  try {
+    lines = parse(body, { skip_empty_lines: true, relax_column_count: true, trim: true, bom: true })
+  } catch (error) {
+    throw badSet(`The CSV cannot be read: ${(error as Error).message}`)
+  }
+  const first = lines[0]?.map((cell) => cell.toLowerCase().replace(/[^a-z]/g, ''))
+  const headed = first?.includes('dataelement')
+  const columns = headed ? first.map((name) => CSV_ALIASES[name] ?? name) : CSV_COLUMNS
+  const at = (line: string[], name: string) => {
+    const i = columns.indexOf(name)
+    return i < 0 ? undefined : text(line[i]) || undefined
+  }
+  return lines.slice(headed ? 1 : 0).map((line, index) =>
+    required(index, {
+      dataElement: at(line, 'dataelement'),
+      period: at(line, 'period'),
+      orgUnit: at(line, 'orgunit'),
+      categoryOptionCombo: at(line, 'categoryoptioncombo'),
+      attributeOptionCombo: at(line, 'attributeoptioncombo'),
+      value: at(line, 'value') ?? '',
+      comment: at(line, 'comment'),
+    }),
+  )
+}
+
+/** A value with its three identifiers, or a 400 naming the one it lacks. */
+function required(index: number, value: Omit<DataValue, 'index' | 'dataElement' | 'period' | 'orgUnit'> & Partial<DataValue>): DataValue {
+  for (const name of ['dataElement', 'period', 'orgUnit'] as const) {
+    if (!value[name]) throw badSet(`dataValues[${index}]: ${name} is required (on the value, or on the set for period and orgUnit)`)
+  }
+  return { ...value, index } as DataValue
+}

@@ -1,0 +1,187 @@
+// A DHIS2 data value set imported through the upload pipeline: its values become the rows of a campaign
+// file (geocode, campaign, one column per data element), stored as a document, read, mapped and written
+// as an upload is (lib/ingest/actions.ts), in one transaction, with the importer's location scope; the
+// answer is DHIS2's import summary. Identifiers are the file's codes: an organisation unit is a location
+// code and a data element a column, each found through the mapping of codes (source_object_map), where
+// a DHIS2 UID is mapped once like any other code.
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { stringify } from 'csv-stringify/sync'
+import type { Kysely } from 'kysely'
+import type { DB } from '../../schemas/index.js'
+import type { Config } from '../core/config.js'
+import type { AuthUser } from '../data/auth.js'
+import { attributedTransaction } from '../data/attribution.js'
+import { ingest } from '../ingest/actions.js'
+import { discard, spoolPath } from '../ingest/spool.js'
+import type { Document } from '../ingest/transform.js'
+import { checkUpload, storeUpload } from '../ingest/upload.js'
+import type { DataValue } from './data-values.js'
+import { periodDays } from './periods.js'
+
+/** The import parameters this API honours (DHIS2's names and values). */
+export interface ImportOptions {
+  dryRun: boolean
+  importStrategy: 'CREATE_AND_UPDATE'
+}
+
+/** A value set aside, as DHIS2 reports it: what it names, why, and which values (by index). */
+export interface ImportConflict {
+  object: string
+  value: string
+  indexes: number[]
+}
+
+/** DHIS2's import summary of a data value set. */
+export interface ImportSummary {
+  responseType: 'ImportSummary'
+  status: 'SUCCESS' | 'WARNING' | 'ERROR'
+  description: string
+  importOptions: { dryRun: boolean; importStrategy: string; idSchemes: Record<string, string> }
+  importCount: { imported: number; updated: number; ignored: number; deleted: number }
+  conflicts: ImportConflict[]
+  dataSetComplete: 'false'
+  /** The document the values were stored as (none on a dry run, or when none could be read). */
+  document_id?: number
+}
+
+/** The category option combination DHIS2 gives a value that is not disaggregated, by name and by its usual UID. */
+const DEFAULT_COMBINATIONS = new Set(['default', 'HllvX50cXC0'])
+
+/** Stops a dry run's transaction once its summary is made: nothing it wrote is kept. */
+class DryRunDone extends Error {
+  constructor(readonly summary: ImportSummary) {
+    super('dry run')
+  }
+}
+
+/** The campaign each value's period stands for (the one that starts in it), or why it stands for none. */
+async function campaignsOf(db: Kysely<DB>, values: DataValue[], conflict: (object: string, value: string, index: number) => void) {
+  const campaigns = await db.selectFrom('campaign').select(['name', 'start_date']).orderBy('start_date').execute()
+  const byPeriod = new Map<string, { name: string } | { problem: string }>()
+  const placed = new Map<number, string>()
+  for (const value of values) {
+    let found = byPeriod.get(value.period)
+    if (!found) {
+      const days = periodDays(value.period)
+      const starting =
+        'problem' in days ? [] : campaigns.filter((c) => String(c.start_date).slice(0, 10) >= days.first && String(c.start_date).slice(0, 10) <= days.last)
+      found =
+        'problem' in days
+          ? days
+          : starting.length === 1
+            ? { name: starting[0].name }
+            : {
+                problem: starting.length
+                  ? `${starting.length} campaigns start in period ${value.period} (${starting.map((c) => c.name).join(', ')}): send a period that holds one`
+                  : `no campaign starts in period ${value.period}`,
+              }
+      byPeriod.set(value.period, found)
+    }
+    if ('name' in found) placed.set(value.index, found.name)
+    else conflict(value.period, found.problem, value.index)
+  }
+  return placed
+}
+
+/** The values as a campaign file's text: a line per organisation unit and campaign, a column per data element. */
+function campaignFile(values: DataValue[], campaignOf: Map<number, string>): string {
+  const elements = [...new Set(values.map((v) => v.dataElement))]
+  const lines = new Map<string, Record<string, string>>()
+  for (const value of values) {
+    const key = JSON.stringify([value.orgUnit, campaignOf.get(value.index)])
+    const line = lines.get(key) ?? { geocode: value.orgUnit, campaign: campaignOf.get(value.index)! }
+    line[value.dataElement] = value.value
+    lines.set(key, line)
+  }
+  return stringify([...lines.values()], { header: true, columns: ['geocode', 'campaign', ...elements] })
+}
+
+/**
+ * Imports `values` as `user`: those it can place go through the upload pipeline as one document;
+ * the others, and what the pipeline set aside, are the summary's conflicts.
+ */
+export async function importDataValues(db: Kysely<DB>, config: Config, user: AuthUser, values: DataValue[], options: ImportOptions): Promise<ImportSummary> {
+  const conflicts = new Map<string, ImportConflict>()
+  const conflict = (object: string, value: string, index: number) => {
+    const key = JSON.stringify([object, value])
+    const found = conflicts.get(key) ?? { object, value, indexes: [] }
+    found.indexes.push(index)
+    conflicts.set(key, found)
+  }
+  const combined = values.filter((v) => {
+    if (!v.categoryOptionCombo || DEFAULT_COMBINATIONS.has(v.categoryOptionCombo)) return true
+    conflict(
+      v.categoryOptionCombo,
+      `categoryOptionCombo ${v.categoryOptionCombo}: only the default combination is read (a disaggregation is an indicator of its own)`,
+      v.index,
+    )
+    return false
+  })
+  const campaignOf = await campaignsOf(db, combined, conflict)
+  const placed = combined.filter((v) => campaignOf.has(v.index))
+  const summary = (counts: Partial<ImportSummary['importCount']>, documentId?: number): ImportSummary => {
+    const importCount = { imported: 0, updated: 0, deleted: 0, ...counts, ignored: 0 }
+    importCount.ignored = Math.max(0, values.length - importCount.imported - importCount.updated - importCount.deleted)
+    const listed = [...conflicts.values()]
+    return {
+      responseType: 'ImportSummary',
+      status: listed.length ? 'WARNING' : 'SUCCESS',
+      description: listed.length ? 'Import process completed with conflicts' : 'Import process completed successfully',
+      importOptions: { dryRun: options.dryRun, importStrategy: options.importStrategy, idSchemes: { idScheme: 'CODE' } },
+      importCount,
+      conflicts: listed,
+      dataSetComplete: 'false',
+      ...(documentId === undefined ? {} : { document_id: documentId }),
+    }
+  }
+  if (!placed.length) return summary({})
+  const path = await spoolPath(config.DATA_DIR)
+  const text = campaignFile(placed, campaignOf)
+  await writeFile(path, text)
+  const input = { path, size: Buffer.byteLength(text), owner: `user ${user.id}`, title: 'dataValueSets.csv', fileType: 'campaign' }
+  let stored: string | undefined
+  try {
+    const upload = await checkUpload(input)
+    return await attributedTransaction(db, { via: 'job', userId: user.id }, async (trx) => {
+      const id = await storeUpload(trx, config.DATA_DIR, input, upload, user.id)
+      const doc = (await trx.selectFrom('source_doc').selectAll().where('id', '=', id).executeTakeFirstOrThrow()) as unknown as Document
+      stored = doc.docfile ?? undefined
+      const stats = (await ingest(trx, doc, user, config.DATA_DIR, true)) as unknown as PipelineStats
+      pipelineConflicts(stats, placed, conflict)
+      const counts = stats.datapoints ?? {}
+      const made = summary({ imported: counts.inserted ?? 0, updated: counts.updated ?? 0, deleted: counts.deleted ?? 0 }, options.dryRun ? undefined : id)
+      if (options.dryRun) throw new DryRunDone(made)
+      return made
+    })
+  } catch (error) {
+    if (error instanceof DryRunDone) {
+      if (stored) await discard(join(config.DATA_DIR, stored))
+      return error.summary
+    }
+    throw error
+  } finally {
+    await discard(path)
+  }
+}
+
+/** What the pipeline reports of a document that the summary turns into conflicts. */
+interface PipelineStats {
+  datapoints?: { inserted?: number; updated?: number; deleted?: number }
+  unmapped?: { indicator?: { items?: string[] } | string[]; location?: { items?: string[] } | string[] }
+  forbidden_rows?: { items?: Array<{ location_code: string }> }
+}
+
+/** The codes the pipeline could not map, and the places outside the importer's part, as conflicts of the values that named them. */
+function pipelineConflicts(stats: PipelineStats, values: DataValue[], conflict: (object: string, value: string, index: number) => void) {
+  const listOf = (found: { items?: string[] } | string[] | undefined) => (Array.isArray(found) ? found : (found?.items ?? []))
+  const unmappedElements = new Set(listOf(stats.unmapped?.indicator))
+  const unmappedUnits = new Set(listOf(stats.unmapped?.location))
+  const forbidden = new Set((stats.forbidden_rows?.items ?? []).map((r) => r.location_code))
+  for (const v of values) {
+    if (unmappedElements.has(v.dataElement))
+      conflict(v.dataElement, `dataElement ${v.dataElement} is not mapped to an indicator: map the code, then import again`, v.index)
+    else if (unmappedUnits.has(v.orgUnit)) conflict(v.orgUnit, `orgUnit ${v.orgUnit} is not mapped to a location: map the code, then import again`, v.index)
+    else if (forbidden.has(v.orgUnit)) conflict(v.orgUnit, `orgUnit ${v.orgUnit} is outside the locations you are responsible for`, v.index)
+  }
+}

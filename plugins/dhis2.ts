@@ -1,0 +1,127 @@
+// DHIS2's own path for data values, so that a script written for a ministry's DHIS2 imports here by
+// changing its base URL: `POST /api/dataValueSets` takes a data value set as JSON or CSV, with this
+// API's keys, sessions and `Authorization: ApiToken <key>`, and answers DHIS2's import summary
+// (lib/dhis2/import.ts): 200 once the import ran, its status WARNING and its conflicts when values were
+// set aside, as DHIS2 answered before 2.38 (a 4xx here is always the API's error: docs/decisions.md).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
+import { badRequest } from '../lib/core/errors.js'
+import { valuesOfCsv, valuesOfJson } from '../lib/dhis2/data-values.js'
+import { type ImportSummary, importDataValues } from '../lib/dhis2/import.js'
+import { assertMayCall } from '../lib/engine/access.js'
+import campaignDatapoint from '../resources/campaign_datapoint.js'
+
+/** The query of an import: DHIS2's parameters, those this API honours. */
+type ImportQuery = Record<string, string | undefined>
+
+/** Identifier schemes read as codes: a UID is a code mapped once like any other. */
+const CODE_SCHEMES = new Set(['UID', 'CODE'])
+
+/** The import's options from its query, or a 400 naming a parameter this API does not honour. */
+function importOptions(query: ImportQuery) {
+  const dryRun = (query.dryRun ?? 'false').toLowerCase()
+  if (dryRun !== 'true' && dryRun !== 'false') throw badRequest('INVALID_PARAMETER', 'dryRun: true or false')
+  const strategy = (query.importStrategy ?? 'CREATE_AND_UPDATE').toUpperCase()
+  if (strategy !== 'CREATE_AND_UPDATE') throw badRequest('INVALID_PARAMETER', `importStrategy ${strategy}: only CREATE_AND_UPDATE is honoured here`)
+  for (const name of ['idScheme', 'orgUnitIdScheme', 'dataElementIdScheme']) {
+    const scheme = query[name]?.toUpperCase()
+    if (scheme !== undefined && !CODE_SCHEMES.has(scheme)) {
+      throw badRequest('INVALID_PARAMETER', `${name} ${query[name]}: UID or CODE, each found through the mapping of codes`)
+    }
+  }
+  if ((query.async ?? 'false').toLowerCase() !== 'false') throw badRequest('INVALID_PARAMETER', 'async: only false (the import answers when done)')
+  return { dryRun: dryRun === 'true', importStrategy: 'CREATE_AND_UPDATE' as const }
+}
+
+/** DHIS2's envelope around an import summary. */
+function envelope(summary: ImportSummary) {
+  const conflicted = summary.conflicts.length > 0
+  return {
+    httpStatus: 'OK',
+    httpStatusCode: 200,
+    status: conflicted ? 'WARNING' : 'OK',
+    message: conflicted ? 'One or more conflicts encountered, please check import summary.' : 'Import was successful.',
+    response: summary,
+  }
+}
+
+const summarySchema = {
+  type: 'object',
+  description: "DHIS2's import summary in its envelope (httpStatus, httpStatusCode, status, message, response)",
+  required: ['httpStatus', 'httpStatusCode', 'status', 'message', 'response'],
+  properties: {
+    httpStatus: { type: 'string' },
+    httpStatusCode: { type: 'integer' },
+    status: { type: 'string', enum: ['OK', 'WARNING'] },
+    message: { type: 'string' },
+    response: {
+      type: 'object',
+      additionalProperties: true,
+      required: ['responseType', 'status', 'importCount', 'conflicts'],
+      properties: {
+        responseType: { type: 'string' },
+        status: { type: 'string', enum: ['SUCCESS', 'WARNING'] },
+        importCount: {
+          type: 'object',
+          required: ['imported', 'updated', 'ignored', 'deleted'],
+          properties: { imported: { type: 'integer' }, updated: { type: 'integer' }, ignored: { type: 'integer' }, deleted: { type: 'integer' } },
+        },
+        conflicts: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['object', 'value', 'indexes'],
+            properties: { object: { type: 'string' }, value: { type: 'string' }, indexes: { type: 'array', items: { type: 'integer' } } },
+          },
+        },
+        document_id: { type: 'integer', description: 'the document the values were stored as (its report, history and revert are an upload’s)' },
+      },
+    },
+  },
+}
+
+async function importSet(app: FastifyInstance, request: FastifyRequest<{ Querystring: ImportQuery }>, reply: FastifyReply) {
+  const user = request.user!
+  assertMayCall(user, campaignDatapoint, 'POST')
+  const options = importOptions(request.query)
+  const values = typeof request.body === 'string' ? valuesOfCsv(request.body) : valuesOfJson(request.body)
+  const summary = await importDataValues(app.db.db, app.config, user, values, options)
+  return reply.send(envelope(summary))
+}
+
+export default fp(
+  async function dhis2(app: FastifyInstance) {
+    // CSV as DHIS2 sends it; JSON by the API's own parser. Only in this plugin's routes.
+    for (const type of ['application/csv', 'text/csv']) {
+      app.addContentTypeParser(type, { parseAs: 'string' }, (_request, body, done) => done(null, body))
+    }
+    app.post<{ Querystring: ImportQuery }>(
+      '/api/dataValueSets',
+      {
+        schema: {
+          tags: ['dhis2'],
+          operationId: 'importDataValueSet',
+          summary: 'Import a DHIS2 data value set (JSON, or CSV as application/csv) through the upload pipeline; DHIS2’s import summary',
+          security: API_SECURITY,
+          // Described, not constrained: the handler names what it does not honour (importOptions).
+          querystring: {
+            type: 'object',
+            properties: {
+              dryRun: { type: 'string', description: 'true: check and count, keep nothing (false by default)' },
+              importStrategy: { type: 'string', description: 'CREATE_AND_UPDATE (the only one honoured)' },
+              idScheme: { type: 'string', description: 'UID or CODE: each identifier found through the mapping of codes' },
+              orgUnitIdScheme: { type: 'string', description: 'UID or CODE' },
+              dataElementIdScheme: { type: 'string', description: 'UID or CODE' },
+              async: { type: 'string', description: 'false (the import answers when done)' },
+            },
+          },
+          response: { 200: summarySchema, 400: errorSchema, 401: errorSchema, 403: errorSchema, 415: errorSchema, 422: errorSchema },
+        },
+      },
+      (request, reply) => importSet(app, request, reply),
+    )
+  },
+  // Encapsulated: its CSV parsers stay with its routes.
+  { name: 'dhis2', dependencies: ['db', 'auth'], encapsulate: true },
+)

@@ -1,0 +1,117 @@
+// DHIS2's `POST /api/dataValueSets` on the demo data (either engine): a data value set in JSON and in
+// CSV goes through the upload pipeline (a document, its values in the API, the province's total
+// recomputed), answered with DHIS2's import summary: counts, and a conflict naming each value set
+// aside and why (a period no campaign starts in, a disaggregation, an unmapped code, a place outside
+// the importer's part). A dry run counts and keeps nothing; `ApiToken` authenticates as DHIS2's clients do.
+import t from 'tap'
+import { client } from './api.js'
+import { ADMIN_KEY, build, rowCounts } from './helper.js'
+import { loadDemoData } from '../lib/engine/demo.js'
+
+t.test('a DHIS2 data value set imported through the upload pipeline', async (t) => {
+  const { app, db } = await build(t)
+  await loadDemoData(db)
+  const api = client(app)
+  const indicatorId = async (name: string) => (await db.selectFrom('indicator').select('id').where('short_name', '=', name).executeTakeFirstOrThrow()).id
+  const locationId = async (code: string) => (await db.selectFrom('location').select('id').where('location_code', '=', code).executeTakeFirstOrThrow()).id
+  const [missed, vaccinated] = [await indicatorId('Children missed'), await indicatorId('Children vaccinated')]
+  const [ashford, northmarch] = [await locationId('VD11'), await locationId('VD1')]
+  const october = (await db.selectFrom('campaign').select('id').where('name', 'like', 'October%').executeTakeFirstOrThrow()).id
+  // A DHIS2 UID and a code, each mapped once to an indicator, as any upload's codes are.
+  for (const [code, indicator] of [
+    ['fClA2Erf6IO', missed],
+    ['VACCINATED', vaccinated],
+  ] as const) {
+    t.equal((await api.post('/source_object_map/', { content_type: 'indicator', source_object_code: code, master_object_id: indicator })).status, 201)
+  }
+  const value = async (indicator: number, location: number) =>
+    (await api.get(`/campaign_datapoint/?indicator__in=${indicator}&campaign__in=${october}&location_id__in=${location}`)).body.objects[0]?.value
+  const provinceBefore = await value(missed, northmarch)
+  const ashfordBefore = await value(missed, ashford)
+
+  const set = {
+    period: '201610',
+    orgUnit: 'VD11',
+    dataValues: [
+      { dataElement: 'fClA2Erf6IO', value: String(ashfordBefore + 7) },
+      { dataElement: 'VACCINATED', value: '1234', categoryOptionCombo: 'HllvX50cXC0' },
+      { dataElement: 'NOT_MAPPED', value: '5' },
+      { dataElement: 'fClA2Erf6IO', period: '201601', value: '9' },
+      { dataElement: 'fClA2Erf6IO', categoryOptionCombo: 'Female0to5', value: '3' },
+      { dataElement: 'fClA2Erf6IO', period: '2016W40', value: '3' },
+    ],
+  }
+
+  // A dry run: the same summary, nothing kept.
+  const counts = await rowCounts(db)
+  const dry = await api.post('/api/dataValueSets?dryRun=true', set)
+  t.equal(dry.status, 200, 'the import ran: 200, its status WARNING, as DHIS2 answered before 2.38')
+  t.match(dry.body, {
+    httpStatusCode: 200,
+    status: 'WARNING',
+    response: { responseType: 'ImportSummary', importCount: { imported: 0, updated: 2, ignored: 4 } },
+  })
+  t.same(await rowCounts(db), counts, 'a dry run keeps nothing')
+  t.equal(await value(missed, ashford), ashfordBefore, 'the value unchanged')
+
+  const done = await api.post('/api/dataValueSets', set)
+  t.equal(done.status, 200)
+  t.equal(done.body.status, 'WARNING')
+  t.same(done.body.response.importCount, { imported: 0, updated: 2, ignored: 4, deleted: 0 }, 'two values updated, four set aside')
+  const why = Object.fromEntries(done.body.response.conflicts.map((c: { value: string; indexes: number[] }) => [c.indexes.join(','), c.value]))
+  t.same(
+    why,
+    {
+      '2': 'dataElement NOT_MAPPED is not mapped to an indicator: map the code, then import again',
+      '3': 'no campaign starts in period 201601',
+      '4': 'categoryOptionCombo Female0to5: only the default combination is read (a disaggregation is an indicator of its own)',
+      '5': 'no campaign starts in period 2016W40',
+    },
+    'each value set aside is named by its index, with why',
+  )
+  t.equal(await value(missed, ashford), ashfordBefore + 7, 'Ashford’s value through the pipeline')
+  t.equal(await value(vaccinated, ashford), 1234)
+  t.equal(await value(missed, northmarch), provinceBefore + 7, 'its province’s total recomputed')
+  const document = (await api.get(`/document/${done.body.response.document_id}/`)).body
+  t.match(document, { doc_title: /^dataValueSets\.csv/, file_type: 'campaign' }, 'stored as a document, as an upload is')
+
+  // CSV with DHIS2's header, authenticated by ApiToken: the same value again is counted, not changed.
+  const csv = [
+    'dataelement,period,orgunit,categoryoptioncombo,attributeoptioncombo,value',
+    `fClA2Erf6IO,201610,VD11,,,${ashfordBefore + 7}`,
+    'VACCINATED,201610,VD12,,,777',
+  ].join('\n')
+  const viaCsv = await api.post('/api/dataValueSets', csv, { authorization: `ApiToken ${ADMIN_KEY}`, 'content-type': 'application/csv' })
+  t.equal(viaCsv.status, 200)
+  t.match(viaCsv.body, { httpStatusCode: 200, status: 'OK', response: { status: 'SUCCESS', importCount: { imported: 0, updated: 1, ignored: 1 } } })
+  t.equal(await value(vaccinated, await locationId('VD12')), 777, 'Brindle’s value from the CSV')
+
+  // A provincial officer of Eastvale: Ashford is outside her part; nothing of it is written.
+  const officer = (await api.post('/user/', { username: 'eastvale' })).body
+  await api.post('/location_responsibility/', { user_id: officer.id, top_lvl_location_id: await locationId('VD2') })
+  const key = (await api.post('/api_key/', { user_id: officer.id })).body.key
+  const hers = await api.post(
+    '/api/dataValueSets',
+    { dataValues: [{ dataElement: 'VACCINATED', period: '201610', orgUnit: 'VD11', value: '1' }] },
+    {
+      authorization: `ApiToken ${key}`,
+    },
+  )
+  t.equal(hers.body.status, 'WARNING')
+  t.same(hers.body.response.conflicts, [{ object: 'VD11', value: 'orgUnit VD11 is outside the locations you are responsible for', indexes: [0] }])
+  t.equal(await value(vaccinated, ashford), 1234, 'Ashford’s value unchanged')
+
+  // What cannot be read is a 400 that says what.
+  for (const [body, problem] of [
+    [{ values: [] }, /dataValues/],
+    [{ dataValues: [{ dataElement: 'VACCINATED', value: '1' }] }, /dataValues\[0\]: period is required/],
+  ] as const) {
+    const refused = await api.post('/api/dataValueSets', body)
+    t.equal(refused.status, 400)
+    t.match(refused.body.message, problem)
+  }
+  const strategy = await api.post('/api/dataValueSets?importStrategy=DELETE', set)
+  t.equal(strategy.status, 400)
+  t.match(strategy.body.message, /importStrategy DELETE/)
+  t.equal((await api.post('/api/dataValueSets', set, {})).status, 401, 'no credentials: 401')
+})
