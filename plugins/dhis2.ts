@@ -6,8 +6,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
+import { stringify } from 'csv-stringify/sync'
 import { badRequest } from '../lib/core/errors.js'
 import { valuesOfCsv, valuesOfJson } from '../lib/dhis2/data-values.js'
+import { type DataValueOut, exportDataValues } from '../lib/dhis2/export.js'
 import { type ImportSummary, importDataValues } from '../lib/dhis2/import.js'
 import { assertMayCall } from '../lib/engine/access.js'
 import campaignDatapoint from '../resources/campaign_datapoint.js'
@@ -86,8 +88,89 @@ async function importSet(app: FastifyInstance, request: FastifyRequest<{ Queryst
   assertMayCall(user, campaignDatapoint, 'POST')
   const options = importOptions(request.query)
   const values = typeof request.body === 'string' ? valuesOfCsv(request.body) : valuesOfJson(request.body)
-  const summary = await importDataValues(app.db.db, app.config, user, values, options)
+  const summary = await importDataValues(app.db.db, app.config, user, values, options, (work) =>
+    app.transactions.attributed({ via: 'job', userId: user.id, requestId: request.id }, work),
+  )
   return reply.send(envelope(summary))
+}
+
+/** A query parameter as a list: repeated, or one value with commas. */
+const listOf = (value: string | string[] | undefined) => (Array.isArray(value) ? value : value ? [value] : []).flatMap((v) => v.split(',')).filter(Boolean)
+
+/** Whether the reader asks for CSV: by the path's extension, or by Accept. */
+const wantsCsv = (request: FastifyRequest) =>
+  request.url.split('?')[0].endsWith('.csv') ||
+  (!request.url.split('?')[0].endsWith('.json') && /\b(application|text)\/csv\b/.test(request.headers.accept ?? ''))
+
+/** The values as DHIS2's CSV, its header first. */
+const csvOf = (values: DataValueOut[]) =>
+  stringify(
+    values.map((v) => [v.dataElement, v.period, v.orgUnit, '', '', v.value]),
+    { header: true, columns: ['dataelement', 'period', 'orgunit', 'categoryoptioncombo', 'attributeoptioncombo', 'value'] },
+  )
+
+type ExportQuery = Record<string, string | string[] | undefined>
+
+async function exportSet(app: FastifyInstance, request: FastifyRequest<{ Querystring: ExportQuery }>, reply: FastifyReply) {
+  const user = request.user!
+  assertMayCall(user, campaignDatapoint, 'GET')
+  const q = request.query
+  const one = (name: string) => listOf(q[name])[0]
+  const values = await exportDataValues(app.db.db, user, {
+    dataElements: listOf(q.dataElement),
+    orgUnits: listOf(q.orgUnit),
+    children: one('children') === 'true',
+    periods: listOf(q.period),
+    startDate: one('startDate'),
+    endDate: one('endDate'),
+  })
+  if (wantsCsv(request)) return reply.type('application/csv; charset=utf-8').send(csvOf(values))
+  return reply.send({ dataValues: values })
+}
+
+const exportSchema = {
+  tags: ['dhis2'],
+  operationId: 'exportDataValueSet',
+  summary: 'The values entered or uploaded (never computed totals) as a DHIS2 data value set, JSON or CSV (.csv, or Accept: application/csv)',
+  security: API_SECURITY,
+  querystring: {
+    type: 'object',
+    properties: {
+      dataElement: { type: 'string', description: 'repeatable: a code mapped to an indicator, or its short name' },
+      orgUnit: { type: 'string', description: 'repeatable: a location code' },
+      children: { type: 'string', description: 'true: each orgUnit with its whole subtree' },
+      period: { type: 'string', description: 'repeatable: the campaigns that start in it (20261015, 2026W42, 202610, 2026Q4, 2026)' },
+      startDate: { type: 'string', description: 'the campaigns that start on or after this day (YYYY-MM-DD)' },
+      endDate: { type: 'string', description: 'the campaigns that start on or before this day' },
+    },
+  },
+  response: {
+    200: {
+      description: 'A data value set',
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            required: ['dataValues'],
+            properties: {
+              dataValues: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: ['dataElement', 'period', 'orgUnit', 'value'],
+                  properties: { dataElement: { type: 'string' }, period: { type: 'string' }, orgUnit: { type: 'string' }, value: { type: 'string' } },
+                },
+              },
+            },
+          },
+        },
+        'application/csv': { schema: { type: 'string', description: "DHIS2's CSV columns, its header first" } },
+      },
+    },
+    400: errorSchema,
+    401: errorSchema,
+    403: errorSchema,
+  },
 }
 
 export default fp(
@@ -121,7 +204,12 @@ export default fp(
       },
       (request, reply) => importSet(app, request, reply),
     )
+    for (const path of ['/api/dataValueSets', '/api/dataValueSets.json', '/api/dataValueSets.csv']) {
+      app.get<{ Querystring: ExportQuery }>(path, { schema: { ...exportSchema, hide: path !== '/api/dataValueSets' } }, (request, reply) =>
+        exportSet(app, request, reply),
+      )
+    }
   },
   // Encapsulated: its CSV parsers stay with its routes.
-  { name: 'dhis2', dependencies: ['db', 'auth'], encapsulate: true },
+  { name: 'dhis2', dependencies: ['db', 'auth', 'reads'], encapsulate: true },
 )

@@ -115,3 +115,61 @@ t.test('a DHIS2 data value set imported through the upload pipeline', async (t) 
   t.match(strategy.body.message, /importStrategy DELETE/)
   t.equal((await api.post('/api/dataValueSets', set, {})).status, 401, 'no credentials: 401')
 })
+
+t.test('a DHIS2 data value set out, and back in unchanged', async (t) => {
+  const { app, db } = await build(t)
+  await loadDemoData(db)
+  const api = client(app)
+  const missed = (await db.selectFrom('indicator').select('id').where('short_name', '=', 'Children missed').executeTakeFirstOrThrow()).id
+  t.equal((await api.post('/source_object_map/', { content_type: 'indicator', source_object_code: 'MISSED', master_object_id: missed })).status, 201)
+
+  const out = await api.get('/api/dataValueSets?dataElement=MISSED&orgUnit=VD1&children=true&period=201610')
+  t.equal(out.status, 200)
+  t.same(
+    out.body.dataValues.map((v: { orgUnit: string; period: string; dataElement: string }) => [v.orgUnit, v.period, v.dataElement]),
+    [
+      ['VD11', '201610', 'MISSED'],
+      ['VD12', '201610', 'MISSED'],
+      ['VD13', '201610', 'MISSED'],
+    ],
+    'Northmarch’s three districts as entered: the province’s computed total is not a data value',
+  )
+  const stored = (
+    await api.get(
+      `/campaign_datapoint/?indicator__in=${missed}&location_id__in=${(await db.selectFrom('location').select('id').where('location_code', '=', 'VD11').executeTakeFirstOrThrow()).id}&campaign__in=${(await db.selectFrom('campaign').select('id').where('name', 'like', 'October%').executeTakeFirstOrThrow()).id}`,
+    )
+  ).body.objects[0].value
+  t.equal(out.body.dataValues[0].value, String(stored), 'Ashford’s value as the API holds it')
+
+  // The same as CSV, imported back: every value unchanged, nothing set aside.
+  const csv = await api.get('/api/dataValueSets.csv?dataElement=MISSED&orgUnit=VD1&children=true&startDate=2016-01-01&endDate=2016-12-31')
+  t.match(csv.headers['content-type'], /^application\/csv/)
+  const lines = csv.text.trim().split('\n')
+  t.equal(lines[0], 'dataelement,period,orgunit,categoryoptioncombo,attributeoptioncombo,value')
+  t.equal(lines.length, 1 + 3 * 3, 'three districts, three campaigns of 2016')
+  const back = await api.post('/api/dataValueSets', csv.text, { authorization: `ApiToken ${ADMIN_KEY}`, 'content-type': 'application/csv' })
+  t.match(
+    back.body,
+    { status: 'OK', response: { importCount: { imported: 0, updated: 0, ignored: 9, deleted: 0 }, conflicts: [] } },
+    'back in: nine values unchanged',
+  )
+
+  // A restricted reader gets her subtree only, whatever she asks.
+  const officer = (await api.post('/user/', { username: 'eastvale' })).body
+  const eastvale = (await db.selectFrom('location').select('id').where('location_code', '=', 'VD2').executeTakeFirstOrThrow()).id
+  await api.post('/location_responsibility/', { user_id: officer.id, top_lvl_location_id: eastvale })
+  const key = (await api.post('/api_key/', { user_id: officer.id })).body.key
+  const hers = await api.get('/api/dataValueSets?dataElement=MISSED&orgUnit=VD&children=true&period=201610', { authorization: `ApiToken ${key}` })
+  t.same([...new Set(hers.body.dataValues.map((v: { orgUnit: string }) => v.orgUnit))], ['VD21', 'VD22', 'VD23'], 'Eastvale’s districts only')
+
+  for (const [query, problem] of [
+    ['orgUnit=VD1&period=201610', /dataElement/],
+    ['dataElement=NOPE&orgUnit=VD1&period=201610', /dataElement NOPE/],
+    ['dataElement=MISSED&orgUnit=XX&period=201610', /orgUnit XX/],
+    ['dataElement=MISSED&orgUnit=VD1&period=2016S1', /period 2016S1/],
+  ] as const) {
+    const refused = await api.get(`/api/dataValueSets?${query}`)
+    t.equal(refused.status, 400, query)
+    t.match(refused.body.message, problem)
+  }
+})

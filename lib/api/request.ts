@@ -11,7 +11,7 @@ import type { Config } from '../core/config.js'
 import type { JobQueue } from '../data/job-queue.js'
 
 /** DHIS2's own paths this API answers (plugins/dhis2.ts): authenticated and answered as the API's. */
-const DHIS2_PATHS = ['/api/dataValueSets']
+const DHIS2_PATHS = ['/api/dataValueSets', '/api/dataValueSets.json', '/api/dataValueSets.csv']
 
 /** Whether a URL is the API's (authenticated, its errors as JSON): under /api/v1, or one of DHIS2's paths. */
 export const isApiPath = (url: string) =>

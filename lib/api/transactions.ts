@@ -4,7 +4,7 @@
 import { sql, type Transaction } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import type { Database } from '../data/database.js'
-import { attributedTransaction } from '../data/attribution.js'
+import { type Attribution, attributedTransaction } from '../data/attribution.js'
 import { DATA_CHANNEL } from '../data/notified-cache.js'
 import type { ReadReplicas } from '../data/replicas.js'
 import type { Context } from './resource.js'
@@ -61,9 +61,14 @@ export class Transactions {
   ) {}
 
   /** Runs `work` in one transaction, recorded as the requester's (datapoint_history); then makes it seen. */
-  async run<T>(ctx: Context, work: (ctx: Context) => Promise<T>): Promise<T> {
+  run<T>(ctx: Context, work: (ctx: Context) => Promise<T>): Promise<T> {
     const attribution = { via: 'api' as const, userId: ctx.user.id, requestId: ctx.requestId, lockTimeoutMs: this.database.lockTimeoutMs }
-    const { result, changed } = await attributedTransaction(this.database.db, attribution, (trx) => noteWrites(trx, () => work({ ...ctx, db: trx })))
+    return this.attributed(attribution, (trx) => work({ ...ctx, db: trx }))
+  }
+
+  /** Runs `work` in one transaction recorded as `attribution` says (an import through the pipeline: `job`); then makes it seen. */
+  async attributed<T>(attribution: Attribution, work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+    const { result, changed } = await attributedTransaction(this.database.db, attribution, (trx) => noteWrites(trx, () => work(trx)))
     // Before the answer leaves, this process's caches drop what the change made stale, and keep the
     // rest: a colleague's upload does not send every cached read (and API key) back to the database.
     for (const { table } of changed) for (const cache of this.caches) cache.drop(table)

@@ -7,11 +7,10 @@
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { stringify } from 'csv-stringify/sync'
-import type { Kysely } from 'kysely'
+import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import type { Config } from '../core/config.js'
 import type { AuthUser } from '../data/auth.js'
-import { attributedTransaction } from '../data/attribution.js'
 import { ingest } from '../ingest/actions.js'
 import { discard, spoolPath } from '../ingest/spool.js'
 import type { Document } from '../ingest/transform.js'
@@ -101,7 +100,15 @@ function campaignFile(values: DataValue[], campaignOf: Map<number, string>): str
  * Imports `values` as `user`: those it can place go through the upload pipeline as one document;
  * the others, and what the pipeline set aside, are the summary's conflicts.
  */
-export async function importDataValues(db: Kysely<DB>, config: Config, user: AuthUser, values: DataValue[], options: ImportOptions): Promise<ImportSummary> {
+export async function importDataValues(
+  db: Kysely<DB>,
+  config: Config,
+  user: AuthUser,
+  values: DataValue[],
+  options: ImportOptions,
+  /** Runs the import's one transaction as a background job's writes, then makes them seen (lib/api/transactions.ts). */
+  transaction: <T>(work: (trx: Transaction<DB>) => Promise<T>) => Promise<T>,
+): Promise<ImportSummary> {
   const conflicts = new Map<string, ImportConflict>()
   const conflict = (object: string, value: string, index: number) => {
     const key = JSON.stringify([object, value])
@@ -143,7 +150,7 @@ export async function importDataValues(db: Kysely<DB>, config: Config, user: Aut
   let stored: string | undefined
   try {
     const upload = await checkUpload(input)
-    return await attributedTransaction(db, { via: 'job', userId: user.id }, async (trx) => {
+    return await transaction(async (trx) => {
       const id = await storeUpload(trx, config.DATA_DIR, input, upload, user.id)
       const doc = (await trx.selectFrom('source_doc').selectAll().where('id', '=', id).executeTakeFirstOrThrow()) as unknown as Document
       stored = doc.docfile ?? undefined

@@ -1,0 +1,100 @@
+// Data values out in DHIS2's data value set (`GET /api/dataValueSets`): the values people entered or
+// uploaded (the raw datapoints, never the totals the engine computes from them, which an import into
+// DHIS2 would count twice), for data elements, organisation units (with `children`, their subtrees) and
+// periods, within the reader's part of the country. Identifiers as the import reads them back: the data
+// element as asked, the organisation unit's code, a campaign as the month it starts in (its day where
+// two campaigns start in one month).
+import { sql, type Kysely } from 'kysely'
+import type { DB } from '../../schemas/index.js'
+import { badRequest } from '../core/errors.js'
+import type { AuthUser } from '../data/auth.js'
+import { permittedLocations } from '../engine/access.js'
+import { periodDays } from './periods.js'
+
+/** What an export asks for, as DHIS2's parameters name it. */
+export interface ExportAsked {
+  dataElements: string[]
+  orgUnits: string[]
+  children: boolean
+  periods: string[]
+  startDate?: string
+  endDate?: string
+}
+
+/** A value out, in a data value set's terms. */
+export interface DataValueOut {
+  dataElement: string
+  period: string
+  orgUnit: string
+  value: string
+}
+
+/** The indicator each asked data element names: a code mapped to it, or its short name. */
+async function indicatorsOf(db: Kysely<DB>, codes: string[]) {
+  const mapped = await db
+    .selectFrom('source_object_map')
+    .select(['source_object_code as code', 'master_object_id as id'])
+    .where('content_type', '=', 'indicator')
+    .where('source_object_code', 'in', codes)
+    .where('master_object_id', '>', 0)
+    .execute()
+  const named = await db.selectFrom('indicator').select(['short_name as code', 'id']).where('short_name', 'in', codes).execute()
+  const byCode = new Map([...named, ...mapped].map((r) => [r.code, r.id]))
+  const unknown = codes.filter((code) => !byCode.has(code))
+  if (unknown.length)
+    throw badRequest('UNKNOWN_DATA_ELEMENT', `dataElement ${unknown.join(', ')}: neither a code mapped to an indicator nor an indicator's short name`)
+  return byCode
+}
+
+/** The campaigns asked for (those that start in a period, or between the dates), each with its period's name. */
+async function campaignsOf(db: Kysely<DB>, asked: ExportAsked) {
+  const ranges = asked.periods.map((period) => {
+    const days = periodDays(period)
+    if ('problem' in days) throw badRequest('INVALID_PERIOD', `period ${days.problem}`)
+    return days
+  })
+  if (asked.startDate || asked.endDate) ranges.push({ first: asked.startDate ?? '0000-01-01', last: asked.endDate ?? '9999-12-31' })
+  const all = await db.selectFrom('campaign').select(['id', 'start_date']).execute()
+  const day = (c: { start_date: unknown }) => String(c.start_date).slice(0, 10)
+  const startsInMonth = new Map<string, number>()
+  for (const c of all) startsInMonth.set(day(c).slice(0, 7), (startsInMonth.get(day(c).slice(0, 7)) ?? 0) + 1)
+  // The month a campaign starts in, read back by the import as that campaign; its day where the month holds two.
+  const periodOf = (c: { start_date: unknown }) => (startsInMonth.get(day(c).slice(0, 7)) === 1 ? day(c).slice(0, 7) : day(c)).replaceAll('-', '')
+  return new Map(all.filter((c) => ranges.some((r) => day(c) >= r.first && day(c) <= r.last)).map((c) => [c.id, periodOf(c)]))
+}
+
+/** The raw values `reader` may see of what `asked` names. */
+export async function exportDataValues(db: Kysely<DB>, reader: AuthUser, asked: ExportAsked): Promise<DataValueOut[]> {
+  if (!asked.dataElements.length) throw badRequest('MISSING_PARAMETER', 'dataElement: at least one (a code mapped to an indicator, or its short name)')
+  if (!asked.orgUnits.length) throw badRequest('MISSING_PARAMETER', 'orgUnit: at least one location code')
+  if (!asked.periods.length && !asked.startDate && !asked.endDate) throw badRequest('MISSING_PARAMETER', 'period, or startDate and endDate')
+  const indicators = await indicatorsOf(db, asked.dataElements)
+  const units = await db.selectFrom('location').select(['id', 'location_code']).where('location_code', 'in', asked.orgUnits).execute()
+  const missing = asked.orgUnits.filter((code) => !units.some((u) => u.location_code === code))
+  if (missing.length) throw badRequest('UNKNOWN_ORG_UNIT', `orgUnit ${missing.join(', ')}: no location has this code`)
+  const campaigns = await campaignsOf(db, asked)
+  if (!campaigns.size) return []
+  const codeOf = new Map([...indicators].map(([code, id]) => [id, code]))
+  const unitIds = units.map((u) => u.id)
+  const rows = await db
+    .selectFrom('datapoint as d')
+    .innerJoin('location as l', 'l.id', 'd.location_id')
+    .select(['d.indicator_id', 'd.campaign_id', 'd.value', 'l.location_code'])
+    .where('d.indicator_id', 'in', [...indicators.values()])
+    .where('d.campaign_id', 'in', [...campaigns.keys()])
+    .where('d.value', 'is not', null)
+    .where(
+      sql.ref('d.location_id'),
+      'in',
+      asked.children ? sql`(select location_id from location_tree where parent_location_id in (${sql.join(unitIds)}))` : unitIds,
+    )
+    .$if(reader.restricted, (q) => q.where(sql.ref('d.location_id'), 'in', permittedLocations(reader)))
+    .orderBy(['l.location_code', 'd.campaign_id', 'd.indicator_id'])
+    .execute()
+  return rows.map((r) => ({
+    dataElement: codeOf.get(r.indicator_id)!,
+    period: campaigns.get(r.campaign_id!)!,
+    orgUnit: r.location_code,
+    value: String(r.value),
+  }))
+}
