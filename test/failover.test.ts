@@ -26,6 +26,11 @@ const MAX_GAP_SECONDS = 30
 /** How long the hang round stops the primary's PostgreSQL, and the longest a request may wait meanwhile (docs/operations.md: DATABASE_HANG_MS + 1 s, with a second to spare on a loaded machine). */
 const HANG_SECONDS = 40
 const HANG_ANSWER_MS = 4_000
+/**
+ * The longest a request may wait when the monitor fails over during the hang: the requests around the
+ * promotion follow it as after a lost node (8.0 s measured once, under load; docs/operations.md).
+ */
+const HANG_FAILOVER_ANSWER_MS = 10_000
 
 const skip = engine !== 'postgres' ? 'a PostgreSQL formation (DATABASE_URL)' : (missingAutoFailover() ?? missingTools())
 
@@ -407,7 +412,8 @@ t.test(
     t.comment(
       `a ${HANG_SECONDS} s hang: ${during.length} requests meanwhile, the slowest answered in ${slowest} ms; ${failedOver ? 'failed over' : 'not failed over'}; longest time without a successful write ${longestGap(hang.writesAt, hang.endedAt).toFixed(1)} s`,
     )
-    t.ok(slowest <= HANG_ANSWER_MS, `during the hang every request was answered within ${HANG_ANSWER_MS} ms (${slowest} ms)`)
+    const bound = failedOver ? HANG_FAILOVER_ANSWER_MS : HANG_ANSWER_MS
+    t.ok(slowest <= bound, `during the hang every request was answered within ${bound} ms (${slowest} ms; ${failedOver ? 'failed over' : 'not failed over'})`)
     t.same(hang.problems, [], 'no 500 during the hang, every 503 with Retry-After')
     await checkJobs(t, server, hang.jobs)
     await checkKept(t, failedOver ? nodes[1].url : nodes[0].url, hang)
