@@ -5,10 +5,11 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
+import { api } from './processes.js'
 import { campaignFile, chartsDrawn, figure, noChromium, screenshotsDir, settledValues, signIn, violationsAtBothWidths, watchedPage, webApp } from './browser.js'
 
 t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
-  const { server, password, browser, dataDir, dashboard, march } = await webApp(t)
+  const { server, password, browser, dataDir, dashboard, march, indicator } = await webApp(t)
   const { page, problems } = await watchedPage(browser, undefined, 'Asia/Kolkata')
   await signIn(page, server.url, 'admin', password)
   await page.getByRole('link', { name: 'Upload' }).click()
@@ -199,5 +200,37 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
   await page.getByText(/^Reverted: /).waitFor()
   t.match(question, /^Revert “messy\.csv”\? Its \d+ values go back to what they were before it/)
   t.match(await page.locator('.reverted').textContent(), /^Reverted: 2 values put back, 0 removed/, 'the values before it back')
+
+  // A DHIS2 data value set chosen as a file: imported as DHIS2 sends it, its summary said, its document's report opened.
+  const mapped = await api(server, '/source_object_map/', {
+    method: 'POST',
+    body: JSON.stringify({ content_type: 'indicator', source_object_code: 'fClA2Erf6IO', master_object_id: indicator.get('Children missed') }),
+  })
+  t.equal(mapped.status, 201)
+  const set = join(dataDir, 'set.json')
+  writeFileSync(
+    set,
+    JSON.stringify({
+      period: '201610',
+      orgUnit: 'VD13',
+      dataValues: [
+        { dataElement: 'fClA2Erf6IO', value: '61' },
+        { dataElement: 'fClA2Erf6IO', period: '201601', value: '9' },
+      ],
+    }),
+  )
+  await page.goto(`${server.url}/app/#/upload`)
+  await page.getByLabel('File (CSV or XLSX)').setInputFiles(set)
+  await page.getByRole('button', { name: 'Upload file' }).click()
+  const imported = page.locator('.dhis2-summary')
+  await imported.waitFor()
+  t.equal(await imported.getByRole('status').textContent(), '0 values imported, 1 updated, 1 ignored.', 'DHIS2’s counts, in words')
+  t.same(
+    await imported.locator('li').allTextContents(),
+    ['Values 2: no campaign starts in period 201601'],
+    'the value set aside, by its place in the file, and why',
+  )
+  await page.waitForURL(/#\/upload\/\d+$/)
+  t.pass('its document’s page opened')
   t.same(problems, [])
 })

@@ -734,4 +734,10 @@ export const FRENCH = {
   'Unusual: {why}. Check it, and correct it if it is a mistake.': 'Inhabituelle\u00a0: {why}. Vérifiez-la, et corrigez-la si c’est une erreur.',
   'Saved, but unusual: {why}. Check it, and correct it if it is a mistake.':
     'Enregistrée, mais inhabituelle\u00a0: {why}. Vérifiez-la, et corrigez-la si c’est une erreur.',
+  'The data value set was not imported: {status}': 'Le jeu de valeurs n’a pas été importé\u00a0: {status}',
+  'DHIS2 data value set': 'Jeu de valeurs DHIS2',
+  '{imported} values imported, {updated} updated, {ignored} ignored.': '{imported} valeurs importées, {updated} mises à jour, {ignored} ignorées.',
+  'Values {indexes}: {reason}': 'Valeurs {indexes}\u00a0: {reason}',
+  'A DHIS2 data value set (JSON, or CSV in DHIS2’s columns) is imported as DHIS2 sends it: its organisation units are location codes, its data elements codes mapped to indicators.':
+    'Un jeu de valeurs DHIS2 (JSON, ou CSV aux colonnes de DHIS2) est importé tel que DHIS2 l’envoie\u00a0: ses unités d’organisation sont des codes de lieux, ses éléments de données des codes associés à des indicateurs.',
 }

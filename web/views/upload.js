@@ -10,6 +10,7 @@ import { t, tn } from '../i18n.js'
 import { LocationSearch } from './location-search.js'
 import { mergedReport, Report } from './upload-report.js'
 import { STEP_NAMES, stateWord, UploadLists } from './upload-lists.js'
+import { ImportSummary, importDataValueSet, isDataValueSet } from './dhis2-import.js'
 
 export { STEP_NAMES }
 
@@ -193,6 +194,7 @@ export function Upload({ catalog, user, documentId, jobId }) {
   const [error, setError] = useState('')
   const [listsShown, setListsShown] = useState(0)
   const [kind, setKind] = useState('campaign')
+  const [dhis2, setDhis2] = useState(null)
 
   const showDocument = async (doc) => setUnmapped(await list(`/source_object_map/?document_id=${doc.id}&is_mapped=0&limit=0`))
   useEffect(() => {
@@ -231,7 +233,16 @@ export function Upload({ catalog, user, documentId, jobId }) {
     const form = new FormData(event.target)
     const file = /** @type {File} */ (form.get('docfile'))
     form.set('doc_title', file.name)
+    setDhis2(null)
     try {
+      // A DHIS2 data value set goes as DHIS2 sends it; its document's report then opens as any upload's.
+      if (await isDataValueSet(file)) {
+        const summary = await importDataValueSet(file)
+        setDhis2(summary)
+        setListsShown((n) => n + 1)
+        if (summary.document_id) location.hash = `#/upload/${summary.document_id}`
+        return
+      }
       const doc = await change('POST', '/document/', form)
       setDocumentRow(doc)
       setReport(null)
@@ -271,6 +282,7 @@ export function Upload({ catalog, user, documentId, jobId }) {
   return html`<h1>${t('Upload')}</h1>
     <${UploadForm} kind=${kind} onKind=${setKind} catalog=${catalog} onUpload=${upload} running=${phase === 'running'} />
     ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${dhis2 && html`<${ImportSummary} summary=${dhis2} />`}
     ${job && html`<${Progress} job=${job} doc=${documentRow} report=${report} unmapped=${unmapped} phase=${phase} />`}
     ${
       phase === 'summary' &&
@@ -392,7 +404,8 @@ function UploadForm({ kind, onKind, catalog, onUpload, running }) {
       <${TemplateForm} key=${kind} kind=${kind} catalog=${catalog} />
     </section>
     <form class="stack" onSubmit=${onUpload}>
-      <label>${t('File (CSV or XLSX)')} <input type="file" name="docfile" accept=".csv,.xlsx" required /></label>
+      <label>${t('File (CSV or XLSX)')} <input type="file" name="docfile" accept=".csv,.xlsx,.json" required /></label>
+      <p class="hint">${t('A DHIS2 data value set (JSON, or CSV in DHIS2’s columns) is imported as DHIS2 sends it: its organisation units are location codes, its data elements codes mapped to indicators.')}</p>
       <label>${t('Document type')}
         <select name="file_type" value=${kind} onChange=${(e) => onKind(e.target.value)}>
           ${Object.entries(FILE_KINDS).map(([value, k]) => html`<option key=${value} value=${value}>${k.label()}</option>`)}

@@ -1,0 +1,46 @@
+// A DHIS2 data value set chosen on the upload page (a .json file, or a CSV in DHIS2's columns) is sent
+// as DHIS2 sends it, to `/api/dataValueSets`: the server reads it through the same pipeline as an
+// upload, and answers DHIS2's import summary, shown here above the document's own report.
+import { ApiFailure } from '../api.js'
+import { refusalText } from '../api-messages.js'
+import { html } from '../html.js'
+import { t } from '../i18n.js'
+
+/** Whether `file` is a DHIS2 data value set: JSON, or a CSV whose first column is DHIS2's dataelement. */
+export async function isDataValueSet(file) {
+  if (/\.json$/i.test(file.name)) return true
+  if (!/\.csv$/i.test(file.name)) return false
+  const start = (await file.slice(0, 200).text()).replace(/^\uFEFF/, '').toLowerCase()
+  return /^"?dataelement"?,/.test(start)
+}
+
+/** The import summary of `file`, sent as DHIS2 sends it; an ApiFailure when it is refused. */
+export async function importDataValueSet(file) {
+  const json = /\.json$/i.test(file.name)
+  const response = await fetch('/api/dataValueSets', {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'content-type': json ? 'application/json' : 'application/csv' },
+    body: await file.text(),
+  })
+  const body = await response.json().catch(() => ({}))
+  if (!response.ok)
+    throw new ApiFailure(refusalText(body, t('The data value set was not imported: {status}', { status: response.status })), response.status, body.code)
+  return body.response
+}
+
+/** The summary in words: its counts, then each reason a value was set aside, with the values' places in the file. */
+export function ImportSummary({ summary }) {
+  const { imported, updated, ignored } = summary.importCount
+  return html`<section class="dhis2-summary" aria-labelledby="dhis2-heading">
+    <h2 id="dhis2-heading">${t('DHIS2 data value set')}</h2>
+    <p role="status">${t('{imported} values imported, {updated} updated, {ignored} ignored.', { imported, updated, ignored })}</p>
+    ${
+      summary.conflicts.length > 0 &&
+      html`<ul class="dhis2-conflicts">${summary.conflicts.map(
+        (c) =>
+          html`<li key=${c.object + c.value}>${t('Values {indexes}: {reason}', { indexes: c.indexes.map((i) => i + 1).join(', '), reason: c.value })}</li>`,
+      )}</ul>`
+    }
+  </section>`
+}
