@@ -41,6 +41,13 @@ t.test('close() lets an in-flight request finish before the database closes', as
   const app = await appOnOwnDatabase(t)
   const events: string[] = []
   let answeredAt = 0
+  // The slow request's arrival: close() is called while it runs, not before it has arrived (a loaded
+  // machine took more than 50 ms to route it, and it was refused as the server was closing).
+  let arrived!: () => void
+  const running = new Promise<void>((resolve) => (arrived = resolve))
+  app.addHook('preHandler', async (request) => {
+    if (request.url.includes('transform_upload')) arrived()
+  })
   app.addHook('onResponse', async (request) => {
     if (request.url.includes('transform_upload')) {
       events.push('response sent')
@@ -59,6 +66,7 @@ t.test('close() lets an in-flight request finish before the database closes', as
   })
   const { id } = (await doc.json()) as { id: number }
   const slow = fetch(`${base}/transform_upload/?document_id=${id}`, { headers }).then(async (res) => ({ status: res.status, text: await res.text() }))
+  await running
   await new Promise((resolve) => setTimeout(resolve, 50))
   // close() resolves once the onClose hooks (where the database plugin closes its pool) have run.
   await app.close()

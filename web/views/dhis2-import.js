@@ -1,6 +1,7 @@
 // A DHIS2 data value set chosen on the upload page (a .json file, or a CSV in DHIS2's columns) is sent
 // as DHIS2 sends it, to `/api/dataValueSets`: the server reads it through the same pipeline as an
 // upload, and answers DHIS2's import summary, shown here above the document's own report.
+import { useState } from 'preact/hooks'
 import { ApiFailure } from '../api.js'
 import { refusalText } from '../api-messages.js'
 import { html } from '../html.js'
@@ -27,6 +28,24 @@ export async function importDataValueSet(file) {
   if (!response.ok)
     throw new ApiFailure(refusalText(body, t('The data value set was not imported: {status}', { status: response.status })), response.status, body.code)
   return body.response
+}
+
+/**
+ * [the last import's summary, `imported(file)`]: true when `file` was a data value set, imported, and
+ * its document's page opened (`onImported` first); false for any other file, left to the upload.
+ */
+export function useDataValueSetImport(onImported) {
+  const [summary, setSummary] = useState(null)
+  const imported = async (file) => {
+    setSummary(null)
+    if (!(await isDataValueSet(file))) return false
+    const answer = await importDataValueSet(file)
+    setSummary(answer)
+    onImported()
+    if (answer.document_id) location.hash = `#/upload/${answer.document_id}`
+    return true
+  }
+  return [summary, imported]
 }
 
 /** The summary in words: its counts, then each reason a value was set aside, with the values' places in the file. */

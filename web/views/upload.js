@@ -10,7 +10,7 @@ import { t, tn } from '../i18n.js'
 import { LocationSearch } from './location-search.js'
 import { mergedReport, Report } from './upload-report.js'
 import { STEP_NAMES, stateWord, UploadLists } from './upload-lists.js'
-import { ImportSummary, importDataValueSet, isDataValueSet } from './dhis2-import.js'
+import { ImportSummary, useDataValueSetImport } from './dhis2-import.js'
 
 export { STEP_NAMES }
 
@@ -194,27 +194,22 @@ export function Upload({ catalog, user, documentId, jobId }) {
   const [error, setError] = useState('')
   const [listsShown, setListsShown] = useState(0)
   const [kind, setKind] = useState('campaign')
-  const [dhis2, setDhis2] = useState(null)
+  const [dhis2, importedSet] = useDataValueSetImport(() => setListsShown((n) => n + 1))
+  const failed = (e) => (setError(e.message), setPhase('choose'))
 
   const showDocument = async (doc) => setUnmapped(await list(`/source_object_map/?document_id=${doc.id}&is_mapped=0&limit=0`))
   useEffect(() => {
     if (!documentId) return
     setError('')
     setJob(null)
-    openReport(Number(documentId), jobId).then(
-      async ({ doc, report, reverted, reportJob }) => {
-        setDocumentRow(doc)
-        setReport(report)
-        setReportJob(reportJob)
-        setReverted(reverted)
-        await showDocument(doc)
-        setPhase('summary')
-      },
-      (e) => {
-        setError(e.message)
-        setPhase('choose')
-      },
-    )
+    openReport(Number(documentId), jobId).then(async ({ doc, report, reverted, reportJob }) => {
+      setDocumentRow(doc)
+      setReport(report)
+      setReportJob(reportJob)
+      setReverted(reverted)
+      await showDocument(doc)
+      setPhase('summary')
+    }, failed)
   }, [documentId, jobId])
 
   const process = async (step, doc) => {
@@ -233,23 +228,15 @@ export function Upload({ catalog, user, documentId, jobId }) {
     const form = new FormData(event.target)
     const file = /** @type {File} */ (form.get('docfile'))
     form.set('doc_title', file.name)
-    setDhis2(null)
     try {
       // A DHIS2 data value set goes as DHIS2 sends it; its document's report then opens as any upload's.
-      if (await isDataValueSet(file)) {
-        const summary = await importDataValueSet(file)
-        setDhis2(summary)
-        setListsShown((n) => n + 1)
-        if (summary.document_id) location.hash = `#/upload/${summary.document_id}`
-        return
-      }
+      if (await importedSet(file)) return
       const doc = await change('POST', '/document/', form)
       setDocumentRow(doc)
       setReport(null)
       await process('transform_upload', doc)
     } catch (e) {
-      setError(e.message)
-      setPhase('choose')
+      failed(e)
     }
   }
   const applyMappings = async (event) => {
