@@ -136,10 +136,10 @@ const exportSchema = {
   querystring: {
     type: 'object',
     properties: {
-      dataElement: { type: 'string', description: 'repeatable: a code mapped to an indicator, or its short name' },
-      orgUnit: { type: 'string', description: 'repeatable: a location code' },
+      dataElement: { type: 'array', items: { type: 'string' }, description: 'repeatable: a code mapped to an indicator, or its short name' },
+      orgUnit: { type: 'array', items: { type: 'string' }, description: 'repeatable: a location code' },
       children: { type: 'string', description: 'true: each orgUnit with its whole subtree' },
-      period: { type: 'string', description: 'repeatable: the campaigns that start in it (20261015, 2026W42, 202610, 2026Q4, 2026)' },
+      period: { type: 'array', items: { type: 'string' }, description: 'repeatable: the campaigns that start in it (20261015, 2026W42, 202610, 2026Q4, 2026)' },
       startDate: { type: 'string', description: 'the campaigns that start on or after this day (YYYY-MM-DD)' },
       endDate: { type: 'string', description: 'the campaigns that start on or before this day' },
     },

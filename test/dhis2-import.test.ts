@@ -162,6 +162,11 @@ t.test('a DHIS2 data value set out, and back in unchanged', async (t) => {
   const hers = await api.get('/api/dataValueSets?dataElement=MISSED&orgUnit=VD&children=true&period=201610', { authorization: `ApiToken ${key}` })
   t.same([...new Set(hers.body.dataValues.map((v: { orgUnit: string }) => v.orgUnit))], ['VD21', 'VD22', 'VD23'], 'Eastvale’s districts only')
 
+  // Parameters repeated, as DHIS2's clients send them.
+  const two = await api.get('/api/dataValueSets?dataElement=MISSED&dataElement=Children%20vaccinated&orgUnit=VD11&orgUnit=VD12&period=201610&period=201603')
+  t.equal(two.status, 200, two.text.slice(0, 200))
+  t.equal(two.body.dataValues.length, 2 * 2 * 2, 'two data elements, two places, two campaigns')
+
   for (const [query, problem] of [
     ['orgUnit=VD1&period=201610', /dataElement/],
     ['dataElement=NOPE&orgUnit=VD1&period=201610', /dataElement NOPE/],

@@ -111,6 +111,20 @@ t.test('the data browser in Chromium', { skip: noChromium }, async (t) => {
     /,0\.\d+,[01]$/,
     'the API’s own CSV (the link’s address) stays machine-readable',
   )
+  // The same selection as a DHIS2 data value set: the values entered, in DHIS2's columns, ready to import there.
+  const [dhis2] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download as a DHIS2 data value set' }).click()])
+  const [dhis2Header, ...dhis2Lines] = readFileSync((await dhis2.path())!, 'utf8')
+    .trim()
+    .split('\n')
+  t.equal(dhis2Header, 'dataelement,period,orgunit,categoryoptioncombo,attributeoptioncombo,value', 'DHIS2’s columns')
+  t.ok(
+    dhis2Lines.some((line) => /^Children missed,201603,VD11,,,\d+$/.test(line)),
+    'Ashford’s children missed in March, by the indicator’s short name and the month its campaign starts',
+  )
+  t.notOk(
+    dhis2Lines.some((line) => /,VD1,|,VD,/.test(line)),
+    'values entered only: no province’s or country’s total',
+  )
   t.same(await violationsAtBothWidths(page), [], 'axe: the data browser at 1280 and 375 px')
 
   // On a phone, the selection starts folded: the values are on the first screen; a wide table says it scrolls.

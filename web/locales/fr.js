@@ -740,4 +740,5 @@ export const FRENCH = {
   'Values {indexes}: {reason}': 'Valeurs {indexes}\u00a0: {reason}',
   'A DHIS2 data value set (JSON, or CSV in DHIS2’s columns) is imported as DHIS2 sends it: its organisation units are location codes, its data elements codes mapped to indicators.':
     'Un jeu de valeurs DHIS2 (JSON, ou CSV aux colonnes de DHIS2) est importé tel que DHIS2 l’envoie\u00a0: ses unités d’organisation sont des codes de lieux, ses éléments de données des codes associés à des indicateurs.',
+  'Download as a DHIS2 data value set': 'Télécharger comme jeu de valeurs DHIS2',
 }

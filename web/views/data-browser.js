@@ -21,6 +21,24 @@ const BY_PLACE_NAME = { column: 0, descending: false }
 
 const PAGE = 50
 
+/**
+ * The selection's values as a DHIS2 data value set (`/api/dataValueSets.csv`): the values entered or
+ * uploaded at and below its location, each data element its indicator's short name, each campaign the
+ * day it starts.
+ */
+export function dataValueSetAddress(selection, catalog) {
+  const params = new URLSearchParams()
+  for (const id of selection.indicatorIds) params.append('dataElement', catalog.indicatorName.get(id) ?? String(id))
+  const location = catalog.locations.find((l) => l.id === selection.locationId)
+  if (location) params.append('orgUnit', location.location_code)
+  params.append('children', 'true')
+  for (const id of selection.campaignIds) {
+    const start = catalog.campaigns.find((c) => c.id === id)?.start_date
+    if (start) params.append('period', String(start).slice(0, 10).replaceAll('-', ''))
+  }
+  return `/api/dataValueSets.csv?${params}`
+}
+
 /** The API read of a selection (without paging). */
 export function selectionRead(selection) {
   const location = { location_id: selection.locationId, location_depth: selection.depth }
@@ -87,6 +105,7 @@ export function DataBrowser({ catalog }) {
           html`<div class="inline">
             <p aria-live="polite">${total === 0 ? t('No values') : t('Rows {first}–{last} of {total}', { first: formatCount(offset + 1), last: formatCount(Math.min(offset + PAGE, total)), total: formatCount(total) })}</p>
             <a class="button secondary" href=${`/api/v1${csv}`} download=${file} onClick=${(e) => downloadCsv(e, csv, catalog)}>${t('Download {file}', { file })}</a>
+            ${selection.over !== 'dates' && html`<a class="button secondary" href=${dataValueSetAddress(selection, catalog)} download="dataValueSet.csv">${t('Download as a DHIS2 data value set')}</a>`}
           </div>
           <p class="hint">${selection.over === 'dates' ? t('The download has a line per location and date, their names beside their ids, and a column per indicator.') : t('The download has a line per location and campaign, their names beside their ids, and a column per indicator.')}</p>
           ${
