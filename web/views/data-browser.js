@@ -21,6 +21,9 @@ const BY_PLACE_NAME = { column: 0, descending: false }
 
 const PAGE = 50
 
+/** DHIS2's path for data value sets, as CSV (plugins/dhis2.ts). */
+const DATA_VALUE_SETS = '/api/dataValueSets.csv'
+
 /**
  * The selection's values as a DHIS2 data value set (`/api/dataValueSets.csv`): the values entered or
  * uploaded at and below its location, each data element its indicator's short name, each campaign the
@@ -36,7 +39,7 @@ export function dataValueSetAddress(selection, catalog) {
     const start = catalog.campaigns.find((c) => c.id === id)?.start_date
     if (start) params.append('period', String(start).slice(0, 10).replaceAll('-', ''))
   }
-  return `/api/dataValueSets.csv?${params}`
+  return `${DATA_VALUE_SETS}?${params}`
 }
 
 /** The API read of a selection (without paging). */
