@@ -14,6 +14,9 @@ import { type ImportSummary, importDataValues } from '../lib/dhis2/import.js'
 import { assertMayCall } from '../lib/engine/access.js'
 import campaignDatapoint from '../resources/campaign_datapoint.js'
 
+/** The largest data value set a request may send (413 past it, as every body past its limit). */
+const DATA_VALUE_SET_LIMIT_BYTES = 2 * 1024 * 1024
+
 /** The query of an import: DHIS2's parameters, those this API honours. */
 type ImportQuery = Record<string, string | undefined>
 
@@ -182,6 +185,8 @@ export default fp(
     app.post<{ Querystring: ImportQuery }>(
       '/api/dataValueSets',
       {
+        // A set is read whole (as a request's JSON is): about 20,000 values at most; a larger one is sent in parts.
+        bodyLimit: DATA_VALUE_SET_LIMIT_BYTES,
         schema: {
           tags: ['dhis2'],
           operationId: 'importDataValueSet',
@@ -199,7 +204,7 @@ export default fp(
               async: { type: 'string', description: 'false (the import answers when done)' },
             },
           },
-          response: { 200: summarySchema, 400: errorSchema, 401: errorSchema, 403: errorSchema, 415: errorSchema, 422: errorSchema },
+          response: { 200: summarySchema, 400: errorSchema, 401: errorSchema, 403: errorSchema, 413: errorSchema, 415: errorSchema, 422: errorSchema },
         },
       },
       (request, reply) => importSet(app, request, reply),

@@ -110,6 +110,15 @@ t.test('a DHIS2 data value set imported through the upload pipeline', async (t) 
     t.equal(refused.status, 400)
     t.match(refused.body.message, problem)
   }
+  const reserved = await api.post('/api/dataValueSets', { dataValues: [{ dataElement: 'geocode', period: '201610', orgUnit: 'VD11', value: 'VD21' }] })
+  t.same(
+    reserved.body.response.conflicts.map((c: { value: string }) => c.value),
+    ['dataElement geocode: a column name an upload reserves (geocode, campaign, location_name)'],
+  )
+  const tooLarge = await api.post('/api/dataValueSets', {
+    dataValues: Array.from({ length: 40_000 }, (_, i) => ({ dataElement: 'X', period: '201610', orgUnit: `U${i}`, value: '1' })),
+  })
+  t.equal(tooLarge.status, 413, 'a set past 2 MB: 413, sent in parts instead')
   const strategy = await api.post('/api/dataValueSets?importStrategy=DELETE', set)
   t.equal(strategy.status, 400)
   t.match(strategy.body.message, /importStrategy DELETE/)

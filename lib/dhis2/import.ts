@@ -47,6 +47,9 @@ export interface ImportSummary {
 /** The category option combination DHIS2 gives a value that is not disaggregated, by name and by its usual UID. */
 const DEFAULT_COMBINATIONS = new Set(['default', 'HllvX50cXC0'])
 
+/** The columns of a campaign file that are not indicators: a data element of one of these names would take its place. */
+const RESERVED_COLUMNS = new Set(['geocode', 'campaign', 'location_name'])
+
 /** Stops a dry run's transaction once its summary is made: nothing it wrote is kept. */
 class DryRunDone extends Error {
   constructor(readonly summary: ImportSummary) {
@@ -117,6 +120,10 @@ export async function importDataValues(
     conflicts.set(key, found)
   }
   const combined = values.filter((v) => {
+    if (RESERVED_COLUMNS.has(v.dataElement.toLowerCase())) {
+      conflict(v.dataElement, `dataElement ${v.dataElement}: a column name an upload reserves (geocode, campaign, location_name)`, v.index)
+      return false
+    }
     if (!v.categoryOptionCombo || DEFAULT_COMBINATIONS.has(v.categoryOptionCombo)) return true
     conflict(
       v.categoryOptionCombo,
