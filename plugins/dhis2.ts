@@ -7,11 +7,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
 import { stringify } from 'csv-stringify/sync'
-import { badRequest } from '../lib/core/errors.js'
+import { ApiError, badRequest } from '../lib/core/errors.js'
 import { valuesOfCsv, valuesOfJson } from '../lib/dhis2/data-values.js'
 import { type DataValueOut, exportDataValues } from '../lib/dhis2/export.js'
 import { type ImportSummary, importDataValues } from '../lib/dhis2/import.js'
 import { assertMayCall } from '../lib/engine/access.js'
+import { UploadGate } from '../lib/api/upload-gate.js'
 import campaignDatapoint from '../resources/campaign_datapoint.js'
 
 /** The largest data value set a request may send (413 past it, as every body past its limit). */
@@ -86,8 +87,17 @@ const summarySchema = {
   },
 }
 
+/**
+ * The requester: authentication runs on the paths as written (lib/api/request.ts), and the router also
+ * serves other spellings of them (a trailing or doubled slash, an escaped letter), which arrive here unauthenticated.
+ */
+function requester(request: FastifyRequest) {
+  if (!request.user) throw new ApiError(401, 'UNAUTHENTICATED', 'Authentication required')
+  return request.user
+}
+
 async function importSet(app: FastifyInstance, request: FastifyRequest<{ Querystring: ImportQuery }>, reply: FastifyReply) {
-  const user = request.user!
+  const user = requester(request)
   assertMayCall(user, campaignDatapoint, 'POST')
   const options = importOptions(request.query)
   const values = typeof request.body === 'string' ? valuesOfCsv(request.body) : valuesOfJson(request.body)
@@ -115,7 +125,7 @@ const csvOf = (values: DataValueOut[]) =>
 type ExportQuery = Record<string, string | string[] | undefined>
 
 async function exportSet(app: FastifyInstance, request: FastifyRequest<{ Querystring: ExportQuery }>, reply: FastifyReply) {
-  const user = request.user!
+  const user = requester(request)
   assertMayCall(user, campaignDatapoint, 'GET')
   const q = request.query
   const one = (name: string) => listOf(q[name])[0]
@@ -179,6 +189,11 @@ const exportSchema = {
 export default fp(
   async function dhis2(app: FastifyInstance) {
     // CSV as DHIS2 sends it; JSON by the API's own parser. Only in this plugin's routes.
+    // A user's imports in progress are counted with the same limit as her uploads (429 past it): each
+    // holds its body and a transaction for the whole pipeline.
+    const gate = new UploadGate(app.config.WORK_QUEUE_PER_USER)
+    app.addHook('onRequest', async (request, reply) => gate.enter(request, reply))
+    app.addHook('onSend', async (request) => gate.answered(request))
     for (const type of ['application/csv', 'text/csv']) {
       app.addContentTypeParser(type, { parseAs: 'string' }, (_request, body, done) => done(null, body))
     }
@@ -204,10 +219,19 @@ export default fp(
               async: { type: 'string', description: 'false (the import answers when done)' },
             },
           },
-          response: { 200: summarySchema, 400: errorSchema, 401: errorSchema, 403: errorSchema, 413: errorSchema, 415: errorSchema, 422: errorSchema },
+          response: {
+            200: summarySchema,
+            400: errorSchema,
+            401: errorSchema,
+            403: errorSchema,
+            413: errorSchema,
+            415: errorSchema,
+            422: errorSchema,
+            429: errorSchema,
+          },
         },
       },
-      (request, reply) => importSet(app, request, reply),
+      gate.holding((request: FastifyRequest<{ Querystring: ImportQuery }>, reply: FastifyReply) => importSet(app, request, reply)),
     )
     for (const path of ['/api/dataValueSets', '/api/dataValueSets.json', '/api/dataValueSets.csv']) {
       app.get<{ Querystring: ExportQuery }>(path, { schema: { ...exportSchema, hide: path !== '/api/dataValueSets' } }, (request, reply) =>

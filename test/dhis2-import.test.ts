@@ -113,16 +113,43 @@ t.test('a DHIS2 data value set imported through the upload pipeline', async (t) 
   const reserved = await api.post('/api/dataValueSets', { dataValues: [{ dataElement: 'geocode', period: '201610', orgUnit: 'VD11', value: 'VD21' }] })
   t.same(
     reserved.body.response.conflicts.map((c: { value: string }) => c.value),
-    ['dataElement geocode: a column name an upload reserves (geocode, campaign, location_name)'],
+    ['dataElement geocode: a column name an upload reserves (geocode, campaign, location_name, unique_key, data_date)'],
   )
   const tooLarge = await api.post('/api/dataValueSets', {
     dataValues: Array.from({ length: 40_000 }, (_, i) => ({ dataElement: 'X', period: '201610', orgUnit: `U${i}`, value: '1' })),
   })
   t.equal(tooLarge.status, 413, 'a set past 2 MB: 413, sent in parts instead')
+  // A campaign made through the API (its name mapped to it by no one yet): its values land all the same.
+  const type = (await db.selectFrom('campaign_type').select('id').executeTakeFirstOrThrow()).id
+  const december = await api.post('/campaign/', { name: 'December 2016 - mop-up', campaign_type_id: type, start_date: '2016-12-05', end_date: '2016-12-09' })
+  t.equal(december.status, 201, december.text.slice(0, 200))
+  const mopUp = await api.post('/api/dataValueSets', { dataValues: [{ dataElement: 'VACCINATED', period: '201612', orgUnit: 'VD11', value: '88' }] })
+  t.match(mopUp.body.response, { importCount: { imported: 1 }, conflicts: [] }, 'a new campaign’s value imported, not dropped unseen')
+  // What cannot be written whole is refused before anything is: a table past its cells, a field not text.
+  const wide = await api.post('/api/dataValueSets', {
+    period: '201610',
+    orgUnit: 'VD11',
+    dataValues: Array.from({ length: 2001 }, (_, i) => ({ dataElement: `E${i}`, value: '1' })),
+  })
+  t.equal(wide.status, 400)
+  t.match(wide.body, { code: 'DATA_VALUE_SET_TOO_WIDE', message: /2001 data elements/ })
+  const odd = await api.post('/api/dataValueSets', { dataValues: [{ dataElement: { toString: 1 }, period: '201610', orgUnit: 'VD11', value: '1' }] })
+  t.equal(odd.status, 400)
+  t.match(odd.body.message, /dataValues\[0\]\.dataElement: a string or a number is required/)
+  const ancient = await api.post('/api/dataValueSets', { dataValues: [{ dataElement: 'VACCINATED', period: '00261015', orgUnit: 'VD11', value: '1' }] })
+  t.same(
+    ancient.body.response.conflicts.map((c: { value: string }) => c.value),
+    ['00261015: a year from 1900'],
+  )
   const strategy = await api.post('/api/dataValueSets?importStrategy=DELETE', set)
   t.equal(strategy.status, 400)
   t.match(strategy.body.message, /importStrategy DELETE/)
   t.equal((await api.post('/api/dataValueSets', set, {})).status, 401, 'no credentials: 401')
+  // Other spellings of the path reach the same routes: never without credentials.
+  for (const path of ['/api/dataValueSets/', '//api/dataValueSets', '/api/dataValueSet%73']) {
+    t.equal((await api.post(path, set, {})).status, 401, `POST ${path} without credentials: 401`)
+    t.equal((await api.get(`${path}?dataElement=VACCINATED&orgUnit=VD11&period=201610`, {})).status, 401, `GET ${path} without credentials: 401`)
+  }
 })
 
 t.test('a DHIS2 data value set out, and back in unchanged', async (t) => {
@@ -181,6 +208,7 @@ t.test('a DHIS2 data value set out, and back in unchanged', async (t) => {
     ['dataElement=NOPE&orgUnit=VD1&period=201610', /dataElement NOPE/],
     ['dataElement=MISSED&orgUnit=XX&period=201610', /orgUnit XX/],
     ['dataElement=MISSED&orgUnit=VD1&period=2016S1', /period 2016S1/],
+    ['dataElement=MISSED&orgUnit=VD1&startDate=foo', /startDate foo: a day as YYYY-MM-DD/],
   ] as const) {
     const refused = await api.get(`/api/dataValueSets?${query}`)
     t.equal(refused.status, 400, query)

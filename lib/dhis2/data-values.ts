@@ -20,7 +20,12 @@ export interface DataValue {
 
 const badSet = (message: string) => new ApiError(400, 'BAD_DATA_VALUE_SET', message)
 
-const text = (value: unknown) => (value === undefined || value === null ? undefined : String(value).trim())
+/** A field as text: a string, number or boolean; anything else is a 400 naming where. */
+function text(value: unknown, where = 'a field'): string | undefined {
+  if (value === undefined || value === null) return undefined
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value).trim()
+  throw badSet(`${where}: a string or a number is required`)
+}
 
 /** The values of a JSON data value set. */
 export function valuesOfJson(body: unknown): DataValue[] {
@@ -30,14 +35,15 @@ export function valuesOfJson(body: unknown): DataValue[] {
   return set.dataValues.map((item, index) => {
     if (!item || typeof item !== 'object') throw badSet(`dataValues[${index}]: an object is required`)
     const value = item as Record<string, unknown>
+    const field = (name: string) => text(value[name], `dataValues[${index}].${name}`)
     return required(index, {
-      dataElement: text(value.dataElement),
-      period: text(value.period) ?? text(set.period),
-      orgUnit: text(value.orgUnit) ?? text(set.orgUnit),
-      categoryOptionCombo: text(value.categoryOptionCombo),
-      attributeOptionCombo: text(value.attributeOptionCombo) ?? text(set.attributeOptionCombo),
-      value: text(value.value) ?? '',
-      comment: text(value.comment),
+      dataElement: field('dataElement'),
+      period: field('period') ?? text(set.period, 'period'),
+      orgUnit: field('orgUnit') ?? text(set.orgUnit, 'orgUnit'),
+      categoryOptionCombo: field('categoryOptionCombo'),
+      attributeOptionCombo: field('attributeOptionCombo') ?? text(set.attributeOptionCombo, 'attributeOptionCombo'),
+      value: field('value') ?? '',
+      comment: field('comment'),
     })
   })
 }

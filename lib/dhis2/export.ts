@@ -53,6 +53,12 @@ async function campaignsOf(db: Kysely<DB>, asked: ExportAsked) {
     if ('problem' in days) throw badRequest('INVALID_PERIOD', `period ${days.problem}`)
     return days
   })
+  for (const [name, day] of [
+    ['startDate', asked.startDate],
+    ['endDate', asked.endDate],
+  ] as const) {
+    if (day !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(day)) throw badRequest('INVALID_PARAMETER', `${name} ${day}: a day as YYYY-MM-DD`)
+  }
   if (asked.startDate || asked.endDate) ranges.push({ first: asked.startDate ?? '0000-01-01', last: asked.endDate ?? '9999-12-31' })
   const all = await db.selectFrom('campaign').select(['id', 'start_date']).execute()
   const day = (c: { start_date: unknown }) => String(c.start_date).slice(0, 10)

@@ -16,6 +16,9 @@ import { discard, spoolPath } from '../ingest/spool.js'
 import type { Document } from '../ingest/transform.js'
 import { checkUpload, storeUpload } from '../ingest/upload.js'
 import type { DataValue } from './data-values.js'
+import { badRequest } from '../core/errors.js'
+import { MAX_COLUMNS } from '../ingest/files.js'
+import { ensureCodes } from '../ingest/template.js'
 import { periodDays } from './periods.js'
 
 /** The import parameters this API honours (DHIS2's names and values). */
@@ -48,7 +51,7 @@ export interface ImportSummary {
 const DEFAULT_COMBINATIONS = new Set(['default', 'HllvX50cXC0'])
 
 /** The columns of a campaign file that are not indicators: a data element of one of these names would take its place. */
-const RESERVED_COLUMNS = new Set(['geocode', 'campaign', 'location_name'])
+const RESERVED_COLUMNS = new Set(['geocode', 'campaign', 'location_name', 'unique_key', 'data_date'])
 
 /** Stops a dry run's transaction once its summary is made: nothing it wrote is kept. */
 class DryRunDone extends Error {
@@ -57,11 +60,11 @@ class DryRunDone extends Error {
   }
 }
 
-/** The campaign each value's period stands for (the one that starts in it), or why it stands for none. */
+/** The campaign (its id) each value's period stands for (the one that starts in it), or why it stands for none. */
 async function campaignsOf(db: Kysely<DB>, values: DataValue[], conflict: (object: string, value: string, index: number) => void) {
-  const campaigns = await db.selectFrom('campaign').select(['name', 'start_date']).orderBy('start_date').execute()
-  const byPeriod = new Map<string, { name: string } | { problem: string }>()
-  const placed = new Map<number, string>()
+  const campaigns = await db.selectFrom('campaign').select(['id', 'name', 'start_date']).orderBy('start_date').execute()
+  const byPeriod = new Map<string, { id: number } | { problem: string }>()
+  const placed = new Map<number, number>()
   for (const value of values) {
     let found = byPeriod.get(value.period)
     if (!found) {
@@ -72,7 +75,7 @@ async function campaignsOf(db: Kysely<DB>, values: DataValue[], conflict: (objec
         'problem' in days
           ? days
           : starting.length === 1
-            ? { name: starting[0].name }
+            ? { id: starting[0].id }
             : {
                 problem: starting.length
                   ? `${starting.length} campaigns start in period ${value.period} (${starting.map((c) => c.name).join(', ')}): send a period that holds one`
@@ -80,21 +83,34 @@ async function campaignsOf(db: Kysely<DB>, values: DataValue[], conflict: (objec
               }
       byPeriod.set(value.period, found)
     }
-    if ('name' in found) placed.set(value.index, found.name)
+    if ('id' in found) placed.set(value.index, found.id)
     else conflict(value.period, found.problem, value.index)
   }
   return placed
 }
 
-/** The values as a campaign file's text: a line per organisation unit and campaign, a column per data element. */
-function campaignFile(values: DataValue[], campaignOf: Map<number, string>): string {
+/** The most cells a data value set's campaign file may have: places and campaigns × data elements. */
+const MAX_CELLS = 1_000_000
+
+/**
+ * The values as a campaign file's text: a line per organisation unit and campaign (by its code), a
+ * column per data element; a 400 when that table would be too large to write (it is dense).
+ */
+function campaignFile(values: DataValue[], campaignOf: Map<number, number>, codeOf: Map<number, string>): string {
   const elements = [...new Set(values.map((v) => v.dataElement))]
   const lines = new Map<string, Record<string, string>>()
   for (const value of values) {
-    const key = JSON.stringify([value.orgUnit, campaignOf.get(value.index)])
-    const line = lines.get(key) ?? { geocode: value.orgUnit, campaign: campaignOf.get(value.index)! }
+    const campaign = codeOf.get(campaignOf.get(value.index)!)!
+    const key = JSON.stringify([value.orgUnit, campaign])
+    const line = lines.get(key) ?? { geocode: value.orgUnit, campaign }
     line[value.dataElement] = value.value
     lines.set(key, line)
+  }
+  if (elements.length > MAX_COLUMNS || lines.size * elements.length > MAX_CELLS) {
+    throw badRequest(
+      'DATA_VALUE_SET_TOO_WIDE',
+      `${lines.size} places and campaigns × ${elements.length} data elements: at most ${MAX_COLUMNS} data elements and ${MAX_CELLS} cells a set; send it in parts by data element`,
+    )
   }
   return stringify([...lines.values()], { header: true, columns: ['geocode', 'campaign', ...elements] })
 }
@@ -121,7 +137,11 @@ export async function importDataValues(
   }
   const combined = values.filter((v) => {
     if (RESERVED_COLUMNS.has(v.dataElement.toLowerCase())) {
-      conflict(v.dataElement, `dataElement ${v.dataElement}: a column name an upload reserves (geocode, campaign, location_name)`, v.index)
+      conflict(
+        v.dataElement,
+        `dataElement ${v.dataElement}: a column name an upload reserves (geocode, campaign, location_name, unique_key, data_date)`,
+        v.index,
+      )
       return false
     }
     if (!v.categoryOptionCombo || DEFAULT_COMBINATIONS.has(v.categoryOptionCombo)) return true
@@ -151,14 +171,15 @@ export async function importDataValues(
   }
   if (!placed.length) return summary({})
   const path = await spoolPath(config.DATA_DIR)
-  const text = campaignFile(placed, campaignOf)
-  await writeFile(path, text)
-  const input = { path, size: Buffer.byteLength(text), owner: `user ${user.id}`, title: 'dataValueSets.csv', fileType: 'campaign' }
   let stored: string | undefined
   try {
-    const upload = await checkUpload(input)
     return await transaction(async (trx) => {
-      const id = await storeUpload(trx, config.DATA_DIR, input, upload, user.id)
+      // Each campaign by a code mapped to it (its name, mapped here when none is), as a template names it.
+      const { codes } = await ensureCodes(trx, 'campaign', [...new Set(campaignOf.values())], user)
+      const text = campaignFile(placed, campaignOf, codes)
+      await writeFile(path, text)
+      const input = { path, size: Buffer.byteLength(text), owner: `user ${user.id}`, title: 'dataValueSets.csv', fileType: 'campaign' }
+      const id = await storeUpload(trx, config.DATA_DIR, input, await checkUpload(input), user.id)
       const doc = (await trx.selectFrom('source_doc').selectAll().where('id', '=', id).executeTakeFirstOrThrow()) as unknown as Document
       stored = doc.docfile ?? undefined
       const stats = (await ingest(trx, doc, user, config.DATA_DIR, true)) as unknown as PipelineStats
@@ -169,10 +190,9 @@ export async function importDataValues(
       return made
     })
   } catch (error) {
-    if (error instanceof DryRunDone) {
-      if (stored) await discard(join(config.DATA_DIR, stored))
-      return error.summary
-    }
+    // Rolled back, a dry run or a failure alike: the file it stored goes too.
+    if (stored) await discard(join(config.DATA_DIR, stored))
+    if (error instanceof DryRunDone) return error.summary
     throw error
   } finally {
     await discard(path)
@@ -182,7 +202,7 @@ export async function importDataValues(
 /** What the pipeline reports of a document that the summary turns into conflicts. */
 interface PipelineStats {
   datapoints?: { inserted?: number; updated?: number; deleted?: number }
-  unmapped?: { indicator?: { items?: string[] } | string[]; location?: { items?: string[] } | string[] }
+  unmapped?: { indicator?: { items?: string[] } | string[]; location?: { items?: string[] } | string[]; campaign?: { items?: string[] } | string[] }
   forbidden_rows?: { items?: Array<{ location_code: string }> }
 }
 
@@ -192,6 +212,11 @@ function pipelineConflicts(stats: PipelineStats, values: DataValue[], conflict: 
   const unmappedElements = new Set(listOf(stats.unmapped?.indicator))
   const unmappedUnits = new Set(listOf(stats.unmapped?.location))
   const forbidden = new Set((stats.forbidden_rows?.items ?? []).map((r) => r.location_code))
+  // A campaign's code is mapped before the file is read: one still unmapped means a mapping changed meanwhile.
+  if (listOf(stats.unmapped?.campaign).length) {
+    for (const v of values) conflict(v.period, `period ${v.period}: its campaign's code is not mapped; import again`, v.index)
+    return
+  }
   for (const v of values) {
     if (unmappedElements.has(v.dataElement))
       conflict(v.dataElement, `dataElement ${v.dataElement} is not mapped to an indicator: map the code, then import again`, v.index)

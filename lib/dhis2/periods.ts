@@ -24,6 +24,8 @@ const isoWeeks = (year: number) => Math.round((isoWeekStart(year + 1, 1) - isoWe
 /** `period`'s days, or why it is not a period this API reads. */
 export function periodDays(period: string): PeriodDays | { problem: string } {
   const text = period.trim()
+  // Date.UTC reads the years 0 to 99 as 1900 to 1999: no campaign is that old.
+  if (/^\d{4}/.test(text) && Number(text.slice(0, 4)) < 1900) return { problem: `${text}: a year from 1900` }
   let match = /^(\d{4})(\d{2})(\d{2})$/.exec(text)
   if (match) {
     const [year, month, day] = match.slice(1).map(Number)

@@ -74,7 +74,7 @@ async function codesOf(db: Kysely<DB>, contentType: ContentType, ids: number[]):
  * user may create a location in her part, and could give it a code another upload waits on, or will
  * use, and have those rows land in it.
  */
-async function ensureCodes(db: Kysely<DB>, contentType: ContentType, ids: number[], user: AuthUser) {
+export async function ensureCodes(db: Kysely<DB>, contentType: ContentType, ids: number[], user: AuthUser) {
   if (contentType !== 'location' || user.is_superuser || user.metadata_editor) await mapOwnCodes(db, contentType, ids, user.id)
   return { codes: await codesOf(db, contentType, ids) }
 }
