@@ -53,7 +53,10 @@ export class UploadGate {
     })
   }
 
-  /** For an onSend hook: `request`'s answer is given, by its handler or by a refusal before it. */
+  /**
+   * For an onSend hook: `request`'s answer is given, by its handler or by a refusal before it. Fastify
+   * runs onSend for every `reply.send`, the client gone or not; a route counted here must answer by it.
+   */
   answered(request: FastifyRequest) {
     const slot = this.slots.get(request)
     if (!slot) return
