@@ -137,7 +137,11 @@ async function exportSet(app: FastifyInstance, request: FastifyRequest<{ Queryst
     startDate: one('startDate'),
     endDate: one('endDate'),
   })
-  if (wantsCsv(request)) return reply.type('application/csv; charset=utf-8').send(csvOf(values))
+  if (wantsCsv(request)) {
+    const type =
+      /\bapplication\/csv\b/.test(request.headers.accept ?? '') || !/\btext\/csv\b/.test(request.headers.accept ?? '') ? 'application/csv' : 'text/csv'
+    return reply.type(`${type}; charset=utf-8`).send(csvOf(values))
+  }
   return reply.send({ dataValues: values })
 }
 
@@ -178,6 +182,7 @@ const exportSchema = {
           },
         },
         'application/csv': { schema: { type: 'string', description: "DHIS2's CSV columns, its header first" } },
+        'text/csv': { schema: { type: 'string', description: 'the same CSV, for a client that asks for text/csv' } },
       },
     },
     400: errorSchema,

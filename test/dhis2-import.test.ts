@@ -198,6 +198,14 @@ t.test('a DHIS2 data value set out, and back in unchanged', async (t) => {
   const hers = await api.get('/api/dataValueSets?dataElement=MISSED&orgUnit=VD&children=true&period=201610', { authorization: `ApiToken ${key}` })
   t.same([...new Set(hers.body.dataValues.map((v: { orgUnit: string }) => v.orgUnit))], ['VD21', 'VD22', 'VD23'], 'Eastvale’s districts only')
 
+  // CSV asked for by Accept, in either of its names.
+  for (const accept of ['application/csv', 'text/csv']) {
+    const asked = await api.get('/api/dataValueSets?dataElement=MISSED&orgUnit=VD11&period=201610', { authorization: `ApiToken ${ADMIN_KEY}`, accept })
+    t.equal(asked.status, 200, `Accept: ${accept}`)
+    t.match(asked.headers['content-type'], new RegExp(`^${accept}`))
+    t.match(asked.text, /^dataelement,period,orgunit,/)
+  }
+
   // Parameters repeated, as DHIS2's clients send them.
   const two = await api.get('/api/dataValueSets?dataElement=MISSED&dataElement=Children%20vaccinated&orgUnit=VD11&orgUnit=VD12&period=201610&period=201603')
   t.equal(two.status, 200, two.text.slice(0, 200))
