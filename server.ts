@@ -25,11 +25,14 @@ try {
   const config = loadConfig()
   await checkSettings(config)
   const processes = cluster.isPrimary ? serverProcesses(config) : 1
+  // Tried once, by the process that owns the address: a cluster's server processes share the
+  // supervisor's listening socket, so a replacement forked while the others serve would find the
+  // port "in use" by its own siblings and die at every restart.
+  if (cluster.isPrimary) await assertPortFree(config)
   if (processes > 1) {
     const { superviseServers } = await import('./cluster.js')
     await superviseServers(processes)
   } else {
-    await assertPortFree(config)
     await serve()
   }
 } catch (error) {

@@ -9,6 +9,7 @@ import PgBoss from 'pg-boss'
 import type { DB } from '../../schemas/index.js'
 import type { Database } from './database.js'
 import { DATA_CHANNEL } from './notified-cache.js'
+import { inTurn } from './turns.js'
 import type { Progress, ProgressReport, StagePlace } from '../core/progress.js'
 import { ApiError } from '../core/errors.js'
 import { completionsSurvive, type InterruptionLog, lostConnection, untilAnswering } from './job-interruptions.js'
@@ -151,6 +152,9 @@ const CONFIRM_CHANGES_MS = 5_000
 /** Jobs that finished longer ago than this leave pg-boss's tables, and the job resource. */
 const KEEP_DAYS = 30
 
+/** The session lock under which server processes create the queues, one at a time (inTurn). */
+const QUEUE_CREATION_LOCK = 724_053
+
 /** A job interrupted this often by lost connections is left to pg-boss's retries (the database keeps going away). */
 const MAX_INTERRUPTIONS = 10
 
@@ -190,6 +194,12 @@ export class JobQueue {
   async start(): Promise<void> {
     await this.registerKinds()
     await this.boss.start()
+    // pg-boss's createQueue, run by two processes at once, deadlocks (each inserts its queue row and
+    // creates the queue's partition): the server processes starting together take turns.
+    await inTurn(this.database, QUEUE_CREATION_LOCK, () => this.createQueues())
+  }
+
+  private async createQueues(): Promise<void> {
     for (const name of this.queues) {
       // 'standard': one job per document (or campaign) at a time is decided when a job is submitted
       // (submit, below), and its steps take the subject's lock. pg-boss's 'stately' policy would make a

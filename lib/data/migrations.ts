@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { Migrator, sql, type DatabaseIntrospector, type Kysely, type Migration, type MigrationProvider } from 'kysely'
 import type { Database } from './database.js'
 import { installJobQueue } from './job-queue.js'
+import { inTurn } from './turns.js'
 
 import { PROJECT_ROOT } from '../core/paths.js'
 
@@ -55,16 +56,7 @@ export async function migrateToLatest(database: Database): Promise<string[]> {
     await installJobQueue(database)
     return applied
   }
-  if (database.engine !== 'postgres') return migrate()
-  // A session lock on a connection held aside; the migrations run on the pool's others.
-  return database.db.connection().execute(async (held) => {
-    await sql`select pg_advisory_lock(${MIGRATION_LOCK})`.execute(held)
-    try {
-      return await migrate()
-    } finally {
-      await sql`select pg_advisory_unlock(${MIGRATION_LOCK})`.execute(held)
-    }
-  })
+  return inTurn(database, MIGRATION_LOCK, migrate)
 }
 
 const MIGRATION_LOCK = 724_052
