@@ -1,15 +1,17 @@
 // Authentication of every /api/v1 request (resource-api §5): `ApiKey user:key` or `Bearer key`, or a
 // person's session cookie (plugins/session.ts), which changes nothing unless it comes from this origin.
+// DHIS2's paths also take DHIS2's clients' ways: `ApiToken key`, and HTTP Basic with a password.
 // Successful authentications are cached for a few seconds; the database notifies every change to keys,
 // users, permissions or roots (sql/002), and the cache is dropped at once, so a revoked key is refused
 // on the next request whoever revoked it.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { AUTH_CHANNEL, findUserByKey, parseAuthorization, touchKey, type AuthUser } from '../lib/data/auth.js'
+import { createHash } from 'node:crypto'
+import { AUTH_CHANNEL, findUserById, findUserByKey, parseAuthorization, parseBasic, touchKey, type AuthUser } from '../lib/data/auth.js'
 import { findUserBySession, sessionLimits } from '../lib/data/sessions.js'
 import { assertNotCrossSite, assertSameOrigin, sessionToken } from '../lib/api/session-cookie.js'
 import { ApiError } from '../lib/core/errors.js'
-import { isApiPath } from '../lib/api/request.js'
+import { isApiPath, isDhis2Path } from '../lib/api/request.js'
 import { NotifiedCache } from '../lib/data/notified-cache.js'
 import { readThroughFailover } from '../lib/data/database.js'
 import { meansPrimaryLost } from '../lib/data/writable-host.js'
@@ -73,6 +75,25 @@ export default fp(
       return user && (credentials.username === undefined || credentials.username === user.username) ? user : undefined
     }
 
+    /**
+     * DHIS2's clients' HTTP Basic, on DHIS2's paths only: a password is checked through the sign-in
+     * door's budgets (app.checkPassword); a right pair is remembered as a key is, by its digest. A
+     * browser sends Basic by itself once it has it, so another site's page may not use it (as a cookie).
+     */
+    async function byPassword(request: FastifyRequest, basic: { username: string; password: string }): Promise<AuthUser> {
+      if (!isDhis2Path(request.url)) {
+        throw new ApiError(401, 'BASIC_NOT_TAKEN', "HTTP Basic is taken on DHIS2's paths only (/api/dataValueSets, /api/metadata): send an API key")
+      }
+      assertNotCrossSite(request, 'HTTP Basic')
+      const digest = createHash('sha256').update(`${basic.username}\0${basic.password}`).digest('hex')
+      const user = await cache.remember(`basic ${digest}`, async () =>
+        findUserById(app.db.db, await app.checkPassword(request.ip, basic.username, basic.password)),
+      )
+      if (!user) throw new ApiError(401, 'INVALID_CREDENTIALS', 'Wrong username or password')
+      assertExpectedUser(request, user)
+      return user
+    }
+
     // The person of a session cookie (lib/data/sessions.ts), read at every request: unlike a key, a
     // session ends by itself (idle, absolute), which a cached answer would outlive.
     const limits = sessionLimits(app.config)
@@ -96,6 +117,11 @@ export default fp(
         return
       }
       if (!request.headers.authorization && asked === 'optional') return
+      const basic = credentials ? undefined : parseBasic(request.headers.authorization)
+      if (basic) {
+        request.user = await byPassword(request, basic)
+        return
+      }
       if (!credentials) throw new ApiError(401, 'UNAUTHENTICATED', 'Authentication required')
       const user = await authenticate(credentials)
       if (!user) {

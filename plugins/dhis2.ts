@@ -1,6 +1,6 @@
 // DHIS2's own path for data values, so that a script written for a ministry's DHIS2 imports here by
-// changing its base URL: `POST /api/dataValueSets` takes a data value set as JSON or CSV, with this
-// API's keys, sessions and `Authorization: ApiToken <key>`, and answers DHIS2's import summary
+// changing its base URL: `POST /api/dataValueSets` takes a data value set as JSON, CSV or ADX XML, with
+// this API's keys and sessions, `Authorization: ApiToken <key>` and HTTP Basic, and answers DHIS2's import summary
 // (lib/dhis2/import.ts): 200 once the import ran, its status WARNING and its conflicts when values were
 // set aside, as DHIS2 answered before 2.38 (a 4xx here is always the API's error: docs/decisions.md).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -8,9 +8,10 @@ import fp from 'fastify-plugin'
 import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
 import { stringify } from 'csv-stringify/sync'
 import { ApiError, badRequest } from '../lib/core/errors.js'
-import { valuesOfCsv, valuesOfJson } from '../lib/dhis2/data-values.js'
+import { type DataValue, valuesOfCsv, valuesOfJson } from '../lib/dhis2/data-values.js'
+import { adxOf, valuesOfAdx } from '../lib/dhis2/adx.js'
 import { type DataValueOut, exportDataValues } from '../lib/dhis2/export.js'
-import { type ImportSummary, importDataValues } from '../lib/dhis2/import.js'
+import { type ImportOptions, type ImportSummary, importDataValues } from '../lib/dhis2/import.js'
 import { assertMayCall } from '../lib/engine/access.js'
 import { UploadGate } from '../lib/api/upload-gate.js'
 import campaignDatapoint from '../resources/campaign_datapoint.js'
@@ -28,8 +29,13 @@ const CODE_SCHEMES = new Set(['UID', 'CODE'])
 function importOptions(query: ImportQuery) {
   const dryRun = (query.dryRun ?? 'false').toLowerCase()
   if (dryRun !== 'true' && dryRun !== 'false') throw badRequest('INVALID_PARAMETER', 'dryRun: true or false')
-  const strategy = (query.importStrategy ?? 'CREATE_AND_UPDATE').toUpperCase()
-  if (strategy !== 'CREATE_AND_UPDATE') throw badRequest('INVALID_PARAMETER', `importStrategy ${strategy}: only CREATE_AND_UPDATE is honoured here`)
+  const strategy = (query.importStrategy ?? 'CREATE_AND_UPDATE').toUpperCase().replace('NEW_AND_UPDATES', 'CREATE_AND_UPDATE')
+  if (strategy !== 'CREATE_AND_UPDATE' && strategy !== 'CREATE' && strategy !== 'UPDATE') {
+    throw badRequest(
+      'INVALID_PARAMETER',
+      `importStrategy ${strategy}: CREATE_AND_UPDATE, CREATE or UPDATE (a value is deleted by a correction, or by reverting its upload)`,
+    )
+  }
   for (const name of ['idScheme', 'orgUnitIdScheme', 'dataElementIdScheme']) {
     const scheme = query[name]?.toUpperCase()
     if (scheme !== undefined && !CODE_SCHEMES.has(scheme)) {
@@ -37,7 +43,7 @@ function importOptions(query: ImportQuery) {
     }
   }
   if ((query.async ?? 'false').toLowerCase() !== 'false') throw badRequest('INVALID_PARAMETER', 'async: only false (the import answers when done)')
-  return { dryRun: dryRun === 'true', importStrategy: 'CREATE_AND_UPDATE' as const }
+  return { dryRun: dryRun === 'true', importStrategy: strategy as ImportOptions['importStrategy'] }
 }
 
 /** DHIS2's envelope around an import summary. */
@@ -96,11 +102,21 @@ function requester(request: FastifyRequest) {
   return request.user
 }
 
+/** ADX's media type, and the spelling DHIS2's documentation also uses. */
+const ADX_TYPES = ['application/adx+xml', 'application/xml+adx']
+
+/** The set's values, read as its Content-Type says (each parser keeps the body as text, JSON parses it). */
+function valuesOf(request: FastifyRequest): DataValue[] {
+  if (typeof request.body !== 'string') return valuesOfJson(request.body)
+  const type = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
+  return ADX_TYPES.includes(type) ? valuesOfAdx(request.body) : valuesOfCsv(request.body)
+}
+
 async function importSet(app: FastifyInstance, request: FastifyRequest<{ Querystring: ImportQuery }>, reply: FastifyReply) {
   const user = requester(request)
   assertMayCall(user, campaignDatapoint, 'POST')
   const options = importOptions(request.query)
-  const values = typeof request.body === 'string' ? valuesOfCsv(request.body) : valuesOfJson(request.body)
+  const values = valuesOf(request)
   const summary = await importDataValues(app.db.db, app.config, user, values, options, (work) =>
     app.transactions.attributed({ via: 'job', userId: user.id, requestId: request.id }, work),
   )
@@ -110,10 +126,15 @@ async function importSet(app: FastifyInstance, request: FastifyRequest<{ Queryst
 /** A query parameter as a list: repeated, or one value with commas. */
 const listOf = (value: string | string[] | undefined) => (Array.isArray(value) ? value : value ? [value] : []).flatMap((v) => v.split(',')).filter(Boolean)
 
-/** Whether the reader asks for CSV: by the path's extension, or by Accept. */
-const wantsCsv = (request: FastifyRequest) =>
-  request.url.split('?')[0].endsWith('.csv') ||
-  (!request.url.split('?')[0].endsWith('.json') && /\b(application|text)\/csv\b/.test(request.headers.accept ?? ''))
+/** The format the reader asks for: by the path's extension, else by Accept (JSON by default). */
+function formatAsked(request: FastifyRequest): 'json' | 'csv' | 'adx' {
+  const path = request.url.split('?')[0]
+  if (path.endsWith('.csv')) return 'csv'
+  if (path.endsWith('.json')) return 'json'
+  const accept = request.headers.accept ?? ''
+  if (/\bapplication\/(adx\+xml|xml\+adx)\b/.test(accept)) return 'adx'
+  return /\b(application|text)\/csv\b/.test(accept) ? 'csv' : 'json'
+}
 
 /** The values as DHIS2's CSV, its header first. */
 const csvOf = (values: DataValueOut[]) =>
@@ -129,7 +150,7 @@ async function exportSet(app: FastifyInstance, request: FastifyRequest<{ Queryst
   assertMayCall(user, campaignDatapoint, 'GET')
   const q = request.query
   const one = (name: string) => listOf(q[name])[0]
-  const values = await exportDataValues(app.db.db, user, {
+  const { values, campaignOfPeriod } = await exportDataValues(app.db.db, user, {
     dataElements: listOf(q.dataElement),
     orgUnits: listOf(q.orgUnit),
     children: one('children') === 'true',
@@ -137,7 +158,11 @@ async function exportSet(app: FastifyInstance, request: FastifyRequest<{ Queryst
     startDate: one('startDate'),
     endDate: one('endDate'),
   })
-  if (wantsCsv(request)) {
+  const format = formatAsked(request)
+  if (format === 'adx') {
+    return reply.type('application/adx+xml; charset=utf-8').send(adxOf(values, (period) => campaignOfPeriod.get(period) ?? period))
+  }
+  if (format === 'csv') {
     const type =
       /\bapplication\/csv\b/.test(request.headers.accept ?? '') || !/\btext\/csv\b/.test(request.headers.accept ?? '') ? 'application/csv' : 'text/csv'
     return reply.type(`${type}; charset=utf-8`).send(csvOf(values))
@@ -148,7 +173,8 @@ async function exportSet(app: FastifyInstance, request: FastifyRequest<{ Queryst
 const exportSchema = {
   tags: ['dhis2'],
   operationId: 'exportDataValueSet',
-  summary: 'The values entered or uploaded (never computed totals) as a DHIS2 data value set, JSON or CSV (.csv, or Accept: application/csv)',
+  summary:
+    'The values entered or uploaded (never computed totals) as a DHIS2 data value set: JSON, CSV (.csv, or Accept: application/csv) or ADX (Accept: application/adx+xml)',
   security: API_SECURITY,
   querystring: {
     type: 'object',
@@ -183,6 +209,9 @@ const exportSchema = {
         },
         'application/csv': { schema: { type: 'string', description: "DHIS2's CSV columns, its header first" } },
         'text/csv': { schema: { type: 'string', description: 'the same CSV, for a client that asks for text/csv' } },
+        'application/adx+xml': {
+          schema: { type: 'string', description: 'ADX: a group per organisation unit and period (ISO 8601, 2026-10-01/P1M), its data set the campaign' },
+        },
       },
     },
     400: errorSchema,
@@ -199,7 +228,7 @@ export default fp(
     const gate = new UploadGate(app.config.WORK_QUEUE_PER_USER)
     app.addHook('onRequest', async (request, reply) => gate.enter(request, reply))
     app.addHook('onSend', async (request) => gate.answered(request))
-    for (const type of ['application/csv', 'text/csv']) {
+    for (const type of ['application/csv', 'text/csv', ...ADX_TYPES]) {
       app.addContentTypeParser(type, { parseAs: 'string' }, (_request, body, done) => done(null, body))
     }
     app.post<{ Querystring: ImportQuery }>(
@@ -210,14 +239,18 @@ export default fp(
         schema: {
           tags: ['dhis2'],
           operationId: 'importDataValueSet',
-          summary: 'Import a DHIS2 data value set (JSON, or CSV as application/csv) through the upload pipeline; DHIS2’s import summary',
+          summary:
+            'Import a DHIS2 data value set (JSON, CSV as application/csv, or ADX as application/adx+xml) through the upload pipeline; DHIS2’s import summary',
           security: API_SECURITY,
           // Described, not constrained: the handler names what it does not honour (importOptions).
           querystring: {
             type: 'object',
             properties: {
               dryRun: { type: 'string', description: 'true: check and count, keep nothing (false by default)' },
-              importStrategy: { type: 'string', description: 'CREATE_AND_UPDATE (the only one honoured)' },
+              importStrategy: {
+                type: 'string',
+                description: 'CREATE_AND_UPDATE (by default); CREATE leaves the values already stored as they are; UPDATE writes only those',
+              },
               idScheme: { type: 'string', description: 'UID or CODE: each identifier found through the mapping of codes' },
               orgUnitIdScheme: { type: 'string', description: 'UID or CODE' },
               dataElementIdScheme: { type: 'string', description: 'UID or CODE' },

@@ -18,6 +18,11 @@ declare module 'fastify' {
     signInGuard: SignInGuard
     /** The gate every password hash passes (sign-in, a password change, a reset link). */
     passwordHashes: HashGate
+    /**
+     * The active user whose password this is, through the sign-in door's budgets and hash gate: 401
+     * for a wrong pair, 429 once a budget is spent. Sign-in and DHIS2's HTTP Basic use it.
+     */
+    checkPassword(ip: string, username: string, password: string): Promise<number>
   }
 }
 
@@ -83,6 +88,23 @@ function signInRoute(app: FastifyInstance, limits: SessionLimits, tags: string[]
   const hashes = new HashGate(config.AUTH_HASH_CONCURRENCY, config.AUTH_HASH_QUEUE)
   app.decorate('signInGuard', guard)
   app.decorate('passwordHashes', hashes)
+  app.decorate('checkPassword', async (ip: string, username: string, password: string) => {
+    // Counted before the check, so concurrent tries cannot overrun a budget (429 once spent).
+    const attempt = guard.admit(ip, username)
+    let verified: boolean
+    let user: { id: number; password_hash: string | null; is_active: boolean } | undefined
+    try {
+      user = await app.db.db.selectFrom('auth_user').select(['id', 'password_hash', 'is_active']).where('username', '=', username).executeTakeFirst()
+      if (user) attempt.accountExists()
+      verified = await hashes.run(() => verifyPassword(password, user?.password_hash))
+    } catch (error) {
+      attempt.withdrawn()
+      throw error
+    }
+    if (!user?.is_active || !verified) throw new ApiError(401, 'INVALID_CREDENTIALS', 'Wrong username or password')
+    attempt.right()
+    return user.id
+  })
   app.post(
     '/api/v1/session/',
     {
@@ -100,23 +122,10 @@ function signInRoute(app: FastifyInstance, limits: SessionLimits, tags: string[]
       // Login CSRF: a sign-in is only taken from this origin's pages (or from a client that sends no Origin).
       if (request.headers.origin !== undefined) assertSameOrigin(request)
       const { username, password } = credentialsOf(request)
-      // Counted before the check, so concurrent tries cannot overrun a budget (429 once spent).
-      const attempt = guard.admit(request.ip, username)
-      let verified: boolean
-      let user: { id: number; password_hash: string | null; is_active: boolean } | undefined
-      try {
-        user = await app.db.db.selectFrom('auth_user').select(['id', 'password_hash', 'is_active']).where('username', '=', username).executeTakeFirst()
-        if (user) attempt.accountExists()
-        verified = await hashes.run(() => verifyPassword(password, user?.password_hash))
-      } catch (error) {
-        attempt.withdrawn()
-        throw error
-      }
-      if (!user?.is_active || !verified) throw new ApiError(401, 'INVALID_CREDENTIALS', 'Wrong username or password')
-      attempt.right()
-      const token = await openSession(app.db.db, user.id, limits)
+      const userId = await app.checkPassword(request.ip, username, password)
+      const token = await openSession(app.db.db, userId, limits)
       setSessionCookie(request, reply, token, limits.absoluteMs)
-      const signedIn = (await findUserById(app.db.db, user.id))!
+      const signedIn = (await findUserById(app.db.db, userId))!
       const sessionId = (await findUserBySession(app.db.db, token, limits))?.session_id
       return { ...signedIn, via: 'session', ...(sessionId ? await sessionFacts(app.db.db, sessionId, limits) : {}) }
     },

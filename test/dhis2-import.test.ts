@@ -143,7 +143,28 @@ t.test('a DHIS2 data value set imported through the upload pipeline', async (t) 
   )
   const strategy = await api.post('/api/dataValueSets?importStrategy=DELETE', set)
   t.equal(strategy.status, 400)
-  t.match(strategy.body.message, /importStrategy DELETE/)
+  t.match(strategy.body.message, /importStrategy DELETE: CREATE_AND_UPDATE, CREATE or UPDATE/)
+  // CREATE leaves a stored value as it is and adds the new; UPDATE changes only stored ones.
+  const decemberValue = async (location: number) =>
+    (await api.get(`/campaign_datapoint/?indicator__in=${vaccinated}&campaign__in=${december.body.id}&location_id__in=${location}`)).body.objects[0]?.value
+  const created = await api.post('/api/dataValueSets?importStrategy=CREATE', {
+    dataValues: [
+      { dataElement: 'fClA2Erf6IO', period: '201610', orgUnit: 'VD11', value: '4242' },
+      { dataElement: 'VACCINATED', period: '201612', orgUnit: 'VD12', value: '55' },
+    ],
+  })
+  t.match(created.body.response, { importOptions: { importStrategy: 'CREATE' }, importCount: { imported: 1, updated: 0, ignored: 1 }, conflicts: [] })
+  t.equal(await value(missed, ashford), ashfordBefore + 7, 'CREATE: the stored value unchanged')
+  t.equal(await decemberValue(await locationId('VD12')), 55, 'CREATE: the new value stored')
+  const updated = await api.post('/api/dataValueSets?importStrategy=UPDATE', {
+    dataValues: [
+      { dataElement: 'fClA2Erf6IO', period: '201610', orgUnit: 'VD11', value: '4242' },
+      { dataElement: 'VACCINATED', period: '201612', orgUnit: 'VD13', value: '9' },
+    ],
+  })
+  t.match(updated.body.response, { importCount: { imported: 0, updated: 1, ignored: 1 }, conflicts: [] })
+  t.equal(await value(missed, ashford), 4242, 'UPDATE: the stored value changed')
+  t.equal(await decemberValue(await locationId('VD13')), undefined, 'UPDATE: no new value')
   t.equal((await api.post('/api/dataValueSets', set, {})).status, 401, 'no credentials: 401')
   // Other spellings of the path reach the same routes: never without credentials.
   for (const path of ['/api/dataValueSets/', '//api/dataValueSets', '/api/dataValueSet%73']) {

@@ -10,12 +10,14 @@ import type { DB } from '../../schemas/index.js'
 import type { Config } from '../core/config.js'
 import type { JobQueue } from '../data/job-queue.js'
 
-/** DHIS2's own paths this API answers (plugins/dhis2.ts): authenticated and answered as the API's. */
-const DHIS2_PATHS = ['/api/dataValueSets', '/api/dataValueSets.json', '/api/dataValueSets.csv']
+/** DHIS2's own paths this API answers (plugins/dhis2.ts, plugins/dhis2-metadata.ts): authenticated and answered as the API's. */
+const DHIS2_PATHS = ['/api/dataValueSets', '/api/dataValueSets.json', '/api/dataValueSets.csv', '/api/metadata', '/api/metadata.json']
+
+/** Whether a URL is one of DHIS2's paths (where DHIS2's clients' HTTP Basic is also taken). */
+export const isDhis2Path = (url: string) => DHIS2_PATHS.some((path) => url === path || url.startsWith(`${path}?`))
 
 /** Whether a URL is the API's (authenticated, its errors as JSON): under /api/v1, or one of DHIS2's paths. */
-export const isApiPath = (url: string) =>
-  url === '/api/v1' || url.startsWith('/api/v1/') || url.startsWith('/api/v1?') || DHIS2_PATHS.some((path) => url === path || url.startsWith(`${path}?`))
+export const isApiPath = (url: string) => url === '/api/v1' || url.startsWith('/api/v1/') || url.startsWith('/api/v1?') || isDhis2Path(url)
 
 /**
  * The method a request means: a POST may stand for PATCH or DELETE (`X-HTTP-Method-Override`), and a

@@ -42,13 +42,13 @@ const SAFE = new Set(['GET', 'HEAD', 'OPTIONS'])
  * `revert_document`), and a cross-site link would run them. A URL typed or bookmarked (`none`) and this
  * origin's own requests pass.
  */
-export function assertNotCrossSite(request: FastifyRequest): void {
+export function assertNotCrossSite(request: FastifyRequest, credential = 'a session cookie'): void {
   // Header values are case-insensitive tokens; a header sent twice (or as a list) is refused if any part says another site.
   const header = request.headers['sec-fetch-site']
   const values = [header ?? []].flat().flatMap((value) => value.split(',').map((part) => part.trim().toLowerCase()))
   const site = values.find((value) => value === 'cross-site' || value === 'same-site')
   if (site) {
-    throw forbidden(`A request with a session cookie must come from this origin's pages (Sec-Fetch-Site: ${site})`, 'CROSS_SITE_REFUSED')
+    throw forbidden(`A request with ${credential} must come from this origin's pages (Sec-Fetch-Site: ${site})`, 'CROSS_SITE_REFUSED')
   }
 }
 

@@ -46,6 +46,15 @@ export function parseAuthorization(header: string | undefined): Credentials | un
   return undefined
 }
 
+/** HTTP Basic's `username:password` (RFC 7617, UTF-8), as DHIS2's clients send it; undefined when the header is not Basic or is malformed. */
+export function parseBasic(header: string | undefined): { username: string; password: string } | undefined {
+  const basic = header && /^Basic\s+([A-Za-z0-9+/]+={0,2})$/i.exec(header.trim())
+  if (!basic) return undefined
+  const pair = Buffer.from(basic[1], 'base64').toString('utf8')
+  const colon = pair.indexOf(':')
+  return colon > 0 ? { username: pair.slice(0, colon), password: pair.slice(colon + 1) } : undefined
+}
+
 /** The user as a key authenticates them: active, with permission, top-level location and groups. */
 /** The active-user read every authentication joins its credential to (a key, a session). */
 export function userQuery(db: Kysely<DB>) {

@@ -16,6 +16,8 @@ export interface DataValue {
   attributeOptionCombo?: string
   value: string
   comment?: string
+  /** ADX's disaggregation written as categories of its own (`SEX=F AGE=0-4`), which this API does not read. */
+  disaggregation?: string
 }
 
 const badSet = (message: string) => new ApiError(400, 'BAD_DATA_VALUE_SET', message)

@@ -60,17 +60,23 @@ async function campaignsOf(db: Kysely<DB>, asked: ExportAsked) {
     if (day !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(day)) throw badRequest('INVALID_PARAMETER', `${name} ${day}: a day as YYYY-MM-DD`)
   }
   if (asked.startDate || asked.endDate) ranges.push({ first: asked.startDate ?? '0000-01-01', last: asked.endDate ?? '9999-12-31' })
-  const all = await db.selectFrom('campaign').select(['id', 'start_date']).execute()
+  const all = await db.selectFrom('campaign').select(['id', 'name', 'start_date']).execute()
   const day = (c: { start_date: unknown }) => String(c.start_date).slice(0, 10)
   const startsInMonth = new Map<string, number>()
   for (const c of all) startsInMonth.set(day(c).slice(0, 7), (startsInMonth.get(day(c).slice(0, 7)) ?? 0) + 1)
   // The month a campaign starts in, read back by the import as that campaign; its day where the month holds two.
   const periodOf = (c: { start_date: unknown }) => (startsInMonth.get(day(c).slice(0, 7)) === 1 ? day(c).slice(0, 7) : day(c)).replaceAll('-', '')
-  return new Map(all.filter((c) => ranges.some((r) => day(c) >= r.first && day(c) <= r.last)).map((c) => [c.id, periodOf(c)]))
+  return new Map(all.filter((c) => ranges.some((r) => day(c) >= r.first && day(c) <= r.last)).map((c) => [c.id, { period: periodOf(c), name: c.name }]))
+}
+
+/** The values out, and the campaign each of their periods stands for (ADX's data set of a group). */
+export interface DataValuesOut {
+  values: DataValueOut[]
+  campaignOfPeriod: Map<string, string>
 }
 
 /** The raw values `reader` may see of what `asked` names. */
-export async function exportDataValues(db: Kysely<DB>, reader: AuthUser, asked: ExportAsked): Promise<DataValueOut[]> {
+export async function exportDataValues(db: Kysely<DB>, reader: AuthUser, asked: ExportAsked): Promise<DataValuesOut> {
   if (!asked.dataElements.length) throw badRequest('MISSING_PARAMETER', 'dataElement: at least one (a code mapped to an indicator, or its short name)')
   if (!asked.orgUnits.length) throw badRequest('MISSING_PARAMETER', 'orgUnit: at least one location code')
   if (!asked.periods.length && !asked.startDate && !asked.endDate) throw badRequest('MISSING_PARAMETER', 'period, or startDate and endDate')
@@ -79,7 +85,8 @@ export async function exportDataValues(db: Kysely<DB>, reader: AuthUser, asked: 
   const missing = asked.orgUnits.filter((code) => !units.some((u) => u.location_code === code))
   if (missing.length) throw badRequest('UNKNOWN_ORG_UNIT', `orgUnit ${missing.join(', ')}: no location has this code`)
   const campaigns = await campaignsOf(db, asked)
-  if (!campaigns.size) return []
+  const campaignOfPeriod = new Map([...campaigns.values()].map((c) => [c.period, c.name]))
+  if (!campaigns.size) return { values: [], campaignOfPeriod }
   const codeOf = new Map([...indicators].map(([code, id]) => [id, code]))
   const unitIds = units.map((u) => u.id)
   const rows = await db
@@ -97,10 +104,11 @@ export async function exportDataValues(db: Kysely<DB>, reader: AuthUser, asked: 
     .$if(reader.restricted, (q) => q.where(sql.ref('d.location_id'), 'in', permittedLocations(reader)))
     .orderBy(['l.location_code', 'd.campaign_id', 'd.indicator_id'])
     .execute()
-  return rows.map((r) => ({
+  const values = rows.map((r) => ({
     dataElement: codeOf.get(r.indicator_id)!,
-    period: campaigns.get(r.campaign_id!)!,
+    period: campaigns.get(r.campaign_id!)!.period,
     orgUnit: r.location_code,
     value: String(r.value),
   }))
+  return { values, campaignOfPeriod }
 }

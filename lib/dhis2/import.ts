@@ -7,7 +7,7 @@
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { stringify } from 'csv-stringify/sync'
-import type { Kysely, Transaction } from 'kysely'
+import { sql, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import type { Config } from '../core/config.js'
 import type { AuthUser } from '../data/auth.js'
@@ -24,7 +24,8 @@ import { periodDays } from './periods.js'
 /** The import parameters this API honours (DHIS2's names and values). */
 export interface ImportOptions {
   dryRun: boolean
-  importStrategy: 'CREATE_AND_UPDATE'
+  /** CREATE leaves the values already stored as they are, UPDATE writes only those: the others are ignored. */
+  importStrategy: 'CREATE_AND_UPDATE' | 'CREATE' | 'UPDATE'
 }
 
 /** A value set aside, as DHIS2 reports it: what it names, why, and which values (by index). */
@@ -89,6 +90,24 @@ async function campaignsOf(db: Kysely<DB>, values: DataValue[], conflict: (objec
   return placed
 }
 
+/**
+ * The indexes of the values that have a value stored already: their data element and organisation
+ * unit mapped (as the pipeline will map them) and a datapoint at their campaign. A value whose code is
+ * not mapped has none; the pipeline then names it.
+ */
+async function storedValues(db: Kysely<DB>, values: DataValue[], campaignOf: Map<number, number>): Promise<Set<number>> {
+  const placed = values.filter((v) => campaignOf.has(v.index))
+  if (!placed.length) return new Set()
+  const { rows } = await sql<{ idx: number }>`
+    select v.idx from unnest(${placed.map((v) => v.index)}::int4[], ${placed.map((v) => v.dataElement)}::text[],
+      ${placed.map((v) => v.orgUnit)}::text[], ${placed.map((v) => campaignOf.get(v.index)!)}::int4[]) as v(idx, element, unit, campaign_id)
+    join source_object_map i on i.content_type = 'indicator' and i.source_object_code = v.element and i.master_object_id > 0
+    join source_object_map l on l.content_type = 'location' and l.source_object_code = v.unit and l.master_object_id > 0
+    where exists (select 1 from datapoint d where d.campaign_id = v.campaign_id and d.location_id = l.master_object_id
+      and d.indicator_id = i.master_object_id and d.value is not null)`.execute(db)
+  return new Set(rows.map((r) => r.idx))
+}
+
 /** The most cells a data value set's campaign file may have: places and campaigns × data elements. */
 const MAX_CELLS = 1_000_000
 
@@ -144,6 +163,10 @@ export async function importDataValues(
       )
       return false
     }
+    if (v.disaggregation) {
+      conflict(v.disaggregation, `${v.disaggregation}: a disaggregation is not read (one is an indicator of its own)`, v.index)
+      return false
+    }
     if (!v.categoryOptionCombo || DEFAULT_COMBINATIONS.has(v.categoryOptionCombo)) return true
     conflict(
       v.categoryOptionCombo,
@@ -153,7 +176,8 @@ export async function importDataValues(
     return false
   })
   const campaignOf = await campaignsOf(db, combined, conflict)
-  const placed = combined.filter((v) => campaignOf.has(v.index))
+  const existing = options.importStrategy === 'CREATE_AND_UPDATE' ? undefined : await storedValues(db, combined, campaignOf)
+  const placed = combined.filter((v) => campaignOf.has(v.index) && (existing === undefined || existing.has(v.index) === (options.importStrategy === 'UPDATE')))
   const summary = (counts: Partial<ImportSummary['importCount']>, documentId?: number): ImportSummary => {
     const importCount = { imported: 0, updated: 0, deleted: 0, ...counts, ignored: 0 }
     importCount.ignored = Math.max(0, values.length - importCount.imported - importCount.updated - importCount.deleted)
