@@ -25,6 +25,7 @@ import backup from './plugins/backup.js'
 import session from './plugins/session.js'
 import passwords from './plugins/passwords.js'
 import dhis2 from './plugins/dhis2.js'
+import dhis2Metadata from './plugins/dhis2-metadata.js'
 import dashboardData from './plugins/dashboard-data.js'
 import exportFile from './plugins/export.js'
 import originalPaths from './plugins/original-paths.js'
@@ -109,6 +110,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   await app.register(session)
   await app.register(passwords)
   await app.register(dhis2)
+  await app.register(dhis2Metadata)
   await app.register(dashboardData)
   await app.register(exportFile)
   await app.register(originalPaths)

@@ -1,0 +1,1092 @@
+// DHIS2's metadata exchange (`/api/metadata`) for what this API holds of it: organisation units (the
+// location tree, with shapes), their levels (location types) and data elements (indicators). An import
+// reads DHIS2's JSON and writes through the resources' own writes, as the requester (the caller hands
+// them in as `ResourceDoors`: this layer sits below lib/api), so the location tree, recomputes after a
+// move, caches and every permission hold as for a request of /api/v1; it answers DHIS2's ImportReport.
+// A unit's or element's DHIS2 UID and code are mapped to its row (source_object_map), so data value sets
+// naming either go through the upload pipeline. An export gives what the reader may read, each object
+// by a UID: the one mapped to it, else one derived from its own code, which an import matches again.
+import { createHash } from 'node:crypto'
+import { sql, type Kysely } from 'kysely'
+import type { DB } from '../../schemas/index.js'
+import { ApiError, badRequest, fromDatabaseError } from '../core/errors.js'
+import type { AuthUser } from '../data/auth.js'
+import { permittedLocations } from '../engine/access.js'
+
+type Row = Record<string, unknown>
+
+/** The resources an import writes. */
+export type MetadataKind = 'location' | 'location_type' | 'geo' | 'indicator' | 'source_object_map'
+
+/**
+ * The resources' writes as the requester: `create` and `update` are the API's POST and PATCH of the
+ * resource (its checks of who may call, its hooks), in the import's transaction; `may` is the role check alone.
+ */
+export interface ResourceDoors {
+  may(kind: MetadataKind, method: 'POST' | 'PATCH'): boolean
+  create(kind: MetadataKind, body: Row): Promise<Row>
+  update(kind: MetadataKind, id: number, body: Row): Promise<Row>
+}
+
+/** Runs the import's one transaction, its writes recorded as the requester's, then makes them seen. */
+export type MetadataTransaction = <T>(work: (trx: Kysely<DB>, doors: ResourceDoors) => Promise<T>) => Promise<T>
+
+const CHOICES = {
+  importMode: ['COMMIT', 'VALIDATE'],
+  identifier: ['UID', 'CODE', 'AUTO'],
+  importStrategy: ['CREATE_AND_UPDATE', 'CREATE', 'UPDATE'],
+  atomicMode: ['ALL', 'NONE'],
+  importReportMode: ['ERRORS', 'FULL', 'DEBUG'],
+} as const
+
+type Choices = typeof CHOICES
+/** DHIS2's import parameters this API honours, each one of its values (the first is the default). */
+export type MetadataImportOptions = { [K in keyof Choices]: Choices[K][number] }
+
+const KLASS = {
+  level: 'org.hisp.dhis.organisationunit.OrganisationUnitLevel',
+  unit: 'org.hisp.dhis.organisationunit.OrganisationUnit',
+  element: 'org.hisp.dhis.dataelement.DataElement',
+} as const
+
+/** What DHIS2 calls each type, as the payload's keys. */
+const TYPES = { organisationUnitLevels: 'level', organisationUnits: 'unit', dataElements: 'element' } as const
+/** Keys of an export that are not a type of objects (an export's header), never reported as ignored. */
+const NOT_TYPES = new Set(['system', 'date'])
+
+/** The data format of each value type DHIS2 has one for; a data element of another type is set aside. */
+const FORMAT_OF: Record<string, 'int' | 'pct' | 'bool'> = {
+  INTEGER: 'int',
+  INTEGER_POSITIVE: 'int',
+  INTEGER_NEGATIVE: 'int',
+  INTEGER_ZERO_OR_POSITIVE: 'int',
+  NUMBER: 'int',
+  PERCENTAGE: 'pct',
+  UNIT_INTERVAL: 'pct',
+  BOOLEAN: 'bool',
+  TRUE_ONLY: 'bool',
+}
+/** The value type and aggregation an indicator goes out as: the formats an import reads back to themselves. */
+const VALUE_TYPE_OF = { int: ['NUMBER', 'SUM'], pct: ['PERCENTAGE', 'AVERAGE'], bool: ['BOOLEAN', 'AVERAGE'] } as const
+
+/**
+ * The codes of object reports: DHIS2's where one means the same (E3000 not allowed to create, E3001 to
+ * update, E4001 a value the resource refuses, E5002 a reference not imported, E5003 a name or code
+ * already another object's); warnings are this API's own (W1xxx), since DHIS2 has none in this report.
+ */
+const CODE = {
+  forbidden: 'E3000',
+  notUpdatable: 'E3001',
+  invalid: 'E4001',
+  reference: 'E5002',
+  taken: 'E5003',
+  renamed: 'W1001',
+  mappedElsewhere: 'W1002',
+  notMapped: 'W1003',
+  valueType: 'W1004',
+} as const
+
+/** A DHIS2 UID: a letter, then ten letters or digits. */
+export const UID_PATTERN = /^[A-Za-z][A-Za-z0-9]{10}$/
+const LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'
+const ALPHANUMERIC = `0123456789${LETTERS}`
+
+/**
+ * The UID of an object no DHIS2 UID is mapped to, from its own code (a location's code, an indicator's
+ * short name, a type's name): the same every time, so an export imported again finds the same rows.
+ */
+export function derivedUid(kind: 'location' | 'indicator' | 'location_type', code: string): string {
+  const bytes = createHash('sha256').update(`${kind}\u0000${code}`).digest()
+  let uid = LETTERS[bytes[0] % LETTERS.length]
+  for (let i = 1; i < 11; i++) uid += ALPHANUMERIC[bytes[i] % ALPHANUMERIC.length]
+  return uid
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Parameters and payload
+
+/** The import's options from its query, or a 400 naming the parameter and what it takes. */
+export function metadataImportOptions(query: Record<string, string | undefined>): MetadataImportOptions {
+  const options: Record<string, string> = {}
+  for (const [name, values] of Object.entries(CHOICES) as Array<[keyof Choices, readonly string[]]>) {
+    const raw = query[name]
+    const value = raw === undefined || raw === '' ? values[0] : raw.toUpperCase()
+    if (name === 'importStrategy' && value === 'DELETE') {
+      throw badRequest(
+        'INVALID_PARAMETER',
+        'importStrategy DELETE is not honoured here: a superuser deletes locations and indicators through /api/v1 (DELETE /api/v1/location/<id>/), which names what depends on them first',
+      )
+    }
+    if (!values.includes(value)) throw badRequest('INVALID_PARAMETER', `${name} ${raw}: one of ${values.join(', ')}`)
+    options[name] = value
+  }
+  const dryRun = (query.dryRun ?? 'false').toLowerCase()
+  if (dryRun !== 'true' && dryRun !== 'false') throw badRequest('INVALID_PARAMETER', `dryRun ${query.dryRun}: true or false`)
+  if (dryRun === 'true') options.importMode = 'VALIDATE'
+  if ((query.async ?? 'false').toLowerCase() !== 'false') throw badRequest('INVALID_PARAMETER', 'async: only false (the import answers when done)')
+  return options as MetadataImportOptions
+}
+
+/** A reference to another object: by its UID, or by its code. */
+interface Ref {
+  id?: string
+  code?: string
+}
+
+interface Keyed {
+  /** Its place in its list: DHIS2's object reports name it. */
+  index: number
+  uid?: string
+  code?: string
+  name: string
+}
+
+export interface LevelIn {
+  index: number
+  uid?: string
+  level: number
+  name: string
+}
+
+export interface UnitIn extends Keyed {
+  parent?: Ref
+  level?: number
+  /** A Polygon or MultiPolygon geometry (its type and coordinates only). */
+  polygon?: { type: string; coordinates: unknown[] }
+  /** A Point's longitude and latitude. */
+  point?: [number, number]
+}
+
+export interface ElementIn extends Keyed {
+  shortName: string
+  valueType: string
+  description?: string
+}
+
+/** What an import reads of a payload: each type it knows, and the keys of those it does not. */
+export interface MetadataPayload {
+  levels?: LevelIn[]
+  units?: UnitIn[]
+  elements?: ElementIn[]
+  ignoredTypes: string[]
+}
+
+const badPayload = (message: string) => new ApiError(400, 'BAD_METADATA', message)
+const isObject = (value: unknown): value is Row => value !== null && typeof value === 'object' && !Array.isArray(value)
+
+/** A field as text (a string or a number), trimmed; a 400 naming where for anything else or one too long. */
+function text(object: Row, field: string, where: string, { required = false, max = 255 } = {}): string | undefined {
+  const value = object[field]
+  if (value === undefined || value === null || value === '') {
+    if (required) throw badPayload(`${where}: ${field} is required`)
+    return undefined
+  }
+  if (typeof value !== 'string' && typeof value !== 'number') throw badPayload(`${where}.${field}: a string is required`)
+  const trimmed = String(value).trim()
+  if (required && !trimmed) throw badPayload(`${where}: ${field} is required`)
+  if (trimmed.length > max) throw badPayload(`${where}.${field}: at most ${max} characters`)
+  return trimmed || undefined
+}
+
+/** A DHIS2 level: an integer from 1 (the top). */
+function levelOf(object: Row, where: string, required: boolean): number | undefined {
+  const value = object.level
+  if (value === undefined || value === null) {
+    if (required) throw badPayload(`${where}: level is required`)
+    return undefined
+  }
+  if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > 100) throw badPayload(`${where}.level: an integer from 1 (the top)`)
+  return value as number
+}
+
+/** Whether `value` is GeoJSON coordinates `depth` arrays deep, positions of two or three numbers at the bottom. */
+function coordinatesAt(value: unknown, depth: number): boolean {
+  if (!Array.isArray(value)) return false
+  if (depth === 0) return (value.length === 2 || value.length === 3) && value.every((n) => typeof n === 'number' && Number.isFinite(n))
+  return value.length > 0 && value.every((v) => coordinatesAt(v, depth - 1))
+}
+
+/** A unit's geometry: a Polygon or MultiPolygon (its shape), a Point (its coordinates), or none. */
+function geometryOf(value: unknown, where: string): Pick<UnitIn, 'polygon' | 'point'> {
+  if (value === undefined || value === null) return {}
+  const problem = `${where}.geometry: a GeoJSON Polygon, MultiPolygon or Point is required`
+  if (!isObject(value)) throw badPayload(problem)
+  const { type, coordinates } = value
+  if (type === 'Point') {
+    if (!coordinatesAt(coordinates, 0)) throw badPayload(`${where}.geometry: a Point's coordinates are [longitude, latitude]`)
+    const [longitude, latitude] = coordinates as number[]
+    if (Math.abs(longitude) > 180 || Math.abs(latitude) > 90) throw badPayload(`${where}.geometry: a Point's longitude and latitude are out of range`)
+    return { point: [longitude, latitude] }
+  }
+  const depth = type === 'Polygon' ? 2 : type === 'MultiPolygon' ? 3 : undefined
+  if (depth === undefined || !coordinatesAt(coordinates, depth)) throw badPayload(problem)
+  return { polygon: { type: type as string, coordinates: coordinates as unknown[] } }
+}
+
+/** A parent reference: `{id}` (a UID) or `{code}`. */
+function refOf(value: unknown, where: string): Ref | undefined {
+  if (value === undefined || value === null) return undefined
+  if (!isObject(value)) throw badPayload(`${where}.parent: an object with an id or a code is required`)
+  const ref = { id: text(value, 'id', `${where}.parent`), code: text(value, 'code', `${where}.parent`) }
+  if (!ref.id && !ref.code) throw badPayload(`${where}.parent: an id or a code is required`)
+  return ref
+}
+
+/** The objects of one type: an array of objects, or a 400 saying where it is not. */
+function listOf(body: Row, key: string): Row[] | undefined {
+  const value = body[key]
+  if (value === undefined || value === null) return undefined
+  if (!Array.isArray(value)) throw badPayload(`${key}: an array of objects is required`)
+  value.forEach((item, index) => {
+    if (!isObject(item)) throw badPayload(`${key}[${index}]: an object is required`)
+  })
+  return value as Row[]
+}
+
+/** Each object's id and code, once in its list: the same one twice is a 400 naming both places. */
+function keysOnce(objects: Keyed[], key: string) {
+  for (const field of ['uid', 'code'] as const) {
+    const seen = new Map<string, number>()
+    for (const object of objects) {
+      const value = object[field]
+      if (value === undefined) continue
+      const first = seen.get(value)
+      if (first !== undefined) throw badPayload(`${key}[${first}] and ${key}[${object.index}] have the same ${field === 'uid' ? 'id' : 'code'} ${value}`)
+      seen.set(value, object.index)
+    }
+  }
+  const nameless = objects.find((o) => o.uid === undefined && o.code === undefined)
+  if (nameless) throw badPayload(`${key}[${nameless.index}]: an id or a code is required (the key it is found by when imported again)`)
+}
+
+/** The payload's objects, read and checked; a 400 naming the first thing that cannot be read. */
+export function readMetadataPayload(body: unknown): MetadataPayload {
+  if (!isObject(body))
+    throw badPayload('The body must be a JSON object of metadata types (organisationUnits, dataElements, organisationUnitLevels), each an array')
+  const payload: MetadataPayload = { ignoredTypes: Object.keys(body).filter((key) => !(key in TYPES) && !NOT_TYPES.has(key)) }
+  const levels = listOf(body, 'organisationUnitLevels')
+  if (levels) {
+    payload.levels = levels.map((object, index) => {
+      const where = `organisationUnitLevels[${index}]`
+      return { index, uid: text(object, 'id', where), level: levelOf(object, where, true)!, name: text(object, 'name', where, { required: true, max: 55 })! }
+    })
+    const seen = new Set<number>()
+    for (const level of payload.levels) {
+      if (seen.has(level.level)) throw badPayload(`organisationUnitLevels[${level.index}]: level ${level.level} is given twice`)
+      seen.add(level.level)
+    }
+  }
+  const units = listOf(body, 'organisationUnits')
+  if (units) {
+    payload.units = units.map((object, index) => {
+      const where = `organisationUnits[${index}]`
+      return {
+        index,
+        uid: text(object, 'id', where),
+        code: text(object, 'code', where),
+        name: text(object, 'name', where, { required: true })!,
+        parent: refOf(object.parent, where),
+        level: levelOf(object, where, false),
+        ...geometryOf(object.geometry, where),
+      }
+    })
+    keysOnce(payload.units, 'organisationUnits')
+  }
+  const elements = listOf(body, 'dataElements')
+  if (elements) {
+    payload.elements = elements.map((object, index) => {
+      const where = `dataElements[${index}]`
+      const name = text(object, 'name', where, { required: true })!
+      return {
+        index,
+        uid: text(object, 'id', where),
+        code: text(object, 'code', where),
+        name,
+        shortName: text(object, 'shortName', where) ?? name,
+        valueType: text(object, 'valueType', where, { required: true })!.toUpperCase(),
+        description: text(object, 'description', where),
+      }
+    })
+    keysOnce(payload.elements, 'dataElements')
+  }
+  return payload
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The report
+
+interface ErrorReport {
+  message: string
+  mainKlass: string
+  errorCode: string
+  errorProperty?: string
+}
+
+interface ObjectReport {
+  klass: string
+  index: number
+  uid?: string
+  displayName?: string
+  errorReports: ErrorReport[]
+  warningReports?: ErrorReport[]
+}
+
+export interface Stats {
+  created: number
+  updated: number
+  deleted: number
+  ignored: number
+  total: number
+}
+
+interface TypeReport {
+  klass: string
+  stats: Stats
+  objectReports: ObjectReport[]
+}
+
+/** DHIS2's ImportReport, with the payload's keys this API does not import (`ignoredTypes`). */
+export interface ImportReport {
+  importParams: MetadataImportOptions & { username: string }
+  status: 'OK' | 'WARNING' | 'ERROR'
+  typeReports: TypeReport[]
+  stats: Stats
+  ignoredTypes: string[]
+}
+
+type Outcome = 'created' | 'updated' | 'ignored'
+
+/** What one object's import found: its errors (it is not imported) and warnings (it is, as said). */
+class ObjectLog {
+  readonly errors: ErrorReport[] = []
+  readonly warnings: ErrorReport[] = []
+  /** It names a row that exists: a refusal is of an update. */
+  matched = false
+  constructor(
+    readonly klass: string,
+    readonly index: number,
+    readonly uid: string | undefined,
+    readonly displayName: string,
+  ) {}
+
+  warn(errorCode: string, message: string, errorProperty?: string) {
+    this.warnings.push({ message, mainKlass: this.klass, errorCode, ...(errorProperty ? { errorProperty } : {}) })
+  }
+}
+
+/** An object's error that the import reports (the object is not imported) and goes on. */
+class ObjectError extends Error {
+  constructor(
+    readonly errorCode: string,
+    message: string,
+    readonly errorProperty?: string,
+  ) {
+    super(message)
+  }
+}
+
+/** A failure of one object as its error report; undefined for one that is not the object's (the database gone, a bug). */
+function errorReportOf(error: unknown, klass: string, updating: boolean): ErrorReport | undefined {
+  if (error instanceof ObjectError) {
+    return { message: error.message, mainKlass: klass, errorCode: error.errorCode, ...(error.errorProperty ? { errorProperty: error.errorProperty } : {}) }
+  }
+  const refused = error instanceof ApiError ? error : fromDatabaseError(error)
+  if (!refused || refused.statusCode >= 500) return undefined
+  const errorCode =
+    refused.statusCode === 403 || refused.statusCode === 404
+      ? updating
+        ? CODE.notUpdatable
+        : CODE.forbidden
+      : refused.statusCode === 409
+        ? CODE.taken
+        : CODE.invalid
+  // A row outside the requester's part is not found by her writes (404): said as what it is.
+  const message = refused.statusCode === 404 ? 'The location is outside the locations you are responsible for' : refused.message
+  return { message, mainKlass: klass, errorCode }
+}
+
+/** One type's objects as reported. */
+class TypeLog {
+  readonly stats: Stats = { created: 0, updated: 0, deleted: 0, ignored: 0, total: 0 }
+  readonly objects: ObjectLog[] = []
+  constructor(readonly klass: string) {}
+
+  add(outcome: Outcome, log: ObjectLog) {
+    this.stats[outcome]++
+    this.stats.total++
+    this.objects.push(log)
+  }
+
+  get errors() {
+    return this.objects.reduce((n, o) => n + o.errors.length, 0)
+  }
+
+  get warnings() {
+    return this.objects.reduce((n, o) => n + o.warnings.length, 0)
+  }
+
+  /** Its report; `rolledBack`: nothing of it was kept, every object counted as ignored. */
+  report(mode: MetadataImportOptions['importReportMode'], rolledBack: boolean): TypeReport {
+    const stats = rolledBack ? { created: 0, updated: 0, deleted: 0, ignored: this.stats.total, total: this.stats.total } : { ...this.stats }
+    const listed = mode === 'ERRORS' ? this.objects.filter((o) => o.errors.length || o.warnings.length) : this.objects
+    return {
+      klass: this.klass,
+      stats,
+      objectReports: listed.map((o) => ({
+        klass: o.klass,
+        index: o.index,
+        ...(o.uid ? { uid: o.uid } : {}),
+        ...(mode === 'DEBUG' ? { displayName: o.displayName } : {}),
+        errorReports: o.errors,
+        ...(o.warnings.length ? { warningReports: o.warnings } : {}),
+      })),
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// What the database holds, found by every key an object may be named by
+
+interface Mapping {
+  id: number
+  master: number
+}
+
+/**
+ * The rows of one kind (locations, indicators) by their unique columns, their own codes, the codes
+ * mapped to them and the UIDs derived from their own codes. Changes are staged by the import and kept
+ * once the object they belong to is done (a failed object's savepoint takes its writes back).
+ */
+class Catalogue<R extends { id: number }> {
+  readonly rows = new Map<number, R>()
+  readonly unique = new Map<string, Map<string, number>>()
+  readonly mapped = new Map<string, Mapping>()
+  readonly derived = new Map<string, number>()
+
+  constructor(
+    readonly kind: 'location' | 'indicator',
+    /** Its unique text columns; the first is its own code. */
+    readonly columns: Array<keyof R & string>,
+  ) {
+    for (const column of columns) this.unique.set(column, new Map())
+  }
+
+  put(row: R) {
+    const previous = this.rows.get(row.id)
+    for (const column of this.columns) {
+      const values = this.unique.get(column)!
+      if (previous && values.get(String(previous[column])) === row.id) values.delete(String(previous[column]))
+      values.set(String(row[column]), row.id)
+    }
+    if (previous) this.derived.delete(derivedUid(this.kind, String(previous[this.columns[0]])))
+    this.rows.set(row.id, row)
+    this.derived.set(derivedUid(this.kind, String(row[this.columns[0]])), row.id)
+  }
+
+  /** The row a code is mapped to, when it is mapped to one that exists. */
+  mappedTo(key: string): number | undefined {
+    const mapping = this.mapped.get(key)
+    return mapping && this.rows.has(mapping.master) ? mapping.master : undefined
+  }
+
+  /** The row a UID names: mapped to it, derived from its code, or its own code. */
+  byUid(key: string): number | undefined {
+    return this.mappedTo(key) ?? this.derived.get(key) ?? this.unique.get(this.columns[0])!.get(key)
+  }
+
+  /** The row a code names: its own code, or mapped to it. */
+  byCode(key: string): number | undefined {
+    return this.unique.get(this.columns[0])!.get(key) ?? this.mappedTo(key)
+  }
+
+  /** The row an object names, as `identifier` says: by its UID or its code, and by the other where it has only that. */
+  match(object: { uid?: string; code?: string }, identifier: MetadataImportOptions['identifier']): number | undefined {
+    const byUid = object.uid === undefined ? undefined : this.byUid(object.uid)
+    const byCode = object.code === undefined ? undefined : this.byCode(object.code)
+    if (identifier === 'AUTO') return byUid ?? byCode
+    if (identifier === 'UID') return object.uid === undefined ? byCode : byUid
+    return object.code === undefined ? byUid : byCode
+  }
+
+  /** Whether a value of a unique column is another row's than `self`. */
+  takenByOther(column: keyof R & string, value: string, self?: number): boolean {
+    const holder = this.unique.get(column)!.get(value)
+    return holder !== undefined && holder !== self
+  }
+}
+
+interface PlaceRow {
+  id: number
+  name: string
+  location_code: string
+  parent_location_id: number | null
+  location_type_id: number
+  latitude: number | null
+  longitude: number | null
+}
+
+interface IndicatorRow {
+  id: number
+  short_name: string
+  name: string
+  data_format: string
+  description: string
+}
+
+/** The mappings of `keys` of a content type. */
+async function mappingsOf(db: Kysely<DB>, contentType: 'location' | 'indicator', keys: string[]): Promise<Map<string, Mapping>> {
+  if (!keys.length) return new Map()
+  const { rows } = await sql<{ id: number; code: string; master: number }>`select id, source_object_code as code, master_object_id as master
+    from source_object_map where content_type = ${contentType} and source_object_code = any(${keys}::text[])`.execute(db)
+  return new Map(rows.map((r) => [r.code, { id: r.id, master: r.master }]))
+}
+
+/** Every key the objects are named by, their parents' included. */
+const keysOf = (objects: Array<{ uid?: string; code?: string; parent?: Ref }>) => [
+  ...new Set(objects.flatMap((o) => [o.uid, o.code, o.parent?.id, o.parent?.code]).filter((k): k is string => k !== undefined)),
+]
+
+async function placesOf(db: Kysely<DB>, units: UnitIn[]): Promise<Catalogue<PlaceRow>> {
+  const places = new Catalogue<PlaceRow>('location', ['location_code', 'name'])
+  const rows = await db
+    .selectFrom('location')
+    .select(['id', 'name', 'location_code', 'parent_location_id', 'location_type_id', 'latitude', 'longitude'])
+    .execute()
+  for (const row of rows) places.put(row)
+  for (const [key, mapping] of await mappingsOf(db, 'location', keysOf(units))) places.mapped.set(key, mapping)
+  return places
+}
+
+async function indicatorsOf(db: Kysely<DB>, elements: ElementIn[]): Promise<Catalogue<IndicatorRow>> {
+  const indicators = new Catalogue<IndicatorRow>('indicator', ['short_name', 'name'])
+  for (const row of await db.selectFrom('indicator').select(['id', 'short_name', 'name', 'data_format', 'description']).execute()) indicators.put(row)
+  for (const [key, mapping] of await mappingsOf(db, 'indicator', keysOf(elements))) indicators.mapped.set(key, mapping)
+  return indicators
+}
+
+/** A JSON value with its objects' keys in order: two geometries compare equal whatever order jsonb keeps. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (isObject(value))
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`)
+      .join(',')}}`
+  return JSON.stringify(value) ?? 'null'
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The import
+
+/** Stops the transaction once the report is made, when nothing of it is to be kept (VALIDATE, or an error with atomicMode ALL). */
+class RolledBack extends Error {
+  constructor(readonly report: ImportReport) {
+    super('rolled back')
+  }
+}
+
+/** Parents before children: the payload's units in an order where each comes after its parent among them; a 400 for a cycle. */
+function parentsFirst(units: UnitIn[], parentIndex: Map<number, number>): UnitIn[] {
+  const ordered: UnitIn[] = []
+  const state = new Map<number, 'visiting' | 'done'>()
+  for (const start of units) {
+    // Up the chain of parents in the payload from `start`, then back down: no recursion on a deep tree.
+    const chain: UnitIn[] = []
+    let unit: UnitIn | undefined = start
+    while (unit && !state.has(unit.index)) {
+      state.set(unit.index, 'visiting')
+      chain.push(unit)
+      const parent = parentIndex.get(unit.index)
+      unit = parent === undefined ? undefined : units[parent]
+    }
+    if (unit && state.get(unit.index) === 'visiting') {
+      throw badPayload(`organisationUnits[${unit.index}]: its parents in the payload come back to it (a cycle)`)
+    }
+    for (const member of chain.reverse()) {
+      state.set(member.index, 'done')
+      ordered.push(member)
+    }
+  }
+  return ordered
+}
+
+class MetadataImport {
+  private staged: Array<() => void> = []
+  private readonly types = new Map<number, number>()
+  private readonly typeNames = new Map<string, number>()
+  private readonly levelOfType = new Map<number, number>()
+  readonly logs = new Map<string, TypeLog>()
+
+  constructor(
+    private readonly trx: Kysely<DB>,
+    private readonly doors: ResourceDoors,
+    private readonly user: AuthUser,
+    private readonly options: MetadataImportOptions,
+  ) {}
+
+  /** Later, once the object at work is imported: what the import remembers of the rows it wrote. */
+  private stage(change: () => void) {
+    this.staged.push(change)
+  }
+
+  /** One object's import in a savepoint: its failure takes back its own writes only and is reported. */
+  private async object(klass: string, keyed: { index: number; uid?: string; code?: string; name: string }, work: (log: ObjectLog) => Promise<Outcome>) {
+    const type = this.logs.get(klass) ?? new TypeLog(klass)
+    this.logs.set(klass, type)
+    const log = new ObjectLog(klass, keyed.index, keyed.uid ?? keyed.code, keyed.name)
+    let outcome: Outcome = 'ignored'
+    await sql`savepoint metadata_object`.execute(this.trx)
+    try {
+      outcome = await work(log)
+      await sql`release savepoint metadata_object`.execute(this.trx)
+      for (const change of this.staged) change()
+    } catch (error) {
+      await sql`rollback to savepoint metadata_object`.execute(this.trx)
+      await sql`release savepoint metadata_object`.execute(this.trx)
+      const report = errorReportOf(error, klass, log.matched)
+      if (!report) throw error
+      log.errors.push(report)
+      outcome = 'ignored'
+    } finally {
+      this.staged = []
+    }
+    type.add(outcome, log)
+  }
+
+  async loadTypes() {
+    for (const type of await this.trx.selectFrom('location_type').select(['id', 'name', 'admin_level']).execute()) {
+      this.types.set(type.admin_level, type.id)
+      this.typeNames.set(type.name, type.id)
+      this.levelOfType.set(type.id, type.admin_level)
+    }
+  }
+
+  /** DHIS2's levels: the location type of each admin level (level − 1), named as DHIS2 names it. */
+  async levels(levels: LevelIn[]) {
+    for (const level of [...levels].sort((a, b) => a.level - b.level)) {
+      await this.object(KLASS.level, level, async () => {
+        const adminLevel = level.level - 1
+        const existing = this.types.get(adminLevel)
+        if (existing === undefined ? this.options.importStrategy === 'UPDATE' : this.options.importStrategy === 'CREATE') return 'ignored'
+        const holder = this.typeNames.get(level.name)
+        if (holder !== undefined && holder !== existing) throw new ObjectError(CODE.taken, `Another location type is named ${level.name}`, 'name')
+        if (existing !== undefined && existing === holder) return 'ignored'
+        const row =
+          existing === undefined
+            ? await this.doors.create('location_type', { name: level.name, admin_level: adminLevel })
+            : await this.doors.update('location_type', existing, { name: level.name })
+        this.stage(() => {
+          for (const [name, id] of this.typeNames) if (id === row.id) this.typeNames.delete(name)
+          this.types.set(adminLevel, row.id as number)
+          this.typeNames.set(level.name, row.id as number)
+          this.levelOfType.set(row.id as number, adminLevel)
+        })
+        return existing === undefined ? 'created' : 'updated'
+      })
+    }
+  }
+
+  /** The location type of an admin level: the one there, or "Level N" made for it (by those who may). */
+  private async typeAt(adminLevel: number): Promise<number> {
+    const found = this.types.get(adminLevel)
+    if (found !== undefined) return found
+    const name = `Level ${adminLevel + 1}`
+    if (!this.doors.may('location_type', 'POST')) {
+      throw new ObjectError(
+        CODE.forbidden,
+        `No location type has admin level ${adminLevel} (DHIS2 level ${adminLevel + 1}), and only a superuser or a metadata editor may make one`,
+        'level',
+      )
+    }
+    if (this.typeNames.has(name))
+      throw new ObjectError(CODE.taken, `No location type has admin level ${adminLevel}, and the name ${name} is another level's`, 'level')
+    const id = (await this.doors.create('location_type', { name, admin_level: adminLevel })).id as number
+    this.stage(() => {
+      this.types.set(adminLevel, id)
+      this.typeNames.set(name, id)
+      this.levelOfType.set(id, adminLevel)
+    })
+    return id
+  }
+
+  /** A name free of other rows: as given, else with the object's code after it (said in a warning), else an error. */
+  private freeName<R extends { id: number }>(rows: Catalogue<R>, column: keyof R & string, wanted: string, code: string, log: ObjectLog, self?: number) {
+    if (!rows.takenByOther(column, wanted, self)) return wanted
+    const suffixed = `${wanted} (${code})`
+    if (rows.takenByOther(column, suffixed, self)) {
+      throw new ObjectError(CODE.taken, `Another ${rows.kind} has the ${column} ${wanted}, and another ${suffixed}`, column)
+    }
+    if (self === undefined || String(rows.rows.get(self)?.[column]) !== suffixed) {
+      log.warn(CODE.renamed, `Another ${rows.kind} has the ${column} ${wanted}: this one's is ${suffixed}`, column)
+    }
+    return suffixed
+  }
+
+  /**
+   * The object's UID and code mapped to its row, where they are not: a new code, or one waiting unmapped
+   * (-1). A code mapped to another row is left as it is, and so is every code where the requester may not
+   * map codes (a user with a location responsibility only): each said in a warning.
+   */
+  private async mapKeys<R extends { id: number }>(rows: Catalogue<R>, object: { uid?: string; code?: string }, id: number, log: ObjectLog) {
+    for (const key of new Set([object.uid, object.code])) {
+      if (key === undefined) continue
+      const mapping = rows.mapped.get(key)
+      if (mapping?.master === id) continue
+      if (mapping && rows.rows.has(mapping.master)) {
+        // Which one is not said to a user with a location responsibility: it may lie outside her part.
+        const which = this.user.restricted ? '' : ` (id ${mapping.master})`
+        log.warn(CODE.mappedElsewhere, `The code ${key} is mapped to another ${rows.kind}${which}: left as it is`, 'code')
+        continue
+      }
+      if (!this.doors.may('source_object_map', mapping ? 'PATCH' : 'POST')) {
+        log.warn(CODE.notMapped, `The code ${key} is not mapped to it: only a superuser or a metadata editor maps codes`, 'code')
+        continue
+      }
+      try {
+        const written = mapping
+          ? await this.doors.update('source_object_map', mapping.id, { master_object_id: id })
+          : await this.doors.create('source_object_map', { content_type: rows.kind, source_object_code: key, master_object_id: id })
+        this.stage(() => rows.mapped.set(key, { id: written.id as number, master: id }))
+      } catch (error) {
+        // Refused before anything was written (a location outside the part its requester may map): the object stands.
+        if (!(error instanceof ApiError) || error.statusCode >= 500) throw error
+        log.warn(CODE.notMapped, `The code ${key} is not mapped to it: ${error.message}`, 'code')
+      }
+    }
+  }
+
+  /** The units, parents first: each created, updated or left, its shape and keys with it. */
+  async units(units: UnitIn[]) {
+    const places = await placesOf(this.trx, units)
+    const { parentIndex, existingParent } = this.parentsOf(units, places)
+    // Where each unit of the payload is: its row, once imported or found (its children go under it).
+    const placed = new Map<number, number>()
+    for (const unit of parentsFirst(units, parentIndex)) {
+      await this.object(KLASS.unit, unit, async (log) => {
+        const matched = places.match(unit, this.options.identifier)
+        if (matched !== undefined) {
+          log.matched = true
+          placed.set(unit.index, matched)
+        }
+        if (matched === undefined ? this.options.importStrategy === 'UPDATE' : this.options.importStrategy === 'CREATE') return 'ignored'
+        let parent: number | null | undefined = existingParent.get(unit.index)
+        const inPayload = parentIndex.get(unit.index)
+        if (inPayload !== undefined) {
+          parent = placed.get(inPayload)
+          if (parent === undefined) throw new ObjectError(CODE.reference, `Its parent organisationUnits[${inPayload}] was not imported`, 'parent')
+        }
+        const written =
+          matched === undefined ? await this.createUnit(places, unit, parent ?? null, log) : await this.updateUnit(places, unit, matched, parent, log)
+        const shaped = unit.polygon ? await this.shape(written.id, unit.polygon) : false
+        await this.mapKeys(places, unit, written.id, log)
+        this.stage(() => placed.set(unit.index, written.id))
+        return matched === undefined ? 'created' : written.changed || shaped ? 'updated' : 'ignored'
+      })
+    }
+  }
+
+  /**
+   * Each unit's parent: among the payload's units (by index), or an existing location (its id); a 400
+   * for one that is neither. A unit without a parent is a new root, or keeps its place.
+   */
+  private parentsOf(units: UnitIn[], places: Catalogue<PlaceRow>) {
+    const byUid = new Map(units.filter((u) => u.uid !== undefined).map((u) => [u.uid!, u.index]))
+    const byCode = new Map(units.filter((u) => u.code !== undefined).map((u) => [u.code!, u.index]))
+    const parentIndex = new Map<number, number>()
+    const existingParent = new Map<number, number | null>()
+    const codeToo = this.options.identifier === 'CODE'
+    for (const unit of units) {
+      const ref = unit.parent
+      if (!ref) continue
+      const inPayload =
+        (ref.id === undefined ? undefined : (byUid.get(ref.id) ?? (codeToo ? byCode.get(ref.id) : undefined))) ??
+        (ref.code === undefined ? undefined : byCode.get(ref.code))
+      if (inPayload !== undefined) {
+        parentIndex.set(unit.index, inPayload)
+        continue
+      }
+      const existing =
+        (ref.id === undefined ? undefined : (places.byUid(ref.id) ?? (codeToo ? places.byCode(ref.id) : undefined))) ??
+        (ref.code === undefined ? undefined : places.byCode(ref.code))
+      if (existing === undefined) {
+        throw badPayload(`organisationUnits[${unit.index}]: its parent ${ref.id ?? ref.code} is neither in the payload nor a known location`)
+      }
+      existingParent.set(unit.index, existing)
+    }
+    return { parentIndex, existingParent }
+  }
+
+  /** The admin level a unit is at: its DHIS2 level − 1, else one below its parent's (0 at the top). */
+  private adminLevelOf(places: Catalogue<PlaceRow>, unit: UnitIn, parent: number | null): number {
+    if (unit.level !== undefined) return unit.level - 1
+    if (parent === null) return 0
+    return (this.levelOfType.get(places.rows.get(parent)?.location_type_id ?? -1) ?? -1) + 1
+  }
+
+  private async createUnit(places: Catalogue<PlaceRow>, unit: UnitIn, parent: number | null, log: ObjectLog) {
+    const code = unit.code ?? unit.uid!
+    if (places.takenByOther('location_code', code)) {
+      // Its UID names no row (one a user with a location responsibility imported has her codes unmapped).
+      const hint = this.options.identifier === 'UID' && unit.code !== undefined ? ': identifier=AUTO matches it by its code' : ''
+      throw new ObjectError(CODE.taken, `Another location has the code ${code}${hint}`, 'code')
+    }
+    const body = {
+      name: this.freeName(places, 'name', unit.name, code, log),
+      location_code: code,
+      location_type_id: await this.typeAt(this.adminLevelOf(places, unit, parent)),
+      parent_location_id: parent,
+      ...(unit.point ? { longitude: unit.point[0], latitude: unit.point[1] } : {}),
+    }
+    const row = (await this.doors.create('location', body)) as unknown as PlaceRow
+    this.stage(() => places.put(row))
+    return { id: row.id, changed: true }
+  }
+
+  /** A matched unit's changes: its name, code, parent, level and point, as given (what it omits stays). */
+  private async updateUnit(places: Catalogue<PlaceRow>, unit: UnitIn, id: number, parent: number | null | undefined, log: ObjectLog) {
+    const row = places.rows.get(id)!
+    const changes: Row = {}
+    const code = unit.code ?? row.location_code
+    if (code !== row.location_code) {
+      if (places.takenByOther('location_code', code, id)) throw new ObjectError(CODE.taken, `Another location has the code ${code}`, 'code')
+      changes.location_code = code
+    }
+    const name = this.freeName(places, 'name', unit.name, code, log, id)
+    if (name !== row.name) changes.name = name
+    if (parent !== undefined && parent !== row.parent_location_id) changes.parent_location_id = parent
+    if (unit.level !== undefined) {
+      const type = await this.typeAt(unit.level - 1)
+      if (type !== row.location_type_id) changes.location_type_id = type
+    }
+    if (unit.point && (unit.point[0] !== row.longitude || unit.point[1] !== row.latitude)) {
+      changes.longitude = unit.point[0]
+      changes.latitude = unit.point[1]
+    }
+    if (!Object.keys(changes).length) return { id, changed: false }
+    const updated = (await this.doors.update('location', id, changes)) as unknown as PlaceRow
+    this.stage(() => places.put(updated))
+    return { id, changed: true }
+  }
+
+  /** The location's polygon as given, written through the geo resource when it differs; whether it did. */
+  private async shape(id: number, polygon: NonNullable<UnitIn['polygon']>): Promise<boolean> {
+    const stored = await this.trx.selectFrom('location_polygon').select(['id', 'geo_json']).where('location_id', '=', id).executeTakeFirst()
+    const geometry = { type: polygon.type, coordinates: polygon.coordinates }
+    if (stored && canonical((stored.geo_json as Row | null)?.geometry) === canonical(geometry)) return false
+    if (stored) await this.doors.update('geo', stored.id, { geo_json: geometry })
+    else await this.doors.create('geo', { location_id: id, geo_json: geometry })
+    return true
+  }
+
+  /** The data elements: each indicator created, updated or left, and its keys mapped. */
+  async elements(elements: ElementIn[]) {
+    const indicators = await indicatorsOf(this.trx, elements)
+    for (const element of elements) {
+      await this.object(KLASS.element, element, async (log) => {
+        const format = FORMAT_OF[element.valueType]
+        if (!format) {
+          log.warn(CODE.valueType, `valueType ${element.valueType} has no data format here (numbers, percentages and booleans have): not imported`, 'valueType')
+          return 'ignored'
+        }
+        const matched = indicators.match(element, this.options.identifier)
+        log.matched = matched !== undefined
+        if (matched === undefined ? this.options.importStrategy === 'UPDATE' : this.options.importStrategy === 'CREATE') return 'ignored'
+        const code = element.code ?? element.uid!
+        const wanted: Row = {
+          name: this.freeName(indicators, 'name', element.name, code, log, matched),
+          short_name: this.freeName(indicators, 'short_name', element.shortName, code, log, matched),
+          data_format: format,
+          ...(element.description === undefined ? {} : { description: element.description }),
+        }
+        let written: IndicatorRow | undefined
+        if (matched === undefined) written = (await this.doors.create('indicator', wanted)) as unknown as IndicatorRow
+        else {
+          const row = indicators.rows.get(matched)!
+          // A format DHIS2's value types do not name (a class, a date) is kept: a number would lose what it means.
+          if (!(row.data_format in VALUE_TYPE_OF)) delete wanted.data_format
+          const changes = Object.fromEntries(Object.entries(wanted).filter(([column, value]) => row[column as keyof IndicatorRow] !== value))
+          if (Object.keys(changes).length) written = (await this.doors.update('indicator', matched, changes)) as unknown as IndicatorRow
+        }
+        if (written) this.stage(() => indicators.put(written))
+        await this.mapKeys(indicators, element, matched ?? written!.id, log)
+        return matched === undefined ? 'created' : written ? 'updated' : 'ignored'
+      })
+    }
+  }
+
+  report(ignoredTypes: string[]): { report: ImportReport; rollBack: boolean } {
+    const logs = [...this.logs.values()]
+    const errors = logs.some((l) => l.errors > 0)
+    const rolledBack = errors && this.options.atomicMode === 'ALL'
+    const typeReports = logs.map((l) => l.report(this.options.importReportMode, rolledBack))
+    const stats: Stats = { created: 0, updated: 0, deleted: 0, ignored: 0, total: 0 }
+    for (const { stats: s } of typeReports) for (const key of Object.keys(stats) as Array<keyof Stats>) stats[key] += s[key]
+    const kept = stats.created + stats.updated > 0
+    const status = errors ? (kept ? 'WARNING' : 'ERROR') : logs.some((l) => l.warnings > 0) ? 'WARNING' : 'OK'
+    return {
+      report: { importParams: { ...this.options, username: this.user.username }, status, typeReports, stats, ignoredTypes },
+      rollBack: rolledBack || this.options.importMode === 'VALIDATE',
+    }
+  }
+}
+
+/**
+ * Imports `payload` (DHIS2's metadata JSON, read by `readMetadataPayload`) as `user`, in one transaction:
+ * levels, then units (parents before children, whatever the payload's order), then data elements.
+ * VALIDATE, and an error with atomicMode ALL, roll it all back; the report says what was (or would be) done.
+ */
+export async function importMetadata(
+  user: AuthUser,
+  payload: MetadataPayload,
+  options: MetadataImportOptions,
+  transaction: MetadataTransaction,
+): Promise<ImportReport> {
+  try {
+    return await transaction(async (trx, doors) => {
+      const run = new MetadataImport(trx, doors, user, options)
+      await run.loadTypes()
+      // Each type present gets its report, even when it holds no object.
+      for (const [objects, klass] of [
+        [payload.levels, KLASS.level],
+        [payload.units, KLASS.unit],
+        [payload.elements, KLASS.element],
+      ] as const) {
+        if (objects) run.logs.set(klass, new TypeLog(klass))
+      }
+      if (payload.levels) await run.levels(payload.levels)
+      if (payload.units) await run.units(payload.units)
+      if (payload.elements) await run.elements(payload.elements)
+      const { report, rollBack } = run.report(payload.ignoredTypes)
+      if (rollBack) throw new RolledBack(report)
+      return report
+    })
+  } catch (error) {
+    if (error instanceof RolledBack) return error.report
+    throw error
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The export
+
+/** What an export holds: each type, or not. */
+export interface MetadataExportAsked {
+  organisationUnitLevels: boolean
+  organisationUnits: boolean
+  dataElements: boolean
+}
+
+/** The types an export holds from its query: those set true, else every one not set false; a 400 for another value. */
+export function metadataExportAsked(query: Record<string, string | undefined>): MetadataExportAsked {
+  const names = ['organisationUnitLevels', 'organisationUnits', 'dataElements'] as const
+  const given = new Map<string, boolean>()
+  for (const name of names) {
+    const value = query[name]?.toLowerCase()
+    if (value === undefined || value === '') continue
+    if (value !== 'true' && value !== 'false') throw badRequest('INVALID_PARAMETER', `${name} ${query[name]}: true or false`)
+    given.set(name, value === 'true')
+  }
+  const some = [...given.values()].some(Boolean)
+  return Object.fromEntries(names.map((name) => [name, some ? given.get(name) === true : given.get(name) !== false])) as unknown as MetadataExportAsked
+}
+
+/** The UID each row goes out as: a DHIS2 UID mapped to it (the first mapped), else the one derived from its own code. */
+async function uidsOf(db: Kysely<DB>, contentType: 'location' | 'indicator', ids: number[]): Promise<Map<number, string>> {
+  if (!ids.length) return new Map()
+  const { rows } = await sql<{ id: number; code: string }>`select distinct on (master_object_id) master_object_id as id, source_object_code as code
+    from source_object_map where content_type = ${contentType} and master_object_id = any(${ids}::int4[])
+      and source_object_code ~ '^[A-Za-z][A-Za-z0-9]{10}$'
+    order by master_object_id, id`.execute(db)
+  return new Map(rows.map((r) => [r.id, r.code]))
+}
+
+/** An ISO time as DHIS2 writes it (no offset). */
+const dhis2Time = (value: unknown) => (value instanceof Date ? value.toISOString() : String(value).replace(' ', 'T')).slice(0, 23)
+
+/** The locations `reader` may read as organisation units, parents first; a parent outside her part is not named. */
+async function exportUnits(db: Kysely<DB>, reader: AuthUser) {
+  const rows = await db
+    .selectFrom('location as l')
+    .innerJoin('location_type as t', 't.id', 'l.location_type_id')
+    .leftJoin('location_polygon as p', 'p.location_id', 'l.id')
+    .select(['l.id', 'l.name', 'l.location_code', 'l.parent_location_id', 'l.latitude', 'l.longitude', 'l.created_at', 't.admin_level', 'p.geo_json'])
+    .$if(reader.restricted, (q) => q.where(sql.ref('l.id'), 'in', permittedLocations(reader)))
+    .orderBy('t.admin_level')
+    .orderBy('l.location_code')
+    .execute()
+  const uids = await uidsOf(
+    db,
+    'location',
+    rows.map((r) => r.id),
+  )
+  const uidOf = new Map(rows.map((r) => [r.id, uids.get(r.id) ?? derivedUid('location', r.location_code)]))
+  return rows.map((r) => {
+    const geometry = (r.geo_json as Row | null)?.geometry
+    return {
+      id: uidOf.get(r.id)!,
+      code: r.location_code,
+      name: r.name,
+      shortName: r.name.slice(0, 50),
+      openingDate: dhis2Time(r.created_at),
+      ...(r.admin_level >= 0 ? { level: r.admin_level + 1 } : {}),
+      ...(r.parent_location_id !== null && uidOf.has(r.parent_location_id) ? { parent: { id: uidOf.get(r.parent_location_id)! } } : {}),
+      ...(geometry ? { geometry } : r.latitude !== null && r.longitude !== null ? { geometry: { type: 'Point', coordinates: [r.longitude, r.latitude] } } : {}),
+    }
+  })
+}
+
+/**
+ * The indicators a data value set can carry as data elements: entered for campaigns, as numbers,
+ * percentages or booleans. Calculated indicators are left out (DHIS2's indicators, not data elements: a
+ * value sent for one would stand beside what the engine calculates), and so are classes and dated ones.
+ */
+async function exportElements(db: Kysely<DB>) {
+  const rows = await db
+    .selectFrom('indicator as i')
+    .select(['i.id', 'i.name', 'i.short_name', 'i.description', 'i.data_format'])
+    .where('i.data_format', 'in', Object.keys(VALUE_TYPE_OF))
+    .where('i.resource_name', '=', 'campaign')
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('calculated_indicator_component as c').select('c.id').whereRef('c.indicator_id', '=', 'i.id'))))
+    .orderBy('i.short_name')
+    .execute()
+  const ids = rows.map((r) => r.id)
+  const uids = await uidsOf(db, 'indicator', ids)
+  const { rows: codes } = ids.length
+    ? await sql<{ id: number; code: string }>`select master_object_id as id, source_object_code as code from source_object_map
+        where content_type = 'indicator' and master_object_id = any(${ids}::int4[]) order by id`.execute(db)
+    : { rows: [] }
+  return rows.map((r) => {
+    const id = uids.get(r.id) ?? derivedUid('indicator', r.short_name)
+    // Its code: the first code mapped to it that is not its UID, else its short name (as a template names it).
+    const code = codes.find((c) => c.id === r.id && c.code !== id)?.code ?? r.short_name
+    const [valueType, aggregationType] = VALUE_TYPE_OF[r.data_format as keyof typeof VALUE_TYPE_OF]
+    return {
+      id,
+      code,
+      name: r.name,
+      shortName: r.short_name,
+      valueType,
+      aggregationType,
+      domainType: 'AGGREGATE',
+      ...(r.description ? { description: r.description } : {}),
+    }
+  })
+}
+
+/** The location types as DHIS2's levels (admin level + 1), from the top. */
+async function exportLevels(db: Kysely<DB>) {
+  const rows = await db.selectFrom('location_type').select(['name', 'admin_level']).where('admin_level', '>=', 0).orderBy('admin_level').execute()
+  return rows.map((r) => ({ id: derivedUid('location_type', r.name), name: r.name, level: r.admin_level + 1 }))
+}
+
+/** DHIS2's metadata export of what `reader` may read: the types asked for, each object by its UID. */
+export async function exportMetadata(db: Kysely<DB>, reader: AuthUser, asked: MetadataExportAsked) {
+  const date = new Date().toISOString().slice(0, 23)
+  return {
+    system: { id: 'rhizome-api', date },
+    date,
+    ...(asked.organisationUnitLevels ? { organisationUnitLevels: await exportLevels(db) } : {}),
+    ...(asked.organisationUnits ? { organisationUnits: await exportUnits(db, reader) } : {}),
+    ...(asked.dataElements ? { dataElements: await exportElements(db) } : {}),
+  }
+}
