@@ -1,0 +1,63 @@
+// The demo out in DHIS2's formats and into an empty database (either engine): its organisation units,
+// levels and data elements by `/api/metadata`, its campaigns made as a programme makes them (DHIS2 has
+// periods, not campaigns), then its values by `/api/dataValueSets`, as JSON and as ADX. Every value
+// entered and every total the engine computes from them up the tree come out equal. Calculated
+// indicators are not DHIS2 data elements (their formulas are not exchanged), so their values are left
+// out of the comparison, as they are of the export.
+import t from 'tap'
+import { sql, type Kysely } from 'kysely'
+import { client } from './api.js'
+import { admin, build } from './helper.js'
+import { loadDemoData } from '../lib/engine/demo.js'
+import type { DB } from '../schemas/index.js'
+
+type Row = Record<string, unknown>
+
+/** Every raw value and every aggregate of the entered indicators, by place code, short name and campaign name. */
+async function everyValue(db: Kysely<DB>): Promise<string[]> {
+  const { rows } = await sql<{ line: string }>`
+    select concat_ws(' ', l.location_code, i.short_name, c.name, a.is_raw, round(a.value::numeric, 6)) as line
+    from agg_datapoint a join location l on l.id = a.location_id join indicator i on i.id = a.indicator_id
+      join campaign c on c.id = a.campaign_id
+    where not exists (select 1 from calculated_indicator_component k where k.indicator_id = i.id)
+    order by 1`.execute(db)
+  return rows.map((r) => r.line)
+}
+
+for (const format of ['JSON', 'ADX'] as const) {
+  t.test(`the demo through DHIS2's formats (${format}) into an empty database: every value and total equal`, async (t) => {
+    // Out of the demo.
+    const source = await build(t)
+    await loadDemoData(source.db)
+    const from = client(source.app)
+    const metadata = (await from.get('/api/metadata')).body
+    const elements = (metadata.dataElements as Row[]).map((e) => String(e.code))
+    const root = (metadata.organisationUnits as Row[]).find((u) => !u.parent)!
+    const campaigns = (await from.get('/campaign/?limit=1000')).body.objects as Row[]
+    const types = (await from.get('/campaign_type/?limit=1000')).body.objects as Row[]
+    const query = `dataElement=${elements.map(encodeURIComponent).join('&dataElement=')}&orgUnit=${root.code}&children=true&startDate=1900-01-01&endDate=2999-12-31`
+    const values = await from.get(`/api/dataValueSets?${query}`, format === 'ADX' ? { ...admin, accept: 'application/adx+xml' } : undefined)
+    t.equal(values.status, 200)
+    const expected = await everyValue(source.db)
+    t.ok(expected.length > 100, `${expected.length} values and totals in the demo`)
+
+    // Into an empty database: the tree and data elements, the campaigns, then the values.
+    const target = await build(t)
+    const to = client(target.app)
+    const tree = await to.post('/api/metadata', metadata)
+    t.equal(tree.body.status, 'OK', JSON.stringify(tree.body).slice(0, 400))
+    for (const type of types) t.equal((await to.post('/campaign_type/', { name: type.name })).status, 201)
+    const typeIds = new Map(((await to.get('/campaign_type/?limit=1000')).body.objects as Row[]).map((row) => [row.name, row.id]))
+    for (const c of campaigns) {
+      const typeName = types.find((type) => type.id === c.campaign_type_id)!.name
+      const made = await to.post('/campaign/', { name: c.name, campaign_type_id: typeIds.get(typeName), start_date: c.start_date, end_date: c.end_date })
+      t.equal(made.status, 201, made.text.slice(0, 200))
+    }
+    const body = format === 'ADX' ? values.text : values.body
+    const imported = await to.post('/api/dataValueSets', body, format === 'ADX' ? { ...admin, 'content-type': 'application/adx+xml' } : undefined)
+    t.equal(imported.status, 200, imported.text.slice(0, 300))
+    t.same(imported.body.response.conflicts, [], 'nothing set aside')
+    t.ok(imported.body.response.importCount.imported > 50, `${imported.body.response.importCount.imported} values imported`)
+    t.same(await everyValue(target.db), expected, 'every value entered and every total up the tree, equal')
+  })
+}
