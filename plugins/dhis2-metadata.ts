@@ -1,7 +1,7 @@
 // DHIS2's metadata path (`/api/metadata`) for the organisation-unit tree, its levels and data elements,
 // so that a ministry's DHIS2 export sets up the places and indicators here, with DHIS2's UIDs mapped to
 // them (a data value set naming them then imports), and this API's tree goes back out as DHIS2 reads it
-// (lib/dhis2/metadata.ts). The import writes through the resources' own writes (lib/api/crud.ts), as the
+// (lib/dhis2/metadata-*.ts). The import writes through the resources' own writes (lib/api/crud.ts), as the
 // requester: her permissions and every hook hold as for /api/v1. Answers are DHIS2's ImportReport, 200
 // once the import ran (a 4xx here is always the API's error: docs/decisions.md, "DHIS2 exchange").
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -9,21 +9,16 @@ import fp from 'fastify-plugin'
 import type { Kysely } from 'kysely'
 import type { DB } from '../schemas/index.js'
 import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
+import { authenticatedUser } from '../lib/api/request.js'
 import { ApiError } from '../lib/core/errors.js'
 import { createRow, updateRow } from '../lib/api/crud.js'
 import { QueryParams } from '../lib/api/query-params.js'
 import type { Context } from '../lib/api/resource.js'
 import { UploadGate } from '../lib/api/upload-gate.js'
 import type { AuthUser } from '../lib/data/auth.js'
-import {
-  exportMetadata,
-  importMetadata,
-  type MetadataKind,
-  metadataExportAsked,
-  metadataImportOptions,
-  readMetadataPayload,
-  type ResourceDoors,
-} from '../lib/dhis2/metadata.js'
+import { exportMetadata, metadataExportAsked } from '../lib/dhis2/metadata-export.js'
+import { importMetadata, type MetadataKind, type ResourceDoors } from '../lib/dhis2/metadata-import.js'
+import { metadataImportOptions, readMetadataPayload } from '../lib/dhis2/metadata-payload.js'
 import { assertMayCall } from '../lib/engine/access.js'
 import geo from '../resources/geo.js'
 import indicator from '../resources/indicator.js'
@@ -40,15 +35,6 @@ const RESOURCES = { location, location_type: locationType, geo, indicator, sourc
 const WRITTEN_AS = { levels: locationType, units: location, elements: indicator }
 
 type Query = Record<string, string | undefined>
-
-/**
- * The requester: authentication runs on the paths as written (lib/api/request.ts), and the router also
- * serves other spellings of them (a trailing or doubled slash, an escaped letter), which arrive here unauthenticated.
- */
-function requester(request: FastifyRequest) {
-  if (!request.user) throw new ApiError(401, 'UNAUTHENTICATED', 'Authentication required')
-  return request.user
-}
 
 /** Whether `user` may call `method` of `resource` (the role check alone). */
 function mayCall(user: AuthUser, resource: Parameters<typeof assertMayCall>[1], method: 'POST' | 'PATCH') {
@@ -89,7 +75,7 @@ function doorsOf(app: FastifyInstance, request: FastifyRequest, user: AuthUser, 
 }
 
 async function importPayload(app: FastifyInstance, request: FastifyRequest<{ Querystring: Query }>, reply: FastifyReply) {
-  const user = requester(request)
+  const user = authenticatedUser(request)
   const options = metadataImportOptions(request.query)
   const payload = readMetadataPayload(request.body)
   const present = (Object.keys(WRITTEN_AS) as Array<keyof typeof WRITTEN_AS>).filter((type) => payload[type]?.length)
@@ -103,7 +89,7 @@ async function importPayload(app: FastifyInstance, request: FastifyRequest<{ Que
 }
 
 async function exportPayload(app: FastifyInstance, request: FastifyRequest<{ Querystring: Query }>, reply: FastifyReply) {
-  const user = requester(request)
+  const user = authenticatedUser(request)
   assertMayCall(user, location, 'GET')
   assertMayCall(user, indicator, 'GET')
   return reply.send(await exportMetadata(app.db.db, user, metadataExportAsked(request.query)))

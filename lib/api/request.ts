@@ -20,6 +20,16 @@ export const isDhis2Path = (url: string) => DHIS2_PATHS.some((path) => url === p
 export const isApiPath = (url: string) => url === '/api/v1' || url.startsWith('/api/v1/') || url.startsWith('/api/v1?') || isDhis2Path(url)
 
 /**
+ * The requester of one of DHIS2's paths, or a 401: authentication runs on the paths as written (above),
+ * and the router also serves other spellings of them (a trailing or doubled slash, an escaped letter),
+ * which arrive at their handlers unauthenticated.
+ */
+export function authenticatedUser(request: FastifyRequest) {
+  if (!request.user) throw new ApiError(401, 'UNAUTHENTICATED', 'Authentication required')
+  return request.user
+}
+
+/**
  * The method a request means: a POST may stand for PATCH or DELETE (`X-HTTP-Method-Override`), and a
  * HEAD is a GET whose body Fastify leaves out.
  */
