@@ -6,12 +6,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
+import { authenticatedUser } from '../lib/api/request.js'
 import { stringify } from 'csv-stringify/sync'
-import { ApiError, badRequest } from '../lib/core/errors.js'
+import { badRequest } from '../lib/core/errors.js'
 import { type DataValue, valuesOfCsv, valuesOfJson } from '../lib/dhis2/data-values.js'
 import { adxOf, valuesOfAdx } from '../lib/dhis2/adx.js'
 import { type DataValueOut, exportDataValues } from '../lib/dhis2/export.js'
-import { type ImportOptions, type ImportSummary, importDataValues } from '../lib/dhis2/import.js'
+import { type IdScheme, type ImportOptions, type ImportSummary, importDataValues } from '../lib/dhis2/import.js'
 import { assertMayCall } from '../lib/engine/access.js'
 import { UploadGate } from '../lib/api/upload-gate.js'
 import campaignDatapoint from '../resources/campaign_datapoint.js'
@@ -21,9 +22,6 @@ const DATA_VALUE_SET_LIMIT_BYTES = 2 * 1024 * 1024
 
 /** The query of an import: DHIS2's parameters, those this API honours. */
 type ImportQuery = Record<string, string | undefined>
-
-/** Identifier schemes read as codes: a UID is a code mapped once like any other. */
-const CODE_SCHEMES = new Set(['UID', 'CODE'])
 
 /** The import's options from its query, or a 400 naming a parameter this API does not honour. */
 function importOptions(query: ImportQuery) {
@@ -36,14 +34,16 @@ function importOptions(query: ImportQuery) {
       `importStrategy ${strategy}: CREATE_AND_UPDATE, CREATE or UPDATE (a value is deleted by a correction, or by reverting its upload)`,
     )
   }
-  for (const name of ['idScheme', 'orgUnitIdScheme', 'dataElementIdScheme']) {
+  const schemeOf = (name: string): IdScheme | undefined => {
     const scheme = query[name]?.toUpperCase()
-    if (scheme !== undefined && !CODE_SCHEMES.has(scheme)) {
-      throw badRequest('INVALID_PARAMETER', `${name} ${query[name]}: UID or CODE, each found through the mapping of codes`)
-    }
+    if (scheme === undefined || scheme === 'UID' || scheme === 'CODE' || scheme === 'NAME') return scheme
+    throw badRequest('INVALID_PARAMETER', `${name} ${query[name]}: UID, CODE or NAME (no attribute is kept here, so ATTRIBUTE schemes have nothing to match)`)
   }
+  // The specific scheme over the general one, as DHIS2 reads them; UID and CODE both go through the mapping of codes.
+  const general = schemeOf('idScheme') ?? 'UID'
+  const schemes = { orgUnit: schemeOf('orgUnitIdScheme') ?? general, dataElement: schemeOf('dataElementIdScheme') ?? general }
   if ((query.async ?? 'false').toLowerCase() !== 'false') throw badRequest('INVALID_PARAMETER', 'async: only false (the import answers when done)')
-  return { dryRun: dryRun === 'true', importStrategy: strategy as ImportOptions['importStrategy'] }
+  return { dryRun: dryRun === 'true', importStrategy: strategy as ImportOptions['importStrategy'], schemes }
 }
 
 /** DHIS2's envelope around an import summary. */
@@ -93,15 +93,6 @@ const summarySchema = {
   },
 }
 
-/**
- * The requester: authentication runs on the paths as written (lib/api/request.ts), and the router also
- * serves other spellings of them (a trailing or doubled slash, an escaped letter), which arrive here unauthenticated.
- */
-function requester(request: FastifyRequest) {
-  if (!request.user) throw new ApiError(401, 'UNAUTHENTICATED', 'Authentication required')
-  return request.user
-}
-
 /** ADX's media type, and the spelling DHIS2's documentation also uses. */
 const ADX_TYPES = ['application/adx+xml', 'application/xml+adx']
 
@@ -113,7 +104,7 @@ function valuesOf(request: FastifyRequest): DataValue[] {
 }
 
 async function importSet(app: FastifyInstance, request: FastifyRequest<{ Querystring: ImportQuery }>, reply: FastifyReply) {
-  const user = requester(request)
+  const user = authenticatedUser(request)
   assertMayCall(user, campaignDatapoint, 'POST')
   const options = importOptions(request.query)
   const values = valuesOf(request)
@@ -146,7 +137,7 @@ const csvOf = (values: DataValueOut[]) =>
 type ExportQuery = Record<string, string | string[] | undefined>
 
 async function exportSet(app: FastifyInstance, request: FastifyRequest<{ Querystring: ExportQuery }>, reply: FastifyReply) {
-  const user = requester(request)
+  const user = authenticatedUser(request)
   assertMayCall(user, campaignDatapoint, 'GET')
   const q = request.query
   const one = (name: string) => listOf(q[name])[0]
@@ -251,9 +242,12 @@ export default fp(
                 type: 'string',
                 description: 'CREATE_AND_UPDATE (by default); CREATE leaves the values already stored as they are; UPDATE writes only those',
               },
-              idScheme: { type: 'string', description: 'UID or CODE: each identifier found through the mapping of codes' },
-              orgUnitIdScheme: { type: 'string', description: 'UID or CODE' },
-              dataElementIdScheme: { type: 'string', description: 'UID or CODE' },
+              idScheme: {
+                type: 'string',
+                description: 'UID (by default) or CODE: each identifier found through the mapping of codes; NAME: by the location’s or indicator’s name',
+              },
+              orgUnitIdScheme: { type: 'string', description: 'UID, CODE or NAME, over idScheme' },
+              dataElementIdScheme: { type: 'string', description: 'UID, CODE or NAME, over idScheme' },
               async: { type: 'string', description: 'false (the import answers when done)' },
             },
           },

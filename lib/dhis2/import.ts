@@ -26,7 +26,16 @@ export interface ImportOptions {
   dryRun: boolean
   /** CREATE leaves the values already stored as they are, UPDATE writes only those: the others are ignored. */
   importStrategy: 'CREATE_AND_UPDATE' | 'CREATE' | 'UPDATE'
+  /** How organisation units and data elements are named: UID and CODE alike through the mapping of codes, NAME by their names. */
+  schemes: IdSchemes
 }
+
+/** DHIS2's identifier scheme of each kind of object a value names. */
+export interface IdSchemes {
+  orgUnit: IdScheme
+  dataElement: IdScheme
+}
+export type IdScheme = 'UID' | 'CODE' | 'NAME'
 
 /** A value set aside, as DHIS2 reports it: what it names, why, and which values (by index). */
 export interface ImportConflict {
@@ -48,21 +57,62 @@ export interface ImportSummary {
   document_id?: number
 }
 
-/** The category option combination DHIS2 gives a value that is not disaggregated, by name and by its usual UID. */
-const DEFAULT_COMBINATIONS = new Set(['default', 'HllvX50cXC0'])
+/**
+ * The category option combination DHIS2 gives a value that is not disaggregated: by name, by the UID
+ * DHIS2 gives it today, and by the one its Web API documentation's examples use.
+ */
+const DEFAULT_COMBINATIONS = new Set(['default', 'HllvX50cXC0', 'bRowv6yZOF2'])
 
 /** The columns of a campaign file that are not indicators: a data element of one of these names would take its place. */
 const RESERVED_COLUMNS = new Set(['geocode', 'campaign', 'location_name', 'unique_key', 'data_date'])
 
-/** Stops a dry run's transaction once its summary is made: nothing it wrote is kept. */
-class DryRunDone extends Error {
+/** Stops the import's transaction once its summary is made, keeping nothing it wrote: a dry run, or nothing left to write. */
+class NothingKept extends Error {
   constructor(readonly summary: ImportSummary) {
-    super('dry run')
+    super('nothing kept')
   }
 }
 
+/**
+ * The values as the codes the pipeline maps: with the NAME scheme, each organisation unit's and data
+ * element's name becomes a code mapped to its row (its own code, mapped here where the importer may,
+ * as a template does); a name no row has, or a row without a usable code, is a conflict.
+ */
+async function asCodes(trx: Kysely<DB>, values: DataValue[], schemes: IdSchemes, user: AuthUser, conflict: Conflict): Promise<DataValue[]> {
+  let named = values
+  for (const [field, table] of [
+    ['orgUnit', 'location'],
+    ['dataElement', 'indicator'],
+  ] as const) {
+    if (schemes[field] !== 'NAME' || !named.length) continue
+    const rows = await trx
+      .selectFrom(table)
+      .select(['id', 'name'])
+      .where('name', 'in', [...new Set(named.map((v) => v[field]))])
+      .execute()
+    const idOf = new Map(rows.map((r) => [r.name, r.id]))
+    const { codes } = await ensureCodes(trx, table, [...idOf.values()], user)
+    named = named.flatMap((v) => {
+      const id = idOf.get(v[field])
+      const code = id === undefined ? undefined : codes.get(id)
+      if (code !== undefined) return [{ ...v, [field]: code }]
+      conflict(
+        v[field],
+        id === undefined
+          ? `${field} ${v[field]}: no ${table} has this name`
+          : `${field} ${v[field]}: no code is mapped to this ${table} yet (an administrator's import or template maps one)`,
+        v.index,
+      )
+      return []
+    })
+  }
+  return named
+}
+
+type Conflict = (object: string, value: string, index: number) => void
+
 /** The campaign (its id) each value's period stands for (the one that starts in it), or why it stands for none. */
-async function campaignsOf(db: Kysely<DB>, values: DataValue[], conflict: (object: string, value: string, index: number) => void) {
+async function campaignsOf(db: Kysely<DB>, values: DataValue[], conflict: Conflict) {
   const campaigns = await db.selectFrom('campaign').select(['id', 'name', 'start_date']).orderBy('start_date').execute()
   const byPeriod = new Map<string, { id: number } | { problem: string }>()
   const placed = new Map<number, number>()
@@ -148,7 +198,7 @@ export async function importDataValues(
   transaction: <T>(work: (trx: Transaction<DB>) => Promise<T>) => Promise<T>,
 ): Promise<ImportSummary> {
   const conflicts = new Map<string, ImportConflict>()
-  const conflict = (object: string, value: string, index: number) => {
+  const conflict: Conflict = (object, value, index) => {
     const key = JSON.stringify([object, value])
     const found = conflicts.get(key) ?? { object, value, indexes: [] }
     found.indexes.push(index)
@@ -176,8 +226,7 @@ export async function importDataValues(
     return false
   })
   const campaignOf = await campaignsOf(db, combined, conflict)
-  const existing = options.importStrategy === 'CREATE_AND_UPDATE' ? undefined : await storedValues(db, combined, campaignOf)
-  const placed = combined.filter((v) => campaignOf.has(v.index) && (existing === undefined || existing.has(v.index) === (options.importStrategy === 'UPDATE')))
+  const dated = combined.filter((v) => campaignOf.has(v.index))
   const summary = (counts: Partial<ImportSummary['importCount']>, documentId?: number): ImportSummary => {
     const importCount = { imported: 0, updated: 0, deleted: 0, ...counts, ignored: 0 }
     importCount.ignored = Math.max(0, values.length - importCount.imported - importCount.updated - importCount.deleted)
@@ -186,18 +235,26 @@ export async function importDataValues(
       responseType: 'ImportSummary',
       status: listed.length ? 'WARNING' : 'SUCCESS',
       description: listed.length ? 'Import process completed with conflicts' : 'Import process completed successfully',
-      importOptions: { dryRun: options.dryRun, importStrategy: options.importStrategy, idSchemes: { idScheme: 'CODE' } },
+      importOptions: {
+        dryRun: options.dryRun,
+        importStrategy: options.importStrategy,
+        idSchemes: { orgUnitIdScheme: options.schemes.orgUnit, dataElementIdScheme: options.schemes.dataElement },
+      },
       importCount,
       conflicts: listed,
       dataSetComplete: 'false',
       ...(documentId === undefined ? {} : { document_id: documentId }),
     }
   }
-  if (!placed.length) return summary({})
+  if (!dated.length) return summary({})
   const path = await spoolPath(config.DATA_DIR)
   let stored: string | undefined
   try {
     return await transaction(async (trx) => {
+      const coded = await asCodes(trx, dated, options.schemes, user, conflict)
+      const existing = options.importStrategy === 'CREATE_AND_UPDATE' ? undefined : await storedValues(trx, coded, campaignOf)
+      const placed = coded.filter((v) => existing === undefined || existing.has(v.index) === (options.importStrategy === 'UPDATE'))
+      if (!placed.length) throw new NothingKept(summary({}))
       // Each campaign by a code mapped to it (its name, mapped here when none is), as a template names it.
       const { codes } = await ensureCodes(trx, 'campaign', [...new Set(campaignOf.values())], user)
       const text = campaignFile(placed, campaignOf, codes)
@@ -207,16 +264,17 @@ export async function importDataValues(
       const doc = (await trx.selectFrom('source_doc').selectAll().where('id', '=', id).executeTakeFirstOrThrow()) as unknown as Document
       stored = doc.docfile ?? undefined
       const stats = (await ingest(trx, doc, user, config.DATA_DIR, true)) as unknown as PipelineStats
-      pipelineConflicts(stats, placed, conflict)
+      const sent = new Map(values.map((v) => [v.index, v]))
+      pipelineConflicts(stats, placed, conflict, sent)
       const counts = stats.datapoints ?? {}
       const made = summary({ imported: counts.inserted ?? 0, updated: counts.updated ?? 0, deleted: counts.deleted ?? 0 }, options.dryRun ? undefined : id)
-      if (options.dryRun) throw new DryRunDone(made)
+      if (options.dryRun) throw new NothingKept(made)
       return made
     })
   } catch (error) {
     // Rolled back, a dry run or a failure alike: the file it stored goes too.
     if (stored) await discard(join(config.DATA_DIR, stored))
-    if (error instanceof DryRunDone) return error.summary
+    if (error instanceof NothingKept) return error.summary
     throw error
   } finally {
     await discard(path)
@@ -230,8 +288,11 @@ interface PipelineStats {
   forbidden_rows?: { items?: Array<{ location_code: string }> }
 }
 
-/** The codes the pipeline could not map, and the places outside the importer's part, as conflicts of the values that named them. */
-function pipelineConflicts(stats: PipelineStats, values: DataValue[], conflict: (object: string, value: string, index: number) => void) {
+/**
+ * The codes the pipeline could not map, and the places outside the importer's part, as conflicts of the
+ * values that named them, named as they were sent (`sent`: a name the NAME scheme turned into a code).
+ */
+function pipelineConflicts(stats: PipelineStats, values: DataValue[], conflict: Conflict, sent: Map<number, DataValue>) {
   const listOf = (found: { items?: string[] } | string[] | undefined) => (Array.isArray(found) ? found : (found?.items ?? []))
   const unmappedElements = new Set(listOf(stats.unmapped?.indicator))
   const unmappedUnits = new Set(listOf(stats.unmapped?.location))
@@ -242,9 +303,10 @@ function pipelineConflicts(stats: PipelineStats, values: DataValue[], conflict: 
     return
   }
   for (const v of values) {
+    const { dataElement, orgUnit } = sent.get(v.index) ?? v
     if (unmappedElements.has(v.dataElement))
-      conflict(v.dataElement, `dataElement ${v.dataElement} is not mapped to an indicator: map the code, then import again`, v.index)
-    else if (unmappedUnits.has(v.orgUnit)) conflict(v.orgUnit, `orgUnit ${v.orgUnit} is not mapped to a location: map the code, then import again`, v.index)
-    else if (forbidden.has(v.orgUnit)) conflict(v.orgUnit, `orgUnit ${v.orgUnit} is outside the locations you are responsible for`, v.index)
+      conflict(dataElement, `dataElement ${dataElement} is not mapped to an indicator: map the code, then import again`, v.index)
+    else if (unmappedUnits.has(v.orgUnit)) conflict(orgUnit, `orgUnit ${orgUnit} is not mapped to a location: map the code, then import again`, v.index)
+    else if (forbidden.has(v.orgUnit)) conflict(orgUnit, `orgUnit ${orgUnit} is outside the locations you are responsible for`, v.index)
   }
 }
