@@ -9,6 +9,7 @@ import { createDatabase } from '../lib/data/database.js'
 import { DataDirInUseError } from '../lib/data/data-dir-lock.js'
 import { StartupTimeout, startupSteps } from '../plugins/db.js'
 import { api, busyMachine, cli, postgresDatabase, startServer, until200 } from './processes.js'
+import { ROOT } from './topology.js'
 
 t.test('a start-up step that hangs is given up after STARTUP_TIMEOUT_MS, naming the step', async (t) => {
   const logged: string[] = []
@@ -21,6 +22,16 @@ t.test('a start-up step that hangs is given up after STARTUP_TIMEOUT_MS, naming 
   t.equal((hung as Error).message, 'loading the detection model: not done after 100 ms (STARTUP_TIMEOUT_MS); the start gives up')
   t.ok(Date.now() - started >= 90, 'after the limit, not before')
   t.same(logged, ['a quick step…', 'a quick step: done', 'loading the detection model…'])
+})
+
+t.test('the README’s start: a data directory named relative to where the server starts', async (t) => {
+  // DATA_DIR's default is `./.data`: the embedded database's socket lies there, and a relative
+  // socket directory was read by the driver as a host name to look up (ENOTFOUND).
+  const relative = join('.data', `relative-${process.pid}-${Date.now()}`)
+  t.teardown(() => rmSync(join(ROOT, relative), { recursive: true, force: true }))
+  const server = await startServer(t, { DATA_DIR: relative, DEMO_DATA: '1' })
+  await until200(server, '/health')
+  t.equal((await api(server, '/campaign/?limit=1')).status, 200, server.output().slice(-500))
 })
 
 t.test('a first start on a machine whose cores are busy comes up, and a burst of writes right after it gets no 503', async (t) => {

@@ -5,7 +5,7 @@
 // database's socket is in a private temporary directory.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import type { ThreadData, ThreadMessage, ThreadRequest } from './pglite-thread-worker.js'
 
@@ -58,7 +58,8 @@ export class PGliteThread {
    * socket in `socketDir` (absent, or too long a path for a socket: a private temporary directory).
    */
   static async start(options: { dataDir?: string; loadDataDir?: Blob; socketDir?: string }): Promise<PGliteThread> {
-    let socketDir = options.socketDir
+    // Absolute: the driver reads a host that does not start with "/" as a name to look up (DATA_DIR's default is ./.data).
+    let socketDir = options.socketDir && resolve(options.socketDir)
     let ownDir: string | undefined
     if (!socketDir || join(socketDir, `.s.PGSQL.${SOCKET_PORT}`).length > MAX_SOCKET_PATH) socketDir = ownDir = mkdtempSync(join(tmpdir(), 'rhizome-db-'))
     const busy = new SharedArrayBuffer(4)
