@@ -110,6 +110,10 @@ t.test('HTTP Basic with a password, as DHIS2’s clients send it', async (t) => 
   const wrong = await api.get('/api/dataValueSets?dataElement=Children%20missed&orgUnit=VD11&period=201610', { authorization: basic('admin', 'wrong') })
   t.equal(wrong.status, 401)
   t.equal(wrong.body.code, 'INVALID_CREDENTIALS')
+  const asKeyFile = await api.get('/api/dataValueSets?dataElement=Children%20missed&orgUnit=VD11&period=201610', {
+    authorization: `ApiToken admin:${ADMIN_KEY}`,
+  })
+  t.equal(asKeyFile.status, 200, 'ApiToken with the key file’s username:key, as the README’s example sends it')
   const elsewhere = await api.get('/indicator/', right)
   t.equal(elsewhere.status, 401, 'not on the API’s own paths: a key there')
   t.match(elsewhere.body, { code: 'BASIC_NOT_TAKEN', message: /DHIS2's paths only/ })

@@ -35,10 +35,13 @@ export const hashKey = (key: string) => createHash('sha256').update(key).digest(
 
 export type Credentials = { username?: string; key: string }
 
-/** Parses `ApiKey <username>:<key>` or `Bearer <key>`; undefined when the header is malformed. */
+/**
+ * Parses `ApiKey <username>:<key>` or `Bearer <key>`, and DHIS2's `ApiToken` with either (the key file
+ * holds `username:key`); undefined when the header is malformed.
+ */
 export function parseAuthorization(header: string | undefined): Credentials | undefined {
   if (!header) return undefined
-  const apiKey = /^ApiKey\s+(.+):([^:]+)$/i.exec(header.trim())
+  const apiKey = /^(?:ApiKey|ApiToken)\s+(.+):([^:]+)$/i.exec(header.trim())
   if (apiKey) return { username: apiKey[1], key: apiKey[2] }
   // A bare key as a bearer token, or as DHIS2's clients send a personal access token.
   const bearer = /^(?:Bearer|ApiToken)\s+(\S+)$/i.exec(header.trim())
