@@ -232,5 +232,17 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
   )
   await page.waitForURL(/#\/upload\/\d+$/)
   t.pass('its document’s page opened')
+  // The same as ADX XML: DHIS2's other format, chosen the same way.
+  const adx = join(dataDir, 'set.xml')
+  writeFileSync(
+    adx,
+    '<adx xmlns="urn:ihe:qrph:adx:2015" exported="2016-11-01T00:00:00Z"><group orgUnit="VD13" period="2016-10-01/P1M" dataSet="NID">' +
+      '<dataValue dataElement="fClA2Erf6IO" value="62"/></group></adx>',
+  )
+  await page.goto(`${server.url}/app/#/upload`)
+  await page.getByLabel('File (CSV or XLSX)').setInputFiles(adx)
+  await page.getByRole('button', { name: 'Upload file' }).click()
+  await page.locator('.dhis2-summary').getByText('0 values imported, 1 updated, 0 ignored.').waitFor()
+  t.pass('an ADX file imported, its summary said')
   t.same(problems, [])
 })

@@ -1,4 +1,4 @@
-// A DHIS2 data value set chosen on the upload page (a .json file, or a CSV in DHIS2's columns) is sent
+// A DHIS2 data value set chosen on the upload page (a .json file, a CSV in DHIS2's columns, or ADX XML) is sent
 // as DHIS2 sends it, to `/api/dataValueSets`: the server reads it through the same pipeline as an
 // upload, and answers DHIS2's import summary, shown here above the document's own report.
 import { useState } from 'preact/hooks'
@@ -7,21 +7,23 @@ import { refusalText } from '../api-messages.js'
 import { html } from '../html.js'
 import { t } from '../i18n.js'
 
-/** Whether `file` is a DHIS2 data value set: JSON, or a CSV whose first column is DHIS2's dataelement. */
+/** Whether `file` is a DHIS2 data value set: JSON, ADX (.xml or .adx), or a CSV whose first column is DHIS2's dataelement. */
 export async function isDataValueSet(file) {
-  if (/\.json$/i.test(file.name)) return true
+  if (/\.(json|xml|adx)$/i.test(file.name)) return true
   if (!/\.csv$/i.test(file.name)) return false
   const start = (await file.slice(0, 200).text()).replace(/^\uFEFF/, '').toLowerCase()
   return /^"?dataelement"?,/.test(start)
 }
 
+/** The media type a data value set file is sent as, by its name. */
+const mediaTypeOf = (file) => (/\.json$/i.test(file.name) ? 'application/json' : /\.(xml|adx)$/i.test(file.name) ? 'application/adx+xml' : 'application/csv')
+
 /** The import summary of `file`, sent as DHIS2 sends it; an ApiFailure when it is refused. */
 export async function importDataValueSet(file) {
-  const json = /\.json$/i.test(file.name)
   const response = await fetch('/api/dataValueSets', {
     method: 'POST',
     credentials: 'same-origin',
-    headers: { 'content-type': json ? 'application/json' : 'application/csv' },
+    headers: { 'content-type': mediaTypeOf(file) },
     body: await file.text(),
   })
   const body = await response.json().catch(() => ({}))

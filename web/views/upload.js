@@ -391,7 +391,7 @@ function UploadForm({ kind, onKind, catalog, onUpload, running }) {
       <${TemplateForm} key=${kind} kind=${kind} catalog=${catalog} />
     </section>
     <form class="stack" onSubmit=${onUpload}>
-      <label>${t('File (CSV or XLSX)')} <input type="file" name="docfile" accept=".csv,.xlsx,.json" required /></label>
+      <label>${t('File (CSV or XLSX)')} <input type="file" name="docfile" accept=".csv,.xlsx,.json,.xml,.adx" required /></label>
       <p class="hint">${t('A DHIS2 data value set (JSON, or CSV in DHIS2’s columns) is imported as DHIS2 sends it: its organisation units are location codes, its data elements codes mapped to indicators.')}</p>
       <label>${t('Document type')}
         <select name="file_type" value=${kind} onChange=${(e) => onKind(e.target.value)}>
