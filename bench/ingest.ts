@@ -7,27 +7,18 @@
 // database is created and dropped. BENCH_ROWS scales (1) and (3); BENCH_ONLY=end_to_end runs (1) only,
 // BENCH_ONLY=floor (3) only; BENCH_ONLY=reupload_floor the floor of a re-upload only; BENCH_ONLY=history what the datapoint history costs an upload (bench/ingest-history.ts); BENCH_ONLY=parent_totals what a parent's total from its children's final values costs a recompute, against the build in BENCH_BEFORE (bench/ingest-parent-totals.ts). (3), the write floor: the rows the specification's tables must hold for
 // the same cells, bulk-inserted by PostgreSQL itself, none of the pipeline's work around them.
-import pg from 'pg'
-import { doing, median, scratchDatabase, startServer, stop, scratchDir } from './lib.js'
+import type pg from 'pg'
+import { doing, median } from './lib.js'
 import { historyCost } from './ingest-history.js'
 import { parentTotalsCost } from './ingest-parent-totals.js'
-import { apiClient, campaignsOf, correctedCsv, INDICATORS, LOCATIONS, nationalCsv, seedNation, SERVER_ENV } from './national.js'
+import { type apiClient, campaignsOf, correctedCsv, INDICATORS, LOCATIONS, nationalCsv, onNationalServer } from './national.js'
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000)
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
 async function main() {
   if (process.env.BENCH_ONLY === 'parent_totals') return await parentTotalsCost(adminUrl)
-  const scratch = await scratchDatabase(adminUrl, 'rhizome_bench_ingest')
-  const port = 4005
-  const server = await startServer(['dist/server.js'], { ...SERVER_ENV, DATABASE_URL: scratch.url, DATA_DIR: scratchDir('rhizome-ingest-') }, port)
-  const db = new pg.Client({ connectionString: scratch.url })
-  await db.connect()
-  const api = apiClient(port)
-  try {
-    doing('seeding the nation')
-    await seedNation(db, api, ROWS)
-
+  return onNationalServer({ adminUrl, name: 'ingest', port: 4005, rows: ROWS }, async (api, db) => {
     if (process.env.BENCH_ONLY === 'floor') return void (await besidesTheFloor(db, await writeFloor(db)))
     if (process.env.BENCH_ONLY === 'reupload_floor') return await reuploadFloor(db)
     if (process.env.BENCH_ONLY === 'history') return await historyCost(db, api, ROWS, Number(process.env.BENCH_PAIRS ?? 2))
@@ -106,11 +97,7 @@ async function main() {
       `end to end ÷ write floor (every index), in cells/s: ${(floorMs / firstUpload).toFixed(2)} (the first upload ${(firstUpload / 1000).toFixed(1)} s, the floor ${(floorMs / 1000).toFixed(1)} s; target ≥ 0.80)`,
     )
     await besidesTheFloor(db, floorMs)
-  } finally {
-    await db.end()
-    await stop(server)
-    await scratch.close()
-  }
+  })
 }
 
 /**

@@ -7,9 +7,9 @@
 // jobs, worked by 1 and then 2 worker processes (`node dist/worker.js`, JOB_CONCURRENCY=1 each; the
 // server works none), each configuration on a fresh database: the time until all 4 have completed.
 import type { ChildProcess } from 'node:child_process'
-import pg from 'pg'
-import { doing, median, scratchDatabase, startProcess, startServer, stop, scratchDir } from './lib.js'
-import { apiClient, LOCATIONS, nationalCsv, seedNation, SERVER_ENV } from './national.js'
+import type pg from 'pg'
+import { doing, median, startProcess, stop } from './lib.js'
+import { type apiClient, LOCATIONS, nationalCsv, onNationalServer } from './national.js'
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -18,26 +18,10 @@ const PORT = 4007
 const ASYNC = { prefer: 'respond-async' }
 
 /** A server on a fresh, seeded database; `work` runs with it, then everything is dropped. */
-async function onFreshDatabase<T>(
+const onFreshDatabase = <T>(
   serverEnv: Record<string, string>,
   work: (api: ReturnType<typeof apiClient>, db: pg.Client, env: Record<string, string>) => Promise<T>,
-): Promise<T> {
-  const scratch = await scratchDatabase(adminUrl, 'rhizome_bench_jobs')
-  const env = { ...SERVER_ENV, DATABASE_URL: scratch.url, DATA_DIR: scratchDir('rhizome-jobs-'), JOB_POLL_MS: '500', ...serverEnv }
-  const server = await startServer(['dist/server.js'], env, PORT)
-  const db = new pg.Client({ connectionString: scratch.url })
-  await db.connect()
-  const api = apiClient(PORT)
-  try {
-    doing('seeding the nation')
-    await seedNation(db, api, ROWS)
-    return await work(api, db, env)
-  } finally {
-    await db.end()
-    await stop(server)
-    await scratch.close()
-  }
-}
+): Promise<T> => onNationalServer({ adminUrl, name: 'jobs', port: PORT, rows: ROWS, serverEnv: { JOB_POLL_MS: '500', ...serverEnv } }, work)
 
 /** Polls the jobs until every one has completed; throws on a failed one. */
 async function completed(api: ReturnType<typeof apiClient>, ids: number[]): Promise<void> {

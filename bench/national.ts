@@ -2,8 +2,9 @@
 // 10,000 locations (country → 100 provinces → 9,899 districts), campaigns, 50 indicators, every code
 // mapped, and a campaign CSV of `rows` rows × 20 indicator columns over it.
 import http from 'node:http'
-import type pg from 'pg'
+import pg from 'pg'
 import { prng } from '../lib/core/prng.js'
+import { doing, scratchDatabase, scratchDir, startServer, stop } from './lib.js'
 
 export const KEY = 'f'.repeat(40)
 export const LOCATIONS = 10_000
@@ -100,4 +101,30 @@ export function correctedCsv(csv: Buffer, share: number): { csv: Buffer; changed
     lines[r] = cells.join(',')
   }
   return { csv: Buffer.from(lines.join('\n')), changed }
+}
+
+/**
+ * What the national benches start from: a scratch database on the server at `adminUrl`, the built
+ * server on it at `port` (SERVER_ENV and `serverEnv`), a connection of its own, and the nation seeded
+ * for `rows` rows; `work` runs with them, then the server stops and the database is dropped.
+ */
+export async function onNationalServer<T>(
+  where: { adminUrl: string; name: string; port: number; rows: number; serverEnv?: Record<string, string> },
+  work: (api: ReturnType<typeof apiClient>, db: pg.Client, env: Record<string, string>) => Promise<T>,
+): Promise<T> {
+  const scratch = await scratchDatabase(where.adminUrl, `rhizome_bench_${where.name}`)
+  const env = { ...SERVER_ENV, DATABASE_URL: scratch.url, DATA_DIR: scratchDir(`rhizome-${where.name}-`), ...where.serverEnv }
+  const server = await startServer(['dist/server.js'], env, where.port)
+  const db = new pg.Client({ connectionString: scratch.url })
+  await db.connect()
+  const api = apiClient(where.port)
+  try {
+    doing('seeding the nation')
+    await seedNation(db, api, where.rows)
+    return await work(api, db, env)
+  } finally {
+    await db.end()
+    await stop(server)
+    await scratch.close()
+  }
 }
