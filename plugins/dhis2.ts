@@ -12,7 +12,7 @@ import { badRequest } from '../lib/core/errors.js'
 import { type DataValue, valuesOfCsv, valuesOfJson } from '../lib/dhis2/data-values.js'
 import { adxOf, valuesOfAdx } from '../lib/dhis2/adx.js'
 import { type DataValueOut, exportDataValues } from '../lib/dhis2/export.js'
-import { type IdScheme, type ImportOptions, type ImportSummary, importDataValues } from '../lib/dhis2/import.js'
+import { type IdScheme, type IdSchemes, type ImportOptions, type ImportSummary, importDataValues } from '../lib/dhis2/import.js'
 import { assertMayCall } from '../lib/engine/access.js'
 import { UploadGate } from '../lib/api/upload-gate.js'
 import campaignDatapoint from '../resources/campaign_datapoint.js'
@@ -22,6 +22,21 @@ const DATA_VALUE_SET_LIMIT_BYTES = 2 * 1024 * 1024
 
 /** The query of an import: DHIS2's parameters, those this API honours. */
 type ImportQuery = Record<string, string | undefined>
+
+/**
+ * The identifier schemes a query names (idScheme, and orgUnitIdScheme and dataElementIdScheme over it,
+ * as DHIS2 reads them), `general` where it names none; a 400 for a scheme this API cannot match.
+ */
+function schemesOf(query: Record<string, string | string[] | undefined>, general: IdScheme): IdSchemes {
+  const schemeOf = (name: string): IdScheme | undefined => {
+    const given = [query[name]].flat()[0]
+    const scheme = given?.toUpperCase()
+    if (scheme === undefined || scheme === 'UID' || scheme === 'CODE' || scheme === 'NAME') return scheme
+    throw badRequest('INVALID_PARAMETER', `${name} ${given}: UID, CODE or NAME (no attribute is kept here, so ATTRIBUTE schemes have nothing to match)`)
+  }
+  const all = schemeOf('idScheme') ?? general
+  return { orgUnit: schemeOf('orgUnitIdScheme') ?? all, dataElement: schemeOf('dataElementIdScheme') ?? all }
+}
 
 /** The import's options from its query, or a 400 naming a parameter this API does not honour. */
 function importOptions(query: ImportQuery) {
@@ -34,14 +49,7 @@ function importOptions(query: ImportQuery) {
       `importStrategy ${strategy}: CREATE_AND_UPDATE, CREATE or UPDATE (a value is deleted by a correction, or by reverting its upload)`,
     )
   }
-  const schemeOf = (name: string): IdScheme | undefined => {
-    const scheme = query[name]?.toUpperCase()
-    if (scheme === undefined || scheme === 'UID' || scheme === 'CODE' || scheme === 'NAME') return scheme
-    throw badRequest('INVALID_PARAMETER', `${name} ${query[name]}: UID, CODE or NAME (no attribute is kept here, so ATTRIBUTE schemes have nothing to match)`)
-  }
-  // The specific scheme over the general one, as DHIS2 reads them; UID and CODE both go through the mapping of codes.
-  const general = schemeOf('idScheme') ?? 'UID'
-  const schemes = { orgUnit: schemeOf('orgUnitIdScheme') ?? general, dataElement: schemeOf('dataElementIdScheme') ?? general }
+  const schemes = schemesOf(query, 'UID')
   if ((query.async ?? 'false').toLowerCase() !== 'false') throw badRequest('INVALID_PARAMETER', 'async: only false (the import answers when done)')
   return { dryRun: dryRun === 'true', importStrategy: strategy as ImportOptions['importStrategy'], schemes }
 }
@@ -148,6 +156,8 @@ async function exportSet(app: FastifyInstance, request: FastifyRequest<{ Queryst
     periods: listOf(q.period),
     startDate: one('startDate'),
     endDate: one('endDate'),
+    // Codes by default, as the data browser's link and the import read them; DHIS2's own default is UID.
+    schemes: schemesOf(q, 'CODE'),
   })
   const format = formatAsked(request)
   if (format === 'adx') {
@@ -170,8 +180,11 @@ const exportSchema = {
   querystring: {
     type: 'object',
     properties: {
-      dataElement: { type: 'array', items: { type: 'string' }, description: 'repeatable: a code mapped to an indicator, or its short name' },
-      orgUnit: { type: 'array', items: { type: 'string' }, description: 'repeatable: a location code' },
+      dataElement: { type: 'array', items: { type: 'string' }, description: 'repeatable: a code mapped to an indicator, its short name, or its UID' },
+      orgUnit: { type: 'array', items: { type: 'string' }, description: 'repeatable: a location code, a code mapped to it, or its UID' },
+      idScheme: { type: 'string', description: 'how the values name units and data elements: CODE (by default), UID or NAME' },
+      orgUnitIdScheme: { type: 'string', description: 'CODE, UID or NAME, over idScheme' },
+      dataElementIdScheme: { type: 'string', description: 'CODE, UID or NAME, over idScheme' },
       children: { type: 'string', description: 'true: each orgUnit with its whole subtree' },
       period: { type: 'array', items: { type: 'string' }, description: 'repeatable: the campaigns that start in it (20261015, 2026W42, 202610, 2026Q4, 2026)' },
       startDate: { type: 'string', description: 'the campaigns that start on or after this day (YYYY-MM-DD)' },

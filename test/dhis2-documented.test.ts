@@ -112,6 +112,20 @@ t.test('DHIS2’s documented data value sets, in the order its documentation sen
   t.equal(attribute.status, 400)
   t.match(attribute.body.message, /orgUnitIdScheme ATTRIBUTE:DnrLSdo4hMl: UID, CODE or NAME/)
 
+  // "Reading data values": asked for and written out by UID, as the documentation's example reads them.
+  const read = await api.get('/api/dataValueSets.json?dataElement=f7n9E0hX8qk&dataElement=Ix2HsbDMLea&orgUnit=DiszpKrYNg8&period=201401&idScheme=UID')
+  t.equal(read.status, 200, read.text.slice(0, 300))
+  t.same(
+    read.body.dataValues,
+    [
+      { dataElement: 'f7n9E0hX8qk', period: '201401', orgUnit: 'DiszpKrYNg8', value: '12' },
+      { dataElement: 'Ix2HsbDMLea', period: '201401', orgUnit: 'DiszpKrYNg8', value: '14' },
+    ],
+    'the UIDs the metadata gave, in and out',
+  )
+  const byName = await api.get('/api/dataValueSets?dataElement=DE_MEASLES&orgUnit=OU_559&period=201401&idScheme=NAME')
+  t.same(byName.body.dataValues, [{ dataElement: 'Measles', period: '201401', orgUnit: 'Ngelehun CHC', value: '12' }], 'asked by code, written by name')
+
   // Each period type: the campaign that starts in it, or why none.
   const periods = [
     ['20140106', 'January 2014'],

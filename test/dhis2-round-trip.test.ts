@@ -24,8 +24,13 @@ async function everyValue(db: Kysely<DB>): Promise<string[]> {
   return rows.map((r) => r.line)
 }
 
-for (const format of ['JSON', 'ADX'] as const) {
-  t.test(`the demo through DHIS2's formats (${format}) into an empty database: every value and total equal`, async (t) => {
+// ADX and JSON by codes; JSON by UIDs as well (DHIS2's own default), which the metadata import mapped.
+for (const [format, scheme] of [
+  ['JSON', 'CODE'],
+  ['ADX', 'CODE'],
+  ['JSON', 'UID'],
+] as const) {
+  t.test(`the demo through DHIS2's formats (${format}, by ${scheme}) into an empty database: every value and total equal`, async (t) => {
     // Out of the demo.
     const source = await build(t)
     await loadDemoData(source.db)
@@ -35,9 +40,14 @@ for (const format of ['JSON', 'ADX'] as const) {
     const root = (metadata.organisationUnits as Row[]).find((u) => !u.parent)!
     const campaigns = (await from.get('/campaign/?limit=1000')).body.objects as Row[]
     const types = (await from.get('/campaign_type/?limit=1000')).body.objects as Row[]
-    const query = `dataElement=${elements.map(encodeURIComponent).join('&dataElement=')}&orgUnit=${root.code}&children=true&startDate=1900-01-01&endDate=2999-12-31`
+    const query = `dataElement=${elements.map(encodeURIComponent).join('&dataElement=')}&orgUnit=${root.code}&children=true&startDate=1900-01-01&endDate=2999-12-31&idScheme=${scheme}`
     const values = await from.get(`/api/dataValueSets?${query}`, format === 'ADX' ? { ...admin, accept: 'application/adx+xml' } : undefined)
     t.equal(values.status, 200)
+    const firstUnit = format === 'JSON' ? values.body.dataValues[0].orgUnit : /orgUnit="([^"]+)"/.exec(values.text)?.[1]
+    t.ok(
+      (metadata.organisationUnits as Row[]).some((u) => u[scheme === 'UID' ? 'id' : 'code'] === firstUnit),
+      `units named by ${scheme}`,
+    )
     const expected = await everyValue(source.db)
     t.ok(expected.length > 100, `${expected.length} values and totals in the demo`)
 

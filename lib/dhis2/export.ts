@@ -1,14 +1,17 @@
 // Data values out in DHIS2's data value set (`GET /api/dataValueSets`): the values people entered or
 // uploaded (the raw datapoints, never the totals the engine computes from them, which an import into
 // DHIS2 would count twice), for data elements, organisation units (with `children`, their subtrees) and
-// periods, within the reader's part of the country. Identifiers as the import reads them back: the data
-// element as asked, the organisation unit's code, a campaign as the month it starts in (its day where
-// two campaigns start in one month).
+// periods, within the reader's part of the country. Identifiers as the import reads them back: asked
+// for by code, UID or name, written out by the scheme asked (CODE by default: the data element as
+// asked, the organisation unit's code), a campaign as the month it starts in (its day where two
+// campaigns start in one month).
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { badRequest } from '../core/errors.js'
 import type { AuthUser } from '../data/auth.js'
 import { permittedLocations } from '../engine/access.js'
+import type { IdScheme, IdSchemes } from './import.js'
+import { uidsOfRows } from './metadata-export.js'
 import { periodDays } from './periods.js'
 
 /** What an export asks for, as DHIS2's parameters name it. */
@@ -19,6 +22,8 @@ export interface ExportAsked {
   periods: string[]
   startDate?: string
   endDate?: string
+  /** How the values name their organisation units and data elements. */
+  schemes: IdSchemes
 }
 
 /** A value out, in a data value set's terms. */
@@ -29,21 +34,49 @@ export interface DataValueOut {
   value: string
 }
 
-/** The indicator each asked data element names: a code mapped to it, or its short name. */
-async function indicatorsOf(db: Kysely<DB>, codes: string[]) {
+/**
+ * The row each asked identifier names: its own code (a location's code, an indicator's short name), a
+ * code mapped to it (a DHIS2 UID mapped once included), or the UID a metadata export gives it.
+ */
+async function rowsNamed(db: Kysely<DB>, table: 'location' | 'indicator', asked: string[]): Promise<Map<string, number>> {
+  const own = table === 'location' ? 'location_code' : 'short_name'
   const mapped = await db
     .selectFrom('source_object_map')
     .select(['source_object_code as code', 'master_object_id as id'])
-    .where('content_type', '=', 'indicator')
-    .where('source_object_code', 'in', codes)
+    .where('content_type', '=', table)
+    .where('source_object_code', 'in', asked)
     .where('master_object_id', '>', 0)
     .execute()
-  const named = await db.selectFrom('indicator').select(['short_name as code', 'id']).where('short_name', 'in', codes).execute()
-  const byCode = new Map([...named, ...mapped].map((r) => [r.code, r.id]))
-  const unknown = codes.filter((code) => !byCode.has(code))
-  if (unknown.length)
-    throw badRequest('UNKNOWN_DATA_ELEMENT', `dataElement ${unknown.join(', ')}: neither a code mapped to an indicator nor an indicator's short name`)
-  return byCode
+  const named = await db
+    .selectFrom(table)
+    .select([`${own} as code`, 'id'])
+    .where(own, 'in', asked)
+    .execute()
+  const found = new Map([...mapped, ...named].map((r) => [r.code, r.id]))
+  if (asked.every((code) => found.has(code))) return found
+  // A UID derived from its code: only computed when something asked is not found otherwise.
+  const all = await db
+    .selectFrom(table)
+    .select([`${own} as code`, 'id'])
+    .execute()
+  for (const [id, uid] of await uidsOfRows(db, table, all)) if (!found.has(uid)) found.set(uid, id)
+  return found
+}
+
+/** How each row of `ids` is named out under `scheme`. */
+async function namesOut(db: Kysely<DB>, table: 'location' | 'indicator', ids: number[], scheme: IdScheme, asked: Map<string, number>) {
+  if (!ids.length) return new Map<number, string>()
+  const own = table === 'location' ? 'location_code' : 'short_name'
+  const rows = await db
+    .selectFrom(table)
+    .select(['id', 'name', `${own} as code`])
+    .where('id', 'in', ids)
+    .execute()
+  if (scheme === 'UID') return uidsOfRows(db, table, rows)
+  if (scheme === 'NAME') return new Map(rows.map((r) => [r.id, r.name]))
+  // CODE: a location's own code; a data element as it was asked for (the code the import will map back).
+  if (table === 'location') return new Map(rows.map((r) => [r.id, r.code]))
+  return new Map([...rows.map((r) => [r.id, r.code] as const), ...[...asked].map(([code, id]) => [id, code] as const)])
 }
 
 /** The campaigns asked for (those that start in a period, or between the dates), each with its period's name. */
@@ -80,20 +113,27 @@ export async function exportDataValues(db: Kysely<DB>, reader: AuthUser, asked: 
   if (!asked.dataElements.length) throw badRequest('MISSING_PARAMETER', 'dataElement: at least one (a code mapped to an indicator, or its short name)')
   if (!asked.orgUnits.length) throw badRequest('MISSING_PARAMETER', 'orgUnit: at least one location code')
   if (!asked.periods.length && !asked.startDate && !asked.endDate) throw badRequest('MISSING_PARAMETER', 'period, or startDate and endDate')
-  const indicators = await indicatorsOf(db, asked.dataElements)
-  const units = await db.selectFrom('location').select(['id', 'location_code']).where('location_code', 'in', asked.orgUnits).execute()
-  const missing = asked.orgUnits.filter((code) => !units.some((u) => u.location_code === code))
-  if (missing.length) throw badRequest('UNKNOWN_ORG_UNIT', `orgUnit ${missing.join(', ')}: no location has this code`)
+  const indicators = await rowsNamed(db, 'indicator', asked.dataElements)
+  const unknownElements = asked.dataElements.filter((code) => !indicators.has(code))
+  if (unknownElements.length) {
+    throw badRequest(
+      'UNKNOWN_DATA_ELEMENT',
+      `dataElement ${unknownElements.join(', ')}: neither a code mapped to an indicator, an indicator's short name, nor its UID`,
+    )
+  }
+  const unitOf = await rowsNamed(db, 'location', asked.orgUnits)
+  const missing = asked.orgUnits.filter((code) => !unitOf.has(code))
+  if (missing.length) throw badRequest('UNKNOWN_ORG_UNIT', `orgUnit ${missing.join(', ')}: no location has this code or UID`)
   const campaigns = await campaignsOf(db, asked)
   const campaignOfPeriod = new Map([...campaigns.values()].map((c) => [c.period, c.name]))
   if (!campaigns.size) return { values: [], campaignOfPeriod }
-  const codeOf = new Map([...indicators].map(([code, id]) => [id, code]))
-  const unitIds = units.map((u) => u.id)
+  const askedElements = new Map(asked.dataElements.map((code) => [code, indicators.get(code)!]))
+  const unitIds = [...new Set(asked.orgUnits.map((code) => unitOf.get(code)!))]
   const rows = await db
     .selectFrom('datapoint as d')
     .innerJoin('location as l', 'l.id', 'd.location_id')
-    .select(['d.indicator_id', 'd.campaign_id', 'd.value', 'l.location_code'])
-    .where('d.indicator_id', 'in', [...indicators.values()])
+    .select(['d.indicator_id', 'd.campaign_id', 'd.value', 'd.location_id'])
+    .where('d.indicator_id', 'in', [...askedElements.values()])
     .where('d.campaign_id', 'in', [...campaigns.keys()])
     .where('d.value', 'is not', null)
     .where(
@@ -104,10 +144,12 @@ export async function exportDataValues(db: Kysely<DB>, reader: AuthUser, asked: 
     .$if(reader.restricted, (q) => q.where(sql.ref('d.location_id'), 'in', permittedLocations(reader)))
     .orderBy(['l.location_code', 'd.campaign_id', 'd.indicator_id'])
     .execute()
+  const elementOut = await namesOut(db, 'indicator', [...new Set(askedElements.values())], asked.schemes.dataElement, askedElements)
+  const unitOut = await namesOut(db, 'location', [...new Set(rows.map((r) => r.location_id))], asked.schemes.orgUnit, unitOf)
   const values = rows.map((r) => ({
-    dataElement: codeOf.get(r.indicator_id)!,
+    dataElement: elementOut.get(r.indicator_id)!,
     period: campaigns.get(r.campaign_id!)!.period,
-    orgUnit: r.location_code,
+    orgUnit: unitOut.get(r.location_id)!,
     value: String(r.value),
   }))
   return { values, campaignOfPeriod }

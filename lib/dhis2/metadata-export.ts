@@ -62,6 +62,20 @@ async function uidsOf(db: Kysely<DB>, contentType: 'location' | 'indicator', ids
   return new Map(rows.map((r) => [r.id, r.code]))
 }
 
+/** Each row's UID as an export gives it: a DHIS2 UID mapped to it, else the one derived from its own code (a location's code, an indicator's short name). */
+export async function uidsOfRows(
+  db: Kysely<DB>,
+  contentType: 'location' | 'indicator',
+  rows: Array<{ id: number; code: string }>,
+): Promise<Map<number, string>> {
+  const mapped = await uidsOf(
+    db,
+    contentType,
+    rows.map((r) => r.id),
+  )
+  return new Map(rows.map((r) => [r.id, mapped.get(r.id) ?? derivedUid(contentType, r.code)]))
+}
+
 /** An ISO time as DHIS2 writes it (no offset). */
 const dhis2Time = (value: unknown) => (value instanceof Date ? value.toISOString() : String(value).replace(' ', 'T')).slice(0, 23)
 
@@ -76,12 +90,11 @@ async function exportUnits(db: Kysely<DB>, reader: AuthUser) {
     .orderBy('t.admin_level')
     .orderBy('l.location_code')
     .execute()
-  const uids = await uidsOf(
+  const uidOf = await uidsOfRows(
     db,
     'location',
-    rows.map((r) => r.id),
+    rows.map((r) => ({ id: r.id, code: r.location_code })),
   )
-  const uidOf = new Map(rows.map((r) => [r.id, uids.get(r.id) ?? derivedUid('location', r.location_code)]))
   return rows.map((r) => {
     const geometry = (r.geo_json as Row | null)?.geometry
     return {
@@ -112,13 +125,17 @@ async function exportElements(db: Kysely<DB>) {
     .orderBy('i.short_name')
     .execute()
   const ids = rows.map((r) => r.id)
-  const uids = await uidsOf(db, 'indicator', ids)
+  const uids = await uidsOfRows(
+    db,
+    'indicator',
+    rows.map((r) => ({ id: r.id, code: r.short_name })),
+  )
   const { rows: codes } = ids.length
     ? await sql<{ id: number; code: string }>`select master_object_id as id, source_object_code as code from source_object_map
         where content_type = 'indicator' and master_object_id = any(${ids}::int4[]) order by id`.execute(db)
     : { rows: [] }
   return rows.map((r) => {
-    const id = uids.get(r.id) ?? derivedUid('indicator', r.short_name)
+    const id = uids.get(r.id)!
     // Its code: the first code mapped to it that is not its UID, else its short name (as a template names it).
     const code = codes.find((c) => c.id === r.id && c.code !== id)?.code ?? r.short_name
     const [valueType, aggregationType] = VALUE_TYPE_OF[r.data_format as keyof typeof VALUE_TYPE_OF]
