@@ -14,7 +14,6 @@ import { ApiError } from '../lib/core/errors.js'
 import { createRow, updateRow } from '../lib/api/crud.js'
 import { QueryParams } from '../lib/api/query-params.js'
 import type { Context } from '../lib/api/resource.js'
-import { UploadGate } from '../lib/api/upload-gate.js'
 import type { AuthUser } from '../lib/data/auth.js'
 import { exportMetadata, metadataExportAsked } from '../lib/dhis2/metadata-export.js'
 import { importMetadata, type MetadataKind, type ResourceDoors } from '../lib/dhis2/metadata-import.js'
@@ -243,9 +242,8 @@ export default fp(
   async function dhis2Metadata(app: FastifyInstance) {
     // A user's imports in progress count with her uploads (429 past the limit): each holds its body and
     // a transaction for all its objects.
-    const gate = new UploadGate(app.config.WORK_QUEUE_PER_USER)
-    app.addHook('onRequest', async (request, reply) => gate.enter(request, reply))
-    app.addHook('onSend', async (request) => gate.answered(request))
+    const gate = app.uploadGate
+    gate.countIn(app)
     for (const path of ['/api/metadata', '/api/metadata.json']) {
       // DHIS2's clients name the format in the path too: the same routes, documented once.
       const hide = path !== '/api/metadata'

@@ -14,7 +14,6 @@ import { adxOf, valuesOfAdx } from '../lib/dhis2/adx.js'
 import { type DataValueOut, exportDataValues } from '../lib/dhis2/export.js'
 import { type IdScheme, type IdSchemes, type ImportOptions, type ImportSummary, importDataValues } from '../lib/dhis2/import.js'
 import { assertMayCall } from '../lib/engine/access.js'
-import { UploadGate } from '../lib/api/upload-gate.js'
 import campaignDatapoint from '../resources/campaign_datapoint.js'
 
 /** The largest data value set a request may send (413 past it, as every body past its limit). */
@@ -229,9 +228,8 @@ export default fp(
     // CSV as DHIS2 sends it; JSON by the API's own parser. Only in this plugin's routes.
     // A user's imports in progress are counted with the same limit as her uploads (429 past it): each
     // holds its body and a transaction for the whole pipeline.
-    const gate = new UploadGate(app.config.WORK_QUEUE_PER_USER)
-    app.addHook('onRequest', async (request, reply) => gate.enter(request, reply))
-    app.addHook('onSend', async (request) => gate.answered(request))
+    const gate = app.uploadGate
+    gate.countIn(app)
     for (const type of ['application/csv', 'text/csv', ...ADX_TYPES]) {
       app.addContentTypeParser(type, { parseAs: 'string' }, (_request, body, done) => done(null, body))
     }

@@ -5,7 +5,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import fp from 'fastify-plugin'
 import multipart, { type MultipartFile } from '@fastify/multipart'
 import { discard, removeSpoolFolder, type Spooled, spoolStream } from '../lib/ingest/spool.js'
-import { UploadGate } from '../lib/api/upload-gate.js'
 import { ApiError } from '../lib/core/errors.js'
 import { describeResource } from '../lib/api/schema-doc.js'
 import { allowedMethods, documentOnly, queryValidation, routeSchema, type UrlKind } from '../lib/api/route-schemas.js'
@@ -81,7 +80,7 @@ type Handler = (request: DispatchedRequest, reply: FastifyReply, resource: Resou
  * that take files, in a context of their own: it adds three async hooks to each request of its context.
  */
 async function registerAll(app: FastifyInstance, handle: Handler) {
-  const { MAX_UPLOAD_BYTES, DATA_DIR, WORK_QUEUE_PER_USER } = app.config
+  const { MAX_UPLOAD_BYTES, DATA_DIR } = app.config
   const takesFiles = resources.filter((r) => r.multipart)
   await app.register(async (uploads) => {
     // A file part goes to a spool file as it arrives, never into memory whole; removed after the answer
@@ -90,10 +89,9 @@ async function registerAll(app: FastifyInstance, handle: Handler) {
       ;(part as MultipartFile & { spooled: Spooled }).spooled = await spoolStream(DATA_DIR, part.file, MAX_UPLOAD_BYTES)
     }
     // The user's uploads in progress are counted before a byte of the body is read: past the limit, 429.
-    const gate = new UploadGate(WORK_QUEUE_PER_USER)
-    uploads.addHook('onRequest', async (request, reply) => gate.enter(request, reply))
+    const gate = app.uploadGate
+    gate.countIn(uploads)
     await uploads.register(multipart, { attachFieldsToBody: true, onFile, limits: { fileSize: MAX_UPLOAD_BYTES, files: 2 } })
-    uploads.addHook('onSend', async (request) => gate.answered(request))
     uploads.addHook('onResponse', async (request) => {
       await Promise.all(spooledFiles(request.body).map(discard))
     })

@@ -2,6 +2,7 @@
 // imported through the upload pipeline and exported, with ADX's ISO 8601 periods and a disaggregation
 // written as attributes set aside by name; and HTTP Basic with a person's password, as DHIS2's clients
 // send it, on DHIS2's paths only and within the sign-in door's budgets.
+import { request as httpRequest } from 'node:http'
 import t from 'tap'
 import { client } from './api.js'
 import { ADMIN_KEY, build, rowCounts } from './helper.js'
@@ -129,4 +130,37 @@ t.test('HTTP Basic with a password, as DHIS2’s clients send it', async (t) => 
     status = (await api.get('/api/dataValueSets?dataElement=X&orgUnit=VD11&period=201610', { authorization: basic('admin', `guess ${i}`) })).status
   }
   t.equal(status, 429, 'wrong passwords are budgeted as at sign-in')
+})
+
+t.test('a person’s uploads, data value sets and metadata imports in progress are counted together', async (t) => {
+  const { app } = await build(t, { WORK_QUEUE_PER_USER: 1 })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  const api = client(app)
+  // A document upload whose body is still arriving holds the person's one place.
+  const held = httpRequest({
+    host: '127.0.0.1',
+    port,
+    path: '/api/v1/document/',
+    method: 'POST',
+    headers: { authorization: `ApiKey admin:${ADMIN_KEY}`, 'content-type': 'application/json', 'content-length': '1000' },
+  })
+  held.on('error', () => {})
+  const closed = new Promise((resolve) => held.once('close', resolve))
+  held.write('{"docfile":"')
+  let status = 0
+  for (let i = 0; i < 50 && status !== 429; i++) {
+    status = (await api.post('/api/dataValueSets', { dataValues: [] })).status
+    if (status !== 429) await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  t.equal(status, 429, 'a data value set while an upload arrives: 429')
+  t.equal((await api.post('/api/metadata', { organisationUnits: [] })).status, 429, 'a metadata import too')
+  held.destroy()
+  await closed
+  let after = 429
+  for (let i = 0; i < 50 && after === 429; i++) {
+    after = (await api.post('/api/dataValueSets', { dataValues: [] })).status
+    if (after === 429) await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  t.equal(after, 200, 'once the upload is gone, the import runs')
 })

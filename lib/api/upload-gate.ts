@@ -4,7 +4,7 @@
 // body has arrived, the place is held until the request is answered (its file read, or refused). Without it, each concurrent upload holds its
 // body (a spool file, or a JSON body up to BODY_LIMIT_BYTES on the heap) before the parsing pool's own
 // per-user queue is reached, so one person could have any number of bodies in memory at a time.
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError } from '../core/errors.js'
 
 const RETRY_AFTER_S = 5
@@ -26,6 +26,12 @@ export class UploadGate {
   private readonly slots = new WeakMap<FastifyRequest, Slot>()
 
   constructor(private readonly perUser: number) {}
+
+  /** Counts the requests of `scope` (a plugin's routes, whose handlers answer through reply.send): from arrival until answered. */
+  countIn(scope: FastifyInstance) {
+    scope.addHook('onRequest', async (request, reply) => this.enter(request, reply))
+    scope.addHook('onSend', async (request) => this.answered(request))
+  }
 
   /** Counts `request` for its user until it ends; a 429 when she already has `perUser` in progress. */
   enter(request: FastifyRequest, reply: FastifyReply) {
