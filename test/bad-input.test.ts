@@ -432,7 +432,17 @@ t.test('bad-input corpus: a 4xx naming the problem, no 5xx, no stack trace, noth
       url: '/api/v1/campaign/',
       headers: { authorization },
       status: 401,
-      message: /Authentication required|Invalid API key/,
+      message: /Authentication required|Invalid API key|HTTP Basic is taken on DHIS2's paths only/,
+    })
+  }
+  // HTTP Basic where it is taken (DHIS2's paths): a wrong pair, a pair without its colon, not base64.
+  for (const authorization of ['Basic YWRtaW46YWRtaW4=', 'Basic YWRtaW4=', 'Basic !!!']) {
+    add({
+      name: `DHIS2 path, authorization ${authorization}`,
+      url: '/api/dataValueSets?dataElement=x&orgUnit=y&period=2016',
+      headers: { authorization },
+      status: 401,
+      message: /Wrong username or password|Authentication required/,
     })
   }
 
