@@ -170,6 +170,17 @@ const importSchema = {
       async: { type: 'string', description: 'false (the import answers when done)' },
     },
   },
+  // Described, not constrained: readMetadataPayload names what it cannot read (a 400 per object).
+  body: {
+    content: {
+      'application/json': {
+        // No type: its reader's 400s name what is wrong better than a schema's would.
+        schema: {
+          description: 'a JSON object, DHIS2 metadata: organisationUnitLevels, organisationUnits and dataElements lists (other keys ignored, listed)',
+        },
+      },
+    },
+  },
   response: { 200: reportSchema, 400: errorSchema, 401: errorSchema, 403: errorSchema, 413: errorSchema, 415: errorSchema, 429: errorSchema },
 }
 

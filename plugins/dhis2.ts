@@ -245,6 +245,29 @@ export default fp(
             'Import a DHIS2 data value set (JSON, CSV as application/csv, or ADX as application/adx+xml) through the upload pipeline; DHIS2’s import summary',
           security: API_SECURITY,
           // Described, not constrained: the handler names what it does not honour (importOptions).
+          // Described, not constrained: the readers name what they cannot read (lib/dhis2/data-values.ts, adx.ts).
+          body: {
+            content: {
+              'application/json': {
+                // No type: its reader's 400s name what is wrong better than a schema's would.
+                schema: {
+                  description:
+                    'dataValues (dataElement, period, orgUnit, categoryOptionCombo, value, comment), and the set’s period and orgUnit for values that name none',
+                },
+              },
+              'application/csv': {
+                schema: {
+                  type: 'string',
+                  description: 'DHIS2’s CSV: dataelement, period, orgunit, categoryoptioncombo, attributeoptioncombo, value…, with or without its header',
+                },
+              },
+              'text/csv': { schema: { type: 'string', description: 'the same CSV' } },
+              'application/adx+xml': {
+                schema: { type: 'string', description: 'ADX: <group orgUnit period dataSet> elements of <dataValue dataElement value/>' },
+              },
+              'application/xml+adx': { schema: { type: 'string', description: 'ADX, under the name DHIS2’s documentation also uses' } },
+            },
+          },
           querystring: {
             type: 'object',
             properties: {

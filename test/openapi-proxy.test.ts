@@ -238,6 +238,26 @@ t.test("a validating proxy finds no violation in the original client's traffic a
     expect(await api.delete(`/${name}/${id}/?cascade=true`), 204, `${name}: delete`)
   }
 
+  // DHIS2's paths: the tree out and back in; a data value set in as JSON, CSV and ADX (a period no
+  // campaign starts in: a summary with its conflict), and out in each format.
+  const metadata = await api.get('/api/metadata')
+  expect(metadata, 200, 'DHIS2 metadata out')
+  expect(await api.post('/api/metadata', metadata.body), 200, 'and back in')
+  const element = (await api.get(`/indicator/${w.n}/`)).body.short_name
+  const unit = (await api.get(`/location/${w.a1}/`)).body.location_code
+  const sets: Array<[string, string]> = [
+    ['application/json', JSON.stringify({ dataValues: [{ dataElement: element, period: '190001', orgUnit: unit, value: '1' }] })],
+    ['application/csv', `dataelement,period,orgunit,categoryoptioncombo,attributeoptioncombo,value\n${element},190001,${unit},,,1\n`],
+    [
+      'application/adx+xml',
+      `<adx xmlns="urn:ihe:qrph:adx:2015"><group orgUnit="${unit}" period="1900-01-01/P1M" dataSet="x"><dataValue dataElement="${element}" value="1"/></group></adx>`,
+    ],
+  ]
+  for (const [type, body] of sets) expect(await api.post('/api/dataValueSets', body, { ...admin, 'content-type': type }), 200, `a data value set in, ${type}`)
+  const asked = `/api/dataValueSets?dataElement=${encodeURIComponent(element)}&orgUnit=${encodeURIComponent(unit)}&startDate=1900-01-01&endDate=2999-12-31`
+  for (const accept of ['application/json', 'application/csv', 'application/adx+xml'])
+    expect(await api.get(asked, { ...admin, accept }), 200, `values out, ${accept}`)
+
   t.same(found, [], 'no request or answer violates the document')
   t.ok(Object.keys(listed).length > 20, `${Object.keys(listed).length} resources read through the proxy`)
 })
