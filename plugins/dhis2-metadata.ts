@@ -76,6 +76,11 @@ function doorsOf(app: FastifyInstance, request: FastifyRequest, user: AuthUser, 
 async function importPayload(app: FastifyInstance, request: FastifyRequest<{ Querystring: Query }>, reply: FastifyReply) {
   const user = authenticatedUser(request)
   const options = metadataImportOptions(request.query)
+  // A form (curl -d without a content type) would read as one odd key and import nothing, answered OK.
+  const type = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
+  if (type !== 'application/json') {
+    throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Type ${type || '(none)'}: metadata is imported as application/json`)
+  }
   const payload = readMetadataPayload(request.body)
   const present = (Object.keys(WRITTEN_AS) as Array<keyof typeof WRITTEN_AS>).filter((type) => payload[type]?.length)
   // Someone who may write none of what she sends is told so at once (403), as for a write of /api/v1;

@@ -6,10 +6,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
+import { neutralise } from '../lib/api/csv-export.js'
 import { authenticatedUser } from '../lib/api/request.js'
 import { stringify } from 'csv-stringify/sync'
 import { badRequest } from '../lib/core/errors.js'
-import { type DataValue, valuesOfCsv, valuesOfJson } from '../lib/dhis2/data-values.js'
+import { type DataValue, text, valuesOfCsv, valuesOfJson } from '../lib/dhis2/data-values.js'
 import { adxOf, valuesOfAdx } from '../lib/dhis2/adx.js'
 import { type DataValueOut, exportDataValues } from '../lib/dhis2/export.js'
 import { type IdScheme, type IdSchemes, type ImportOptions, type ImportSummary, importDataValues } from '../lib/dhis2/import.js'
@@ -121,8 +122,12 @@ async function importSet(app: FastifyInstance, request: FastifyRequest<{ Queryst
   return reply.send(envelope(summary))
 }
 
-/** A query parameter as a list: repeated, or one value with commas. */
-const listOf = (value: string | string[] | undefined) => (Array.isArray(value) ? value : value ? [value] : []).flatMap((v) => v.split(',')).filter(Boolean)
+/** A query parameter as a list: repeated, or one value with commas; each checked as a value set's fields are (no NUL, 255 characters at most). */
+const listOf = (value: string | string[] | undefined, name = 'a parameter') =>
+  (Array.isArray(value) ? value : value ? [value] : [])
+    .flatMap((v) => v.split(','))
+    .map((v) => text(v, name) ?? '')
+    .filter(Boolean)
 
 /** The format the reader asks for: by the path's extension, else by Accept (JSON by default). */
 function formatAsked(request: FastifyRequest): 'json' | 'csv' | 'adx' {
@@ -137,7 +142,8 @@ function formatAsked(request: FastifyRequest): 'json' | 'csv' | 'adx' {
 /** The values as DHIS2's CSV, its header first. */
 const csvOf = (values: DataValueOut[]) =>
   stringify(
-    values.map((v) => [v.dataElement, v.period, v.orgUnit, '', '', v.value]),
+    // Neutralised as every CSV export is: a code a spreadsheet would run as a formula gets a leading '.
+    values.map((v) => [v.dataElement, v.period, v.orgUnit, '', '', v.value].map(neutralise)),
     { header: true, columns: ['dataelement', 'period', 'orgunit', 'categoryoptioncombo', 'attributeoptioncombo', 'value'] },
   )
 
@@ -149,10 +155,10 @@ async function exportSet(app: FastifyInstance, request: FastifyRequest<{ Queryst
   const q = request.query
   const one = (name: string) => listOf(q[name])[0]
   const { values, campaignOfPeriod } = await exportDataValues(app.db.db, user, {
-    dataElements: listOf(q.dataElement),
-    orgUnits: listOf(q.orgUnit),
-    children: one('children') === 'true',
-    periods: listOf(q.period),
+    dataElements: listOf(q.dataElement, 'dataElement'),
+    orgUnits: listOf(q.orgUnit, 'orgUnit'),
+    children: ['true', '1'].includes(one('children')?.toLowerCase() ?? ''),
+    periods: listOf(q.period, 'period'),
     startDate: one('startDate'),
     endDate: one('endDate'),
     // Codes by default, as the data browser's link and the import read them; DHIS2's own default is UID.

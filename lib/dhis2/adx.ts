@@ -5,7 +5,7 @@
 // none (a disaggregation is an indicator of its own), so such a value is set aside, named.
 import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser'
 import { ApiError } from '../core/errors.js'
-import type { DataValue } from './data-values.js'
+import { type DataValue, text } from './data-values.js'
 import type { DataValueOut } from './export.js'
 
 /** ADX's namespace, on the root element of every message. */
@@ -13,6 +13,8 @@ const ADX_NAMESPACE = 'urn:ihe:qrph:adx:2015'
 
 /** A data value's attributes that are not a disaggregation. */
 const VALUE_ATTRIBUTES = new Set(['dataElement', 'value', 'categoryOptionCombo', 'attributeOptionCombo', 'comment', 'storedBy', 'annotation'])
+/** A group's attributes that are not a disaggregation (of every value in it): ADX's and DHIS2's own. */
+const GROUP_ATTRIBUTES = new Set(['orgUnit', 'period', 'dataSet', 'completeDate', 'attributeOptionCombo', 'dataValue', 'schemaLocation', 'xmlns'])
 
 const badMessage = (message: string) => new ApiError(400, 'BAD_DATA_VALUE_SET', message)
 
@@ -25,15 +27,23 @@ const parser = new XMLParser({
   // Attributes stay text: a code "007" is not the number 7.
   parseAttributeValue: false,
   parseTagValue: false,
-  // Neither a DTD's entities nor the predefined ones are expanded: no value needs them, and a DTD's could multiply a body.
-  processEntities: false,
+  // XML's five predefined entities and character references (&#38;) are read, a name "Mother &amp;
+  // Child" as written; a DTD, whose entities could multiply a body, is refused before parsing.
+  processEntities: true,
+  htmlEntities: true,
   isArray: (name) => name === 'group' || name === 'dataValue',
 })
 
-/** An attribute's text, or undefined. */
-const attribute = (element: Element, name: string) => {
+/** An attribute's text, or undefined; a NUL or a value past its length is a 400 naming where. */
+const attribute = (element: Element, name: string, where: string) => {
   const value = element[name]
-  return typeof value === 'string' && value.trim() ? value.trim() : undefined
+  return typeof value === 'string' ? text(value, `ADX: ${where}, ${name}`) || undefined : undefined
+}
+
+/** The disaggregation written as attributes of their own (`SEX=F AGE=0-4`), or undefined. */
+function categoriesOf(element: Element, known: Set<string>, where: string): string | undefined {
+  const names = Object.keys(element).filter((name) => !known.has(name) && typeof element[name] === 'string')
+  return names.length ? names.map((name) => `${name}=${attribute(element, name, where) ?? ''}`).join(' ') : undefined
 }
 
 /** The values of an ADX message, each with its group's orgUnit and period; a 400 naming what is missing or malformed. */
@@ -41,28 +51,38 @@ export function valuesOfAdx(body: string): DataValue[] {
   if (/<!DOCTYPE/i.test(body)) throw badMessage('ADX: a document type declaration (<!DOCTYPE) is not read; send the message without it')
   const valid = XMLValidator.validate(body)
   if (valid !== true) throw badMessage(`ADX: not well-formed XML at line ${valid.err.line}, column ${valid.err.col}: ${valid.err.msg}`)
-  const root = parser.parse(body).adx as Element | undefined
+  let parsed: Element
+  try {
+    parsed = parser.parse(body)
+  } catch (error) {
+    // The validator passes what the parser's own limits then refuse (elements nested past 100 deep).
+    throw badMessage(`ADX: ${(error as Error).message}`)
+  }
+  const root = parsed.adx as Element | undefined
   if (!root || typeof root !== 'object') throw badMessage('ADX: the root element is <adx> (xmlns="urn:ihe:qrph:adx:2015")')
   const values: DataValue[] = []
   for (const [g, group] of ((root.group as Element[] | undefined) ?? []).entries()) {
-    const orgUnit = attribute(group, 'orgUnit')
-    const period = attribute(group, 'period')
+    const where = `group ${g + 1}`
+    const orgUnit = attribute(group, 'orgUnit', where)
+    const period = attribute(group, 'period', where)
     if (!orgUnit || !period) throw badMessage(`ADX: group ${g + 1} needs its orgUnit and period attributes`)
+    const groupCategories = categoriesOf(group, GROUP_ATTRIBUTES, where)
     for (const element of (group.dataValue as Element[] | undefined) ?? []) {
-      const dataElement = attribute(element, 'dataElement')
-      const value = attribute(element, 'value')
-      if (!dataElement || value === undefined) throw badMessage(`ADX: value ${values.length + 1} (group ${g + 1}) needs its dataElement and value attributes`)
-      const categories = Object.keys(element).filter((name) => !VALUE_ATTRIBUTES.has(name))
+      const at = `value ${values.length + 1} (group ${g + 1})`
+      const dataElement = attribute(element, 'dataElement', at)
+      const value = attribute(element, 'value', at)
+      if (!dataElement || value === undefined) throw badMessage(`ADX: ${at} needs its dataElement and value attributes`)
+      const categories = [groupCategories, categoriesOf(element, VALUE_ATTRIBUTES, at)].filter(Boolean).join(' ')
       values.push({
         index: values.length,
         dataElement,
         period,
         orgUnit,
         value,
-        categoryOptionCombo: attribute(element, 'categoryOptionCombo'),
-        attributeOptionCombo: attribute(element, 'attributeOptionCombo') ?? attribute(group, 'attributeOptionCombo'),
-        comment: attribute(element, 'comment'),
-        disaggregation: categories.length ? categories.map((name) => `${name}=${attribute(element, name) ?? ''}`).join(' ') : undefined,
+        categoryOptionCombo: attribute(element, 'categoryOptionCombo', at),
+        attributeOptionCombo: attribute(element, 'attributeOptionCombo', at) ?? attribute(group, 'attributeOptionCombo', where),
+        comment: attribute(element, 'comment', at),
+        disaggregation: categories || undefined,
       })
     }
   }

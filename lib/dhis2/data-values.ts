@@ -22,11 +22,20 @@ export interface DataValue {
 
 const badSet = (message: string) => new ApiError(400, 'BAD_DATA_VALUE_SET', message)
 
-/** A field as text: a string, number or boolean; anything else is a 400 naming where. */
-function text(value: unknown, where = 'a field'): string | undefined {
+/** The longest identifier or value read (DHIS2's own are 11 to 50 characters; the columns that keep them hold 255). */
+const MAX_FIELD = 255
+/** A comment, which DHIS2 keeps to 50,000 characters (this API does not keep it). */
+const MAX_COMMENT = 50_000
+
+/** A field as text: a string, number or boolean; anything else, a NUL or a field past `max` characters is a 400 naming where. */
+export function text(value: unknown, where = 'a field', max = MAX_FIELD): string | undefined {
   if (value === undefined || value === null) return undefined
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value).trim()
-  throw badSet(`${where}: a string or a number is required`)
+  if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') throw badSet(`${where}: a string or a number is required`)
+  const field = String(value).trim()
+  // PostgreSQL's text holds no NUL: refused here, by name, rather than by the database.
+  if (field.includes('\u0000')) throw badSet(`${where}: a NUL character (\\u0000) is not text`)
+  if (field.length > max) throw badSet(`${where}: at most ${max} characters`)
+  return field
 }
 
 /** The values of a JSON data value set. */
@@ -45,7 +54,7 @@ export function valuesOfJson(body: unknown): DataValue[] {
       categoryOptionCombo: field('categoryOptionCombo'),
       attributeOptionCombo: field('attributeOptionCombo') ?? text(set.attributeOptionCombo, 'attributeOptionCombo'),
       value: field('value') ?? '',
-      comment: field('comment'),
+      comment: text(value.comment, `dataValues[${index}].comment`, MAX_COMMENT),
     })
   })
 }
@@ -72,19 +81,19 @@ export function valuesOfCsv(body: string): DataValue[] {
   const first = lines[0]?.map((cell) => cell.toLowerCase().replace(/[^a-z]/g, ''))
   const headed = first?.includes('dataelement')
   const columns = headed ? first.map((name) => CSV_ALIASES[name] ?? name) : CSV_COLUMNS
-  const at = (line: string[], name: string) => {
+  const at = (line: string[], name: string, index: number) => {
     const i = columns.indexOf(name)
-    return i < 0 ? undefined : text(line[i]) || undefined
+    return i < 0 ? undefined : text(line[i], `line ${index + (headed ? 2 : 1)}, ${name}`, name === 'comment' ? MAX_COMMENT : MAX_FIELD) || undefined
   }
   return lines.slice(headed ? 1 : 0).map((line, index) =>
     required(index, {
-      dataElement: at(line, 'dataelement'),
-      period: at(line, 'period'),
-      orgUnit: at(line, 'orgunit'),
-      categoryOptionCombo: at(line, 'categoryoptioncombo'),
-      attributeOptionCombo: at(line, 'attributeoptioncombo'),
-      value: at(line, 'value') ?? '',
-      comment: at(line, 'comment'),
+      dataElement: at(line, 'dataelement', index),
+      period: at(line, 'period', index),
+      orgUnit: at(line, 'orgunit', index),
+      categoryOptionCombo: at(line, 'categoryoptioncombo', index),
+      attributeOptionCombo: at(line, 'attributeoptioncombo', index),
+      value: at(line, 'value', index) ?? '',
+      comment: at(line, 'comment', index),
     }),
   )
 }

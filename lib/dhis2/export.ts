@@ -11,7 +11,7 @@ import { badRequest } from '../core/errors.js'
 import type { AuthUser } from '../data/auth.js'
 import { permittedLocations } from '../engine/access.js'
 import type { IdScheme, IdSchemes } from './import.js'
-import { uidsOfRows } from './metadata-export.js'
+import { UID_PATTERN, uidsOfRows } from './metadata-export.js'
 import { periodDays } from './periods.js'
 
 /** What an export asks for, as DHIS2's parameters name it. */
@@ -35,8 +35,10 @@ export interface DataValueOut {
 }
 
 /**
- * The row each asked identifier names: its own code (a location's code, an indicator's short name), a
- * code mapped to it (a DHIS2 UID mapped once included), or the UID a metadata export gives it.
+ * The row each asked identifier names, in this order: a code mapped to it (a DHIS2 UID mapped once
+ * included), the UID a metadata export gives it, its own code (a location's code, an indicator's short
+ * name). Codes anyone may give a new location come last: a unit named after another's UID does not
+ * take its place.
  */
 async function rowsNamed(db: Kysely<DB>, table: 'location' | 'indicator', asked: string[]): Promise<Map<string, number>> {
   const own = table === 'location' ? 'location_code' : 'short_name'
@@ -47,19 +49,24 @@ async function rowsNamed(db: Kysely<DB>, table: 'location' | 'indicator', asked:
     .where('source_object_code', 'in', asked)
     .where('master_object_id', '>', 0)
     .execute()
-  const named = await db
-    .selectFrom(table)
-    .select([`${own} as code`, 'id'])
-    .where(own, 'in', asked)
-    .execute()
-  const found = new Map([...mapped, ...named].map((r) => [r.code, r.id]))
-  if (asked.every((code) => found.has(code))) return found
-  // A UID derived from its code: only computed when something asked is not found otherwise.
-  const all = await db
-    .selectFrom(table)
-    .select([`${own} as code`, 'id'])
-    .execute()
-  for (const [id, uid] of await uidsOfRows(db, table, all)) if (!found.has(uid)) found.set(uid, id)
+  const found = new Map(mapped.map((r) => [r.code, r.id]))
+  // A UID derived from a row's code: computed only when a UID-shaped identifier is not mapped.
+  const uidLike = new Set(asked.filter((code) => !found.has(code) && UID_PATTERN.test(code)))
+  if (uidLike.size) {
+    const all = await db
+      .selectFrom(table)
+      .select([`${own} as code`, 'id'])
+      .execute()
+    for (const [id, uid] of await uidsOfRows(db, table, all)) if (uidLike.has(uid) && !found.has(uid)) found.set(uid, id)
+  }
+  const rest = asked.filter((code) => !found.has(code))
+  if (rest.length)
+    for (const r of await db
+      .selectFrom(table)
+      .select([`${own} as code`, 'id'])
+      .where(own, 'in', rest)
+      .execute())
+      found.set(r.code, r.id)
   return found
 }
 
@@ -90,7 +97,9 @@ async function campaignsOf(db: Kysely<DB>, asked: ExportAsked) {
     ['startDate', asked.startDate],
     ['endDate', asked.endDate],
   ] as const) {
-    if (day !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(day)) throw badRequest('INVALID_PARAMETER', `${name} ${day}: a day as YYYY-MM-DD`)
+    if (day !== undefined && (!/^\d{4}-\d{2}-\d{2}$/.test(day) || 'problem' in periodDays(day.replaceAll('-', '')))) {
+      throw badRequest('INVALID_PARAMETER', `${name} ${day}: a day as YYYY-MM-DD`)
+    }
   }
   if (asked.startDate || asked.endDate) ranges.push({ first: asked.startDate ?? '0000-01-01', last: asked.endDate ?? '9999-12-31' })
   const all = await db.selectFrom('campaign').select(['id', 'name', 'start_date']).execute()

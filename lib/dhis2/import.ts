@@ -161,18 +161,33 @@ async function storedValues(db: Kysely<DB>, values: DataValue[], campaignOf: Map
 /** The most cells a data value set's campaign file may have: places and campaigns × data elements. */
 const MAX_CELLS = 1_000_000
 
+/** A campaign file's line: its organisation unit and campaign (by code), in the file's order. */
+interface FileRow {
+  orgUnit: string
+  campaign: string
+}
+
 /**
  * The values as a campaign file's text: a line per organisation unit and campaign (by its code), a
- * column per data element; a 400 when that table would be too large to write (it is dense).
+ * column per data element, and the file's rows in order; a 400 when that table would be too large to
+ * write (it is dense). A value a later one of the same key replaces is a conflict: the last is kept.
  */
-function campaignFile(values: DataValue[], campaignOf: Map<number, number>, codeOf: Map<number, string>): string {
+function campaignFile(values: DataValue[], campaignOf: Map<number, number>, codeOf: Map<number, string>, conflict: Conflict) {
   const elements = [...new Set(values.map((v) => v.dataElement))]
-  const lines = new Map<string, Record<string, string>>()
+  const lines = new Map<string, { row: FileRow; cells: Record<string, string>; sent: Map<string, number> }>()
   for (const value of values) {
     const campaign = codeOf.get(campaignOf.get(value.index)!)!
     const key = JSON.stringify([value.orgUnit, campaign])
-    const line = lines.get(key) ?? { geocode: value.orgUnit, campaign }
-    line[value.dataElement] = value.value
+    const line = lines.get(key) ?? {
+      row: { orgUnit: value.orgUnit, campaign },
+      cells: { geocode: value.orgUnit, campaign } as Record<string, string>,
+      sent: new Map<string, number>(),
+    }
+    const earlier = line.sent.get(value.dataElement)
+    if (earlier !== undefined)
+      conflict(value.dataElement, `dataElement ${value.dataElement}: a later value in this set has the same place and period; the last is kept`, earlier)
+    line.cells[value.dataElement] = value.value
+    line.sent.set(value.dataElement, value.index)
     lines.set(key, line)
   }
   if (elements.length > MAX_COLUMNS || lines.size * elements.length > MAX_CELLS) {
@@ -181,7 +196,11 @@ function campaignFile(values: DataValue[], campaignOf: Map<number, number>, code
       `${lines.size} places and campaigns × ${elements.length} data elements: at most ${MAX_COLUMNS} data elements and ${MAX_CELLS} cells a set; send it in parts by data element`,
     )
   }
-  return stringify([...lines.values()], { header: true, columns: ['geocode', 'campaign', ...elements] })
+  const text = stringify(
+    [...lines.values()].map((l) => l.cells),
+    { header: true, columns: ['geocode', 'campaign', ...elements] },
+  )
+  return { text, rows: [...lines.values()].map((l) => l.row) }
 }
 
 /**
@@ -211,6 +230,11 @@ export async function importDataValues(
         `dataElement ${v.dataElement}: a column name an upload reserves (geocode, campaign, location_name, unique_key, data_date)`,
         v.index,
       )
+      return false
+    }
+    const formula = [v.dataElement, v.orgUnit, v.value].find((field) => field.startsWith('='))
+    if (formula !== undefined) {
+      conflict(formula, `${formula.slice(0, 40)}: a formula; a data value set carries values, not formulas`, v.index)
       return false
     }
     if (v.disaggregation) {
@@ -257,7 +281,7 @@ export async function importDataValues(
       if (!placed.length) throw new NothingKept(summary({}))
       // Each campaign by a code mapped to it (its name, mapped here when none is), as a template names it.
       const { codes } = await ensureCodes(trx, 'campaign', [...new Set(campaignOf.values())], user)
-      const text = campaignFile(placed, campaignOf, codes)
+      const { text, rows } = campaignFile(placed, campaignOf, codes, conflict)
       await writeFile(path, text)
       const input = { path, size: Buffer.byteLength(text), owner: `user ${user.id}`, title: 'dataValueSets.csv', fileType: 'campaign' }
       const id = await storeUpload(trx, config.DATA_DIR, input, await checkUpload(input), user.id)
@@ -266,6 +290,7 @@ export async function importDataValues(
       const stats = (await ingest(trx, doc, user, config.DATA_DIR, true)) as unknown as PipelineStats
       const sent = new Map(values.map((v) => [v.index, v]))
       pipelineConflicts(stats, placed, conflict, sent)
+      rejectedConflicts(stats, rows, placed, (v) => codes.get(campaignOf.get(v.index)!)!, conflict, sent)
       const counts = stats.datapoints ?? {}
       const made = summary({ imported: counts.inserted ?? 0, updated: counts.updated ?? 0, deleted: counts.deleted ?? 0 }, options.dryRun ? undefined : id)
       if (options.dryRun) throw new NothingKept(made)
@@ -286,6 +311,31 @@ interface PipelineStats {
   datapoints?: { inserted?: number; updated?: number; deleted?: number }
   unmapped?: { indicator?: { items?: string[] } | string[]; location?: { items?: string[] } | string[]; campaign?: { items?: string[] } | string[] }
   forbidden_rows?: { items?: Array<{ location_code: string }> }
+  rejected_cells?: { items?: Array<{ row_number: number; column: string; value: unknown; reason: string }> }
+}
+
+/**
+ * The cells the pipeline refused (a value that is not a number, a count below zero…) as conflicts of
+ * the values they came from: the file's row (0 its first) and column name the place, period and data
+ * element. The pipeline lists the first 100.
+ */
+function rejectedConflicts(
+  stats: PipelineStats,
+  rows: FileRow[],
+  values: DataValue[],
+  campaignCode: (v: DataValue) => string,
+  conflict: Conflict,
+  sent: Map<number, DataValue>,
+) {
+  for (const cell of stats.rejected_cells?.items ?? []) {
+    const row = rows[cell.row_number]
+    if (!row) continue
+    // The last of the key: the one the file holds.
+    const value = values.filter((v) => v.dataElement === cell.column && v.orgUnit === row.orgUnit && campaignCode(v) === row.campaign).at(-1)
+    if (!value) continue
+    const { dataElement } = sent.get(value.index) ?? value
+    conflict(dataElement, `value ${String(cell.value)} of dataElement ${dataElement}: ${cell.reason}`, value.index)
+  }
 }
 
 /**

@@ -97,9 +97,14 @@ class Catalogue<R extends { id: number }> {
     return mapping && this.rows.has(mapping.master) ? mapping.master : undefined
   }
 
-  /** The row a UID names: mapped to it, derived from its code, or its own code. */
-  byUid(key: string): number | undefined {
-    return this.mappedTo(key) ?? this.derived.get(key) ?? this.unique.get(this.columns[0])!.get(key)
+  /**
+   * The row a UID names: mapped to it, or derived from its code; with `ownCode`, also a row whose own
+   * code it is. Only an importer who cannot map codes needs that (a unit she made without a code has
+   * its UID as code, unmapped); for anyone else it would let a unit someone named after a UID not yet
+   * imported take that UID's place (and be renamed and moved into another part with its values).
+   */
+  byUid(key: string, ownCode: boolean): number | undefined {
+    return this.mappedTo(key) ?? this.derived.get(key) ?? (ownCode ? this.unique.get(this.columns[0])!.get(key) : undefined)
   }
 
   /** The row a code names: its own code, or mapped to it. */
@@ -108,8 +113,8 @@ class Catalogue<R extends { id: number }> {
   }
 
   /** The row an object names, as `identifier` says: by its UID or its code, and by the other where it has only that. */
-  match(object: { uid?: string; code?: string }, identifier: MetadataImportOptions['identifier']): number | undefined {
-    const byUid = object.uid === undefined ? undefined : this.byUid(object.uid)
+  match(object: { uid?: string; code?: string }, identifier: MetadataImportOptions['identifier'], ownCodeAsUid: boolean): number | undefined {
+    const byUid = object.uid === undefined ? undefined : this.byUid(object.uid, ownCodeAsUid)
     const byCode = object.code === undefined ? undefined : this.byCode(object.code)
     if (identifier === 'AUTO') return byUid ?? byCode
     if (identifier === 'UID') return object.uid === undefined ? byCode : byUid
@@ -371,7 +376,7 @@ class MetadataImport {
     const placed = new Map<number, number>()
     for (const unit of parentsFirst(units, parentIndex)) {
       await this.object(KLASS.unit, unit, async (log) => {
-        const matched = places.match(unit, this.options.identifier)
+        const matched = places.match(unit, this.options.identifier, !this.doors.may('source_object_map', 'POST'))
         if (matched !== undefined) {
           log.matched = true
           placed.set(unit.index, matched)
@@ -414,7 +419,9 @@ class MetadataImport {
         continue
       }
       const existing =
-        (ref.id === undefined ? undefined : (places.byUid(ref.id) ?? (codeToo ? places.byCode(ref.id) : undefined))) ??
+        (ref.id === undefined
+          ? undefined
+          : (places.byUid(ref.id, !this.doors.may('source_object_map', 'POST')) ?? (codeToo ? places.byCode(ref.id) : undefined))) ??
         (ref.code === undefined ? undefined : places.byCode(ref.code))
       if (existing === undefined) {
         throw badPayload(`organisationUnits[${unit.index}]: its parent ${ref.id ?? ref.code} is neither in the payload nor a known location`)
@@ -496,7 +503,7 @@ class MetadataImport {
           log.warn(CODE.valueType, `valueType ${element.valueType} has no data format here (numbers, percentages and booleans have): not imported`, 'valueType')
           return 'ignored'
         }
-        const matched = indicators.match(element, this.options.identifier)
+        const matched = indicators.match(element, this.options.identifier, !this.doors.may('source_object_map', 'POST'))
         log.matched = matched !== undefined
         if (matched === undefined ? this.options.importStrategy === 'UPDATE' : this.options.importStrategy === 'CREATE') return 'ignored'
         const code = element.code ?? element.uid!

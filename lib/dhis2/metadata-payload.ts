@@ -104,6 +104,8 @@ function text(object: Row, field: string, where: string, { required = false, max
   const trimmed = String(value).trim()
   if (required && !trimmed) throw badPayload(`${where}: ${field} is required`)
   if (trimmed.length > max) throw badPayload(`${where}.${field}: at most ${max} characters`)
+  // PostgreSQL's text holds no NUL: refused here, by name, rather than by the database.
+  if (trimmed.includes('\u0000')) throw badPayload(`${where}.${field}: a NUL character (\\u0000) is not text`)
   return trimmed || undefined
 }
 
