@@ -250,7 +250,7 @@ export async function importDataValues(
     return false
   })
   const campaignOf = await campaignsOf(db, combined, conflict)
-  const dated = combined.filter((v) => campaignOf.has(v.index))
+  const inCampaigns = combined.filter((v) => campaignOf.has(v.index))
   const summary = (counts: Partial<ImportSummary['importCount']>, documentId?: number): ImportSummary => {
     const importCount = { imported: 0, updated: 0, deleted: 0, ...counts, ignored: 0 }
     importCount.ignored = Math.max(0, values.length - importCount.imported - importCount.updated - importCount.deleted)
@@ -270,12 +270,12 @@ export async function importDataValues(
       ...(documentId === undefined ? {} : { document_id: documentId }),
     }
   }
-  if (!dated.length) return summary({})
+  if (!inCampaigns.length) return summary({})
   const path = await spoolPath(config.DATA_DIR)
   let stored: string | undefined
   try {
     return await transaction(async (trx) => {
-      const coded = await asCodes(trx, dated, options.schemes, user, conflict)
+      const coded = await asCodes(trx, inCampaigns, options.schemes, user, conflict)
       const existing = options.importStrategy === 'CREATE_AND_UPDATE' ? undefined : await storedValues(trx, coded, campaignOf)
       const placed = coded.filter((v) => existing === undefined || existing.has(v.index) === (options.importStrategy === 'UPDATE'))
       if (!placed.length) throw new NothingKept(summary({}))
