@@ -229,6 +229,64 @@ const exportSchema = {
   },
 }
 
+const importSchema = {
+  tags: ['dhis2'],
+  operationId: 'importDataValueSet',
+  summary: 'Import a DHIS2 data value set (JSON, CSV as application/csv, or ADX as application/adx+xml) through the upload pipeline; DHIS2’s import summary',
+  security: API_SECURITY,
+  // Described, not constrained: the readers name what they cannot read (lib/dhis2/data-values.ts, adx.ts).
+  body: {
+    content: {
+      'application/json': {
+        // No type: its reader's 400s name what is wrong better than a schema's would.
+        schema: {
+          description:
+            'dataValues (dataElement, period, orgUnit, categoryOptionCombo, value, comment), and the set’s period and orgUnit for values that name none',
+        },
+      },
+      'application/csv': {
+        schema: {
+          type: 'string',
+          description: 'DHIS2’s CSV: dataelement, period, orgunit, categoryoptioncombo, attributeoptioncombo, value…, with or without its header',
+        },
+      },
+      'text/csv': { schema: { type: 'string', description: 'the same CSV' } },
+      'application/adx+xml': {
+        schema: { type: 'string', description: 'ADX: <group orgUnit period dataSet> elements of <dataValue dataElement value/>' },
+      },
+      'application/xml+adx': { schema: { type: 'string', description: 'ADX, under the name DHIS2’s documentation also uses' } },
+    },
+  },
+  // Described, not constrained: the handler names what it does not honour (importOptions).
+  querystring: {
+    type: 'object',
+    properties: {
+      dryRun: { type: 'string', description: 'true: check and count, keep nothing (false by default)' },
+      importStrategy: {
+        type: 'string',
+        description: 'CREATE_AND_UPDATE (by default); CREATE leaves the values already stored as they are; UPDATE writes only those',
+      },
+      idScheme: {
+        type: 'string',
+        description: 'UID (by default) or CODE: each identifier found through the mapping of codes; NAME: by the location’s or indicator’s name',
+      },
+      orgUnitIdScheme: { type: 'string', description: 'UID, CODE or NAME, over idScheme' },
+      dataElementIdScheme: { type: 'string', description: 'UID, CODE or NAME, over idScheme' },
+      async: { type: 'string', description: 'false (the import answers when done)' },
+    },
+  },
+  response: {
+    200: summarySchema,
+    400: errorSchema,
+    401: errorSchema,
+    403: errorSchema,
+    413: errorSchema,
+    415: errorSchema,
+    422: errorSchema,
+    429: errorSchema,
+  },
+}
+
 export default fp(
   async function dhis2(app: FastifyInstance) {
     // CSV as DHIS2 sends it; JSON by the API's own parser. Only in this plugin's routes.
@@ -244,64 +302,7 @@ export default fp(
       {
         // A set is read whole (as a request's JSON is): about 20,000 values at most; a larger one is sent in parts.
         bodyLimit: DATA_VALUE_SET_LIMIT_BYTES,
-        schema: {
-          tags: ['dhis2'],
-          operationId: 'importDataValueSet',
-          summary:
-            'Import a DHIS2 data value set (JSON, CSV as application/csv, or ADX as application/adx+xml) through the upload pipeline; DHIS2’s import summary',
-          security: API_SECURITY,
-          // Described, not constrained: the handler names what it does not honour (importOptions).
-          // Described, not constrained: the readers name what they cannot read (lib/dhis2/data-values.ts, adx.ts).
-          body: {
-            content: {
-              'application/json': {
-                // No type: its reader's 400s name what is wrong better than a schema's would.
-                schema: {
-                  description:
-                    'dataValues (dataElement, period, orgUnit, categoryOptionCombo, value, comment), and the set’s period and orgUnit for values that name none',
-                },
-              },
-              'application/csv': {
-                schema: {
-                  type: 'string',
-                  description: 'DHIS2’s CSV: dataelement, period, orgunit, categoryoptioncombo, attributeoptioncombo, value…, with or without its header',
-                },
-              },
-              'text/csv': { schema: { type: 'string', description: 'the same CSV' } },
-              'application/adx+xml': {
-                schema: { type: 'string', description: 'ADX: <group orgUnit period dataSet> elements of <dataValue dataElement value/>' },
-              },
-              'application/xml+adx': { schema: { type: 'string', description: 'ADX, under the name DHIS2’s documentation also uses' } },
-            },
-          },
-          querystring: {
-            type: 'object',
-            properties: {
-              dryRun: { type: 'string', description: 'true: check and count, keep nothing (false by default)' },
-              importStrategy: {
-                type: 'string',
-                description: 'CREATE_AND_UPDATE (by default); CREATE leaves the values already stored as they are; UPDATE writes only those',
-              },
-              idScheme: {
-                type: 'string',
-                description: 'UID (by default) or CODE: each identifier found through the mapping of codes; NAME: by the location’s or indicator’s name',
-              },
-              orgUnitIdScheme: { type: 'string', description: 'UID, CODE or NAME, over idScheme' },
-              dataElementIdScheme: { type: 'string', description: 'UID, CODE or NAME, over idScheme' },
-              async: { type: 'string', description: 'false (the import answers when done)' },
-            },
-          },
-          response: {
-            200: summarySchema,
-            400: errorSchema,
-            401: errorSchema,
-            403: errorSchema,
-            413: errorSchema,
-            415: errorSchema,
-            422: errorSchema,
-            429: errorSchema,
-          },
-        },
+        schema: importSchema,
       },
       gate.holding((request: FastifyRequest<{ Querystring: ImportQuery }>, reply: FastifyReply) => importSet(app, request, reply)),
     )
