@@ -158,6 +158,9 @@ async function storedValues(db: Kysely<DB>, values: DataValue[], campaignOf: Map
   return new Set(rows.map((r) => r.idx))
 }
 
+/** The most data elements a set may carry: an upload's columns, less the file's geocode and campaign. */
+const MAX_DATA_ELEMENTS = MAX_COLUMNS - 2
+
 /** The most cells a data value set's campaign file may have: places and campaigns × data elements. */
 const MAX_CELLS = 1_000_000
 
@@ -190,10 +193,10 @@ function campaignFile(values: DataValue[], campaignOf: Map<number, number>, code
     line.sent.set(value.dataElement, value.index)
     lines.set(key, line)
   }
-  if (elements.length > MAX_COLUMNS || lines.size * elements.length > MAX_CELLS) {
+  if (elements.length > MAX_DATA_ELEMENTS || lines.size * elements.length > MAX_CELLS) {
     throw badRequest(
       'DATA_VALUE_SET_TOO_WIDE',
-      `${lines.size} places and campaigns × ${elements.length} data elements: at most ${MAX_COLUMNS} data elements and ${MAX_CELLS} cells a set; send it in parts by data element`,
+      `${lines.size} places and campaigns × ${elements.length} data elements: at most ${MAX_DATA_ELEMENTS} data elements and ${MAX_CELLS} cells a set; send it in parts by data element`,
     )
   }
   const text = stringify(
