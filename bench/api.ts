@@ -3,8 +3,11 @@
 // more with the detail cache off), next to a bare Fastify hello-world, all on loopback, each run 10 s.
 // The write comes last: each one empties the read caches, which the reads before it have filled.
 // PostgreSQL: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres); a scratch
-// database is created and dropped.
+// database is created and dropped. `BENCH_BEFORE`: another checkout's root (its dist/ built, such as a
+// `git worktree` of an earlier commit): the app's rounds then alternate with that build's,
+// `BENCH_PAIRS` times (default 1), each build on a database of its own.
 import { rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { round, scratchDatabase, startServer, stop, table, type Round, scratchDir, writeRound } from './lib.js'
 
 const KEY = 'e'.repeat(40)
@@ -28,8 +31,13 @@ async function seed(port: number) {
   return { campaign: campaign.id, indicators: indicators.slice(10, 20) }
 }
 
-async function appRounds(label: string, env: Record<string, string | undefined>, port: number, { list = true, write = true } = {}): Promise<Round[]> {
-  const server = await startServer(['dist/server.js'], { ...env, ADMIN_API_KEY: KEY, DEMO_DATA: '0' }, port)
+async function appRounds(
+  label: string,
+  env: Record<string, string | undefined>,
+  port: number,
+  { list = true, write = true, root = '.' } = {},
+): Promise<Round[]> {
+  const server = await startServer([join(root, 'dist', 'server.js')], { ...env, ADMIN_API_KEY: KEY, DEMO_DATA: '0' }, port)
   try {
     const { campaign, indicators } = await seed(port)
     const rounds = [await round(`${label}: GET /api/v1/campaign/<pk>/`, `http://127.0.0.1:${port}/api/v1/campaign/${campaign}/`, auth, seconds)]
@@ -57,23 +65,39 @@ const hello = await startServer(['--import', 'tsx', 'bench/hello.ts'], {}, 3999)
 rounds.push(await round('hello-world (bare Fastify)', 'http://127.0.0.1:3999/', {}, seconds))
 await stop(hello)
 
-const dataDir = scratchDir('rhizome-bench-')
-rounds.push(...(await appRounds('PGlite', { DATA_DIR: dataDir, DATABASE_URL: '' }, 4001)))
-rmSync(dataDir, { recursive: true, force: true })
-
-const scratch = await scratchDatabase(adminUrl, 'rhizome_bench')
-try {
-  rounds.push(...(await appRounds('PostgreSQL', { DATA_DIR: scratchDir('rhizome-bench-'), DATABASE_URL: scratch.url }, 4002)))
-} finally {
-  await scratch.close()
+/** Every app round of the build at `root`, its labels prefixed with `name` when two builds are compared. */
+async function buildRounds(name: string, root: string, port: number): Promise<Round[]> {
+  const rounds: Round[] = []
+  const label = (engine: string) => (name ? `${name}, ${engine}` : engine)
+  const dataDir = scratchDir('rhizome-bench-')
+  rounds.push(...(await appRounds(label('PGlite'), { DATA_DIR: dataDir, DATABASE_URL: '' }, port, { root })))
+  rmSync(dataDir, { recursive: true, force: true })
+  const scratch = await scratchDatabase(adminUrl, 'rhizome_bench')
+  try {
+    rounds.push(...(await appRounds(label('PostgreSQL'), { DATA_DIR: scratchDir('rhizome-bench-'), DATABASE_URL: scratch.url }, port + 1, { root })))
+  } finally {
+    await scratch.close()
+  }
+  // The same without the detail cache: every detail GET reads the database and writes its row's JSON.
+  const uncachedScratch = await scratchDatabase(adminUrl, 'rhizome_bench_uncached')
+  try {
+    const env = { DATA_DIR: scratchDir('rhizome-bench-'), DATABASE_URL: uncachedScratch.url, DETAIL_CACHE_BYTES: '0' }
+    rounds.push(...(await appRounds(label('PostgreSQL, DETAIL_CACHE_BYTES=0'), env, port + 2, { list: false, write: false, root })))
+  } finally {
+    await uncachedScratch.close()
+  }
+  return rounds
 }
-// The same without the detail cache: every detail GET reads the database.
-const uncachedScratch = await scratchDatabase(adminUrl, 'rhizome_bench_uncached')
-try {
-  const env = { DATA_DIR: scratchDir('rhizome-bench-'), DATABASE_URL: uncachedScratch.url, DETAIL_CACHE_BYTES: '0' }
-  rounds.push(...(await appRounds('PostgreSQL, DETAIL_CACHE_BYTES=0', env, 4003, { list: false, write: false })))
-} finally {
-  await uncachedScratch.close()
+
+const before = process.env.BENCH_BEFORE
+const builds: Array<[string, string]> = before
+  ? [
+      [`before (${before})`, before],
+      ['this build', '.'],
+    ]
+  : [['', '.']]
+for (let pair = 0; pair < (before ? Number(process.env.BENCH_PAIRS ?? 1) : 1); pair++) {
+  for (const [name, root] of builds) rounds.push(...(await buildRounds(name, root, 4001)))
 }
 
 console.log(table(rounds))

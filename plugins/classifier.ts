@@ -2,6 +2,8 @@
 // model through the micro-batcher. The model loads in the background at start-up; until it is ready
 // /detect answers 503 MODEL_NOT_READY and /health reports `model: "loading"`.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
 import fp from 'fastify-plugin'
 import { ApiError } from '../lib/core/errors.js'
 import { Detector, type DetectionResult } from '../classifier/detector.js'
@@ -9,7 +11,7 @@ import { MicroBatcher } from '../classifier/batcher.js'
 import { initTf } from '../classifier/runtime.js'
 import { MODEL_DIR } from '../classifier/paths.js'
 import { errorSchema } from '../lib/api/openapi.js'
-import { documentOnly } from '../lib/api/route-schemas.js'
+import { type Refusal, typeboxValidation } from '../lib/api/route-validation.js'
 import { detectTexts } from '../lib/core/metrics.js'
 import type { Config } from '../lib/core/config.js'
 
@@ -36,58 +38,42 @@ function codePoints(text: string): number {
   return n
 }
 
-const resultSchema = {
-  type: 'object',
-  properties: {
-    result: {
-      type: 'object',
-      properties: { 'not-offensive': { type: 'string', pattern: '^(0|1)\\.\\d{6}$' }, offensive: { type: 'string', pattern: '^(0|1)\\.\\d{6}$' } },
-      required: ['not-offensive', 'offensive'],
-    },
-    text: { type: 'string' },
-  },
-  required: ['result', 'text'],
+const Score = Type.String({ pattern: '^(0|1)\\.\\d{6}$' })
+const Result = Type.Object({ result: Type.Object({ 'not-offensive': Score, offensive: Score }), text: Type.String() })
+
+/** What the route's validator refused (lib/api/route-schemas.ts), in the API's words: a text too long is 413. */
+function refusal({ keyword, field, value, params }: Refusal): ApiError {
+  if (keyword === 'maxLength') return new ApiError(413, 'TEXT_TOO_LONG', `${field}: at most ${params.limit} characters (got ${codePoints(value as string)})`)
+  if (keyword === 'maxItems') return new ApiError(413, 'TOO_MANY_TEXTS', `${field}: at most ${params.limit} items (got ${(value as unknown[]).length})`)
+  if (keyword === 'required') return new ApiError(400, 'VALIDATION_ERROR', `${field}: required`)
+  const expected = field === 'body' ? 'a JSON object' : field === 'texts' ? 'an array of strings' : 'a string'
+  return new ApiError(400, 'VALIDATION_ERROR', `${field}: must be ${expected}`)
 }
 
-/** A text to score: a string of at most `maxChars` characters (code points). */
-function checkText(value: unknown, field: string, maxChars: number): string {
-  if (value === undefined) throw new ApiError(400, 'VALIDATION_ERROR', `${field}: required`)
-  if (typeof value !== 'string') throw new ApiError(400, 'VALIDATION_ERROR', `${field}: must be a string`)
-  // The limit counts characters (code points). A string no longer than the limit in UTF-16 units
-  // is within it, so only longer ones are counted (instead of spreading every text into an array
-  // of one string per character).
-  const length = value.length <= maxChars ? value.length : codePoints(value)
-  if (length > maxChars) throw new ApiError(413, 'TEXT_TOO_LONG', `${field}: at most ${maxChars} characters (got ${length})`)
-  return value
-}
-
-/** The body of a detection request: a JSON object. */
-function jsonObject(request: FastifyRequest): Record<string, unknown> {
+/** Only a JSON body is scored: a form or plain text is 415, not a text to read. */
+function requireJson(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) {
   const type = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
-  if (type !== 'application/json') throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', `Unsupported Media Type: ${type || 'none'}`)
-  const body = request.body
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ApiError(400, 'VALIDATION_ERROR', 'body: must be a JSON object')
-  return body as Record<string, unknown>
+  done(type === 'application/json' ? undefined : new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', `Unsupported Media Type: ${type || 'none'}`))
 }
 
 const errors = { 400: errorSchema, 413: errorSchema, 415: errorSchema, 429: errorSchema, 503: errorSchema }
 
-/** The OpenAPI descriptions of /detect and /detect/batch. */
+/** The routes' schemas: what Fastify validates each body by and serialises each answer from, and OpenAPI shows. */
 const detectSchema = (config: Config) => ({
   tags: ['detection'],
   operationId: 'detect',
   security: [],
   summary: 'Score a text as offensive / not offensive',
-  body: { type: 'object', required: ['text'], properties: { text: { type: 'string', maxLength: config.DETECT_MAX_CHARS } } },
-  response: { 200: resultSchema, ...errors },
+  body: Type.Object({ text: Type.String({ maxLength: config.DETECT_MAX_CHARS }) }),
+  response: { 200: Result, ...errors },
 })
 const batchSchema = (config: Config) => ({
   tags: ['detection'],
   operationId: 'detectBatch',
   security: [],
   summary: 'Score several texts; results in input order, each as POST /detect gives it',
-  body: { type: 'object', required: ['texts'], properties: { texts: { type: 'array', items: { type: 'string' }, maxItems: config.DETECT_MAX_BATCH } } },
-  response: { 200: { type: 'object', properties: { results: { type: 'array', items: resultSchema } }, required: ['results'] }, ...errors },
+  body: Type.Object({ texts: Type.Array(Type.String({ maxLength: config.DETECT_MAX_CHARS }), { maxItems: config.DETECT_MAX_BATCH }) }),
+  response: { 200: Type.Object({ results: Type.Array(Result) }), ...errors },
 })
 
 export default fp(
@@ -134,29 +120,21 @@ export default fp(
     }
 
     const rateLimit = { max: config.RATE_LIMIT_DETECT_MAX, timeWindow: config.RATE_LIMIT_WINDOW_MS }
-    app.post(
-      '/detect',
-      { bodyLimit: 256 * 1024, config: { rateLimit }, ...documentOnly, schema: detectSchema(config) },
-      async (request: FastifyRequest, reply: FastifyReply) => {
-        const text = checkText(jsonObject(request).text, 'text', config.DETECT_MAX_CHARS)
-        const [result] = await detect([text])
-        return reply.send({ result, text })
-      },
-    )
+    const routes = app.withTypeProvider<TypeBoxTypeProvider>()
+    const validation = { preValidation: requireJson, ...typeboxValidation(refusal) }
+    routes.post('/detect', { bodyLimit: 256 * 1024, config: { rateLimit }, ...validation, schema: detectSchema(config) }, async (request) => {
+      const { text } = request.body
+      const [result] = await detect([text])
+      return { result, text }
+    })
 
-    app.post(
+    routes.post(
       '/detect/batch',
-      { bodyLimit: config.DETECT_MAX_BATCH * 40 * 1024, config: { rateLimit }, ...documentOnly, schema: batchSchema(config) },
-      async (request: FastifyRequest) => {
-        const texts = jsonObject(request).texts
-        if (texts === undefined) throw new ApiError(400, 'VALIDATION_ERROR', 'texts: required')
-        if (!Array.isArray(texts)) throw new ApiError(400, 'VALIDATION_ERROR', 'texts: must be an array of strings')
-        if (texts.length > config.DETECT_MAX_BATCH) {
-          throw new ApiError(413, 'TOO_MANY_TEXTS', `texts: at most ${config.DETECT_MAX_BATCH} items (got ${texts.length})`)
-        }
-        const checked = texts.map((t, i) => checkText(t, `texts/${i}`, config.DETECT_MAX_CHARS))
-        const results = await detect(checked)
-        return { results: results.map((result, i) => ({ result, text: checked[i] })) }
+      { bodyLimit: config.DETECT_MAX_BATCH * 40 * 1024, config: { rateLimit }, ...validation, schema: batchSchema(config) },
+      async (request) => {
+        const { texts } = request.body
+        const results = await detect(texts)
+        return { results: results.map((result, i) => ({ result, text: texts[i] })) }
       },
     )
   },

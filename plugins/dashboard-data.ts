@@ -10,7 +10,7 @@ import { serve } from '../lib/api/representation.js'
 import dashboardResource from '../resources/dashboard.js'
 import { dashboardDataName, readDashboardData } from '../lib/export/dashboard-data.js'
 import { VIEW_PARAMS } from '../lib/export/view.js'
-import { routeQuery } from '../lib/api/route-schemas.js'
+import { routeQuery } from '../lib/api/route-validation.js'
 import type { QueryOf } from '../lib/api/query.js'
 
 const VIEW_QUERY = routeQuery(VIEW_PARAMS)

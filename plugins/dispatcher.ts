@@ -5,16 +5,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import fp from 'fastify-plugin'
 import multipart, { type MultipartFile } from '@fastify/multipart'
 import { discard, removeSpoolFolder, type Spooled, spoolStream } from '../lib/ingest/spool.js'
-import { ApiError } from '../lib/core/errors.js'
 import { describeResource } from '../lib/api/schema-doc.js'
-import { allowedMethods, documentOnly, queryValidation, routeSchema, type UrlKind } from '../lib/api/route-schemas.js'
+import { allowedMethods, routeSchema, type UrlKind } from '../lib/api/route-schemas.js'
+import { admit, partsValidation, readersOf } from '../lib/api/route-validation.js'
 import { answerList, answersJson } from '../lib/api/list-answer.js'
 import { askedBy } from '../lib/api/read-service.js'
 import { contextOf, effectiveMethod, spooledFiles } from '../lib/api/request.js'
 import { answerWrite } from '../lib/api/write-answer.js'
 import { serve } from '../lib/api/representation.js'
 import type { Resource } from '../lib/api/resource.js'
-import { assertMayCall } from '../lib/engine/access.js'
 import { resources } from '../resources/index.js'
 import { afterDelete, resourceOfTable } from '../resources/registry.js'
 import { jobOf } from '../resources/jobs.js'
@@ -32,7 +31,7 @@ export default fp(
      * GET: a detail or a JSON list page by the read service (lib/api/read-service.ts); a CSV export or an
      * action's job here, with the reply it streams to, from the read cache when kept.
      */
-    async function read(request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, id: string | undefined) {
+    async function read(request: FastifyRequest, reply: FastifyReply, resource: Resource, urlName: string, id: number | undefined) {
       // A list's declared parameters, as the route's validator typed them (lib/api/query.ts).
       const params = id === undefined && resource.declares_query ? (request.query as Record<string, unknown>) : undefined
       const asked = { ...askedBy(request, reply), params }
@@ -50,17 +49,11 @@ export default fp(
       })
     }
 
+    /** The route's answer, once `admit` let it through and Fastify read its id and declared query. */
     async function handle(request: DispatchedRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) {
       const method = effectiveMethod(request)
-      // The row's id, on a detail URL.
-      const { id } = request.params
-      if (kind === 'detail' && resource.kind === 'non_model') throw new ApiError(404, 'NOT_FOUND', `No ${urlName} object found for id : ${id}`)
-      const allowed = allowedMethods(resource, kind)
-      if (!(allowed as string[]).includes(method)) {
-        throw new ApiError(405, 'METHOD_NOT_ALLOWED', `Method ${method} not allowed on ${request.url.split('?')[0]}`, undefined, { allow: allowed.join(', ') })
-      }
       if (kind === 'schema') return describeResource(resource, resourceOfTable)
-      assertMayCall(request.user!, resource, method)
+      const { id } = request.params
       if (method === 'GET') return read(request, reply, resource, urlName, id)
       return answerWrite(context(request, resource, urlName), method, id, request, reply, { transactions, afterDelete })
     }
@@ -71,8 +64,8 @@ export default fp(
   { name: 'dispatcher', dependencies: ['db', 'auth', 'jobs', 'http-cache', 'reads'], encapsulate: true },
 )
 
-/** A request of a resource's URLs: `:id` is in a detail URL only. */
-type DispatchedRequest = FastifyRequest<{ Params: { id?: string } }>
+/** A request of a resource's URLs: `:id` is in a detail URL only, read as the row's pk by the route's validator. */
+type DispatchedRequest = FastifyRequest<{ Params: { id?: number } }>
 type Handler = (request: DispatchedRequest, reply: FastifyReply, resource: Resource, urlName: string, kind: UrlKind) => Promise<unknown>
 
 /**
@@ -115,20 +108,23 @@ function registerRoutes(app: FastifyInstance, handle: Handler, declared: Resourc
       for (const [kind, url] of kinds) {
         const handler = (request: DispatchedRequest, reply: FastifyReply) => handle(request, reply, resource, urlName, kind)
         const documented = kind === 'detail' && resource.kind === 'non_model' ? [] : allowedMethods(resource, kind)
+        const admitted = (request: FastifyRequest) => admit(request, resource, urlName, kind)
         for (const method of documented) {
-          const validated = kind === 'list' && method === 'GET' && resource.declares_query
           app.route({
             method,
             url,
             handler,
-            ...(validated ? queryValidation(resource.readQuery, (request) => assertMayCall(request.user!, resource, 'GET')) : documentOnly),
+            ...partsValidation(readersOf(resource, urlName, kind, method), admitted),
             // A body too large for JSON is answered with where a file of that size goes (plugins/errors.ts).
             ...(resource.multipart && method !== 'GET' ? { config: { takesFiles: true } } : {}),
             schema: routeSchema(resource, kind, method, hide, jobOf(resource.name) && jobResource),
           } as RouteOptions)
         }
         const rest = ALL_METHODS.filter((m) => !(documented as string[]).includes(m))
-        if (rest.length) app.route({ method: rest, url, handler, ...documentOnly, schema: { hide: true } } as RouteOptions)
+        // A method override may make a POST a PATCH: the id is read as on the documented routes.
+        const params = kind === 'detail' ? { params: { type: 'object', properties: { id: { type: 'integer' } } } } : {}
+        const validation = partsValidation(readersOf(resource, urlName, kind, 'POST'), admitted)
+        if (rest.length) app.route({ method: rest, url, handler, ...validation, schema: { hide: true, ...params } } as RouteOptions)
       }
     }
   }

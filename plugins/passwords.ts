@@ -11,7 +11,7 @@ import { hashPassword, PASSWORD_MAX, PasswordRefused, verifyPassword } from '../
 import { issueReset, redeemReset, resetHolder } from '../lib/data/password-resets.js'
 import { openSession, sessionLimits } from '../lib/data/sessions.js'
 import { assertSameOrigin, setSessionCookie } from '../lib/api/session-cookie.js'
-import { bodyValidation } from '../lib/api/route-schemas.js'
+import { bodyValidation } from '../lib/api/route-validation.js'
 import { PASSWORD_BODY_LIMIT } from '../lib/api/sign-in-guard.js'
 
 /** A string field of the body, present and not too long for a hash (400 naming it otherwise). */

@@ -77,7 +77,7 @@ t.test('each hook of a declaration says whether it wraps the generic step or rep
   for (const [, doc, name] of members) t.match(doc.replace(/^\s*\*?\s*/, ''), /^(Wraps|Replaces) /, `${name}: wraps or replaces`)
 })
 
-t.test('hand-written routes read their query and body through lib/api/route-schemas.ts: no plugin sets a validator of its own', async (t) => {
+t.test('hand-written routes read their query and body through lib/api/route-validation.ts: no plugin sets a validator of its own', async (t) => {
   const own = tsFiles('plugins').filter((file) => /validatorCompiler\s*:/.test(readFileSync(join(ROOT, file), 'utf8')))
-  t.same(own, [], 'routeQuery, queryValidation and bodyValidation are the only validators')
+  t.same(own, [], 'routeQuery, queryValidation, bodyValidation and typeboxValidation are the only validators')
 })

@@ -7,6 +7,7 @@ import type { Database } from '../data/database.js'
 import { changedTableIn, DATA_CHANNEL, NotifiedCache } from '../data/notified-cache.js'
 import { TableRecorder } from '../data/table-recorder.js'
 import { readDetail } from './crud.js'
+import { detailText } from './answer-text.js'
 import type { Context, Row } from './resource.js'
 import { scopeOf } from './read-cache.js'
 import { type Representation, representationNow } from './representation.js'
@@ -59,7 +60,7 @@ export class DetailCache {
     const { resource, user } = ctx
     const detail = async (context: Context) => {
       const row = await readDetail(context, id)
-      return { representation: representationNow(JSON.stringify(row), JSON_TYPE), row }
+      return { representation: representationNow(detailText(context.resource, row), JSON_TYPE), row }
     }
     if (resource.volatile) return detail(ctx)
     // What a requester may see of a row can depend on who they are (lib/engine/access.ts): a user whose

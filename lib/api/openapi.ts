@@ -1,6 +1,6 @@
-// OpenAPI descriptions of each resource's routes, built from the same TypeBox table schemas.
-// They document; they do not validate (the dispatcher coerces and validates bodies itself, with the
-// rules of resource-api §11.1, from these same schemas).
+// OpenAPI descriptions of each resource's routes, built from the same TypeBox table schemas. The
+// answers' schemas also serialise (lib/api/answer-text.ts, Fastify's serializer); a write's body is
+// coerced and checked by the dispatcher with the rules of resource-api §11.1, from these same schemas.
 import { Type, type TSchema } from 'typebox'
 import { COLUMN, Timestamp, type ColumnKind } from '../../schemas/columns.js'
 import { resolveField } from './filters.js'

@@ -8,10 +8,11 @@ import type { FastifyRequest } from 'fastify'
 import { ApiError } from '../core/errors.js'
 import { readDetail } from './crud.js'
 import { tagOfBody } from './representation.js'
-import type { Context, Row } from './resource.js'
+import type { Context, Resource, Row } from './resource.js'
+import { detailText } from './answer-text.js'
 
 /** A row's entity tag: its detail representation's. */
-export const etagOfRow = (row: Row) => tagOfBody(JSON.stringify(row))
+export const etagOfRow = (resource: Resource, row: Row) => tagOfBody(detailText(resource, row))
 
 /** Whether the If-Match field holds `etag` (strong comparison; an encoded variant's tag names the same bytes). */
 function matches(header: string, etag: string): boolean {
@@ -33,7 +34,7 @@ export async function assertIfMatch(ctx: Context, request: FastifyRequest, id: n
   if (header === undefined) return
   await sql`select pg_advisory_xact_lock(hashtext(${ctx.resource.name}), ${id})`.execute(ctx.db)
   const current = await readDetail(ctx, id)
-  const etag = etagOfRow(current)
+  const etag = etagOfRow(ctx.resource, current)
   if (matches(header, etag)) return
   throw new ApiError(412, 'PRECONDITION_FAILED', `${ctx.urlName} ${id} changed since the version named by If-Match`, { current }, { etag })
 }

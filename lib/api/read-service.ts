@@ -16,7 +16,7 @@ import type { ReadCache } from './read-cache.js'
 import { type ReadReply, type ReadRouting, UNSENT } from './read-target.js'
 import { QueryParams } from './query-params.js'
 import { type Encoding, type Representation, representationOf } from './representation.js'
-import { parsePk, rawQueryOf } from './request.js'
+import { rawQueryOf } from './request.js'
 import type { Context, Resource, Row } from './resource.js'
 
 /** Who reads, and how: what a route's request says of a read, or what a composing read passes on. */
@@ -104,10 +104,9 @@ export class ReadService {
     })
   }
 
-  /** One row's detail (`id` as the URL spells it), from the detail cache when kept. */
-  async detail(resource: Resource, urlName: string, id: string, asked: ReadAsked): Promise<Representation> {
-    if (resource.kind === 'non_model') throw new ApiError(404, 'NOT_FOUND', `No ${urlName} object found for id : ${id}`)
-    const pk = parsePk(urlName, id)
+  /** One row's detail, from the detail cache when kept. */
+  async detail(resource: Resource, urlName: string, pk: number, asked: ReadAsked): Promise<Representation> {
+    if (resource.kind === 'non_model') throw new ApiError(404, 'NOT_FOUND', `No ${urlName} object found for id : ${pk}`)
     return this.routed(resource, !resource.volatile, asked.reply ?? UNSENT, (db) => this.parts.details.read(this.#context(resource, urlName, asked, db), pk))
   }
 

@@ -1,12 +1,8 @@
 // The OpenAPI description of each dispatched route (its operationId, parameters, bodies and every
-// answer it can give), built from the declarations. A list GET's declared parameters are validated by
-// Fastify (queryValidation); everything else the handlers check themselves.
+// answer it can give), built from the declarations; what Fastify reads of a request by them is in
+// lib/api/route-validation.ts.
 import { API_SECURITY, bodyContent, detailSchema, errorSchema, listSchema, querystringSchema, writeAnswerSchema } from './openapi.js'
-import type { FastifyRequest } from 'fastify'
-import { ApiError } from '../core/errors.js'
-import type { QueryParams } from './query-params.js'
-import { helpOf, kindOf, queryReader, type QuerySchema, WIRE_SCHEMA } from './query.js'
-import { rawQueryOf } from './request.js'
+import { helpOf, kindOf, type QuerySchema, WIRE_SCHEMA } from './query.js'
 import type { Method, Resource } from './resource.js'
 
 /** The three URLs of a resource: its list, one row, and its description. */
@@ -15,77 +11,11 @@ export type UrlKind = 'list' | 'detail' | 'schema'
 /** The methods a resource's URL of `kind` answers. */
 export const allowedMethods = (resource: Resource, kind: UrlKind): Method[] => (kind === 'schema' ? ['GET'] : resource.methods[kind])
 
-/** Route options for schemas that document and do not validate: the handlers check requests themselves (§11.1, §8). */
-export const documentOnly = {
-  validatorCompiler: () => (data: unknown) => ({ value: data }),
-  serializerCompiler: () => (data: unknown) => JSON.stringify(data),
-}
-
-/**
- * Route options of a GET whose query `read` reads before the handler runs, from the raw query in order
- * (repeated names kept), after `before` (the caller's access: a 403 comes before a 400, as on every
- * other route). The handler finds the parameters typed in `request.query`; a client's mistake leaves
- * as its 400.
- */
-export function queryValidation(read: (raw: QueryParams) => unknown, before?: (request: FastifyRequest) => void) {
-  return partValidation(
-    'querystring',
-    (raw) => read(raw as QueryParams),
-    (request) => {
-      before?.(request)
-      request.query = rawQueryOf(request)
-    },
-  )
-}
-
-/**
- * Route options of a route whose body `read` reads before the handler runs (after `before`: a check
- * that answers first, as a request's origin). The handler finds the body typed; a client's mistake
- * leaves as its 400.
- */
-export const bodyValidation = (read: (body: unknown) => unknown, before?: (request: FastifyRequest) => void) => partValidation('body', read, before)
-
-/** Route options that read one part of a request by `read`, after `before`; the other parts are the handlers'. */
-function partValidation(part: 'querystring' | 'body', read: (value: unknown) => unknown, before?: (request: FastifyRequest) => void) {
-  return {
-    ...documentOnly,
-    // A callback, not an async function: this runs on every list GET, cached answers included.
-    preValidation: (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
-      try {
-        before?.(request)
-      } catch (error) {
-        return done(error as Error)
-      }
-      done()
-    },
-    validatorCompiler: ({ httpPart }: { httpPart?: string }) =>
-      httpPart === part
-        ? (raw: unknown) => {
-            try {
-              return { value: read(raw) }
-            } catch (error) {
-              if (error instanceof ApiError) return { error }
-              throw error
-            }
-          }
-        : (data: unknown) => ({ value: data }),
-  }
-}
-
 /** OpenAPI's description of declared query parameters. */
 export const querystringOf = (params: QuerySchema) => ({
   type: 'object',
   properties: Object.fromEntries(Object.entries(params).map(([name, schema]) => [name, { ...WIRE_SCHEMA[kindOf(schema)], description: helpOf(schema) }])),
 })
-
-/**
- * A hand-written GET's query, declared once as `params` (each a `Param`, lib/api/query.ts): its OpenAPI
- * description, and the route options that read it before the handler, typed as `QueryOf<typeof params>`,
- * as a resource's declared parameters are.
- */
-export function routeQuery<P extends QuerySchema>(params: P) {
-  return { querystring: querystringOf(params), validation: queryValidation(queryReader(params, { names: [], unlessId: false })) }
-}
 
 /** `transform_upload` → `TransformUpload`: the resource's part of an operationId. */
 const pascal = (name: string) =>

@@ -11,6 +11,7 @@ import type { Context, Row } from './resource.js'
 import type { Transactions } from './transactions.js'
 import { idempotencyKeyOf, once, type WriteOutcome } from './idempotency.js'
 import { assertIfMatch, assertNoRowTag, etagOfRow } from './preconditions.js'
+import { writeAnswerText } from './answer-text.js'
 
 /** What a write uses: the transactions service, and what the declarations do after a delete. */
 export interface WriteDoors {
@@ -69,7 +70,7 @@ async function retryable(ctx: Context, request: FastifyRequest, reply: FastifyRe
   const run = async (c: Context): Promise<WriteOutcome> => {
     const { status, headers, row } = await write(c)
     const stored = Object.fromEntries(Object.entries(row).filter(([name]) => !extra.includes(name)))
-    return { status, headers: { ...headers, etag: etagOfRow(stored) }, body: JSON.stringify(row) }
+    return { status, headers: { ...headers, etag: etagOfRow(ctx.resource, stored) }, body: writeAnswerText(ctx.resource, row) }
   }
   const outcome = await doors.transactions.run(ctx, (c) => (key === undefined ? run(c) : once(c, request, key, () => run(c))))
   return reply.code(outcome.status).headers(outcome.headers).type('application/json; charset=utf-8').send(outcome.body)
@@ -93,9 +94,8 @@ async function remove(ctx: Context, id: number | undefined, request: FastifyRequ
   return reply.code(204).send()
 }
 
-/** The answer of POST, PATCH or DELETE; `detailId` is the row of a detail URL. */
-export async function answerWrite(ctx: Context, method: string, detailId: string | undefined, request: FastifyRequest, reply: FastifyReply, doors: WriteDoors) {
-  const id = detailId === undefined ? undefined : parsePk(ctx.urlName, detailId)
+/** The answer of POST, PATCH or DELETE; `id` is the row of a detail URL. */
+export async function answerWrite(ctx: Context, method: string, id: number | undefined, request: FastifyRequest, reply: FastifyReply, doors: WriteDoors) {
   if (method === 'DELETE') return remove(ctx, id, request, reply, doors)
   const prepared = method === 'POST' ? await prepare(ctx, request) : undefined
   try {
