@@ -34,6 +34,7 @@ import webApp from './plugins/web-app.js'
 import jobs from './plugins/jobs.js'
 import serviceRoutes from './plugins/service-routes.js'
 import classifier from './plugins/classifier.js'
+import { serializerCompiler } from './lib/api/answer-text.js'
 
 export interface BuildOptions {
   /** Overrides on top of the environment. */
@@ -85,6 +86,8 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
     clientErrorHandler: clientErrorHandler(maxHeaderSize),
     frameworkErrors,
   })
+  // Answers written from their response schemas, each compiled when first answered (lib/api/answer-text.ts).
+  app.setSerializerCompiler(serializerCompiler)
   await app.register(configPlugin, { config })
   await app.register(errors)
   await app.register(workPools)

@@ -2,7 +2,6 @@
 // as the requester (lib/export/dashboard-data.ts); it leaves with an ETag.
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { notFound } from '../lib/core/errors.js'
 import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
 import { askedBy } from '../lib/api/read-service.js'
 import { JSON_TYPE } from '../lib/api/list-answer.js'
@@ -10,7 +9,7 @@ import { serve } from '../lib/api/representation.js'
 import dashboardResource from '../resources/dashboard.js'
 import { dashboardDataName, readDashboardData } from '../lib/export/dashboard-data.js'
 import { VIEW_PARAMS } from '../lib/export/view.js'
-import { routeQuery } from '../lib/api/route-validation.js'
+import { partsValidation, routeQuery, rowIdOf } from '../lib/api/route-validation.js'
 import type { QueryOf } from '../lib/api/query.js'
 
 const VIEW_QUERY = routeQuery(VIEW_PARAMS)
@@ -55,13 +54,13 @@ const SCHEMA = {
 
 export default fp(
   async function dashboardDataRoute(app: FastifyInstance) {
-    app.get<{ Params: { id: string }; Querystring: View }>(
+    app.get<{ Params: { id: number }; Querystring: View }>(
       '/api/v1/dashboard/:id/data/',
-      // The view is read before the handler; the id by the handler, which answers 404 for what cannot be one.
-      { schema: SCHEMA, ...VIEW_QUERY.validation },
+      // The id and the view are read before the handler: 404 for what cannot be a dashboard's id.
+      { schema: SCHEMA, ...partsValidation({ params: rowIdOf('dashboard'), querystring: VIEW_QUERY.read }) },
       async (request, reply) => {
         const asked = askedBy(request)
-        const id = dashboardId(request.params.id)
+        const { id } = request.params
         // No-cache reaches each chart's read, not only the answer kept whole.
         const reads = app.reads.readsOf(asked.user, { requestId: request.id, fresh: asked.fresh })
         const answer = app.reads.composed(dashboardDataName(id), dashboardResource, asked, async () => ({
@@ -75,9 +74,3 @@ export default fp(
   // Encapsulated: its route stays in its own context.
   { name: 'dashboard-data', dependencies: ['auth', 'http-cache', 'reads'], encapsulate: true },
 )
-
-/** A dashboard's id as the URL spells it; a 404 for what cannot be one. */
-function dashboardId(text: string): number {
-  if (/^\d{1,10}$/.test(text) && Number(text) < 2 ** 31) return Number(text)
-  throw notFound('dashboard', text)
-}

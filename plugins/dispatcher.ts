@@ -108,7 +108,7 @@ function registerRoutes(app: FastifyInstance, handle: Handler, declared: Resourc
       for (const [kind, url] of kinds) {
         const handler = (request: DispatchedRequest, reply: FastifyReply) => handle(request, reply, resource, urlName, kind)
         const documented = kind === 'detail' && resource.kind === 'non_model' ? [] : allowedMethods(resource, kind)
-        const admitted = (request: FastifyRequest) => admit(request, resource, urlName, kind)
+        const admitted = (request: FastifyRequest<{ Params: { id?: string } }>) => admit(request, resource, urlName, kind)
         for (const method of documented) {
           app.route({
             method,

@@ -11,7 +11,7 @@ import { hashPassword, PASSWORD_MAX, PasswordRefused, verifyPassword } from '../
 import { issueReset, redeemReset, resetHolder } from '../lib/data/password-resets.js'
 import { openSession, sessionLimits } from '../lib/data/sessions.js'
 import { assertSameOrigin, setSessionCookie } from '../lib/api/session-cookie.js'
-import { bodyValidation } from '../lib/api/route-validation.js'
+import { bodyValidation, partsValidation, rowIdOf } from '../lib/api/route-validation.js'
 import { PASSWORD_BODY_LIMIT } from '../lib/api/sign-in-guard.js'
 
 /** A string field of the body, present and not too long for a hash (400 naming it otherwise). */
@@ -84,11 +84,10 @@ async function useResetLink(app: FastifyInstance, request: FastifyRequest<{ Body
 }
 
 /** `POST /api/v1/user/:id/password_reset/` (superusers): a link for that user, its token shown once. */
-async function issueResetLink(app: FastifyInstance, request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) {
-  if (!request.user!.is_superuser) throw forbidden('Only a superuser issues password reset links')
-  const id = Number(request.params.id)
-  const user = Number.isInteger(id) && id > 0 && id < 2 ** 31 ? await findUserById(app.db.db, id) : undefined
-  if (!user) throw notFound('user', request.params.id)
+async function issueResetLink(app: FastifyInstance, request: FastifyRequest<{ Params: { id: number } }>, reply: FastifyReply) {
+  const { id } = request.params
+  const user = await findUserById(app.db.db, id)
+  if (!user) throw notFound('user', String(id))
   const link = await issueReset(app.db.db, user.id, request.user!.id)
   return reply.code(201).send({ ...link, username: user.username, url: `/app/#/reset/${link.token}` })
 }
@@ -128,7 +127,7 @@ export default fp(
       documented('useResetLink', 'Set a password with a one-time reset link (no credentials; the user’s sessions end)', RESET, { anonymous: true }),
       (request, reply) => useResetLink(app, request, reply),
     )
-    app.post<{ Params: { id: string } }>(
+    app.post<{ Params: { id: number } }>(
       '/api/v1/user/:id/password_reset/',
       {
         schema: {
@@ -136,8 +135,13 @@ export default fp(
           operationId: 'issuePasswordReset',
           summary: 'Issue a one-time password reset link for a user (superusers; valid 24 h)',
           security: API_SECURITY,
+          params: { type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] },
           response: { 201: ResetLink, 401: errorSchema, 403: errorSchema, 404: errorSchema },
         },
+        // A superuser's route: the 403 comes before the id is read.
+        ...partsValidation({ params: rowIdOf('user') }, (request) => {
+          if (!request.user!.is_superuser) throw forbidden('Only a superuser issues password reset links')
+        }),
       },
       (request, reply) => issueResetLink(app, request, reply),
     )

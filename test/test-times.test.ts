@@ -37,20 +37,29 @@ t.test('a run ends with what failed: each failed assertion, where it is and what
 })
 
 t.test('test/tiers.mjs names only files that exist, and every file is in exactly one of fast and e2e', async (t) => {
-  const { BROWSER, OPERATOR, LONG, inTier } = await import('./tiers.mjs')
+  const { BROWSER, OPERATOR, LONG, ENGINE, inTier } = await import('./tiers.mjs')
   const files = readdirSync(join(ROOT, 'test'))
     .filter((f) => f.endsWith('.test.ts'))
     .map((f) => `test/${f}`)
-  for (const name of [...BROWSER, ...OPERATOR, ...LONG]) t.ok(files.includes(`test/${name}.test.ts`), `${name} is a test file`)
+  for (const name of [...BROWSER, ...OPERATOR, ...LONG, ...ENGINE]) t.ok(files.includes(`test/${name}.test.ts`), `${name} is a test file`)
   const fast = inTier('fast', files)
   const e2e = inTier('e2e', files)
   t.equal(fast.length + e2e.length, files.length, 'each file in one tier')
   t.same(inTier('all', files), files, '--tier all runs them all')
   const pg = inTier('pg', files)
+  const named = (names: string[]) => names.map((name) => `test/${name}.test.ts`)
   t.same(
-    files.filter((f) => !pg.includes(f)),
-    BROWSER.map((name: string) => `test/${name}.test.ts`).sort(),
-    'the pg tier runs every file but the browser pages',
+    pg,
+    files.filter((f) => [...named(OPERATOR), ...named(LONG), ...named(ENGINE)].includes(f)),
+    'the pg tier: operator files, long runs, ENGINE',
+  )
+  t.ok(
+    named(ENGINE).every((f: string) => fast.includes(f)),
+    'an ENGINE file runs in the fast tier too',
+  )
+  t.notOk(
+    pg.some((f: string) => named(BROWSER).includes(f)),
+    'no page runs on PostgreSQL',
   )
   t.ok(fast.includes('test/authorization.test.ts') && e2e.includes('test/web-dashboard.test.ts'), 'an API file is fast, a page file e2e')
 })

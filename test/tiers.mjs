@@ -2,9 +2,11 @@
 //   `npm test`          every file not named below: the API, the engine and the modules, in the test's
 //                       process on the embedded database;
 //   `npm run test:e2e`  the files below, on the embedded database;
-//   `npm run test:pg`   every file but the browser pages, on the PostgreSQL server of DATABASE_URL: the
-//                       pages call the same API, whose every route the other files run on PostgreSQL, and
-//                       the pages themselves do not see the engine (docs/decisions.md, "Test tiers").
+//   `npm run test:pg`   the files where the engine can change the outcome, on the PostgreSQL server of
+//                       DATABASE_URL: the operator files and long runs below, and the in-process files
+//                       named ENGINE (pools, concurrency, COPY, locks, notifications, replicas, time
+//                       zones, the engine's totals). The others run the same SQL through the same
+//                       driver on both engines, and run in `npm test` (docs/decisions.md, "Test tiers").
 // A new file joins `npm test` unless it is named here.
 
 /** The web app's pages in Chromium (test/browser.ts). */
@@ -28,7 +30,11 @@ export const BROWSER = [
   'web-upload',
 ]
 
-/** The server, its workers and the CLI as separate processes, and extra database servers and nginx (test/processes.ts, test/topology.ts). */
+/**
+ * The server, its workers and the CLI as separate processes, extra database servers and nginx
+ * (test/processes.ts, test/topology.ts), a validating proxy (Prism) in front of a server, and a copy of
+ * the project migrated and run.
+ */
 export const OPERATOR = [
   'backup',
   'bench-stop',
@@ -37,7 +43,9 @@ export const OPERATOR = [
   'database-loss',
   'db-thread',
   'failover',
+  'job-kinds',
   'job-workers',
+  'openapi-proxy',
   'reupload-takeover',
   'scale-out',
   'settings',
@@ -53,14 +61,45 @@ export const OPERATOR = [
 /** Long runs of the engine under concurrency and random work: property tests over many seeds, COPY in pieces, uploads beside reads, a stop with work in flight. */
 export const LONG = ['copy', 'graceful', 'heavy-work', 'recompute-changed', 'takeover-model-a', 'takeover-model-b']
 
+/**
+ * In-process files (the fast tier's) that also run on PostgreSQL: their subject is where the engines
+ * differ — a pool of connections beside the embedded one-at-a-time session (concurrent writes, retried
+ * writes, upload conflicts, references), COPY, locks and timeouts, LISTEN/NOTIFY (the caches), a
+ * writable host among several, the server's time zone, pg-boss on each, and the totals the engine's
+ * statements compute, whose plans differ (parallel, JIT) on a real server.
+ */
+export const ENGINE = [
+  'database',
+  'datapoints',
+  'detail-cache',
+  'engine',
+  'faults',
+  'hang-guard',
+  'hardening',
+  'history',
+  'ingest',
+  'jobs',
+  'outliers',
+  'parent-totals',
+  'pipeline-fault',
+  'read-cache',
+  'references',
+  'retried-writes',
+  'service',
+  'test-times',
+  'timestamps',
+  'upload-conflicts',
+  'writable-host',
+]
+
 const path = (name) => `test/${name}.test.ts`
 export const E2E = new Set([...BROWSER, ...OPERATOR, ...LONG].map(path))
 
-const PAGES = new Set(BROWSER.map(path))
+const ON_POSTGRES = new Set([...OPERATOR, ...LONG, ...ENGINE].map(path))
 
 /** The files of `tier` ('fast', 'e2e', 'pg' or 'all') among `files`. */
 export function inTier(tier, files) {
   if (tier === 'all') return files
-  if (tier === 'pg') return files.filter((file) => !PAGES.has(file))
+  if (tier === 'pg') return files.filter((file) => ON_POSTGRES.has(file))
   return files.filter((file) => E2E.has(file) === (tier === 'e2e'))
 }

@@ -6,7 +6,7 @@ import type { FastifyRequest } from 'fastify'
 import type { TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { Value } from 'typebox/value'
-import { ApiError } from '../core/errors.js'
+import { ApiError, notFound } from '../core/errors.js'
 import { assertMayCall } from '../engine/access.js'
 import type { QueryParams } from './query-params.js'
 import { effectiveMethod, parsePk, rawQueryOf } from './request.js'
@@ -26,15 +26,15 @@ export interface Refusal {
 interface Issue {
   keyword: string
   instancePath: string
-  params: unknown
+  params: { requiredProperties?: string[] } & Record<string, unknown>
 }
 
 function refusalOf(issue: Issue, part: string, value: unknown): Refusal {
   const path = issue.instancePath.split('/').slice(1)
-  const missing = issue.keyword === 'required' ? (issue.params as { requiredProperties: string[] }).requiredProperties[0] : undefined
+  const missing = issue.keyword === 'required' ? issue.params.requiredProperties?.[0] : undefined
   const at = path.reduce<unknown>((inner: unknown, key: string) => (inner as Record<string, unknown> | undefined)?.[key], value)
   const field = [...path, ...(missing === undefined ? [] : [missing])].join('/') || part
-  return { keyword: issue.keyword, field, value: missing === undefined ? at : undefined, params: issue.params as Record<string, unknown> }
+  return { keyword: issue.keyword, field, value: missing === undefined ? at : undefined, params: issue.params }
 }
 
 /**
@@ -52,7 +52,7 @@ function typeboxCompiler(explain: (refusal: Refusal) => ApiError) {
     return (value: unknown) => {
       const converted = httpPart === 'body' ? value : Value.Convert(schema as TSchema, value)
       if (check.Check(converted)) return { value: converted }
-      const [first] = check.Errors(converted)
+      const [first] = check.Errors(converted) as Issue[]
       return { error: explain(refusalOf(first, httpPart ?? 'body', converted)) }
     }
   }
@@ -65,7 +65,7 @@ function typeboxCompiler(explain: (refusal: Refusal) => ApiError) {
  * as its 400.
  */
 export const queryValidation = (read: (raw: QueryParams) => unknown, before?: (request: FastifyRequest) => void) =>
-  partsValidation({ querystring: (raw) => read(raw as QueryParams) }, before)
+  partsValidation({ querystring: read }, before)
 
 /**
  * Route options of a route whose body `read` reads before the handler runs (after `before`: a check
@@ -74,18 +74,25 @@ export const queryValidation = (read: (raw: QueryParams) => unknown, before?: (r
  */
 export const bodyValidation = (read: (body: unknown) => unknown, before?: (request: FastifyRequest) => void) => partsValidation({ body: read }, before)
 
-/** The parts of a request a route's validator reads, each by its reader (a declaration's, not Ajv's). */
-export type PartReaders = Partial<Record<'params' | 'querystring' | 'body', (value: unknown) => unknown>>
+/**
+ * The parts of a request a route's validator reads, each by its reader (a declaration's, not Ajv's): the
+ * path's parameters as the router found them, the query as sent (names repeated, in order), the body as parsed.
+ */
+export interface PartReaders {
+  params?: (path: Record<string, string>) => unknown
+  querystring?: (raw: QueryParams) => unknown
+  body?: (body: unknown) => unknown
+}
 
 /**
  * Route options that read the parts of a request named in `readers` in Fastify's validation step, after
  * `before` (checks that answer first: the method, the caller's access, the request's origin). A part
  * read by none is left as it came. A reader's ApiError is the answer (lib/core/errors.ts).
  */
-export function partsValidation(readers: PartReaders, before?: (request: FastifyRequest) => void) {
+export function partsValidation<Request extends FastifyRequest = FastifyRequest>(readers: PartReaders, before?: (request: Request) => void) {
   return {
     // A callback, not an async function: this runs on every list GET, cached answers included.
-    preValidation: (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
+    preValidation: (request: Request, _reply: unknown, done: (error?: Error) => void) => {
       try {
         before?.(request)
         // The query as sent, names repeated and in order: what a declared query is read from.
@@ -96,7 +103,7 @@ export function partsValidation(readers: PartReaders, before?: (request: Fastify
       done()
     },
     validatorCompiler: ({ httpPart }: { httpPart?: string }) => {
-      const read = readers[httpPart as keyof PartReaders]
+      const read = readers[httpPart as keyof PartReaders] as ((value: unknown) => unknown) | undefined
       if (!read) return (data: unknown) => ({ value: data })
       return (raw: unknown) => {
         try {
@@ -114,10 +121,10 @@ export function partsValidation(readers: PartReaders, before?: (request: Fastify
  * What answers before a request's parts are read (a 404, 405 or 403 comes before a 400): a detail URL of
  * an action is no row, a method the URL does not answer is 405, and the caller may call the resource.
  */
-export function admit(request: FastifyRequest, resource: Resource, urlName: string, kind: UrlKind) {
+export function admit(request: FastifyRequest<{ Params: { id?: string } }>, resource: Resource, urlName: string, kind: UrlKind) {
   const method = effectiveMethod(request)
   if (kind === 'detail' && resource.kind === 'non_model') {
-    throw new ApiError(404, 'NOT_FOUND', `No ${urlName} object found for id : ${(request.params as { id: string }).id}`)
+    throw new ApiError(404, 'NOT_FOUND', `No ${urlName} object found for id : ${request.params.id}`)
   }
   const allowed = allowedMethods(resource, kind)
   if (!(allowed as string[]).includes(method)) {
@@ -134,8 +141,8 @@ export function admit(request: FastifyRequest, resource: Resource, urlName: stri
  */
 export function readersOf(resource: Resource, urlName: string, kind: UrlKind, method: string): PartReaders {
   const readers: PartReaders = {}
-  if (kind === 'detail') readers.params = (params) => ({ id: parsePk(urlName, (params as { id: string }).id) })
-  if (kind === 'list' && method === 'GET' && resource.declares_query) readers.querystring = (raw) => resource.readQuery(raw as QueryParams)
+  if (kind === 'detail') readers.params = (path) => ({ id: parsePk(urlName, path.id) })
+  if (kind === 'list' && method === 'GET' && resource.declares_query) readers.querystring = resource.readQuery
   return readers
 }
 
@@ -145,5 +152,15 @@ export function readersOf(resource: Resource, urlName: string, kind: UrlKind, me
  * as a resource's declared parameters are.
  */
 export function routeQuery<P extends QuerySchema>(params: P) {
-  return { querystring: querystringOf(params), validation: queryValidation(queryReader(params, { names: [], unlessId: false })) }
+  const read = queryReader(params, { names: [], unlessId: false })
+  return { querystring: querystringOf(params), read, validation: queryValidation(read) }
+}
+
+/** A path's `:id` read as a row's: digits within int32, else a 404 naming `resource` (what cannot be a row is none). */
+export function rowIdOf(resource: string) {
+  return (path: Record<string, string>) => {
+    const text = path.id
+    if (/^\d{1,10}$/.test(text) && Number(text) < 2 ** 31) return { id: Number(text) }
+    throw notFound(resource, text)
+  }
 }
