@@ -219,6 +219,17 @@ t.test('a DHIS2 data value set out, and back in unchanged', async (t) => {
   const key = (await api.post('/api_key/', { user_id: officer.id })).body.key
   const hers = await api.get('/api/dataValueSets?dataElement=MISSED&orgUnit=VD&children=true&period=201610', { authorization: `ApiToken ${key}` })
   t.same([...new Set(hers.body.dataValues.map((v: { orgUnit: string }) => v.orgUnit))], ['VD21', 'VD22', 'VD23'], 'Eastvale’s districts only')
+  // A unit outside her part is answered as a unit that does not exist: no answer tells her which codes exist.
+  const officerAsks = (orgUnit: string) =>
+    api.get(`/api/dataValueSets?dataElement=MISSED&orgUnit=${orgUnit}&period=201610`, { authorization: `ApiToken ${key}` })
+  const [elsewhere, nowhere] = [await officerAsks('VD11'), await officerAsks('VD99')]
+  t.equal(elsewhere.status, 400, 'Ashford, in another province: as unknown')
+  t.same(
+    [elsewhere.body.code, elsewhere.body.message.replace('VD11', 'X')],
+    [nowhere.body.code, nowhere.body.message.replace('VD99', 'X')],
+    'the same answer as for a code no unit has',
+  )
+  t.equal((await officerAsks('VD21')).status, 200, 'her own district')
 
   // CSV asked for by Accept, in either of its names.
   for (const accept of ['application/csv', 'text/csv']) {

@@ -174,6 +174,42 @@ t.test('bad input: a 4xx naming the problem, nothing written', async (t) => {
     ['/api/metadata', unit({ level: 0 }), /level: an integer from 1/],
     ['/api/metadata', unit({ geometry: { type: 'LineString', coordinates: [[0, 0]] } }), /geometry: a GeoJSON Polygon, MultiPolygon or Point/],
     ['/api/metadata', unit({ geometry: { type: 'Point', coordinates: [500, 0] } }), /out of range/],
+    [
+      '/api/metadata',
+      unit({
+        geometry: {
+          type: 'Polygon',
+          coordinates: [
+            [
+              [0, 0],
+              [0, 1],
+              [1, 95],
+              [0, 0],
+            ],
+          ],
+        },
+      }),
+      /out of range \(±180, ±90\)/,
+    ],
+    [
+      '/api/metadata',
+      unit({
+        geometry: {
+          type: 'MultiPolygon',
+          coordinates: [
+            [
+              [
+                [0, 0],
+                [0, 1],
+                [-181, 1],
+                [0, 0],
+              ],
+            ],
+          ],
+        },
+      }),
+      /out of range/,
+    ],
     ['/api/metadata', { organisationUnits: [{ name: 'Nameless' }] }, /an id or a code is required/],
     [
       '/api/metadata',
@@ -195,6 +231,16 @@ t.test('bad input: a 4xx naming the problem, nothing written', async (t) => {
         ],
       },
       /same id Same0000001/,
+    ],
+    [
+      '/api/metadata',
+      {
+        organisationUnits: [
+          { id: 'UnitUID0001', code: 'ONE', name: 'One' },
+          { id: 'UnitUID0002', code: 'UnitUID0001', name: 'Two' },
+        ],
+      },
+      /organisationUnits\[0\] and organisationUnits\[1\] name UnitUID0001, as id and as code/,
     ],
     ['/api/metadata?importMode=NOPE', unit({}), /importMode NOPE: one of COMMIT, VALIDATE/],
     ['/api/metadata?identifier=NAME', unit({}), /identifier NAME/],

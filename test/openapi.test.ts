@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Ajv } from 'ajv'
+import { Ajv, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import t, { type Test } from 'tap'
 import { admin, build, eventually, tempDir } from './helper.js'
@@ -28,6 +28,13 @@ async function setup(t: Test, config: Parameters<typeof build>[1] = {}) {
   // The document itself is a schema to Ajv, so `#/components/…` references resolve inside it.
   ajv.addSchema(document, 'openapi')
   const pointer = (...parts: string[]) => parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')
+  // One compiled validator per schema of the document (Ajv compiles a schema object each time it is given one).
+  const validators = new Map<string, ValidateFunction>()
+  const validatorOf = (ref: string) => {
+    let validate = validators.get(ref)
+    if (!validate) validators.set(ref, (validate = ajv.compile({ $ref: ref })))
+    return validate
+  }
   let checked = 0
   /** The answer validates against the document's schema for its route, method, status and media type. */
   const conforms = (t: Test, path: string, method: string, res: Response, what: string) => {
@@ -40,9 +47,11 @@ async function setup(t: Test, config: Parameters<typeof build>[1] = {}) {
     const media = answer.content?.[type]
     if (!media) return t.fail(`${what}: ${type} for ${res.status} of ${method.toUpperCase()} ${path} is not documented`)
     if (type !== 'application/json') return void checked++
-    const valid = ajv.validate({ $ref: `openapi#/${pointer('paths', path, method, 'responses', String(res.status), 'content', type, 'schema')}` }, res.body)
-    if (!valid)
-      t.fail(`${what}: ${method.toUpperCase()} ${path} ${res.status}: ${ajv.errorsText(ajv.errors, { separator: '; ' })}`, { body: res.text.slice(0, 2000) })
+    const validate = validatorOf(`openapi#/${pointer('paths', path, method, 'responses', String(res.status), 'content', type, 'schema')}`)
+    if (!validate(res.body))
+      t.fail(`${what}: ${method.toUpperCase()} ${path} ${res.status}: ${ajv.errorsText(validate.errors, { separator: '; ' })}`, {
+        body: res.text.slice(0, 2000),
+      })
     else checked++
   }
   return { ...harness, api, document, conforms, checked: () => checked }

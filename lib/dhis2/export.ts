@@ -117,6 +117,19 @@ export interface DataValuesOut {
   campaignOfPeriod: Map<string, string>
 }
 
+/** Of `ids`, the units a restricted reader sees: her subtree, and the units above it (where it sits). */
+async function unitsSeenBy(db: Kysely<DB>, reader: AuthUser, ids: number[]): Promise<Set<number>> {
+  if (!ids.length) return new Set()
+  const above = sql`(select parent_location_id from location_tree where location_id = ${reader.top_lvl_location_id})`
+  const rows = await db
+    .selectFrom('location')
+    .select('id')
+    .where('id', 'in', ids)
+    .where((eb) => eb.or([eb(sql.ref('id'), 'in', permittedLocations(reader)), eb(sql.ref('id'), 'in', above)]))
+    .execute()
+  return new Set(rows.map((row) => row.id))
+}
+
 /** The raw values `reader` may see of what `asked` names. */
 export async function exportDataValues(db: Kysely<DB>, reader: AuthUser, asked: ExportAsked): Promise<DataValuesOut> {
   if (!asked.dataElements.length) throw badRequest('MISSING_PARAMETER', 'dataElement: at least one (a code mapped to an indicator, or its short name)')
@@ -131,7 +144,9 @@ export async function exportDataValues(db: Kysely<DB>, reader: AuthUser, asked: 
     )
   }
   const unitOf = await rowsNamed(db, 'location', asked.orgUnits)
-  const missing = asked.orgUnits.filter((code) => !unitOf.has(code))
+  const seen = reader.restricted ? await unitsSeenBy(db, reader, [...unitOf.values()]) : undefined
+  // A unit a restricted reader cannot see is answered as one that does not exist: the answer tells her nothing of it.
+  const missing = asked.orgUnits.filter((code) => !unitOf.has(code) || (seen && !seen.has(unitOf.get(code)!)))
   if (missing.length) throw badRequest('UNKNOWN_ORG_UNIT', `orgUnit ${missing.join(', ')}: no location has this code or UID`)
   const campaigns = await campaignsOf(db, asked)
   const campaignOfPeriod = new Map([...campaigns.values()].map((c) => [c.period, c.name]))

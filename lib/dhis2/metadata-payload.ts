@@ -127,6 +127,15 @@ function coordinatesAt(value: unknown, depth: number): boolean {
   return value.length > 0 && value.every((v) => coordinatesAt(v, depth - 1))
 }
 
+/** Whether every position of `coordinates` (`depth` arrays deep) is a longitude within ±180 and a latitude within ±90. */
+function onEarth(coordinates: unknown, depth: number): boolean {
+  if (depth === 0) {
+    const [longitude, latitude] = coordinates as number[]
+    return Math.abs(longitude) <= 180 && Math.abs(latitude) <= 90
+  }
+  return (coordinates as unknown[]).every((inner) => onEarth(inner, depth - 1))
+}
+
 /** A unit's geometry: a Polygon or MultiPolygon (its shape), a Point (its coordinates), or none. */
 function geometryOf(value: unknown, where: string): Pick<UnitIn, 'polygon' | 'point'> {
   if (value === undefined || value === null) return {}
@@ -135,12 +144,13 @@ function geometryOf(value: unknown, where: string): Pick<UnitIn, 'polygon' | 'po
   const { type, coordinates } = value
   if (type === 'Point') {
     if (!coordinatesAt(coordinates, 0)) throw badPayload(`${where}.geometry: a Point's coordinates are [longitude, latitude]`)
+    if (!onEarth(coordinates, 0)) throw badPayload(`${where}.geometry: a Point's longitude and latitude are out of range`)
     const [longitude, latitude] = coordinates as number[]
-    if (Math.abs(longitude) > 180 || Math.abs(latitude) > 90) throw badPayload(`${where}.geometry: a Point's longitude and latitude are out of range`)
     return { point: [longitude, latitude] }
   }
   const depth = type === 'Polygon' ? 2 : type === 'MultiPolygon' ? 3 : undefined
   if (depth === undefined || !coordinatesAt(coordinates, depth)) throw badPayload(problem)
+  if (!onEarth(coordinates, depth)) throw badPayload(`${where}.geometry: a longitude or latitude is out of range (±180, ±90)`)
   return { polygon: { type: type as string, coordinates: coordinates as unknown[] } }
 }
 
@@ -164,16 +174,23 @@ function listOf(body: Row, key: string): Row[] | undefined {
   return value as Row[]
 }
 
-/** Each object's id and code, once in its list: the same one twice is a 400 naming both places. */
+/**
+ * Each id and code names one object of its list: the same one twice, or one object's id as another's
+ * code (both would find one row, and the two would merge), is a 400 naming both places.
+ */
 function keysOnce(objects: Keyed[], key: string) {
-  for (const field of ['uid', 'code'] as const) {
-    const seen = new Map<string, number>()
-    for (const object of objects) {
+  const named = new Map<string, { index: number; as: string }>()
+  for (const object of objects) {
+    for (const field of ['uid', 'code'] as const) {
       const value = object[field]
       if (value === undefined) continue
-      const first = seen.get(value)
-      if (first !== undefined) throw badPayload(`${key}[${first}] and ${key}[${object.index}] have the same ${field === 'uid' ? 'id' : 'code'} ${value}`)
-      seen.set(value, object.index)
+      const as = field === 'uid' ? 'id' : 'code'
+      const first = named.get(value)
+      if (first !== undefined && first.index !== object.index) {
+        const which = first.as === as ? `have the same ${as} ${value}` : `name ${value}, as ${first.as} and as ${as}: one name for two objects`
+        throw badPayload(`${key}[${first.index}] and ${key}[${object.index}] ${which}`)
+      }
+      named.set(value, { index: object.index, as })
     }
   }
   const nameless = objects.find((o) => o.uid === undefined && o.code === undefined)
