@@ -37,7 +37,7 @@ t.test('a run ends with what failed: each failed assertion, where it is and what
 })
 
 t.test('test/tiers.mjs names only files that exist, and every file is in exactly one of fast and e2e', async (t) => {
-  const { BROWSER, OPERATOR, LONG, ENGINE, inTier } = await import('./tiers.mjs')
+  const { BROWSER, OPERATOR, LONG, ENGINE, ONE_ENGINE, inTier } = await import('./tiers.mjs')
   const files = readdirSync(join(ROOT, 'test'))
     .filter((f) => f.endsWith('.test.ts'))
     .map((f) => `test/${f}`)
@@ -48,10 +48,15 @@ t.test('test/tiers.mjs names only files that exist, and every file is in exactly
   t.same(inTier('all', files), files, '--tier all runs them all')
   const pg = inTier('pg', files)
   const named = (names: string[]) => names.map((name) => `test/${name}.test.ts`)
+  const onPostgres = [...named(OPERATOR.filter((name: string) => !ONE_ENGINE.includes(name))), ...named(LONG), ...named(ENGINE)]
   t.same(
     pg,
-    files.filter((f) => [...named(OPERATOR), ...named(LONG), ...named(ENGINE)].includes(f)),
-    'the pg tier: operator files, long runs, ENGINE',
+    files.filter((f) => onPostgres.includes(f)),
+    'the pg tier: operator files but ONE_ENGINE, long runs, ENGINE',
+  )
+  t.ok(
+    named(ONE_ENGINE).every((f: string) => e2e.includes(f)),
+    'a ONE_ENGINE file is an e2e file',
   )
   t.ok(
     named(ENGINE).every((f: string) => fast.includes(f)),

@@ -3,8 +3,8 @@
 //                       process on the embedded database;
 //   `npm run test:e2e`  the files below, on the embedded database;
 //   `npm run test:pg`   the files where the engine can change the outcome, on the PostgreSQL server of
-//                       DATABASE_URL: the operator files and long runs below, and the in-process files
-//                       named ENGINE (pools, concurrency, COPY, locks, notifications, replicas, time
+//                       DATABASE_URL: the operator files (but ONE_ENGINE's) and long runs below, and the
+//                       in-process files named ENGINE (pools, concurrency, COPY, locks, notifications, replicas, time
 //                       zones, the engine's totals). The others run the same SQL through the same
 //                       driver on both engines, and run in `npm test` (docs/decisions.md, "Test tiers").
 // A new file joins `npm test` unless it is named here.
@@ -92,10 +92,18 @@ export const ENGINE = [
   'writable-host',
 ]
 
+/**
+ * Operator files whose subject is not the engine, run on the embedded database only: the CLI's
+ * commands (always on a data directory), the sign-in door and request bodies under attack, and the
+ * document checked against every answer by a validating proxy. The same statements reach either
+ * engine through the same driver; on PostgreSQL they ran a second time for nothing new.
+ */
+export const ONE_ENGINE = ['cli', 'openapi-proxy', 'sign-in', 'upload-bodies']
+
 const path = (name) => `test/${name}.test.ts`
 export const E2E = new Set([...BROWSER, ...OPERATOR, ...LONG].map(path))
 
-const ON_POSTGRES = new Set([...OPERATOR, ...LONG, ...ENGINE].map(path))
+const ON_POSTGRES = new Set([...OPERATOR.filter((name) => !ONE_ENGINE.includes(name)), ...LONG, ...ENGINE].map(path))
 
 /** The files of `tier` ('fast', 'e2e', 'pg' or 'all') among `files`. */
 export function inTier(tier, files) {

@@ -116,6 +116,20 @@ export function withChildren(pid: number): number[] {
   ]
 }
 
+/** Resolves once none of `pids` runs any more, or after `timeoutMs`. */
+async function gone(pids: number[], timeoutMs: number): Promise<void> {
+  const running = (pid: number) => {
+    try {
+      process.kill(pid, 0)
+      return true
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'EPERM'
+    }
+  }
+  const deadline = Date.now() + timeoutMs
+  while (pids.some(running) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))
+}
+
 /** `command` as the PostgreSQL user, without blocking this process. */
 function runAsPostgresAsync(command: string, args: string[]): Promise<void> {
   const [file, argv] = postgresCommand(command, args)
@@ -137,10 +151,14 @@ function cluster(t: Teardown, dir: string, port: number): Cluster {
     running = false
   }
   t.teardown(async () => {
+    // Its files go once its processes are gone: a server still stopping (a benchmark's stop may signal
+    // it too, and a busy machine stops it slowly) writes into a directory being removed.
+    const serving = pids()
     try {
       await stop()
     } finally {
-      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
+      await gone(serving, 30_000)
+      rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 })
     }
   })
   const pids = () => {
