@@ -45,7 +45,7 @@ const compiled = new WeakMap<Resource, Writers>()
 function writersOf(resource: Resource): Writers {
   let writers = compiled.get(resource)
   if (!writers) {
-    writers = { detail: fastJson(detailSchema(resource) as object), write: fastJson(writeAnswerSchema(resource) as object) }
+    writers = { detail: writerOf(detailSchema(resource)), write: writerOf(writeAnswerSchema(resource)) }
     compiled.set(resource, writers)
   }
   return writers
