@@ -43,11 +43,8 @@ function importOptions(query: ImportQuery) {
   const dryRun = (query.dryRun ?? 'false').toLowerCase()
   if (dryRun !== 'true' && dryRun !== 'false') throw badRequest('INVALID_PARAMETER', 'dryRun: true or false')
   const strategy = (query.importStrategy ?? 'CREATE_AND_UPDATE').toUpperCase().replace('NEW_AND_UPDATES', 'CREATE_AND_UPDATE')
-  if (strategy !== 'CREATE_AND_UPDATE' && strategy !== 'CREATE' && strategy !== 'UPDATE') {
-    throw badRequest(
-      'INVALID_PARAMETER',
-      `importStrategy ${strategy}: CREATE_AND_UPDATE, CREATE or UPDATE (a value is deleted by a correction, or by reverting its upload)`,
-    )
+  if (!['CREATE_AND_UPDATE', 'CREATE', 'UPDATE', 'DELETE'].includes(strategy)) {
+    throw badRequest('INVALID_PARAMETER', `importStrategy ${strategy}: CREATE_AND_UPDATE, CREATE, UPDATE or DELETE`)
   }
   const schemes = schemesOf(query, 'UID')
   if ((query.async ?? 'false').toLowerCase() !== 'false') throw badRequest('INVALID_PARAMETER', 'async: only false (the import answers when done)')
@@ -96,6 +93,11 @@ const summarySchema = {
           },
         },
         document_id: { type: 'integer', description: 'the document the values were stored as (its report, history and revert are an upload’s)' },
+        document_ids: {
+          type: 'array',
+          items: { type: 'integer' },
+          description: 'every document the values were stored as: values at campaigns and dated values are a document each',
+        },
       },
     },
   },
@@ -116,7 +118,7 @@ async function importSet(app: FastifyInstance, request: FastifyRequest<{ Queryst
   assertMayCall(user, campaignDatapoint, 'POST')
   const options = importOptions(request.query)
   const values = valuesOf(request)
-  const summary = await importDataValues(app.db.db, app.config, user, values, options, (work) =>
+  const summary = await importDataValues(app.config, user, values, options, (work) =>
     app.transactions.attributed({ via: 'job', userId: user.id, requestId: request.id }, work),
   )
   return reply.send(envelope(summary))
@@ -264,7 +266,8 @@ const importSchema = {
       dryRun: { type: 'string', description: 'true: check and count, keep nothing (false by default)' },
       importStrategy: {
         type: 'string',
-        description: 'CREATE_AND_UPDATE (by default); CREATE leaves the values already stored as they are; UPDATE writes only those',
+        description:
+          'CREATE_AND_UPDATE (by default); CREATE leaves the values already stored as they are; UPDATE writes only those; DELETE deletes them (their totals recomputed)',
       },
       idScheme: {
         type: 'string',

@@ -1,7 +1,8 @@
 // The demo out in DHIS2's formats and into an empty database (either engine): its organisation units,
 // levels and data elements by `/api/metadata`, its campaigns made as a programme makes them (DHIS2 has
-// periods, not campaigns), then its values by `/api/dataValueSets`, as JSON and as ADX. Every value
-// entered and every total the engine computes from them up the tree come out equal. Calculated
+// periods, not campaigns), its dated indicator declared (DHIS2 has no such notion), then its values by
+// `/api/dataValueSets`, as JSON and as ADX. Every value entered, at campaigns and by date, and every
+// total the engine computes from them up the tree come out equal. Calculated
 // indicators are not DHIS2 data elements (their formulas are not exchanged), so their values are left
 // out of the comparison, as they are of the export.
 import t from 'tap'
@@ -13,13 +14,20 @@ import type { DB } from '../schemas/index.js'
 
 type Row = Record<string, unknown>
 
-/** Every raw value and every aggregate of the entered indicators, by place code, short name and campaign name. */
+/**
+ * Every raw value and every aggregate of the entered indicators, by place code, short name and campaign
+ * name, and every dated value by its day.
+ */
 async function everyValue(db: Kysely<DB>): Promise<string[]> {
   const { rows } = await sql<{ line: string }>`
     select concat_ws(' ', l.location_code, i.short_name, c.name, a.is_raw, round(a.value::numeric, 6)) as line
     from agg_datapoint a join location l on l.id = a.location_id join indicator i on i.id = a.indicator_id
       join campaign c on c.id = a.campaign_id
     where not exists (select 1 from calculated_indicator_component k where k.indicator_id = i.id)
+    union all
+    select concat_ws(' ', l.location_code, i.short_name, d.data_date, round(d.value::numeric, 6))
+    from datapoint d join location l on l.id = d.location_id join indicator i on i.id = d.indicator_id
+    where d.data_date is not null
     order by 1`.execute(db)
   return rows.map((r) => r.line)
 }
@@ -50,6 +58,8 @@ for (const [format, scheme] of [
     )
     const expected = await everyValue(source.db)
     t.ok(expected.length > 100, `${expected.length} values and totals in the demo`)
+    const dated = ((await from.get('/indicator/?limit=1000')).body.objects as Row[]).filter((i) => i.resource_name === 'date')
+    t.ok(dated.length > 0 && /20161001|2016-10-01\/P1D/.test(values.text), 'dated values out, each on its day')
 
     // Into an empty database: the tree and data elements, the campaigns, then the values.
     const target = await build(t)
@@ -62,6 +72,13 @@ for (const [format, scheme] of [
       const typeName = types.find((type) => type.id === c.campaign_type_id)!.name
       const made = await to.post('/campaign/', { name: c.name, campaign_type_id: typeIds.get(typeName), start_date: c.start_date, end_date: c.end_date })
       t.equal(made.status, 201, made.text.slice(0, 200))
+    }
+    // The indicators that take values by date, declared as in the source.
+    const madeIndicators = ((await to.get('/indicator/?limit=1000')).body.objects as Row[]).filter((i) => dated.some((d) => d.short_name === i.short_name))
+    t.equal(madeIndicators.length, dated.length, 'each dated indicator came as a data element')
+    for (const made of madeIndicators) {
+      const declared = dated.find((d) => d.short_name === made.short_name)!
+      t.equal((await to.patch(`/indicator/${made.id}/`, { resource_name: 'date', data_format: declared.data_format })).status, 200)
     }
     const body = format === 'ADX' ? values.text : values.body
     const imported = await to.post('/api/dataValueSets', body, format === 'ADX' ? { ...admin, 'content-type': 'application/adx+xml' } : undefined)

@@ -12,7 +12,7 @@ import type { AuthUser } from '../data/auth.js'
 import { permittedLocations } from '../engine/access.js'
 import type { IdScheme, IdSchemes } from './import.js'
 import { UID_PATTERN, uidsOfRows } from './metadata-export.js'
-import { periodDays } from './periods.js'
+import { type PeriodDays, periodDays } from './periods.js'
 
 /** What an export asks for, as DHIS2's parameters name it. */
 export interface ExportAsked {
@@ -86,8 +86,8 @@ async function namesOut(db: Kysely<DB>, table: 'location' | 'indicator', ids: nu
   return new Map([...rows.map((r) => [r.id, r.code] as const), ...[...asked].map(([code, id]) => [id, code] as const)])
 }
 
-/** The campaigns asked for (those that start in a period, or between the dates), each with its period's name. */
-async function campaignsOf(db: Kysely<DB>, asked: ExportAsked) {
+/** The days asked for: each period's, and the days between startDate and endDate. */
+function rangesOf(asked: ExportAsked): PeriodDays[] {
   const ranges = asked.periods.map((period) => {
     const days = periodDays(period)
     if ('problem' in days) throw badRequest('INVALID_PERIOD', `period ${days.problem}`)
@@ -102,6 +102,11 @@ async function campaignsOf(db: Kysely<DB>, asked: ExportAsked) {
     }
   }
   if (asked.startDate || asked.endDate) ranges.push({ first: asked.startDate ?? '0000-01-01', last: asked.endDate ?? '9999-12-31' })
+  return ranges
+}
+
+/** The campaigns that start in `ranges`, each with its period's name. */
+async function campaignsOf(db: Kysely<DB>, ranges: PeriodDays[]) {
   const all = await db.selectFrom('campaign').select(['id', 'name', 'start_date']).execute()
   const day = (c: { start_date: unknown }) => String(c.start_date).slice(0, 10)
   const startsInMonth = new Map<string, number>()
@@ -148,17 +153,23 @@ export async function exportDataValues(db: Kysely<DB>, reader: AuthUser, asked: 
   // A unit a restricted reader cannot see is answered as one that does not exist: the answer tells her nothing of it.
   const missing = asked.orgUnits.filter((code) => !unitOf.has(code) || (seen && !seen.has(unitOf.get(code)!)))
   if (missing.length) throw badRequest('UNKNOWN_ORG_UNIT', `orgUnit ${missing.join(', ')}: no location has this code or UID`)
-  const campaigns = await campaignsOf(db, asked)
+  const ranges = rangesOf(asked)
+  const campaigns = await campaignsOf(db, ranges)
   const campaignOfPeriod = new Map([...campaigns.values()].map((c) => [c.period, c.name]))
-  if (!campaigns.size) return { values: [], campaignOfPeriod }
   const askedElements = new Map(asked.dataElements.map((code) => [code, indicators.get(code)!]))
   const unitIds = [...new Set(asked.orgUnits.map((code) => unitOf.get(code)!))]
+  // A value at a campaign asked for, or a dated value on a day asked for.
+  const inPeriods = sql<boolean>`(d.campaign_id in (${campaigns.size ? sql.join([...campaigns.keys()]) : sql`null`})
+    or (d.campaign_id is null and (${sql.join(
+      ranges.map((r) => sql`d.data_date between ${r.first}::date and ${r.last}::date`),
+      sql` or `,
+    )})))`
   const rows = await db
     .selectFrom('datapoint as d')
     .innerJoin('location as l', 'l.id', 'd.location_id')
-    .select(['d.indicator_id', 'd.campaign_id', 'd.value', 'd.location_id'])
+    .select(['d.indicator_id', 'd.campaign_id', 'd.data_date', 'd.value', 'd.location_id'])
     .where('d.indicator_id', 'in', [...askedElements.values()])
-    .where('d.campaign_id', 'in', [...campaigns.keys()])
+    .where(inPeriods)
     .where('d.value', 'is not', null)
     .where(
       sql.ref('d.location_id'),
@@ -166,13 +177,17 @@ export async function exportDataValues(db: Kysely<DB>, reader: AuthUser, asked: 
       asked.children ? sql`(select location_id from location_tree where parent_location_id in (${sql.join(unitIds)}))` : unitIds,
     )
     .$if(reader.restricted, (q) => q.where(sql.ref('d.location_id'), 'in', permittedLocations(reader)))
-    .orderBy(['l.location_code', 'd.campaign_id', 'd.indicator_id'])
+    .orderBy('l.location_code')
+    .orderBy('d.campaign_id')
+    .orderBy('d.data_date')
+    .orderBy('d.indicator_id')
     .execute()
   const elementOut = await namesOut(db, 'indicator', [...new Set(askedElements.values())], asked.schemes.dataElement, askedElements)
   const unitOut = await namesOut(db, 'location', [...new Set(rows.map((r) => r.location_id))], asked.schemes.orgUnit, unitOf)
   const values = rows.map((r) => ({
     dataElement: elementOut.get(r.indicator_id)!,
-    period: campaigns.get(r.campaign_id!)!.period,
+    // A dated value's period is its day (DHIS2's daily period).
+    period: r.campaign_id === null ? String(r.data_date).slice(0, 10).replaceAll('-', '') : campaigns.get(r.campaign_id)!.period,
     orgUnit: unitOut.get(r.location_id)!,
     value: String(r.value),
   }))

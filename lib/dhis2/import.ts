@@ -6,8 +6,7 @@
 // a DHIS2 UID is mapped once like any other code.
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { stringify } from 'csv-stringify/sync'
-import { sql, type Kysely, type Transaction } from 'kysely'
+import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import type { Config } from '../core/config.js'
 import type { AuthUser } from '../data/auth.js'
@@ -16,16 +15,17 @@ import { discard, spoolPath } from '../ingest/spool.js'
 import type { Document } from '../ingest/transform.js'
 import { checkUpload, storeUpload } from '../ingest/upload.js'
 import type { DataValue } from './data-values.js'
-import { badRequest } from '../core/errors.js'
-import { MAX_COLUMNS } from '../ingest/files.js'
 import { ensureCodes } from '../ingest/template.js'
-import { periodDays } from './periods.js'
+import { lockCampaigns } from '../engine/campaign-locks.js'
+import { type Conflict, type Place, placesOf, refusals, storedRows } from './import-places.js'
+import { type FileKind, type FileRow, valuesFile } from './import-file.js'
+import { deleteValues } from './import-delete.js'
 
 /** The import parameters this API honours (DHIS2's names and values). */
 export interface ImportOptions {
   dryRun: boolean
-  /** CREATE leaves the values already stored as they are, UPDATE writes only those: the others are ignored. */
-  importStrategy: 'CREATE_AND_UPDATE' | 'CREATE' | 'UPDATE'
+  /** CREATE leaves the values already stored as they are, UPDATE writes only those: the others are ignored; DELETE deletes them. */
+  importStrategy: 'CREATE_AND_UPDATE' | 'CREATE' | 'UPDATE' | 'DELETE'
   /** How organisation units and data elements are named: UID and CODE alike through the mapping of codes, NAME by their names. */
   schemes: IdSchemes
 }
@@ -53,8 +53,10 @@ export interface ImportSummary {
   importCount: { imported: number; updated: number; ignored: number; deleted: number }
   conflicts: ImportConflict[]
   dataSetComplete: 'false'
-  /** The document the values were stored as (none on a dry run, or when none could be read). */
+  /** The document the values were stored as (none on a dry run, or when none could be read): the campaign file's where there are two. */
   document_id?: number
+  /** Every document the values were stored as: a campaign file and a date file where the set holds both kinds of value. */
+  document_ids?: number[]
 }
 
 /**
@@ -109,124 +111,9 @@ async function asCodes(trx: Kysely<DB>, values: DataValue[], schemes: IdSchemes,
   return named
 }
 
-type Conflict = (object: string, value: string, index: number) => void
-
-/** The campaign (its id) each value's period stands for (the one that starts in it), or why it stands for none. */
-async function campaignsOf(db: Kysely<DB>, values: DataValue[], conflict: Conflict) {
-  const campaigns = await db.selectFrom('campaign').select(['id', 'name', 'start_date']).orderBy('start_date').execute()
-  const byPeriod = new Map<string, { id: number } | { problem: string }>()
-  const placed = new Map<number, number>()
-  for (const value of values) {
-    let found = byPeriod.get(value.period)
-    if (!found) {
-      const days = periodDays(value.period)
-      const starting =
-        'problem' in days ? [] : campaigns.filter((c) => String(c.start_date).slice(0, 10) >= days.first && String(c.start_date).slice(0, 10) <= days.last)
-      found =
-        'problem' in days
-          ? days
-          : starting.length === 1
-            ? { id: starting[0].id }
-            : {
-                problem: starting.length
-                  ? `${starting.length} campaigns start in period ${value.period} (${starting.map((c) => c.name).join(', ')}): send a period that holds one`
-                  : `no campaign starts in period ${value.period}`,
-              }
-      byPeriod.set(value.period, found)
-    }
-    if ('id' in found) placed.set(value.index, found.id)
-    else conflict(value.period, found.problem, value.index)
-  }
-  return placed
-}
-
-/**
- * The indexes of the values that have a value stored already: their data element and organisation
- * unit mapped (as the pipeline will map them) and a datapoint at their campaign. A value whose code is
- * not mapped has none; the pipeline then names it.
- */
-async function storedValues(db: Kysely<DB>, values: DataValue[], campaignOf: Map<number, number>): Promise<Set<number>> {
-  const placed = values.filter((v) => campaignOf.has(v.index))
-  if (!placed.length) return new Set()
-  const { rows } = await sql<{ idx: number }>`
-    select v.idx from unnest(${placed.map((v) => v.index)}::int4[], ${placed.map((v) => v.dataElement)}::text[],
-      ${placed.map((v) => v.orgUnit)}::text[], ${placed.map((v) => campaignOf.get(v.index)!)}::int4[]) as v(idx, element, unit, campaign_id)
-    join source_object_map i on i.content_type = 'indicator' and i.source_object_code = v.element and i.master_object_id > 0
-    join source_object_map l on l.content_type = 'location' and l.source_object_code = v.unit and l.master_object_id > 0
-    where exists (select 1 from datapoint d where d.campaign_id = v.campaign_id and d.location_id = l.master_object_id
-      and d.indicator_id = i.master_object_id and d.value is not null)`.execute(db)
-  return new Set(rows.map((r) => r.idx))
-}
-
-/** The most data elements a set may carry: an upload's columns, less the file's geocode and campaign. */
-const MAX_DATA_ELEMENTS = MAX_COLUMNS - 2
-
-/** The most cells a data value set's campaign file may have: places and campaigns × data elements. */
-const MAX_CELLS = 1_000_000
-
-/** A campaign file's line: its organisation unit and campaign (by code), in the file's order. */
-interface FileRow {
-  orgUnit: string
-  campaign: string
-}
-
-/**
- * The values as a campaign file's text: a line per organisation unit and campaign (by its code), a
- * column per data element, and the file's rows in order; a 400 when that table would be too large to
- * write (it is dense). A value a later one of the same key replaces is a conflict: the last is kept.
- */
-function campaignFile(values: DataValue[], campaignOf: Map<number, number>, codeOf: Map<number, string>, conflict: Conflict) {
-  const elements = [...new Set(values.map((v) => v.dataElement))]
-  const lines = new Map<string, { row: FileRow; cells: Record<string, string>; sent: Map<string, number> }>()
-  for (const value of values) {
-    const campaign = codeOf.get(campaignOf.get(value.index)!)!
-    const key = JSON.stringify([value.orgUnit, campaign])
-    const line = lines.get(key) ?? {
-      row: { orgUnit: value.orgUnit, campaign },
-      cells: { geocode: value.orgUnit, campaign } as Record<string, string>,
-      sent: new Map<string, number>(),
-    }
-    const earlier = line.sent.get(value.dataElement)
-    if (earlier !== undefined)
-      conflict(value.dataElement, `dataElement ${value.dataElement}: a later value in this set has the same place and period; the last is kept`, earlier)
-    line.cells[value.dataElement] = value.value
-    line.sent.set(value.dataElement, value.index)
-    lines.set(key, line)
-  }
-  if (elements.length > MAX_DATA_ELEMENTS || lines.size * elements.length > MAX_CELLS) {
-    throw badRequest(
-      'DATA_VALUE_SET_TOO_WIDE',
-      `${lines.size} places and campaigns × ${elements.length} data elements: at most ${MAX_DATA_ELEMENTS} data elements and ${MAX_CELLS} cells a set; send it in parts by data element`,
-    )
-  }
-  const text = stringify(
-    [...lines.values()].map((l) => l.cells),
-    { header: true, columns: ['geocode', 'campaign', ...elements] },
-  )
-  return { text, rows: [...lines.values()].map((l) => l.row) }
-}
-
-/**
- * Imports `values` as `user`: those it can place go through the upload pipeline as one document;
- * the others, and what the pipeline set aside, are the summary's conflicts.
- */
-export async function importDataValues(
-  db: Kysely<DB>,
-  config: Config,
-  user: AuthUser,
-  values: DataValue[],
-  options: ImportOptions,
-  /** Runs the import's one transaction as a background job's writes, then makes them seen (lib/api/transactions.ts). */
-  transaction: <T>(work: (trx: Transaction<DB>) => Promise<T>) => Promise<T>,
-): Promise<ImportSummary> {
-  const conflicts = new Map<string, ImportConflict>()
-  const conflict: Conflict = (object, value, index) => {
-    const key = JSON.stringify([object, value])
-    const found = conflicts.get(key) ?? { object, value, indexes: [] }
-    found.indexes.push(index)
-    conflicts.set(key, found)
-  }
-  const combined = values.filter((v) => {
+/** The values a set holds that this API does not read (a reserved column's name, a formula, a disaggregation), each a conflict. */
+function unread(values: DataValue[], conflict: Conflict): DataValue[] {
+  return values.filter((v) => {
     if (RESERVED_COLUMNS.has(v.dataElement.toLowerCase())) {
       conflict(
         v.dataElement,
@@ -252,11 +139,25 @@ export async function importDataValues(
     )
     return false
   })
-  const campaignOf = await campaignsOf(db, combined, conflict)
-  const inCampaigns = combined.filter((v) => campaignOf.has(v.index))
-  const summary = (counts: Partial<ImportSummary['importCount']>, documentId?: number): ImportSummary => {
+}
+
+/** The summary's conflicts, one per object and reason with the indexes of its values, and the function that adds one. */
+function conflictList() {
+  const conflicts = new Map<string, ImportConflict>()
+  const conflict: Conflict = (object, value, index) => {
+    const key = JSON.stringify([object, value])
+    const found = conflicts.get(key) ?? { object, value, indexes: [] }
+    found.indexes.push(index)
+    conflicts.set(key, found)
+  }
+  return { conflicts, conflict }
+}
+
+/** The summary of an import of `sent` values: its counts (what was neither written nor deleted, ignored) and its conflicts. */
+function summaryOf(sent: number, options: ImportOptions, conflicts: Map<string, ImportConflict>) {
+  return (counts: Partial<ImportSummary['importCount']>, documentIds: number[] = []): ImportSummary => {
     const importCount = { imported: 0, updated: 0, deleted: 0, ...counts, ignored: 0 }
-    importCount.ignored = Math.max(0, values.length - importCount.imported - importCount.updated - importCount.deleted)
+    importCount.ignored = Math.max(0, sent - importCount.imported - importCount.updated - importCount.deleted)
     const listed = [...conflicts.values()]
     return {
       responseType: 'ImportSummary',
@@ -270,42 +171,116 @@ export async function importDataValues(
       importCount,
       conflicts: listed,
       dataSetComplete: 'false',
-      ...(documentId === undefined ? {} : { document_id: documentId }),
+      ...(documentIds.length ? { document_id: documentIds[0], document_ids: documentIds } : {}),
     }
   }
-  if (!inCampaigns.length) return summary({})
+}
+
+/** The files an import wrote: spooled before they are stored, and stored as documents' files (gone again if it is rolled back). */
+interface ImportFiles {
+  spooled: string[]
+  stored: string[]
+}
+
+/** What one file of values did: its document and the pipeline's counts. */
+interface FileImported {
+  documentId: number
+  counts: { imported: number; updated: number; deleted: number }
+}
+
+/**
+ * `values` of one kind as one upload of `user`: their file stored as a document, read, mapped and
+ * written by the pipeline; what it set aside added to the conflicts.
+ */
+async function importFile(
+  trx: Kysely<DB>,
+  config: Config,
+  user: AuthUser,
+  kind: FileKind,
+  values: DataValue[],
+  placeOf: Map<number, Place>,
+  report: { conflict: Conflict; sent: Map<number, DataValue> },
+  files: ImportFiles,
+): Promise<FileImported> {
+  const place = (v: DataValue) => placeOf.get(v.index)!
+  // Each campaign by a code mapped to it (its name, mapped here when none is), as a template names it.
+  const { codes } =
+    kind === 'campaign' ? await ensureCodes(trx, 'campaign', [...new Set(values.map((v) => place(v).campaign_id!))], user) : { codes: undefined }
+  const placeName = (v: DataValue) => (codes ? codes.get(place(v).campaign_id!)! : place(v).data_date!)
+  const { text, rows } = valuesFile(kind, values, placeName, report.conflict)
   const path = await spoolPath(config.DATA_DIR)
-  let stored: string | undefined
+  files.spooled.push(path)
+  await writeFile(path, text)
+  const title = kind === 'campaign' ? 'dataValueSets.csv' : 'dataValueSets-dated.csv'
+  const input = { path, size: Buffer.byteLength(text), owner: `user ${user.id}`, title, fileType: kind }
+  const documentId = await storeUpload(trx, config.DATA_DIR, input, await checkUpload(input), user.id)
+  const doc = (await trx.selectFrom('source_doc').selectAll().where('id', '=', documentId).executeTakeFirstOrThrow()) as unknown as Document
+  if (doc.docfile) files.stored.push(doc.docfile)
+  const stats = (await ingest(trx, doc, user, config.DATA_DIR, true)) as unknown as PipelineStats
+  pipelineConflicts(stats, values, report.conflict, report.sent)
+  rejectedConflicts(stats, rows, values, placeName, report.conflict, report.sent)
+  const counts = stats.datapoints ?? {}
+  return { documentId, counts: { imported: counts.inserted ?? 0, updated: counts.updated ?? 0, deleted: counts.deleted ?? 0 } }
+}
+
+/**
+ * Imports `values` as `user`: those it can place go through the upload pipeline, the values at
+ * campaigns as one document and the dated values as another (DELETE deletes them instead); the others,
+ * and what the pipeline set aside, are the summary's conflicts.
+ */
+export async function importDataValues(
+  config: Config,
+  user: AuthUser,
+  values: DataValue[],
+  options: ImportOptions,
+  /** Runs the import's one transaction as a background job's writes, then makes them seen (lib/api/transactions.ts). */
+  transaction: <T>(work: (trx: Transaction<DB>) => Promise<T>) => Promise<T>,
+): Promise<ImportSummary> {
+  const { conflicts, conflict } = conflictList()
+  const summary = summaryOf(values.length, options, conflicts)
+  const readable = unread(values, conflict)
+  if (!readable.length) return summary({})
+  const sent = new Map(values.map((v) => [v.index, v]))
+  const files: ImportFiles = { spooled: [], stored: [] }
   try {
     return await transaction(async (trx) => {
-      const coded = await asCodes(trx, inCampaigns, options.schemes, user, conflict)
-      const existing = options.importStrategy === 'CREATE_AND_UPDATE' ? undefined : await storedValues(trx, coded, campaignOf)
-      const placed = coded.filter((v) => existing === undefined || existing.has(v.index) === (options.importStrategy === 'UPDATE'))
+      const coded = await asCodes(trx, readable, options.schemes, user, conflict)
+      const placeOf = await placesOf(trx, coded, conflict)
+      let placed = coded.filter((v) => placeOf.has(v.index))
       if (!placed.length) throw new NothingKept(summary({}))
-      // Each campaign by a code mapped to it (its name, mapped here when none is), as a template names it.
-      const { codes } = await ensureCodes(trx, 'campaign', [...new Set(campaignOf.values())], user)
-      const { text, rows } = campaignFile(placed, campaignOf, codes, conflict)
-      await writeFile(path, text)
-      const input = { path, size: Buffer.byteLength(text), owner: `user ${user.id}`, title: 'dataValueSets.csv', fileType: 'campaign' }
-      const id = await storeUpload(trx, config.DATA_DIR, input, await checkUpload(input), user.id)
-      const doc = (await trx.selectFrom('source_doc').selectAll().where('id', '=', id).executeTakeFirstOrThrow()) as unknown as Document
-      stored = doc.docfile ?? undefined
-      const stats = (await ingest(trx, doc, user, config.DATA_DIR, true)) as unknown as PipelineStats
-      const sent = new Map(values.map((v) => [v.index, v]))
-      pipelineConflicts(stats, placed, conflict, sent)
-      rejectedConflicts(stats, rows, placed, (v) => codes.get(campaignOf.get(v.index)!)!, conflict, sent)
-      const counts = stats.datapoints ?? {}
-      const made = summary({ imported: counts.inserted ?? 0, updated: counts.updated ?? 0, deleted: counts.deleted ?? 0 }, options.dryRun ? undefined : id)
+      // Every campaign written, and the dated values, locked at once in ascending order (lib/engine/campaign-locks.ts).
+      await lockCampaigns(trx, new Set(placed.map((v) => placeOf.get(v.index)!.campaign_id)))
+      if (options.importStrategy === 'DELETE') {
+        const deleted = await deleteValues(trx, user, placed, placeOf, conflict, sent)
+        const made = summary({ deleted })
+        if (options.dryRun || !deleted) throw new NothingKept(made)
+        return made
+      }
+      if (options.importStrategy !== 'CREATE_AND_UPDATE') {
+        const stored = new Set((await storedRows(trx, placed, placeOf)).filter((r) => r.datapoint_id !== null).map((r) => r.index))
+        placed = placed.filter((v) => stored.has(v.index) === (options.importStrategy === 'UPDATE'))
+      }
+      const counts = { imported: 0, updated: 0, deleted: 0 }
+      const documentIds: number[] = []
+      for (const kind of ['campaign', 'date'] as const) {
+        const ofKind = placed.filter((v) => (placeOf.get(v.index)!.campaign_id === null) === (kind === 'date'))
+        if (!ofKind.length) continue
+        const done = await importFile(trx, config, user, kind, ofKind, placeOf, { conflict, sent }, files)
+        for (const count of ['imported', 'updated', 'deleted'] as const) counts[count] += done.counts[count]
+        documentIds.push(done.documentId)
+      }
+      if (!documentIds.length) throw new NothingKept(summary({}))
+      const made = summary(counts, options.dryRun ? [] : documentIds)
       if (options.dryRun) throw new NothingKept(made)
       return made
     })
   } catch (error) {
-    // Rolled back, a dry run or a failure alike: the file it stored goes too.
-    if (stored) await discard(join(config.DATA_DIR, stored))
+    // Rolled back, a dry run or a failure alike: the files it stored go too.
+    for (const stored of files.stored) await discard(join(config.DATA_DIR, stored))
     if (error instanceof NothingKept) return error.summary
     throw error
   } finally {
-    await discard(path)
+    for (const path of files.spooled) await discard(path)
   }
 }
 
@@ -326,7 +301,7 @@ function rejectedConflicts(
   stats: PipelineStats,
   rows: FileRow[],
   values: DataValue[],
-  campaignCode: (v: DataValue) => string,
+  placeName: (v: DataValue) => string,
   conflict: Conflict,
   sent: Map<number, DataValue>,
 ) {
@@ -334,7 +309,7 @@ function rejectedConflicts(
     const row = rows[cell.row_number]
     if (!row) continue
     // The last of the key: the one the file holds.
-    const value = values.filter((v) => v.dataElement === cell.column && v.orgUnit === row.orgUnit && campaignCode(v) === row.campaign).at(-1)
+    const value = values.filter((v) => v.dataElement === cell.column && v.orgUnit === row.orgUnit && placeName(v) === row.place).at(-1)
     if (!value) continue
     const { dataElement } = sent.get(value.index) ?? value
     conflict(dataElement, `value ${String(cell.value)} of dataElement ${dataElement}: ${cell.reason}`, value.index)
@@ -357,9 +332,8 @@ function pipelineConflicts(stats: PipelineStats, values: DataValue[], conflict: 
   }
   for (const v of values) {
     const { dataElement, orgUnit } = sent.get(v.index) ?? v
-    if (unmappedElements.has(v.dataElement))
-      conflict(dataElement, `dataElement ${dataElement} is not mapped to an indicator: map the code, then import again`, v.index)
-    else if (unmappedUnits.has(v.orgUnit)) conflict(orgUnit, `orgUnit ${orgUnit} is not mapped to a location: map the code, then import again`, v.index)
-    else if (forbidden.has(v.orgUnit)) conflict(orgUnit, `orgUnit ${orgUnit} is outside the locations you are responsible for`, v.index)
+    if (unmappedElements.has(v.dataElement)) conflict(dataElement, refusals.element(dataElement), v.index)
+    else if (unmappedUnits.has(v.orgUnit)) conflict(orgUnit, refusals.unit(orgUnit), v.index)
+    else if (forbidden.has(v.orgUnit)) conflict(orgUnit, refusals.outside(orgUnit), v.index)
   }
 }

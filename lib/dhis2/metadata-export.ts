@@ -110,17 +110,20 @@ async function exportUnits(db: Kysely<DB>, reader: AuthUser) {
   })
 }
 
+/** The value type and aggregation each exported format is written with: a count by date is a number. */
+const EXPORTED_TYPE_OF = { ...VALUE_TYPE_OF, date_int: VALUE_TYPE_OF.int }
+
 /**
- * The indicators a data value set can carry as data elements: entered for campaigns, as numbers,
- * percentages or booleans. Calculated indicators are left out (DHIS2's indicators, not data elements: a
- * value sent for one would stand beside what the engine calculates), and so are classes and dated ones.
+ * The indicators a data value set can carry as data elements: entered as numbers, percentages or
+ * booleans, for campaigns or by date. Calculated indicators are left out (DHIS2's indicators, not data
+ * elements: a value sent for one would stand beside what the engine calculates), and so are classes.
+ * Whether an indicator takes values by date is not said: DHIS2 has no such notion (docs/dhis2.md).
  */
 async function exportElements(db: Kysely<DB>) {
   const rows = await db
     .selectFrom('indicator as i')
     .select(['i.id', 'i.name', 'i.short_name', 'i.description', 'i.data_format'])
-    .where('i.data_format', 'in', Object.keys(VALUE_TYPE_OF))
-    .where('i.resource_name', '=', 'campaign')
+    .where('i.data_format', 'in', Object.keys(EXPORTED_TYPE_OF))
     .where((eb) => eb.not(eb.exists(eb.selectFrom('calculated_indicator_component as c').select('c.id').whereRef('c.indicator_id', '=', 'i.id'))))
     .orderBy('i.short_name')
     .execute()
@@ -138,7 +141,7 @@ async function exportElements(db: Kysely<DB>) {
     const id = uids.get(r.id)!
     // Its code: the first code mapped to it that is not its UID, else its short name (as a template names it).
     const code = codes.find((c) => c.id === r.id && c.code !== id)?.code ?? r.short_name
-    const [valueType, aggregationType] = VALUE_TYPE_OF[r.data_format as keyof typeof VALUE_TYPE_OF]
+    const [valueType, aggregationType] = EXPORTED_TYPE_OF[r.data_format as keyof typeof EXPORTED_TYPE_OF]
     return {
       id,
       code,
