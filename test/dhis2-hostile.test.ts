@@ -1,7 +1,8 @@
 // DHIS2's doors as a hostile or careless client finds them (either engine, on the demo): a restricted
 // user who names a unit after a UID does not take that UID's place; bytes the database cannot hold, and
 // XML nested past the parser's limit, are a 400 naming where; each value the pipeline refuses, each
-// formula and each value a later one replaces is a conflict of the summary, never silently dropped;
+// formula and each value a later one replaces is a conflict of the summary, never silently dropped
+// (past the pipeline's lists of 100 too);
 // ADX's entities are read; a form sent as metadata is a 415; CSV exports are neutralised.
 import t from 'tap'
 import { client } from './api.js'
@@ -20,7 +21,7 @@ t.test('DHIS2’s doors, as a hostile or careless client finds them', async (t) 
   const hers = { authorization: `ApiToken ${(await api.post('/api_key/', { user_id: officer.id })).body.key}` }
   const adx = { authorization: `ApiToken ${ADMIN_KEY}`, 'content-type': 'application/adx+xml' }
   // The data elements by their short names, mapped once as any upload's codes are.
-  for (const name of ['Children missed', 'Children vaccinated']) {
+  for (const name of ['Children missed', 'Children vaccinated', 'Polio cases']) {
     const indicator = (await db.selectFrom('indicator').select('id').where('short_name', '=', name).executeTakeFirstOrThrow()).id
     t.equal((await api.post('/source_object_map/', { content_type: 'indicator', source_object_code: name, master_object_id: indicator })).status, 201)
   }
@@ -97,6 +98,27 @@ t.test('DHIS2’s doors, as a hostile or careless client finds them', async (t) 
     '3': 'dataElement Children vaccinated: a later value in this set has the same place and period; the last is kept',
   })
   t.match(mixed.body.response.importCount, { updated: 1, ignored: 4 })
+  // Past the pipeline's lists of 100: every value set aside is named, none dropped unseen.
+  const days = Array.from({ length: 150 }, (_, i) => new Date(Date.UTC(2016, 0, 1 + i)).toISOString().slice(0, 10).replaceAll('-', ''))
+  const unreadable = await api.post('/api/dataValueSets', {
+    dataValues: days.map((period) => ({ dataElement: 'Polio cases', period, orgUnit: 'VD21', value: 'abc' })),
+  })
+  t.same(
+    unreadable.body.response.conflicts.map((c: { value: string; indexes: number[] }) => [c.value, c.indexes.length]),
+    [['value abc of dataElement Polio cases: not a number', 150]],
+    'all 150 values that are not numbers',
+  )
+  const outside = await api.post(
+    '/api/dataValueSets',
+    { dataValues: days.map((period) => ({ dataElement: 'Polio cases', period, orgUnit: 'VD11', value: '1' })) },
+    hers,
+  )
+  t.same(
+    outside.body.response.conflicts.map((c: { value: string; indexes: number[] }) => [c.value, c.indexes.length]),
+    [['orgUnit VD11 is outside the locations you are responsible for', 150]],
+    'all 150 values outside her part',
+  )
+  t.match(outside.body.response.importCount, { imported: 0, ignored: 150 })
 
   // ADX: XML's entities and character references read; a group's own categories are a disaggregation.
   const entities = await api.post(

@@ -17,7 +17,8 @@ import { checkUpload, storeUpload } from '../ingest/upload.js'
 import type { DataValue } from './data-values.js'
 import { ensureCodes } from '../ingest/template.js'
 import { lockCampaigns } from '../engine/campaign-locks.js'
-import { type Conflict, type Place, placesOf, refusals, storedRows } from './import-places.js'
+import { type Conflict, type Place, placesOf } from './import-places.js'
+import { screen } from './import-screen.js'
 import { type FileKind, type FileRow, valuesFile } from './import-file.js'
 import { deleteValues } from './import-delete.js'
 
@@ -217,7 +218,7 @@ async function importFile(
   const doc = (await trx.selectFrom('source_doc').selectAll().where('id', '=', documentId).executeTakeFirstOrThrow()) as unknown as Document
   if (doc.docfile) files.stored.push(doc.docfile)
   const stats = (await ingest(trx, doc, user, config.DATA_DIR, true)) as unknown as PipelineStats
-  pipelineConflicts(stats, values, report.conflict, report.sent)
+  pipelineConflicts(stats, values, report.conflict)
   rejectedConflicts(stats, rows, values, placeName, report.conflict, report.sent)
   const counts = stats.datapoints ?? {}
   return { documentId, counts: { imported: counts.inserted ?? 0, updated: counts.updated ?? 0, deleted: counts.deleted ?? 0 } }
@@ -250,16 +251,17 @@ export async function importDataValues(
       if (!placed.length) throw new NothingKept(summary({}))
       // Every campaign written, and the dated values, locked at once in ascending order (lib/engine/campaign-locks.ts).
       await lockCampaigns(trx, new Set(placed.map((v) => placeOf.get(v.index)!.campaign_id)))
+      const screened = await screen(trx, user, placed, placeOf, { conflict, sent }, options.importStrategy !== 'DELETE')
       if (options.importStrategy === 'DELETE') {
-        const deleted = await deleteValues(trx, user, placed, placeOf, conflict, sent)
+        const deleted = await deleteValues(trx, [...new Set(screened.stored.values())])
         const made = summary({ deleted })
         if (options.dryRun || !deleted) throw new NothingKept(made)
         return made
       }
-      if (options.importStrategy !== 'CREATE_AND_UPDATE') {
-        const stored = new Set((await storedRows(trx, placed, placeOf)).filter((r) => r.datapoint_id !== null).map((r) => r.index))
-        placed = placed.filter((v) => stored.has(v.index) === (options.importStrategy === 'UPDATE'))
-      }
+      placed =
+        options.importStrategy === 'CREATE_AND_UPDATE'
+          ? screened.kept
+          : screened.kept.filter((v) => screened.stored.has(v.index) === (options.importStrategy === 'UPDATE'))
       const counts = { imported: 0, updated: 0, deleted: 0 }
       const documentIds: number[] = []
       for (const kind of ['campaign', 'date'] as const) {
@@ -287,14 +289,13 @@ export async function importDataValues(
 /** What the pipeline reports of a document that the summary turns into conflicts. */
 interface PipelineStats {
   datapoints?: { inserted?: number; updated?: number; deleted?: number }
-  unmapped?: { indicator?: { items?: string[] } | string[]; location?: { items?: string[] } | string[]; campaign?: { items?: string[] } | string[] }
-  forbidden_rows?: { items?: Array<{ location_code: string }> }
+  unmapped?: { campaign?: { items?: string[] } | string[] }
   rejected_cells?: { items?: Array<{ row_number: number; column: string; value: unknown; reason: string }> }
 }
 
 /**
- * The cells the pipeline refused (a value that is not a number, a count below zero…) as conflicts of
- * the values they came from: the file's row (0 its first) and column name the place, period and data
+ * The cells the pipeline refused that the screen could not judge (a class's labels) as conflicts of the
+ * values they came from: the file's row (0 its first) and column name the place, period and data
  * element. The pipeline lists the first 100.
  */
 function rejectedConflicts(
@@ -317,23 +318,12 @@ function rejectedConflicts(
 }
 
 /**
- * The codes the pipeline could not map, and the places outside the importer's part, as conflicts of the
- * values that named them, named as they were sent (`sent`: a name the NAME scheme turned into a code).
+ * The pipeline's own conflicts: a campaign's code mapped before the file is read, and unmapped when it
+ * reads it, means a mapping changed meanwhile. (Unmapped codes, places outside the importer's part and
+ * values that do not fit were named before it ran: lib/dhis2/import-screen.ts.)
  */
-function pipelineConflicts(stats: PipelineStats, values: DataValue[], conflict: Conflict, sent: Map<number, DataValue>) {
-  const listOf = (found: { items?: string[] } | string[] | undefined) => (Array.isArray(found) ? found : (found?.items ?? []))
-  const unmappedElements = new Set(listOf(stats.unmapped?.indicator))
-  const unmappedUnits = new Set(listOf(stats.unmapped?.location))
-  const forbidden = new Set((stats.forbidden_rows?.items ?? []).map((r) => r.location_code))
-  // A campaign's code is mapped before the file is read: one still unmapped means a mapping changed meanwhile.
-  if (listOf(stats.unmapped?.campaign).length) {
-    for (const v of values) conflict(v.period, `period ${v.period}: its campaign's code is not mapped; import again`, v.index)
-    return
-  }
-  for (const v of values) {
-    const { dataElement, orgUnit } = sent.get(v.index) ?? v
-    if (unmappedElements.has(v.dataElement)) conflict(dataElement, refusals.element(dataElement), v.index)
-    else if (unmappedUnits.has(v.orgUnit)) conflict(orgUnit, refusals.unit(orgUnit), v.index)
-    else if (forbidden.has(v.orgUnit)) conflict(orgUnit, refusals.outside(orgUnit), v.index)
-  }
+function pipelineConflicts(stats: PipelineStats, values: DataValue[], conflict: Conflict) {
+  const campaigns = stats.unmapped?.campaign
+  if (!(Array.isArray(campaigns) ? campaigns : (campaigns?.items ?? [])).length) return
+  for (const v of values) conflict(v.period, `period ${v.period}: its campaign's code is not mapped; import again`, v.index)
 }
