@@ -1,5 +1,6 @@
 // DHIS2's doors as a hostile or careless client finds them (either engine, on the demo): a restricted
-// user who names a unit after a UID does not take that UID's place; bytes the database cannot hold, and
+// user who names a unit after a UID does not take that UID's place, nor blocks a ministry's import by
+// taking the names its units would have; bytes the database cannot hold, and
 // XML nested past the parser's limit, are a 400 naming where; each value the pipeline refuses, each
 // formula and each value a later one replaces is a conflict of the summary, never silently dropped
 // (past the pipeline's lists of 100 too);
@@ -43,6 +44,23 @@ t.test('DHIS2’s doors, as a hostile or careless client finds them', async (t) 
     ['VD11'],
     'the UID names Ashford, not the unit given it as a code',
   )
+
+  // The names a ministry's unit would take, taken first by her: the ministry's atomic import still goes through.
+  for (const [code, name] of [
+    ['EV90', 'Newplace'],
+    ['EV91', 'Newplace (NP1)'],
+  ]) {
+    t.match((await api.post('/api/metadata', { organisationUnits: [{ code, name, parent: { code: 'VD2' } }] }, hers)).body.stats, { created: 1 })
+  }
+  const named = await api.post('/api/metadata?atomicMode=ALL', { organisationUnits: [{ code: 'NP1', name: 'Newplace', parent: { code: 'VD1' } }] })
+  t.match(named.body, { status: 'WARNING', stats: { created: 1 } }, 'made, with a warning')
+  t.equal(
+    (await db.selectFrom('location').select('name').where('location_code', '=', 'NP1').executeTakeFirstOrThrow()).name,
+    'Newplace (NP1 2)',
+    'under the next free name',
+  )
+  const again = await api.post('/api/metadata', { organisationUnits: [{ code: 'NP1', name: 'Newplace', parent: { code: 'VD1' } }] })
+  t.match(again.body.stats, { created: 0, updated: 0, ignored: 1 }, 'imported again: its name kept, nothing changed')
 
   // What PostgreSQL's text cannot hold, or its columns, or the XML parser: a 400 naming where.
   for (const [path, body, headers, problem] of [

@@ -83,25 +83,53 @@ export interface StoredRow {
   indicator_id: number | null
   location_id: number | null
   datapoint_id: number | null
-  campaign_id: number | null
+}
+
+/** The rows `codes` are mapped to, by code; a code not mapped (or mapped to nothing yet, -1) is absent. */
+async function mappedCodes(db: Kysely<DB>, contentType: 'indicator' | 'location', codes: string[]): Promise<Map<string, number>> {
+  if (!codes.length) return new Map()
+  const rows = await db
+    .selectFrom('source_object_map')
+    .select(['source_object_code as code', 'master_object_id as id'])
+    .where('content_type', '=', contentType)
+    .where(sql<boolean>`source_object_code = any(${codes}::text[])`)
+    .where('master_object_id', '>', 0)
+    .execute()
+  return new Map(rows.map((r) => [r.code, r.id]))
 }
 
 /**
- * For each value, its data element's and organisation unit's rows as the pipeline would map them, and
- * the raw datapoint with a value at its place, found by the datapoint's key (location, indicator,
- * campaign or day: lib/engine/data-entry.ts).
+ * For each value, its data element's and organisation unit's rows as the pipeline would map them (each
+ * distinct code looked up once), and the raw datapoint with a value at its place, found by the
+ * datapoint's key (location, indicator, campaign or day: lib/engine/data-entry.ts).
  */
-export async function storedRows(db: Kysely<DB>, values: DataValue[], placeOf: Map<number, Place>): Promise<StoredRow[]> {
+export async function storedRows(
+  db: Kysely<DB>,
+  values: DataValue[],
+  placeOf: Map<number, Place>,
+  /** false: the codes' rows only (each datapoint_id null), where what is stored decides nothing. */
+  withDatapoints = true,
+): Promise<StoredRow[]> {
   const placed = values.filter((v) => placeOf.has(v.index))
-  if (!placed.length) return []
-  const place = (v: DataValue) => placeOf.get(v.index)!
-  const { rows } = await sql<StoredRow>`
-    select v.idx as index, i.master_object_id as indicator_id, l.master_object_id as location_id, d.id as datapoint_id, d.campaign_id
-    from unnest(${placed.map((v) => v.index)}::int4[], ${placed.map((v) => v.dataElement)}::text[], ${placed.map((v) => v.orgUnit)}::text[],
-      ${placed.map((v) => place(v).campaign_id)}::int4[], ${placed.map((v) => place(v).data_date)}::text[]) as v(idx, element, unit, campaign_id, data_date)
-    left join source_object_map i on i.content_type = 'indicator' and i.source_object_code = v.element and i.master_object_id > 0
-    left join source_object_map l on l.content_type = 'location' and l.source_object_code = v.unit and l.master_object_id > 0
-    left join datapoint d on d.unique_index = (l.master_object_id || '_' || i.master_object_id || '_' || coalesce(v.campaign_id::text, v.data_date)) collate "C"
-      and d.value is not null`.execute(db)
+  const elements = await mappedCodes(db, 'indicator', [...new Set(placed.map((v) => v.dataElement))])
+  const units = await mappedCodes(db, 'location', [...new Set(placed.map((v) => v.orgUnit))])
+  const rows: StoredRow[] = placed.map((v) => ({
+    index: v.index,
+    indicator_id: elements.get(v.dataElement) ?? null,
+    location_id: units.get(v.orgUnit) ?? null,
+    datapoint_id: null,
+  }))
+  if (!withDatapoints) return rows
+  const keyOf = (row: StoredRow) => {
+    const place = placeOf.get(row.index)!
+    return `${row.location_id}_${row.indicator_id}_${place.campaign_id ?? place.data_date}`
+  }
+  const keyed = rows.filter((r) => r.indicator_id !== null && r.location_id !== null)
+  if (!keyed.length) return rows
+  const { rows: stored } = await sql<{ id: number; key: string }>`select d.id, d.unique_index as key
+    from unnest(${[...new Set(keyed.map(keyOf))]}::text[]) as k(key) join datapoint d on d.unique_index = k.key collate "C"
+    where d.value is not null`.execute(db)
+  const idOf = new Map(stored.map((r) => [r.key, r.id]))
+  for (const row of keyed) row.datapoint_id = idOf.get(keyOf(row)) ?? null
   return rows
 }

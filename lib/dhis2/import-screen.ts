@@ -28,19 +28,18 @@ function cellProblem(kind: IndicatorKind | undefined, value: string, place: Plac
   return valueProblem(kind, cleaned, place.campaign_id === null ? 'date' : 'campaign')
 }
 
-/**
- * `values` screened for `user`; each value set aside, and each code not mapped, a conflict named as it
- * was sent (`sent`). `checkValues` false for a DELETE, whose values are not written.
- */
+/** `values` screened for `user`; each value set aside, and each code not mapped, a conflict named as it was sent (`sent`). */
 export async function screen(
   db: Kysely<DB>,
   user: AuthUser,
   values: DataValue[],
   placeOf: Map<number, Place>,
   report: { conflict: Conflict; sent: Map<number, DataValue> },
-  checkValues = true,
+  /** What decides: whether the values are written (checked), and whether what is stored matters (CREATE, UPDATE, DELETE). */
+  needs: { values: boolean; stored: boolean },
 ): Promise<Screened> {
-  const found = await storedRows(db, values, placeOf)
+  const checkValues = needs.values
+  const found = await storedRows(db, values, placeOf, needs.stored)
   const permitted = user.restricted ? await permittedAmong(db, user, found) : undefined
   const kinds = checkValues ? await indicatorKinds(db, [...new Set(found.flatMap((r) => (r.indicator_id === null ? [] : [r.indicator_id])))]) : new Map()
   const byIndex = new Map(values.map((v) => [v.index, v]))

@@ -251,7 +251,14 @@ export async function importDataValues(
       if (!placed.length) throw new NothingKept(summary({}))
       // Every campaign written, and the dated values, locked at once in ascending order (lib/engine/campaign-locks.ts).
       await lockCampaigns(trx, new Set(placed.map((v) => placeOf.get(v.index)!.campaign_id)))
-      const screened = await screen(trx, user, placed, placeOf, { conflict, sent }, options.importStrategy !== 'DELETE')
+      const screened = await screen(
+        trx,
+        user,
+        placed,
+        placeOf,
+        { conflict, sent },
+        { values: options.importStrategy !== 'DELETE', stored: options.importStrategy !== 'CREATE_AND_UPDATE' },
+      )
       if (options.importStrategy === 'DELETE') {
         const deleted = await deleteValues(trx, [...new Set(screened.stored.values())])
         const made = summary({ deleted })

@@ -192,6 +192,9 @@ function canonical(value: unknown): string {
 // The import
 
 /** Stops the transaction once the report is made, when nothing of it is to be kept (VALIDATE, or an error with atomicMode ALL). */
+/** How many suffixed names an object may be given when its own is another's ("Ashford (VD11)", "Ashford (VD11 2)"…). */
+const NAME_SUFFIXES = 100
+
 class RolledBack extends Error {
   constructor(readonly report: ImportReport) {
     super('rolled back')
@@ -325,14 +328,18 @@ class MetadataImport {
   /** A name free of other rows: as given, else with the object's code after it (said in a warning), else an error. */
   private freeName<R extends { id: number }>(rows: Catalogue<R>, column: keyof R & string, wanted: string, code: string, log: ObjectLog, self?: number) {
     if (!rows.takenByOther(column, wanted, self)) return wanted
-    const suffixed = `${wanted} (${code})`
-    if (rows.takenByOther(column, suffixed, self)) {
-      throw new ObjectError(CODE.taken, `Another ${rows.kind} has the ${column} ${wanted}, and another ${suffixed}`, column)
+    // "wanted (code)", then "wanted (code 2)"…: a person who took one of these names (someone responsible
+    // for one part of the country may make locations) does not make another's import fail.
+    const suffixes = Array.from({ length: NAME_SUFFIXES }, (_, n) => (n ? `${wanted} (${code} ${n + 1})` : `${wanted} (${code})`))
+    const current = self === undefined ? undefined : String(rows.rows.get(self)?.[column])
+    // Its own, as an earlier import named it.
+    if (current !== undefined && suffixes.includes(current)) return current
+    const free = suffixes.find((suffixed) => !rows.takenByOther(column, suffixed, self))
+    if (free === undefined) {
+      throw new ObjectError(CODE.taken, `Another ${rows.kind} has the ${column} ${wanted}, and others each of ${suffixes[0]} to ${suffixes.at(-1)}`, column)
     }
-    if (self === undefined || String(rows.rows.get(self)?.[column]) !== suffixed) {
-      log.warn(CODE.renamed, `Another ${rows.kind} has the ${column} ${wanted}: this one's is ${suffixed}`, column)
-    }
-    return suffixed
+    log.warn(CODE.renamed, `Another ${rows.kind} has the ${column} ${wanted}: this one's is ${free}`, column)
+    return free
   }
 
   /**
