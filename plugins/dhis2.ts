@@ -10,8 +10,9 @@ import { neutralise } from '../lib/api/csv-export.js'
 import { authenticatedUser } from '../lib/api/request.js'
 import { stringify } from 'csv-stringify/sync'
 import { badRequest } from '../lib/core/errors.js'
-import { type DataValue, text, valuesOfCsv, valuesOfJson } from '../lib/dhis2/data-values.js'
-import { adxOf, valuesOfAdx } from '../lib/dhis2/adx.js'
+import { type DataValue, text, valuesOfJson } from '../lib/dhis2/data-values.js'
+import { adxOf } from '../lib/dhis2/adx.js'
+import { readDataValues } from '../lib/dhis2/read.js'
 import { type DataValueOut, exportDataValues } from '../lib/dhis2/export.js'
 import { type IdScheme, type IdSchemes, type ImportOptions, type ImportSummary, importDataValues } from '../lib/dhis2/import.js'
 import { assertMayCall } from '../lib/engine/access.js'
@@ -106,18 +107,21 @@ const summarySchema = {
 /** ADX's media type, and the spelling DHIS2's documentation also uses. */
 const ADX_TYPES = ['application/adx+xml', 'application/xml+adx']
 
-/** The set's values, read as its Content-Type says (each parser keeps the body as text, JSON parses it). */
-function valuesOf(request: FastifyRequest): DataValue[] {
+/**
+ * The set's values, read as its Content-Type says: JSON as Fastify parsed it; CSV and ADX, kept as text
+ * by their parsers, read in a worker thread (lib/dhis2/read.ts).
+ */
+async function valuesOf(request: FastifyRequest, owner: string): Promise<DataValue[]> {
   if (typeof request.body !== 'string') return valuesOfJson(request.body)
   const type = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
-  return ADX_TYPES.includes(type) ? valuesOfAdx(request.body) : valuesOfCsv(request.body)
+  return readDataValues(owner, { format: ADX_TYPES.includes(type) ? 'adx' : 'csv', body: request.body })
 }
 
 async function importSet(app: FastifyInstance, request: FastifyRequest<{ Querystring: ImportQuery }>, reply: FastifyReply) {
   const user = authenticatedUser(request)
   assertMayCall(user, campaignDatapoint, 'POST')
   const options = importOptions(request.query)
-  const values = valuesOf(request)
+  const values = await valuesOf(request, `user ${user.id}`)
   const summary = await importDataValues(app.config, user, values, options, (work) =>
     app.transactions.attributed({ via: 'job', userId: user.id, requestId: request.id }, work),
   )

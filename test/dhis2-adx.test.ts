@@ -179,3 +179,18 @@ t.test('a person’s uploads, data value sets and metadata imports in progress a
   }
   t.equal(after, 200, 'once the upload is gone, the import runs')
 })
+
+t.test('a heavy ADX message is read off the event loop', async (t) => {
+  const { app } = await build(t)
+  const api = client(app)
+  // 170,000 attributes on one group (1.9 MB, within the limit): about two seconds of parsing.
+  const attributes = Array.from({ length: 170_000 }, (_, i) => `a${i}="1"`).join(' ')
+  const message = `<adx><group orgUnit="VD11" period="201610" ${attributes}><dataValue dataElement="X" value="1"/></group></adx>`
+  // The event loop's turns while it is read: none at all when the parse held the loop.
+  let turns = 0
+  const ticking = setInterval(() => turns++, 10)
+  const imported = await api.post('/api/dataValueSets', message, adx).finally(() => clearInterval(ticking))
+  t.equal(imported.status, 200)
+  t.equal(imported.body.response.conflicts.length, 1, 'its one value set aside under its categories')
+  t.ok(turns >= 10, `the event loop turned ${turns} times while the message was read`)
+})
