@@ -3,7 +3,8 @@
 // group's orgUnit and period apply to its values and a period is ISO 8601's first day and duration
 // (2026-10-01/P1M). A disaggregation is written as attributes of its own (SEX="F"): this API reads
 // none (a disaggregation is an indicator of its own), so such a value is set aside, named.
-import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser'
+import { XMLBuilder } from 'fast-xml-parser'
+import { SaxesParser, type SaxesTagPlain } from 'saxes'
 import { ApiError } from '../core/errors.js'
 import { type DataValue, text } from './data-values.js'
 import type { DataValueOut } from './export.js'
@@ -14,78 +15,100 @@ const ADX_NAMESPACE = 'urn:ihe:qrph:adx:2015'
 /** A data value's attributes that are not a disaggregation. */
 const VALUE_ATTRIBUTES = new Set(['dataElement', 'value', 'categoryOptionCombo', 'attributeOptionCombo', 'comment', 'storedBy', 'annotation'])
 /** A group's attributes that are not a disaggregation (of every value in it): ADX's and DHIS2's own. */
-const GROUP_ATTRIBUTES = new Set(['orgUnit', 'period', 'dataSet', 'completeDate', 'attributeOptionCombo', 'dataValue', 'schemaLocation', 'xmlns'])
+const GROUP_ATTRIBUTES = new Set(['orgUnit', 'period', 'dataSet', 'completeDate', 'attributeOptionCombo', 'schemaLocation'])
+
+/** How deep elements may nest (an ADX message is four deep: adx, group, dataValue, annotation). */
+const MAX_DEPTH = 100
 
 const badMessage = (message: string) => new ApiError(400, 'BAD_DATA_VALUE_SET', message)
 
-type Element = Record<string, unknown>
+type Attributes = Record<string, string>
 
-const parser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '',
-  removeNSPrefix: true,
-  // Attributes stay text: a code "007" is not the number 7.
-  parseAttributeValue: false,
-  parseTagValue: false,
-  // XML's five predefined entities and character references (&#38;) are read, a name "Mother &amp;
-  // Child" as written; a DTD, whose entities could multiply a body, is refused before parsing.
-  processEntities: true,
-  htmlEntities: true,
-  isArray: (name) => name === 'group' || name === 'dataValue',
-})
+/** A name without its namespace prefix (`adx:group` is a group). */
+const localName = (name: string) => name.slice(name.indexOf(':') + 1)
+
+/** An element's attributes by their local names, its namespace declarations left out. */
+function attributesOf(tag: SaxesTagPlain): Attributes {
+  const found: Attributes = {}
+  for (const [name, value] of Object.entries(tag.attributes)) if (name !== 'xmlns' && !name.startsWith('xmlns:')) found[localName(name)] = value
+  return found
+}
 
 /** An attribute's text, or undefined; a NUL or a value past its length is a 400 naming where. */
-const attribute = (element: Element, name: string, where: string) => {
+const attribute = (element: Attributes, name: string, where: string) => {
   const value = element[name]
-  return typeof value === 'string' ? text(value, `ADX: ${where}, ${name}`) || undefined : undefined
+  return value === undefined ? undefined : text(value, `ADX: ${where}, ${name}`) || undefined
 }
 
 /** The disaggregation written as attributes of their own (`SEX=F AGE=0-4`), or undefined. */
-function categoriesOf(element: Element, known: Set<string>, where: string): string | undefined {
-  const names = Object.keys(element).filter((name) => !known.has(name) && typeof element[name] === 'string')
+function categoriesOf(element: Attributes, known: Set<string>, where: string): string | undefined {
+  const names = Object.keys(element).filter((name) => !known.has(name))
   return names.length ? names.map((name) => `${name}=${attribute(element, name, where) ?? ''}`).join(' ') : undefined
 }
 
-/** The values of an ADX message, each with its group's orgUnit and period; a 400 naming what is missing or malformed. */
+/** A group's place and period, which apply to its values, and its own disaggregation. */
+interface Group {
+  where: string
+  orgUnit: string
+  period: string
+  attributes: Attributes
+  categories?: string
+}
+
+function groupOf(attributes: Attributes, number: number): Group {
+  const where = `group ${number}`
+  const orgUnit = attribute(attributes, 'orgUnit', where)
+  const period = attribute(attributes, 'period', where)
+  if (!orgUnit || !period) throw badMessage(`ADX: group ${number} needs its orgUnit and period attributes`)
+  return { where, orgUnit, period, attributes, categories: categoriesOf(attributes, GROUP_ATTRIBUTES, where) }
+}
+
+function valueOf(element: Attributes, group: Group, index: number, groups: number): DataValue {
+  const at = `value ${index + 1} (group ${groups})`
+  const dataElement = attribute(element, 'dataElement', at)
+  const value = attribute(element, 'value', at)
+  if (!dataElement || value === undefined) throw badMessage(`ADX: ${at} needs its dataElement and value attributes`)
+  const categories = [group.categories, categoriesOf(element, VALUE_ATTRIBUTES, at)].filter(Boolean).join(' ')
+  return {
+    index,
+    dataElement,
+    period: group.period,
+    orgUnit: group.orgUnit,
+    value,
+    categoryOptionCombo: attribute(element, 'categoryOptionCombo', at),
+    attributeOptionCombo: attribute(element, 'attributeOptionCombo', at) ?? attribute(group.attributes, 'attributeOptionCombo', group.where),
+    comment: attribute(element, 'comment', at),
+    disaggregation: categories || undefined,
+  }
+}
+
+/**
+ * The values of an ADX message, each with its group's orgUnit and period; a 400 naming what is missing
+ * or malformed. Read in one pass by saxes, a strict (well-formedness checking) streaming parser: XML's
+ * five entities and character references are read, a DTD is refused before parsing (no entity it
+ * declares is ever expanded), and elements past 100 deep are refused.
+ */
 export function valuesOfAdx(body: string): DataValue[] {
   if (/<!DOCTYPE/i.test(body)) throw badMessage('ADX: a document type declaration (<!DOCTYPE) is not read; send the message without it')
-  const valid = XMLValidator.validate(body)
-  if (valid !== true) throw badMessage(`ADX: not well-formed XML at line ${valid.err.line}, column ${valid.err.col}: ${valid.err.msg}`)
-  let parsed: Element
-  try {
-    parsed = parser.parse(body)
-  } catch (error) {
-    // The validator passes what the parser's own limits then refuse (elements nested past 100 deep).
-    throw badMessage(`ADX: ${(error as Error).message}`)
-  }
-  const root = parsed.adx as Element | undefined
-  if (!root || typeof root !== 'object') throw badMessage('ADX: the root element is <adx> (xmlns="urn:ihe:qrph:adx:2015")')
+  const parser = new SaxesParser()
   const values: DataValue[] = []
-  for (const [g, group] of ((root.group as Element[] | undefined) ?? []).entries()) {
-    const where = `group ${g + 1}`
-    const orgUnit = attribute(group, 'orgUnit', where)
-    const period = attribute(group, 'period', where)
-    if (!orgUnit || !period) throw badMessage(`ADX: group ${g + 1} needs its orgUnit and period attributes`)
-    const groupCategories = categoriesOf(group, GROUP_ATTRIBUTES, where)
-    for (const element of (group.dataValue as Element[] | undefined) ?? []) {
-      const at = `value ${values.length + 1} (group ${g + 1})`
-      const dataElement = attribute(element, 'dataElement', at)
-      const value = attribute(element, 'value', at)
-      if (!dataElement || value === undefined) throw badMessage(`ADX: ${at} needs its dataElement and value attributes`)
-      const categories = [groupCategories, categoriesOf(element, VALUE_ATTRIBUTES, at)].filter(Boolean).join(' ')
-      values.push({
-        index: values.length,
-        dataElement,
-        period,
-        orgUnit,
-        value,
-        categoryOptionCombo: attribute(element, 'categoryOptionCombo', at),
-        attributeOptionCombo: attribute(element, 'attributeOptionCombo', at) ?? attribute(group, 'attributeOptionCombo', where),
-        comment: attribute(element, 'comment', at),
-        disaggregation: categories || undefined,
-      })
-    }
-  }
+  const path: string[] = []
+  let group: Group | undefined
+  let groups = 0
+  parser.on('opentag', (tag) => {
+    path.push(localName(tag.name))
+    if (path.length > MAX_DEPTH) throw badMessage(`ADX: elements nested past ${MAX_DEPTH} deep at line ${parser.line}`)
+    if (path.length === 1 && path[0] !== 'adx') throw badMessage('ADX: the root element is <adx> (xmlns="urn:ihe:qrph:adx:2015")')
+    if (path.length === 2 && path[1] === 'group') group = groupOf(attributesOf(tag), ++groups)
+    if (path.length === 3 && path[1] === 'group' && path[2] === 'dataValue') values.push(valueOf(attributesOf(tag), group!, values.length, groups))
+  })
+  parser.on('closetag', () => path.pop())
+  parser.on('error', (error) => {
+    // saxes names its place first ("1:84: unclosed tag"): said here in words.
+    const reason = error.message.replace(/^\d+:\d+: /, '')
+    throw badMessage(`ADX: not well-formed XML at line ${parser.line}, column ${parser.column}: ${reason}`)
+  })
+  parser.write(body).close()
   return values
 }
 

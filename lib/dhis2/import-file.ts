@@ -52,9 +52,10 @@ export function valuesFile(kind: FileKind, values: DataValue[], placeName: (v: D
       `${lines.size} places and periods × ${elements.length} data elements: at most ${mostElements} data elements and ${MAX_CELLS} cells a set; send it in parts by data element`,
     )
   }
+  const header = [...ROLE_COLUMNS[kind], ...elements]
   const text = stringify(
     [...lines.values()].map((l) => l.cells),
-    { header: true, columns: [...ROLE_COLUMNS[kind], ...elements] },
+    { header: true, columns: header },
   )
-  return { text, rows: [...lines.values()].map((l) => l.row) }
+  return { text, header, rows: [...lines.values()].map((l) => l.row) }
 }

@@ -13,7 +13,7 @@ import type { AuthUser } from '../data/auth.js'
 import { ingest } from '../ingest/actions.js'
 import { discard, spoolPath } from '../ingest/spool.js'
 import type { Document } from '../ingest/transform.js'
-import { checkUpload, storeUpload } from '../ingest/upload.js'
+import { storeUpload, type Upload } from '../ingest/upload.js'
 import type { DataValue } from './data-values.js'
 import { ensureCodes } from '../ingest/template.js'
 import { lockCampaigns } from '../engine/campaign-locks.js'
@@ -208,13 +208,16 @@ async function importFile(
   const { codes } =
     kind === 'campaign' ? await ensureCodes(trx, 'campaign', [...new Set(values.map((v) => place(v).campaign_id!))], user) : { codes: undefined }
   const placeName = (v: DataValue) => (codes ? codes.get(place(v).campaign_id!)! : place(v).data_date!)
-  const { text, rows } = valuesFile(kind, values, placeName, report.conflict)
+  const { text, header, rows } = valuesFile(kind, values, placeName, report.conflict)
   const path = await spoolPath(config.DATA_DIR)
   files.spooled.push(path)
   await writeFile(path, text)
   const title = kind === 'campaign' ? 'dataValueSets.csv' : 'dataValueSets-dated.csv'
   const input = { path, size: Buffer.byteLength(text), owner: `user ${user.id}`, title, fileType: kind }
-  const documentId = await storeUpload(trx, config.DATA_DIR, input, await checkUpload(input), user.id)
+  // The file is this import's own, UTF-8 with the columns it names: an upload's check of it (a read of the
+  // whole file in a worker thread) would find nothing; the transform reads it as any upload's.
+  const upload: Upload = { kind: 'csv', header, fileType: kind, dateOrder: 'YMD', conflict: 'last' }
+  const documentId = await storeUpload(trx, config.DATA_DIR, input, upload, user.id)
   const doc = (await trx.selectFrom('source_doc').selectAll().where('id', '=', documentId).executeTakeFirstOrThrow()) as unknown as Document
   if (doc.docfile) files.stored.push(doc.docfile)
   const stats = (await ingest(trx, doc, user, config.DATA_DIR, true)) as unknown as PipelineStats
