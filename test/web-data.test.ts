@@ -174,6 +174,22 @@ t.test('the data browser in Chromium', { skip: noChromium }, async (t) => {
     'four quarters of cases as the API sums them, written "2016 Q1"',
   )
   t.equal(shown[0][1], '2016 Q1')
+  // Dated values as a DHIS2 data value set too: each on its day.
+  const [datedSet] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download as a DHIS2 data value set' }).click()])
+  const datedLines = readFileSync((await datedSet.path())!, 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+  t.ok(
+    datedLines.some((line) => /^Polio cases,20160201,VD11,,,1$/.test(line)),
+    'Ashford’s polio cases of 1 February 2016 under their day',
+  )
+  const demo = JSON.parse(readFileSync('lib/engine/veridia.json', 'utf8')) as { datedValues: Array<{ values: Record<string, number> }> }
+  t.equal(
+    datedLines.length,
+    demo.datedValues.reduce((n, d) => n + Object.keys(d.values).length, 0),
+    'every dated value the demo entered',
+  )
   // A campaign indicator read over dates has no values: the page says why.
   await page.getByRole('group', { name: 'Indicators' }).getByLabel('Children missed', { exact: true }).check()
   await page.getByRole('group', { name: 'Indicators' }).getByLabel('Polio cases', { exact: true }).uncheck()

@@ -27,7 +27,7 @@ const DATA_VALUE_SETS = '/api/dataValueSets.csv'
 /**
  * The selection's values as a DHIS2 data value set (`/api/dataValueSets.csv`): the values entered or
  * uploaded at and below its location, each data element its indicator's short name, each campaign the
- * day it starts.
+ * day it starts; over dates, the dated values between its days (all of them when it names none).
  */
 export function dataValueSetAddress(selection, catalog) {
   const params = new URLSearchParams()
@@ -35,6 +35,11 @@ export function dataValueSetAddress(selection, catalog) {
   const location = catalog.locations.find((l) => l.id === selection.locationId)
   if (location) params.append('orgUnit', location.location_code)
   params.append('children', 'true')
+  if (selection.over === 'dates') {
+    params.append('startDate', selection.startDate || '1900-01-01')
+    params.append('endDate', selection.endDate || '2999-12-31')
+    return `${DATA_VALUE_SETS}?${params}`
+  }
   for (const id of selection.campaignIds) {
     const start = catalog.campaigns.find((c) => c.id === id)?.start_date
     if (start) params.append('period', String(start).slice(0, 10).replaceAll('-', ''))
@@ -108,7 +113,7 @@ export function DataBrowser({ catalog }) {
           html`<div class="inline">
             <p aria-live="polite">${total === 0 ? t('No values') : t('Rows {first}–{last} of {total}', { first: formatCount(offset + 1), last: formatCount(Math.min(offset + PAGE, total)), total: formatCount(total) })}</p>
             <a class="button secondary" href=${`/api/v1${csv}`} download=${file} onClick=${(e) => downloadCsv(e, csv, catalog)}>${t('Download {file}', { file })}</a>
-            ${selection.over !== 'dates' && html`<a class="button secondary" href=${dataValueSetAddress(selection, catalog)} download="dataValueSet.csv">${t('Download as a DHIS2 data value set')}</a>`}
+            <a class="button secondary" href=${dataValueSetAddress(selection, catalog)} download="dataValueSet.csv">${t('Download as a DHIS2 data value set')}</a>
           </div>
           <p class="hint">${selection.over === 'dates' ? t('The download has a line per location and date, their names beside their ids, and a column per indicator.') : t('The download has a line per location and campaign, their names beside their ids, and a column per indicator.')}</p>
           ${
