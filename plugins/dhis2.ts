@@ -3,6 +3,7 @@
 // this API's keys and sessions, `Authorization: ApiToken <key>` and HTTP Basic, and answers DHIS2's import summary
 // (lib/dhis2/import.ts): 200 once the import ran, its status WARNING and its conflicts when values were
 // set aside, as DHIS2 answered before 2.38 (a 4xx here is always the API's error: docs/decisions.md).
+import { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { API_SECURITY, errorSchema } from '../lib/api/openapi.js'
@@ -11,7 +12,7 @@ import { authenticatedUser } from '../lib/api/request.js'
 import { stringify } from 'csv-stringify/sync'
 import { badRequest } from '../lib/core/errors.js'
 import { type DataValue, text, valuesOfJson } from '../lib/dhis2/data-values.js'
-import { adxOf } from '../lib/dhis2/adx.js'
+import { adxWriter } from '../lib/dhis2/adx.js'
 import { readDataValues } from '../lib/dhis2/read.js'
 import { type DataValueOut, exportDataValues } from '../lib/dhis2/export.js'
 import { type IdScheme, type IdSchemes, type ImportOptions, type ImportSummary, importDataValues } from '../lib/dhis2/import.js'
@@ -145,13 +146,27 @@ function formatAsked(request: FastifyRequest): 'json' | 'csv' | 'adx' {
   return /\b(application|text)\/csv\b/.test(accept) ? 'csv' : 'json'
 }
 
-/** The values as DHIS2's CSV, its header first. */
-const csvOf = (values: DataValueOut[]) =>
-  stringify(
-    // Neutralised as every CSV export is: a code a spreadsheet would run as a formula gets a leading '.
-    values.map((v) => [v.dataElement, v.period, v.orgUnit, '', '', v.value].map(neutralise)),
-    { header: true, columns: ['dataelement', 'period', 'orgunit', 'categoryoptioncombo', 'attributeoptioncombo', 'value'] },
-  )
+/** DHIS2's CSV columns, in its order. */
+const CSV_COLUMNS = ['dataelement', 'period', 'orgunit', 'categoryoptioncombo', 'attributeoptioncombo', 'value']
+
+/** A page of values as DHIS2's CSV lines. */
+const csvLines = (values: DataValueOut[]) =>
+  // Neutralised as every CSV export is: a code a spreadsheet would run as a formula gets a leading '.
+  stringify(values.map((v) => [v.dataElement, v.period, v.orgUnit, '', '', v.value].map(neutralise)))
+
+/** A page of values as the JSON of DHIS2's dataValues, each page after the first led by a comma. */
+const jsonValues = (values: DataValueOut[], first: boolean) => (first ? '' : ',') + values.map((v) => JSON.stringify(v)).join(',')
+
+/** The export's text in parts: its opening, its pages of values as they are read, its end. */
+async function* streamed(pages: AsyncGenerator<DataValueOut[]>, head: string, page: (values: DataValueOut[], first: boolean) => string, tail: string) {
+  yield head
+  let first = true
+  for await (const values of pages) {
+    yield page(values, first)
+    first = false
+  }
+  yield tail
+}
 
 type ExportQuery = Record<string, string | string[] | undefined>
 
@@ -160,7 +175,7 @@ async function exportSet(app: FastifyInstance, request: FastifyRequest<{ Queryst
   assertMayCall(user, campaignDatapoint, 'GET')
   const q = request.query
   const one = (name: string) => listOf(q[name])[0]
-  const { values, campaignOfPeriod } = await exportDataValues(app.db.db, user, {
+  const { pages, campaignOfPeriod } = await exportDataValues(app.db.db, user, {
     dataElements: listOf(q.dataElement, 'dataElement'),
     orgUnits: listOf(q.orgUnit, 'orgUnit'),
     children: ['true', '1'].includes(one('children')?.toLowerCase() ?? ''),
@@ -170,16 +185,19 @@ async function exportSet(app: FastifyInstance, request: FastifyRequest<{ Queryst
     // Codes by default, as the data browser's link and the import read them; DHIS2's own default is UID.
     schemes: schemesOf(q, 'CODE'),
   })
+  // Streamed as the values are read, a page of places at a time: a country's values never held whole.
   const format = formatAsked(request)
   if (format === 'adx') {
-    return reply.type('application/adx+xml; charset=utf-8').send(adxOf(values, (period) => campaignOfPeriod.get(period) ?? period))
+    const adx = adxWriter((period) => campaignOfPeriod.get(period) ?? period)
+    return reply.type('application/adx+xml; charset=utf-8').send(Readable.from(streamed(pages, adx.head, adx.groups, adx.tail)))
   }
   if (format === 'csv') {
     const type =
       /\bapplication\/csv\b/.test(request.headers.accept ?? '') || !/\btext\/csv\b/.test(request.headers.accept ?? '') ? 'application/csv' : 'text/csv'
-    return reply.type(`${type}; charset=utf-8`).send(csvOf(values))
+    const head = `${CSV_COLUMNS.join(',')}\n`
+    return reply.type(`${type}; charset=utf-8`).send(Readable.from(streamed(pages, head, csvLines, '')))
   }
-  return reply.send({ dataValues: values })
+  return reply.type('application/json; charset=utf-8').send(Readable.from(streamed(pages, '{"dataValues":[', jsonValues, ']}')))
 }
 
 const exportSchema = {

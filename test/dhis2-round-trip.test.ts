@@ -10,6 +10,7 @@ import { sql, type Kysely } from 'kysely'
 import { client } from './api.js'
 import { admin, build } from './helper.js'
 import { loadDemoData } from '../lib/engine/demo.js'
+import { exportPages } from '../lib/dhis2/export.js'
 import type { DB } from '../schemas/index.js'
 
 type Row = Record<string, unknown>
@@ -31,6 +32,10 @@ async function everyValue(db: Kysely<DB>): Promise<string[]> {
     order by 1`.execute(db)
   return rows.map((r) => r.line)
 }
+
+// The export is written as it is read, a page of places at a time: three places a page here, so the
+// demo goes out in pages (an ADX group never split between two).
+exportPages.places = 3
 
 // ADX and JSON by codes; JSON by UIDs as well (DHIS2's own default), which the metadata import mapped.
 for (const [format, scheme] of [

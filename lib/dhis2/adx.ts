@@ -121,29 +121,32 @@ function adxPeriod(period: string): string {
 const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@', format: true, suppressEmptyNode: true })
 
 /**
- * `values` as an ADX message: one group per organisation unit and period, in the order given.
- * `dataSetOf` names each period's data set (ADX requires one; a campaign stands for it here).
+ * An ADX message written in parts, as its values are read: its opening, then its groups page by page
+ * (one group per organisation unit and period, in the order given: a page holds whole places, so no
+ * group spans two), then its end. `dataSetOf` names each period's data set (ADX requires one; a
+ * campaign stands for it here).
  */
-export function adxOf(values: DataValueOut[], dataSetOf: (period: string) => string, exported = new Date()): string {
-  const groups = new Map<string, { orgUnit: string; period: string; values: DataValueOut[] }>()
-  for (const value of values) {
-    const key = JSON.stringify([value.orgUnit, value.period])
-    const group = groups.get(key) ?? { orgUnit: value.orgUnit, period: value.period, values: [] }
-    group.values.push(value)
-    groups.set(key, group)
-  }
-  const message = {
-    '?xml': { '@version': '1.0', '@encoding': 'UTF-8' },
-    adx: {
-      '@xmlns': ADX_NAMESPACE,
-      '@exported': exported.toISOString().replace(/\.\d+Z$/, 'Z'),
-      group: [...groups.values()].map((g) => ({
-        '@orgUnit': g.orgUnit,
-        '@period': adxPeriod(g.period),
-        '@dataSet': dataSetOf(g.period),
-        dataValue: g.values.map((v) => ({ '@dataElement': v.dataElement, '@value': v.value })),
-      })),
+export function adxWriter(dataSetOf: (period: string) => string, exported = new Date()) {
+  const exportedAt = exported.toISOString().replace(/\.\d+Z$/, 'Z')
+  return {
+    head: `<?xml version="1.0" encoding="UTF-8"?>\n<adx xmlns="${ADX_NAMESPACE}" exported="${exportedAt}">\n`,
+    groups(values: DataValueOut[]): string {
+      const groups = new Map<string, { orgUnit: string; period: string; values: DataValueOut[] }>()
+      for (const value of values) {
+        const key = JSON.stringify([value.orgUnit, value.period])
+        const group = groups.get(key) ?? { orgUnit: value.orgUnit, period: value.period, values: [] }
+        group.values.push(value)
+        groups.set(key, group)
+      }
+      return builder.build({
+        group: [...groups.values()].map((g) => ({
+          '@orgUnit': g.orgUnit,
+          '@period': adxPeriod(g.period),
+          '@dataSet': dataSetOf(g.period),
+          dataValue: g.values.map((v) => ({ '@dataElement': v.dataElement, '@value': v.value })),
+        })),
+      })
     },
+    tail: '</adx>\n',
   }
-  return builder.build(message)
 }

@@ -4,7 +4,8 @@
 // periods, within the reader's part of the country. Identifiers as the import reads them back: asked
 // for by code, UID or name, written out by the scheme asked (CODE by default: the data element as
 // asked, the organisation unit's code), a campaign as the month it starts in (its day where two
-// campaigns start in one month).
+// campaigns start in one month), a dated value as its day. Read in pages of whole places, as the
+// answer is written: a country's values are never held at once.
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
 import { badRequest } from '../core/errors.js'
@@ -116,11 +117,18 @@ async function campaignsOf(db: Kysely<DB>, ranges: PeriodDays[]) {
   return new Map(all.filter((c) => ranges.some((r) => day(c) >= r.first && day(c) <= r.last)).map((c) => [c.id, { period: periodOf(c), name: c.name }]))
 }
 
-/** The values out, and the campaign each of their periods stands for (ADX's data set of a group). */
+/** The values out, page by page, and the campaign each of their periods stands for (ADX's data set of a group). */
 export interface DataValuesOut {
-  values: DataValueOut[]
+  /** Every value, in pages of whole places: a place's values (every period of it) are in one page, in order. */
+  pages: AsyncGenerator<DataValueOut[]>
   campaignOfPeriod: Map<string, string>
 }
+
+/**
+ * Places whose values are read together: one page of an export (500 places × 20 indicators × 12
+ * campaigns: 120,000 values). Tests read the demo in many pages by lowering it.
+ */
+export const exportPages = { places: 500 }
 
 /** Of `ids`, the units a restricted reader sees: her subtree, and the units above it (where it sits). */
 async function unitsSeenBy(db: Kysely<DB>, reader: AuthUser, ids: number[]): Promise<Set<number>> {
@@ -158,38 +166,52 @@ export async function exportDataValues(db: Kysely<DB>, reader: AuthUser, asked: 
   const campaignOfPeriod = new Map([...campaigns.values()].map((c) => [c.period, c.name]))
   const askedElements = new Map(asked.dataElements.map((code) => [code, indicators.get(code)!]))
   const unitIds = [...new Set(asked.orgUnits.map((code) => unitOf.get(code)!))]
+  // The places asked for, in the order their values go out.
+  const places = await db
+    .selectFrom('location as l')
+    .select('l.id')
+    .where(sql.ref('l.id'), 'in', asked.children ? sql`(select location_id from location_tree where parent_location_id in (${sql.join(unitIds)}))` : unitIds)
+    .$if(reader.restricted, (q) => q.where(sql.ref('l.id'), 'in', permittedLocations(reader)))
+    .orderBy('l.location_code')
+    .orderBy('l.id')
+    .execute()
+  const elementOut = await namesOut(db, 'indicator', [...new Set(askedElements.values())], asked.schemes.dataElement, askedElements)
   // A value at a campaign asked for, or a dated value on a day asked for.
   const inPeriods = sql<boolean>`(d.campaign_id in (${campaigns.size ? sql.join([...campaigns.keys()]) : sql`null`})
     or (d.campaign_id is null and (${sql.join(
       ranges.map((r) => sql`d.data_date between ${r.first}::date and ${r.last}::date`),
       sql` or `,
     )})))`
-  const rows = await db
-    .selectFrom('datapoint as d')
-    .innerJoin('location as l', 'l.id', 'd.location_id')
-    .select(['d.indicator_id', 'd.campaign_id', 'd.data_date', 'd.value', 'd.location_id'])
-    .where('d.indicator_id', 'in', [...askedElements.values()])
-    .where(inPeriods)
-    .where('d.value', 'is not', null)
-    .where(
-      sql.ref('d.location_id'),
-      'in',
-      asked.children ? sql`(select location_id from location_tree where parent_location_id in (${sql.join(unitIds)}))` : unitIds,
-    )
-    .$if(reader.restricted, (q) => q.where(sql.ref('d.location_id'), 'in', permittedLocations(reader)))
-    .orderBy('l.location_code')
-    .orderBy('d.campaign_id')
-    .orderBy('d.data_date')
-    .orderBy('d.indicator_id')
-    .execute()
-  const elementOut = await namesOut(db, 'indicator', [...new Set(askedElements.values())], asked.schemes.dataElement, askedElements)
-  const unitOut = await namesOut(db, 'location', [...new Set(rows.map((r) => r.location_id))], asked.schemes.orgUnit, unitOf)
-  const values = rows.map((r) => ({
-    dataElement: elementOut.get(r.indicator_id)!,
-    // A dated value's period is its day (DHIS2's daily period).
-    period: r.campaign_id === null ? String(r.data_date).slice(0, 10).replaceAll('-', '') : campaigns.get(r.campaign_id)!.period,
-    orgUnit: unitOut.get(r.location_id)!,
-    value: String(r.value),
-  }))
-  return { values, campaignOfPeriod }
+  /** The values at `ids` (places in the export's order). */
+  const valuesAt = async (ids: number[]): Promise<DataValueOut[]> => {
+    const rows = await db
+      .selectFrom('datapoint as d')
+      .innerJoin('location as l', 'l.id', 'd.location_id')
+      .select(['d.indicator_id', 'd.campaign_id', 'd.data_date', 'd.value', 'd.location_id'])
+      .where('d.location_id', 'in', ids)
+      .where('d.indicator_id', 'in', [...askedElements.values()])
+      .where(inPeriods)
+      .where('d.value', 'is not', null)
+      .orderBy('l.location_code')
+      .orderBy('d.location_id')
+      .orderBy('d.campaign_id')
+      .orderBy('d.data_date')
+      .orderBy('d.indicator_id')
+      .execute()
+    const unitOut = await namesOut(db, 'location', [...new Set(rows.map((r) => r.location_id))], asked.schemes.orgUnit, unitOf)
+    return rows.map((r) => ({
+      dataElement: elementOut.get(r.indicator_id)!,
+      // A dated value's period is its day (DHIS2's daily period).
+      period: r.campaign_id === null ? String(r.data_date).slice(0, 10).replaceAll('-', '') : campaigns.get(r.campaign_id)!.period,
+      orgUnit: unitOut.get(r.location_id)!,
+      value: String(r.value),
+    }))
+  }
+  async function* pages() {
+    for (let i = 0; i < places.length; i += exportPages.places) {
+      const values = await valuesAt(places.slice(i, i + exportPages.places).map((p) => p.id))
+      if (values.length) yield values
+    }
+  }
+  return { pages: pages(), campaignOfPeriod }
 }
