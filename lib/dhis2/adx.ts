@@ -63,7 +63,7 @@ function groupOf(attributes: Attributes, number: number): Group {
   return { where, orgUnit, period, attributes, categories: categoriesOf(attributes, GROUP_ATTRIBUTES, where) }
 }
 
-function valueOf(element: Attributes, group: Group, index: number, groups: number): DataValue {
+function dataValueOf(element: Attributes, group: Group, index: number, groups: number): DataValue {
   const at = `value ${index + 1} (group ${groups})`
   const dataElement = attribute(element, 'dataElement', at)
   const value = attribute(element, 'value', at)
@@ -100,7 +100,7 @@ export function valuesOfAdx(body: string): DataValue[] {
     if (path.length > MAX_DEPTH) throw badMessage(`ADX: elements nested past ${MAX_DEPTH} deep at line ${parser.line}`)
     if (path.length === 1 && path[0] !== 'adx') throw badMessage('ADX: the root element is <adx> (xmlns="urn:ihe:qrph:adx:2015")')
     if (path.length === 2 && path[1] === 'group') group = groupOf(attributesOf(tag), ++groups)
-    if (path.length === 3 && path[1] === 'group' && path[2] === 'dataValue') values.push(valueOf(attributesOf(tag), group!, values.length, groups))
+    if (path.length === 3 && path[1] === 'group' && path[2] === 'dataValue') values.push(dataValueOf(attributesOf(tag), group!, values.length, groups))
   })
   parser.on('closetag', () => path.pop())
   parser.on('error', (error) => {
