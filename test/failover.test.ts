@@ -83,8 +83,8 @@ interface Record {
   /** When the load stopped writing. */
   endedAt: number
   statuses: Map<number, number>
-  /** Each request: when it was sent and how long its answer took, in ms. */
-  answers: Array<{ at: number; ms: number }>
+  /** Each request: when it was sent, how long its answer took, in ms, and its status. */
+  answers: Array<{ at: number; ms: number; status: number }>
   /** 503s without Retry-After, and anything else a client should not see. */
   problems: string[]
 }
@@ -93,7 +93,7 @@ async function send(server: Server, record: Record, path: string, init: RequestI
   const at = Date.now()
   try {
     const res = await api(server, path, init)
-    record.answers.push({ at, ms: Date.now() - at })
+    record.answers.push({ at, ms: Date.now() - at, status: res.status })
     record.statuses.set(res.status, (record.statuses.get(res.status) ?? 0) + 1)
     if (res.status === 503 && !res.headers.get('retry-after')) record.problems.push(`503 without Retry-After: ${init.method} ${path}`)
     if (res.status >= 500 && res.status !== 503) record.problems.push(`${res.status} ${init.method} ${path}: ${await res.clone().text()}`)
@@ -414,6 +414,10 @@ t.test(
     )
     const bound = failedOver ? HANG_FAILOVER_ANSWER_MS : HANG_ANSWER_MS
     t.ok(slowest <= bound, `during the hang every request was answered within ${bound} ms (${slowest} ms; ${failedOver ? 'failed over' : 'not failed over'})`)
+    t.ok(
+      during.some((a) => a.status === 503),
+      `the hang was seen: ${during.filter((a) => a.status === 503).length} of ${during.length} requests answered 503 meanwhile`,
+    )
     t.same(hang.problems, [], 'no 500 during the hang, every 503 with Retry-After')
     await checkJobs(t, server, hang.jobs)
     await checkKept(t, failedOver ? nodes[1].url : nodes[0].url, hang)
