@@ -273,6 +273,14 @@ t.test('a PDF on A4 or US Letter paper', { skip }, async (t) => {
       words.filter((w) => w !== name && ((w.length >= 3 && name.startsWith(w)) || (w.length >= 2 && name.endsWith(w)))),
     )
     t.same(pieces, [], `${page}: no province's name broken into pieces`)
+    // The line of polio cases, half a page wide: every month the screen names is on the page (turned
+    // 30°, every other one overlapped its neighbour and was left out).
+    const months = (await run('pdftotext', ['-layout', pdf, '-'])).stdout.split('\n').flatMap((line) => /^\s*([A-Z][a-z]{2} 2016)\s*$/.exec(line)?.[1] ?? [])
+    t.same(
+      months,
+      ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'].map((m) => `${m} 2016`),
+      `${page}: the line's twelve months, each on the page`,
+    )
     const { png, stderr: warnings } = await rendered(pdf, 50)
     t.equal(warnings, '', `${page}: rendered without a warning`)
     // The first row's charts fill their page: the last ink (the columns' axis labels) near the margin.

@@ -8,6 +8,10 @@ import { shownValue, tooltipLines, valueAt } from '../chart-values.js'
 const VISIBLE_CATEGORIES = 30
 /** Text of 12 px is about 6.7 px a character in DejaVu Sans and the browsers' sans-serif: 7 leaves room. */
 const CHARACTER = 7
+/** A line of that text, high. */
+const TEXT_LINE = 14
+/** The longest category name (in characters) that may stand upright below a plot: "Sept 2016", "2016 Q4". */
+const UPRIGHT_UP_TO = 10
 /** What a drawing's axes and margins take from its width, about: the plot is the rest. */
 const AROUND_PLOT = 100
 /** A legend's line (ECharts' item height and gap); a plain legend of more lines would squeeze the plot. */
@@ -39,8 +43,14 @@ function roomFor({ width, narrow, categories, series, type, horizontal, stackedP
   const labelled =
     type === 'bar' && series.length * shownCategories <= 24 && labelsFit({ plotWidth, categories: shownCategories, barsPerCategory, widestLabel, horizontal })
   const longestCategory = Math.max(0, ...categories.map((c) => String(c).length))
-  const turned = !horizontal && (categories.length > (narrow ? 2 : 6) || longestCategory * CHARACTER > plotWidth / Math.max(1, shownCategories))
-  return { labelled, turned }
+  const spacing = plotWidth / Math.max(1, shownCategories)
+  const turned = !horizontal && (categories.length > (narrow ? 2 : 6) || longestCategory * CHARACTER > spacing)
+  // A name turned 30° spans cos 30° of its length and half a line across; where that is wider than a
+  // category (twelve months in half a printed page), short names (a month, a quarter) stand upright, a
+  // line apart, so that none is left out for overlapping its neighbour. A long one (a campaign's name)
+  // stays turned: upright, it would take the plot's height.
+  const rotate = !turned ? 0 : spacing >= 0.87 * longestCategory * CHARACTER + TEXT_LINE / 2 || longestCategory > UPRIGHT_UP_TO ? 30 : 90
+  return { labelled, rotate }
 }
 
 /**
@@ -154,7 +164,7 @@ export function seriesOption(chart, data, parts) {
   const horizontal = Boolean(look.horizontal)
   const many = categories.length > VISIBLE_CATEGORIES
   const labelOf = (s, c) => (stackedPercent ? formatValue(shown(s, c), 'pct') : formatValue(s.values[c], s.formats[c]))
-  const { labelled, turned } = roomFor({ width, narrow, categories, series, type, horizontal, stackedPercent, labelOf })
+  const { labelled, rotate } = roomFor({ width, narrow, categories, series, type, horizontal, stackedPercent, labelOf })
   const echartsSeries = series.map((s) => ({
     type,
     name: s.name,
@@ -175,12 +185,12 @@ export function seriesOption(chart, data, parts) {
   const categoryAxis = {
     type: 'category',
     data: categories,
-    // Every label, turned when they would not fit side by side; past 12 (6 on a phone) ECharts leaves
+    // Every label, turned (or upright) when they would not fit side by side; past 12 (6 on a phone) ECharts leaves
     // out what would still overlap.
     axisLabel: {
       interval: categories.length > (narrow ? 6 : 12) ? 'auto' : 0,
       hideOverlap: true,
-      rotate: turned ? 30 : 0,
+      rotate,
     },
   }
   // More categories than fit: the first ones shown, the rest a scroll (slider, wheel or drag) away.
