@@ -317,3 +317,14 @@ export async function legendColours(chart: Locator): Promise<Record<string, stri
   )
   return Object.fromEntries(items)
 }
+
+/** Hovers the middle of a part of a chart and returns the text of the chart's tooltip, lines joined by " / ". */
+export async function tooltipAt(page: Page, type: string, part: string, index = 0) {
+  await figure(page, type).locator(part).nth(index).scrollIntoViewIfNeeded()
+  const box = (await figure(page, type).locator(part).nth(index).boundingBox())!
+  await page.mouse.move(1, 1)
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2)
+  const tip = figure(page, type).locator('.chart-tip')
+  await tip.filter({ visible: true }).waitFor({ timeout: 3000 })
+  return (await tip.locator('.tip-title, .tip-line').allTextContents()).join(' / ')
+}

@@ -6,7 +6,6 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import type { Page } from 'playwright-core'
 import {
   chartsDrawn,
   figure,
@@ -17,22 +16,12 @@ import {
   settledValues,
   signIn,
   tableValues,
+  tooltipAt,
   violationsAtBothWidths,
   watchedPage,
   webApp,
 } from './browser.js'
 import { api } from './processes.js'
-
-/** Hovers the middle of a part of a chart and returns the text of the chart's tooltip, lines joined by " / ". */
-async function tooltipAt(page: Page, type: string, part: string, index = 0) {
-  await figure(page, type).locator(part).nth(index).scrollIntoViewIfNeeded()
-  const box = (await figure(page, type).locator(part).nth(index).boundingBox())!
-  await page.mouse.move(1, 1)
-  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2)
-  const tip = figure(page, type).locator('.chart-tip')
-  await tip.filter({ visible: true }).waitFor({ timeout: 3000 })
-  return (await tip.locator('.tip-title, .tip-line').allTextContents()).join(' / ')
-}
 
 t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
   const app = await webApp(t)

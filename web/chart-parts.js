@@ -118,7 +118,7 @@ export function statusLegendLayout(indicatorIds, catalog, { width = Number.POSIT
   let line = -1
   for (const id of bounded) {
     const bounds = catalog.indicatorBounds.get(id)
-    const prefix = bounded.length > 1 ? `${catalog.indicatorName.get(id)}: ` : ''
+    const prefix = bounded.length > 1 ? `${t('{name}: {value}', { name: catalog.indicatorName.get(id) ?? '', value: '' })} ` : ''
     let x = 0
     line++
     for (const [i, item] of statusLegend(bounds, catalog.indicatorFormat.get(id)).entries()) {

@@ -47,7 +47,7 @@ export function statusAt(data, indicatorId, locationId, key) {
 /** A value's flags (a broken rule, an open follow-up), each a tooltip line of its own. */
 export const flagLines = (words) => (words ?? []).map((w) => ['', `⚑ ${w}`])
 
-/** What a tooltip says: a title line, then `name: value` lines. */
+/** What a tooltip says: a title line, then `name: value` lines (French puts a no-break space before the colon). */
 export function tooltipLines(title, entries) {
-  return [title, ...entries.map(([name, value]) => (name ? `${name}: ${value}` : value))]
+  return [title, ...entries.map(([name, value]) => (name ? t('{name}: {value}', { name, value }) : value))]
 }

@@ -102,7 +102,7 @@ export function pieOption(chart, data, { base, tooltip, indicatorIds, locationNa
         ),
     },
     // Without labels beside it, the legend names each slice with its value.
-    legend: labelled ? undefined : { bottom: 0, type: 'plain', formatter: (name) => `${name}: ${shown.get(name) ?? ''}` },
+    legend: labelled ? undefined : { bottom: 0, type: 'plain', formatter: (name) => t('{name}: {value}', { name, value: shown.get(name) ?? '' }) },
     series: [
       {
         type: 'pie',

@@ -1,6 +1,7 @@
 // Columns, bars and lines: ECharts series over categories (locations, indicators or time), their
 // values labelled where they fit, counts and percents on axes of their own.
 import { formatValue } from '../format.js'
+import { t } from '../i18n.js'
 import { legendHeight, PLAIN_LEGEND_UP_TO, SERIES_COLOURS as PALETTE } from '../chart-parts.js'
 import { shownValue, tooltipLines, valueAt } from '../chart-values.js'
 
@@ -221,11 +222,10 @@ export function seriesOption(chart, data, parts) {
             items.flatMap((p) => {
               const s = series[p.seriesIndex]
               const raw = s.shown[p.dataIndex]
-              const reported = s.coverages[p.dataIndex] ? ` (${s.coverages[p.dataIndex]})` : ''
-              return [
-                [p.seriesName, `${stackedPercent && p.value !== null ? `${formatValue(p.value, 'pct')} (${raw})` : raw}${reported}`],
-                ...s.flags[p.dataIndex](),
-              ]
+              const value = stackedPercent && p.value !== null ? `${formatValue(p.value, 'pct')} (${raw})` : raw
+              // Its coverage beside it: "81 (3 of 3 districts)" (French names the type in brackets: a comma there).
+              const coverage = s.coverages[p.dataIndex]
+              return [[p.seriesName, coverage ? t('{value} ({coverage})', { value, coverage }) : value], ...s.flags[p.dataIndex]()]
             }),
           ),
         ),

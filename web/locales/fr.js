@@ -363,6 +363,8 @@ export const FRENCH = {
   'Your account': 'Votre compte',
   'Your password is set: sign in with it.': 'Votre mot de passe est défini : connectez-vous avec.',
   '{coverage}, incomplete': '{coverage}, incomplet',
+  '{name}: {value}': '{name} : {value}',
+  '{value} ({coverage})': '{value}, {coverage}',
   '{kind} “{code}”': '{kind} « {code} »',
   '{label}: matches': '{label} : correspondances',
   '{name}: from {min} to {max}, {min} included': '{name} : de {min} à {max}, {min} compris',
