@@ -8,6 +8,7 @@ import { html } from '../html.js'
 import { language, t } from '../i18n.js'
 import { viewParams } from '../dashboard.js'
 import { refusalText } from '../api-messages.js'
+import { useMenuDetails } from './menu-details.js'
 
 /**
  * Each file offered: its type, its id, its name in the reader's language, and what else it asks (a
@@ -60,6 +61,7 @@ export function ExportLinks({ target, view, label, csv = undefined, catalog = un
   const href = (type, asked) =>
     `${base}${query({ ...target, type, ...asked, ...viewParams(view), lang: language() === 'en' ? undefined : language(), tz: readerTimeZone() })}`
   // The file being prepared (its name in FILES), and why the last one failed.
+  const menu = useMenuDetails()
   const [preparing, setPreparing] = useState(null)
   const [error, setError] = useState('')
   const prepare = (type, name, asked) => async (event) => {
@@ -75,7 +77,7 @@ export function ExportLinks({ target, view, label, csv = undefined, catalog = un
       setPreparing(null)
     }
   }
-  return html`<details class="export">
+  return html`<details class="export" ref=${menu}>
     <summary aria-label=${t('Export {label}', { label })}>${t('Export')}</summary>
     <ul>
       ${FILES.map(
