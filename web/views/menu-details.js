@@ -14,17 +14,17 @@ export function useMenuDetails() {
       if (menu?.open && event.target instanceof Node && !menu.contains(event.target)) menu.open = false
     }
     /** @param {KeyboardEvent} event */
-    const escape = (event) => {
+    const pressed = (event) => {
       const menu = ref.current
       if (event.key !== 'Escape' || !menu?.open || !(event.target instanceof Node) || !menu.contains(event.target)) return
       menu.open = false
       menu.querySelector('summary')?.focus()
     }
     document.addEventListener('pointerdown', outside)
-    document.addEventListener('keydown', escape)
+    document.addEventListener('keydown', pressed)
     return () => {
       document.removeEventListener('pointerdown', outside)
-      document.removeEventListener('keydown', escape)
+      document.removeEventListener('keydown', pressed)
     }
   }, [])
   return ref
