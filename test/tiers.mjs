@@ -46,6 +46,7 @@ export const OPERATOR = [
   'job-kinds',
   'job-workers',
   'openapi-proxy',
+  'readme-commands',
   'reupload-takeover',
   'scale-out',
   'settings',
@@ -96,11 +97,12 @@ export const ENGINE = [
 
 /**
  * Operator files whose subject is not the engine, run on the embedded database only: the CLI's
- * commands (always on a data directory), the sign-in door and request bodies under attack, and the
- * document checked against every answer by a validating proxy. The same statements reach either
+ * commands (always on a data directory), the README's commands as a person pastes them, the sign-in
+ * door and request bodies under attack, and the document checked against every answer by a
+ * validating proxy. The same statements reach either
  * engine through the same driver; on PostgreSQL they ran a second time for nothing new.
  */
-export const ONE_ENGINE = ['cli', 'openapi-proxy', 'sign-in', 'upload-bodies']
+export const ONE_ENGINE = ['cli', 'openapi-proxy', 'readme-commands', 'sign-in', 'upload-bodies']
 
 const path = (name) => `test/${name}.test.ts`
 export const E2E = new Set([...BROWSER, ...OPERATOR, ...LONG].map(path))
