@@ -220,6 +220,15 @@ t.test('data entry in Chromium', { skip: noChromium }, async (t) => {
   const offline = page.getByText('You are offline')
   await offline.waitFor({ timeout: 5000 }).catch(() => {})
   t.ok(await offline.isVisible(), 'offline: a notice the reader sees')
+  // Down the grid, on a phone: the notice stays in sight (it scrolled away with the page's top before).
+  await page.setViewportSize({ width: 375, height: 500 })
+  await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight))
+  const noticeInView = await offline.evaluate((p) => {
+    const box = p.getBoundingClientRect()
+    return box.top >= 0 && box.bottom <= window.innerHeight
+  })
+  t.ok(noticeInView, 'scrolled to the grid’s end at 375 px: the offline notice still in view')
+  await page.setViewportSize({ width: 1280, height: 900 })
   await page.context().setOffline(false)
   await offline.waitFor({ state: 'detached', timeout: 5000 }).catch(() => {})
   t.equal(await offline.count(), 0, 'online again: the notice gone')
@@ -262,6 +271,15 @@ t.test('data entry in Chromium', { skip: noChromium }, async (t) => {
     return box.top >= 0 && box.bottom <= window.innerHeight
   })
   t.ok(inView, 'Alt+H at 375 px: the history’s heading in view')
+  // And its rows with it, once they are read (the heading stayed at the window's bottom edge, its rows below).
+  const firstChange = page.locator('.entry-history-panel tbody tr').first()
+  await firstChange.waitFor()
+  await page
+    .waitForFunction(() => (document.querySelector('.entry-history-panel tbody tr')?.getBoundingClientRect().bottom ?? Infinity) <= window.innerHeight, null, {
+      timeout: 5000,
+    })
+    .catch(() => {})
+  t.ok(await firstChange.evaluate((row) => row.getBoundingClientRect().bottom <= window.innerHeight), 'Alt+H at 375 px: the history’s latest change in view')
   await page.getByRole('button', { name: 'Close history' }).click()
   t.equal(
     await page.evaluate(() => document.activeElement?.getAttribute('aria-label')),

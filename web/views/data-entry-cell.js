@@ -143,12 +143,16 @@ export function CellHistory({ cell, format, users, onClose }) {
     const title = uploads.get(r.document_id)
     return html`<a href=${`#/upload/${r.document_id}`}>${title ? t('upload of {file}', { file: fileNameOf(title) }) : t('an upload (document {id})', { id: r.document_id })}</a>`
   }
-  // Opened below the grid, often out of sight on a phone: brought into view, and the focus on its heading.
+  // Opened below the grid, often out of sight on a phone: brought into view, and the focus on its heading;
+  // brought up again once its rows are read (before, the page ended at its heading, which stayed at the
+  // window's bottom edge with its rows below).
   const heading = useRef(null)
   useEffect(() => {
-    heading.current?.closest('section')?.scrollIntoView({ block: 'start' })
     heading.current?.focus({ preventScroll: true })
   }, [cell.key])
+  useEffect(() => {
+    heading.current?.closest('section')?.scrollIntoView({ block: 'start' })
+  }, [cell.key, rows])
   return html`<section class="entry-history-panel" aria-labelledby="history-heading">
     <h2 id="history-heading" tabindex="-1" ref=${heading}>${t('History of {cell}', { cell: cell.label })}</h2>
     ${error && html`<p class="error" role="alert">${error}</p>`}

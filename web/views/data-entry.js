@@ -388,7 +388,7 @@ function OfflineNotice() {
       removeEventListener('offline', follow)
     }
   }, [])
-  return html`<div role="status">${!online && html`<p class="offline-notice">${t('You are offline: the values you type are kept in this browser and sent once the network is back.')}</p>`}</div>`
+  return html`<div role="status" class="offline-status">${!online && html`<p class="offline-notice">${t('You are offline: the values you type are kept in this browser and sent once the network is back.')}</p>`}</div>`
 }
 
 /** What is typed in cells and not yet committed (left or entered), by cell key. */
