@@ -244,5 +244,29 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
   await page.getByRole('button', { name: 'Upload file' }).click()
   await page.locator('.dhis2-summary').getByText('0 values imported, 1 updated, 0 ignored.').waitFor()
   t.pass('an ADX file imported, its summary said')
+
+  // A district added under Northmarch: the template lists it among Northmarch's districts, by name,
+  // not at the end of the file.
+  const byCode = async (code: string) => (await (await api(server, `/location/?location_code=${code}`)).json()).objects[0]
+  const [northmarch, ashford] = [await byCode('VD1'), await byCode('VD11')]
+  const added = await api(server, '/location/', {
+    method: 'POST',
+    body: JSON.stringify({ name: 'Aldermoor', location_code: 'VD14', location_type_id: ashford.location_type_id, parent_location_id: northmarch.id }),
+  })
+  t.equal(added.status, 201, 'Aldermoor added under Northmarch')
+  await page.goto(`${server.url}/app/#/upload`)
+  const [again] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download a campaign file template' }).click()])
+  const templateCodes = readFileSync((await again.path())!, 'utf8')
+    .trim()
+    .split('\r\n')
+    .slice(1)
+    .map((line) => line.split(',')[0])
+  const northmarchRows = templateCodes.flatMap((code, i) => (/^VD1\d$/.test(code) ? [i] : []))
+  t.same(
+    northmarchRows.map((i) => templateCodes[i]),
+    ['VD14', 'VD11', 'VD12', 'VD13'],
+    'Northmarch’s districts by name: Aldermoor before Ashford',
+  )
+  t.equal(northmarchRows.at(-1)! - northmarchRows[0], 3, 'together, under their province')
   t.same(problems, [])
 })
