@@ -163,6 +163,9 @@ t.test("a restricted user's export holds only her part", async (t) => {
     t.equal(res.statusCode, 200)
     const text = type === 'pdf' ? (await pdfText(res.rawPayload)).text : res.body
     t.match(text, 'Northmarch')
+    // Her file says where it is about: her province, not "as each chart sets" (the charts are set on the country).
+    t.match(text, /Locations: Northmarch\b/, `${type}: its locations named, hers`)
+    t.notMatch(text, 'as each chart sets', `${type}: no vague locations line`)
     for (const district of districts) t.match(text, district, `${type}: her district ${district}`)
     for (const other of ['Eastvale', 'Southreach', 'Dunmore', 'Glimmer']) t.notMatch(text, other, `${type}: nothing of ${other}`)
   }

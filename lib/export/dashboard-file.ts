@@ -111,7 +111,12 @@ export async function exportLayout(
   const campaignIds = campaignId == null ? [...new Set(specs.flatMap((spec) => (spec.campaign_ids as number[] | undefined) ?? []))] : [campaignId]
   const campaigns = campaignIds.map((id) => catalog.campaignName.get(id)).filter(Boolean)
   const locationIds = locationId == null ? [...new Set(specs.flatMap((spec) => spec.location_ids ?? []))] : [locationId]
-  const locations = locationIds.map((id) => catalog.locationName.get(id)).filter(Boolean)
+  // A chart's location the reader cannot see (above her part of the country) is drawn for her part: named so.
+  const locations = [
+    ...new Set(
+      locationIds.flatMap((id) => (catalog.locationName.has(id) ? [catalog.locationName.get(id)!] : catalog.roots.flatMap((root) => root.name ?? []))),
+    ),
+  ]
   const { t } = modules
   // In the reader's zone, named ("UTC", "GMT+1"), when the request says it; UTC else.
   const made = new Intl.DateTimeFormat(options.language, { dateStyle: 'medium', timeStyle: 'short', timeZone: options.timeZone ?? 'UTC' }).format(options.made)

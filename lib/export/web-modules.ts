@@ -28,6 +28,8 @@ export type Catalog = Json & {
   indicatorFormat: Map<number, string>
   indicatorBounds: Map<number, unknown>
   campaignName: Map<number, string>
+  /** The reader's visible locations whose parent she cannot see: the country, or a restricted reader's part. */
+  roots: Array<{ id: number; name?: string }>
 }
 /** A chart's values indexed for drawing (web/chart-data.js, chartData). */
 export type ChartValues = Json & { points: Objects; locationIds: number[]; keys: Array<{ id: unknown; label: string }>; centres?: unknown }
