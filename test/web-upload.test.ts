@@ -143,6 +143,17 @@ t.test('the upload page in Chromium', { skip: noChromium }, async (t) => {
     ['left', 'left', 'left', 'right', 'right'],
     'its numbers right-aligned, as in every table',
   )
+  // On a phone the value changed is a block: what it became in sight, under its column's name.
+  await page.setViewportSize({ width: 375, height: 740 })
+  const after = changed.first().locator('td').nth(4)
+  t.ok(
+    await after.evaluate((cell) => {
+      const box = cell.getBoundingClientRect()
+      return box.left >= 0 && box.right <= window.innerWidth && getComputedStyle(cell, '::before').content.includes('After')
+    }),
+    'at 375 px: After in view, named',
+  )
+  await page.setViewportSize({ width: 1280, height: 900 })
   t.same(await violationsAtBothWidths(page), [], 'axe: the upload page listing what disagrees, at 1280 and 375 px')
 
   // A file with a bad number, an unknown location, a cell given twice and a column to map.

@@ -33,7 +33,10 @@ function reasonWord(reason) {
   return words[reason] ?? reason
 }
 
-/** A table of a report's items: a heading, a sentence, the columns and each item's cells. */
+/**
+ * A table of a report's items: a heading, a sentence, the columns and each item's cells; on a phone each
+ * item a block of its cells, each under its column's name (a changed value's After was out of sight).
+ */
 function ReportTable({ id, title, intro, columns, rows, count, numeric = [] }) {
   const more = (count ?? rows.length) - rows.length
   // Numbers right-aligned, as in every other table of the app.
@@ -41,10 +44,10 @@ function ReportTable({ id, title, intro, columns, rows, count, numeric = [] }) {
   return html`<section aria-labelledby=${id} class="report-part">
     <h3 id=${id}>${title}</h3>
     ${intro && html`<p>${intro}</p>`}
-    <div class="table-scroll" tabindex="0" role="region" aria-label=${t('{title}, scrollable', { title })}><table>
+    <div class="table-scroll" tabindex="0" role="region" aria-label=${t('{title}, scrollable', { title })}><table class="stacked">
       <caption class="visually-hidden">${title}</caption>
       <thead><tr>${columns.map((c, j) => html`<th key=${c} scope="col" class=${kind(j)}>${c}</th>`)}</tr></thead>
-      <tbody>${rows.map((cells, i) => html`<tr key=${i}>${cells.map((c, j) => html`<td key=${j} class=${kind(j)}>${c}</td>`)}</tr>`)}</tbody>
+      <tbody>${rows.map((cells, i) => html`<tr key=${i}>${cells.map((c, j) => html`<td key=${j} class=${kind(j)} data-label=${columns[j]}>${c}</td>`)}</tr>`)}</tbody>
     </table></div>
     ${more > 0 && html`<p>${t('and {n} more.', { n: formatCount(more) })}</p>`}
   </section>`
