@@ -111,6 +111,9 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
       t.same(await violationsAtBothWidths(page), [], 'axe: administration at 1280 and 375 px')
       // At 375 px the users' table scrolls sideways: its location search keeps a width to read in, and its list is not cut off.
       await page.setViewportSize({ width: 375, height: 800 })
+      const cue = page.locator('section[aria-labelledby="users-heading"]').getByText('More columns: scroll the table sideways →')
+      await cue.waitFor({ timeout: 5000 }).catch(() => {})
+      t.ok(await cue.isVisible(), 'at 375 px the users’ table says its Password and Access columns are a scroll away')
       const search = page.getByRole('combobox', { name: 'Location responsibility of admin' })
       await search.fill('Nor')
       const matches = page.getByRole('listbox', { name: 'Location responsibility of admin: matches' })

@@ -10,9 +10,12 @@ import { ClassLabels } from './class-labels.js'
 import { LocationSearch } from './location-search.js'
 import { ActionMessage, useActions } from './actions.js'
 import { CopyButton } from './copy-button.js'
+import { ScrollCue, useScrollCue } from './scroll-cue.js'
 
 export function Admin({ catalog, user, onCatalogChange }) {
   const [users, setUsers] = useState([])
+  // On a phone the users' table is wider than the screen: its Password and Access columns are a scroll away, said so.
+  const [usersScroller, moreUserColumns] = useScrollCue()
   const [keys, setKeys] = useState([])
   const [responsibilities, setResponsibilities] = useState(new Map())
   const { message, setMessage, version, act } = useActions()
@@ -66,7 +69,8 @@ export function Admin({ catalog, user, onCatalogChange }) {
     <${ActionMessage} message=${message} />
     <section aria-labelledby="users-heading">
       <h2 id="users-heading">${t('Users')}</h2>
-      <div class="table-scroll" tabindex="0" role="region" aria-label=${t('Users, scrollable')}><table>
+      <${ScrollCue} more=${moreUserColumns} />
+      <div class="table-scroll" ref=${usersScroller} tabindex="0" role="region" aria-label=${t('Users, scrollable')}><table>
         <thead><tr><th scope="col">${t('User')}</th><th scope="col">${t('Superuser')}</th><th scope="col">${t('Limited to')}</th><th scope="col">${t('Password')}</th><th scope="col">${t('Access')}</th></tr></thead>
         <tbody>${users.map(
           (u) => html`<tr key=${u.id}>
