@@ -96,6 +96,11 @@ t.test('export and share a dashboard in Chromium', { skip: noChromium }, async (
   await page.getByRole('button', { name: 'Create a link for the whole dashboard' }).click()
   const url = await page.locator('.share-url').inputValue()
   t.match(url, new RegExp(`^${server.url}/app/#/shared/[\\w-]{43}\\?campaign=${march}$`), 'the link opens at the view it was made from')
+  t.equal(
+    await page.locator('.share-made').textContent(),
+    `The link “Ministry review”, its address ending …${url.replace(/\?.*$/, '').slice(-4)}, as the list below names it.`,
+    'the box says which link it holds, by its label and the end the list shows',
+  )
   // A second link of the same view: the two read apart by their labels and the ends of their addresses.
   await page.getByLabel('Label (who or what it is for)').fill('Partner NGO')
   await page.getByRole('button', { name: 'Create a link for the whole dashboard' }).click()

@@ -20,7 +20,8 @@ export function ShareLinks({ dashboardId, view, catalog }) {
   const [links, setLinks] = useState([])
   // The new link's address and the view it opens: shown while the page shows that view (a drill-down
   // since, and the address would open the view left; "Create" then offers one for the view shown).
-  const [made, setMade] = useState({ id: null, url: '', view: '' })
+  // The new link, with its label and how its address ends (the query after its token left out), as the list names it.
+  const [made, setMade] = useState({ id: null, url: '', view: '', label: '', end: '' })
   const [error, setError] = useState('')
   const [expires, setExpires] = useState('')
   const [label, setLabel] = useState('')
@@ -42,7 +43,13 @@ export function ShareLinks({ dashboardId, view, catalog }) {
         view: { campaign: view.campaignId, location: view.locationId, start_date: view.startDate, end_date: view.endDate },
       }
       const answer = await change('POST', '/dashboard_share/', body)
-      setMade({ id: answer.id, url: `${window.location.origin}${answer.url}`, view: viewKey })
+      setMade({
+        id: answer.id,
+        url: `${window.location.origin}${answer.url}`,
+        view: viewKey,
+        label: body.label,
+        end: answer.url.replace(/\?.*$/, '').slice(-4),
+      })
       setLabel('')
       await reload()
     } catch (e) {
@@ -56,7 +63,7 @@ export function ShareLinks({ dashboardId, view, catalog }) {
     try {
       await change('DELETE', `/dashboard_share/${link.id}/`)
       // The address just made, revoked: no longer offered to copy.
-      if (link.id === made.id) setMade({ id: null, url: '', view: '' })
+      if (link.id === made.id) setMade({ id: null, url: '', view: '', label: '', end: '' })
       await reload()
     } catch (e) {
       setError(e.message)
@@ -87,7 +94,8 @@ export function ShareLinks({ dashboardId, view, catalog }) {
       ${
         shown &&
         html`<div class="inline"><label>${t('New link (copy it now: it is shown once)')} <input class="share-url" readonly value=${shown} onFocus=${(e) => e.target.select()} /></label>
-          <${CopyButton} text=${shown} selector=".share-url" /></div>`
+          <${CopyButton} text=${shown} selector=".share-url" /></div>
+          <p class="hint share-made">${t('The link “{label}”, its address ending …{end}, as the list below names it.', { label: made.label, end: made.end })}</p>`
       }
       ${error && html`<p class="error" role="alert">${error}</p>`}
       ${
