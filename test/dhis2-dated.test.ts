@@ -38,6 +38,13 @@ t.test('dated values in and out, and values deleted by a data value set', async 
         .where('data_date', '=', day)
         .executeTakeFirst()
     )?.value
+  /** `body` sent to `path` as a dry run, which keeps nothing, then for real: the dry run's summary and the real answer. */
+  const dryThenReal = async (path: string, body: unknown) => {
+    const counts = await rowCounts(db)
+    const dry = await api.post(`${path}${path.includes('?') ? '&' : '?'}dryRun=true`, body)
+    t.same(await rowCounts(db), counts, `${path}: a dry run keeps nothing`)
+    return { dry: dry.body.response, done: await api.post(path, body) }
+  }
   const atOctober = async (location: number) =>
     (await api.get(`/campaign_datapoint/?indicator__in=${missed}&campaign__in=${october}&location_id__in=${location}`)).body.objects[0]?.value
 
@@ -51,11 +58,8 @@ t.test('dated values in and out, and values deleted by a data value set', async 
       { dataElement: 'MISSED', period: '201608', value: '5' },
     ],
   }
-  const counts = await rowCounts(db)
-  const dry = await api.post('/api/dataValueSets?dryRun=true', set)
-  t.match(dry.body.response, { importCount: { imported: 2, updated: 1, ignored: 1 } }, 'a dry run counts the dated values too')
-  t.same(await rowCounts(db), counts, 'and keeps nothing')
-  const done = await api.post('/api/dataValueSets', set)
+  const { dry, done } = await dryThenReal('/api/dataValueSets', set)
+  t.match(dry, { importCount: { imported: 2, updated: 1, ignored: 1 } }, 'a dry run counts the dated values too')
   t.equal(done.status, 200)
   t.same(done.body.response.importCount, { imported: 2, updated: 1, ignored: 1, deleted: 0 })
   t.same(
@@ -102,11 +106,8 @@ t.test('dated values in and out, and values deleted by a data value set', async 
       { dataElement: 'NOT_MAPPED', period: '201610', orgUnit: 'VD11', value: '' },
     ],
   }
-  const before = await rowCounts(db)
-  const dryDelete = await api.post('/api/dataValueSets?importStrategy=DELETE&dryRun=true', doomed)
-  t.match(dryDelete.body.response.importCount, { deleted: 2, ignored: 2 }, 'a dry DELETE counts')
-  t.same(await rowCounts(db), before, 'and deletes nothing')
-  const deleted = await api.post('/api/dataValueSets?importStrategy=DELETE', doomed)
+  const { dry: dryDelete, done: deleted } = await dryThenReal('/api/dataValueSets?importStrategy=DELETE', doomed)
+  t.match(dryDelete.importCount, { deleted: 2, ignored: 2 }, 'a dry DELETE counts')
   t.equal(deleted.status, 200)
   t.same(deleted.body.response.importCount, { imported: 0, updated: 0, deleted: 2, ignored: 2 })
   t.same(
