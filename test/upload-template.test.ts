@@ -7,6 +7,7 @@ import { build, alice } from './helper.js'
 import { client } from './api.js'
 import { created, upload, world } from './world.js'
 import { templateCsv, templateFileName } from '../web/views/upload.js'
+import { useLanguage } from '../web/i18n.js'
 
 /** The template's CSV with every indicator cell filled: 1, 2, 3… */
 function filled(template: { header: string[]; rows: string[][] }) {
@@ -156,4 +157,12 @@ t.test("the template's file name says its campaign or day", async (t) => {
   )
   t.equal(templateFileName({ file_type: 'date', campaign: null, data_date: '2016-03-15' }), 'date-template 2016-03-15.csv')
   t.equal(templateFileName({ file_type: 'campaign', campaign: null, data_date: null }), 'campaign-template.csv', 'no campaign yet')
+  // In French, the file's name too.
+  useLanguage(() => 'fr')
+  t.teardown(() => useLanguage(() => 'en'))
+  t.equal(
+    templateFileName({ file_type: 'campaign', campaign: { name: 'October 2016 - NID - bOPV' }, data_date: null }),
+    'modèle-campagne October 2016 - NID - bOPV.csv',
+  )
+  t.equal(templateFileName({ file_type: 'date', campaign: null, data_date: '2016-03-15' }), 'modèle-date 2016-03-15.csv')
 })

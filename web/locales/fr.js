@@ -364,6 +364,8 @@ export const FRENCH = {
   'Your password is set: sign in with it.': 'Votre mot de passe est défini : connectez-vous avec.',
   '{coverage}, incomplete': '{coverage}, incomplet',
   '{name}: {value}': '{name} : {value}',
+  'campaign-template': 'modèle-campagne',
+  'date-template': 'modèle-date',
   'The link “{label}”, its address ending …{end}, as the list below names it.':
     'Le lien « {label} », dont l’adresse finit par …{end}, comme la liste ci-dessous le nomme.',
   '{value} ({coverage})': '{value}, {coverage}',

@@ -39,12 +39,13 @@ export function templateCsv(template) {
 
 /**
  * The template's file name: its kind and what every row carries (the campaign's name, or the day), so
- * templates of two campaigns downloaded side by side are told apart. Characters a file system refuses
- * become '-'.
+ * templates of two campaigns downloaded side by side are told apart, in the reader's language.
+ * Characters a file system refuses become '-'.
  */
 export function templateFileName(template) {
   const subject = template.campaign?.name ?? template.data_date
-  return `${template.file_type}-template${subject ? ` ${subject}` : ''}.csv`.replace(/[/\\:*?"<>|]/g, '-')
+  const kind = template.file_type === 'date' ? t('date-template') : t('campaign-template')
+  return `${kind}${subject ? ` ${subject}` : ''}.csv`.replace(/[/\\:*?"<>|]/g, '-')
 }
 
 /** What a pipeline stage is called here (lib/ingest reports these), the API's name otherwise. */
