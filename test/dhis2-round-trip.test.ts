@@ -66,7 +66,11 @@ for (const [format, scheme] of [
     const dated = ((await from.get('/indicator/?limit=1000')).body.objects as Row[]).filter((i) => i.resource_name === 'date')
     t.ok(dated.length > 0 && /20161001|2016-10-01\/P1D/.test(values.text), 'dated values out, each on its day')
 
-    // Into an empty database: the tree and data elements, the campaigns, then the values.
+    // Into an empty database: the tree and data elements, the campaigns, then the values. The test's
+    // database is one per process, emptied by build: the demo's app is closed first, so that none of
+    // its work (jobs, listeners) meets the import (on PostgreSQL it held a campaign past the import's
+    // lock timeout once: 503).
+    await source.app.close()
     const target = await build(t)
     const to = client(target.app)
     const tree = await to.post('/api/metadata', metadata)
