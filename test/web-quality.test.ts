@@ -127,6 +127,15 @@ t.test('the data quality page: rule violations with both numbers, outliers, comp
     'an outlier: far from its history, said in words',
   )
   t.match(await ashfordMissed.first().locator('td[title]').getAttribute('title'), /^[\d,.]+ standard deviations from the mean$/, 'the statistics on asking')
+  t.equal(
+    await ashfordMissed
+      .first()
+      .locator('td')
+      .nth(2)
+      .evaluate((cell) => getComputedStyle(cell).textAlign),
+    'right',
+    'its value right-aligned, as every number',
+  )
   // On a phone each line is a block: its place and its button in sight, with no sideways scroll.
   await page.setViewportSize({ width: 375, height: 800 })
   const phoneButton = await ashfordMissed.first().getByRole('button', { name: 'Follow up' }).boundingBox()

@@ -83,10 +83,10 @@ export function Outliers({ campaignId, locationId, catalog, mayGenerate, onFollo
     ${
       found.length > 0 &&
       html`<div class="table-scroll"><table class="quality stacked outliers">
-        <thead><tr><th scope="col">${t('Location')}</th><th scope="col">${t('Indicator')}</th><th scope="col">${t('Value')}</th><th scope="col">${t('Why')}</th><th scope="col">${t('Follow up')}</th></tr></thead>
+        <thead><tr><th scope="col">${t('Location')}</th><th scope="col">${t('Indicator')}</th><th scope="col" class="number">${t('Value')}</th><th scope="col">${t('Why')}</th><th scope="col">${t('Follow up')}</th></tr></thead>
         <tbody>${found.map((o, i) => {
           const format = catalog.indicatorFormat.get(o.indicator.id)
-          return html`<tr key=${i}><td data-label=${t('Location')}>${o.location.name}</td><td data-label=${t('Indicator')}>${catalog.indicatorName.get(o.indicator.id) ?? o.indicator.name}</td><td data-label=${t('Value')}>${formatValue(o.value, format)}</td><td data-label=${t('Why')} title=${statistics(o)}>${why(o, format)}</td><td>${
+          return html`<tr key=${i}><td data-label=${t('Location')}>${o.location.name}</td><td data-label=${t('Indicator')}>${catalog.indicatorName.get(o.indicator.id) ?? o.indicator.name}</td><td data-label=${t('Value')} class="number">${formatValue(o.value, format)}</td><td data-label=${t('Why')} title=${statistics(o)}>${why(o, format)}</td><td>${
             open.has(o.datapoint_id)
               ? html`<span class="followed-up">${t('Followed up: {comment}', { comment: open.get(o.datapoint_id) })}</span>`
               : html`<${FollowUpButton} datapointId=${o.datapoint_id} onDone=${onFollowUp} />`
