@@ -68,8 +68,7 @@ for (const [format, scheme] of [
 
     // Into an empty database: the tree and data elements, the campaigns, then the values. The test's
     // database is one per process, emptied by build: the demo's app is closed first, so that none of
-    // its work (jobs, listeners) meets the import (on PostgreSQL it held a campaign past the import's
-    // lock timeout once: 503).
+    // its work (jobs, listeners) meets the import.
     await source.app.close()
     const target = await build(t)
     const to = client(target.app)

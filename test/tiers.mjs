@@ -73,8 +73,6 @@ export const ENGINE = [
   'database',
   'datapoints',
   'detail-cache',
-  'dhis2-dated',
-  'dhis2-round-trip',
   'engine',
   'faults',
   'hang-guard',
