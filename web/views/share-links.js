@@ -19,8 +19,8 @@ const endOfDay = (day) => new Date(`${day}T23:59:59`).toISOString().slice(0, 19)
 export function ShareLinks({ dashboardId, view, catalog }) {
   const [links, setLinks] = useState([])
   // The new link's address and the view it opens: shown while the page shows that view (a drill-down
-  // since, and the address would open the view left; "Create" then offers one for the view shown).
-  // The new link, with its label and how its address ends (the query after its token left out), as the list names it.
+  // since, and the address would open the view left; "Create" then offers one for the view shown);
+  // with its label and how its address ends (the query after its token left out), as the list names it.
   const [made, setMade] = useState({ id: null, url: '', view: '', label: '', end: '' })
   const [error, setError] = useState('')
   const [expires, setExpires] = useState('')
