@@ -16,9 +16,8 @@ import {
   columnChart,
   selectCampaignRows,
 } from '../lib/datapoints/campaign-reads.js'
-import { campaignKey, enterCampaignValue } from '../lib/engine/data-entry.js'
+import { campaignKey, enterCampaignValue, recomputeEntry } from '../lib/engine/data-entry.js'
 import { assertValueFits } from '../lib/engine/value-fit.js'
-import { recomputeCampaign } from '../lib/engine/recompute.js'
 import { lockCampaigns } from '../lib/engine/campaign-locks.js'
 import { assertNotBlocked, entryCheck, findViolations, reported } from '../lib/engine/validation.js'
 import { CAP } from '../lib/ingest/transform.js'
@@ -58,7 +57,7 @@ export default defineResource({
     wide: campaignWide,
 
     // Data entry (ingestion §9.1): the value goes into the raw table under the Data Entry submission,
-    // then the campaign is recomputed, so it survives the next agg_refresh and wins as raw values do.
+    // then the totals above it are recomputed, so it survives the next agg_refresh and wins as raw values do.
     async create(ctx, body, encoding) {
       checkRequiredFields(ctx.resource, body)
       const entry = coerceBody(ctx.resource, body, encoding) as { indicator_id: number; location_id: number; campaign_id: number; value: number }
@@ -74,7 +73,7 @@ export default defineResource({
         )
       }
       await enterCampaignValue(dynamic(ctx), entry)
-      await recomputeCampaign(dynamic(ctx), entry.campaign_id)
+      await recomputeEntry(dynamic(ctx), entry)
       const row = await ctx.db
         .selectFrom('datapoint_with_computed')
         .select('id')
@@ -93,7 +92,7 @@ export default defineResource({
       await assertValueFits(dynamic(ctx), key.indicator_id, values.value as number, 'campaign')
       await lockCampaigns(dynamic(ctx), [key.campaign_id])
       await enterCampaignValue(dynamic(ctx), { ...key, value: values.value as number })
-      await recomputeCampaign(dynamic(ctx), key.campaign_id)
+      await recomputeEntry(dynamic(ctx), key)
       return validated(ctx, key)
     },
     async remove(ctx, existing) {
@@ -103,7 +102,7 @@ export default defineResource({
         throw new ApiError(409, 'NOT_RAW', `campaign_datapoint ${existing.id} is aggregated or calculated: delete the values it is computed from`)
       }
       await ctx.db.deleteFrom('datapoint').where('id', '=', raw.id).execute()
-      await recomputeCampaign(dynamic(ctx), existing.campaign_id as number)
+      await recomputeEntry(dynamic(ctx), existing as { campaign_id: number; location_id: number; indicator_id: number })
     },
   },
 })

@@ -452,3 +452,59 @@ t.test(
     }
   },
 )
+
+// A value typed in (POST), changed (PATCH) or deleted through campaign_datapoint recomputes the totals
+// above its key only, as a correction does: the derived tables equal a full recompute after each.
+for (const seed of [1, 2]) {
+  t.test(`data entries recompute the keys above them, seed ${seed}`, async (t) => {
+    const { app, db } = await build(t)
+    const api = client(app)
+    const rng = random(seed)
+    const { ids, campaigns, indicators } = await country(api, seed === 1)
+    const rows = Object.keys(campaigns).flatMap((campaign) =>
+      ['d11', 'd12', 'd13', 'd21', 'd22', 'd31', 'v111'].map((location) => ({
+        campaign,
+        location,
+        cells: { i1: cell(rng, 'i1'), i2: cell(rng, 'i2'), b: cell(rng, 'b') },
+      })),
+    )
+    const doc = await api.post('/document/', { docfile: Buffer.from(csvOf(rows)).toString('base64'), doc_title: 'first.csv', file_type: 'campaign' })
+    t.equal((await api.get(`/transform_upload/?document_id=${doc.body.id}`)).status, 200, 'the first file transformed')
+    const places = ['d11', 'd12', 'd13', 'd21', 'd22', 'd31', 'v111', 'v112']
+    for (let n = 0; n < 16; n++) {
+      const [location, column, campaign] = [ids[rng.pick(places)], rng.pick(['i1', 'i2', 'b', 'p'] as const), rng.pick(Object.values(campaigns))]
+      const key = { indicator_id: indicators[column], location_id: location, campaign_id: campaign }
+      const found = await api.get(`/campaign_datapoint/?indicator__in=${key.indicator_id}&campaign__in=${campaign}&location_id__in=${location}`)
+      const row = found.body.objects[0] as { id: number } | undefined
+      const stored =
+        row && (await db.selectFrom('datapoint').select('id').where('unique_index', '=', `${location}_${key.indicator_id}_${campaign}`).executeTakeFirst())
+      const [what, answer] = !stored
+        ? ['POST', await api.post('/campaign_datapoint/', { ...key, value: Number(cell(rng, column)) })]
+        : rng.chance(0.3)
+          ? ['DELETE', await api.delete(`/campaign_datapoint/${row.id}/`)]
+          : ['PATCH', await api.patch(`/campaign_datapoint/${row.id}/`, { value: Number(cell(rng, column)) })]
+      t.ok(answer.status < 300, `entry ${n}: ${what} ${column} at ${location} answered ${answer.status}`)
+      const scratch = await fromScratch(db, Object.values(campaigns))
+      const now = await derived(db)
+      sameValues(t, now.agg, scratch.agg, `entry ${n}: agg_datapoint as a full recompute`)
+      sameValues(t, now.dwc, scratch.dwc, `entry ${n}: datapoint_with_computed as a full recompute`)
+    }
+
+    // Only the keys above the entry are recomputed: a total of another province, spoilt behind the
+    // engine's back, stays spoilt (a whole campaign's recompute would have mended it).
+    const C1 = campaigns.C1
+    await sql`update agg_datapoint set value = 99999 where campaign_id = ${C1} and location_id = ${ids.P3} and indicator_id = ${indicators.i1}`.execute(db)
+    const d11 = (await api.get(`/campaign_datapoint/?indicator__in=${indicators.i1}&campaign__in=${C1}&location_id__in=${ids.d11}`)).body.objects[0] as {
+      id: number
+    }
+    t.equal((await api.patch(`/campaign_datapoint/${d11.id}/`, { value: 41 })).status, 200, 'a value under P1 changed')
+    const spoilt = await db
+      .selectFrom('agg_datapoint')
+      .select('value')
+      .where('campaign_id', '=', C1)
+      .where('location_id', '=', ids.P3)
+      .where('indicator_id', '=', indicators.i1)
+      .executeTakeFirstOrThrow()
+    t.equal(spoilt.value, 99999, "P3's total was not recomputed by an entry under P1")
+  })
+}

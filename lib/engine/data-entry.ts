@@ -2,6 +2,7 @@
 // attributed to the single submission of the "Data Entry" document, created on first use.
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../../schemas/index.js'
+import { CHANGED_KEYS, createChangedKeys, recomputeChanged } from './recompute-changed.js'
 
 export async function dataEntrySubmission(db: Kysely<DB>): Promise<number> {
   const find = async () =>
@@ -42,4 +43,15 @@ export async function enterCampaignValue(db: Kysely<DB>, v: { indicator_id: numb
     .onConflict((oc) => oc.column('unique_index').doUpdateSet({ value: v.value, source_submission_id: submission, precedence_at: sql<string>`now()` }))
     .returning('id')
     .executeTakeFirstOrThrow()
+}
+
+/**
+ * The totals above one entered, changed or deleted raw campaign value recomputed, and nothing else of
+ * its campaign: the key by key recompute an upload's correction gets. A whole campaign's recompute
+ * took a country's campaign of 200,000 values 1.3 s for every cell typed (bench:scale).
+ */
+export async function recomputeEntry(db: Kysely<DB>, key: { campaign_id: number; location_id: number; indicator_id: number }) {
+  await createChangedKeys(db)
+  await sql`insert into ${CHANGED_KEYS} values (${key.campaign_id}, ${key.location_id}, ${key.indicator_id})`.execute(db)
+  return recomputeChanged(db, key.campaign_id)
 }
