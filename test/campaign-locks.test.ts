@@ -4,6 +4,7 @@
 // starts; PostgreSQL only (PGlite runs one transaction at a time).
 import { sql } from 'kysely'
 import t, { type Test } from 'tap'
+import { lockKey } from '../lib/data/lock-keys.js'
 import { engine, eventually, type Harness, heldOpen } from './helper.js'
 import { takeoverWorld as setup } from './takeover-setup.js'
 
@@ -11,9 +12,11 @@ type Db = Harness['db']
 
 /** How many backends wait for campaign `campaign`'s lock (lib/engine/campaign-locks.ts). */
 const campaignWaiters = async (db: Db, campaign: number) =>
+  // A 64-bit key shows as classid (its high 32 bits) and objid (its low ones), objsubid 1.
   (
-    await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted and classid = 2
-      and objid = ${campaign} and database = (select oid from pg_database where datname = current_database())`.execute(db)
+    await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted and objsubid = 1
+      and ((classid::int8 << 32) | objid::int8) = ${lockKey('campaign', campaign)}
+      and database = (select oid from pg_database where datname = current_database())`.execute(db)
   ).rows[0].n
 
 /**
@@ -126,7 +129,7 @@ t.test('data entry on a key a waiting sync writes: each in turn, neither undone'
   // The sync waits for the campaign first, then the entry. Had the entry written the key before it
   // waited (in its recompute), the sync would then wait for the entry's row while holding the campaign
   // the entry waits for, and the database would undo one of them (503).
-  const campaign = await holding(t, db, (trx) => sql`select pg_advisory_xact_lock(2, ${K})`.execute(trx))
+  const campaign = await holding(t, db, (trx) => sql`select pg_advisory_xact_lock(${lockKey('campaign', K)})`.execute(trx))
   const sync = answering(api.get(`/transform_upload/?document_id=${newer}`))
   t.equal(await until(() => campaignWaiters(db, K), 1, sync.answered), 1, 'the sync waits for the campaign')
   const entry = answering(api.patch(`/campaign_datapoint/${row}/`, { value: 12 }))
@@ -141,7 +144,7 @@ t.test('data entry on a key a waiting sync writes: each in turn, neither undone'
 t.test('a location deleted with its values waits for their campaign before it deletes them', concurrent, async (t) => {
   const { db, api, w, K, send, key } = await setup(t)
   await send('values.csv', 'K,p,10\n')
-  const campaign = await holding(t, db, (trx) => sql`select pg_advisory_xact_lock(2, ${K})`.execute(trx))
+  const campaign = await holding(t, db, (trx) => sql`select pg_advisory_xact_lock(${lockKey('campaign', K)})`.execute(trx))
   const deletion = answering(api.delete(`/location/${w.a1}/?cascade=true`))
   t.equal(await until(() => campaignWaiters(db, K), 1, deletion.answered), 1, 'the deletion waits for the campaign')
   // Waiting, it has not touched the campaign's values: another writer may still lock the row.

@@ -19,6 +19,7 @@ import { admin, ADMIN_KEY, eventually, rowCounts } from './helper.js'
 import { client } from './api.js'
 import { atHalfWay, halfWayUpload } from './fixtures.js'
 import { TEST_V8_FLAGS } from './processes.js'
+import { lockKey } from '../lib/data/lock-keys.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const url = process.env.DATABASE_URL
@@ -245,7 +246,7 @@ t.test('jobs of different campaigns run at the same time on different workers', 
   startWorker(t, workerEnv)
   // The first campaign's recompute waits on its lock (lib/engine/recompute.ts), held here.
   const holder = await database.db.connection().execute(async (held) => {
-    await sql`select pg_advisory_lock(2, ${first.id})`.execute(held)
+    await sql`select pg_advisory_lock(${lockKey('campaign', first.id)})`.execute(held)
     const blocked = await api.get(`/agg_refresh/?campaign_id=${first.id}`, ASYNC)
     await eventually(
       () => api.get(`/job/${blocked.body.id}/`),
@@ -256,7 +257,7 @@ t.test('jobs of different campaigns run at the same time on different workers', 
     const done = await finished(api, other.body.id)
     t.equal(done.body.state, 'completed', 'the other campaign completed on the other worker')
     t.equal((await api.get(`/job/${blocked.body.id}/`)).body.state, 'active', 'while the first is still running')
-    await sql`select pg_advisory_unlock(2, ${first.id})`.execute(held)
+    await sql`select pg_advisory_unlock(${lockKey('campaign', first.id)})`.execute(held)
     return blocked.body.id as number
   })
   t.equal((await finished(api, holder)).body.state, 'completed')

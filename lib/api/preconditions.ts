@@ -10,6 +10,7 @@ import { readDetail } from './crud.js'
 import { tagOfBody } from './representation.js'
 import type { Context, Resource, Row } from './resource.js'
 import { detailText } from './answer-text.js'
+import { lockKey } from '../data/lock-keys.js'
 
 /** A row's entity tag: its detail representation's. */
 export const etagOfRow = (resource: Resource, row: Row) => tagOfBody(detailText(resource, row))
@@ -32,7 +33,7 @@ function matches(header: string, etag: string): boolean {
 export async function assertIfMatch(ctx: Context, request: FastifyRequest, id: number): Promise<void> {
   const header = request.headers['if-match']
   if (header === undefined) return
-  await sql`select pg_advisory_xact_lock(hashtext(${ctx.resource.name}), ${id})`.execute(ctx.db)
+  await sql`select pg_advisory_xact_lock(${lockKey(`row of ${ctx.resource.name}`, id)})`.execute(ctx.db)
   const current = await readDetail(ctx, id)
   const etag = etagOfRow(ctx.resource, current)
   if (matches(header, etag)) return

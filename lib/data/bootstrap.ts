@@ -8,6 +8,7 @@ import type { DB } from '../../schemas/index.js'
 import { createApiKey, createUser } from './auth.js'
 import { hashPassword } from './passwords.js'
 import type { Config } from '../core/config.js'
+import { lockKey } from './lock-keys.js'
 
 /** Writes `text` to DATA_DIR/`name`, readable by this user only. */
 async function secretFile(config: Config, name: string, text: string): Promise<string> {
@@ -23,7 +24,7 @@ export async function ensureAdmin(db: Kysely<DB>, config: Config, print: (line: 
   const password = randomBytes(12).toString('base64url')
   const key = await db.transaction().execute(async (trx) => {
     // Serialise concurrent first starts.
-    await sql`select pg_advisory_xact_lock(724051)`.execute(trx)
+    await sql`select pg_advisory_xact_lock(${lockKey('first start')})`.execute(trx)
     const any = await trx.selectFrom('auth_user').select('id').limit(1).executeTakeFirst()
     if (any) return undefined
     const id = await createUser(trx, { username: 'admin', is_superuser: true })

@@ -13,6 +13,7 @@ import { inTurn } from './turns.js'
 import type { Progress, ProgressReport, StagePlace } from '../core/progress.js'
 import { ApiError } from '../core/errors.js'
 import { completionsSurvive, type InterruptionLog, lostConnection, untilAnswering } from './job-interruptions.js'
+import { lockKey } from './lock-keys.js'
 
 /** A kind's name, as its declaration gives it (resources/jobs.ts). */
 export type JobKind = string
@@ -123,7 +124,7 @@ export async function installJobQueue(database: Database): Promise<void> {
   const position = sql.raw(`(select count(*)::int + 1 from ${schema}.job o where o.name = q.name and o.state < 'active'
     and (o.priority > q.priority or (o.priority = q.priority and (o.created_on, o.id) < (q.created_on, q.id))))`)
   await database.db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(3, 0)`.execute(trx)
+    await sql`select pg_advisory_xact_lock(${lockKey('job view')})`.execute(trx)
     await sql`create or replace view job_state as
       select j.id, j.kind, j.params, q.state, j.progress, j.created_at, q.started_on as started_at,
         case when q.state in ('completed', 'failed', 'cancelled') then q.completed_on end as finished_at,
@@ -153,7 +154,7 @@ const CONFIRM_CHANGES_MS = 5_000
 const KEEP_DAYS = 30
 
 /** The session lock under which server processes create the queues, one at a time (inTurn). */
-const QUEUE_CREATION_LOCK = 724_053
+const QUEUE_CREATION_LOCK = 'job queues'
 
 /** A job interrupted this often by lost connections is left to pg-boss's retries (the database keeps going away). */
 const MAX_INTERRUPTIONS = 10
@@ -243,7 +244,7 @@ export class JobQueue {
     const { queue } = spec
     const subject = spec.subject(params)
     // Submissions for one subject one after another, whichever process takes them.
-    await sql`select pg_advisory_xact_lock(3, hashtext(${subject}))`.execute(trx)
+    await sql`select pg_advisory_xact_lock(${lockKey('job subject', sql`hashtext(${subject})`)})`.execute(trx)
     const waiting = spec.dedupe === 'waits or runs' ? ['created', 'retry', 'active'] : ['created', 'retry']
     const existing = await trx
       .selectFrom('job_state')
@@ -256,7 +257,7 @@ export class JobQueue {
     // One user's jobs are counted one submission at a time; the count bounds the backlog, and orders it:
     // a job has priority -n, n being its user's jobs already queued or running here, so another user's first job goes before it (pg-boss
     // takes the highest priority first, the oldest among equals): users take turns.
-    await sql`select pg_advisory_xact_lock(4, ${userId})`.execute(trx)
+    await sql`select pg_advisory_xact_lock(${lockKey('jobs of user', userId)})`.execute(trx)
     const pending = await trx
       .selectFrom('job_state')
       .select([

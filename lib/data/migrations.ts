@@ -59,7 +59,7 @@ export async function migrateToLatest(database: Database): Promise<string[]> {
   return inTurn(database, MIGRATION_LOCK, migrate)
 }
 
-const MIGRATION_LOCK = 724_052
+const MIGRATION_LOCK = 'migrations'
 
 async function applyMigrations(database: Database): Promise<string[]> {
   // A restart's usual case: nothing to apply, and no need for the Migrator's lock.

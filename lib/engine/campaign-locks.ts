@@ -7,6 +7,7 @@
 // order, so two steps on the same campaigns wait for each other in turn.
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { DB } from '../../schemas/index.js'
+import { lockKey } from '../data/lock-keys.js'
 
 /** The date datapoints' lock (they have no campaign): campaign ids start at 1. */
 const DATE_DATAPOINTS = 0
@@ -14,7 +15,7 @@ const DATE_DATAPOINTS = 0
 /** Holds the locks of `campaigns` (null: the date datapoints) until the transaction ends, in ascending order. */
 export async function lockCampaigns(db: Kysely<DB>, campaigns: Iterable<number | null>): Promise<void> {
   const ids = [...new Set([...campaigns].map((campaign) => campaign ?? DATE_DATAPOINTS))].sort((a, b) => a - b)
-  for (const id of ids) await sql`select pg_advisory_xact_lock(2, ${sql.lit(Math.trunc(id))})`.execute(db)
+  for (const id of ids) await sql`select pg_advisory_xact_lock(${lockKey('campaign', id)})`.execute(db)
 }
 
 /** Holds the locks of the campaigns of the rows `rows` selects (a query with a `campaign_id` column). */

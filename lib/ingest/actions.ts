@@ -11,8 +11,9 @@ import { recomputeCampaign } from '../engine/recompute.js'
 import { documentLocations } from '../engine/access.js'
 import { assertNotBlocked, documentCheck, findViolations, reported } from '../engine/validation.js'
 import { inStages, noProgress, type Progress } from '../core/progress.js'
+import { lockKey } from '../data/lock-keys.js'
 
-export const lockDocument = (db: Kysely<DB>, id: number) => sql`select pg_advisory_xact_lock(1, ${id})`.execute(db)
+export const lockDocument = (db: Kysely<DB>, id: number) => sql`select pg_advisory_xact_lock(${lockKey('document', id)})`.execute(db)
 
 /**
  * Settings for a bulk write, until the end of the caller's transaction. The pool's sessions plan every
