@@ -100,6 +100,10 @@ t.test('a chart alone, and the view: a campaign and a drill-down', async (t) => 
   t.equal(svg.statusCode, 200)
   t.equal(svg.body.split('>Missed children</text>').length - 1, 1, 'its title once: the file’s, not again above the drawing')
   t.notMatch(svg.body, 'Polio cases', 'only that chart')
+  t.match(svg.body, 'Campaign: ', 'a chart of campaigns names its campaign')
+  const line = await get(`/export_file/?chart_id=${charts.find((c) => c.title.startsWith('Polio cases'))!.id}&type=svg`)
+  t.equal(line.statusCode, 200)
+  t.notMatch(line.body, 'Campaign:', 'a chart over dates names no campaign')
 
   // A drill-down into Northmarch: the column chart shows its districts.
   const drilled = await get(`/export_file/?chart_id=${column.id}&type=svg&location=${location.get('Northmarch')}`)

@@ -125,10 +125,14 @@ export async function exportLayout(
       .formatToParts(options.made)
       .find((part) => part.type === 'timeZoneName')?.value ?? 'UTC'
   const dates = [startDate && t('from {day}', { day: startDate }), endDate && t('to {day}', { day: endDate })].filter(Boolean).join(' ')
+  // Charts over dates read no campaign: a dashboard of them only names none.
+  const campaignLine = specs.some((spec) => !modules.isTimeChart(spec))
+    ? [t('Campaign: {names}', { names: campaigns.length ? campaigns.join(', ') : t('as each chart sets') })]
+    : []
   return {
     title: charts.title,
     lines: [
-      t('Campaign: {names}', { names: campaigns.length ? campaigns.join(', ') : t('as each chart sets') }),
+      ...campaignLine,
       t('Locations: {names}', { names: locations.length ? locations.join(', ') : t('as each chart sets') }),
       ...(dates ? [t('Dates: {range}', { range: dates })] : []),
       t('Made {time} {zone}', { time: made, zone }),

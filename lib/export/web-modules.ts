@@ -43,6 +43,7 @@ export interface WebModules {
   isRelative(chart: ChartSpec): boolean
   isMap(chart: ChartSpec): boolean
   isTable(chart: ChartSpec): boolean
+  isTimeChart(chart: ChartSpec): boolean
   chartOption(chart: ChartSpec, data: ChartValues, catalog: Catalog, options: { mapName?: string; fontFamily?: string; width?: number; height?: number }): Json
   statusLegendLayout(indicatorIds: number[], catalog: Catalog, options: { width?: number }): StatusLegend
   tableRows(
