@@ -22,6 +22,8 @@ type Api = ReturnType<typeof apiClient>
 /** The nation for `campaigns` campaigns, their codes mapped, a campaign a month from January 2014. */
 export async function seedScale(db: pg.Client, api: Api, campaigns: number) {
   await seedNation(db, api, campaigns * LOCATIONS)
+  // Moved out of the way first: (type, start date) is unique, and the weekly dates overlap the monthly ones.
+  await db.query(`update campaign set start_date = start_date + interval '500 years', end_date = end_date + interval '500 years'`)
   await db.query(`update campaign set start_date = date '2014-01-01' + (id - 1) * interval '1 month',
     end_date = date '2014-01-01' + (id - 1) * interval '1 month' + interval '3 days'`)
   await db.query(`insert into indicator (id, name, short_name, data_format) values (${SUM}, 'Sum', 'Sum', 'int'), (${PERCENT}, 'Percent', 'Percent', 'pct')`)
@@ -46,9 +48,14 @@ const range = (from: number, to: number) => Array.from({ length: to - from + 1 }
 
 /** A file uploaded and transformed through the API; its report (ingest_stats). */
 export async function upload(api: Api, csv: Buffer, title: string): Promise<{ timings_ms: Record<string, number>; recomputed_keys: number }> {
+  const started = performance.now()
   const doc = await api('POST', 'document/', { docfile: csv.toString('base64'), doc_title: title, file_type: 'campaign' })
+  const posted = performance.now() - started
   const run = await api('GET', `transform_upload/?document_id=${doc.id}`)
-  return (run.objects as Array<{ ingest_stats: { timings_ms: Record<string, number>; recomputed_keys: number } }>)[0].ingest_stats
+  const report = (run.objects as Array<{ ingest_stats: { timings_ms: Record<string, number>; recomputed_keys: number } }>)[0].ingest_stats
+  // The document's POST, beside the phases of its transform_upload.
+  report.timings_ms = { document_post: posted, ...report.timings_ms }
+  return report
 }
 
 /** The columns of `table` but `id`, as a select list. */

@@ -1,13 +1,14 @@
-// `npm run bench:scale` (PostgreSQL): one database grown in steps of raw campaign values (SCALE_STEPS,
-// default 1,000,000, 3,000,000, 10,000,000 and 30,000,000; bench/scale-grow.ts says how), and at each
-// step, on the newest campaign (just uploaded through the API) and on an old one (campaign 2): a
-// four-chart country dashboard's data missed (`Cache-Control: no-cache`) and hit, a province's values,
-// the campaign's CSV export, a district's correction end to end and its recompute, a data entry and its
-// province's total, the campaign's agg_refresh (bench/scale-measure.ts); then the whole database's:
-// VACUUM ANALYZE, its size per table and per raw value, the server's RSS. It prints a table, draws the
-// curve (bench/results/scale.svg) and ends with one `growth` line per operation, first step to last.
-// BENCH_DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); a scratch
-// database is created and dropped (BENCH_KEEP=1 keeps it).
+// `npm run bench:scale` (PostgreSQL; SCALE_ENGINE=pglite for the embedded database): one database
+// grown in steps of raw campaign values (SCALE_STEPS, default 1,000,000, 3,000,000, 10,000,000 and
+// 30,000,000; embedded, the first two; bench/scale-grow.ts says how), and at each step, on the newest
+// campaign (just uploaded through the API) and on an old one (campaign 2): a four-chart country
+// dashboard's data missed (`Cache-Control: no-cache`) and hit, a province's values, the campaign's CSV
+// export, a district's correction end to end and its recompute, a data entry and its province's total,
+// the campaign's agg_refresh (bench/scale-measure.ts); then the whole database's: VACUUM ANALYZE, its
+// size per table and per raw value, the server's RSS. It prints a table, draws the curve
+// (bench/results/scale.svg, scale-pglite.svg) and ends with one `growth` line per operation, first step
+// to last. BENCH_DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); a
+// scratch database is created and dropped (BENCH_KEEP=1 keeps it).
 import { writeFileSync } from 'node:fs'
 import pg from 'pg'
 import { doing, procStat, scratchDatabase, scratchDir, startServer, stop } from './lib.js'
@@ -17,7 +18,9 @@ import { campaignCsv, growTo, seedScale, upload, VALUES_PER_CAMPAIGN } from './s
 import { countryDashboard, measureCampaign } from './scale-measure.js'
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const STEPS = (process.env.SCALE_STEPS ?? '1000000,3000000,10000000,30000000').split(',').map(Number)
+/** SCALE_ENGINE=pglite: the embedded database, in a data directory of the bench's. */
+const EMBEDDED = process.env.SCALE_ENGINE === 'pglite'
+const STEPS = (process.env.SCALE_STEPS ?? (EMBEDDED ? '1000000,3000000' : '1000000,3000000,10000000,30000000')).split(',').map(Number)
 const PORT = 4031
 /** The old campaign measured: a copy, so that campaign 1, the copies' source, keeps its upload's rows. */
 const OLD = 2
@@ -85,16 +88,19 @@ function printGrowth(steps: Step[]) {
 function drawCurve(steps: Step[]) {
   const series: Series[] = Object.keys(steps[0].newest).map((op) => ({ name: op, points: steps.map((s) => [s.values, s.newest[op]]) }))
   series.push({ name: 'VACUUM ANALYZE', points: steps.map((s) => [s.values, s.whole['VACUUM ANALYZE']]) })
-  writeFileSync('bench/results/scale.svg', curveSvg('bench:scale, the newest campaign (PostgreSQL)', series))
-  console.log('curve: bench/results/scale.svg')
+  const file = `bench/results/scale${EMBEDDED ? '-pglite' : ''}.svg`
+  writeFileSync(file, curveSvg(`bench:scale, the newest campaign (${EMBEDDED ? 'PGlite' : 'PostgreSQL'})`, series))
+  console.log(`curve: ${file}`)
 }
 
 async function main() {
   const campaigns = STEPS.map((values) => Math.max(OLD + 1, Math.round(values / VALUES_PER_CAMPAIGN)))
-  const scratch = await scratchDatabase(adminUrl, 'rhizome_bench_scale')
-  const env = { ...SERVER_ENV, DATABASE_URL: scratch.url, DATA_DIR: scratchDir('rhizome-scale-') }
+  const dataDir = scratchDir('rhizome-scale-')
+  const scratch = EMBEDDED ? undefined : await scratchDatabase(adminUrl, 'rhizome_bench_scale')
+  const env = { ...SERVER_ENV, DATA_DIR: dataDir, DEMO_DATA: '0', ...(scratch ? { DATABASE_URL: scratch.url } : {}) }
   const server = await startServer(['dist/server.js'], env, PORT)
-  const db = new pg.Client({ connectionString: scratch.url })
+  // The embedded database is reached through the socket its server opens in the data directory.
+  const db = new pg.Client(scratch ? { connectionString: scratch.url } : { host: dataDir, user: 'postgres', database: 'postgres' })
   await db.connect()
   const api = apiClient(PORT)
   const steps: Step[] = []
@@ -120,7 +126,7 @@ async function main() {
   } finally {
     await db.end()
     await stop(server)
-    await scratch.close()
+    await scratch?.close()
   }
 }
 
