@@ -90,6 +90,7 @@ export const ENGINE = [
   'retried-writes',
   'schema-locks',
   'service',
+  'submission-plans',
   'test-times',
   'timestamps',
   'upload-conflicts',
