@@ -71,8 +71,11 @@ t.test('a list read is answered from memory with the same bytes and ETag, 304 wh
   t.equal(notModified.text, '', 'no body')
   t.equal(notModified.headers.etag, hit.headers.etag)
 
-  // A change the server did not hear of is not seen: the answer is the kept one.
-  await unheard(db, 'datapoint', () => db.updateTable('datapoint').set({ value: 99 }).where('location_id', '=', w.a1).where('indicator_id', '=', w.n).execute())
+  // A change the server did not hear of, to the final values the read reads, is not seen: the answer is
+  // the kept one. (A data entry elsewhere recomputes only the totals above it, and leaves this row.)
+  await unheard(db, 'datapoint_with_computed', () =>
+    db.updateTable('datapoint_with_computed').set({ value: 99 }).where('location_id', '=', w.a1).where('indicator_id', '=', w.n).execute(),
+  )
   t.equal(valueAt(await api.get(path), w.a1), valueAt(first, w.a1), 'served from memory')
 
   // A data entry through the API: the next read is computed afresh, with a new ETag; the old one is 200.
