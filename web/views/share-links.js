@@ -19,14 +19,15 @@ const endOfDay = (day) => new Date(`${day}T23:59:59`).toISOString().slice(0, 19)
 export function ShareLinks({ dashboardId, view, catalog }) {
   const [links, setLinks] = useState([])
   // The new link's address and the view it opens: shown while the page shows that view (a drill-down
-  // since, and the address would open the view left; "Create" then offers one for the view shown);
-  // with its label and how its address ends (the query after its token left out), as the list names it.
-  const [made, setMade] = useState({ id: null, url: '', view: '', label: '', end: '' })
+  // since, and the address would open the view left; "Create" then offers one for the view shown).
+  const [made, setMade] = useState({ id: null, url: '', view: '' })
   const [error, setError] = useState('')
   const [expires, setExpires] = useState('')
   const [label, setLabel] = useState('')
   const viewKey = JSON.stringify([view.campaignId, view.locationId, view.startDate, view.endDate])
   const shown = made.view === viewKey ? made.url : ''
+  // The new link as the list names it: its label and how its address ends.
+  const madeLink = shown && links.find((link) => link.id === made.id)
   const reload = () => list(`/dashboard_share/?dashboard_id=${dashboardId}&limit=0`).then(setLinks, (e) => setError(e.message))
   useEffect(() => {
     reload()
@@ -47,8 +48,6 @@ export function ShareLinks({ dashboardId, view, catalog }) {
         id: answer.id,
         url: `${window.location.origin}${answer.url}`,
         view: viewKey,
-        label: body.label,
-        end: answer.url.replace(/\?.*$/, '').slice(-4),
       })
       setLabel('')
       await reload()
@@ -63,7 +62,7 @@ export function ShareLinks({ dashboardId, view, catalog }) {
     try {
       await change('DELETE', `/dashboard_share/${link.id}/`)
       // The address just made, revoked: no longer offered to copy.
-      if (link.id === made.id) setMade({ id: null, url: '', view: '', label: '', end: '' })
+      if (link.id === made.id) setMade({ id: null, url: '', view: '' })
       await reload()
     } catch (e) {
       setError(e.message)
@@ -95,7 +94,7 @@ export function ShareLinks({ dashboardId, view, catalog }) {
         shown &&
         html`<div class="inline"><label>${t('New link (copy it now: it is shown once)')} <input class="share-url" readonly value=${shown} onFocus=${(e) => e.target.select()} /></label>
           <${CopyButton} text=${shown} selector=".share-url" /></div>
-          <p class="hint share-made">${t('The link “{label}”, its address ending …{end}, as the list below names it.', { label: made.label, end: made.end })}</p>`
+          ${madeLink && html`<p class="hint share-made">${t('The link “{label}”, its address ending …{end}, as the list below names it.', { label: madeLink.label ?? t('No label'), end: madeLink.token_end })}</p>`}`
       }
       ${error && html`<p class="error" role="alert">${error}</p>`}
       ${
