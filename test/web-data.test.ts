@@ -147,12 +147,19 @@ t.test('the data browser in Chromium', { skip: noChromium }, async (t) => {
   await phone.page.goto(`${server.url}/app/#/dashboard/${dashboard.get('Campaign overview')}`)
   const table = phone.page.locator('figure.chart[data-type="TableChart"]')
   await table.locator('table').waitFor()
-  const overflows = await table.locator('.table-scroll').evaluate((e) => e.scrollWidth > e.clientWidth)
-  t.ok(overflows, 'the traffic-light table is wider than a phone')
-  t.ok(await table.getByText('More columns: scroll the table sideways →').isVisible(), 'and says so in words')
-  await table.locator('.table-scroll').evaluate((e) => e.scrollTo({ left: e.scrollWidth }))
-  await table.getByText('More columns: scroll the table sideways →').waitFor({ state: 'detached' })
-  t.pass('scrolled to its end, the cue goes')
+  // One campaign's table leaves out the column repeating it (the subtitle names it): the traffic lights fit.
+  t.match(await table.locator('figcaption .subtitle').textContent(), /^October 2016/, 'the subtitle names the campaign')
+  t.notOk(await table.locator('thead th', { hasText: 'Campaign' }).isVisible(), 'no campaign column on a phone')
+  const fits = await table.locator('.table-scroll').evaluate((e) => e.scrollWidth <= e.clientWidth)
+  t.ok(fits, 'the traffic-light table fits a phone')
+  const lightRight = await table
+    .locator('tbody tr')
+    .first()
+    .locator('td')
+    .last()
+    .evaluate((c) => c.getBoundingClientRect().right)
+  t.ok(lightRight <= 375, `its traffic light is on the screen (right edge ${Math.round(lightRight)} px)`)
+  t.notOk(await table.getByText('More columns: scroll the table sideways →').isVisible(), 'and no scroll cue')
   t.same(phone.problems, [])
 
   // Dates hold other indicators than campaigns: switching picks one that has dated values.

@@ -253,6 +253,8 @@ t.test('data entry in Chromium', { skip: noChromium }, async (t) => {
     e.scrollLeft = e.scrollWidth
   })
   t.ok(await scroller.evaluate((e) => e.scrollLeft > 100), 'at 375 px the grid scrolls sideways')
+  await cue.waitFor({ state: 'detached', timeout: 5000 }).catch(() => {})
+  t.notOk(await cue.isVisible(), 'scrolled to its end, the cue goes')
   const rowHeaderOffset = await page
     .locator('.entry-grid tbody th')
     .first()

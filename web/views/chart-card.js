@@ -201,7 +201,9 @@ function ValuesTable({ spec, data, catalog, onDrill, caption, csv, flagsOf }) {
   const rows = useMemo(() => tableRows(data, indicatorIds, catalog, sort), [data, sort])
   const shown = rows.slice(offset, offset + PAGE)
   const [scroller, more] = useScrollCue()
-  return html`<${ScrollCue} more=${more} /><div class="table-scroll" ref=${scroller} tabindex="0" role="region" aria-label=${t('Numbers: {caption}', { caption })}><table>
+  // One campaign (or period) repeated on every row says nothing the subtitle does not: a phone leaves it out.
+  const oneKey = data.keys.length === 1
+  return html`<${ScrollCue} more=${more} /><div class="table-scroll" ref=${scroller} tabindex="0" role="region" aria-label=${t('Numbers: {caption}', { caption })}><table class=${oneKey ? 'one-key' : undefined}>
       <caption class="visually-hidden">${caption}</caption>
       <thead><tr>${heading(t('Location'), 0)}${heading(data.over === 'time' ? t('Period') : data.over === 'classes' ? t('Class') : t('Campaign'), 1)}
         ${indicatorIds.map((id, i) => heading(catalog.indicatorName.get(id) ?? t('Indicator {id}', { id }), 2 + i))}</tr></thead>
