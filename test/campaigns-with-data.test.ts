@@ -8,7 +8,7 @@ import { world } from './world.js'
 t.test('has_data_for lists the campaigns with a value at the location or below it', async (t) => {
   const { app, aliceId } = await build(t)
   const api = client(app)
-  const { R, A, B, a1, b1, C, n } = await world(api)
+  const { R, A, B, a1, b1, C, n, lpd } = await world(api)
   const campaign = async (name: string, start_date: string) =>
     (await api.post('/campaign/', { name, campaign_type_id: (await api.get('/campaign_type/')).body.objects[0].id, start_date, end_date: start_date })).body.id
   const empty = await campaign('D', '2016-02-01')
@@ -35,6 +35,16 @@ t.test('has_data_for lists the campaigns with a value at the location or below i
     204,
   )
   t.ok(empty && C, 'the campaigns exist')
+  // Only the values of the named indicators count (a dashboard's charts' indicators).
+  t.same(await names(`&has_data_for=${R}&has_data_of=${n}`), ['C', 'E'], 'values of n: C and E')
+  t.same(await names(`&has_data_for=${R}&has_data_of=${lpd}`), ['C'], 'values of LPD: C only')
+  t.same(await names(`&has_data_for=${B}&has_data_of=${lpd},${n}`), ['C', 'E'], 'either of two indicators')
+  t.match(
+    await names(`&has_data_of=${n}`),
+    { statusCode: 400, code: 'MISSING_PARAMETER', message: /has_data_of.*has_data_for/ },
+    'without a location: 400 naming both',
+  )
+  t.match(await names(`&has_data_for=${R}&has_data_of=n`), { statusCode: 400, message: /has_data_of/ }, 'not ids: 400 naming it')
   t.match(await names('&has_data_for=north'), { statusCode: 400, code: 'INVALID_VALUE', message: /has_data_for/ }, 'not an id: 400 naming it')
 
   t.equal((await api.post('/location_responsibility/', { user_id: aliceId, top_lvl_location_id: A })).status, 201)

@@ -404,6 +404,20 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
       body: JSON.stringify({ indicator_id: missed, location_id: location.get('Glimmer'), campaign_id: november, value: 7 }),
     })
     t.equal(glimmer.status, 201, 'a November value in Glimmer')
+    // Later still, a survey holding only an indicator none of the dashboard's charts shows: not opened on.
+    const survey = (
+      (await (
+        await api(server, '/campaign/', {
+          method: 'POST',
+          body: JSON.stringify({ name: 'January 2017 - access survey', campaign_type_id: types[1].id, start_date: '2017-01-10', end_date: '2017-01-12' }),
+        })
+      ).json()) as { id: number }
+    ).id
+    const access = await api(server, '/campaign_datapoint/', {
+      method: 'POST',
+      body: JSON.stringify({ indicator_id: indicator.get('Access challenged'), location_id: location.get('Glimmer'), campaign_id: survey, value: 1 }),
+    })
+    t.equal(access.status, 201, 'a January survey value in Glimmer, of an indicator the dashboard does not show')
     const october = campaign.get('October 2016 - NID - bOPV')!
     await api(server, '/user/', { method: 'POST', body: JSON.stringify({ username: 'northmarch-lead', password: 'north-march-lead-1' }) })
     const lead = (await app.read('/user/?username=northmarch-lead')).objects[0].id
@@ -413,7 +427,11 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
     await signIn(page, server.url, 'admin', password)
     await page.goto(`${server.url}/app/#/dashboard/${dashboardId}`)
     await chartsDrawn(page, 5)
-    t.equal(await page.getByLabel('Campaign').inputValue(), String(november), 'the whole country: November, the latest campaign with a value')
+    t.equal(
+      await page.getByLabel('Campaign').inputValue(),
+      String(november),
+      'the whole country: November, the latest campaign with a value the dashboard shows',
+    )
     t.equal(
       await figure(page, 'ColumnChart').locator('.subtitle').textContent(),
       'November 2016 - SNID - Southreach · Provinces of Veridia',

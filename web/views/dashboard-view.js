@@ -7,7 +7,7 @@ import { html } from '../html.js'
 import { useRead } from './use-read.js'
 import { t } from '../i18n.js'
 import { routeHash } from '../route.js'
-import { chartSpec } from '../chart-data.js'
+import { chartSpec, isTimeChart } from '../chart-data.js'
 import { ExportLinks } from './export-links.js'
 import { ShareLinks } from './share-links.js'
 import { CampaignChoices, ChartRows, DrillDown } from './dashboard-parts.js'
@@ -44,7 +44,7 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
   const error = failed?.message ?? duplicateError
   // The view is the address: a campaign and a location this user may see.
   const locationId = catalog.locationName.has(Number(params.location)) ? Number(params.location) : null
-  const offered = useCampaignsWithData(locationId ?? catalog.roots[0]?.id, catalog)
+  const offered = useCampaignsWithData(locationId ?? catalog.roots[0]?.id, dashboard && campaignIndicatorsOf(dashboard), catalog)
   const named = catalog.campaignName.has(Number(params.campaign)) ? Number(params.campaign) : null
   const eachChart = named === null && params.campaign === EACH_CHART
   // An address naming no campaign opens on the latest one with values where the reader looks: charts
@@ -113,17 +113,28 @@ export function DashboardView({ id, catalog, user, params, navigate }) {
     ${chartsOf(dashboard).length === 0 && html`<p>${t('No charts yet.')}${mayChange(user, dashboard) && html` <a href=${`#/dashboard/${id}/edit`}>${t('Add one')}</a>`}</p>`}`
 }
 
+/** The indicators a dashboard's campaign charts read, as `has_data_of` takes them ('' when none names one). */
+function campaignIndicatorsOf(dashboard) {
+  const ids = chartsOf(dashboard).flatMap((chart) => {
+    const spec = chartSpec(chart.chart_json)
+    return isTimeChart(spec) ? [] : (spec.indicator_ids ?? [])
+  })
+  return [...new Set(ids)].sort((a, b) => a - b).join(',')
+}
+
 /**
- * The campaigns with values at a location or below it (`campaign/?has_data_for`), oldest first: what
- * the campaign picker offers; null until the answer is in (every campaign when it fails, or without a
- * location to ask about).
+ * The campaigns with values of the dashboard's indicators at a location or below it
+ * (`campaign/?has_data_for&has_data_of`), oldest first: what the campaign picker offers; null until the
+ * dashboard and the answer are in (every campaign when it fails, or without a location to ask about).
  */
-function useCampaignsWithData(locationId, catalog) {
+function useCampaignsWithData(locationId, indicators, catalog) {
   const withData = (found) => {
     const ids = new Set(found.map((c) => c.id))
     return catalog.campaigns.filter((c) => ids.has(c.id))
   }
-  const read = () => list(`/campaign/?has_data_for=${locationId}&fields=id&limit=0`).then(withData, () => catalog.campaigns)
-  const found = useRead(() => (locationId == null ? undefined : read()), [locationId, catalog], null).value
+  const of = indicators ? `&has_data_of=${indicators}` : ''
+  const read = () => list(`/campaign/?has_data_for=${locationId}${of}&fields=id&limit=0`).then(withData, () => catalog.campaigns)
+  const waiting = locationId == null || indicators == null
+  const found = useRead(() => (waiting ? undefined : read()), [locationId, indicators, catalog], null).value
   return locationId == null ? catalog.campaigns : found
 }
