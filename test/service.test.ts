@@ -95,6 +95,10 @@ t.test('a fresh embedded database: start, migrate, bootstrap, demo data, restart
   const cases = await api.get(`/date_datapoint/?indicator__in=${indicators.get('Polio cases')}&group_by_time=all_time&location_id=1`)
   t.equal(cases.body.objects.length, 1)
   t.ok(cases.body.objects[0].value > 0, 'monthly cases summed to the country')
+  const months = await api.get(`/date_datapoint/?indicator__in=${indicators.get('Polio cases')}&group_by_time=month&location_id=1`)
+  const byMonth = months.body.objects.map((m: { value: number }) => m.value)
+  t.equal(byMonth.length, 12, 'a country total for each month of 2016')
+  t.ok(new Set(byMonth).size >= 6, `the country's polio line has a season's shape, not a flat line (${byMonth.join(', ')})`)
   // The map and the dashboard have something to draw: a polygon for every location, five charts of
   // different types in the original front-end's shape, each chart's campaign read answering.
   const shapes = await api.get('/geo/?location_id=1&location_type=District')
