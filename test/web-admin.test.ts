@@ -92,10 +92,7 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
       const own = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'admin', exact: true }) })
       t.equal(await own.getByRole('button', { name: /^(Disable|Enable) / }).count(), 0, 'no Disable button on his own row')
       t.ok(await own.getByText('You cannot disable yourself').isVisible(), 'his row says why')
-      // One message at a time: a section's new message replaces another's, and each can be dismissed.
-      await page.getByRole('button', { name: 'Save bounds' }).click()
-      await page.getByRole('status').getByText('Bounds saved').waitFor()
-      t.equal(await page.locator('.action-message').count(), 1, 'the users’ message gave way to the bounds’ one')
+      // A message can be dismissed.
       await page.locator('.action-message').getByRole('button', { name: 'Dismiss' }).click()
       t.equal(await page.locator('.action-message').count(), 0, 'dismissed')
       const signInAs = (username: string, pass: string) =>
@@ -109,6 +106,10 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
       await page.getByRole('status').getByText('leaver may sign in again').waitFor()
       t.equal((await signInAs('leaver', 'leaver-password-1')).status, 200, 'enabled again')
       t.same(await violationsAtBothWidths(page), [], 'axe: administration at 1280 and 375 px')
+      // Bounds and class labels are indicator metadata: edited in the Catalog alone, Administration links there.
+      t.equal(await page.getByRole('region', { name: 'Indicator bounds' }).count(), 0, 'no bounds editor in Administration')
+      t.equal(await page.getByRole('heading', { name: 'Class labels' }).count(), 0, 'no class labels in Administration')
+      t.equal(await page.getByRole('link', { name: 'Catalog, Indicators' }).getAttribute('href'), '#/catalog/indicators', 'a link to where they are')
       // At 375 px the users' table scrolls sideways: its location search keeps a width to read in, and its list is not cut off.
       await page.setViewportSize({ width: 375, height: 800 })
       const cue = page.locator('section[aria-labelledby="users-heading"]').getByText('More columns: scroll the table sideways →')
@@ -134,7 +135,13 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
   await t.test('indicator bounds edited in the app: good and bad bounds, a named range added and removed; the dashboard follows', async (t) => {
     const { page, problems } = await watchedPage(browser)
     await signIn(page, server.url, 'admin', password)
-    await page.goto(`${server.url}/app/#/admin`)
+    await page.goto(`${server.url}/app/#/catalog/indicators`)
+    // One message at a time on the page: the catalog's refusal gives way to the bounds' message.
+    const component = page.locator('form', { has: page.getByRole('button', { name: 'Add component' }) })
+    await component.locator('select[name="indicator_id"]').selectOption({ label: 'Percent missed' })
+    await component.locator('select[name="indicator_component_id"]').selectOption({ label: 'Percent missed' })
+    await component.getByRole('button', { name: 'Add component' }).click()
+    await page.getByRole('alert').waitFor()
     const bounds = page.getByRole('region', { name: 'Indicator bounds' })
     await bounds.getByLabel('Indicator').selectOption({ label: 'Children missed' })
     await bounds.getByLabel('Good bound').fill('200')
@@ -142,6 +149,7 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     await bounds.getByLabel('Flag a total reported by fewer of its places than (%)').fill('80')
     await bounds.getByRole('button', { name: 'Save bounds' }).click()
     await bounds.getByRole('status').getByText('Bounds saved').waitFor()
+    t.equal(await page.locator('.action-message').count(), 1, 'the catalog’s refusal gave way to the bounds’ message')
     const missedId = indicator.get('Children missed')!
     t.match((await read(`/indicator/${missedId}/`)) as object, { good_bound: 200, bad_bound: 400, coverage_threshold: 0.8 }, 'saved through the API')
     t.same(
@@ -186,7 +194,7 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     t.match(await figure(page, 'ColumnChart').locator('.status-legend').textContent(), /Outbreak risk: from 1,000/)
 
     // A range meant for districts grades districts only: the province bars keep their own statuses.
-    await page.goto(`${server.url}/app/#/admin`)
+    await page.goto(`${server.url}/app/#/catalog/indicators`)
     await bounds.getByLabel('Indicator').selectOption({ label: 'Children missed' })
     await bounds.getByLabel('Range name').fill('District alert')
     await bounds.getByLabel('From').fill('1')
@@ -224,7 +232,7 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
       await new Promise((resolve) => setTimeout(resolve, 1500))
       await route.continue()
     })
-    await page.goto(`${server.url}/app/#/admin`)
+    await page.goto(`${server.url}/app/#/catalog/indicators`)
     await bounds.getByLabel('Indicator').selectOption({ label: 'Children missed' })
     await bounds.getByText('Outbreak risk: from 1,000 to ∞').waitFor()
     await page.waitForTimeout(2000)

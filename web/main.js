@@ -99,8 +99,7 @@ function page(hash, user, catalog, reloadCatalog) {
   if (section === 'catalog' && mayEditCatalog(user))
     return [t('Catalog'), html`<${Catalog} catalog=${catalog} user=${user} section=${id} onCatalogChange=${reloadCatalog} />`]
   if (section === 'upload') return [t('Upload'), html`<${Upload} catalog=${catalog} user=${user} documentId=${id} jobId=${params.job} />`]
-  if (section === 'admin' && user.is_superuser)
-    return [t('Administration'), html`<${Admin} catalog=${catalog} user=${user} onCatalogChange=${reloadCatalog} />`]
+  if (section === 'admin' && user.is_superuser) return [t('Administration'), html`<${Admin} catalog=${catalog} user=${user} />`]
   if (section === 'account') return [t('Your account'), html`<${Account} user=${user} />`]
   return [t('Dashboards'), html`<${DashboardList} navigate=${navigate} />`]
 }

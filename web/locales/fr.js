@@ -146,6 +146,9 @@ export const FRENCH = {
   Indicator: 'Indicateur',
   indicator: 'indicateur',
   'Indicator bounds': 'Bornes des indicateurs',
+  'Indicators’ bounds and class labels are indicator metadata:':
+    'Les bornes des indicateurs et les libellés de classes sont des métadonnées d’indicateur\u00a0:',
+  'Catalog, Indicators': 'Catalogue, Indicateurs',
   'Indicator {id}': 'Indicateur {id}',
   Indicators: 'Indicateurs',
   Job: 'Tâche',

@@ -12,10 +12,9 @@ import { t } from '../i18n.js'
 const sections = new Set()
 const NONE = { text: '', error: false }
 
-/** `act(done, work)`: an event handler running `work(form data or null)`, then `after()`. */
-export function useActions(after = async () => {}) {
+/** A section's message and its setter: a new message clears the other sections' messages. */
+export function useSectionMessage() {
   const [message, setOwn] = useState(NONE)
-  const [version, setVersion] = useState(0)
   useEffect(() => {
     sections.add(setOwn)
     return () => {
@@ -26,6 +25,13 @@ export function useActions(after = async () => {}) {
     if (next.text) for (const other of sections) if (other !== setOwn) other(NONE)
     setOwn(next)
   }
+  return [message, setMessage]
+}
+
+/** `act(done, work)`: an event handler running `work(form data or null)`, then `after()`. */
+export function useActions(after = async () => {}) {
+  const [message, setMessage] = useSectionMessage()
+  const [version, setVersion] = useState(0)
   const act = (done, work) => async (event) => {
     event.preventDefault()
     const form = event.target instanceof HTMLFormElement ? event.target : null

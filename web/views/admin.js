@@ -5,14 +5,12 @@ import { change, list } from '../api.js'
 import { formatTime } from '../format.js'
 import { html } from '../html.js'
 import { t } from '../i18n.js'
-import { IndicatorBounds } from './bounds.js'
-import { ClassLabels } from './class-labels.js'
 import { LocationSearch } from './location-search.js'
 import { ActionMessage, useActions } from './actions.js'
 import { CopyButton } from './copy-button.js'
 import { ScrollCue, useScrollCue } from './scroll-cue.js'
 
-export function Admin({ catalog, user, onCatalogChange }) {
+export function Admin({ catalog, user }) {
   const [users, setUsers] = useState([])
   // On a phone the users' table is wider than the screen: its Password and Access columns are a scroll away, said so.
   const [usersScroller, moreUserColumns] = useScrollCue()
@@ -105,8 +103,7 @@ export function Admin({ catalog, user, onCatalogChange }) {
         <${CopyButton} text=${resetLink.url} selector="code.reset-link" /></p>`
     }
     <${ApiKeys} keys=${keys} users=${users} newKey=${newKey} onCreate=${createKey} onRevoke=${revokeKey} />
-    <${IndicatorBounds} catalog=${catalog} onChange=${onCatalogChange} />
-    <${ClassLabels} catalog=${catalog} />`
+    <p class="hint">${t('Indicators’ bounds and class labels are indicator metadata:')} <a href="#/catalog/indicators">${t('Catalog, Indicators')}</a></p>`
 }
 
 /**

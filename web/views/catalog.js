@@ -8,7 +8,7 @@ import { useState } from 'preact/hooks'
 import { change } from '../api.js'
 import { html } from '../html.js'
 import { t } from '../i18n.js'
-import { ActionMessage, useRows } from './actions.js'
+import { ActionMessage, useRows, useSectionMessage } from './actions.js'
 import { IndicatorBounds } from './bounds.js'
 import { CatalogGroups } from './catalog-groups.js'
 import { CreateForm, DeleteButton, EditButton } from './catalog-parts.js'
@@ -181,7 +181,7 @@ function Locations({ catalog, user, done, say }) {
 }
 
 export function Catalog({ catalog, user, section = 'indicators', onCatalogChange }) {
-  const [message, setMessage] = useState({ text: '', error: false })
+  const [message, setMessage] = useSectionMessage()
   const [version, setVersion] = useState(0)
   const done = async (text) => {
     await onCatalogChange()
