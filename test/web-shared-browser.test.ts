@@ -137,7 +137,11 @@ t.test('two people on one browser: the outbox and the offline reads are bound to
   t.equal(await question.getByRole('heading').textContent(), '1 value you typed has not reached the server', 'sign-out says what waits')
   await question.getByRole('button', { name: 'Send them, then sign out' }).click()
   await question.getByRole('alert').waitFor()
-  t.match(await question.getByRole('alert').textContent(), /could not be sent/, 'offline: the value cannot be sent, she stays signed in')
+  t.match(
+    await question.getByRole('alert').textContent(),
+    /^No network: the values wait on this browser\. Send them once it is back\.$/,
+    'offline: said at once that the value cannot be sent, she stays signed in',
+  )
   // The network back, the data entry page sends it: the question follows the outbox and goes.
   await context.setOffline(false)
   const allSent = page.getByRole('status').filter({ hasText: 'Every value you typed has reached the server: you may sign out.' })
@@ -181,6 +185,12 @@ t.test('two people on one browser: the outbox and the offline reads are bound to
   await signOut(page)
   await page.getByRole('button', { name: 'Discard them and sign out' }).click()
   await page.getByRole('alert').filter({ hasText: 'No network: sign out once it is back.' }).waitFor()
+  await waiting
+    .filter({ hasText: 'Every value is sent' })
+    .waitFor({ timeout: 5000 })
+    .catch(() => {})
+  t.equal(await waiting.textContent(), 'Every value is sent', 'the page no longer says a discarded value waits')
+  t.equal(await cell('Brindle').inputValue(), '', 'its cell shows the server’s value again (none)')
   await context.setOffline(false)
   await sendingRounds()
   await signOut(page)
@@ -198,6 +208,40 @@ t.test('two people on one browser: the outbox and the offline reads are bound to
   await page.getByLabel('Username').waitFor({ timeout: 10_000 })
   t.pass('a sign-out in another tab signs this one out')
   await other.close()
+  await signIn(page, server.url, 'admin', password)
+  await openEntry()
+
+  // A value typed without Enter or Tab when Sign out is pressed: leaving the cell commits it, and the
+  // sign-out counts it. Online it is sent first; offline the sign-out asks.
+  const typeOnly = async (place: string, value: string) => {
+    await cell(place).click()
+    await page.keyboard.press('Control+A')
+    await page.keyboard.type(value)
+  }
+  await typeOnly('Coldwater', '321')
+  await signOut(page)
+  await page.getByLabel('Username').waitFor()
+  t.same(await stored('Coldwater'), { value: 321, writers: [admin] }, 'online: a value typed without Enter is sent before the sign-out')
+  await signIn(page, server.url, 'admin', password)
+  await openEntry()
+  await context.setOffline(true)
+  await typeOnly('Coldwater', '322')
+  await signOut(page)
+  const asked = page.getByRole('alertdialog')
+  await asked.waitFor({ timeout: 5000 }).catch(() => {})
+  t.equal(
+    await asked
+      .getByRole('heading')
+      .textContent()
+      .catch(() => 'signed out'),
+    '1 value you typed has not reached the server',
+    'offline: the sign-out asks about it',
+  )
+  await context.setOffline(false)
+  await page.getByText('Every value you typed has reached the server: you may sign out.').waitFor()
+  t.same(await stored('Coldwater'), { value: 322, writers: [admin] }, 'sent once the network is back')
+  await signOut(page)
+  await page.getByLabel('Username').waitFor()
   await signIn(page, server.url, 'admin', password)
   await openEntry()
 

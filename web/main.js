@@ -20,7 +20,7 @@ import { DataQuality } from './views/quality.js'
 import { DataEntry } from './views/data-entry.js'
 import { Catalog } from './views/catalog.js'
 import { forgetOffline, SIGNED_IN_ITEM, signedInNow, signedInOffline } from './offline.js'
-import { bindOutbox, discardMine, entries, flush } from './outbox.js'
+import { bindOutbox, discardMine, entries, flush, settled } from './outbox.js'
 import { SharedDashboard } from './views/shared.js'
 import { Upload } from './views/upload.js'
 import { refusalText } from './api-messages.js'
@@ -167,11 +167,17 @@ function useSignOut(onSignedOut) {
   const signOut = async () => {
     setProblem('')
     setAllSent(false)
+    // A value committed by leaving its cell for this button is on its way into the outbox: counted too.
+    await settled()
+    // Online, what waits is sent first: asked only about what could not be.
+    if (navigator.onLine && (await entries()).length) await flush(() => {})
     const queued = (await entries()).length
     if (queued) return setLeaving(queued)
     await signOutNow()
   }
   const sendFirst = async () => {
+    // Without a network nothing can be sent, nor the session ended: said at once, nothing tried.
+    if (!navigator.onLine) return setProblem(t('No network: the values wait on this browser. Send them once it is back.'))
     await flush(() => {})
     const queued = (await entries()).length
     if (queued) {

@@ -138,6 +138,30 @@ const remove = (seq) => inStore('readwrite', (store) => store.delete(seq))
 /** A discard under way: nothing is sent until it is over (the network may come back meanwhile). */
 let discarding = null
 
+/** Values committed on the page and on their way into the store (IndexedDB answers later). */
+const arriving = new Set()
+
+/**
+ * Runs `work`, a committed value's way into the outbox, so that `settled()` waits for it: a value
+ * committed by leaving its cell for the Sign out button is counted before the sign-out asks.
+ * @template T @param {() => Promise<T>} work @returns {Promise<T>}
+ */
+export function intoOutbox(work) {
+  const done = work()
+  arriving.add(done)
+  const gone = () => arriving.delete(done)
+  done.then(gone, gone)
+  return done
+}
+
+/** Resolves once every value on its way into the outbox is in it (or refused). */
+export async function settled() {
+  while (arriving.size) await Promise.allSettled([...arriving])
+}
+
+/** The event a discard ends with: a page showing what waits reads the outbox again. */
+export const DISCARDED = 'rhizome:outbox-discarded'
+
 /** Forgets every entry of the signed-in user (she chose to discard them at sign-out). */
 export async function discardMine() {
   const done = (async () => {
@@ -148,6 +172,7 @@ export async function discardMine() {
     await done
   } finally {
     if (discarding === done) discarding = null
+    dispatchEvent(new Event(DISCARDED))
   }
 }
 

@@ -608,6 +608,8 @@ export const FRENCH = {
     '« {title} » est le tableau de bord de quelqu’un d’autre : ouvrez-le et dupliquez-le pour modifier votre propre copie.',
   'Open the dashboard': 'Ouvrir le tableau de bord',
   'No network: sign out once it is back.': 'Pas de réseau : déconnectez-vous quand il sera revenu.',
+  'No network: the values wait on this browser. Send them once it is back.':
+    'Pas de réseau : les valeurs attendent dans ce navigateur. Envoyez-les quand il sera revenu.',
   'No network: sign in once it is back.': 'Pas de réseau : connectez-vous quand il sera revenu.',
   'Some values could not be sent (no network, or a conflict to settle on the data entry page).':
     'Des valeurs n’ont pas pu être envoyées (pas de réseau, ou un conflit à régler sur la page de saisie).',

@@ -11,7 +11,7 @@ import { html } from '../html.js'
 import { ScrollCue, useScrollCue } from './scroll-cue.js'
 import { useRead } from './use-read.js'
 import { t, tn } from '../i18n.js'
-import { cellKey, enqueue, entries, flush, forget, outboxReady } from '../outbox.js'
+import { cellKey, DISCARDED, enqueue, entries, flush, forget, intoOutbox, outboxReady } from '../outbox.js'
 import { CellHistory, EntryCell } from './data-entry-cell.js'
 import { LocationSearch } from './location-search.js'
 import { violationWords } from './value-flags.js'
@@ -361,13 +361,21 @@ function useOutbox({ selection, keyOf, columns, setValues, setStates, catalog })
   answer.current = onAnswer
   const send = () => flush((...args) => answer.current(...args)).then(showOutbox)
 
+  // Values discarded at a sign-out that then could not happen: their cells show the server's values again.
+  const afterDiscard = async () => {
+    const kept = new Set((await entries()).map(cellKey))
+    setStates((before) => new Map([...before].filter(([key, s]) => kept.has(key) || (s.state !== 'waiting' && s.state !== 'saving'))))
+    showOutbox()
+  }
   useEffect(() => {
     send()
     const again = setInterval(send, 4000)
     addEventListener('online', send)
+    addEventListener(DISCARDED, afterDiscard)
     return () => {
       clearInterval(again)
       removeEventListener('online', send)
+      removeEventListener(DISCARDED, afterDiscard)
     }
   }, [])
   return { waiting, showOutbox, send }
@@ -454,16 +462,18 @@ function cellWrites({ selection, over, rows, columns, keyOf, states, values, set
     const key = keyOf(row.id, column.id)
     // Said at once, before the outbox has it (IndexedDB answers later): the page never says every value is sent while one is not.
     setState(key, { state: navigator.onLine ? 'saving' : 'waiting', value })
-    await forget(key)
     const keyFields = over === 'campaign' ? { campaign_id: selection.campaignId } : { data_date: selection.dataDate }
-    const queued = await enqueue({
-      resource: selection.resource,
-      location_id: row.id,
-      indicator_id: column.id,
-      ...keyFields,
-      value,
-      row_id: base?.rowId ?? null,
-      etag: base?.etag ?? null,
+    const queued = await intoOutbox(async () => {
+      await forget(key)
+      return enqueue({
+        resource: selection.resource,
+        location_id: row.id,
+        indicator_id: column.id,
+        ...keyFields,
+        value,
+        row_id: base?.rowId ?? null,
+        etag: base?.etag ?? null,
+      })
     }).then(
       () => true,
       (error) => setState(key, { state: 'invalid', message: error.message, value }),
