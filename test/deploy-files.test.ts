@@ -3,12 +3,15 @@
 // role and uri steps). systemd takes the whole rest of a line as the value, an inline "# comment"
 // included, and a shell runs an unquoted & or <: a sample written for one reader broke the other (the
 // units got PGAF_PORT "5432   # m: 5431"). deploy/pgaf.env.example is what the docs install.
-import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir, userInfo } from 'node:os'
+import { join } from 'node:path'
 import t from 'tap'
 
 const SAMPLE = 'deploy/pgaf.env.example'
 const UNITS = ['deploy/systemd/pgaf-monitor.service', 'deploy/systemd/pgaf-node.service']
+const SCRIPT = join(process.cwd(), 'deploy', 'auto-failover.sh')
 
 /**
  * An environment file as systemd reads it (systemd.exec(5), EnvironmentFile=): a line starting with #
@@ -73,4 +76,23 @@ t.test('the parser reads an inline comment as systemd does', async (t) => {
   const before = systemdEnvironment('PGAF_PORT=5432                 # m: 5431\nPGAF_HOSTNAME=10.0.0.11        # this machine\n')
   t.equal(before.get('PGAF_PORT'), '5432                 # m: 5431')
   t.equal(systemdEnvironment('# a comment\n; another\nX="a b&c"\n').get('X'), 'a b&c')
+})
+
+t.test('a node directory that cannot be made stops the script with what to do (docs/operations.md’s mkdir and chown)', async (t) => {
+  // As the units run it: as postgres, under a parent root keeps (as root, through runuser); run by
+  // another user, under a parent it may not write.
+  const parent = mkdtempSync(join(tmpdir(), 'rhizome-pgaf-parent-'))
+  t.teardown(() => rmSync(parent, { recursive: true, force: true }))
+  const asRoot = process.getuid?.() === 0
+  if (!asRoot) chmodSync(parent, 0o555)
+  const dir = join(parent, 'pgaf', 'monitor')
+  const [file, args] = asRoot ? ['runuser', ['-u', 'postgres', '--', SCRIPT, 'monitor', dir, '5431']] : [SCRIPT, ['monitor', dir, '5431']]
+  const ran = spawnSync(file, args, { encoding: 'utf8' })
+  const user = asRoot ? 'postgres' : userInfo().username
+  t.equal(ran.status, 1, 'it stops', { stderr: ran.stderr })
+  t.match(
+    ran.stderr,
+    `cannot make ${dir} as ${user}: create its parent and give it to ${user} (mkdir -p ${join(parent, 'pgaf')} && chown ${user} ${join(parent, 'pgaf')})`,
+  )
+  t.notOk(existsSync(join(dir, 'pgdata')), 'and makes nothing')
 })
