@@ -42,6 +42,7 @@ export const OPERATOR = [
   'cli',
   'database-loss',
   'db-thread',
+  'docs-commands',
   'failover',
   'job-kinds',
   'job-workers',
@@ -99,12 +100,12 @@ export const ENGINE = [
 
 /**
  * Operator files whose subject is not the engine, run on the embedded database only: the CLI's
- * commands (always on a data directory), the README's commands as a person pastes them, the sign-in
+ * commands (always on a data directory), the README's and the docs' commands as a person pastes them, the sign-in
  * door and request bodies under attack, and the document checked against every answer by a
  * validating proxy. The same statements reach either
  * engine through the same driver; on PostgreSQL they ran a second time for nothing new.
  */
-export const ONE_ENGINE = ['cli', 'openapi-proxy', 'readme-commands', 'sign-in', 'upload-bodies']
+export const ONE_ENGINE = ['cli', 'docs-commands', 'openapi-proxy', 'readme-commands', 'sign-in', 'upload-bodies']
 
 const path = (name) => `test/${name}.test.ts`
 export const E2E = new Set([...BROWSER, ...OPERATOR, ...LONG].map(path))

@@ -1,0 +1,79 @@
+// The ```sh blocks of a Markdown file, split into commands as bash reads them: the README's and the
+// docs' commands are run by tests (readme-commands, docs-commands) from the text a person copies.
+
+export interface Command {
+  /** The command as bash runs it: continued lines joined, comments dropped. */
+  text: string
+  /** Its first line in the file. */
+  line: number
+}
+
+export interface Block {
+  /** The line of its opening ```sh. */
+  line: number
+  /** The heading it is under. */
+  heading: string
+  commands: Command[]
+}
+
+/** The ```sh blocks of a Markdown text, each with its commands. */
+export function shBlocks(markdown: string): Block[] {
+  const lines = markdown.split('\n')
+  const blocks: Block[] = []
+  let heading = '(top)'
+  for (let i = 0; i < lines.length; i++) {
+    if (/^#{1,6} /.test(lines[i])) heading = lines[i].replace(/^#+ /, '')
+    if (!/^```sh\s*$/.test(lines[i])) continue
+    const end = lines.findIndex((line, j) => j > i && /^```\s*$/.test(line))
+    if (end < 0) throw new Error(`line ${i + 1}: a sh block that never closes`)
+    blocks.push({ line: i + 1, heading, commands: commandsOf(lines.slice(i + 1, end).join('\n'), i + 2) })
+    i = end
+  }
+  return blocks
+}
+
+/**
+ * A block's text split into commands as bash reads them: a backslash before a newline (outside single
+ * quotes) continues the line, and is dropped with the newline; a `#` that begins a word outside quotes
+ * starts a comment, to the end of its line (so a backslash in a comment continues nothing); a newline
+ * outside quotes ends a command. Quotes and backslash escapes are kept as written: bash reads them.
+ */
+export function commandsOf(text: string, firstLine: number): Command[] {
+  const commands: Command[] = []
+  let current = ''
+  let quote: '' | "'" | '"' = ''
+  let line = firstLine
+  let start = firstLine
+  const push = (chars: string) => {
+    if (!current.trim() && chars.trim()) start = line
+    current += chars
+  }
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i]
+    if (quote === "'") {
+      push(char)
+      if (char === "'") quote = ''
+    } else if (char === '\\' && text[i + 1] === '\n') {
+      i++
+      line++
+    } else if (char === '\\') {
+      push(char + (text[i + 1] ?? ''))
+      i++
+    } else if (quote === '"') {
+      push(char)
+      if (char === '"') quote = ''
+    } else if (char === "'" || char === '"') {
+      quote = char
+      push(char)
+    } else if (char === '#' && (current === '' || /\s$/.test(current))) {
+      while (i + 1 < text.length && text[i + 1] !== '\n') i++
+    } else if (char === '\n') {
+      if (current.trim()) commands.push({ text: current.trim(), line: start })
+      current = ''
+    } else push(char)
+    if (char === '\n') line++
+  }
+  if (quote) throw new Error(`line ${start}: a quote that never closes`)
+  if (current.trim()) commands.push({ text: current.trim(), line: start })
+  return commands
+}
