@@ -186,6 +186,8 @@ t.test('the data quality page: rule violations with both numbers, outliers, comp
     .evaluate((drawing) => [...drawing.querySelectorAll('div')].map((d) => (d as HTMLElement).style.cursor).find(Boolean) ?? 'none set')
   t.not(cursor, 'pointer', `no hand over a column that drills nowhere (${cursor})`)
   await page.goto(quality)
+  // Where the grading that is not these rules is set: the Catalog, where the bounds are edited.
+  t.match(await page.getByText(/^Values that break a validation rule/).textContent(), /the indicator’s bounds \(Catalog, Indicators\)/)
   await open.getByRole('button', { name: 'Resolve' }).click()
   await open.getByLabel('How it was resolved').fill('Typing error: 50, corrected.')
   await open.getByRole('button', { name: 'Resolve' }).click()

@@ -659,8 +659,8 @@ export const FRENCH = {
   'Data quality': 'Qualité des données',
   'No campaigns yet.': 'Aucune campagne pour l’instant.',
   'Broken rules': 'Règles enfreintes',
-  'Values that break a validation rule: compared with another indicator or with a fixed limit. Whether a dashboard shows a value as good or bad comes from the indicator’s bounds (Administration), not from these rules.':
-    'Les valeurs qui enfreignent une règle de validation\u00a0: comparées à un autre indicateur ou à une limite fixe. Qu’un tableau de bord montre une valeur comme bonne ou mauvaise vient des bornes de l’indicateur (Administration), pas de ces règles.',
+  'Values that break a validation rule: compared with another indicator or with a fixed limit. Whether a dashboard shows a value as good or bad comes from the indicator’s bounds (Catalog, Indicators), not from these rules.':
+    'Les valeurs qui enfreignent une règle de validation\u00a0: comparées à un autre indicateur ou à une limite fixe. Qu’un tableau de bord montre une valeur comme bonne ou mauvaise vient des bornes de l’indicateur (Catalogue, Indicateurs), pas de ces règles.',
   Completeness: 'Complétude',
   'The places that enter values, per parent: those with at least one value of the campaign, and those without.':
     'Les lieux qui saisissent des valeurs, par parent : ceux qui ont au moins une valeur de la campagne, et les autres.',

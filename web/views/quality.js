@@ -109,7 +109,7 @@ export function DataQuality({ catalog, params, navigate, mayEditRanges = false }
       <${LocationSearch} catalog=${catalog} label=${t('Location')} locationId=${locationId} onChange=${(id) => (setLocationId(id), go({ location: id ?? undefined }))} />
     </div>
     <h2>${t('Broken rules')}</h2>
-    <p class="hint">${t('Values that break a validation rule: compared with another indicator or with a fixed limit. Whether a dashboard shows a value as good or bad comes from the indicator’s bounds (Administration), not from these rules.')}</p>
+    <p class="hint">${t('Values that break a validation rule: compared with another indicator or with a fixed limit. Whether a dashboard shows a value as good or bad comes from the indicator’s bounds (Catalog, Indicators), not from these rules.')}</p>
     <${Violations} campaignId=${campaignId} locationId=${locationId} catalog=${catalog} />
     <h2>${t('Outliers')}</h2>
     <p class="hint">${t('Values entered or uploaded that are far from what the same place reported in its last campaigns, or outside its range.')}</p>
