@@ -355,6 +355,24 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     t.match(summary, { 'Rows processed': '1', 'Rows outside your locations': '1', 'Values updated': '1' }, 'one row hers, one refused')
     const after = await apiValues(indicator.get('Children missed')!, march, `location_id__in=${location.get('Ashford')},${location.get('Dunmore')}`)
     t.same(after, { Ashford: '500', Dunmore: '41' }, 'Ashford written; Dunmore, outside her province, as it was')
+
+    // An administrator's document, opened by her: its report is not hers to read, nor its revert to run.
+    const csv = `geocode,campaign,Children missed\nVD12,${(await read(`/campaign/${march}/`)).name},77\n`
+    const uploaded = (await (
+      await api(server, '/document/', {
+        method: 'POST',
+        body: JSON.stringify({ docfile: Buffer.from(csv).toString('base64'), doc_title: 'ministry.csv', file_type: 'campaign' }),
+      })
+    ).json()) as { id: number }
+    await api(server, `/transform_upload/?document_id=${uploaded.id}`)
+    await page.goto(`${server.url}/app/#/upload/${uploaded.id}`)
+    await page.getByRole('heading', { name: 'Report of ministry.csv' }).waitFor()
+    t.ok(
+      await page.getByText('Another user uploaded this file: its report, mappings and revert are theirs, and an administrator’s.').isVisible(),
+      'says whose it is',
+    )
+    t.equal(await page.getByText('This document has not been read yet.').count(), 0, 'not that it was never read')
+    t.equal(await page.getByRole('button', { name: 'Revert' }).count(), 0, 'no Revert she could not run')
     t.same(problems, [])
   })
 })

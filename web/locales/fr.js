@@ -457,6 +457,8 @@ export const FRENCH = {
     'Les colonnes et codes du modèle sont connus du système : rempli, il est enregistré sans rien à mettre en correspondance.',
   'Reverting {file}': 'Annulation de {file}',
   'Report of {file}': 'Rapport de {file}',
+  'Another user uploaded this file: its report, mappings and revert are theirs, and an administrator’s.':
+    'Un autre utilisateur a téléversé ce fichier\u00a0: son rapport, ses correspondances et son annulation sont les siens, et ceux d’un administrateur.',
   'This document has not been read yet.': 'Ce document n’a pas encore été lu.',
   'Reverted: {restored} values put back, {deleted} removed, {conflicts} changed since by another source and kept.':
     'Annulé : {restored} valeurs rétablies, {deleted} supprimées, {conflicts} modifiées depuis par une autre source et gardées.',

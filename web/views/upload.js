@@ -275,7 +275,8 @@ export function Upload({ catalog, user, documentId, jobId }) {
     ${
       phase === 'summary' &&
       documentRow &&
-      html`<${DocumentReport} doc=${documentRow} report=${report} reportJob=${reportJob} reverted=${reverted} unmapped=${unmapped} catalog=${catalog} mayMap=${mayMap} onMap=${applyMappings} onRevert=${revert} />`
+      html`<${DocumentReport} doc=${documentRow} report=${report} reportJob=${reportJob} reverted=${reverted} unmapped=${unmapped} catalog=${catalog} mayMap=${mayMap} onMap=${applyMappings} onRevert=${revert}
+        othersDocument=${Boolean(user.restricted && documentRow.created_by_id !== user.id)} />`
     }
     <${UploadLists} refresh=${listsShown} catalog=${catalog} />`
 }
@@ -320,7 +321,14 @@ function progressWords(job, report, unmapped, phase) {
  * A document's page: its report (`reportJob`: the job that wrote it, when known; a document's latest
  * report names none), what a revert did, its codes to map and the Revert button.
  */
-function DocumentReport({ doc, report, reportJob, reverted, unmapped, catalog, mayMap, onMap, onRevert }) {
+function DocumentReport({ doc, report, reportJob, reverted, unmapped, catalog, mayMap, onMap, onRevert, othersDocument }) {
+  // A user limited to part of the country reads another's document without its report (it may name
+  // places outside her part) and may not process or revert it (the API refuses both): said, not offered.
+  if (othersDocument)
+    return html`<section aria-labelledby="report-heading" class="document-report">
+      <h2 id="report-heading">${t('Report of {file}', { file: fileNameOf(doc.doc_title) })}</h2>
+      <p class="hint">${t('Another user uploaded this file: its report, mappings and revert are theirs, and an administrator’s.')}</p>
+    </section>`
   return html`<section aria-labelledby="report-heading" class="document-report">
     <h2 id="report-heading">${t('Report of {file}', { file: fileNameOf(doc.doc_title) })}</h2>
     ${report ? html`<${Report} report=${report} catalog=${catalog} policy=${doc.conflict} documentId=${doc.id} jobId=${reportJob} />` : html`<p>${t('This document has not been read yet.')}</p>`}
