@@ -171,7 +171,10 @@ t.test('charts that say what they show, in Chromium', { skip: noChromium }, asyn
     title: 'Many series',
     rows: [{ charts: ['nine-series', 'two-by-nine'] }, { charts: ['three-by-three', 'campaign-line'] }, { charts: ['nine-slices'] }],
   })
-  /** The texts a chart's drawing shows: where each is in the drawing, and whether it is turned. */
+  /**
+   * The texts a chart's drawing shows: where each is in the drawing (the part its clip leaves: a
+   * scrolling legend clips the names beyond its pager), and whether it is turned.
+   */
   const drawnTexts = (page: Page, title: string) =>
     page
       .locator('figure.chart', { has: page.locator('figcaption', { hasText: title }) })
@@ -179,7 +182,15 @@ t.test('charts that say what they show, in Chromium', { skip: noChromium }, asyn
       .evaluateAll((nodes) =>
         nodes
           .map((n) => {
-            const box = n.getBoundingClientRect()
+            const whole = n.getBoundingClientRect()
+            const clipped = n.closest('[clip-path]')
+            const clipId = /url\(["']?#([^"')]+)/.exec(clipped?.getAttribute('clip-path') ?? '')?.[1]
+            const clip = clipId ? document.getElementById(clipId)?.firstElementChild?.getBoundingClientRect() : undefined
+            const left = clip ? Math.max(whole.left, clip.left) : whole.left
+            const top = clip ? Math.max(whole.top, clip.top) : whole.top
+            const right = clip ? Math.min(whole.right, clip.right) : whole.right
+            const bottom = clip ? Math.min(whole.bottom, clip.bottom) : whole.bottom
+            const box = { left, top, width: Math.max(0, right - left), height: Math.max(0, bottom - top) }
             const svg = n.closest('svg')!.getBoundingClientRect()
             const matrix = /matrix\(([^)]+)\)/
               .exec(n.getAttribute('transform') ?? '')?.[1]
