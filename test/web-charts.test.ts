@@ -296,8 +296,8 @@ t.test('charts that say what they show, in Chromium', { skip: noChromium }, asyn
     t.match(url, new RegExp(`#/shared/[\\w-]{43}\\?campaign=${october}&location=${location.get('Eastvale')}$`), 'the address holds the view')
     t.match(
       await page.getByRole('list', { name: 'Links to this dashboard' }).textContent(),
-      /Eastvale · October 2016 - NID - bOPV/,
-      'the link listed with its view',
+      /Eastvale only · opens on October 2016 - NID - bOPV ·/,
+      'the link listed with what it is limited to (the place), and the view it opens on (a campaign its reader may change)',
     )
 
     // Opened with the view the API keeps (the token alone), as someone who cut the address short would.

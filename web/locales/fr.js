@@ -359,6 +359,8 @@ export const FRENCH = {
   'What the file holds': 'Ce que contient le fichier',
   'When the file gives one cell two different values': 'Quand le fichier donne deux valeurs différentes à une cellule',
   'whole dashboard': 'tout le tableau de bord',
+  '{place} only': '{place} seulement',
+  'opens on {view}': 's’ouvre sur {view}',
   Year: 'Année',
   Yes: 'Oui',
   '{share} yes': '{share} oui',

@@ -72,15 +72,24 @@ export function ShareLinks({ dashboardId, view, catalog }) {
   const linkName = (link) =>
     `“${link.label ?? t('made {time}', { time: formatTime(link.created_at) })}”${link.token_end ? ` (${t('address ending …{end}', { end: link.token_end })})` : ''}`
   const place = view.locationId === null ? t('the whole dashboard') : catalog.locationName.get(view.locationId)
-  /** What a listed link shows: its location, then its view's campaign and dates, so that two links read apart. */
-  const shownAt = (link) =>
-    [
-      link.location_id === null ? t('whole dashboard') : (catalog.locationName.get(link.location_id) ?? t('Location {id}', { id: link.location_id })),
+  /**
+   * What a listed link shows: what it is limited to (a location, or nothing: the whole dashboard), then
+   * the view it opens on (a campaign, dates), which its reader may change, so that two links read apart.
+   */
+  const shownAt = (link) => {
+    const opensOn = [
       link.view?.campaign && catalog.campaignName.get(link.view.campaign),
       (link.view?.start_date || link.view?.end_date) && `${link.view.start_date ?? '…'} – ${link.view.end_date ?? '…'}`,
+    ].filter(Boolean)
+    return [
+      link.location_id === null
+        ? t('whole dashboard')
+        : t('{place} only', { place: catalog.locationName.get(link.location_id) ?? t('Location {id}', { id: link.location_id }) }),
+      opensOn.length > 0 && t('opens on {view}', { view: opensOn.join(', ') }),
     ]
       .filter(Boolean)
       .join(' · ')
+  }
   return html`<details class="share">
     <summary>${t('Share this dashboard')}</summary>
     <div class="share-panel">
