@@ -39,10 +39,10 @@ t.test('the app in French', { skip: noChromium }, async (t) => {
   const percents = tableValues(await numbersOf(figure(page, 'TableChart')), 4)
   t.equal(percents.Eastwick, '4,38 %', 'a percent as French writes it')
   t.match(await figure(page, 'LineChart').locator('svg').textContent(), /mars 2016/, 'months in French')
-  // A tooltip as French writes it: a no-break space before its colons, its coverage after a comma (the
-  // district's type already in brackets: "(3 sur 3 (district))" before).
+  // A tooltip as French writes it: a no-break space before its colons, its coverage after a comma, in
+  // words ("3 districts sur 3", as English says "3 of 3 districts").
   const columnTip = await tooltipAt(page, 'ColumnChart', 'svg path[fill="#0b5cad"]', 1)
-  t.match(columnTip, /\u00a0: [\d\u202f\u00a0]+, \d+ sur \d+ \(district\)/, `a column's tooltip in French: ${columnTip}`)
+  t.match(columnTip, /\u00a0: [\d\u202f\u00a0]+, \d+ districts sur \d+/, `a column's tooltip in French: ${columnTip}`)
   t.notMatch(columnTip, /[^\u00a0]:/, 'no colon without its no-break space')
   t.match(await page.locator('.title-bar details.export a', { hasText: 'PDF, A4' }).getAttribute('href'), /lang=fr/, 'its export in French too')
   t.same(await page.locator('.title-bar details.export a').allTextContents(), ['PDF, A4', 'PDF, lettre US', 'PNG', 'SVG'], 'the files offered named in French')
