@@ -31,8 +31,16 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
       await signIn(page, server.url, 'admin', password)
       await page.getByRole('link', { name: 'Administration' }).click()
       await page.getByLabel('New username').fill('fieldworker')
+      // Limited from the start: never a moment where her link works and she sees the whole country.
+      await pickLocation(page, 'Limited to', 'Eastvale')
       await page.getByRole('button', { name: 'Create user' }).click()
       await page.getByRole('status').getByText('User created: send them the link below to set their password').waitFor()
+      const created = (await idsByName('/user/', 'username')).get('fieldworker')!
+      t.match(
+        (await read(`/location_responsibility/?user_id=${created}`)).objects,
+        [{ top_lvl_location_id: location.get('Eastvale') }],
+        'limited as she is created',
+      )
       const link = (await page.locator('code.reset-link').textContent())!
       t.match(link, new RegExp(`^${server.url}/app/#/reset/[\\w-]{43}$`), 'a link to set her password, no password shown')
       await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url })
@@ -61,7 +69,11 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
       await page.getByRole('button', { name: 'Save responsibility of fieldworker' }).click()
       await page.getByRole('status').getByText('Responsibility saved for fieldworker').waitFor()
       const fieldworker = (await idsByName('/user/', 'username')).get('fieldworker')!
-      t.match((await read(`/location_responsibility/?user_id=${fieldworker}`)).objects, [{ top_lvl_location_id: location.get('Northmarch') }])
+      t.match(
+        (await read(`/location_responsibility/?user_id=${fieldworker}`)).objects,
+        [{ top_lvl_location_id: location.get('Northmarch') }],
+        'moved to Northmarch in the users’ table',
+      )
       await page.getByLabel('Key for').selectOption({ label: 'fieldworker' })
       await page.getByRole('button', { name: 'Create key' }).click()
       const key = (await page.locator('code.new-key').textContent())!
