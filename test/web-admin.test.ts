@@ -369,7 +369,7 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     t.same(after, { Ashford: '500', Dunmore: '41' }, 'Ashford written; Dunmore, outside her province, as it was')
 
     // An administrator's document, opened by her: its report is not hers to read, nor its revert to run.
-    const csv = `geocode,campaign,Children missed\nVD12,${(await read(`/campaign/${march}/`)).name},77\n`
+    const csv = `geocode,campaign,Children missed\nVD12,${((await read(`/campaign/${march}/`)) as unknown as { name: string }).name},77\n`
     const uploaded = (await (
       await api(server, '/document/', {
         method: 'POST',
