@@ -35,15 +35,13 @@ export function Admin({ catalog, user }) {
     const link = await change('POST', `/user/${user.id}/password_reset/`, {})
     setResetLink({ username: user.username, url: new URL(link.url, location.href).href, expires: formatTime(link.expires_at) })
   }
-  /** The part of the country a new user is limited to (null: everywhere), set before her link is made. */
-  const [newUserPart, setNewUserPart] = useState(null)
-  const createUser = act(t('User created: send them the link below to set their password'), async (form) => {
-    const created = await change('POST', '/user/', { username: form.get('username'), is_superuser: form.get('is_superuser') === 'on' })
-    // Limited before she can sign in: her link to set a password is made only once the limit holds.
-    if (newUserPart != null) await change('POST', '/location_responsibility/', { user_id: created.id, top_lvl_location_id: Number(newUserPart) })
-    setNewUserPart(null)
-    await showResetLink(created)
-  })
+  const createUser = (form, part) =>
+    act(t('User created: send them the link below to set their password'), async () => {
+      const created = await change('POST', '/user/', { username: form.get('username'), is_superuser: form.get('is_superuser') === 'on' })
+      // Limited before she can sign in: her link to set a password is made only once the limit holds.
+      if (part != null) await change('POST', '/location_responsibility/', { user_id: created.id, top_lvl_location_id: Number(part) })
+      await showResetLink(created)
+    })
   const issueResetLink = (user) => act(t('Reset link made for {username}', { username: user.username }), () => showResetLink(user))
   const setResponsibility = (user) =>
     act(t('Responsibility saved for {username}', { username: user.username }), () => {
@@ -95,13 +93,7 @@ export function Admin({ catalog, user }) {
           </tr>`,
         )}</tbody>
       </table></div>
-      <h3>${t('New user')}</h3>
-      <form class="inline" onSubmit=${createUser}>
-        <label>${t('New username')} <input name="username" required pattern="[A-Za-z0-9_.@+\\-]+" /></label>
-        <${LocationSearch} catalog=${catalog} label=${t('Limited to')} allowNone=${true} locationId=${newUserPart} onChange=${setNewUserPart} />
-        <label class="choice"><input type="checkbox" name="is_superuser" /> ${t('Superuser')}</label>
-        <button type="submit">${t('Create user')}</button>
-      </form>
+      <${NewUser} catalog=${catalog} onCreate=${createUser} />
     </section>
     ${
       resetLink &&
@@ -110,6 +102,26 @@ export function Admin({ catalog, user }) {
     }
     <${ApiKeys} keys=${keys} users=${users} newKey=${newKey} onCreate=${createKey} onRevoke=${revokeKey} />
     <p class="hint">${t('Indicators’ bounds and class labels are indicator metadata:')} <a href="#/catalog/indicators">${t('Catalog, Indicators')}</a></p>`
+}
+
+/**
+ * The new user form: her name, the part of the country she is limited to (none: everywhere) and
+ * whether she is a superuser. `onCreate(form data, part)` gives the handler that creates her.
+ */
+function NewUser({ catalog, onCreate }) {
+  const [part, setPart] = useState(null)
+  const submit = async (event) => {
+    const form = new FormData(event.target)
+    await onCreate(form, part)(event)
+    setPart(null)
+  }
+  return html`<h3>${t('New user')}</h3>
+    <form class="inline" onSubmit=${submit}>
+      <label>${t('New username')} <input name="username" required pattern="[A-Za-z0-9_.@+\\-]+" /></label>
+      <${LocationSearch} catalog=${catalog} label=${t('Limited to')} allowNone=${true} locationId=${part} onChange=${setPart} />
+      <label class="choice"><input type="checkbox" name="is_superuser" /> ${t('Superuser')}</label>
+      <button type="submit">${t('Create user')}</button>
+    </form>`
 }
 
 /**

@@ -16,6 +16,29 @@ import { CopyButton } from './copy-button.js'
  */
 const endOfDay = (day) => new Date(`${day}T23:59:59`).toISOString().slice(0, 19)
 
+/** A link as a person tells it apart: its label and how its address ends. */
+const linkName = (link) =>
+  `“${link.label ?? t('made {time}', { time: formatTime(link.created_at) })}”${link.token_end ? ` (${t('address ending …{end}', { end: link.token_end })})` : ''}`
+
+/**
+ * What a listed link shows: what it is limited to (a location, or nothing: the whole dashboard), then
+ * the view it opens on (a campaign, dates), which its reader may change, so that two links read apart.
+ */
+function shownAt(link, catalog) {
+  const opensOn = [
+    link.view?.campaign && catalog.campaignName.get(link.view.campaign),
+    (link.view?.start_date || link.view?.end_date) && `${link.view.start_date ?? '…'} – ${link.view.end_date ?? '…'}`,
+  ].filter(Boolean)
+  return [
+    link.location_id === null
+      ? t('whole dashboard')
+      : t('{place} only', { place: catalog.locationName.get(link.location_id) ?? t('Location {id}', { id: link.location_id }) }),
+    opensOn.length > 0 && t('opens on {view}', { view: opensOn.join(', ') }),
+  ]
+    .filter(Boolean)
+    .join(' · ')
+}
+
 export function ShareLinks({ dashboardId, view, catalog }) {
   const [links, setLinks] = useState([])
   // The new link's address and the view it opens: shown while the page shows that view (a drill-down
@@ -68,28 +91,7 @@ export function ShareLinks({ dashboardId, view, catalog }) {
       setError(e.message)
     }
   }
-  /** A link as a person tells it apart: its label and how its address ends. */
-  const linkName = (link) =>
-    `“${link.label ?? t('made {time}', { time: formatTime(link.created_at) })}”${link.token_end ? ` (${t('address ending …{end}', { end: link.token_end })})` : ''}`
   const place = view.locationId === null ? t('the whole dashboard') : catalog.locationName.get(view.locationId)
-  /**
-   * What a listed link shows: what it is limited to (a location, or nothing: the whole dashboard), then
-   * the view it opens on (a campaign, dates), which its reader may change, so that two links read apart.
-   */
-  const shownAt = (link) => {
-    const opensOn = [
-      link.view?.campaign && catalog.campaignName.get(link.view.campaign),
-      (link.view?.start_date || link.view?.end_date) && `${link.view.start_date ?? '…'} – ${link.view.end_date ?? '…'}`,
-    ].filter(Boolean)
-    return [
-      link.location_id === null
-        ? t('whole dashboard')
-        : t('{place} only', { place: catalog.locationName.get(link.location_id) ?? t('Location {id}', { id: link.location_id }) }),
-      opensOn.length > 0 && t('opens on {view}', { view: opensOn.join(', ') }),
-    ]
-      .filter(Boolean)
-      .join(' · ')
-  }
   return html`<details class="share">
     <summary>${t('Share this dashboard')}</summary>
     <div class="share-panel">
@@ -112,7 +114,7 @@ export function ShareLinks({ dashboardId, view, catalog }) {
           ${links.map(
             (link) => html`<li key=${link.id}>
               <strong>${link.label ?? t('No label')}</strong>${link.token_end ? html` · <code>…${link.token_end}</code>` : ''}${' · '}
-              ${t('Made {time}', { time: formatTime(link.created_at) })} · ${shownAt(link)} · ${link.expires_at ? t('ends {time}', { time: formatTime(link.expires_at) }) : t('no end')}${' '}
+              ${t('Made {time}', { time: formatTime(link.created_at) })} · ${shownAt(link, catalog)} · ${link.expires_at ? t('ends {time}', { time: formatTime(link.expires_at) }) : t('no end')}${' '}
               <button class="secondary" onClick=${() => revoke(link)} aria-label=${t('Revoke the link {name}', { name: linkName(link) })}>${t('Revoke')}</button>
             </li>`,
           )}
