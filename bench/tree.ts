@@ -12,11 +12,10 @@
 import { execFileSync } from 'node:child_process'
 import { chromium, type Page } from 'playwright-core'
 import pg from 'pg'
+import { CHROMIUM } from '../test/chromium.js'
 import { doing, median, onStop, scratchDatabase, scratchDir, startServer, stop } from './lib.js'
 
 const KEY = 'd'.repeat(40)
-/** Debian's Chromium, as the tests drive it (test/browser.ts, whose import would start a tap run here). */
-const CHROMIUM = '/usr/bin/chromium'
 const PASSWORD = 'bench-password-1'
 const runs = Number(process.env.BENCH_RUNS ?? 5)
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'

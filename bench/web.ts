@@ -12,7 +12,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Page } from 'playwright-core'
-import { CHROMIUM, axeViolations } from '../test/browser.js'
+import { axeViolations, CHROMIUM } from '../test/chromium.js'
 import { doing, onStop, scratchDatabase, startServer, stop, scratchDir } from './lib.js'
 import { seedReadsThroughServer } from './read-statements.js'
 
@@ -170,7 +170,7 @@ try {
     await page.getByRole('heading', { name: 'Dashboards' }).waitFor()
     const started = await page.evaluate(() => performance.now())
     await page.goto(`${base}/app/#/data`)
-    await page.getByText(/^Values 1–50 of /).waitFor({ timeout: 60_000 })
+    await page.getByText(/^Rows 1–50 of /).waitFor({ timeout: 60_000 })
     browserTimes.push((await page.evaluate(() => performance.now())) - started)
     const search = page.getByRole('combobox', { name: 'Location' })
     await search.click()

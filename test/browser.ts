@@ -2,7 +2,6 @@
 // axe-core accessibility check (run in the page through the DevTools protocol, which the page's CSP
 // does not govern, so the app's own policy stays as it is served).
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
@@ -13,8 +12,10 @@ import type { Database } from '../lib/data/database.js'
 import { loadDemoData } from '../lib/engine/demo.js'
 import { migratedDatabase } from './helper.js'
 import { ADMIN_KEY, api, ROOT, type Server } from './processes.js'
+import { axeViolations, CHROMIUM } from './chromium.js'
 
-export const CHROMIUM = '/usr/bin/chromium'
+export { axeViolations, CHROMIUM }
+
 export const noChromium = !existsSync(CHROMIUM) && `needs Debian's chromium at ${CHROMIUM} (.ci/run installs it)`
 
 // As the machine's notes say: without the background-networking flags Chromium keeps calling out.
@@ -84,21 +85,6 @@ export async function signIn(page: Page, url: string, username: string, password
   await page.getByLabel('Password').fill(password)
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.getByRole('button', { name: 'Sign out' }).waitFor()
-}
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-
-/** axe-core's violations on the page as it is now, of any impact: `impact rule: target…` lines. */
-export async function axeViolations(page: Page): Promise<string[]> {
-  // Every page of the app has one h1: a page still loading its view (right after signing in) has none yet.
-  await page.locator('h1').first().waitFor()
-  if (!(await page.evaluate('typeof axe !== "undefined"'))) await page.evaluate(AXE)
-  const violations = (await page.evaluate('axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations)')) as Array<{
-    id: string
-    impact: string
-    nodes: Array<{ target: string[] }>
-  }>
-  return violations.map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
 }
 
 /** The demo's names → ids of one resource, read through the API as the admin key. */
