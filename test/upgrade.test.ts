@@ -137,6 +137,90 @@ t.test("a database of the first release, opened by today's server: every row kep
   t.equal(Number((await sql<{ n: number }>`select count(*) as n from datapoint`.execute(db)).rows[0].n), 4)
 })
 
+/**
+ * A first-release database of a country's size in its own schema: 1,000 districts under 10 provinces,
+ * 12 campaigns, a submission per district and campaign, two raw indicators and their ratio, its values
+ * at the districts and every level's totals as that release's engine stored them.
+ */
+const FILLED_FIRST_RELEASE = `
+  INSERT INTO auth_user (username, is_superuser) VALUES ('admin', true);
+  INSERT INTO api_key (user_id, key_hash) VALUES (1, '${hashKey(ADMIN_KEY)}');
+  INSERT INTO location_type (name, admin_level) VALUES ('Country', 0), ('Province', 1), ('District', 2);
+  INSERT INTO location (name, location_code, location_type_id, parent_location_id) VALUES ('Veridia', 'VER', 1, NULL);
+  INSERT INTO location (name, location_code, location_type_id, parent_location_id) SELECT 'Province ' || p, 'P' || p, 2, 1 FROM generate_series(1, 10) p;
+  INSERT INTO location (name, location_code, location_type_id, parent_location_id)
+    SELECT 'District ' || d, 'D' || d, 3, 2 + d % 10 FROM generate_series(1, 1000) d;
+  INSERT INTO location_tree (parent_location_id, location_id, lvl)
+    SELECT id, id, 0 FROM location
+    UNION ALL SELECT parent_location_id, id, 1 FROM location WHERE parent_location_id IS NOT NULL
+    UNION ALL SELECT 1, id, 2 FROM location WHERE location_type_id = 3;
+  INSERT INTO campaign_type (name) VALUES ('NID');
+  INSERT INTO campaign (name, campaign_type_id, start_date, end_date)
+    SELECT 'Round ' || c, 1, date '2016-01-01' + (c * 30), date '2016-01-05' + (c * 30) FROM generate_series(1, 12) c;
+  INSERT INTO indicator (short_name, name, data_format) VALUES ('missed', 'Children missed', 'int'), ('seen', 'Children seen', 'int'),
+    ('pct_missed', 'Percent missed', 'pct');
+  INSERT INTO calculated_indicator_component (indicator_id, indicator_component_id, calculation) VALUES (3, 1, 'NUMERATOR'), (3, 2, 'DENOMINATOR');
+  INSERT INTO source_doc (doc_title, file_type, docfile, guid, created_by_id) VALUES ('rounds.csv', 'campaign', 'documents/2016/rounds.csv', 'r', 1);
+  INSERT INTO source_submission (document_id, instance_guid, row_number, location_code, campaign_code, submission_json, process_status)
+    SELECT 2, l.location_code || '-' || c.id, row_number() OVER (ORDER BY c.id, l.id), l.location_code, c.name,
+      json_build_object('geocode', l.location_code, 'campaign', c.name, 'missed', l.id % 50, 'seen', 500 + l.id % 300)::jsonb, 'PROCESSED'
+    FROM location l CROSS JOIN campaign c WHERE l.location_type_id = 3;
+  INSERT INTO datapoint (indicator_id, location_id, campaign_id, value, source_submission_id, unique_index, precedence_at)
+    SELECT i, l.id, c.id, CASE i WHEN 1 THEN l.id % 50 + c.id ELSE 500 + l.id % 300 END, s.id, l.id || '_' || i || '_' || c.id, now()
+    FROM location l CROSS JOIN campaign c CROSS JOIN generate_series(1, 2) i
+    JOIN source_submission s ON s.instance_guid = l.location_code || '-' || c.id
+    WHERE l.location_type_id = 3;
+  INSERT INTO agg_datapoint (indicator_id, location_id, campaign_id, value, is_raw)
+    SELECT d.indicator_id, t.parent_location_id, d.campaign_id, sum(d.value), t.lvl = 0
+    FROM datapoint d JOIN location_tree t ON t.location_id = d.location_id GROUP BY 1, 2, 3, t.lvl = 0;
+  INSERT INTO datapoint_with_computed (indicator_id, location_id, campaign_id, value)
+    SELECT indicator_id, location_id, campaign_id, value FROM agg_datapoint
+    UNION ALL SELECT 3, m.location_id, m.campaign_id, m.value / s.value
+    FROM agg_datapoint m JOIN agg_datapoint s USING (location_id, campaign_id) WHERE m.indicator_id = 1 AND s.indicator_id = 2;
+`
+
+/** Each value table's rows, and its values' sum and sum of squares per campaign: what an upgrade must keep. */
+async function valuesOf(db: Kysely<DB>) {
+  const found: Record<string, unknown> = {}
+  for (const table of ['datapoint', 'agg_datapoint', 'datapoint_with_computed', 'source_submission']) {
+    found[`${table} rows`] = Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}`.execute(db)).rows[0].n)
+  }
+  for (const table of ['datapoint', 'agg_datapoint', 'datapoint_with_computed']) {
+    const { rows } = await sql<{ campaign_id: number; total: number; squares: number }>`select campaign_id, sum(value)::float8 as total,
+      sum(value * value)::float8 as squares from ${sql.table(table)} group by campaign_id order by campaign_id`.execute(db)
+    found[`${table} by campaign`] = rows.map((r) => [r.campaign_id, Number(r.total.toPrecision(12)), Number(r.squares.toPrecision(12))])
+  }
+  return found
+}
+
+t.test("a filled first-release database (a country's 12 rounds), migrated: every row and every campaign's sums kept", async (t) => {
+  const database = await emptyDatabase()
+  t.teardown(() => database.close())
+  const { db } = database
+  await firstRelease(database)
+  await sql.raw(FILLED_FIRST_RELEASE).execute(db)
+  const before = await valuesOf(db)
+  t.equal(before['datapoint rows'], 24_000, '24,000 raw values at 1,000 districts over 12 campaigns')
+  t.equal(before['datapoint_with_computed rows'], 12 * 1011 * 3, 'every level’s totals and ratios')
+
+  const applied = await migrateToLatest(database)
+  t.ok(applied.length >= 30, `${applied.length} migrations applied`)
+  t.same(await valuesOf(db), before, 'every value table’s rows, and each campaign’s sum and sum of squares, as before')
+
+  // The engine on the upgraded rows: a round recomputed gives back the totals the first release stored.
+  const app = await buildApp({ database, logger: false, config: { DATA_DIR: join(ROOT, '.data', 'test'), MAX_EVENT_LOOP_DELAY_MS: 0 } })
+  t.teardown(() => app.close())
+  await app.ready()
+  const get = (path: string) => app.inject({ url: `/api/v1${path}`, headers: { authorization: `ApiKey admin:${ADMIN_KEY}` } })
+  const country = async () =>
+    (await get('/campaign_datapoint/?indicator__in=1,2,3&campaign__in=7&location_id__in=1')).json().objects.map((o: Row) => [o.indicator_id, o.value])
+  const stored = await country()
+  t.equal(stored.length, 3, 'the country’s two totals and its ratio, read through the API')
+  const recomputed = await get('/agg_refresh/?campaign_id=7')
+  t.equal(recomputed.statusCode, 200, recomputed.body)
+  t.same(await country(), stored, 'recomputed by today’s engine: the same totals and ratio')
+})
+
 t.test(
   'a data directory written by PGlite 0.4 (PostgreSQL 17): the server says what to do, upgrade-data-dir moves every row, the server then answers as before',
   { skip: !!process.env.DATABASE_URL && 'embedded database only' },
