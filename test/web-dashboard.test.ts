@@ -389,34 +389,20 @@ t.test('the dashboard page in Chromium', { skip: noChromium }, async (t) => {
   })
 
   await t.test('a dashboard opens on the latest campaign with values where its reader looks, unless its address names one', async (t) => {
+    /** A campaign of the second type made through the API, with one value in Glimmer: its id, and the value's answer. */
+    const campaignWithAValue = async (name: string, start_date: string, indicator_id: number | undefined, value: number) => {
+      const made = (await (
+        await api(server, '/campaign/', { method: 'POST', body: JSON.stringify({ name, campaign_type_id: types[1].id, start_date, end_date: start_date }) })
+      ).json()) as { id: number }
+      const body = JSON.stringify({ indicator_id, location_id: location.get('Glimmer'), campaign_id: made.id, value })
+      return [made.id, await api(server, '/campaign_datapoint/', { method: 'POST', body })] as const
+    }
     // A campaign later than the demo's, with a value in Southreach only: the whole country has data
     // there, Northmarch has none.
-    const november = (
-      (await (
-        await api(server, '/campaign/', {
-          method: 'POST',
-          body: JSON.stringify({ name: 'November 2016 - SNID - Southreach', campaign_type_id: types[1].id, start_date: '2016-11-01', end_date: '2016-11-05' }),
-        })
-      ).json()) as { id: number }
-    ).id
-    const glimmer = await api(server, '/campaign_datapoint/', {
-      method: 'POST',
-      body: JSON.stringify({ indicator_id: missed, location_id: location.get('Glimmer'), campaign_id: november, value: 7 }),
-    })
+    const [november, glimmer] = await campaignWithAValue('November 2016 - SNID - Southreach', '2016-11-01', missed, 7)
     t.equal(glimmer.status, 201, 'a November value in Glimmer')
     // Later still, a survey holding only an indicator none of the dashboard's charts shows: not opened on.
-    const survey = (
-      (await (
-        await api(server, '/campaign/', {
-          method: 'POST',
-          body: JSON.stringify({ name: 'January 2017 - access survey', campaign_type_id: types[1].id, start_date: '2017-01-10', end_date: '2017-01-12' }),
-        })
-      ).json()) as { id: number }
-    ).id
-    const access = await api(server, '/campaign_datapoint/', {
-      method: 'POST',
-      body: JSON.stringify({ indicator_id: indicator.get('Access challenged'), location_id: location.get('Glimmer'), campaign_id: survey, value: 1 }),
-    })
+    const [, access] = await campaignWithAValue('January 2017 - access survey', '2017-01-10', indicator.get('Access challenged'), 1)
     t.equal(access.status, 201, 'a January survey value in Glimmer, of an indicator the dashboard does not show')
     const october = campaign.get('October 2016 - NID - bOPV')!
     await api(server, '/user/', { method: 'POST', body: JSON.stringify({ username: 'northmarch-lead', password: 'north-march-lead-1' }) })
