@@ -41,6 +41,7 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
         [{ top_lvl_location_id: location.get('Eastvale') }],
         'limited as she is created',
       )
+      t.match((await read(`/user/${created}/`)) as unknown, { is_active: true }, 'and enabled once limited')
       const link = (await page.locator('code.reset-link').textContent())!
       t.match(link, new RegExp(`^${server.url}/app/#/reset/[\\w-]{43}$`), 'a link to set her password, no password shown')
       await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url })
@@ -95,6 +96,24 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
       await page.getByRole('status').getByText(`Key ${keyId} revoked`).waitFor()
       t.equal(await keyWorks(), 401, 'revoked')
       t.equal(await page.locator('code.new-key').count(), 0, 'and no longer shown as the new key')
+
+      // A limit refused (a network cut between the two writes): she stays disabled, it is said, and the choice is kept.
+      await page.route('**/api/v1/location_responsibility/', (route) =>
+        route.request().method() === 'POST'
+          ? route.fulfill({ status: 503, contentType: 'application/json', body: '{"message":"unavailable"}' })
+          : route.continue(),
+      )
+      await page.getByLabel('New username').fill('halfmade')
+      await pickLocation(page, 'Limited to', 'Eastvale')
+      await page.getByRole('button', { name: 'Create user' }).click()
+      await page
+        .getByRole('alert')
+        .filter({ hasText: /^halfmade was created disabled, without her limit/ })
+        .waitFor()
+      const halfmade = (await idsByName('/user/', 'username')).get('halfmade')!
+      t.match((await read(`/user/${halfmade}/`)) as unknown, { is_active: false }, 'a user whose limit was not saved is disabled')
+      t.equal(await page.getByRole('combobox', { name: 'Limited to' }).inputValue(), 'Veridia › Eastvale', 'the limit chosen is still there to retry')
+      await page.unroute('**/api/v1/location_responsibility/')
 
       await api(server, '/user/', { method: 'POST', body: JSON.stringify({ username: 'leaver', password: 'leaver-password-1' }) })
       await page.reload()
@@ -380,7 +399,9 @@ t.test('administration and a restricted user in Chromium', { skip: noChromium },
     await page.goto(`${server.url}/app/#/upload/${uploaded.id}`)
     await page.getByRole('heading', { name: 'Report of ministry.csv' }).waitFor()
     t.ok(
-      await page.getByText('Another user uploaded this file: its report, mappings and revert are theirs, and an administrator’s.').isVisible(),
+      await page
+        .getByText('Another user uploaded this file: its report, mappings and revert are theirs, and those of users who see the whole country.')
+        .isVisible(),
       'says whose it is',
     )
     t.equal(await page.getByText('This document has not been read yet.').count(), 0, 'not that it was never read')

@@ -393,6 +393,8 @@ export const FRENCH = {
   '{reported} of {n} {types}': '{reported} {types} sur {n}',
   '{reported} of {n} {type}': '{reported} {type} sur {n}',
   '{title} (copy)': '{title} (copie)',
+  '{username} was created disabled, without her limit ({reason}): set her location in the table, then enable her.':
+    '{username} a été créé désactivé, sans sa limite ({reason})\u00a0: choisissez son lieu dans le tableau, puis activez-le.',
   '{username} is disabled: no sign-in, no key': '{username} est désactivé : ni connexion, ni clé',
   '{username} may sign in again': '{username} peut de nouveau se connecter',
   '{year} Q{quarter}': '{year} T{quarter}',
@@ -459,8 +461,8 @@ export const FRENCH = {
     'Les colonnes et codes du modèle sont connus du système : rempli, il est enregistré sans rien à mettre en correspondance.',
   'Reverting {file}': 'Annulation de {file}',
   'Report of {file}': 'Rapport de {file}',
-  'Another user uploaded this file: its report, mappings and revert are theirs, and an administrator’s.':
-    'Un autre utilisateur a téléversé ce fichier\u00a0: son rapport, ses correspondances et son annulation sont les siens, et ceux d’un administrateur.',
+  'Another user uploaded this file: its report, mappings and revert are theirs, and those of users who see the whole country.':
+    'Un autre utilisateur a téléversé ce fichier\u00a0: son rapport, ses correspondances et son annulation sont les siens, et ceux des utilisateurs qui voient tout le pays.',
   'This document has not been read yet.': 'Ce document n’a pas encore été lu.',
   'Reverted: {restored} values put back, {deleted} removed, {conflicts} changed since by another source and kept.':
     'Annulé : {restored} valeurs rétablies, {deleted} supprimées, {conflicts} modifiées depuis par une autre source et gardées.',

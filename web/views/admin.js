@@ -1,5 +1,6 @@
 // For superusers: users and their passwords, API keys, location responsibilities (which part of the
-// country a user is limited to), indicators' bounds and class indicators' labels. Every change goes through the same API a script would use.
+// country a user is limited to). Indicators' bounds and class labels are the Catalog's. Every change
+// goes through the same API a script would use.
 import { useEffect, useState } from 'preact/hooks'
 import { change, list } from '../api.js'
 import { formatTime } from '../format.js'
@@ -9,6 +10,25 @@ import { LocationSearch } from './location-search.js'
 import { ActionMessage, useActions } from './actions.js'
 import { CopyButton } from './copy-button.js'
 import { ScrollCue, useScrollCue } from './scroll-cue.js'
+
+/**
+ * A new user from the form, limited to `part` (null: everywhere) before she can sign in: made
+ * disabled, limited, then enabled (her link is made after); a failure between leaves her disabled, and says so.
+ */
+async function createLimitedUser(form, part) {
+  const username = form.get('username')
+  const created = await change('POST', '/user/', { username, is_superuser: form.get('is_superuser') === 'on', is_active: part == null })
+  if (part == null) return created
+  try {
+    await change('POST', '/location_responsibility/', { user_id: created.id, top_lvl_location_id: Number(part) })
+    await change('PATCH', `/user/${created.id}/`, { is_active: true })
+  } catch (e) {
+    throw new Error(
+      t('{username} was created disabled, without her limit ({reason}): set her location in the table, then enable her.', { username, reason: e.message }),
+    )
+  }
+  return created
+}
 
 export function Admin({ catalog, user }) {
   const [users, setUsers] = useState([])
@@ -35,12 +55,10 @@ export function Admin({ catalog, user }) {
     const link = await change('POST', `/user/${user.id}/password_reset/`, {})
     setResetLink({ username: user.username, url: new URL(link.url, location.href).href, expires: formatTime(link.expires_at) })
   }
-  const createUser = (form, part) =>
+  const createUser = (form, part, onDone) =>
     act(t('User created: send them the link below to set their password'), async () => {
-      const created = await change('POST', '/user/', { username: form.get('username'), is_superuser: form.get('is_superuser') === 'on' })
-      // Limited before she can sign in: her link to set a password is made only once the limit holds.
-      if (part != null) await change('POST', '/location_responsibility/', { user_id: created.id, top_lvl_location_id: Number(part) })
-      await showResetLink(created)
+      await showResetLink(await createLimitedUser(form, part))
+      onDone()
     })
   const issueResetLink = (user) => act(t('Reset link made for {username}', { username: user.username }), () => showResetLink(user))
   const setResponsibility = (user) =>
@@ -106,15 +124,12 @@ export function Admin({ catalog, user }) {
 
 /**
  * The new user form: her name, the part of the country she is limited to (none: everywhere) and
- * whether she is a superuser. `onCreate(form data, part)` gives the handler that creates her.
+ * whether she is a superuser. `onCreate(form data, part, onDone)` gives the handler that creates her.
  */
 function NewUser({ catalog, onCreate }) {
   const [part, setPart] = useState(null)
-  const submit = async (event) => {
-    const form = new FormData(event.target)
-    await onCreate(form, part)(event)
-    setPart(null)
-  }
+  // The limit chosen stays until she is created, as the name typed does (a refusal keeps both).
+  const submit = (event) => onCreate(new FormData(event.target), part, () => setPart(null))(event)
   return html`<h3>${t('New user')}</h3>
     <form class="inline" onSubmit=${submit}>
       <label>${t('New username')} <input name="username" required pattern="[A-Za-z0-9_.@+\\-]+" /></label>

@@ -327,7 +327,7 @@ function DocumentReport({ doc, report, reportJob, reverted, unmapped, catalog, m
   if (othersDocument)
     return html`<section aria-labelledby="report-heading" class="document-report">
       <h2 id="report-heading">${t('Report of {file}', { file: fileNameOf(doc.doc_title) })}</h2>
-      <p class="hint">${t('Another user uploaded this file: its report, mappings and revert are theirs, and an administrator’s.')}</p>
+      <p class="hint">${t('Another user uploaded this file: its report, mappings and revert are theirs, and those of users who see the whole country.')}</p>
     </section>`
   return html`<section aria-labelledby="report-heading" class="document-report">
     <h2 id="report-heading">${t('Report of {file}', { file: fileNameOf(doc.doc_title) })}</h2>
