@@ -177,6 +177,20 @@ t.test('two people on one browser: the outbox and the offline reads are bound to
     { url: outboxModule, entry },
   )
   t.same(raced, { answered: 0, left: 0 }, 'a discard wins over a sending that starts with it')
+  // Two sendings started together (the sign-out's and the data entry page's, when a cell is left for
+  // the Sign out button): one run, and each caller hears its answers, so the page's cell says Saved.
+  const heard = await page.evaluate(
+    async ({ url, entry }) => {
+      const outbox = await import(url)
+      await outbox.enqueue(entry)
+      const counts = [0, 0]
+      await Promise.all([outbox.flush(() => counts[0]++), outbox.flush(() => counts[1]++)])
+      return counts
+    },
+    { url: outboxModule, entry: { ...entry, location_id: location.get('Harrow'), value: 556 } },
+  )
+  t.same(heard, [1, 1], 'both callers of a joined sending hear its answer')
+  t.same(await stored('Harrow'), { value: 556, writers: [admin] }, 'sent once')
   await openEntry()
   await context.setOffline(true)
   await type('Brindle', '999')

@@ -205,15 +205,25 @@ let flushing = null
 /**
  * Sends the waiting entries in order, one at a time; stops at the first that cannot reach the server
  * (no network, a server restarting: 502–504) and leaves it and the rest for the next call. Each answer
- * goes to `onAnswer(entry, status, body, etag)`. One flush at a time: a second call joins the first.
+ * goes to `onAnswer(entry, status, body, etag)`. One flush at a time: a second call joins the first,
+ * and hears its answers from then on.
  * @param {(entry: any, status: number, body: any, etag: string | null) => void} onAnswer
  */
 export function flush(onAnswer) {
-  flushing ??= sendWaiting(onAnswer).finally(() => {
+  // Every caller hears every answer of the run it joined: the sign-out's flush and the data entry
+  // page's both start when a cell is left for the Sign out button, and the page must hear its cell's.
+  answering.add(onAnswer)
+  flushing ??= sendWaiting((...answer) => {
+    for (const hear of answering) hear(...answer)
+  }).finally(() => {
     flushing = null
+    answering.clear()
   })
   return flushing
 }
+
+/** The answer handlers of the run under way. @type {Set<(entry: any, status: number, body: any, etag: string | null) => void>} */
+const answering = new Set()
 
 async function sendWaiting(onAnswer) {
   for (;;) {

@@ -228,6 +228,9 @@ const stateSetter = (setStates) => (key, state) =>
     return next
   })
 
+/** The states of a cell that an outbox entry holds: gone with the entry when it is discarded. */
+const OUTBOX_STATES = new Set(['saving', 'waiting', 'refused', 'conflict'])
+
 /** The states of a cell whose value is not saved until its reader settles it. */
 const NOT_SAVED = new Set(['invalid', 'refused', 'conflict'])
 
@@ -364,7 +367,7 @@ function useOutbox({ selection, keyOf, columns, setValues, setStates, catalog })
   // Values discarded at a sign-out that then could not happen: their cells show the server's values again.
   const afterDiscard = async () => {
     const kept = new Set((await entries()).map(cellKey))
-    setStates((before) => new Map([...before].filter(([key, s]) => kept.has(key) || (s.state !== 'waiting' && s.state !== 'saving'))))
+    setStates((before) => new Map([...before].filter(([key, s]) => kept.has(key) || !OUTBOX_STATES.has(s.state))))
     showOutbox()
   }
   useEffect(() => {
