@@ -29,17 +29,22 @@ export function coverageWords(coverage, locationId, catalog) {
   // The children named by their type (a name in the data), made plural by the reader's language's
   // rule for regular nouns ("districts", "provinces"; French "pays" stays, "canal" makes "canaux").
   const type = catalog.childTypeOf?.(locationId)?.toLowerCase() ?? t('location')
-  const types = language() === 'fr' ? frenchPlural(type) : type.endsWith('y') ? `${type.slice(0, -1)}ies` : `${type}s`
+  const types = language() === 'fr' ? frenchPlural(type) : englishPlural(type)
   const words = tn(coverage.expected, '{reported} of {n} {type}', '{reported} of {n} {types}', { reported: coverage.reported, type, types })
   return coverage.below_threshold ? t('{coverage}, incomplete', { coverage: words }) : words
 }
 
-/** A French noun's regular plural: -s, -x and -z stay; -al makes -aux; -au, -eau and -eu take an x; others an s. */
-function frenchPlural(noun) {
-  if (/[sxz]$/.test(noun)) return noun
-  if (noun.endsWith('al')) return `${noun.slice(0, -2)}aux`
-  if (/(?:au|eu)$/.test(noun)) return `${noun}x`
-  return `${noun}s`
+/** English's regular plural, of a name's last word ("health facility" → "health facilities"). */
+const englishPlural = (name) => (/[^aeiou]y$/.test(name) ? `${name.slice(0, -1)}ies` : `${name}s`)
+
+/**
+ * French's regular plural, of a name's first word ("aire de santé" → "aires de santé"): -s, -x and -z
+ * stay; -al makes -aux; -au, -eau and -eu take an x; others an s.
+ */
+function frenchPlural(name) {
+  const [noun, ...rest] = name.split(' ')
+  const plural = /[sxz]$/.test(noun) ? noun : noun.endsWith('al') ? `${noun.slice(0, -2)}aux` : /(?:au|eu)$/.test(noun) ? `${noun}x` : `${noun}s`
+  return [plural, ...rest].join(' ')
 }
 
 /** The value at (indicator, location, key) as a reader reads it: a class's label, else the number formatted. */
