@@ -26,6 +26,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# A stop (CI's clean-up, a timeout, Ctrl-C) runs the clean-up too: the container unmounted and removed.
+trap 'exit 143' TERM INT
 
 if [ "$base" = local ]; then
   base=localhost/rhizome-node-base:check
