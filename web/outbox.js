@@ -213,9 +213,7 @@ export function flush(onAnswer) {
   // Every caller hears every answer of the run it joined: the sign-out's flush and the data entry
   // page's both start when a cell is left for the Sign out button, and the page must hear its cell's.
   answering.add(onAnswer)
-  flushing ??= sendWaiting((...answer) => {
-    for (const hear of answering) hear(...answer)
-  }).finally(() => {
+  flushing ??= sendWaiting(toEveryone).finally(() => {
     flushing = null
     answering.clear()
   })
@@ -224,6 +222,11 @@ export function flush(onAnswer) {
 
 /** The answer handlers of the run under way. @type {Set<(entry: any, status: number, body: any, etag: string | null) => void>} */
 const answering = new Set()
+
+/** An answer of the run under way, to each of its callers. @param {any} entry @param {number} status @param {any} body @param {string | null} etag */
+function toEveryone(entry, status, body, etag) {
+  for (const hear of answering) hear(entry, status, body, etag)
+}
 
 async function sendWaiting(onAnswer) {
   for (;;) {

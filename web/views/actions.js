@@ -12,7 +12,10 @@ import { t } from '../i18n.js'
 const sections = new Set()
 const NONE = { text: '', error: false }
 
-/** A section's message and its setter: a new message clears the other sections' messages. */
+/**
+ * A section's message and its setter: a new message clears the other sections' messages.
+ * @returns {[{ text: string, error: boolean }, (next: { text: string, error: boolean }) => void]}
+ */
 export function useSectionMessage() {
   const [message, setOwn] = useState(NONE)
   useEffect(() => {
