@@ -50,4 +50,9 @@ t.test('has_data_for lists the campaigns with a value at the location or below i
   t.equal((await api.post('/location_responsibility/', { user_id: aliceId, top_lvl_location_id: A })).status, 201)
   t.same(await names(`&has_data_for=${A}`, alice), ['C'], 'a user limited to A: within A')
   t.match(await names(`&has_data_for=${B}`, alice), { statusCode: 403, code: 'LOCATION_FORBIDDEN' }, 'outside her part: 403, nothing told')
+  // The indicators only narrow what her location allows: outside her part, still a 403 before any value is read.
+  t.same(await names(`&has_data_for=${A}&has_data_of=${n}`, alice), ['C'], 'within A, of n')
+  t.same(await names(`&has_data_for=${A}&has_data_of=${lpd}`, alice), ['C'], 'within A, of LPD')
+  t.match(await names(`&has_data_for=${B}&has_data_of=${n}`, alice), { statusCode: 403, code: 'LOCATION_FORBIDDEN' }, 'B with indicators: 403 too')
+  t.match(await names(`&has_data_for=${R}&has_data_of=${n}`, alice), { statusCode: 403, code: 'LOCATION_FORBIDDEN' }, 'the country above her: 403')
 })
