@@ -8,13 +8,12 @@
 // start them; and operations.md's physical backup (pg_basebackup) of a PostgreSQL server of the
 // test's own. A command is changed in one way only: the docs' addresses (127.0.0.1:3000 and :3001, a
 // backup's /backups/) are the test's.
-import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { tempDir } from './helper.js'
 import { ROOT, startServer, until200 } from './processes.js'
-import { type Command, shBlocks } from './sh-blocks.js'
+import { bash, type Command, killGroup, running, shBlocks } from './sh-blocks.js'
 import { missingPostgres, startPrimary } from './topology.js'
 
 const DOCS = join(ROOT, 'docs')
@@ -120,18 +119,6 @@ t.test('every sh command of docs/ is run here or by a named test or script, or s
   }
 })
 
-/** `bash --norc --noprofile -c script` in `cwd`; its output, with a marker line before each command. */
-function bash(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['--norc', '--noprofile', '-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk) => (stdout += chunk))
-    child.stderr.on('data', (chunk) => (stderr += chunk))
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
-}
-
 const MARK = '@@command '
 
 t.test('docs/dhis2.md: the round trip between two servers, as pasted', async (t) => {
@@ -152,7 +139,8 @@ t.test('docs/dhis2.md: the round trip between two servers, as pasted', async (t)
   const onTestServers = (text: string) => text.replaceAll('http://127.0.0.1:3000', demo.url).replaceAll('http://127.0.0.1:3001', target.url)
   // A marker on a line of its own before each command (curl's answers end without a newline).
   const script = rest.map((command, i) => `printf '\\n${MARK}${i}\\n'\n${onTestServers(command.text)}`).join('\n')
-  const ran = await bash(script, work, { PATH: process.env.PATH, HOME: work })
+  t.teardown(() => running.forEach(killGroup))
+  const ran = await bash(script, work, { PATH: process.env.PATH, HOME: work }, 300_000)
   t.equal(ran.code, 0, 'the block runs to its end', { stderr: ran.stderr })
   const outputs = ran.stdout.split(new RegExp(`\\n${MARK}\\d+\\n`)).slice(1)
   t.equal(outputs.length, rest.length, 'an output per command')
@@ -199,7 +187,7 @@ t.test('docs/operations.md: the physical backup of a PostgreSQL server, as paste
   if (!command) return t.fail('docs/operations.md has no pg_basebackup command')
   const primary = await startPrimary(t)
   const backups = tempDir(t, 'rhizome-docs-backups-')
-  const ran = await bash(command.text.replaceAll('/backups/', `${backups}/`), backups, { PATH: process.env.PATH, DATABASE_URL: primary.url })
+  const ran = await bash(command.text.replaceAll('/backups/', `${backups}/`), backups, { PATH: process.env.PATH, DATABASE_URL: primary.url }, 120_000)
   t.equal(ran.code, 0, 'pg_basebackup ran', { stderr: ran.stderr })
   const made = readdirSync(backups).find((name) => name.startsWith('base-'))
   t.ok(made, 'the backup’s directory')

@@ -18,12 +18,11 @@
 // for the later commands, in the blocks after its own too, as in the person's terminal.
 // `npm run cli -- …` commands run the same way, in the project's root (npm runs the CLI there) with
 // DATA_DIR naming the server's directory: the CLI then sends them to the running server.
-import { type ChildProcess, spawn } from 'node:child_process'
 import { readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { tempDir } from './helper.js'
-import { type Command, commandsOf, shBlocks } from './sh-blocks.js'
+import { bash, type Command, commandsOf, killGroup, type Ran, running, shBlocks } from './sh-blocks.js'
 import { api, ROOT, type Server, startServer, until200 } from './processes.js'
 
 /** The README whose commands are run. */
@@ -62,13 +61,6 @@ const SKIPPED: Array<{ match: RegExp; why: string }> = [
 
 // ---------------------------------------------------------------------------------------------------
 // What is run, and what its answer must show
-
-interface Ran {
-  code: number | null
-  signal: NodeJS.Signals | null
-  stdout: string
-  stderr: string
-}
 
 interface Context {
   server: Server
@@ -433,34 +425,6 @@ function concrete(command: string, context: Context): string {
 
 type List = { objects: Array<Record<string, unknown>> }
 type IngestStats = { submissions?: { created?: number }; unmapped?: { indicator?: { count?: number } } }
-
-const running = new Set<ChildProcess>()
-
-/** `bash --norc --noprofile -c command`, stdin closed; its process group is killed past `timeoutMs`. */
-function bash(command: string, cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Ran> {
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['--norc', '--noprofile', '-c', command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-    running.add(child)
-    let stdout = ''
-    let stderr = ''
-    child.stdout!.on('data', (chunk) => (stdout += chunk))
-    child.stderr!.on('data', (chunk) => (stderr += chunk))
-    const timer = setTimeout(() => killGroup(child), timeoutMs)
-    child.on('close', (code, signal) => {
-      clearTimeout(timer)
-      running.delete(child)
-      resolve({ code, signal, stdout, stderr })
-    })
-  })
-}
-
-function killGroup(child: ChildProcess) {
-  try {
-    process.kill(-child.pid!, 'SIGKILL')
-  } catch {
-    // already gone
-  }
-}
 
 /**
  * A curl command (or an assignment) in the person's working directory, on the test server. The

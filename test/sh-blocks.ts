@@ -1,5 +1,7 @@
-// The ```sh blocks of a Markdown file, split into commands as bash reads them: the README's and the
-// docs' commands are run by tests (readme-commands, docs-commands) from the text a person copies.
+// The ```sh blocks of a Markdown file, split into commands as bash reads them, and run by bash as a
+// terminal runs them: the README's and the docs' commands are run by tests (readme-commands,
+// docs-commands) from the text a person copies.
+import { type ChildProcess, spawn } from 'node:child_process'
 
 export interface Command {
   /** The command as bash runs it: continued lines joined, comments dropped. */
@@ -76,4 +78,41 @@ export function commandsOf(text: string, firstLine: number): Command[] {
   if (quote) throw new Error(`line ${start}: a quote that never closes`)
   if (current.trim()) commands.push({ text: current.trim(), line: start })
   return commands
+}
+
+/** What a command did. */
+export interface Ran {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+}
+
+/** The commands running now: a test's teardown kills what is left (`running.forEach(killGroup)`). */
+export const running = new Set<ChildProcess>()
+
+/** `bash --norc --noprofile -c command`, stdin closed; its process group is killed past `timeoutMs`. */
+export function bash(command: string, cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Ran> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['--norc', '--noprofile', '-c', command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    running.add(child)
+    let stdout = ''
+    let stderr = ''
+    child.stdout!.on('data', (chunk) => (stdout += chunk))
+    child.stderr!.on('data', (chunk) => (stderr += chunk))
+    const timer = setTimeout(() => killGroup(child), timeoutMs)
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      running.delete(child)
+      resolve({ code, signal, stdout, stderr })
+    })
+  })
+}
+
+export function killGroup(child: ChildProcess) {
+  try {
+    process.kill(-child.pid!, 'SIGKILL')
+  } catch {
+    // already gone
+  }
 }
