@@ -181,10 +181,7 @@ const FILLED_FIRST_RELEASE = `
 
 /** Each value table's rows, and its values' sum and sum of squares per campaign: what an upgrade must keep. */
 async function valuesOf(db: Kysely<DB>) {
-  const found: Record<string, unknown> = {}
-  for (const table of ['datapoint', 'agg_datapoint', 'datapoint_with_computed', 'source_submission']) {
-    found[`${table} rows`] = Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}`.execute(db)).rows[0].n)
-  }
+  const found: Record<string, unknown> = await rowCounts(db, ['datapoint', 'agg_datapoint', 'datapoint_with_computed', 'source_submission'])
   for (const table of ['datapoint', 'agg_datapoint', 'datapoint_with_computed']) {
     const { rows } = await sql<{ campaign_id: number; total: number; squares: number }>`select campaign_id, sum(value)::float8 as total,
       sum(value * value)::float8 as squares from ${sql.table(table)} group by campaign_id order by campaign_id`.execute(db)
@@ -200,8 +197,8 @@ t.test("a filled first-release database (a country's 12 rounds), migrated: every
   await firstRelease(database)
   await sql.raw(FILLED_FIRST_RELEASE).execute(db)
   const before = await valuesOf(db)
-  t.equal(before['datapoint rows'], 24_000, '24,000 raw values at 1,000 districts over 12 campaigns')
-  t.equal(before['datapoint_with_computed rows'], 12 * 1011 * 3, 'every level’s totals and ratios')
+  t.equal(before.datapoint, 24_000, '24,000 raw values at 1,000 districts over 12 campaigns')
+  t.equal(before.datapoint_with_computed, 12 * 1011 * 3, 'every level’s totals and ratios')
 
   const applied = await migrateToLatest(database)
   t.ok(applied.length >= 30, `${applied.length} migrations applied`)
