@@ -10,5 +10,5 @@ export const AggDatapoint = table(
     value: col.float(),
     is_raw: col.boolean(),
   },
-  { unique: [['location_id', 'campaign_id', 'indicator_id']], references: 'declared only' },
+  { unique: [['campaign_id', 'location_id', 'indicator_id']], references: 'declared only' },
 )

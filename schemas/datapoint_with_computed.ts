@@ -9,5 +9,5 @@ export const DatapointWithComputed = table(
     campaign_id: col.fk('campaign'),
     value: col.float(),
   },
-  { unique: [['location_id', 'campaign_id', 'indicator_id']], references: 'declared only' },
+  { unique: [['campaign_id', 'location_id', 'indicator_id']], references: 'declared only' },
 )

@@ -58,7 +58,7 @@ async function readCatalog(): Promise<Catalog> {
   }
   const indexes = await sql<{ table: string; primary: boolean; columns: string[] }>`
     select t.relname as table, i.indisprimary as primary,
-      array(select a.attname::text from unnest(i.indkey) k join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k) as columns
+      array(select a.attname::text from unnest((i.indkey::int2[])[0:i.indnkeyatts - 1]) k join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k) as columns
     from pg_index i join pg_class t on t.oid = i.indrelid
     where t.relnamespace = current_schema()::regnamespace and i.indisunique and i.indpred is null and i.indexprs is null`.execute(db)
   for (const i of indexes.rows) {

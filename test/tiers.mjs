@@ -71,6 +71,7 @@ export const LONG = ['copy', 'graceful', 'heavy-work', 'recompute-changed', 'tak
  * statements compute, whose plans differ (parallel, JIT) on a real server.
  */
 export const ENGINE = [
+  'campaign-pages',
   'database',
   'datapoints',
   'detail-cache',

@@ -105,10 +105,9 @@ async function mergeResults(db: Kysely<DB>, C: RawBuilder<unknown>, final: RawBu
 }
 
 /**
- * Whether campaign C has no derived row yet (its first recompute): `datapoint_with_computed`'s read
- * index leads with the campaign, so this is one index probe, and `agg_datapoint` (no index leads with
- * the campaign) holds a campaign's rows only where `datapoint_with_computed` does, both being written
- * by every recompute.
+ * Whether campaign C has no derived row yet (its first recompute): one probe of
+ * `datapoint_with_computed`'s key, which leads with the campaign; `agg_datapoint` holds a campaign's
+ * rows only where `datapoint_with_computed` does, both being written by every recompute.
  */
 async function holdsNoDerivedRow(db: Kysely<DB>, C: RawBuilder<unknown>): Promise<boolean> {
   const { rows } = await sql<{ held: boolean }>`select exists (select 1 from datapoint_with_computed where campaign_id = ${C}) as held`.execute(db)
@@ -118,7 +117,7 @@ async function holdsNoDerivedRow(db: Kysely<DB>, C: RawBuilder<unknown>): Promis
 /**
  * `s` (a subquery keyed by location and indicator) as `target`'s rows of campaign C, which holds none:
  * inserted without the merge's comparison (its difference table costs ~0.06 s a table for a campaign of
- * 200,000 values, and finding the campaign's rows in `agg_datapoint` scans the table). Should a row
+ * 200,000 values). Should a row
  * of C written outside the engine sit under a key of `s`, the insert fails on it and the merge runs
  * instead, from a savepoint (a row under another key stays until the next recompute, which merges).
  */

@@ -1,0 +1,19 @@
+-- The derived tables keyed by campaign first. A recompute reads and rewrites one campaign of
+-- agg_datapoint and datapoint_with_computed; their unique keys began with the location, so a
+-- campaign's ~300,000 keys sat on every leaf page of those indexes, and agg_datapoint had no index
+-- that finds a campaign's rows at all: a campaign's agg_refresh read the whole table. Once the
+-- database outgrew memory (30 M raw values), that refresh slowed with everything stored
+-- (bench/README.md, "Scale"). Every read and write of these tables names its campaign (the engine's
+-- campaign C, campaign_datapoint's campaign set), so nothing needs the location first.
+--
+-- The same keys, campaign first: a campaign's rows are one range of each index. A correction's
+-- recompute reads a campaign's rows at a few locations (campaign, then location); campaign_datapoint
+-- reads a campaign's indicators over many locations through datapoint_with_computed_read (campaign,
+-- then indicator), which stays.
+ALTER TABLE agg_datapoint DROP CONSTRAINT agg_datapoint_location_id_campaign_id_indicator_id_key;
+ALTER TABLE agg_datapoint ADD CONSTRAINT agg_datapoint_campaign_location_indicator_key
+  UNIQUE (campaign_id, location_id, indicator_id);
+
+ALTER TABLE datapoint_with_computed DROP CONSTRAINT datapoint_with_computed_location_id_campaign_id_indicator_i_key;
+ALTER TABLE datapoint_with_computed ADD CONSTRAINT datapoint_with_computed_campaign_location_indicator_key
+  UNIQUE (campaign_id, location_id, indicator_id);
