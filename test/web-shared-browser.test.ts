@@ -7,7 +7,7 @@
 // person is told what still waits and sends it first or discards it; once a session has ended, a page
 // without a network shows nothing of it and the service worker answers none of its reads.
 import t from 'tap'
-import type { Page } from 'playwright-core'
+import type { Page, Route } from 'playwright-core'
 import { noChromium, signIn, watchedPage, webApp } from './browser.js'
 import { api } from './processes.js'
 
@@ -233,8 +233,15 @@ t.test('two people on one browser: the outbox and the offline reads are bound to
     await page.keyboard.type(value)
   }
   await typeOnly('Coldwater', '321')
+  // Its sending held back a moment: the button says the sign-out is under way, and takes no second press.
+  const held = (route: Route) => setTimeout(() => route.continue().catch(() => {}), 1500)
+  await page.route('**/api/v1/campaign_datapoint/**', held)
   await signOut(page)
+  const busy = page.getByRole('button', { name: 'Signing out…' })
+  await busy.waitFor({ timeout: 5000 })
+  t.ok(await busy.isDisabled(), 'while the values are sent first, Sign out says so and is disabled')
   await page.getByLabel('Username').waitFor()
+  await page.unroute('**/api/v1/campaign_datapoint/**', held)
   t.same(await stored('Coldwater'), { value: 321, writers: [admin] }, 'online: a value typed without Enter is sent before the sign-out')
   await signIn(page, server.url, 'admin', password)
   await openEntry()

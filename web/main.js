@@ -138,6 +138,9 @@ function useSignOut(onSignedOut) {
   const [leaving, setLeaving] = useState(null)
   const [problem, setProblem] = useState('')
   const [allSent, setAllSent] = useState(false)
+  // While the sign-out works (values on their way into the outbox, then sent first online): said on
+  // its button, which a second press cannot start again.
+  const [busy, setBusy] = useState(false)
   // While she chooses, the count follows the outbox: the data entry page sends what waits as soon as
   // the network is back, and a dialog still saying "1 value has not reached the server" would have her
   // discard a value the server holds.
@@ -165,15 +168,21 @@ function useSignOut(onSignedOut) {
     onSignedOut()
   }
   const signOut = async () => {
+    if (busy) return
+    setBusy(true)
     setProblem('')
     setAllSent(false)
-    // A value committed by leaving its cell for this button is on its way into the outbox: counted too.
-    await settled()
-    // Online, what waits is sent first: asked only about what could not be.
-    if (navigator.onLine && (await entries()).length) await flush(() => {})
-    const queued = (await entries()).length
-    if (queued) return setLeaving(queued)
-    await signOutNow()
+    try {
+      // A value committed by leaving its cell for this button is on its way into the outbox: counted too.
+      await settled()
+      // Online, what waits is sent first: asked only about what could not be.
+      if (navigator.onLine && (await entries()).length) await flush(() => {})
+      const queued = (await entries()).length
+      if (queued) return setLeaving(queued)
+      await signOutNow()
+    } finally {
+      setBusy(false)
+    }
   }
   const sendFirst = async () => {
     // Without a network nothing can be sent, nor the session ended: said at once, nothing tried.
@@ -203,7 +212,7 @@ function useSignOut(onSignedOut) {
       <button class="secondary" onClick=${() => setLeaving(null)}>${t('Stay signed in')}</button>
     </section>`
   const sent = allSent && !leaving && html`<p class="sign-out-note" role="status">${t('Every value you typed has reached the server: you may sign out.')}</p>`
-  return { signOut, dialog: dialog || sent, problem: leaving ? '' : problem }
+  return { signOut, busy, dialog: dialog || sent, problem: leaving ? '' : problem }
 }
 
 function Shell({ user, onSignedOut }) {
@@ -213,7 +222,7 @@ function Shell({ user, onSignedOut }) {
   useEffect(() => {
     loadCatalog().then(setCatalog, (e) => setError(e.message))
   }, [user.id])
-  const { signOut, dialog, problem } = useSignOut(onSignedOut)
+  const { signOut, busy: signingOut, dialog, problem } = useSignOut(onSignedOut)
   const reloadCatalog = () => loadCatalog().then(setCatalog)
   const [title, view] = catalog ? page(hash, user, catalog, reloadCatalog) : [t('Loading'), html`<p>${error || t('Loading…')}</p>`]
   useEffect(() => {
@@ -235,7 +244,7 @@ function Shell({ user, onSignedOut }) {
       <nav aria-label=${t('Main')}>
         ${sections.map(([target, label]) => html`<a key=${target} href=${target} aria-current=${current(target) ? 'page' : undefined}>${label()}</a>`)}
       </nav>
-      <p class="who"><span class="narrow-hidden">${t('Signed in as')}</span> <strong>${user.username}</strong>${user.offline ? html` <span class="offline-note">${t('(offline)')}</span>` : ''} <a href="#/account" aria-current=${hash.startsWith('#/account') ? 'page' : undefined}>${t('Account')}</a> <button class="secondary" onClick=${signOut}>${t('Sign out')}</button> <${LanguagePicker} /></p>
+      <p class="who"><span class="narrow-hidden">${t('Signed in as')}</span> <strong>${user.username}</strong>${user.offline ? html` <span class="offline-note">${t('(offline)')}</span>` : ''} <a href="#/account" aria-current=${hash.startsWith('#/account') ? 'page' : undefined}>${t('Account')}</a> <button class="secondary" onClick=${signOut} disabled=${signingOut} aria-busy=${signingOut ? 'true' : undefined}>${signingOut ? t('Signing out…') : t('Sign out')}</button> <${LanguagePicker} /></p>
     </header>
     ${dialog}${problem && html`<p class="error" role="alert">${problem}</p>`}
     <main id="content" tabindex="-1">${view}</main>`

@@ -295,6 +295,7 @@ export const FRENCH = {
   'Sign out': 'Se déconnecter',
   'Sign-in failed ({status})': 'Échec de la connexion ({status})',
   'Signed in as': 'Connecté en tant que',
+  'Signing out…': 'Déconnexion…',
   'Skip to content': 'Aller au contenu',
   'Some of the indicators chosen hold campaign values: read them over campaigns.':
     'Certains des indicateurs choisis ont des valeurs de campagne : lisez-les par campagne.',
