@@ -10,10 +10,13 @@
 -- recompute reads a campaign's rows at a few locations (campaign, then location); campaign_datapoint
 -- reads a campaign's indicators over many locations through datapoint_with_computed_read (campaign,
 -- then indicator), which stays.
-ALTER TABLE agg_datapoint DROP CONSTRAINT agg_datapoint_location_id_campaign_id_indicator_id_key;
+-- Written to run twice (test/hardening.test.ts runs the migrations from 010 again).
+ALTER TABLE agg_datapoint DROP CONSTRAINT IF EXISTS agg_datapoint_location_id_campaign_id_indicator_id_key;
+ALTER TABLE agg_datapoint DROP CONSTRAINT IF EXISTS agg_datapoint_campaign_location_indicator_key;
 ALTER TABLE agg_datapoint ADD CONSTRAINT agg_datapoint_campaign_location_indicator_key
   UNIQUE (campaign_id, location_id, indicator_id);
 
-ALTER TABLE datapoint_with_computed DROP CONSTRAINT datapoint_with_computed_location_id_campaign_id_indicator_i_key;
+ALTER TABLE datapoint_with_computed DROP CONSTRAINT IF EXISTS datapoint_with_computed_location_id_campaign_id_indicator_i_key;
+ALTER TABLE datapoint_with_computed DROP CONSTRAINT IF EXISTS datapoint_with_computed_campaign_location_indicator_key;
 ALTER TABLE datapoint_with_computed ADD CONSTRAINT datapoint_with_computed_campaign_location_indicator_key
   UNIQUE (campaign_id, location_id, indicator_id);
