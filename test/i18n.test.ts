@@ -152,6 +152,16 @@ t.test('French through the modules the browser runs: words, percents, periods, p
     inFrench(() => words('Sign in')),
     'Se connecter',
   )
+  // A test speaking French for a while (web-modules, upload-template) puts the exports' source back:
+  // it used to leave English for every later file of its worker.
+  const { useLanguage } = await import('../web/i18n.js')
+  useLanguage(() => 'fr')()
+  t.equal(
+    inFrench(() => words('Sign in')),
+    'Se connecter',
+    'after another source of the language came and went',
+  )
+  t.equal(words('Sign in'), 'Sign in', 'and English outside a drawing')
   t.equal(
     inFrench(() => formatValue(0.0438, 'pct')),
     '4,38 %',

@@ -158,8 +158,7 @@ t.test("the template's file name says its campaign or day", async (t) => {
   t.equal(templateFileName({ file_type: 'date', campaign: null, data_date: '2016-03-15' }), 'date-template 2016-03-15.csv')
   t.equal(templateFileName({ file_type: 'campaign', campaign: null, data_date: null }), 'campaign-template.csv', 'no campaign yet')
   // In French, the file's name too.
-  useLanguage(() => 'fr')
-  t.teardown(() => useLanguage(() => 'en'))
+  t.teardown(useLanguage(() => 'fr'))
   t.equal(
     templateFileName({ file_type: 'campaign', campaign: { name: 'October 2016 - NID - bOPV' }, data_date: null }),
     'modèle-campagne October 2016 - NID - bOPV.csv',

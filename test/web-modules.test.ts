@@ -368,14 +368,14 @@ t.test('coverage in words: the children by their type, incomplete below the thre
   t.equal(coverageWords({ reported: 2, expected: 3 }, 2, types), '2 of 3 health facilities')
   t.equal(coverageWords(null, 1, types), '')
   // In French, the type's French plural after the count, as French says it.
-  useLanguage(() => 'fr')
-  t.teardown(() => useLanguage(() => 'en'))
+  const speakEnglishAgain = useLanguage(() => 'fr')
+  t.teardown(speakEnglishAgain)
   t.equal(coverageWords({ reported: 3, expected: 3 }, 1, types), '3 districts sur 3')
   t.equal(coverageWords({ reported: 1, expected: 1 }, 1, types), '1 district sur 1')
   t.equal(coverageWords({ reported: 2, expected: 5 }, 3, { childTypeOf: () => 'Canal' }), '2 canaux sur 5')
   t.equal(coverageWords({ reported: 2, expected: 5 }, 3, { childTypeOf: () => 'Pays' }), '2 pays sur 5')
   t.equal(coverageWords({ reported: 2, expected: 5 }, 3, { childTypeOf: () => 'Aire de santé' }), '2 aires de santé sur 5')
-  useLanguage(() => 'en')
+  speakEnglishAgain()
   const column = { type: 'ColumnChart', indicator_ids: [1], campaign_ids: [3], location_ids: [10, 11] }
   t.match(chartRead(column, {}, { ...catalog, indicatorBounds: new Map() }).path, /with_coverage=1/, 'a campaign read asks for coverage')
 })

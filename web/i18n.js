@@ -29,11 +29,20 @@ let current = () => atLoad
 /** The language the app writes in now. @returns {string} */
 export const language = () => current()
 
-/** Where the language comes from (the server's exports: the language of the request being drawn). @param {() => string | undefined} source */
+/**
+ * Where the language comes from (the server's exports: the language of the request being drawn).
+ * Returns what puts the source before it back: a test that speaks French for a while leaves the
+ * process's exports their own source.
+ * @param {() => string | undefined} source @returns {() => void}
+ */
 export function useLanguage(source) {
+  const before = current
   current = () => {
     const code = source()
     return spoken(code) ? code : 'en'
+  }
+  return () => {
+    current = before
   }
 }
 

@@ -65,7 +65,7 @@ export interface WebModules {
   LANGUAGES: Record<string, string>
   t(text: string, values?: Record<string, string | number>): string
   tn(count: number, one: string, other: string, values?: Record<string, string | number>): string
-  useLanguage(source: () => string | undefined): void
+  useLanguage(source: () => string | undefined): () => void
 }
 
 /** The language of the file being drawn, for every await of its drawing (web/i18n.js reads it). */
