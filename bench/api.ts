@@ -8,12 +8,11 @@
 // `BENCH_PAIRS` times (default 1), each build on a database of its own.
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { round, scratchDatabase, startServer, stop, table, type Round, scratchDir, writeRound } from './lib.js'
+import { ADMIN_URL, round, scratchDatabase, scratchDir, startServer, stop, table, type Round, writeRound } from './lib.js'
 
 const KEY = 'e'.repeat(40)
 const auth = { authorization: `ApiKey admin:${KEY}` }
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
-const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
 async function seed(port: number) {
   const call = async (path: string, body: unknown) => {
@@ -72,14 +71,14 @@ async function buildRounds(name: string, root: string, port: number): Promise<Ro
   const dataDir = scratchDir('rhizome-bench-')
   rounds.push(...(await appRounds(label('PGlite'), { DATA_DIR: dataDir, DATABASE_URL: '' }, port, { root })))
   rmSync(dataDir, { recursive: true, force: true })
-  const scratch = await scratchDatabase(adminUrl, 'rhizome_bench')
+  const scratch = await scratchDatabase(ADMIN_URL, 'rhizome_bench')
   try {
     rounds.push(...(await appRounds(label('PostgreSQL'), { DATA_DIR: scratchDir('rhizome-bench-'), DATABASE_URL: scratch.url }, port + 1, { root })))
   } finally {
     await scratch.close()
   }
   // The same without the detail cache: every detail GET reads the database and writes its row's JSON.
-  const uncachedScratch = await scratchDatabase(adminUrl, 'rhizome_bench_uncached')
+  const uncachedScratch = await scratchDatabase(ADMIN_URL, 'rhizome_bench_uncached')
   try {
     const env = { DATA_DIR: scratchDir('rhizome-bench-'), DATABASE_URL: uncachedScratch.url, DETAIL_CACHE_BYTES: '0' }
     rounds.push(...(await appRounds(label('PostgreSQL, DETAIL_CACHE_BYTES=0'), env, port + 2, { list: false, write: false, root })))

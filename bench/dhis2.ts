@@ -6,7 +6,7 @@
 // 1.4 MB, within the import's 2 MB), BENCH_PAIRS rounds of each. Prints each round's seconds and values
 // per second, and each format's median against the CSV upload's (target ≥ 0.8).
 import http from 'node:http'
-import { doing, median } from './lib.js'
+import { ADMIN_URL, doing, median } from './lib.js'
 import { type apiClient, INDICATORS, KEY, LOCATIONS, onNationalServer } from './national.js'
 import { prng } from '../lib/core/prng.js'
 
@@ -14,7 +14,6 @@ const PLACES = Number(process.env.BENCH_PLACES ?? 1_000)
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 3)
 const FORMATS = ['upload', 'json', 'csv', 'adx'] as const
 type Format = (typeof FORMATS)[number]
-const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
 /** One campaign's values: the first PLACES districts (G102…) × I1…I20, seeded. */
 function valuesOf(campaign: number) {
@@ -94,7 +93,7 @@ async function round(port: number, api: ReturnType<typeof apiClient>, format: Fo
 async function main() {
   const port = 4009
   // One campaign per round, and one for the warm-up.
-  await onNationalServer({ adminUrl, name: 'dhis2', port, rows: (1 + PAIRS * FORMATS.length) * LOCATIONS }, async (api) => {
+  await onNationalServer({ adminUrl: ADMIN_URL, name: 'dhis2', port, rows: (1 + PAIRS * FORMATS.length) * LOCATIONS }, async (api) => {
     await round(port, api, 'json', 1)
     const seconds = new Map<Format, number[]>(FORMATS.map((f) => [f, []]))
     let campaign = 2

@@ -8,17 +8,16 @@
 // BENCH_ONLY=floor (3) only; BENCH_ONLY=reupload_floor the floor of a re-upload only; BENCH_ONLY=history what the datapoint history costs an upload (bench/ingest-history.ts); BENCH_ONLY=parent_totals what a parent's total from its children's final values costs a recompute, against the build in BENCH_BEFORE (bench/ingest-parent-totals.ts). (3), the write floor: the rows the specification's tables must hold for
 // the same cells, bulk-inserted by PostgreSQL itself, none of the pipeline's work around them.
 import type pg from 'pg'
-import { doing, median } from './lib.js'
+import { ADMIN_URL, doing, median } from './lib.js'
 import { historyCost } from './ingest-history.js'
 import { parentTotalsCost } from './ingest-parent-totals.js'
 import { type apiClient, campaignsOf, correctedCsv, INDICATORS, LOCATIONS, nationalCsv, onNationalServer } from './national.js'
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000)
-const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
 async function main() {
-  if (process.env.BENCH_ONLY === 'parent_totals') return await parentTotalsCost(adminUrl)
-  return onNationalServer({ adminUrl, name: 'ingest', port: 4005, rows: ROWS }, async (api, db) => {
+  if (process.env.BENCH_ONLY === 'parent_totals') return await parentTotalsCost(ADMIN_URL)
+  return onNationalServer({ adminUrl: ADMIN_URL, name: 'ingest', port: 4005, rows: ROWS }, async (api, db) => {
     if (process.env.BENCH_ONLY === 'floor') return void (await besidesTheFloor(db, await writeFloor(db)))
     if (process.env.BENCH_ONLY === 'reupload_floor') return await reuploadFloor(db)
     if (process.env.BENCH_ONLY === 'history') return await historyCost(db, api, ROWS, Number(process.env.BENCH_PAIRS ?? 2))

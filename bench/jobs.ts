@@ -8,12 +8,11 @@
 // server works none), each configuration on a fresh database: the time until all 4 have completed.
 import type { ChildProcess } from 'node:child_process'
 import type pg from 'pg'
-import { doing, median, startProcess, stop } from './lib.js'
+import { ADMIN_URL, doing, median, startProcess, stop } from './lib.js'
 import { type apiClient, LOCATIONS, nationalCsv, onNationalServer } from './national.js'
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
-const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const PORT = 4007
 const ASYNC = { prefer: 'respond-async' }
 
@@ -21,7 +20,7 @@ const ASYNC = { prefer: 'respond-async' }
 const onFreshDatabase = <T>(
   serverEnv: Record<string, string>,
   work: (api: ReturnType<typeof apiClient>, db: pg.Client, env: Record<string, string>) => Promise<T>,
-): Promise<T> => onNationalServer({ adminUrl, name: 'jobs', port: PORT, rows: ROWS, serverEnv: { JOB_POLL_MS: '500', ...serverEnv } }, work)
+): Promise<T> => onNationalServer({ adminUrl: ADMIN_URL, name: 'jobs', port: PORT, rows: ROWS, serverEnv: { JOB_POLL_MS: '500', ...serverEnv } }, work)
 
 /** Polls the jobs until every one has completed; throws on a failed one. */
 async function completed(api: ReturnType<typeof apiClient>, ids: number[]): Promise<void> {

@@ -85,6 +85,9 @@ export function table(rounds: Round[]): string {
   return lines.join('\n')
 }
 
+/** The PostgreSQL server the benchmarks make their scratch databases on (`BENCH_DATABASE_URL`, else the local one). */
+export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+
 /**
  * A scratch database on the server of `adminUrl` (BENCH_DATABASE_URL), created now; `close()` drops
  * it, unless BENCH_KEEP=1 asks to keep it for an EXPLAIN session (its URL is printed then).

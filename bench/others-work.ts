@@ -9,10 +9,9 @@
 import { execFileSync } from 'node:child_process'
 import { openAsBlob } from 'node:fs'
 import { join } from 'node:path'
-import { campaignCsv, doing, scratchDatabase, scratchDir, serverLag, startServer, stop } from './lib.js'
+import { ADMIN_URL, campaignCsv, doing, scratchDatabase, scratchDir, serverLag, startServer, stop } from './lib.js'
 
 const UPLOAD_MB = Number(process.env.BENCH_UPLOAD_MB ?? 20)
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const KEY = 'e'.repeat(40)
 const headers = { authorization: `ApiKey admin:${KEY}` }
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

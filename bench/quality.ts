@@ -17,10 +17,9 @@
 // turn in each; median and p95 (nearest rank) per read. The data is a pure function of the ids, so every run reads the same answers.
 import http from 'node:http'
 import pg from 'pg'
-import { doing, median, scratchDatabase, scratchDir, startServer, stop } from './lib.js'
+import { ADMIN_URL, doing, median, scratchDatabase, scratchDir, startServer, stop } from './lib.js'
 
 const KEY = 'a'.repeat(40)
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const RUNS = Number(process.env.BENCH_RUNS ?? 10)
 const ENGINES = (process.env.BENCH_ENGINES ?? 'pglite,postgres').split(',') as Array<'pglite' | 'postgres'>
 /** The goal: each read answers within this for the whole country. */

@@ -21,14 +21,13 @@
 // backends are reported when the server runs on this machine.
 import http from 'node:http'
 import pg from 'pg'
-import { cpuMicros, doing, median, procStat, round, scratchDatabase, startServer, stop, scratchDir } from './lib.js'
+import { ADMIN_URL, cpuMicros, doing, median, procStat, round, scratchDatabase, scratchDir, startServer, stop } from './lib.js'
 import { BARE_APPLICATION, INDICATORS, reads, seedReadsThroughServer } from './read-statements.js'
 
 const KEY = 'd'.repeat(40)
 const auth = { authorization: `ApiKey admin:${KEY}` }
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const warmUpRequests = Number(process.env.BENCH_WARMUP ?? 4000)
-const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
 // Latency is timed with node:http over one kept-alive connection: fetch (undici) adds a few tenths of
 // a millisecond of its own per request, which is the client's cost, not the API's.
@@ -237,7 +236,7 @@ async function phase(sides: Record<Side, () => Promise<unknown>>, apiPid: number
   return { latency, cpu: `${perRead(0, latency.api.n)} / ${perRead(1, latency.bare.n)}` }
 }
 
-const scratch = await scratchDatabase(adminUrl, 'rhizome_reads')
+const scratch = await scratchDatabase(ADMIN_URL, 'rhizome_reads')
 const port = 4005
 const barePort = 4007
 const serverEnv = { DATABASE_URL: scratch.url, DATA_DIR: scratchDir('rhizome-bench-'), ADMIN_API_KEY: KEY, DEMO_DATA: '0' }

@@ -11,13 +11,12 @@
 // scratch database is created and dropped (BENCH_KEEP=1 keeps it).
 import { writeFileSync } from 'node:fs'
 import pg from 'pg'
-import { doing, procStat, scratchDatabase, scratchDir, startServer, stop } from './lib.js'
+import { ADMIN_URL, doing, procStat, scratchDatabase, scratchDir, startServer, stop } from './lib.js'
 import { apiClient, SERVER_ENV } from './national.js'
 import { curveSvg, type Series } from './scale-curve.js'
 import { campaignCsv, growTo, seedScale, upload, VALUES_PER_CAMPAIGN } from './scale-grow.js'
 import { countryDashboard, measureCampaign } from './scale-measure.js'
 
-const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 /** SCALE_ENGINE=pglite: the embedded database, in a data directory of the bench's. */
 const EMBEDDED = process.env.SCALE_ENGINE === 'pglite'
 const STEPS = (process.env.SCALE_STEPS ?? (EMBEDDED ? '1000000,3000000' : '1000000,3000000,10000000,30000000')).split(',').map(Number)
@@ -96,7 +95,7 @@ function drawCurve(steps: Step[]) {
 async function main() {
   const campaigns = STEPS.map((values) => Math.max(OLD + 1, Math.round(values / VALUES_PER_CAMPAIGN)))
   const dataDir = scratchDir('rhizome-scale-')
-  const scratch = EMBEDDED ? undefined : await scratchDatabase(adminUrl, 'rhizome_bench_scale')
+  const scratch = EMBEDDED ? undefined : await scratchDatabase(ADMIN_URL, 'rhizome_bench_scale')
   const env = { ...SERVER_ENV, DATA_DIR: dataDir, DEMO_DATA: '0', ...(scratch ? { DATABASE_URL: scratch.url } : {}) }
   const server = await startServer(['dist/server.js'], env, PORT)
   // The embedded database is reached through the socket its server opens in the data directory.

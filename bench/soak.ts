@@ -4,14 +4,13 @@
 // latency, the server's RSS before and after, and checks afterwards that every 201 is in the database.
 import { readFileSync } from 'node:fs'
 import pg from 'pg'
-import { doing, scratchDatabase, startServer, stop, scratchDir } from './lib.js'
+import { ADMIN_URL, doing, scratchDatabase, scratchDir, startServer, stop } from './lib.js'
 import { prng } from '../lib/core/prng.js'
 
 const KEY = 'e'.repeat(40)
 const PORT = 4010
 const seconds = Number(process.env.BENCH_SECONDS ?? 60)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
-const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const base = `http://127.0.0.1:${PORT}`
 const headers = { authorization: `ApiKey admin:${KEY}`, 'content-type': 'application/json' }
 
@@ -117,7 +116,7 @@ async function operation(world: World, random: () => number, created: { campaign
   return done('detect', res.status)
 }
 
-const scratch = await scratchDatabase(adminUrl, 'rhizome_soak')
+const scratch = await scratchDatabase(ADMIN_URL, 'rhizome_soak')
 const server = await startServer(
   ['dist/server.js'],
   { DATABASE_URL: scratch.url, DATA_DIR: scratchDir('rhizome-soak-'), ADMIN_API_KEY: KEY, DEMO_DATA: '0' },

@@ -13,12 +13,11 @@ import { execFileSync } from 'node:child_process'
 import { chromium, type Page } from 'playwright-core'
 import pg from 'pg'
 import { CHROMIUM } from '../test/chromium.js'
-import { doing, median, onStop, scratchDatabase, scratchDir, startServer, stop } from './lib.js'
+import { ADMIN_URL, doing, median, onStop, scratchDatabase, scratchDir, startServer, stop } from './lib.js'
 
 const KEY = 'd'.repeat(40)
 const PASSWORD = 'bench-password-1'
 const runs = Number(process.env.BENCH_RUNS ?? 5)
-const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const port = 4013
 const base = `http://127.0.0.1:${port}`
 const PROVINCES = 30
@@ -90,7 +89,7 @@ async function inPage(page: Page, act: () => Promise<unknown>, shown: () => Prom
   return (await page.evaluate(() => performance.now())) - started
 }
 
-const scratch = await scratchDatabase(adminUrl, 'rhizome_tree')
+const scratch = await scratchDatabase(ADMIN_URL, 'rhizome_tree')
 const dataDir = scratchDir('rhizome-bench-tree-')
 doing('loading the demo data (npm run cli -- demo)')
 execFileSync(process.execPath, ['cli/run.mjs', 'demo'], {

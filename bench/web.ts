@@ -13,13 +13,12 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Page } from 'playwright-core'
 import { axeViolations, CHROMIUM } from '../test/chromium.js'
-import { doing, onStop, scratchDatabase, startServer, stop, scratchDir } from './lib.js'
+import { ADMIN_URL, doing, onStop, scratchDatabase, scratchDir, startServer, stop } from './lib.js'
 import { seedReadsThroughServer } from './read-statements.js'
 
 const KEY = 'd'.repeat(40)
 const PASSWORD = 'bench-password-1'
 const runs = Number(process.env.BENCH_RUNS ?? 5)
-const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const port = 4011
 const base = `http://127.0.0.1:${port}`
 
@@ -88,7 +87,7 @@ const overlappingLabels = (page: Page, selector: string) =>
     return { labels: boxes.length, pairs }
   })
 
-const scratch = await scratchDatabase(adminUrl, 'rhizome_web')
+const scratch = await scratchDatabase(ADMIN_URL, 'rhizome_web')
 const dataDir = scratchDir('rhizome-bench-web-')
 const server = await startServer(['dist/server.js'], { DATABASE_URL: scratch.url, DATA_DIR: dataDir, ADMIN_API_KEY: KEY, DEMO_DATA: '0' }, port)
 doing('starting Chromium')
