@@ -3,8 +3,9 @@
 -- campaign's ~300,000 keys sat on every leaf page of those indexes, and agg_datapoint had no index
 -- that finds a campaign's rows at all: a campaign's agg_refresh read the whole table. Once the
 -- database outgrew memory (30 M raw values), that refresh slowed with everything stored
--- (bench/README.md, "Scale"). Every read and write of these tables names its campaign (the engine's
--- campaign C, campaign_datapoint's campaign set), so nothing needs the location first.
+-- (bench/README.md, "Scale"). The engine's every read and write names its campaign C, and
+-- campaign_datapoint names its campaign set; the campaign list's has-data question probes each
+-- campaign at the locations of a subtree, which (campaign, location) serves as well.
 --
 -- The same keys, campaign first: a campaign's rows are one range of each index. A correction's
 -- recompute reads a campaign's rows at a few locations (campaign, then location); campaign_datapoint

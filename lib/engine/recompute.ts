@@ -117,9 +117,9 @@ async function holdsNoDerivedRow(db: Kysely<DB>, C: RawBuilder<unknown>): Promis
 /**
  * `s` (a subquery keyed by location and indicator) as `target`'s rows of campaign C, which holds none:
  * inserted without the merge's comparison (its difference table costs ~0.06 s a table for a campaign of
- * 200,000 values). Should a row
- * of C written outside the engine sit under a key of `s`, the insert fails on it and the merge runs
- * instead, from a savepoint (a row under another key stays until the next recompute, which merges).
+ * 200,000 values). Should a row of C written outside the engine sit under a key of `s`, the insert
+ * fails on it and the merge runs instead, from a savepoint (a row under another key stays until the
+ * next recompute, which merges).
  */
 async function insertCampaign(db: Kysely<DB>, C: RawBuilder<unknown>, target: string, s: RawBuilder<unknown>, columns: string[]) {
   const cols = sql.join(columns.map((c) => sql.ref(c)))
