@@ -234,12 +234,16 @@ t.test('two people on one browser: the outbox and the offline reads are bound to
   }
   await typeOnly('Coldwater', '321')
   // Its sending held back a moment: the button says the sign-out is under way, and takes no second press.
-  const held = (route: Route) => setTimeout(() => route.continue().catch(() => {}), 1500)
+  const held = (route: Route) => setTimeout(() => route.continue().catch(() => {}), 3000)
   await page.route('**/api/v1/campaign_datapoint/**', held)
   await signOut(page)
   const busy = page.getByRole('button', { name: 'Signing out…' })
   await busy.waitFor({ timeout: 5000 })
-  t.ok(await busy.isDisabled(), 'while the values are sent first, Sign out says so and is disabled')
+  t.same(
+    [await busy.isDisabled(), await busy.getAttribute('aria-busy')],
+    [true, 'true'],
+    'while the values are sent first, Sign out says so, busy and disabled',
+  )
   await page.getByLabel('Username').waitFor()
   await page.unroute('**/api/v1/campaign_datapoint/**', held)
   t.same(await stored('Coldwater'), { value: 321, writers: [admin] }, 'online: a value typed without Enter is sent before the sign-out')
@@ -261,6 +265,25 @@ t.test('two people on one browser: the outbox and the offline reads are bound to
   await context.setOffline(false)
   await page.getByText('Every value you typed has reached the server: you may sign out.').waitFor()
   t.same(await stored('Coldwater'), { value: 322, writers: [admin] }, 'sent once the network is back')
+  // Online, but the server never answers the sending: after ten seconds the sign-out asks her instead.
+  const stalled: Route[] = []
+  const stall = (route: Route) => void stalled.push(route)
+  await page.route('**/api/v1/campaign_datapoint/**', stall)
+  await typeOnly('Coldwater', '323')
+  await signOut(page)
+  await asked.waitFor({ timeout: 20_000 }).catch(() => {})
+  t.equal(
+    await asked
+      .getByRole('heading')
+      .textContent()
+      .catch(() => 'still signing out'),
+    '1 value you typed has not reached the server',
+    'a sending that never ends: the sign-out asks after its time limit',
+  )
+  await page.unroute('**/api/v1/campaign_datapoint/**', stall)
+  for (const route of stalled) await route.continue().catch(() => {})
+  await page.getByText('Every value you typed has reached the server: you may sign out.').waitFor({ timeout: 20_000 })
+  t.same(await stored('Coldwater'), { value: 323, writers: [admin] }, 'the held sending arrives once answered')
   await signOut(page)
   await page.getByLabel('Username').waitFor()
   await signIn(page, server.url, 'admin', password)

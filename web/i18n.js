@@ -37,12 +37,14 @@ export const language = () => current()
  */
 export function useLanguage(source) {
   const before = current
-  current = () => {
+  const installed = () => {
     const code = source()
     return spoken(code) ? code : 'en'
   }
+  current = installed
+  // Only while it is still the source: a later one (the exports', imported meanwhile) stays.
   return () => {
-    current = before
+    if (current === installed) current = before
   }
 }
 

@@ -3,7 +3,7 @@
 // account and, for superusers, administration.
 // Preact with htm templates: no build step, every file served as it is here. Pages are hash routes.
 import { render } from 'preact'
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, loadCatalog } from './api.js'
 import { html } from './html.js'
 import { language, t, tn } from './i18n.js'
@@ -129,6 +129,12 @@ const SECTIONS = [
 /** Who manages indicators, campaigns and locations in the app: superusers and metadata editors. */
 const mayEditCatalog = (user) => Boolean(user.is_superuser || user.metadata_editor)
 
+/** How long the sign-out waits on sending what waits before it asks: a stalled network leaves her the choice. */
+const SIGN_OUT_SENDING_MS = 10_000
+
+/** The outbox sent, for at most SIGN_OUT_SENDING_MS (the sending goes on; the dialog's count follows it). */
+const sentFirst = () => Promise.race([flush(() => {}), new Promise((resolve) => setTimeout(resolve, SIGN_OUT_SENDING_MS))])
+
 /**
  * Signing out, with what the outbox still holds of this user's typed values: she is told, and sends them
  * first or discards them (never left for the next person on this browser, who could not send them
@@ -138,9 +144,22 @@ function useSignOut(onSignedOut) {
   const [leaving, setLeaving] = useState(null)
   const [problem, setProblem] = useState('')
   const [allSent, setAllSent] = useState(false)
-  // While the sign-out works (values on their way into the outbox, then sent first online): said on
-  // its button, which a second press cannot start again.
+  // While a step of the sign-out works (values on their way into the outbox, sent first, the session
+  // ended): said on its buttons, which a second press cannot start again.
   const [busy, setBusy] = useState(false)
+  const working = useRef(false)
+  /** @param {() => Promise<unknown>} step */
+  const oneAtATime = (step) => async () => {
+    if (working.current) return
+    working.current = true
+    setBusy(true)
+    try {
+      await step()
+    } finally {
+      working.current = false
+      setBusy(false)
+    }
+  }
   // While she chooses, the count follows the outbox: the data entry page sends what waits as soon as
   // the network is back, and a dialog still saying "1 value has not reached the server" would have her
   // discard a value the server holds.
@@ -167,27 +186,21 @@ function useSignOut(onSignedOut) {
     await forgetOffline()
     onSignedOut()
   }
-  const signOut = async () => {
-    if (busy) return
-    setBusy(true)
+  const signOut = oneAtATime(async () => {
     setProblem('')
     setAllSent(false)
-    try {
-      // A value committed by leaving its cell for this button is on its way into the outbox: counted too.
-      await settled()
-      // Online, what waits is sent first: asked only about what could not be.
-      if (navigator.onLine && (await entries()).length) await flush(() => {})
-      const queued = (await entries()).length
-      if (queued) return setLeaving(queued)
-      await signOutNow()
-    } finally {
-      setBusy(false)
-    }
-  }
-  const sendFirst = async () => {
+    // A value committed by leaving its cell for this button is on its way into the outbox: counted too.
+    await settled()
+    // Online, what waits is sent first: asked only about what could not be.
+    if (navigator.onLine && (await entries()).length) await sentFirst()
+    const queued = (await entries()).length
+    if (queued) return setLeaving(queued)
+    await signOutNow()
+  })
+  const sendFirst = oneAtATime(async () => {
     // Without a network nothing can be sent, nor the session ended: said at once, nothing tried.
     if (!navigator.onLine) return setProblem(t('No network: the values wait on this browser. Send them once it is back.'))
-    await flush(() => {})
+    await sentFirst()
     const queued = (await entries()).length
     if (queued) {
       setLeaving(queued)
@@ -195,20 +208,20 @@ function useSignOut(onSignedOut) {
     }
     setLeaving(null)
     await signOutNow()
-  }
-  const discard = async () => {
+  })
+  const discard = oneAtATime(async () => {
     await discardMine()
     setLeaving(null)
     await signOutNow()
-  }
+  })
   const dialog =
     leaving &&
     html`<section class="sign-out-queued" role="alertdialog" aria-labelledby="queued-title">
       <h2 id="queued-title">${tn(leaving, '{n} value you typed has not reached the server', '{n} values you typed have not reached the server')}</h2>
       <p>${t('Once you sign out, nobody else on this browser can send them. Send them first, or discard them.')}</p>
       ${problem && html`<p class="error" role="alert">${problem}</p>`}
-      <button onClick=${sendFirst}>${t('Send them, then sign out')}</button>
-      <button class="secondary" onClick=${discard}>${t('Discard them and sign out')}</button>
+      <button onClick=${sendFirst} disabled=${busy}>${t('Send them, then sign out')}</button>
+      <button class="secondary" onClick=${discard} disabled=${busy}>${t('Discard them and sign out')}</button>
       <button class="secondary" onClick=${() => setLeaving(null)}>${t('Stay signed in')}</button>
     </section>`
   const sent = allSent && !leaving && html`<p class="sign-out-note" role="status">${t('Every value you typed has reached the server: you may sign out.')}</p>`
