@@ -199,6 +199,11 @@ t.test('two people on one browser: the outbox and the offline reads are bound to
   await signOut(page)
   await page.getByRole('button', { name: 'Discard them and sign out' }).click()
   await page.getByRole('alert').filter({ hasText: 'No network: sign out once it is back.' }).waitFor()
+  t.equal(
+    await page.getByRole('alert').filter({ hasText: 'No network' }).textContent(),
+    'Your values were discarded. No network: sign out once it is back.',
+    'offline, a discard says the values are gone and the sign-out waits for the network',
+  )
   await waiting
     .filter({ hasText: 'Every value is sent' })
     .waitFor({ timeout: 5000 })

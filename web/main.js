@@ -179,9 +179,10 @@ function useSignOut(onSignedOut) {
       removeEventListener('online', recount)
     }
   }, [Boolean(leaving)])
-  const signOutNow = async () => {
+  /** @param {string} [offline] what to say when the session cannot be ended for want of a network */
+  const signOutNow = async (offline = t('No network: sign out once it is back.')) => {
     const res = await api('DELETE', '/session/').catch(() => null)
-    if (!res) return setProblem(t('No network: sign out once it is back.'))
+    if (!res) return setProblem(offline)
     await bindOutbox(null)
     await forgetOffline()
     onSignedOut()
@@ -209,10 +210,12 @@ function useSignOut(onSignedOut) {
     setLeaving(null)
     await signOutNow()
   })
+  // Her choice holds offline too: the values go now, and the session, which only the server can end,
+  // once the network is back; she is told both, so that nothing reads as sent.
   const discard = oneAtATime(async () => {
     await discardMine()
     setLeaving(null)
-    await signOutNow()
+    await signOutNow(t('Your values were discarded. No network: sign out once it is back.'))
   })
   const dialog =
     leaving &&

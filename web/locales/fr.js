@@ -615,6 +615,8 @@ export const FRENCH = {
     '« {title} » est le tableau de bord de quelqu’un d’autre : ouvrez-le et dupliquez-le pour modifier votre propre copie.',
   'Open the dashboard': 'Ouvrir le tableau de bord',
   'No network: sign out once it is back.': 'Pas de réseau : déconnectez-vous quand il sera revenu.',
+  'Your values were discarded. No network: sign out once it is back.':
+    'Vos valeurs ont été abandonnées. Pas de réseau\u00a0: déconnectez-vous quand il sera revenu.',
   'No network: the values wait on this browser. Send them once it is back.':
     'Pas de réseau : les valeurs attendent dans ce navigateur. Envoyez-les quand il sera revenu.',
   'No network: sign in once it is back.': 'Pas de réseau : connectez-vous quand il sera revenu.',
